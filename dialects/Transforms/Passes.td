@@ -1,0 +1,38 @@
+//===- Passes.td - gdn transformation passes ---------------*- tablegen -*-===//
+//
+// Every pass of the project is declared here, with its options, statistics and
+// dependent dialects, so that registration, documentation and the command-line
+// flags all come from one place. The flag names the effect; each pass has a
+// lit test file of the same name under test/Transforms.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GDN_TRANSFORMS_PASSES_TD
+#define GDN_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def GdnExpandLayer : Pass<"gdn-expand-layer"> {
+  let summary = "Rewrite gdn.layer into the primitive gdn ops";
+  let description = [{
+    Replaces every `gdn.layer` by the dataflow of SEMANTICS.md:
+
+    ```
+    linear (in_proj) -> [split_qkvz] -> causal_conv1d (+ SiLU) -> split_qkv
+      -> l2norm(q), l2norm(k) -> gates -> delta_rule -> gated_rmsnorm -> linear (out_proj)
+    ```
+
+    For `#gdn.projections<qwen3_next>` the fused `in_proj_qkvz` and
+    `in_proj_ba` outputs are de-interleaved per key-head group by
+    `gdn.split_qkvz`; for `#gdn.projections<qwen3_5>` the four separate
+    projections produce the conv input, `z`, `b` and `a` directly. The
+    packing operand is threaded into the conv and the delta rule, and the
+    layer's sequence layout is kept on every activation.
+  }];
+  let dependentDialects = ["::mlir::gdn::GdnDialect"];
+  let statistics = [
+    Statistic<"numLayersExpanded", "layers-expanded", "Number of gdn.layer ops expanded">
+  ];
+}
+
+#endif // GDN_TRANSFORMS_PASSES_TD

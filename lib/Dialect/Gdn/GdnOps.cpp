@@ -1,0 +1,437 @@
+//===- GdnOps.cpp - gdn primitive op verifiers ----------------------------===//
+//
+// The static invariants of SEMANTICS.md, one verifier per op: ranks, head
+// counts (GQA divisibility), K/V dims consistent across q, k, v and states,
+// conv weight against width and channels, shared sequence layouts, and the
+// rules on constant cu_seqlens. The composite gdn.layer is in LayerOp.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gdn/Dialect/Gdn/GdnOps.h"
+
+#include "ShapeChecks.h"
+#include "gdn/Dialect/Gdn/SequenceLayout.h"
+#include "gdn/Support/PackingValidation.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/OpImplementation.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::gdn;
+
+#define GET_OP_CLASSES
+#include "gdn/Dialect/Gdn/GdnOps.cpp.inc"
+
+/// Reads a constant int tensor's elements, or returns false if `value` is
+/// not a compile-time constant.
+static bool getConstantOffsets(Value value, SmallVectorImpl<int64_t> &out) {
+  DenseIntElementsAttr dense;
+  if (!matchPattern(value, m_Constant(&dense)))
+    return false;
+  for (const APInt &element : dense.getValues<APInt>())
+    out.push_back(element.getSExtValue());
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// PackingOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult PackingOp::verify() {
+  PackingType type = getPacking().getType();
+  auto checkLength = [&](Value offsets, StringRef name) -> LogicalResult {
+    int64_t entries = ShapeChecker::size(offsets, 0);
+    if (!type.hasStaticSeqs() || ShapedType::isDynamic(entries) ||
+        entries == type.getSeqs() + 1)
+      return success();
+    return emitOpError() << name << " has " << entries
+                         << " entries but the packing has seqs = "
+                         << type.getSeqs() << ", which needs "
+                         << type.getSeqs() + 1;
+  };
+  if (failed(checkLength(getCuSeqlens(), "cu_seqlens")))
+    return failure();
+  if (type.getPadded() != static_cast<bool>(getCuPadded()))
+    return emitOpError() << (type.getPadded()
+                                 ? "the packing type is padded but no "
+                                   "cu_padded operand is given"
+                                 : "cu_padded is given but the packing type "
+                                   "lacks 'padded'");
+  if (getCuPadded() && failed(checkLength(getCuPadded(), "cu_padded")))
+    return failure();
+
+  // Constant metadata is validated now rather than at run time.
+  SmallVector<int64_t> cuSeqlens, cuPadded;
+  if (!getConstantOffsets(getCuSeqlens(), cuSeqlens))
+    return success();
+  int64_t tokens = type.hasStaticTokens() ? type.getTokens() : -1;
+  std::optional<std::string> error;
+  if (!getCuPadded())
+    error = checkOffsets(cuSeqlens, tokens, "cu_seqlens");
+  else if (getConstantOffsets(getCuPadded(), cuPadded))
+    error = checkPaddedOffsets(cuSeqlens, cuPadded, tokens);
+  else
+    error = checkOffsets(cuSeqlens, /*expectedTotal=*/-1, "cu_seqlens");
+  if (!error && type.hasMaxLen())
+    error = checkMaxLength(cuSeqlens, type.getMaxLen());
+  if (error)
+    return emitOpError() << *error;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// CausalConv1dOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult CausalConv1dOp::verify() {
+  ShapeChecker check(*this);
+  if (failed(check.rank(getX(), "x", 2, "[T, C]")) ||
+      failed(check.rank(getWeight(), "weight", 2, "[C, W]")) ||
+      failed(check.rank(getY(), "y", 2, "[T, C]")))
+    return failure();
+  int64_t channels = ShapeChecker::size(getX(), 1);
+  int64_t width = getWidth();
+  PackingType packing = getPacking().getType();
+  if (failed(check.dim(getWeight(), "weight", 0, channels, "channels")) ||
+      failed(check.dim(getWeight(), "weight", 1, width, "width")) ||
+      failed(check.dim(getY(), "y", 1, channels, "channels")) ||
+      failed(check.tokens(getX(), "x")) || failed(check.tokens(getY(), "y")) ||
+      failed(check.packingTokens(packing)) ||
+      failed(check.sameElementType(getY(), "y", getX(), "x")) ||
+      failed(check.notTokenSharded(getWeight(), "weight")))
+    return failure();
+  if (Value bias = getBias())
+    if (failed(check.rank(bias, "bias", 1, "[C]")) ||
+        failed(check.dim(bias, "bias", 0, channels, "channels")) ||
+        failed(check.notTokenSharded(bias, "bias")))
+      return failure();
+  auto checkState = [&](Value state, StringRef name) -> LogicalResult {
+    if (!state)
+      return success();
+    if (failed(check.rank(state, name, 3, "[N, C, W-1]")) ||
+        failed(check.dim(state, name, 0, packing.getSeqs(), "sequences")) ||
+        failed(check.dim(state, name, 1, channels, "channels")) ||
+        failed(check.dim(state, name, 2, width - 1, "width - 1")))
+      return failure();
+    return check.notTokenSharded(state, name);
+  };
+  if (failed(checkState(getInitialState(), "initial_state")) ||
+      failed(checkState(getFinalState(), "final_state")))
+    return failure();
+  return verifySameSequenceLayout(*this, {getX(), getY()}, "x and y");
+}
+
+//===----------------------------------------------------------------------===//
+// L2NormOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult L2NormOp::verify() {
+  if (getX().getType().getRank() < 1)
+    return emitOpError() << "x must have a dimension to normalise, found "
+                         << getX().getType();
+  if (getEps().convertToDouble() < 0.0)
+    return emitOpError() << "eps must be >= 0, found "
+                         << getEps().convertToDouble();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// GatesOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult GatesOp::verify() {
+  ShapeChecker check(*this);
+  if (failed(check.rank(getA(), "a", 2, "[T, HV]")) ||
+      failed(check.rank(getB(), "b", 2, "[T, HV]")) ||
+      failed(check.rank(getALog(), "a_log", 1, "[HV]")) ||
+      failed(check.rank(getDtBias(), "dt_bias", 1, "[HV]")) ||
+      failed(check.rank(getG(), "g", 2, "[T, HV]")) ||
+      failed(check.rank(getBeta(), "beta", 2, "[T, HV]")))
+    return failure();
+  int64_t heads = ShapeChecker::size(getA(), 1);
+  if (failed(check.dim(getB(), "b", 1, heads, "value heads")) ||
+      failed(check.dim(getALog(), "a_log", 0, heads, "value heads")) ||
+      failed(check.dim(getDtBias(), "dt_bias", 0, heads, "value heads")) ||
+      failed(check.dim(getG(), "g", 1, heads, "value heads")) ||
+      failed(check.dim(getBeta(), "beta", 1, heads, "value heads")) ||
+      failed(check.tokens(getA(), "a")) || failed(check.tokens(getB(), "b")) ||
+      failed(check.tokens(getG(), "g")) ||
+      failed(check.tokens(getBeta(), "beta")) ||
+      failed(check.notTokenSharded(getALog(), "a_log")) ||
+      failed(check.notTokenSharded(getDtBias(), "dt_bias")))
+    return failure();
+  return verifySameSequenceLayout(*this, {getA(), getB(), getG(), getBeta()},
+                                  "a, b, g and beta");
+}
+
+//===----------------------------------------------------------------------===//
+// DeltaRuleOp
+//===----------------------------------------------------------------------===//
+
+double DeltaRuleOp::getEffectiveScale() {
+  if (FloatAttr scale = getScaleAttr())
+    return scale.getValueAsDouble();
+  int64_t headDimK = getQ().getType().getDimSize(2);
+  return 1.0 / std::sqrt(static_cast<double>(headDimK));
+}
+
+LogicalResult DeltaRuleOp::verify() {
+  ShapeChecker check(*this);
+  if (failed(check.rank(getQ(), "q", 3, "[T, H, K]")) ||
+      failed(check.rank(getK(), "k", 3, "[T, H, K]")) ||
+      failed(check.rank(getV(), "v", 3, "[T, HV, V]")) ||
+      failed(check.rank(getG(), "g", 2, "[T, HV]")) ||
+      failed(check.rank(getBeta(), "beta", 2, "[T, HV]")) ||
+      failed(check.rank(getO(), "o", 3, "[T, HV, V]")) ||
+      failed(check.rank(getFinalState(), "final_state", 4, "[N, HV, K, V]")))
+    return failure();
+  int64_t keyHeads = ShapeChecker::size(getQ(), 1);
+  int64_t headDimK = ShapeChecker::size(getQ(), 2);
+  int64_t valueHeads = ShapeChecker::size(getV(), 1);
+  int64_t headDimV = ShapeChecker::size(getV(), 2);
+  if (!ShapedType::isDynamic(keyHeads) && !ShapedType::isDynamic(valueHeads) &&
+      valueHeads % keyHeads != 0)
+    return emitOpError() << "value heads (" << valueHeads
+                         << ") must be a multiple of key heads (" << keyHeads
+                         << ")";
+  if (ShapedType::isDynamic(headDimK) && !getScale())
+    return emitOpError() << "the default scale K^-1/2 needs a static head dim "
+                            "K; give 'scale' explicitly";
+  PackingType packing = getPacking().getType();
+  if (failed(check.dim(getK(), "k", 1, keyHeads, "key heads")) ||
+      failed(check.dim(getK(), "k", 2, headDimK, "head dim K")) ||
+      failed(check.dim(getG(), "g", 1, valueHeads, "value heads")) ||
+      failed(check.dim(getBeta(), "beta", 1, valueHeads, "value heads")) ||
+      failed(check.dim(getO(), "o", 1, valueHeads, "value heads")) ||
+      failed(check.dim(getO(), "o", 2, headDimV, "head dim V")) ||
+      failed(check.tokens(getQ(), "q")) || failed(check.tokens(getK(), "k")) ||
+      failed(check.tokens(getV(), "v")) || failed(check.tokens(getG(), "g")) ||
+      failed(check.tokens(getBeta(), "beta")) ||
+      failed(check.tokens(getO(), "o")) ||
+      failed(check.packingTokens(packing)) ||
+      failed(check.sameElementType(getO(), "o", getV(), "v")))
+    return failure();
+  auto checkState = [&](Value state, StringRef name) -> LogicalResult {
+    if (!state)
+      return success();
+    if (failed(check.rank(state, name, 4, "[N, HV, K, V]")) ||
+        failed(check.dim(state, name, 0, packing.getSeqs(), "sequences")) ||
+        failed(check.dim(state, name, 1, valueHeads, "value heads")) ||
+        failed(check.dim(state, name, 2, headDimK, "head dim K")) ||
+        failed(check.dim(state, name, 3, headDimV, "head dim V")))
+      return failure();
+    return check.notTokenSharded(state, name);
+  };
+  if (failed(checkState(getInitialState(), "initial_state")) ||
+      failed(checkState(getFinalState(), "final_state")))
+    return failure();
+  int64_t chunk = getChunkSize();
+  if (chunk <= 0 || (chunk & (chunk - 1)) != 0)
+    return emitOpError() << "chunk_size must be a positive power of two, found "
+                         << chunk;
+  if (FloatAttr scale = getScaleAttr(); scale && !(scale.getValueAsDouble() > 0.0))
+    return emitOpError() << "scale must be > 0, found "
+                         << scale.getValueAsDouble();
+  return verifySameSequenceLayout(
+      *this, {getQ(), getK(), getV(), getG(), getBeta(), getO()},
+      "q, k, v, g, beta and o");
+}
+
+//===----------------------------------------------------------------------===//
+// GatedRMSNormOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult GatedRMSNormOp::verify() {
+  ShapeChecker check(*this);
+  if (failed(check.rank(getX(), "x", 3, "[T, HV, V]")) ||
+      failed(check.rank(getZ(), "z", 3, "[T, HV, V]")) ||
+      failed(check.rank(getY(), "y", 3, "[T, HV, V]")) ||
+      failed(check.rank(getWeight(), "weight", 1, "[V]")))
+    return failure();
+  int64_t heads = ShapeChecker::size(getX(), 1);
+  int64_t headDimV = ShapeChecker::size(getX(), 2);
+  if (failed(check.dim(getZ(), "z", 1, heads, "value heads")) ||
+      failed(check.dim(getZ(), "z", 2, headDimV, "head dim V")) ||
+      failed(check.dim(getY(), "y", 1, heads, "value heads")) ||
+      failed(check.dim(getY(), "y", 2, headDimV, "head dim V")) ||
+      failed(check.dim(getWeight(), "weight", 0, headDimV, "head dim V")) ||
+      failed(check.tokens(getX(), "x")) || failed(check.tokens(getZ(), "z")) ||
+      failed(check.tokens(getY(), "y")) ||
+      failed(check.notTokenSharded(getWeight(), "weight")))
+    return failure();
+  if (getEps().convertToDouble() < 0.0)
+    return emitOpError() << "eps must be >= 0, found "
+                         << getEps().convertToDouble();
+  return verifySameSequenceLayout(*this, {getX(), getZ(), getY()},
+                                  "x, z and y");
+}
+
+//===----------------------------------------------------------------------===//
+// LinearOp
+//===----------------------------------------------------------------------===//
+
+/// Product of all dimensions after the token dimension, or kDynamic.
+static int64_t featureSize(RankedTensorType type) {
+  int64_t product = 1;
+  for (int64_t size : type.getShape().drop_front()) {
+    if (ShapedType::isDynamic(size))
+      return ShapedType::kDynamic;
+    product *= size;
+  }
+  return product;
+}
+
+LogicalResult LinearOp::verify() {
+  ShapeChecker check(*this);
+  if (getX().getType().getRank() < 2 || getY().getType().getRank() < 2)
+    return emitOpError() << "x and y must be [T, features...] tensors of rank "
+                            ">= 2, found "
+                         << getX().getType() << " and " << getY().getType();
+  if (failed(check.rank(getWeight(), "weight", 2, "[Out, In]")) ||
+      failed(check.dim(getWeight(), "weight", 1, featureSize(getX().getType()),
+                       "In = features of x")) ||
+      failed(check.dim(getWeight(), "weight", 0, featureSize(getY().getType()),
+                       "Out = features of y")) ||
+      failed(check.tokens(getX(), "x")) || failed(check.tokens(getY(), "y")) ||
+      failed(check.notTokenSharded(getWeight(), "weight")))
+    return failure();
+  return verifySameSequenceLayout(*this, {getX(), getY()}, "x and y");
+}
+
+//===----------------------------------------------------------------------===//
+// SplitQkvzOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult SplitQkvzOp::verify() {
+  ShapeChecker check(*this);
+  if (failed(check.rank(getQkvz(), "qkvz", 2, "[T, H * (2K + 2rV)]")) ||
+      failed(check.rank(getBa(), "ba", 2, "[T, 2HV]")) ||
+      failed(check.rank(getMixedQkv(), "mixed_qkv", 2, "[T, 2HK + HV*V]")) ||
+      failed(check.rank(getZ(), "z", 3, "[T, HV, V]")) ||
+      failed(check.rank(getB(), "b", 2, "[T, HV]")) ||
+      failed(check.rank(getA(), "a", 2, "[T, HV]")))
+    return failure();
+  int64_t keyHeads = getKeyHeads(), headDimK = getHeadDimK();
+  int64_t valueHeads = ShapeChecker::size(getZ(), 1);
+  int64_t headDimV = ShapeChecker::size(getZ(), 2);
+  if (ShapedType::isDynamic(valueHeads) || ShapedType::isDynamic(headDimV))
+    return emitOpError() << "z must have static heads and head dim to fix the "
+                            "interleaving, found "
+                         << getZ().getType();
+  if (valueHeads % keyHeads != 0)
+    return emitOpError() << "value heads (" << valueHeads
+                         << ") must be a multiple of key heads (" << keyHeads
+                         << ")";
+  int64_t valueDim = valueHeads * headDimV;
+  if (failed(check.dim(getQkvz(), "qkvz", 1,
+                       2 * keyHeads * headDimK + 2 * valueDim,
+                       "2HK + 2HV*V")) ||
+      failed(check.dim(getBa(), "ba", 1, 2 * valueHeads, "2HV")) ||
+      failed(check.dim(getMixedQkv(), "mixed_qkv", 1,
+                       2 * keyHeads * headDimK + valueDim, "2HK + HV*V")) ||
+      failed(check.dim(getB(), "b", 1, valueHeads, "value heads")) ||
+      failed(check.dim(getA(), "a", 1, valueHeads, "value heads")))
+    return failure();
+  if (failed(check.tokens(getQkvz(), "qkvz")) ||
+      failed(check.tokens(getBa(), "ba")) ||
+      failed(check.tokens(getMixedQkv(), "mixed_qkv")) ||
+      failed(check.tokens(getZ(), "z")) || failed(check.tokens(getB(), "b")) ||
+      failed(check.tokens(getA(), "a")))
+    return failure();
+  return verifySameSequenceLayout(
+      *this, {getQkvz(), getBa(), getMixedQkv(), getZ(), getB(), getA()},
+      "qkvz, ba, mixed_qkv, z, b and a");
+}
+
+//===----------------------------------------------------------------------===//
+// SplitQkvOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult SplitQkvOp::verify() {
+  ShapeChecker check(*this);
+  if (failed(check.rank(getMixedQkv(), "mixed_qkv", 2, "[T, 2HK + HV*V]")) ||
+      failed(check.rank(getQ(), "q", 3, "[T, H, K]")) ||
+      failed(check.rank(getK(), "k", 3, "[T, H, K]")) ||
+      failed(check.rank(getV(), "v", 3, "[T, HV, V]")))
+    return failure();
+  auto qType = getQ().getType(), vType = getV().getType();
+  if (ShapedType::isDynamic(qType.getDimSize(1)) ||
+      ShapedType::isDynamic(qType.getDimSize(2)))
+    return emitOpError() << "q must have static heads and head dim, found "
+                         << qType;
+  if (ShapedType::isDynamic(vType.getDimSize(1)) ||
+      ShapedType::isDynamic(vType.getDimSize(2)))
+    return emitOpError() << "v must have static heads and head dim, found "
+                         << vType;
+  int64_t keyHeads = qType.getDimSize(1), headDimK = qType.getDimSize(2);
+  int64_t valueHeads = vType.getDimSize(1), headDimV = vType.getDimSize(2);
+  if (valueHeads % keyHeads != 0)
+    return emitOpError() << "value heads (" << valueHeads
+                         << ") must be a multiple of key heads (" << keyHeads
+                         << ")";
+  if (failed(check.dim(getK(), "k", 1, keyHeads, "key heads")) ||
+      failed(check.dim(getK(), "k", 2, headDimK, "head dim K")) ||
+      failed(check.dim(getMixedQkv(), "mixed_qkv", 1,
+                       2 * keyHeads * headDimK + valueHeads * headDimV,
+                       "2HK + HV*V")) ||
+      failed(check.tokens(getMixedQkv(), "mixed_qkv")) ||
+      failed(check.tokens(getQ(), "q")) || failed(check.tokens(getK(), "k")) ||
+      failed(check.tokens(getV(), "v")))
+    return failure();
+  return verifySameSequenceLayout(*this,
+                                  {getMixedQkv(), getQ(), getK(), getV()},
+                                  "mixed_qkv, q, k and v");
+}
+
+//===----------------------------------------------------------------------===//
+// ConvertLayoutOp
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The global extent of one dimension of a possibly distributed tensor.
+int64_t globalSize(RankedTensorType type, unsigned dim) {
+  int64_t local = type.getDimSize(dim);
+  if (ShapedType::isDynamic(local))
+    return local;
+  Attribute layout = getSequenceLayout(type);
+  if (auto seq = dyn_cast_or_null<SeqLayoutAttr>(layout); seq && dim == 0)
+    return local * seq.getRanks();
+  if (auto heads = dyn_cast_or_null<HeadsLayoutAttr>(layout); heads && dim == 1)
+    return local * heads.getRanks();
+  return local;
+}
+} // namespace
+
+LogicalResult ConvertLayoutOp::verify() {
+  RankedTensorType source = getX().getType(), target = getY().getType();
+  if (source.getElementType() != target.getElementType())
+    return emitOpError() << "changes only the layout; element types differ ("
+                         << source.getElementType() << " vs "
+                         << target.getElementType() << ")";
+  if (source.getRank() != target.getRank())
+    return emitOpError() << "changes only the layout; ranks differ ("
+                         << source.getRank() << " vs " << target.getRank()
+                         << ")";
+  for (unsigned dim = 0; dim < source.getRank(); ++dim) {
+    int64_t from = globalSize(source, dim), to = globalSize(target, dim);
+    if (!sizesAgree(from, to))
+      return emitOpError() << "source and result describe different global "
+                              "tensors: dimension "
+                           << dim << " is " << from << " globally in "
+                           << describeLayout(getSequenceLayout(source))
+                           << " but " << to << " in "
+                           << describeLayout(getSequenceLayout(target));
+  }
+  PackingType packing = getPacking().getType();
+  int64_t globalTokens = globalSize(source, 0);
+  if (packing.hasStaticTokens() && !ShapedType::isDynamic(globalTokens) &&
+      packing.getTokens() != globalTokens)
+    return emitOpError() << "the packing describes " << packing.getTokens()
+                         << " tokens but the tensor has " << globalTokens
+                         << " globally";
+  return success();
+}

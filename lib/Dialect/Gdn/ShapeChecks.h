@@ -1,0 +1,68 @@
+//===- ShapeChecks.h - shape diagnostics for gdn verifiers ------*- C++ -*-===//
+//
+// The gdn verifiers check many "dimension i of operand x must be n" facts.
+// Doing it through one helper keeps every message in the same form: it names
+// the operand, the dimension and its meaning, the expected and the found
+// value. Dynamic sizes (`?`) are compatible with anything.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GDN_LIB_DIALECT_GDN_SHAPECHECKS_H
+#define GDN_LIB_DIALECT_GDN_SHAPECHECKS_H
+
+#include "gdn/Dialect/Gdn/GdnDialect.h"
+
+#include "mlir/IR/Operation.h"
+
+#include <string>
+
+namespace mlir::gdn {
+
+/// True when two sizes may be equal at run time.
+inline bool sizesAgree(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+/// Checks the shapes of one op's operands and results, emitting an op error
+/// on the first violation.
+class ShapeChecker {
+public:
+  explicit ShapeChecker(Operation *op) : op(op) {}
+
+  /// `value` must be a ranked tensor of `rank` dimensions; `dims` spells them
+  /// out for the message, e.g. "[T, H, K]".
+  LogicalResult rank(Value value, StringRef name, int64_t rank,
+                     StringRef dims);
+
+  /// Dimension `index` of `value` (the `meaning`, e.g. "channels") must be
+  /// `expected` (dynamic sizes always pass).
+  LogicalResult dim(Value value, StringRef name, unsigned index,
+                    int64_t expected, StringRef meaning);
+
+  /// Dimension 0 of `value` is a token count and must agree with every other
+  /// value passed to `tokens` on this checker.
+  LogicalResult tokens(Value value, StringRef name);
+
+  /// The token counts seen so far must agree with the packing's.
+  LogicalResult packingTokens(PackingType packing);
+
+  /// `value`'s element type must equal `other`'s.
+  LogicalResult sameElementType(Value value, StringRef name, Value other,
+                                StringRef otherName);
+
+  /// Weights and states are replicated or per-sequence, never token-sharded:
+  /// `value` must carry no #gdn.seq encoding.
+  LogicalResult notTokenSharded(Value value, StringRef name);
+
+  /// Size of dimension `index` of `value` (kDynamic when unknown).
+  static int64_t size(Value value, unsigned index);
+
+private:
+  Operation *op;
+  int64_t tokenCount = ShapedType::kDynamic;
+  std::string tokenSource;
+};
+
+} // namespace mlir::gdn
+
+#endif // GDN_LIB_DIALECT_GDN_SHAPECHECKS_H

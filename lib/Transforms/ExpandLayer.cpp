@@ -1,0 +1,137 @@
+//===- ExpandLayer.cpp - gdn.layer to primitive ops -----------------------===//
+//
+// Implements gdn-expand-layer: the dataflow of a GatedDeltaNet block written
+// once, for the Qwen3-Next (interleaved qkvz/ba) and Qwen3.5 (separate
+// projections) layouts. Every activation keeps the layer's sequence layout,
+// and the packing is threaded into the conv and the delta rule, so the
+// expanded program cannot leak tokens across sequences.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gdn/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::gdn {
+#define GEN_PASS_DEF_GDNEXPANDLAYER
+#include "gdn/Transforms/Passes.h.inc"
+} // namespace mlir::gdn
+
+using namespace mlir;
+using namespace mlir::gdn;
+
+namespace {
+
+/// Builds the primitive ops of one layer. Activations are `[T, ...]` tensors
+/// with the element type and layout of the layer's input.
+class LayerExpander {
+public:
+  LayerExpander(LayerOp layer, OpBuilder &builder)
+      : layer(layer), builder(builder), loc(layer.getLoc()),
+        input(layer.getX().getType()) {
+    // Gates and states are fp32, or f64 in f64 reference programs.
+    stateElement = input.getElementType().isF64()
+                       ? Type(builder.getF64Type())
+                       : Type(builder.getF32Type());
+  }
+
+  Value expand() {
+    LayerOp::Weights w = layer.getWeightsByRole();
+    int64_t keyHeads = layer.getKeyHeads(), valueHeads = layer.getValueHeads();
+    int64_t headDimK = layer.getHeadDimK(), headDimV = layer.getHeadDimV();
+    int64_t channels = layer.getConvChannels();
+    Value x = layer.getX(), packing = layer.getPacking();
+
+    Value mixed, z, b, a;
+    if (layer.getProjections() == Projections::Qwen3Next) {
+      Value qkvz = linear(x, w.inProjQkvz,
+                          {2 * keyHeads * headDimK + 2 * valueHeads * headDimV});
+      Value ba = linear(x, w.inProjBa, {2 * valueHeads});
+      auto split = SplitQkvzOp::create(
+          builder, loc, activation({channels}),
+          activation({valueHeads, headDimV}), activation({valueHeads}),
+          activation({valueHeads}), qkvz, ba, keyHeads, headDimK);
+      mixed = split.getMixedQkv();
+      z = split.getZ();
+      b = split.getB();
+      a = split.getA();
+    } else {
+      mixed = linear(x, w.inProjQkv, {channels});
+      z = linear(x, w.inProjZ, {valueHeads, headDimV});
+      b = linear(x, w.inProjB, {valueHeads});
+      a = linear(x, w.inProjA, {valueHeads});
+    }
+
+    Value conv = CausalConv1dOp::create(
+                     builder, loc, activation({channels}), /*final_state=*/Type(),
+                     mixed, w.conv, packing, /*bias=*/Value(),
+                     /*initial_state=*/Value(), layer.getConvWidth(),
+                     Activation::Silu)
+                     .getY();
+    auto qkv = SplitQkvOp::create(builder, loc, activation({keyHeads, headDimK}),
+                                  activation({keyHeads, headDimK}),
+                                  activation({valueHeads, headDimV}), conv);
+    // SEMANTICS.md fixes the q/k l2norm epsilon at 1e-6 (inside the root).
+    FloatAttr l2normEps = builder.getF64FloatAttr(1e-6);
+    Value q = L2NormOp::create(builder, loc, qkv.getQ(), l2normEps);
+    Value k = L2NormOp::create(builder, loc, qkv.getK(), l2normEps);
+    auto gates = GatesOp::create(builder, loc, gate({valueHeads}),
+                                 gate({valueHeads}), a, b, w.aLog, w.dtBias,
+                                 layer.getAllowNegEigval());
+
+    int64_t seqs = cast<PackingType>(packing.getType()).getSeqs();
+    auto stateType = RankedTensorType::get(
+        {seqs, valueHeads, headDimK, headDimV}, stateElement);
+    auto delta = DeltaRuleOp::create(
+        builder, loc, activation({valueHeads, headDimV}), stateType, q, k,
+        qkv.getV(), gates.getG(), gates.getBeta(), packing,
+        /*initial_state=*/Value(), layer.getScaleAttr(),
+        layer.getChunkSizeAttr());
+    Value normed = GatedRMSNormOp::create(
+        builder, loc, activation({valueHeads, headDimV}), delta.getO(), z,
+        w.norm, layer.getNormEpsAttr());
+    return linear(normed, w.outProj, {input.getDimSize(1)});
+  }
+
+private:
+  /// A `[T, features...]` activation type in the layer's dtype and layout.
+  RankedTensorType activation(ArrayRef<int64_t> features) {
+    return tokenTensor(features, input.getElementType());
+  }
+  /// A `[T, features...]` gate type (fp32) in the layer's layout.
+  RankedTensorType gate(ArrayRef<int64_t> features) {
+    return tokenTensor(features, stateElement);
+  }
+  RankedTensorType tokenTensor(ArrayRef<int64_t> features, Type element) {
+    SmallVector<int64_t> shape{input.getDimSize(0)};
+    shape.append(features.begin(), features.end());
+    return RankedTensorType::get(shape, element, input.getEncoding());
+  }
+  Value linear(Value x, Value weight, ArrayRef<int64_t> features) {
+    return LinearOp::create(builder, loc, activation(features), x, weight);
+  }
+
+  LayerOp layer;
+  OpBuilder &builder;
+  Location loc;
+  RankedTensorType input;
+  Type stateElement;
+};
+
+struct GdnExpandLayerPass
+    : public mlir::gdn::impl::GdnExpandLayerBase<GdnExpandLayerPass> {
+  void runOnOperation() override {
+    SmallVector<LayerOp> layers;
+    getOperation()->walk([&](LayerOp layer) { layers.push_back(layer); });
+    IRRewriter rewriter(&getContext());
+    for (LayerOp layer : layers) {
+      rewriter.setInsertionPoint(layer);
+      Value result = LayerExpander(layer, rewriter).expand();
+      rewriter.replaceOp(layer, result);
+      ++numLayersExpanded;
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,27 @@
+//===- Pipeline.cpp - the default gdn pipeline ----------------------------===//
+//
+// `gdn-pipeline` is what users run on a layer when they do not want to pick
+// passes: it grows as the compiler's stages land (parallelism, fusion, kernel
+// selection), so the README's main command keeps meaning "compile this layer".
+//
+//===----------------------------------------------------------------------===//
+
+#include "gdn/Transforms/Passes.h"
+
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void mlir::gdn::buildGdnPipeline(OpPassManager &pm) {
+  pm.addPass(createGdnExpandLayer());
+  pm.addPass(createCSEPass());
+}
+
+void mlir::gdn::registerGdnPipeline() {
+  PassPipelineRegistration<>(
+      "gdn-pipeline",
+      "The default GDN pipeline: expand layers into primitive ops (more "
+      "stages join as they land)",
+      [](OpPassManager &pm) { buildGdnPipeline(pm); });
+}

@@ -1,0 +1,45 @@
+# -*- Python -*-
+# lit configuration of the gdn test suite. Tests under test/ are hermetic (no
+# GPU); GPU tests are marked `REQUIRES: cuda` and run only where a CUDA device
+# answers.
+
+import os
+import shutil
+import subprocess
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "GDN"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py",
+                   "lit.site.cfg.py", "Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.gdn_obj_root, "test")
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.gdn_tools_dir, append_path=True)
+
+config.substitutions.append(("%gdn_src_root", config.gdn_src_root))
+config.substitutions.append(("%gdn_obj_root", config.gdn_obj_root))
+config.substitutions.append(("%examples", os.path.join(config.gdn_src_root, "examples")))
+
+llvm_config.add_tool_substitutions([ToolSubst("gdn-opt", unresolved="fatal")],
+                                   [config.gdn_tools_dir])
+
+
+def _cuda_device_present():
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return False
+    try:
+        return subprocess.run([smi, "-L"], capture_output=True, timeout=20).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+if _cuda_device_present():
+    config.available_features.add("cuda")
