@@ -23,9 +23,8 @@ mlir::gdn::checkOffsets(llvm::ArrayRef<int64_t> offsets, int64_t expectedTotal,
   for (size_t i = 1; i < offsets.size(); ++i) {
     if (offsets[i] < offsets[i - 1])
       return (name + " must be non-decreasing, but " + name + "[" +
-              llvm::Twine(i) + "] = " + llvm::Twine(offsets[i]) + " < " +
-              name + "[" + llvm::Twine(i - 1) +
-              "] = " + llvm::Twine(offsets[i - 1]))
+              llvm::Twine(i) + "] = " + llvm::Twine(offsets[i]) + " < " + name +
+              "[" + llvm::Twine(i - 1) + "] = " + llvm::Twine(offsets[i - 1]))
           .str();
     if (offsets[i] > kMaxPackedTokens)
       return (name + "[" + llvm::Twine(i) + "] = " + llvm::Twine(offsets[i]) +
@@ -60,9 +59,9 @@ mlir::gdn::checkPaddedOffsets(llvm::ArrayRef<int64_t> cuSeqlens,
     if (length > slot)
       return ("sequence " + llvm::Twine(i) + " has " + llvm::Twine(length) +
               " real tokens but its padded slot holds only " +
-              llvm::Twine(slot) + " (cu_padded[" + llvm::Twine(i) + "] = " +
-              llvm::Twine(cuPadded[i]) + ", cu_padded[" + llvm::Twine(i + 1) +
-              "] = " + llvm::Twine(cuPadded[i + 1]) + ")")
+              llvm::Twine(slot) + " (cu_padded[" + llvm::Twine(i) +
+              "] = " + llvm::Twine(cuPadded[i]) + ", cu_padded[" +
+              llvm::Twine(i + 1) + "] = " + llvm::Twine(cuPadded[i + 1]) + ")")
           .str();
   }
   return std::nullopt;
@@ -74,8 +73,8 @@ mlir::gdn::checkMaxLength(llvm::ArrayRef<int64_t> cuSeqlens, int64_t maxLen) {
     int64_t length = cuSeqlens[i + 1] - cuSeqlens[i];
     if (length > maxLen)
       return ("sequence " + llvm::Twine(i) + " has length " +
-              llvm::Twine(length) + ", above max_len = " +
-              llvm::Twine(maxLen) + "; raise max_len or split the sequence")
+              llvm::Twine(length) + ", above max_len = " + llvm::Twine(maxLen) +
+              "; raise max_len or split the sequence")
           .str();
   }
   return std::nullopt;

@@ -31,9 +31,8 @@ public:
       : layer(layer), builder(builder), loc(layer.getLoc()),
         input(layer.getX().getType()) {
     // Gates and states are fp32, or f64 in f64 reference programs.
-    stateElement = input.getElementType().isF64()
-                       ? Type(builder.getF64Type())
-                       : Type(builder.getF32Type());
+    stateElement = input.getElementType().isF64() ? Type(builder.getF64Type())
+                                                  : Type(builder.getF32Type());
   }
 
   Value expand() {
@@ -45,8 +44,9 @@ public:
 
     Value mixed, z, b, a;
     if (layer.getProjections() == Projections::Qwen3Next) {
-      Value qkvz = linear(x, w.inProjQkvz,
-                          {2 * keyHeads * headDimK + 2 * valueHeads * headDimV});
+      Value qkvz =
+          linear(x, w.inProjQkvz,
+                 {2 * keyHeads * headDimK + 2 * valueHeads * headDimV});
       Value ba = linear(x, w.inProjBa, {2 * valueHeads});
       auto split = SplitQkvzOp::create(
           builder, loc, activation({channels}),
@@ -63,22 +63,23 @@ public:
       a = linear(x, w.inProjA, {valueHeads});
     }
 
-    Value conv = CausalConv1dOp::create(
-                     builder, loc, activation({channels}), /*final_state=*/Type(),
-                     mixed, w.conv, packing, /*bias=*/Value(),
-                     /*initial_state=*/Value(), layer.getConvWidth(),
-                     Activation::Silu)
+    Value conv = CausalConv1dOp::create(builder, loc, activation({channels}),
+                                        /*final_state=*/Type(), mixed, w.conv,
+                                        packing, /*bias=*/Value(),
+                                        /*initial_state=*/Value(),
+                                        layer.getConvWidth(), Activation::Silu)
                      .getY();
-    auto qkv = SplitQkvOp::create(builder, loc, activation({keyHeads, headDimK}),
-                                  activation({keyHeads, headDimK}),
-                                  activation({valueHeads, headDimV}), conv);
+    auto qkv =
+        SplitQkvOp::create(builder, loc, activation({keyHeads, headDimK}),
+                           activation({keyHeads, headDimK}),
+                           activation({valueHeads, headDimV}), conv);
     // SEMANTICS.md fixes the q/k l2norm epsilon at 1e-6 (inside the root).
     FloatAttr l2normEps = builder.getF64FloatAttr(1e-6);
     Value q = L2NormOp::create(builder, loc, qkv.getQ(), l2normEps);
     Value k = L2NormOp::create(builder, loc, qkv.getK(), l2normEps);
-    auto gates = GatesOp::create(builder, loc, gate({valueHeads}),
-                                 gate({valueHeads}), a, b, w.aLog, w.dtBias,
-                                 layer.getAllowNegEigval());
+    auto gates =
+        GatesOp::create(builder, loc, gate({valueHeads}), gate({valueHeads}), a,
+                        b, w.aLog, w.dtBias, layer.getAllowNegEigval());
 
     int64_t seqs = cast<PackingType>(packing.getType()).getSeqs();
     auto stateType = RankedTensorType::get(
@@ -88,9 +89,9 @@ public:
         qkv.getV(), gates.getG(), gates.getBeta(), packing,
         /*initial_state=*/Value(), layer.getScaleAttr(),
         layer.getChunkSizeAttr());
-    Value normed = GatedRMSNormOp::create(
-        builder, loc, activation({valueHeads, headDimV}), delta.getO(), z,
-        w.norm, layer.getNormEpsAttr());
+    Value normed =
+        GatedRMSNormOp::create(builder, loc, activation({valueHeads, headDimV}),
+                               delta.getO(), z, w.norm, layer.getNormEpsAttr());
     return linear(normed, w.outProj, {input.getDimSize(1)});
   }
 

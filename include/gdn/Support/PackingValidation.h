@@ -33,9 +33,9 @@ std::optional<std::string> checkOffsets(llvm::ArrayRef<int64_t> offsets,
 /// Checks a padded packing: both offset arrays valid on their own, equally
 /// long, and every real length no larger than its slot. Returns nullopt when
 /// valid. `expectedBuffer` (the slot total) may be negative when unknown.
-std::optional<std::string>
-checkPaddedOffsets(llvm::ArrayRef<int64_t> cuSeqlens,
-                   llvm::ArrayRef<int64_t> cuPadded, int64_t expectedBuffer);
+std::optional<std::string> checkPaddedOffsets(llvm::ArrayRef<int64_t> cuSeqlens,
+                                              llvm::ArrayRef<int64_t> cuPadded,
+                                              int64_t expectedBuffer);
 
 /// Checks that no sequence's real length exceeds `maxLen`.
 std::optional<std::string> checkMaxLength(llvm::ArrayRef<int64_t> cuSeqlens,

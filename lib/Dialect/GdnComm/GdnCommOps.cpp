@@ -36,18 +36,18 @@ public:
              << "result element type (" << result.getElementType()
              << ") must match the input's (" << input.getElementType() << ")";
     if (input.getRank() != result.getRank())
-      return op->emitOpError() << "result rank (" << result.getRank()
-                               << ") must match the input's ("
-                               << input.getRank() << ")";
+      return op->emitOpError()
+             << "result rank (" << result.getRank()
+             << ") must match the input's (" << input.getRank() << ")";
     return success();
   }
 
   LogicalResult dimInRange(int64_t dim, StringRef name) {
     if (dim < input.getRank())
       return success();
-    return op->emitOpError() << name << " = " << dim
-                             << " is out of range for a rank-"
-                             << input.getRank() << " tensor";
+    return op->emitOpError()
+           << name << " = " << dim << " is out of range for a rank-"
+           << input.getRank() << " tensor";
   }
 
   /// result[dim] must be input[dim] * numerator / denominator.
@@ -58,16 +58,15 @@ public:
     if ((in * numerator) % denominator != 0)
       return op->emitOpError()
              << "dimension " << dim << " of the input (" << in
-             << ") must be divisible by the group size (" << denominator
-             << ")";
+             << ") must be divisible by the group size (" << denominator << ")";
     int64_t expected = in * numerator / denominator;
     if (out == expected)
       return success();
-    return op->emitOpError() << "result dimension " << dim << " must be "
-                             << expected << " (input " << in << ", group of "
-                             << (numerator > denominator ? numerator
-                                                         : denominator)
-                             << " ranks), found " << out;
+    return op->emitOpError()
+           << "result dimension " << dim << " must be " << expected
+           << " (input " << in << ", group of "
+           << (numerator > denominator ? numerator : denominator)
+           << " ranks), found " << out;
   }
 
   /// Every dimension not in `changed` must be the same in input and result.
@@ -103,8 +102,7 @@ LogicalResult checkShardMatchesGroup(Operation *op, Type sharded,
               "gdn.convert_layout for the others";
   if (seq.getRanks() != group.getRanks())
     return op->emitOpError() << which << " is sharded over " << seq.getRanks()
-                             << " ranks but the group has "
-                             << group.getRanks();
+                             << " ranks but the group has " << group.getRanks();
   return success();
 }
 } // namespace
@@ -158,9 +156,8 @@ LogicalResult AllToAllOp::verify() {
       failed(shape.dimInRange(concat, "concat_dim")) ||
       failed(shape.othersUnchanged({split, concat})))
     return failure();
-  if (split != concat &&
-      (failed(shape.scaled(split, 1, ranks)) ||
-       failed(shape.scaled(concat, ranks, 1))))
+  if (split != concat && (failed(shape.scaled(split, 1, ranks)) ||
+                          failed(shape.scaled(concat, ranks, 1))))
     return failure();
   if (split == concat && failed(shape.scaled(split, 1, 1)))
     return failure();
