@@ -1,0 +1,283 @@
+//===- Collectives.cpp - gdn_comm ops across simulated ranks --------------===//
+//
+// Each collective receives every rank's operand at once and produces every
+// rank's result, following the op descriptions in GdnComm.td. Sums and state
+// chains run in rank order, so results are deterministic. The fp32 chain of
+// chunkwise CP runs in float64 here (the reference), rounded to the result
+// type once.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Engine.h"
+
+#include "gdn/Dialect/Gdn/GdnOps.h"
+#include "gdn/Dialect/GdnComm/GdnCommDialect.h"
+#include "gdn/Interpreter/Distribution.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::gdn;
+using namespace mlir::gdn::interp;
+
+namespace {
+
+/// Elements before, along and after `dim` of a shape.
+struct Extents {
+  Extents(ArrayRef<int64_t> shape, unsigned dim) : along(shape[dim]) {
+    for (unsigned d = 0; d < dim; ++d)
+      outer *= shape[d];
+    for (unsigned d = dim + 1; d < shape.size(); ++d)
+      inner *= shape[d];
+  }
+  int64_t outer = 1, along, inner = 1;
+};
+
+/// Concatenates `parts` along `dim`.
+Tensor concatenate(ArrayRef<Tensor> parts, unsigned dim) {
+  std::vector<int64_t> shape(parts[0].getShape().begin(),
+                             parts[0].getShape().end());
+  shape[dim] = 0;
+  for (const Tensor &part : parts)
+    shape[dim] += part.getDimSize(dim);
+  Tensor result(parts[0].getKind(), shape);
+  Extents total(shape, dim);
+  int64_t offset = 0;
+  for (const Tensor &part : parts) {
+    Extents piece(part.getShape(), dim);
+    for (int64_t o = 0; o < piece.outer; ++o)
+      std::copy(part.getData() + o * piece.along * piece.inner,
+                part.getData() + (o + 1) * piece.along * piece.inner,
+                result.getData() + (o * total.along + offset) * total.inner);
+    offset += piece.along;
+  }
+  return result;
+}
+
+/// Slice `index` of `count` equal slices of `tensor` along `dim`.
+Tensor slice(const Tensor &tensor, unsigned dim, int64_t index, int64_t count) {
+  std::vector<int64_t> shape(tensor.getShape().begin(),
+                             tensor.getShape().end());
+  Extents whole(shape, dim);
+  shape[dim] /= count;
+  Tensor result(tensor.getKind(), shape);
+  const int64_t length = shape[dim];
+  for (int64_t o = 0; o < whole.outer; ++o)
+    std::copy(tensor.getData() +
+                  (o * whole.along + index * length) * whole.inner,
+              tensor.getData() +
+                  (o * whole.along + (index + 1) * length) * whole.inner,
+              result.getData() + o * length * whole.inner);
+  return result;
+}
+
+llvm::Error sameShapes(Operation *op, ArrayRef<const Tensor *> inputs) {
+  for (size_t rank = 1; rank < inputs.size(); ++rank)
+    if (inputs[rank]->getShape() != inputs[0]->getShape())
+      return makeOpError(op, rank,
+                         llvm::formatv("the operand has shape {0} but rank 0's "
+                                       "is {1}; every rank must contribute "
+                                       "the same shape",
+                                       inputs[rank]->describe(),
+                                       inputs[0]->describe()));
+  return llvm::Error::success();
+}
+
+llvm::Error divisible(Operation *op, const Tensor &tensor, unsigned dim,
+                      int64_t ranks) {
+  if (tensor.getDimSize(dim) % ranks == 0)
+    return llvm::Error::success();
+  return makeOpError(op, 0,
+                     llvm::formatv("dimension {0} of size {1} cannot be split "
+                                   "over {2} ranks",
+                                   dim, tensor.getDimSize(dim), ranks));
+}
+
+/// (M, S) summaries of chunkwise CP: the state handed on is M * S_in + S.
+struct StateSummary {
+  std::vector<double> transition; // [HV, K, K]
+  std::vector<double> partial;    // [HV, K, V]
+};
+
+/// Applies `later` after `earlier`: (M_l M_e, M_l S_e + S_l).
+StateSummary compose(const StateSummary &earlier, const StateSummary &later,
+                     int64_t heads, int64_t K, int64_t V) {
+  StateSummary result{std::vector<double>(heads * K * K, 0.0), later.partial};
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t i = 0; i < K; ++i)
+      for (int64_t m = 0; m < K; ++m) {
+        const double factor = later.transition[(h * K + i) * K + m];
+        for (int64_t j = 0; j < K; ++j)
+          result.transition[(h * K + i) * K + j] +=
+              factor * earlier.transition[(h * K + m) * K + j];
+        for (int64_t j = 0; j < V; ++j)
+          result.partial[(h * K + i) * V + j] +=
+              factor * earlier.partial[(h * K + m) * V + j];
+      }
+  return result;
+}
+
+llvm::Error stateExchange(comm::StateExchangeOp op,
+                          ArrayRef<const Tensor *> transitions,
+                          ArrayRef<const Tensor *> partials,
+                          MutableArrayRef<Environment> envs) {
+  const int64_t ranks = static_cast<int64_t>(envs.size());
+  const Tensor &first = *partials[0];
+  const int64_t heads = first.getDimSize(0), K = first.getDimSize(1),
+                V = first.getDimSize(2);
+  if (transitions[0]->getDimSize(1) != K || transitions[0]->getDimSize(2) != K)
+    return makeOpError(op, 0,
+                       "the transition must be [HV, K, K] for a partial state "
+                       "[HV, K, V]");
+  std::vector<StateSummary> summaries;
+  for (int64_t rank = 0; rank < ranks; ++rank)
+    summaries.push_back({transitions[rank]->values(), partials[rank]->values()});
+  // prefix[r] = the composition of ranks 0..r-1 applied to a zero state.
+  std::vector<StateSummary> prefix(ranks);
+  if (op.getChain() == comm::ChainKind::AllGather) {
+    StateSummary running{std::vector<double>(heads * K * K, 0.0),
+                         std::vector<double>(heads * K * V, 0.0)};
+    for (int64_t rank = 0; rank < ranks; ++rank) {
+      prefix[rank] = running;
+      running = compose(running, summaries[rank], heads, K, V);
+    }
+  } else {
+    // Hillis-Steele inclusive scan over ranks, then shift by one rank.
+    std::vector<StateSummary> scan = summaries;
+    for (int64_t step = 1; step < ranks; step *= 2) {
+      std::vector<StateSummary> next = scan;
+      for (int64_t rank = step; rank < ranks; ++rank)
+        next[rank] = compose(scan[rank - step], scan[rank], heads, K, V);
+      scan = std::move(next);
+    }
+    prefix[0] = {std::vector<double>(heads * K * K, 0.0),
+                 std::vector<double>(heads * K * V, 0.0)};
+    for (int64_t rank = 1; rank < ranks; ++rank)
+      prefix[rank] = scan[rank - 1];
+  }
+  ElementKind kind = cantFail(getElementKind(
+      op.getIncomingState().getType().getElementType()));
+  for (int64_t rank = 0; rank < ranks; ++rank) {
+    Tensor incoming(kind, {heads, K, V});
+    incoming.values() = prefix[rank].partial;
+    incoming.roundToStorage();
+    envs[rank].bind(op.getIncomingState(), std::move(incoming));
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error convertLayout(ArrayRef<Operation *> rankOps,
+                          MutableArrayRef<Environment> envs) {
+  auto op = cast<ConvertLayoutOp>(rankOps[0]);
+  const int64_t ranks = static_cast<int64_t>(envs.size());
+  std::vector<Tensor> locals;
+  for (int64_t rank = 0; rank < ranks; ++rank)
+    locals.push_back(envs[rank].tensor(rankOps[rank]->getOperand(0)));
+  const PackingInfo &packing = envs[0].packing(op.getPacking());
+  auto global = gatherFromRanks(locals, op.getX().getType(), &packing);
+  if (!global)
+    return makeOpError(op, 0, llvm::toString(global.takeError()));
+  auto shards = scatterToRanks(*global, op.getY().getType(), ranks, &packing);
+  if (!shards)
+    return makeOpError(op, 0, llvm::toString(shards.takeError()));
+  for (int64_t rank = 0; rank < ranks; ++rank)
+    envs[rank].bind(rankOps[rank]->getResult(0), std::move((*shards)[rank]));
+  return llvm::Error::success();
+}
+
+} // namespace
+
+llvm::Error
+mlir::gdn::interp::executeCollective(ArrayRef<Operation *> rankOps,
+                                     MutableArrayRef<Environment> envs) {
+  Operation *op = rankOps[0];
+  const int64_t ranks = static_cast<int64_t>(envs.size());
+  if (isa<ConvertLayoutOp>(op))
+    return convertLayout(rankOps, envs);
+
+  std::vector<const Tensor *> inputs;
+  for (int64_t rank = 0; rank < ranks; ++rank)
+    inputs.push_back(&envs[rank].tensor(rankOps[rank]->getOperand(0)));
+  auto bindAll = [&](auto &&resultOf) {
+    std::vector<Tensor> results;
+    for (int64_t rank = 0; rank < ranks; ++rank)
+      results.push_back(resultOf(rank));
+    for (int64_t rank = 0; rank < ranks; ++rank)
+      envs[rank].bind(rankOps[rank]->getResult(0), std::move(results[rank]));
+  };
+
+  if (auto gather = dyn_cast<comm::AllGatherOp>(op)) {
+    std::vector<Tensor> parts;
+    for (const Tensor *input : inputs)
+      parts.push_back(*input);
+    Tensor all = concatenate(parts, gather.getDim());
+    bindAll([&](int64_t) { return all; });
+    return llvm::Error::success();
+  }
+  if (auto scatter = dyn_cast<comm::ReduceScatterOp>(op)) {
+    if (auto error = sameShapes(op, inputs))
+      return error;
+    if (auto error = divisible(op, *inputs[0], scatter.getDim(), ranks))
+      return error;
+    Tensor sum = *inputs[0];
+    for (int64_t rank = 1; rank < ranks; ++rank)
+      for (int64_t i = 0; i < sum.getNumElements(); ++i)
+        sum.getData()[i] += inputs[rank]->getData()[i];
+    sum.roundToStorage();
+    bindAll([&](int64_t rank) {
+      return slice(sum, scatter.getDim(), rank, ranks);
+    });
+    return llvm::Error::success();
+  }
+  if (auto allToAll = dyn_cast<comm::AllToAllOp>(op)) {
+    if (auto error = sameShapes(op, inputs))
+      return error;
+    unsigned split = allToAll.getSplitDim(), concat = allToAll.getConcatDim();
+    if (auto error = divisible(op, *inputs[0], split, ranks))
+      return error;
+    bindAll([&](int64_t rank) {
+      std::vector<Tensor> received;
+      for (int64_t source = 0; source < ranks; ++source)
+        received.push_back(slice(*inputs[source], split, rank, ranks));
+      return concatenate(received, concat);
+    });
+    return llvm::Error::success();
+  }
+  if (auto halo = dyn_cast<comm::HaloExchangeOp>(op)) {
+    const int64_t rows = halo.getTokens();
+    for (int64_t rank = 0; rank + 1 < ranks; ++rank)
+      if (inputs[rank]->getDimSize(0) < rows)
+        return makeOpError(op, rank,
+                           llvm::formatv("the halo needs the last {0} tokens "
+                                         "but this rank holds only {1}",
+                                         rows, inputs[rank]->getDimSize(0)));
+    bindAll([&](int64_t rank) {
+      std::vector<int64_t> shape(inputs[0]->getShape().begin(),
+                                 inputs[0]->getShape().end());
+      shape[0] = rows;
+      Tensor result(inputs[0]->getKind(), shape);
+      if (rank > 0) {
+        const Tensor &previous = *inputs[rank - 1];
+        const int64_t width = previous.getNumElements() /
+                              std::max<int64_t>(previous.getDimSize(0), 1);
+        const double *from =
+            previous.getData() + (previous.getDimSize(0) - rows) * width;
+        std::copy(from, from + rows * width, result.getData());
+      }
+      return result;
+    });
+    return llvm::Error::success();
+  }
+  if (auto exchange = dyn_cast<comm::StateExchangeOp>(op)) {
+    std::vector<const Tensor *> partials;
+    for (int64_t rank = 0; rank < ranks; ++rank)
+      partials.push_back(&envs[rank].tensor(rankOps[rank]->getOperand(1)));
+    if (auto error = sameShapes(op, partials))
+      return error;
+    if (auto error = sameShapes(op, inputs))
+      return error;
+    return stateExchange(exchange, inputs, partials, envs);
+  }
+  return makeOpError(op, 0, "the reference interpreter does not support this "
+                            "collective");
+}

@@ -1,0 +1,75 @@
+//===- Engine.h - interpreter internals shared by its files -----*- C++ -*-===//
+//
+// The run-time value of an SSA value, the per-rank environment, and the entry
+// points of the two kinds of op execution: local ops (one rank at a time) and
+// collectives (all ranks at once).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GDN_LIB_INTERPRETER_ENGINE_H
+#define GDN_LIB_INTERPRETER_ENGINE_H
+
+#include "gdn/Interpreter/Interpreter.h"
+#include "gdn/Interpreter/Packing.h"
+
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <variant>
+
+namespace mlir::gdn::interp {
+
+/// What an SSA value holds at run time.
+using RuntimeValue = std::variant<Tensor, PackingInfo, int64_t>;
+
+/// One rank's values.
+class Environment {
+public:
+  explicit Environment(int64_t rank) : rank(rank) {}
+
+  int64_t getRank() const { return rank; }
+  void bind(Value value, RuntimeValue runtime) {
+    values[value] = std::move(runtime);
+  }
+  void erase(Value value) { values.erase(value); }
+  const Tensor &tensor(Value value) const {
+    return std::get<Tensor>(values.find(value)->second);
+  }
+  const Tensor *optionalTensor(Value value) const {
+    return value ? &tensor(value) : nullptr;
+  }
+  const PackingInfo &packing(Value value) const {
+    return std::get<PackingInfo>(values.find(value)->second);
+  }
+  int64_t index(Value value) const {
+    return std::get<int64_t>(values.find(value)->second);
+  }
+
+private:
+  int64_t rank;
+  llvm::DenseMap<Value, RuntimeValue> values;
+};
+
+/// Builds an error "'op' at LOC on rank R: MESSAGE".
+llvm::Error makeOpError(Operation *op, int64_t rank, const llvm::Twine &message);
+
+/// True for ops that need every rank at once (gdn_comm collectives and
+/// gdn.convert_layout).
+bool isCollective(Operation *op);
+
+/// Executes a non-collective op on one rank, binding its results.
+llvm::Error executeLocalOp(Operation *op, Environment &env,
+                           const InterpreterOptions &options);
+
+/// Executes a collective op for all ranks (envs[r] is rank r's environment).
+llvm::Error executeCollective(llvm::ArrayRef<Operation *> rankOps,
+                              llvm::MutableArrayRef<Environment> envs);
+
+/// Checks a tensor against the static parts of the MLIR type it is bound to:
+/// rank, static sizes and element type.
+llvm::Error checkAgainstType(const Tensor &tensor, Type type,
+                             const llvm::Twine &what);
+
+} // namespace mlir::gdn::interp
+
+#endif // GDN_LIB_INTERPRETER_ENGINE_H

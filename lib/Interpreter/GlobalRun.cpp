@@ -1,0 +1,89 @@
+//===- GlobalRun.cpp - run a P-rank program on global tensors -------------===//
+//
+// What makes a P-rank program comparable with a one-rank program: both take
+// the same global inputs and produce global outputs. The argument and result
+// layouts say how to scatter and gather.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gdn/Interpreter/Distribution.h"
+#include "gdn/Interpreter/InputGenerator.h"
+#include "gdn/Interpreter/Interpreter.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::gdn;
+using namespace mlir::gdn::interp;
+
+/// The global packing, when the function takes cu_seqlens (needed to cut
+/// zigzag shards).
+static llvm::Expected<std::optional<PackingInfo>>
+findGlobalPacking(func::FuncOp func, const std::vector<Tensor> &inputs) {
+  std::vector<InputRole> roles = inferInputRoles(func);
+  std::optional<std::vector<int64_t>> offsets, padded;
+  for (auto [index, role] : llvm::enumerate(roles)) {
+    if (role == InputRole::Offsets && !offsets)
+      offsets = inputs[index].toIntegers();
+    if (role == InputRole::PaddedOffsets && !padded)
+      padded = inputs[index].toIntegers();
+  }
+  if (!offsets)
+    return std::optional<PackingInfo>();
+  auto info = PackingInfo::create(*offsets, padded, /*expectedBuffer=*/-1);
+  if (!info)
+    return info.takeError();
+  return std::optional<PackingInfo>(std::move(*info));
+}
+
+llvm::Expected<std::vector<Tensor>>
+mlir::gdn::interp::runOnGlobalInputs(ArrayRef<func::FuncOp> rankFunctions,
+                                     const std::vector<Tensor> &globalInputs,
+                                     const InterpreterOptions &options) {
+  const int64_t ranks = static_cast<int64_t>(rankFunctions.size());
+  func::FuncOp first = rankFunctions[0];
+  for (func::FuncOp function : rankFunctions)
+    if (function.getFunctionType() != first.getFunctionType())
+      return llvm::createStringError(
+          "every rank's function must have the same signature; @" +
+          function.getName().str() + " differs from @" +
+          first.getName().str());
+  auto packing = findGlobalPacking(first, globalInputs);
+  if (!packing)
+    return packing.takeError();
+  const PackingInfo *packingPtr = *packing ? &**packing : nullptr;
+
+  RankTensors rankInputs(ranks);
+  for (auto [index, type] :
+       llvm::enumerate(first.getFunctionType().getInputs())) {
+    auto shards = scatterToRanks(globalInputs[index],
+                                 cast<RankedTensorType>(type), ranks,
+                                 packingPtr);
+    if (!shards)
+      return llvm::createStringError(
+          llvm::formatv("argument #{0} of @{1}: {2}", index, first.getName(),
+                        llvm::toString(shards.takeError())));
+    for (int64_t rank = 0; rank < ranks; ++rank)
+      rankInputs[rank].push_back(std::move((*shards)[rank]));
+  }
+
+  auto rankOutputs = runOnRanks(rankFunctions, std::move(rankInputs), options);
+  if (!rankOutputs)
+    return rankOutputs.takeError();
+
+  std::vector<Tensor> outputs;
+  for (auto [index, type] :
+       llvm::enumerate(first.getFunctionType().getResults())) {
+    std::vector<Tensor> locals;
+    for (int64_t rank = 0; rank < ranks; ++rank)
+      locals.push_back(std::move((*rankOutputs)[rank][index]));
+    auto global =
+        gatherFromRanks(locals, cast<RankedTensorType>(type), packingPtr);
+    if (!global)
+      return llvm::createStringError(
+          llvm::formatv("result #{0} of @{1}: {2}", index, first.getName(),
+                        llvm::toString(global.takeError())));
+    outputs.push_back(std::move(*global));
+  }
+  return outputs;
+}

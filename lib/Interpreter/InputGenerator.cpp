@@ -1,0 +1,406 @@
+//===- InputGenerator.cpp - seeded inputs with realistic values -----------===//
+//
+// Roles come from uses; shapes from the argument types (global view), with
+// dynamic sizes bound to the packing's token and sequence counts. Each
+// argument draws from its own stream (seed, index), so adding an argument to
+// a program does not change the values of the others.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gdn/Interpreter/InputGenerator.h"
+
+#include "gdn/Dialect/Gdn/GdnOps.h"
+#include "gdn/Dialect/Gdn/SequenceLayout.h"
+#include "gdn/Dialect/GdnComm/GdnCommDialect.h"
+#include "gdn/Interpreter/Distribution.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::gdn;
+using namespace mlir::gdn::interp;
+
+const char *mlir::gdn::interp::getInputRoleName(InputRole role) {
+  switch (role) {
+  case InputRole::Activation:
+    return "activation";
+  case InputRole::Offsets:
+    return "cu_seqlens";
+  case InputRole::PaddedOffsets:
+    return "cu_padded";
+  case InputRole::Decay:
+    return "decay g";
+  case InputRole::Beta:
+    return "beta";
+  case InputRole::UnitRows:
+    return "unit-norm rows";
+  case InputRole::LogDecayRate:
+    return "A_log";
+  case InputRole::DtBias:
+    return "dt_bias";
+  case InputRole::ProjectionWeight:
+    return "projection weight";
+  case InputRole::ConvWeight:
+    return "conv weight";
+  case InputRole::NormWeight:
+    return "norm weight";
+  case InputRole::State:
+    return "state";
+  }
+  return "?";
+}
+
+/// The role `use` gives its value, if it decides one.
+static std::optional<InputRole> roleOfUse(OpOperand &use) {
+  Operation *owner = use.getOwner();
+  unsigned index = use.getOperandNumber();
+  Value value = use.get();
+  if (isa<PackingOp>(owner))
+    return index == 0 ? InputRole::Offsets : InputRole::PaddedOffsets;
+  if (auto delta = dyn_cast<DeltaRuleOp>(owner)) {
+    if (value == delta.getQ() || value == delta.getK())
+      return InputRole::UnitRows;
+    if (value == delta.getG())
+      return InputRole::Decay;
+    if (value == delta.getBeta())
+      return InputRole::Beta;
+    if (value == delta.getInitialState())
+      return InputRole::State;
+    return InputRole::Activation;
+  }
+  if (auto gates = dyn_cast<GatesOp>(owner)) {
+    if (value == gates.getALog())
+      return InputRole::LogDecayRate;
+    if (value == gates.getDtBias())
+      return InputRole::DtBias;
+    return InputRole::Activation;
+  }
+  if (auto linear = dyn_cast<LinearOp>(owner))
+    return value == linear.getWeight() ? InputRole::ProjectionWeight
+                                       : InputRole::Activation;
+  if (auto conv = dyn_cast<CausalConv1dOp>(owner)) {
+    if (value == conv.getWeight())
+      return InputRole::ConvWeight;
+    if (value == conv.getInitialState())
+      return InputRole::State;
+    return InputRole::Activation;
+  }
+  if (auto norm = dyn_cast<GatedRMSNormOp>(owner))
+    return value == norm.getWeight() ? InputRole::NormWeight
+                                     : InputRole::Activation;
+  if (auto layer = dyn_cast<LayerOp>(owner)) {
+    LayerOp::Weights w = layer.getWeightsByRole();
+    if (value == w.conv)
+      return InputRole::ConvWeight;
+    if (value == w.aLog)
+      return InputRole::LogDecayRate;
+    if (value == w.dtBias)
+      return InputRole::DtBias;
+    if (value == w.norm)
+      return InputRole::NormWeight;
+    if (value == layer.getX())
+      return InputRole::Activation;
+    return InputRole::ProjectionWeight;
+  }
+  return std::nullopt;
+}
+
+/// Follows `value` through ops that only move it (layout conversions and
+/// collectives) to the op that decides its role.
+static std::optional<InputRole> findRole(Value value, int depth) {
+  for (OpOperand &use : value.getUses()) {
+    if (auto role = roleOfUse(use))
+      return role;
+    Operation *owner = use.getOwner();
+    bool moves = isa<ConvertLayoutOp>(owner) ||
+                 isa<comm::GdnCommDialect>(owner->getDialect());
+    if (moves && depth < 4 && owner->getNumResults() == 1)
+      if (auto role = findRole(owner->getResult(0), depth + 1))
+        return role;
+  }
+  return std::nullopt;
+}
+
+std::vector<InputRole> mlir::gdn::interp::inferInputRoles(func::FuncOp func) {
+  std::vector<InputRole> roles;
+  for (BlockArgument argument : func.getArguments())
+    roles.push_back(findRole(argument, 0).value_or(InputRole::Activation));
+  return roles;
+}
+
+namespace {
+/// A small, portable generator: splitmix64 with Box-Muller normals, so the
+/// same seed gives the same inputs on every platform and library.
+class RandomStream {
+public:
+  RandomStream(uint64_t seed, uint64_t stream)
+      : state(seed * 0x9E3779B97F4A7C15ull + stream * 0xD1B54A32D192ED03ull +
+              1) {}
+  uint64_t next() {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  /// Uniform in (0, 1).
+  double uniform() { return (static_cast<double>(next() >> 11) + 0.5) / 9007199254740992.0; }
+  double normal() {
+    double u = uniform(), v = uniform();
+    return std::sqrt(-2.0 * std::log(u)) * std::cos(6.283185307179586 * v);
+  }
+
+private:
+  uint64_t state;
+};
+
+/// Static facts about the function's packing.
+struct PackingFacts {
+  std::optional<int64_t> seqs, tokens;
+  bool padded = false;
+  bool zigzag = false;
+};
+
+PackingFacts findPackingFacts(func::FuncOp func) {
+  PackingFacts facts;
+  func.walk([&](PackingOp op) {
+    PackingType type = op.getPacking().getType();
+    if (type.hasStaticSeqs())
+      facts.seqs = type.getSeqs();
+    if (type.hasStaticTokens())
+      facts.tokens = type.getTokens();
+    facts.padded |= type.getPadded();
+  });
+  for (Type type : func.getFunctionType().getInputs())
+    if (auto seq = dyn_cast_or_null<SeqLayoutAttr>(getSequenceLayout(type)))
+      facts.zigzag |= seq.getKind() == SeqLayoutKind::Zigzag;
+  return facts;
+}
+
+std::vector<int64_t> cumulative(const std::vector<int64_t> &lengths) {
+  std::vector<int64_t> offsets{0};
+  for (int64_t length : lengths)
+    offsets.push_back(offsets.back() + length);
+  return offsets;
+}
+
+/// `count` random non-negative multiples of `unit` summing to `total`.
+std::vector<int64_t> randomPartition(RandomStream &random, int64_t total,
+                                     int64_t count, int64_t unit) {
+  std::vector<int64_t> cuts;
+  for (int64_t i = 0; i + 1 < count; ++i)
+    cuts.push_back(static_cast<int64_t>(random.uniform() * (total / unit + 1)) *
+                   unit);
+  for (int64_t &cut : cuts)
+    cut = std::min(cut, total);
+  std::sort(cuts.begin(), cuts.end());
+  std::vector<int64_t> lengths;
+  int64_t previous = 0;
+  for (int64_t cut : cuts) {
+    lengths.push_back(cut - previous);
+    previous = cut;
+  }
+  lengths.push_back(total - previous);
+  return lengths;
+}
+} // namespace
+
+llvm::Expected<std::vector<Tensor>> mlir::gdn::interp::generateGlobalInputs(
+    func::FuncOp func, int64_t ranks, const GeneratorOptions &options,
+    const std::map<unsigned, Tensor> &provided) {
+  std::vector<InputRole> roles = inferInputRoles(func);
+  PackingFacts facts = findPackingFacts(func);
+  const unsigned numArgs = func.getNumArguments();
+
+  // 1. The real lengths and slots of the sequences.
+  std::optional<std::vector<int64_t>> lengths = options.seqlens, slots = options.slots;
+  for (unsigned i = 0; i < numArgs; ++i) {
+    auto it = provided.find(i);
+    if (it == provided.end())
+      continue;
+    std::vector<int64_t> offsets = it->second.toIntegers();
+    std::vector<int64_t> diffs;
+    for (size_t j = 1; j < offsets.size(); ++j)
+      diffs.push_back(offsets[j] - offsets[j - 1]);
+    if (roles[i] == InputRole::Offsets)
+      lengths = diffs;
+    else if (roles[i] == InputRole::PaddedOffsets)
+      slots = diffs;
+  }
+  const int64_t unit = facts.zigzag ? 2 * ranks : 1;
+  if (!lengths) {
+    std::optional<int64_t> tokens = facts.tokens;
+    // Otherwise the token count of a token-indexed argument.
+    for (unsigned i = 0; i < numArgs && !tokens; ++i) {
+      auto type = dyn_cast<RankedTensorType>(func.getArgument(i).getType());
+      bool tokenIndexed =
+          llvm::is_contained({InputRole::Activation, InputRole::UnitRows,
+                              InputRole::Decay, InputRole::Beta},
+                             roles[i]);
+      if (type && tokenIndexed && type.getRank() >= 2 &&
+          !ShapedType::isDynamic(getGlobalShape(type)[0]))
+        tokens = getGlobalShape(type)[0];
+    }
+    std::optional<int64_t> seqs = facts.seqs;
+    for (unsigned i = 0; i < numArgs && !seqs; ++i)
+      if (roles[i] == InputRole::Offsets)
+        if (auto type = dyn_cast<RankedTensorType>(func.getArgument(i).getType());
+            type && !type.isDynamicDim(0))
+          seqs = type.getDimSize(0) - 1;
+    bool needsPacking = llvm::is_contained(roles, InputRole::Offsets);
+    if (needsPacking && (!tokens || !seqs))
+      return llvm::createStringError(
+          "cannot tell the number of tokens or sequences from the types of @" +
+          func.getName().str() + "; pass --seqlens (e.g. --seqlens=5,0,64) or "
+                                 "cu_seqlens through --inputs");
+    if (needsPacking) {
+      RandomStream random(options.seed, 0xC0FFEE);
+      if (facts.padded) {
+        slots = randomPartition(random, *tokens, *seqs, unit);
+        lengths.emplace();
+        for (int64_t slot : *slots)
+          lengths->push_back(static_cast<int64_t>(random.uniform() * (slot + 1)));
+      } else {
+        lengths = randomPartition(random, *tokens, *seqs, unit);
+      }
+    }
+  }
+  if (lengths && facts.padded && !slots) {
+    // Alignment padding as trainers produce it: each slot a multiple of 8.
+    slots.emplace();
+    for (int64_t length : *lengths)
+      slots->push_back((length + 7) / 8 * 8);
+  }
+  const int64_t seqs = lengths ? static_cast<int64_t>(lengths->size()) : 0;
+  const int64_t bufferTokens =
+      slots ? std::accumulate(slots->begin(), slots->end(), int64_t(0))
+      : lengths ? std::accumulate(lengths->begin(), lengths->end(), int64_t(0))
+                : 0;
+
+  // 2. Shapes, then values.
+  std::vector<Tensor> inputs;
+  for (unsigned i = 0; i < numArgs; ++i) {
+    auto type = dyn_cast<RankedTensorType>(func.getArgument(i).getType());
+    if (!type)
+      return llvm::createStringError(
+          llvm::formatv("argument #{0} of @{1} is not a ranked tensor",
+                        i, func.getName()));
+    auto kind = getElementKind(type.getElementType());
+    if (!kind)
+      return kind.takeError();
+    std::vector<int64_t> shape = getGlobalShape(type);
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (!ShapedType::isDynamic(shape[d]))
+        continue;
+      bool offsets = roles[i] == InputRole::Offsets ||
+                     roles[i] == InputRole::PaddedOffsets;
+      if (d == 0 && lengths)
+        shape[d] = offsets                       ? seqs + 1
+                   : roles[i] == InputRole::State ? seqs
+                                                  : bufferTokens;
+      else if (!provided.count(i))
+        return llvm::createStringError(llvm::formatv(
+            "argument #{0} of @{1} has a dynamic dimension {2} the generator "
+            "cannot size; give it through --inputs",
+            i, func.getName(), d));
+    }
+
+    if (auto it = provided.find(i); it != provided.end()) {
+      const Tensor &given = it->second;
+      bool matches = given.getRank() == static_cast<int64_t>(shape.size());
+      for (size_t d = 0; matches && d < shape.size(); ++d)
+        matches = ShapedType::isDynamic(shape[d]) ||
+                  given.getDimSize(d) == shape[d];
+      if (!matches) {
+        std::string expected;
+        for (int64_t size : shape)
+          expected += (expected.empty() ? "" : "x") +
+                      (ShapedType::isDynamic(size) ? std::string("?")
+                                                   : std::to_string(size));
+        return llvm::createStringError(llvm::formatv(
+            "arg{0}.npy has shape {1} but argument #{0} of @{2} needs {3} "
+            "(global shape)",
+            i, given.describe(), func.getName(), expected));
+      }
+      Tensor converted(*kind, std::vector<int64_t>(given.getShape()));
+      converted.values() = given.values();
+      converted.roundToStorage();
+      inputs.push_back(std::move(converted));
+      continue;
+    }
+
+    Tensor tensor(*kind, shape);
+    RandomStream random(options.seed, i);
+    std::vector<double> &values = tensor.values();
+    const int64_t last = shape.empty() ? 1 : shape.back();
+    switch (roles[i]) {
+    case InputRole::Offsets:
+    case InputRole::PaddedOffsets: {
+      std::vector<int64_t> offsets = cumulative(
+          roles[i] == InputRole::Offsets ? *lengths : *slots);
+      if (offsets.size() != values.size())
+        return llvm::createStringError(llvm::formatv(
+            "argument #{0} of @{1} holds {2} offsets but the packing has {3} "
+            "sequences",
+            i, func.getName(), values.size(), offsets.size() - 1));
+      std::copy(offsets.begin(), offsets.end(), values.begin());
+      break;
+    }
+    case InputRole::Decay:
+      // log(sigmoid(x)): mostly slow decay, with a tail of fast forgetting.
+      for (double &v : values)
+        v = -std::log1p(std::exp(-(2.0 + 1.5 * random.normal())));
+      break;
+    case InputRole::Beta:
+      for (double &v : values)
+        v = 1.0 / (1.0 + std::exp(-random.normal()));
+      break;
+    case InputRole::UnitRows:
+      for (double &v : values)
+        v = random.normal();
+      for (size_t row = 0; last > 0 && row < values.size() / last; ++row) {
+        double norm = 0.0;
+        for (int64_t j = 0; j < last; ++j)
+          norm += values[row * last + j] * values[row * last + j];
+        norm = std::sqrt(norm);
+        for (int64_t j = 0; j < last; ++j)
+          values[row * last + j] /= norm;
+      }
+      break;
+    case InputRole::LogDecayRate:
+      for (double &v : values)
+        v = std::log(1.0 + 15.0 * random.uniform());
+      break;
+    case InputRole::DtBias:
+    case InputRole::NormWeight:
+      for (double &v : values)
+        v = 1.0 + 0.1 * random.normal();
+      break;
+    case InputRole::ProjectionWeight: {
+      int64_t fanIn = 1;
+      for (size_t d = 1; d < shape.size(); ++d)
+        fanIn *= shape[d];
+      for (double &v : values)
+        v = random.normal() / std::sqrt(static_cast<double>(fanIn));
+      break;
+    }
+    case InputRole::ConvWeight:
+      for (double &v : values)
+        v = random.normal() / std::sqrt(static_cast<double>(last));
+      break;
+    case InputRole::State:
+      for (double &v : values)
+        v = 0.1 * random.normal();
+      break;
+    case InputRole::Activation:
+      for (double &v : values)
+        v = random.normal();
+      break;
+    }
+    tensor.roundToStorage();
+    inputs.push_back(std::move(tensor));
+  }
+  return inputs;
+}

@@ -1,0 +1,434 @@
+//===- LocalOps.cpp - executing gdn ops on one rank -----------------------===//
+//
+// Binds each op to its reference kernel. Before a kernel runs, the operands'
+// run-time shapes are checked against each other and the packing (types may
+// leave sizes dynamic, and a kernel given inconsistent shapes would read out
+// of bounds); after it runs, results are checked against their types. Each
+// failure names the op, the rank and the sizes involved.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Engine.h"
+
+#include "gdn/Dialect/Gdn/GdnOps.h"
+#include "gdn/Dialect/GdnComm/GdnCommDialect.h"
+#include "gdn/Interpreter/ReferenceKernels.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::gdn;
+using namespace mlir::gdn::interp;
+
+namespace {
+
+/// Shape checks of one op on one rank.
+class RuntimeChecker {
+public:
+  RuntimeChecker(Operation *op, const Environment &env) : op(op), env(env) {}
+
+  /// `tensor`'s dimension `dim` must be `expected`.
+  llvm::Error dim(const Tensor &tensor, StringRef name, unsigned dim,
+                  int64_t expected, StringRef meaning) {
+    if (tensor.getDimSize(dim) == expected)
+      return llvm::Error::success();
+    return makeOpError(op, env.getRank(),
+                       llvm::formatv("{0} dimension {1} ({2}) is {3} at run "
+                                     "time but must be {4}",
+                                     name, dim, meaning,
+                                     tensor.getDimSize(dim), expected));
+  }
+
+  /// All `tensors` cover the same tokens, and the packing's buffer if given.
+  llvm::Error tokens(ArrayRef<std::pair<const Tensor *, StringRef>> tensors,
+                     const PackingInfo *packing) {
+    int64_t expected = packing ? packing->getBufferTokens()
+                               : tensors.front().first->getDimSize(0);
+    StringRef source = packing ? "the packing" : tensors.front().second;
+    for (auto [tensor, name] : tensors)
+      if (tensor->getDimSize(0) != expected)
+        return makeOpError(op, env.getRank(),
+                           llvm::formatv("{0} has {1} tokens at run time but "
+                                         "{2} has {3}",
+                                         name, tensor->getDimSize(0), source,
+                                         expected));
+    return llvm::Error::success();
+  }
+
+private:
+  Operation *op;
+  const Environment &env;
+};
+
+/// The element kind of result `index` of `op` (types were verified).
+ElementKind resultKind(Operation *op, unsigned index) {
+  return cantFail(getElementKind(
+      cast<RankedTensorType>(op->getResult(index).getType()).getElementType()));
+}
+
+llvm::Error executeConstant(arith::ConstantOp op, Environment &env) {
+  if (auto integer = dyn_cast<IntegerAttr>(op.getValue())) {
+    env.bind(op.getResult(), integer.getInt());
+    return llvm::Error::success();
+  }
+  auto dense = dyn_cast<DenseElementsAttr>(op.getValue());
+  if (!dense)
+    return makeOpError(op, env.getRank(),
+                       "only dense tensor and integer constants are supported");
+  auto type = cast<RankedTensorType>(dense.getType());
+  auto kind = getElementKind(type.getElementType());
+  if (!kind)
+    return kind.takeError();
+  Tensor tensor(*kind, std::vector<int64_t>(type.getShape()));
+  if (isa<FloatType>(type.getElementType())) {
+    int64_t i = 0;
+    for (APFloat value : dense.getValues<APFloat>())
+      tensor.getData()[i++] = value.convertToDouble();
+  } else {
+    int64_t i = 0;
+    for (APInt value : dense.getValues<APInt>())
+      tensor.getData()[i++] = static_cast<double>(value.getSExtValue());
+  }
+  env.bind(op.getResult(), std::move(tensor));
+  return llvm::Error::success();
+}
+
+llvm::Error executePacking(PackingOp op, Environment &env) {
+  PackingType type = op.getPacking().getType();
+  std::optional<std::vector<int64_t>> padded;
+  if (op.getCuPadded())
+    padded = env.tensor(op.getCuPadded()).toIntegers();
+  auto info =
+      PackingInfo::create(env.tensor(op.getCuSeqlens()).toIntegers(), padded,
+                          type.hasStaticTokens() ? type.getTokens() : -1);
+  if (!info)
+    return makeOpError(op, env.getRank(), llvm::toString(info.takeError()));
+  if (type.hasStaticSeqs() && info->getNumSeqs() != type.getSeqs())
+    return makeOpError(op, env.getRank(),
+                       llvm::formatv("cu_seqlens describes {0} sequences but "
+                                     "the packing type has seqs = {1}",
+                                     info->getNumSeqs(), type.getSeqs()));
+  if (type.hasMaxLen())
+    for (int64_t seq = 0; seq < info->getNumSeqs(); ++seq)
+      if (info->getLength(seq) > type.getMaxLen())
+        return makeOpError(op, env.getRank(),
+                           llvm::formatv("sequence {0} has length {1}, above "
+                                         "max_len = {2}",
+                                         seq, info->getLength(seq),
+                                         type.getMaxLen()));
+  env.bind(op.getPacking(), std::move(*info));
+  return llvm::Error::success();
+}
+
+llvm::Error executeConv(CausalConv1dOp op, Environment &env) {
+  RuntimeChecker check(op, env);
+  const Tensor &x = env.tensor(op.getX()), &weight = env.tensor(op.getWeight());
+  const PackingInfo &packing = env.packing(op.getPacking());
+  const Tensor *bias = env.optionalTensor(op.getBias());
+  const Tensor *initial = env.optionalTensor(op.getInitialState());
+  const int64_t channels = x.getDimSize(1);
+  if (auto error = check.tokens({{&x, "x"}}, &packing))
+    return error;
+  if (auto error = check.dim(weight, "weight", 0, channels, "channels"))
+    return error;
+  if (bias)
+    if (auto error = check.dim(*bias, "bias", 0, channels, "channels"))
+      return error;
+  if (initial) {
+    if (auto error = check.dim(*initial, "initial_state", 0,
+                               packing.getNumSeqs(), "sequences"))
+      return error;
+    if (auto error =
+            check.dim(*initial, "initial_state", 1, channels, "channels"))
+      return error;
+  }
+  bool wantState = static_cast<bool>(op.getFinalState());
+  ConvResult result = causalConv1d(
+      x, weight, bias, packing, initial,
+      op.getActivation() == Activation::Silu, resultKind(op, 0), wantState,
+      wantState ? resultKind(op, 1) : ElementKind::F32);
+  env.bind(op.getY(), std::move(result.y));
+  if (wantState)
+    env.bind(op.getFinalState(), std::move(result.finalState));
+  return llvm::Error::success();
+}
+
+llvm::Error executeGates(GatesOp op, Environment &env) {
+  RuntimeChecker check(op, env);
+  const Tensor &a = env.tensor(op.getA()), &b = env.tensor(op.getB());
+  const Tensor &aLog = env.tensor(op.getALog());
+  const Tensor &dtBias = env.tensor(op.getDtBias());
+  const int64_t heads = a.getDimSize(1);
+  if (auto error = check.tokens({{&a, "a"}, {&b, "b"}}, nullptr))
+    return error;
+  for (auto [tensor, name, dim] :
+       {std::tuple<const Tensor *, StringRef, unsigned>{&b, "b", 1},
+        {&aLog, "a_log", 0},
+        {&dtBias, "dt_bias", 0}})
+    if (auto error = check.dim(*tensor, name, dim, heads, "value heads"))
+      return error;
+  GatesResult result = gates(a, b, aLog, dtBias, op.getAllowNegEigval(),
+                             resultKind(op, 0));
+  env.bind(op.getG(), std::move(result.g));
+  env.bind(op.getBeta(), std::move(result.beta));
+  return llvm::Error::success();
+}
+
+/// Shape checks of the delta rule's operands.
+llvm::Error checkDeltaRule(Operation *op, const Environment &env,
+                           const DeltaRuleInputs &in) {
+  RuntimeChecker check(op, env);
+  if (auto error = check.tokens({{&in.q, "q"},
+                                 {&in.k, "k"},
+                                 {&in.v, "v"},
+                                 {&in.g, "g"},
+                                 {&in.beta, "beta"}},
+                                &in.packing))
+    return error;
+  const int64_t keyHeads = in.q.getDimSize(1), headDimK = in.q.getDimSize(2);
+  const int64_t valueHeads = in.v.getDimSize(1), headDimV = in.v.getDimSize(2);
+  if (keyHeads == 0 || valueHeads % keyHeads != 0)
+    return makeOpError(op, env.getRank(),
+                       llvm::formatv("value heads ({0}) must be a multiple of "
+                                     "key heads ({1})",
+                                     valueHeads, keyHeads));
+  for (auto [name, dim, expected] :
+       {std::tuple<StringRef, unsigned, int64_t>{"k", 1, keyHeads},
+        {"k", 2, headDimK}})
+    if (auto error = check.dim(in.k, name, dim, expected, "like q"))
+      return error;
+  if (auto error = check.dim(in.g, "g", 1, valueHeads, "value heads"))
+    return error;
+  if (auto error = check.dim(in.beta, "beta", 1, valueHeads, "value heads"))
+    return error;
+  if (in.initialState) {
+    const int64_t expected[] = {in.packing.getNumSeqs(), valueHeads, headDimK,
+                                headDimV};
+    for (unsigned dim = 0; dim < 4; ++dim)
+      if (auto error = check.dim(*in.initialState, "initial_state", dim,
+                                 expected[dim], "[N, HV, K, V]"))
+        return error;
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error executeDeltaRule(DeltaRuleOp op, Environment &env,
+                             const InterpreterOptions &options) {
+  DeltaRuleInputs inputs{env.tensor(op.getQ()),
+                         env.tensor(op.getK()),
+                         env.tensor(op.getV()),
+                         env.tensor(op.getG()),
+                         env.tensor(op.getBeta()),
+                         env.packing(op.getPacking()),
+                         env.optionalTensor(op.getInitialState()),
+                         op.getEffectiveScale()};
+  if (auto error = checkDeltaRule(op, env, inputs))
+    return error;
+  DeltaRuleResult result =
+      options.deltaRule == DeltaRuleAlgorithm::Chunked
+          ? deltaRuleChunked(inputs, op.getChunkSize(), resultKind(op, 0),
+                             resultKind(op, 1))
+          : deltaRuleRecurrent(inputs, resultKind(op, 0), resultKind(op, 1));
+  env.bind(op.getO(), std::move(result.o));
+  env.bind(op.getFinalState(), std::move(result.finalState));
+  return llvm::Error::success();
+}
+
+llvm::Error executeGatedRMSNorm(GatedRMSNormOp op, Environment &env) {
+  RuntimeChecker check(op, env);
+  const Tensor &x = env.tensor(op.getX()), &z = env.tensor(op.getZ());
+  const Tensor &weight = env.tensor(op.getWeight());
+  if (auto error = check.tokens({{&x, "x"}, {&z, "z"}}, nullptr))
+    return error;
+  for (unsigned dim = 1; dim < 3; ++dim)
+    if (auto error = check.dim(z, "z", dim, x.getDimSize(dim), "like x"))
+      return error;
+  if (auto error = check.dim(weight, "weight", 0, x.getDimSize(2), "V"))
+    return error;
+  env.bind(op.getY(), gatedRMSNorm(x, z, weight, op.getEps().convertToDouble(),
+                                   resultKind(op, 0)));
+  return llvm::Error::success();
+}
+
+llvm::Error executeLinear(LinearOp op, Environment &env) {
+  RuntimeChecker check(op, env);
+  const Tensor &x = env.tensor(op.getX()), &weight = env.tensor(op.getWeight());
+  int64_t in = 1;
+  for (int64_t size : x.getShape().drop_front())
+    in *= size;
+  if (auto error = check.dim(weight, "weight", 1, in, "In = features of x"))
+    return error;
+  auto type = op.getY().getType();
+  std::vector<int64_t> shape{x.getDimSize(0)};
+  int64_t out = 1;
+  for (int64_t size : type.getShape().drop_front()) {
+    if (ShapedType::isDynamic(size))
+      return makeOpError(op, env.getRank(),
+                         "y must have static feature dimensions to be "
+                         "interpreted");
+    shape.push_back(size);
+    out *= size;
+  }
+  if (auto error = check.dim(weight, "weight", 0, out, "Out = features of y"))
+    return error;
+  env.bind(op.getY(), linear(x, weight, shape, resultKind(op, 0)));
+  return llvm::Error::success();
+}
+
+llvm::Error executeSplitQkvz(SplitQkvzOp op, Environment &env) {
+  RuntimeChecker check(op, env);
+  const Tensor &qkvz = env.tensor(op.getQkvz()), &ba = env.tensor(op.getBa());
+  auto zType = op.getZ().getType();
+  const int64_t keyHeads = op.getKeyHeads(), headDimK = op.getHeadDimK();
+  const int64_t valueHeads = zType.getDimSize(1), headDimV = zType.getDimSize(2);
+  if (auto error = check.tokens({{&qkvz, "qkvz"}, {&ba, "ba"}}, nullptr))
+    return error;
+  if (auto error = check.dim(qkvz, "qkvz", 1,
+                             2 * keyHeads * headDimK + 2 * valueHeads * headDimV,
+                             "2HK + 2HV*V"))
+    return error;
+  if (auto error = check.dim(ba, "ba", 1, 2 * valueHeads, "2HV"))
+    return error;
+  SplitQkvzResult result =
+      splitQkvz(qkvz, ba, keyHeads, headDimK, valueHeads, headDimV);
+  env.bind(op.getMixedQkv(), std::move(result.mixedQkv));
+  env.bind(op.getZ(), std::move(result.z));
+  env.bind(op.getB(), std::move(result.b));
+  env.bind(op.getA(), std::move(result.a));
+  return llvm::Error::success();
+}
+
+llvm::Error executeSplitQkv(SplitQkvOp op, Environment &env) {
+  RuntimeChecker check(op, env);
+  const Tensor &mixed = env.tensor(op.getMixedQkv());
+  auto qType = op.getQ().getType(), vType = op.getV().getType();
+  const int64_t keyHeads = qType.getDimSize(1), headDimK = qType.getDimSize(2);
+  const int64_t valueHeads = vType.getDimSize(1), headDimV = vType.getDimSize(2);
+  if (auto error = check.dim(mixed, "mixed_qkv", 1,
+                             2 * keyHeads * headDimK + valueHeads * headDimV,
+                             "2HK + HV*V"))
+    return error;
+  SplitQkvResult result =
+      splitQkv(mixed, keyHeads, headDimK, valueHeads, headDimV);
+  env.bind(op.getQ(), std::move(result.q));
+  env.bind(op.getK(), std::move(result.k));
+  env.bind(op.getV(), std::move(result.v));
+  return llvm::Error::success();
+}
+
+/// gdn.layer, composed from the kernels directly (not through the expansion
+/// pass), so that comparing a layer with its expansion checks the pass.
+llvm::Error executeLayer(LayerOp op, Environment &env,
+                         const InterpreterOptions &options) {
+  const Tensor &x = env.tensor(op.getX());
+  const PackingInfo &packing = env.packing(op.getPacking());
+  RuntimeChecker check(op, env);
+  if (auto error = check.tokens({{&x, "x"}}, &packing))
+    return error;
+  LayerOp::Weights w = op.getWeightsByRole();
+  const int64_t tokens = x.getDimSize(0), hidden = x.getDimSize(1);
+  const int64_t keyHeads = op.getKeyHeads(), valueHeads = op.getValueHeads();
+  const int64_t headDimK = op.getHeadDimK(), headDimV = op.getHeadDimV();
+  const int64_t channels = op.getConvChannels();
+  const ElementKind act = x.getKind();
+  const ElementKind state =
+      act == ElementKind::F64 ? ElementKind::F64 : ElementKind::F32;
+
+  Tensor mixed, z, b, a;
+  if (op.getProjections() == Projections::Qwen3Next) {
+    Tensor qkvz = linear(x, env.tensor(w.inProjQkvz),
+                         {tokens, 2 * keyHeads * headDimK +
+                                      2 * valueHeads * headDimV},
+                         act);
+    Tensor ba = linear(x, env.tensor(w.inProjBa), {tokens, 2 * valueHeads}, act);
+    SplitQkvzResult split =
+        splitQkvz(qkvz, ba, keyHeads, headDimK, valueHeads, headDimV);
+    mixed = std::move(split.mixedQkv);
+    z = std::move(split.z);
+    b = std::move(split.b);
+    a = std::move(split.a);
+  } else {
+    mixed = linear(x, env.tensor(w.inProjQkv), {tokens, channels}, act);
+    z = linear(x, env.tensor(w.inProjZ), {tokens, valueHeads, headDimV}, act);
+    b = linear(x, env.tensor(w.inProjB), {tokens, valueHeads}, act);
+    a = linear(x, env.tensor(w.inProjA), {tokens, valueHeads}, act);
+  }
+  ConvResult conv =
+      causalConv1d(mixed, env.tensor(w.conv), nullptr, packing, nullptr,
+                   /*silu=*/true, act, /*wantFinalState=*/false, state);
+  SplitQkvResult qkv =
+      splitQkv(conv.y, keyHeads, headDimK, valueHeads, headDimV);
+  Tensor q = l2norm(qkv.q, 1e-6), k = l2norm(qkv.k, 1e-6);
+  GatesResult gate = gates(a, b, env.tensor(w.aLog), env.tensor(w.dtBias),
+                           op.getAllowNegEigval(), state);
+  double scale = op.getScaleAttr()
+                     ? op.getScaleAttr().getValueAsDouble()
+                     : 1.0 / std::sqrt(static_cast<double>(headDimK));
+  DeltaRuleInputs inputs{q, k, qkv.v, gate.g, gate.beta, packing, nullptr,
+                         scale};
+  DeltaRuleResult delta =
+      options.deltaRule == DeltaRuleAlgorithm::Chunked
+          ? deltaRuleChunked(inputs, op.getChunkSize(), act, state)
+          : deltaRuleRecurrent(inputs, act, state);
+  Tensor normed = gatedRMSNorm(delta.o, z, env.tensor(w.norm),
+                               op.getNormEps().convertToDouble(), act);
+  env.bind(op.getY(), linear(normed, env.tensor(w.outProj), {tokens, hidden},
+                             resultKind(op, 0)));
+  return llvm::Error::success();
+}
+
+} // namespace
+
+llvm::Error mlir::gdn::interp::executeLocalOp(Operation *op, Environment &env,
+                                              const InterpreterOptions &options) {
+  for (auto [index, operand] : llvm::enumerate(op->getOperands()))
+    if (isa<RankedTensorType>(operand.getType()))
+      if (auto error =
+              checkAgainstType(env.tensor(operand), operand.getType(),
+                               "operand #" + llvm::Twine(index)))
+        return makeOpError(op, env.getRank(), llvm::toString(std::move(error)));
+
+  llvm::Error error = llvm::Error::success();
+  if (auto constant = dyn_cast<arith::ConstantOp>(op))
+    error = executeConstant(constant, env);
+  else if (auto packing = dyn_cast<PackingOp>(op))
+    error = executePacking(packing, env);
+  else if (auto conv = dyn_cast<CausalConv1dOp>(op))
+    error = executeConv(conv, env);
+  else if (auto norm = dyn_cast<L2NormOp>(op))
+    env.bind(norm.getY(), l2norm(env.tensor(norm.getX()),
+                                 norm.getEps().convertToDouble()));
+  else if (auto gatesOp = dyn_cast<GatesOp>(op))
+    error = executeGates(gatesOp, env);
+  else if (auto delta = dyn_cast<DeltaRuleOp>(op))
+    error = executeDeltaRule(delta, env, options);
+  else if (auto rmsNorm = dyn_cast<GatedRMSNormOp>(op))
+    error = executeGatedRMSNorm(rmsNorm, env);
+  else if (auto linearOp = dyn_cast<LinearOp>(op))
+    error = executeLinear(linearOp, env);
+  else if (auto split = dyn_cast<SplitQkvzOp>(op))
+    error = executeSplitQkvz(split, env);
+  else if (auto split = dyn_cast<SplitQkvOp>(op))
+    error = executeSplitQkv(split, env);
+  else if (auto layer = dyn_cast<LayerOp>(op))
+    error = executeLayer(layer, env, options);
+  else if (auto rank = dyn_cast<comm::RankOp>(op))
+    env.bind(rank.getRank(), env.getRank());
+  else
+    return makeOpError(op, env.getRank(),
+                       "the reference interpreter does not support this op");
+  if (error)
+    return error;
+
+  for (auto [index, result] : llvm::enumerate(op->getResults()))
+    if (isa<RankedTensorType>(result.getType()))
+      if (auto mismatch = checkAgainstType(env.tensor(result), result.getType(),
+                                           "result #" + llvm::Twine(index)))
+        return makeOpError(op, env.getRank(),
+                           llvm::toString(std::move(mismatch)));
+  return llvm::Error::success();
+}

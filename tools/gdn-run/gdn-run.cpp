@@ -1,0 +1,355 @@
+//===- gdn-run.cpp - the reference interpreter driver ---------------------===//
+//
+// Runs a gdn program in float64 on the CPU, on one or P simulated ranks, with
+// seeded realistic inputs or .npy files, and prints or saves its results.
+// `--compare A B` runs two programs on the same global inputs and fails when
+// they differ by more than --rtol: this is how passes and kernels are checked.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gdn/InitAllDialects.h"
+#include "gdn/Interpreter/InputGenerator.h"
+#include "gdn/Interpreter/Interpreter.h"
+#include "gdn/Interpreter/Npy.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::gdn;
+using namespace mlir::gdn::interp;
+namespace cl = llvm::cl;
+
+static cl::list<std::string> files(cl::Positional, cl::OneOrMore,
+                                   cl::desc("<program.mlir> [<reference.mlir>]"));
+static cl::opt<bool> compare("compare",
+                             cl::desc("Run two programs on the same inputs and "
+                                      "compare their results"));
+static cl::opt<std::string>
+    entry("entry", cl::desc("Function to run; a comma-separated list gives "
+                            "one function per rank (default: the only "
+                            "function, or @main)"));
+static cl::opt<std::string>
+    compareEntry("compare-entry",
+                 cl::desc("Function(s) of the second program (default: as "
+                          "--entry)"));
+static cl::opt<int64_t>
+    ranks("ranks", cl::desc("Number of simulated ranks (default: what the "
+                            "program's layouts and groups need)"),
+          cl::init(0));
+static cl::opt<uint64_t> seed("seed", cl::desc("Seed of the random inputs"),
+                              cl::init(0));
+static cl::list<int64_t>
+    seqlens("seqlens", cl::CommaSeparated,
+            cl::desc("Real sequence lengths of the generated packing"));
+static cl::list<int64_t>
+    slots("slots", cl::CommaSeparated,
+          cl::desc("Padded slot lengths of the generated packing"));
+static cl::opt<std::string>
+    inputsDir("inputs", cl::desc("Directory of argN.npy files (global shapes) "
+                                 "to use instead of random inputs"));
+static cl::opt<std::string>
+    saveInputsDir("save-inputs",
+                  cl::desc("Write the global inputs used as argN.npy here"));
+static cl::opt<std::string>
+    outputsDir("outputs", cl::desc("Write the global results as resultN.npy"));
+static cl::opt<bool> printValues("print-values",
+                                 cl::desc("Print every value of every result"));
+
+static cl::opt<DeltaRuleAlgorithm> deltaRule(
+    "delta-rule", cl::desc("Implementation of gdn.delta_rule"),
+    cl::init(DeltaRuleAlgorithm::Recurrent),
+    cl::values(clEnumValN(DeltaRuleAlgorithm::Recurrent, "recurrent",
+                          "the definition, token by token (default)"),
+               clEnumValN(DeltaRuleAlgorithm::Chunked, "chunked",
+                          "the chunked WY algorithm of the GPU kernels")));
+static cl::opt<DeltaRuleAlgorithm> compareDeltaRule(
+    "compare-delta-rule",
+    cl::desc("Implementation of gdn.delta_rule in the second program "
+             "(default: as --delta-rule)"),
+    cl::values(clEnumValN(DeltaRuleAlgorithm::Recurrent, "recurrent", ""),
+               clEnumValN(DeltaRuleAlgorithm::Chunked, "chunked", "")));
+static cl::opt<double> rtol("rtol",
+                            cl::desc("Largest relative RMS error --compare "
+                                     "accepts (default 1e-12)"),
+                            cl::init(1e-12));
+
+namespace {
+/// A parsed program and the functions each rank runs.
+struct Program {
+  OwningOpRef<ModuleOp> module;
+  std::vector<func::FuncOp> rankFunctions;
+  std::string path;
+};
+
+int fail(const llvm::Twine &message) {
+  llvm::errs() << "gdn-run: error: " << message << "\n";
+  return 1;
+}
+
+llvm::Expected<Program> loadProgram(MLIRContext &context, StringRef path,
+                                    StringRef entryList) {
+  Program program;
+  program.path = path.str();
+  llvm::SourceMgr sourceMgr;
+  std::string errorMessage;
+  auto file = openInputFile(path, &errorMessage);
+  if (!file)
+    return llvm::createStringError(errorMessage);
+  sourceMgr.AddNewSourceBuffer(std::move(file), SMLoc());
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  program.module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!program.module)
+    return llvm::createStringError(path.str() + " does not parse or verify");
+
+  SmallVector<func::FuncOp> functions(
+      program.module->getOps<func::FuncOp>());
+  auto lookup = [&](StringRef name) -> llvm::Expected<func::FuncOp> {
+    if (auto function = program.module->lookupSymbol<func::FuncOp>(name))
+      return function;
+    std::string known;
+    for (func::FuncOp function : functions)
+      known += (known.empty() ? "@" : ", @") + function.getName().str();
+    return llvm::createStringError("no function @" + name.str() + " in " +
+                                   path.str() + " (it has " + known + ")");
+  };
+  if (entryList.empty()) {
+    if (functions.size() == 1) {
+      program.rankFunctions.push_back(functions.front());
+    } else {
+      auto main = lookup("main");
+      if (!main)
+        return llvm::createStringError(
+            path.str() + " has several functions; choose one with --entry (" +
+            llvm::toString(main.takeError()) + ")");
+      program.rankFunctions.push_back(*main);
+    }
+  } else {
+    SmallVector<StringRef> names;
+    entryList.split(names, ',');
+    for (StringRef name : names) {
+      auto function = lookup(name.trim());
+      if (!function)
+        return function.takeError();
+      program.rankFunctions.push_back(*function);
+    }
+  }
+  return program;
+}
+
+/// One function per rank: an MPMD list as given, or the SPMD function
+/// repeated for the ranks it needs (or --ranks).
+llvm::Error expandRanks(Program &program, int64_t requested) {
+  if (program.rankFunctions.size() > 1) {
+    if (requested && requested != static_cast<int64_t>(program.rankFunctions.size()))
+      return llvm::createStringError("--ranks disagrees with the number of "
+                                     "functions given to --entry");
+    return llvm::Error::success();
+  }
+  int64_t count = requested ? requested : getRequiredRanks(program.rankFunctions[0]);
+  program.rankFunctions.assign(count, program.rankFunctions[0]);
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::map<unsigned, Tensor>> loadProvidedInputs(func::FuncOp function) {
+  std::map<unsigned, Tensor> provided;
+  if (inputsDir.empty())
+    return provided;
+  if (!llvm::sys::fs::is_directory(inputsDir))
+    return llvm::createStringError("--inputs " + inputsDir +
+                                   " is not a directory");
+  for (unsigned i = 0; i < function.getNumArguments(); ++i) {
+    llvm::SmallString<128> path(inputsDir);
+    llvm::sys::path::append(path, "arg" + std::to_string(i) + ".npy");
+    if (!llvm::sys::fs::exists(path))
+      continue;
+    auto tensor = readNpy(path);
+    if (!tensor)
+      return tensor.takeError();
+    provided.emplace(i, std::move(*tensor));
+  }
+  return provided;
+}
+
+llvm::Error writeTensors(StringRef directory, StringRef prefix,
+                         const std::vector<Tensor> &tensors) {
+  if (auto ec = llvm::sys::fs::create_directories(directory))
+    return llvm::createStringError("cannot create " + directory.str() + ": " +
+                                   ec.message());
+  for (auto [index, tensor] : llvm::enumerate(tensors)) {
+    llvm::SmallString<128> path(directory);
+    llvm::sys::path::append(path, prefix + std::to_string(index) + ".npy");
+    if (auto error = writeNpy(path, tensor))
+      return error;
+  }
+  return llvm::Error::success();
+}
+
+/// Converts inputs drawn for one program to another program's dtypes.
+std::vector<Tensor> convertInputs(const std::vector<Tensor> &inputs,
+                                  func::FuncOp function) {
+  std::vector<Tensor> converted;
+  for (auto [index, type] :
+       llvm::enumerate(function.getFunctionType().getInputs())) {
+    ElementKind kind = cantFail(
+        getElementKind(cast<RankedTensorType>(type).getElementType()));
+    Tensor tensor(kind, std::vector<int64_t>(inputs[index].getShape()));
+    tensor.values() = inputs[index].values();
+    tensor.roundToStorage();
+    converted.push_back(std::move(tensor));
+  }
+  return converted;
+}
+
+void printSummary(const Tensor &tensor, unsigned index) {
+  double sumSquares = 0.0, maxAbs = 0.0;
+  bool finite = true;
+  for (double value : tensor.values()) {
+    finite &= std::isfinite(value);
+    sumSquares += value * value;
+    maxAbs = std::max(maxAbs, std::fabs(value));
+  }
+  double rms = tensor.getNumElements()
+                   ? std::sqrt(sumSquares / tensor.getNumElements())
+                   : 0.0;
+  llvm::outs() << "result #" << index << ": " << tensor.describe()
+               << llvm::format("  rms = %.6e  max_abs = %.6e", rms, maxAbs)
+               << (finite ? "" : "  NON-FINITE") << "\n";
+  if (!printValues)
+    return;
+  for (int64_t i = 0; i < tensor.getNumElements(); ++i)
+    llvm::outs() << (i % 8 == 0 ? "  " : " ")
+                 << llvm::format("%.10g", tensor.getData()[i])
+                 << (i % 8 == 7 || i + 1 == tensor.getNumElements() ? "\n"
+                                                                    : "");
+}
+
+/// Relative RMS error of `actual` against `expected`, and the largest
+/// absolute difference. NaN when shapes differ or a value is not finite.
+std::pair<double, double> compareTensors(const Tensor &actual,
+                                         const Tensor &expected) {
+  if (actual.getShape() != expected.getShape())
+    return {NAN, NAN};
+  double diffSquares = 0.0, refSquares = 0.0, maxAbs = 0.0;
+  for (int64_t i = 0; i < actual.getNumElements(); ++i) {
+    double a = actual.getData()[i], e = expected.getData()[i];
+    if (!std::isfinite(a) || !std::isfinite(e))
+      return {NAN, NAN};
+    diffSquares += (a - e) * (a - e);
+    refSquares += e * e;
+    maxAbs = std::max(maxAbs, std::fabs(a - e));
+  }
+  double relative = refSquares > 0.0 ? std::sqrt(diffSquares / refSquares)
+                                     : std::sqrt(diffSquares);
+  return {relative, maxAbs};
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "gdn-run: the float64 reference interpreter of gdn programs\n\n"
+      "  gdn-run FILE [--entry NAME] [--seed S] [--inputs DIR] [--outputs DIR]\n"
+      "  gdn-run --compare A.mlir B.mlir [--rtol X]\n");
+  if (compare != (files.size() == 2))
+    return fail(compare ? "--compare needs two programs"
+                        : "give one program, or two with --compare");
+
+  DialectRegistry registry;
+  registerAllGdnDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  auto first = loadProgram(context, files[0], entry);
+  if (!first)
+    return fail(llvm::toString(first.takeError()));
+  if (auto error = expandRanks(*first, ranks))
+    return fail(llvm::toString(std::move(error)));
+  func::FuncOp function = first->rankFunctions[0];
+
+  auto provided = loadProvidedInputs(function);
+  if (!provided)
+    return fail(llvm::toString(provided.takeError()));
+  GeneratorOptions generator;
+  generator.seed = seed;
+  if (!seqlens.empty())
+    generator.seqlens = std::vector<int64_t>(seqlens.begin(), seqlens.end());
+  if (!slots.empty())
+    generator.slots = std::vector<int64_t>(slots.begin(), slots.end());
+  auto inputs = generateGlobalInputs(function, first->rankFunctions.size(),
+                                     generator, *provided);
+  if (!inputs)
+    return fail(llvm::toString(inputs.takeError()));
+  if (!saveInputsDir.empty())
+    if (auto error = writeTensors(saveInputsDir, "arg", *inputs))
+      return fail(llvm::toString(std::move(error)));
+
+  InterpreterOptions options;
+  options.deltaRule = deltaRule;
+  auto outputs = runOnGlobalInputs(first->rankFunctions, *inputs, options);
+  if (!outputs)
+    return fail(llvm::toString(outputs.takeError()));
+
+  if (!compare) {
+    for (auto [index, tensor] : llvm::enumerate(*outputs))
+      printSummary(tensor, index);
+    if (!outputsDir.empty())
+      if (auto error = writeTensors(outputsDir, "result", *outputs))
+        return fail(llvm::toString(std::move(error)));
+    return 0;
+  }
+
+  auto second = loadProgram(context, files[1],
+                            compareEntry.empty() ? entry : compareEntry);
+  if (!second)
+    return fail(llvm::toString(second.takeError()));
+  if (auto error = expandRanks(*second, /*requested=*/0))
+    return fail(llvm::toString(std::move(error)));
+  func::FuncOp reference = second->rankFunctions[0];
+  if (reference.getNumArguments() != function.getNumArguments() ||
+      reference.getNumResults() != function.getNumResults())
+    return fail("the programs have different signatures: @" +
+                function.getName() + " and @" + reference.getName());
+  InterpreterOptions referenceOptions;
+  referenceOptions.deltaRule =
+      compareDeltaRule.getNumOccurrences() ? compareDeltaRule : deltaRule;
+  auto expected = runOnGlobalInputs(second->rankFunctions,
+                                    convertInputs(*inputs, reference),
+                                    referenceOptions);
+  if (!expected)
+    return fail(llvm::toString(expected.takeError()));
+
+  llvm::outs() << "comparing @" << function.getName() << " ("
+               << first->rankFunctions.size() << " rank(s)) against @"
+               << reference.getName() << " ("
+               << second->rankFunctions.size() << " rank(s))\n";
+  bool allPass = true;
+  for (size_t index = 0; index < outputs->size(); ++index) {
+    auto [relative, maxAbs] = compareTensors((*outputs)[index], (*expected)[index]);
+    bool pass = relative <= rtol; // false for NaN
+    allPass &= pass;
+    llvm::outs() << "result #" << index << ": " << (*outputs)[index].describe()
+                 << llvm::format("  rel_rms = %.3e  max_abs = %.3e  ", relative,
+                                 maxAbs)
+                 << (pass ? "ok" : "FAIL") << "\n";
+  }
+  if (!allPass)
+    return fail(llvm::formatv("results differ by more than --rtol = {0}", rtol)
+                    .str());
+  return 0;
+}
