@@ -6,6 +6,7 @@
 import os
 import shutil
 import subprocess
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -26,8 +27,13 @@ llvm_config.with_environment("PATH", config.gdn_tools_dir, append_path=True)
 config.substitutions.append(("%gdn_src_root", config.gdn_src_root))
 config.substitutions.append(("%gdn_obj_root", config.gdn_obj_root))
 config.substitutions.append(("%examples", os.path.join(config.gdn_src_root, "examples")))
+# Writes small .npy inputs for interpreter tests (no NumPy needed).
+config.substitutions.append(("%make_npy", "%s %s" % (
+    sys.executable,
+    os.path.join(config.gdn_src_root, "test", "Interpreter", "Inputs", "make_npy.py"))))
 
-llvm_config.add_tool_substitutions([ToolSubst("gdn-opt", unresolved="fatal")],
+llvm_config.add_tool_substitutions([ToolSubst("gdn-opt", unresolved="fatal"),
+                                    ToolSubst("gdn-run", unresolved="fatal")],
                                    [config.gdn_tools_dir])
 
 

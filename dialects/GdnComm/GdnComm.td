@@ -92,7 +92,9 @@ def GdnComm_AllGatherOp : GdnComm_Op<"all_gather"> {
   let description = [{
     The result is the rank-ordered concatenation of all ranks' inputs along
     `dim`, so that dimension grows `ranks` times. Gathering a contiguous
-    token shard of the same group along tokens yields the natural layout.
+    token shard of the same group along tokens (`dim = 0`) yields the natural
+    layout; a gather along any other dimension moves no token, so the result
+    keeps the input's token layout.
 
     ```mlir
     %g = gdn_comm.all_gather %x {group = #gdn_comm.group<sp, 4>, dim = 0 : i64}
@@ -110,7 +112,9 @@ def GdnComm_ReduceScatterOp : GdnComm_Op<"reduce_scatter"> {
   let summary = "sums across ranks, each rank keeps one slice";
   let description = [{
     Sums the inputs of all ranks elementwise and returns to rank `r` the
-    `r`-th of `ranks` equal slices along `dim`.
+    `r`-th of `ranks` equal slices along `dim`. Along tokens (`dim = 0`) the
+    input holds all tokens in natural order and the result is a contiguous
+    shard of the group; along any other dimension the token layout is kept.
 
     ```mlir
     %r = gdn_comm.reduce_scatter %y {group = #gdn_comm.group<sp, 4>, dim = 0 : i64}
@@ -130,7 +134,10 @@ def GdnComm_AllToAllOp : GdnComm_Op<"all_to_all"> {
     Each rank cuts its input into `ranks` equal pieces along `split_dim` and
     sends piece `j` to rank `j`; the received pieces are concatenated in rank
     order along `concat_dim`. Headwise (Ulysses) context parallelism uses it
-    to trade a token shard for a head shard and back.
+    to trade a token shard for a head shard and back: concatenating tokens
+    needs a contiguous shard of the group and gives all tokens, splitting
+    tokens does the reverse, and an exchange between two other dimensions
+    keeps the token layout.
 
     ```mlir
     %h = gdn_comm.all_to_all %x {group = #gdn_comm.group<cp, 4>, split_dim = 1 : i64, concat_dim = 0 : i64}
@@ -152,7 +159,9 @@ def GdnComm_HaloExchangeOp : GdnComm_Op<"halo_exchange"> {
     Rank `r` sends the last `tokens` rows of its token shard to rank `r + 1`
     and returns the rows received from rank `r - 1` (zeros on rank 0). The
     chunkwise-CP conv uses them as the `W - 1` taps before its first token
-    when that token continues a sequence from the previous rank.
+    when that token continues a sequence from the previous rank. The input
+    is a contiguous token shard of the group (or carries no layout) with at
+    least `tokens` rows; the halo carries no layout.
 
     ```mlir
     %h = gdn_comm.halo_exchange %x {group = #gdn_comm.group<cp, 4>, tokens = 3 : i64}
@@ -174,7 +183,9 @@ def GdnComm_StateExchangeOp : GdnComm_Op<"state_exchange"> {
     (`[HV, K, V]`) such that the state it hands on is `M_r * S_in + S_r`
     (`M_r = 0` when that sequence starts on rank `r`). The result on rank `r`
     is its incoming state `S_in(r)`, with `S_in(0) = 0` and
-    `S_in(r + 1) = M_r * S_in(r) + S_r`, computed in fp32.
+    `S_in(r + 1) = M_r * S_in(r) + S_r`, computed in fp32. All three tensors
+    share one element type (f32, or f64 in reference programs) and carry no
+    token layout.
     `chain = all_gather` gathers every summary and chains locally;
     `chain = scan` uses a log-depth scan.
 

@@ -131,7 +131,8 @@ llvm::Error stateExchange(comm::StateExchangeOp op,
                        "[HV, K, V]");
   std::vector<StateSummary> summaries;
   for (int64_t rank = 0; rank < ranks; ++rank)
-    summaries.push_back({transitions[rank]->values(), partials[rank]->values()});
+    summaries.push_back(
+        {transitions[rank]->values(), partials[rank]->values()});
   // prefix[r] = the composition of ranks 0..r-1 applied to a zero state.
   std::vector<StateSummary> prefix(ranks);
   if (op.getChain() == comm::ChainKind::AllGather) {
@@ -155,8 +156,8 @@ llvm::Error stateExchange(comm::StateExchangeOp op,
     for (int64_t rank = 1; rank < ranks; ++rank)
       prefix[rank] = scan[rank - 1];
   }
-  ElementKind kind = cantFail(getElementKind(
-      op.getIncomingState().getType().getElementType()));
+  ElementKind kind = cantFail(
+      getElementKind(op.getIncomingState().getType().getElementType()));
   for (int64_t rank = 0; rank < ranks; ++rank) {
     Tensor incoming(kind, {heads, K, V});
     incoming.values() = prefix[rank].partial;
@@ -278,6 +279,7 @@ mlir::gdn::interp::executeCollective(ArrayRef<Operation *> rankOps,
       return error;
     return stateExchange(exchange, inputs, partials, envs);
   }
-  return makeOpError(op, 0, "the reference interpreter does not support this "
-                            "collective");
+  return makeOpError(op, 0,
+                     "the reference interpreter does not support this "
+                     "collective");
 }

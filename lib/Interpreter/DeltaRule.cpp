@@ -75,8 +75,9 @@ struct DeltaRuleProblem {
 };
 } // namespace
 
-DeltaRuleResult mlir::gdn::interp::deltaRuleRecurrent(
-    const DeltaRuleInputs &in, ElementKind oKind, ElementKind stateKind) {
+DeltaRuleResult mlir::gdn::interp::deltaRuleRecurrent(const DeltaRuleInputs &in,
+                                                      ElementKind oKind,
+                                                      ElementKind stateKind) {
   DeltaRuleProblem p(in);
   DeltaRuleResult result = p.allocate(oKind, stateKind);
   const int64_t K = p.headDimK, V = p.headDimV;
@@ -199,8 +200,8 @@ DeltaRuleResult mlir::gdn::interp::deltaRuleChunked(const DeltaRuleInputs &in,
             o[y] += coefficient * s[y];
         }
         for (int64_t j = 0; j <= i; ++j) {
-          const double coefficient = std::exp(gamma[i] - gamma[j]) *
-                                     dot(q, p.key(row0 + j, head), K);
+          const double coefficient =
+              std::exp(gamma[i] - gamma[j]) * dot(q, p.key(row0 + j, head), K);
           const double *d = delta.data() + j * V;
           for (int64_t y = 0; y < V; ++y)
             o[y] += coefficient * d[y];

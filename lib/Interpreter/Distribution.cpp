@@ -32,15 +32,15 @@ mlir::gdn::interp::getZigzagRows(const PackingInfo &packing, int64_t ranks,
   std::vector<int64_t> rows;
   for (int64_t seq = 0; seq < packing.getNumSeqs(); ++seq) {
     int64_t begin = packing.getBegin(seq);
-    int64_t slot = packing.isPadded()
-                       ? packing.getCuPadded()[seq + 1] - begin
-                       : packing.getLength(seq);
+    int64_t slot = packing.isPadded() ? packing.getCuPadded()[seq + 1] - begin
+                                      : packing.getLength(seq);
     if (slot % (2 * ranks) != 0)
       return llvm::createStringError(
-          ("zigzag sharding over " + Twine(ranks) + " ranks needs every "
-           "sequence's length to be a multiple of " + Twine(2 * ranks) +
-           ", but sequence " + Twine(seq) + " has length " + Twine(slot) +
-           "; pad the sequence or use the contiguous layout")
+          ("zigzag sharding over " + Twine(ranks) +
+           " ranks needs every "
+           "sequence's length to be a multiple of " +
+           Twine(2 * ranks) + ", but sequence " + Twine(seq) + " has length " +
+           Twine(slot) + "; pad the sequence or use the contiguous layout")
               .str());
     int64_t piece = slot / (2 * ranks);
     for (int64_t chunk : {rank, 2 * ranks - 1 - rank})
@@ -164,7 +164,9 @@ mlir::gdn::interp::gatherFromRanks(llvm::ArrayRef<Tensor> locals,
           locals[rank].values() != locals[0].values())
         return llvm::createStringError(
             ("a value without a layout must be the same on every rank, but "
-             "rank " + Twine(rank) + " differs from rank 0; give it a "
+             "rank " +
+             Twine(rank) +
+             " differs from rank 0; give it a "
              "#gdn.seq or #gdn.heads layout")
                 .str());
     return locals[0];

@@ -51,7 +51,8 @@ private:
 };
 
 /// Builds an error "'op' at LOC on rank R: MESSAGE".
-llvm::Error makeOpError(Operation *op, int64_t rank, const llvm::Twine &message);
+llvm::Error makeOpError(Operation *op, int64_t rank,
+                        const llvm::Twine &message);
 
 /// True for ops that need every rank at once (gdn_comm collectives and
 /// gdn.convert_layout).

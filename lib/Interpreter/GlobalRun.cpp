@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "gdn/Dialect/Gdn/SequenceLayout.h"
 #include "gdn/Interpreter/Distribution.h"
 #include "gdn/Interpreter/InputGenerator.h"
 #include "gdn/Interpreter/Interpreter.h"
@@ -36,6 +37,16 @@ findGlobalPacking(func::FuncOp func, const std::vector<Tensor> &inputs) {
   return std::optional<PackingInfo>(std::move(*info));
 }
 
+/// True when an argument or result of `func` is a zigzag shard.
+static bool usesZigzag(func::FuncOp func) {
+  auto isZigzag = [](Type type) {
+    auto seq = dyn_cast_or_null<SeqLayoutAttr>(getSequenceLayout(type));
+    return seq && seq.getKind() == SeqLayoutKind::Zigzag;
+  };
+  return llvm::any_of(func.getFunctionType().getInputs(), isZigzag) ||
+         llvm::any_of(func.getFunctionType().getResults(), isZigzag);
+}
+
 llvm::Expected<std::vector<Tensor>>
 mlir::gdn::interp::runOnGlobalInputs(ArrayRef<func::FuncOp> rankFunctions,
                                      const std::vector<Tensor> &globalInputs,
@@ -46,19 +57,24 @@ mlir::gdn::interp::runOnGlobalInputs(ArrayRef<func::FuncOp> rankFunctions,
     if (function.getFunctionType() != first.getFunctionType())
       return llvm::createStringError(
           "every rank's function must have the same signature; @" +
-          function.getName().str() + " differs from @" +
-          first.getName().str());
+          function.getName().str() + " differs from @" + first.getName().str());
+  // Invalid offsets are reported by the program's gdn.packing op, with its
+  // location; only zigzag layouts need them before the program runs.
   auto packing = findGlobalPacking(first, globalInputs);
-  if (!packing)
+  std::optional<PackingInfo> validPacking;
+  if (packing)
+    validPacking = std::move(*packing);
+  else if (usesZigzag(first))
     return packing.takeError();
-  const PackingInfo *packingPtr = *packing ? &**packing : nullptr;
+  else
+    llvm::consumeError(packing.takeError());
+  const PackingInfo *packingPtr = validPacking ? &*validPacking : nullptr;
 
   RankTensors rankInputs(ranks);
   for (auto [index, type] :
        llvm::enumerate(first.getFunctionType().getInputs())) {
-    auto shards = scatterToRanks(globalInputs[index],
-                                 cast<RankedTensorType>(type), ranks,
-                                 packingPtr);
+    auto shards = scatterToRanks(
+        globalInputs[index], cast<RankedTensorType>(type), ranks, packingPtr);
     if (!shards)
       return llvm::createStringError(
           llvm::formatv("argument #{0} of @{1}: {2}", index, first.getName(),

@@ -146,7 +146,9 @@ public:
     return z ^ (z >> 31);
   }
   /// Uniform in (0, 1).
-  double uniform() { return (static_cast<double>(next() >> 11) + 0.5) / 9007199254740992.0; }
+  double uniform() {
+    return (static_cast<double>(next() >> 11) + 0.5) / 9007199254740992.0;
+  }
   double normal() {
     double u = uniform(), v = uniform();
     return std::sqrt(-2.0 * std::log(u)) * std::cos(6.283185307179586 * v);
@@ -215,7 +217,8 @@ llvm::Expected<std::vector<Tensor>> mlir::gdn::interp::generateGlobalInputs(
   const unsigned numArgs = func.getNumArguments();
 
   // 1. The real lengths and slots of the sequences.
-  std::optional<std::vector<int64_t>> lengths = options.seqlens, slots = options.slots;
+  std::optional<std::vector<int64_t>> lengths = options.seqlens,
+                                      slots = options.slots;
   for (unsigned i = 0; i < numArgs; ++i) {
     auto it = provided.find(i);
     if (it == provided.end())
@@ -246,22 +249,25 @@ llvm::Expected<std::vector<Tensor>> mlir::gdn::interp::generateGlobalInputs(
     std::optional<int64_t> seqs = facts.seqs;
     for (unsigned i = 0; i < numArgs && !seqs; ++i)
       if (roles[i] == InputRole::Offsets)
-        if (auto type = dyn_cast<RankedTensorType>(func.getArgument(i).getType());
+        if (auto type =
+                dyn_cast<RankedTensorType>(func.getArgument(i).getType());
             type && !type.isDynamicDim(0))
           seqs = type.getDimSize(0) - 1;
     bool needsPacking = llvm::is_contained(roles, InputRole::Offsets);
     if (needsPacking && (!tokens || !seqs))
       return llvm::createStringError(
           "cannot tell the number of tokens or sequences from the types of @" +
-          func.getName().str() + "; pass --seqlens (e.g. --seqlens=5,0,64) or "
-                                 "cu_seqlens through --inputs");
+          func.getName().str() +
+          "; pass --seqlens (e.g. --seqlens=5,0,64) or "
+          "cu_seqlens through --inputs");
     if (needsPacking) {
       RandomStream random(options.seed, 0xC0FFEE);
       if (facts.padded) {
         slots = randomPartition(random, *tokens, *seqs, unit);
         lengths.emplace();
         for (int64_t slot : *slots)
-          lengths->push_back(static_cast<int64_t>(random.uniform() * (slot + 1)));
+          lengths->push_back(
+              static_cast<int64_t>(random.uniform() * (slot + 1)));
       } else {
         lengths = randomPartition(random, *tokens, *seqs, unit);
       }
@@ -275,7 +281,7 @@ llvm::Expected<std::vector<Tensor>> mlir::gdn::interp::generateGlobalInputs(
   }
   const int64_t seqs = lengths ? static_cast<int64_t>(lengths->size()) : 0;
   const int64_t bufferTokens =
-      slots ? std::accumulate(slots->begin(), slots->end(), int64_t(0))
+      slots     ? std::accumulate(slots->begin(), slots->end(), int64_t(0))
       : lengths ? std::accumulate(lengths->begin(), lengths->end(), int64_t(0))
                 : 0;
 
@@ -284,9 +290,8 @@ llvm::Expected<std::vector<Tensor>> mlir::gdn::interp::generateGlobalInputs(
   for (unsigned i = 0; i < numArgs; ++i) {
     auto type = dyn_cast<RankedTensorType>(func.getArgument(i).getType());
     if (!type)
-      return llvm::createStringError(
-          llvm::formatv("argument #{0} of @{1} is not a ranked tensor",
-                        i, func.getName()));
+      return llvm::createStringError(llvm::formatv(
+          "argument #{0} of @{1} is not a ranked tensor", i, func.getName()));
     auto kind = getElementKind(type.getElementType());
     if (!kind)
       return kind.takeError();
@@ -297,7 +302,7 @@ llvm::Expected<std::vector<Tensor>> mlir::gdn::interp::generateGlobalInputs(
       bool offsets = roles[i] == InputRole::Offsets ||
                      roles[i] == InputRole::PaddedOffsets;
       if (d == 0 && lengths)
-        shape[d] = offsets                       ? seqs + 1
+        shape[d] = offsets                        ? seqs + 1
                    : roles[i] == InputRole::State ? seqs
                                                   : bufferTokens;
       else if (!provided.count(i))
@@ -311,8 +316,8 @@ llvm::Expected<std::vector<Tensor>> mlir::gdn::interp::generateGlobalInputs(
       const Tensor &given = it->second;
       bool matches = given.getRank() == static_cast<int64_t>(shape.size());
       for (size_t d = 0; matches && d < shape.size(); ++d)
-        matches = ShapedType::isDynamic(shape[d]) ||
-                  given.getDimSize(d) == shape[d];
+        matches =
+            ShapedType::isDynamic(shape[d]) || given.getDimSize(d) == shape[d];
       if (!matches) {
         std::string expected;
         for (int64_t size : shape)
@@ -338,8 +343,8 @@ llvm::Expected<std::vector<Tensor>> mlir::gdn::interp::generateGlobalInputs(
     switch (roles[i]) {
     case InputRole::Offsets:
     case InputRole::PaddedOffsets: {
-      std::vector<int64_t> offsets = cumulative(
-          roles[i] == InputRole::Offsets ? *lengths : *slots);
+      std::vector<int64_t> offsets =
+          cumulative(roles[i] == InputRole::Offsets ? *lengths : *slots);
       if (offsets.size() != values.size())
         return llvm::createStringError(llvm::formatv(
             "argument #{0} of @{1} holds {2} offsets but the packing has {3} "

@@ -31,16 +31,17 @@ static std::string describeLocation(Operation *op) {
 
 llvm::Error mlir::gdn::interp::makeOpError(Operation *op, int64_t rank,
                                            const llvm::Twine &message) {
-  return llvm::createStringError(
-      llvm::formatv("'{0}' at {1} on rank {2}: {3}",
-                    op->getName().getStringRef(), describeLocation(op), rank,
-                    message.str())
-          .str());
+  return llvm::createStringError(llvm::formatv("'{0}' at {1} on rank {2}: {3}",
+                                               op->getName().getStringRef(),
+                                               describeLocation(op), rank,
+                                               message.str())
+                                     .str());
 }
 
 bool mlir::gdn::interp::isCollective(Operation *op) {
   return isa<ConvertLayoutOp>(op) ||
-         (isa<comm::GdnCommDialect>(op->getDialect()) && !isa<comm::RankOp>(op));
+         (isa<comm::GdnCommDialect>(op->getDialect()) &&
+          !isa<comm::RankOp>(op));
 }
 
 llvm::Error mlir::gdn::interp::checkAgainstType(const Tensor &tensor, Type type,
@@ -56,8 +57,8 @@ llvm::Error mlir::gdn::interp::checkAgainstType(const Tensor &tensor, Type type,
   };
   bool shapeOk = ranked.getRank() == tensor.getRank();
   for (int64_t d = 0; shapeOk && d < ranked.getRank(); ++d)
-    shapeOk = ranked.isDynamicDim(d) ||
-              ranked.getDimSize(d) == tensor.getDimSize(d);
+    shapeOk =
+        ranked.isDynamicDim(d) || ranked.getDimSize(d) == tensor.getDimSize(d);
   if (!shapeOk)
     return llvm::createStringError(what.str() + " has shape " +
                                    tensor.describe() + " but its type is " +
@@ -81,6 +82,8 @@ int64_t mlir::gdn::interp::getRequiredRanks(func::FuncOp func) {
   func.walk([&](Operation *op) {
     if (auto group = op->getAttrOfType<comm::GroupAttr>("group"))
       ranks = std::max(ranks, group.getRanks());
+    for (Type type : op->getResultTypes())
+      ranks = std::max(ranks, getLayoutRanks(type));
   });
   return ranks;
 }
@@ -139,10 +142,10 @@ mlir::gdn::interp::runOnRanks(llvm::ArrayRef<func::FuncOp> rankFunctions,
                                      " has no body to run");
     Block &body = function.getBody().front();
     if (inputs[rank].size() != body.getNumArguments())
-      return llvm::createStringError(llvm::formatv(
-          "@{0} takes {1} arguments but rank {2} was given {3}",
-          function.getName(), body.getNumArguments(), rank,
-          inputs[rank].size()));
+      return llvm::createStringError(
+          llvm::formatv("@{0} takes {1} arguments but rank {2} was given {3}",
+                        function.getName(), body.getNumArguments(), rank,
+                        inputs[rank].size()));
     envs.emplace_back(rank);
     for (auto [index, argument] : llvm::enumerate(body.getArguments())) {
       if (auto error = checkAgainstType(
@@ -206,10 +209,10 @@ mlir::gdn::interp::runOnRanks(llvm::ArrayRef<func::FuncOp> rankFunctions,
       ops.push_back(&*cursors[rank].next);
     for (int64_t rank = 1; rank < ranks; ++rank)
       if (!sameCollective(ops[0], ops[rank]))
-        return llvm::createStringError(
-            "collective mismatch: rank 0 waits at " + describeWaiting(ops[0]) +
-            " but rank " + std::to_string(rank) + " waits at " +
-            describeWaiting(ops[rank]));
+        return llvm::createStringError("collective mismatch: rank 0 waits at " +
+                                       describeWaiting(ops[0]) + " but rank " +
+                                       std::to_string(rank) + " waits at " +
+                                       describeWaiting(ops[rank]));
     if (auto group = ops[0]->getAttrOfType<comm::GroupAttr>("group");
         group && group.getRanks() != ranks)
       return makeOpError(ops[0], 0,

@@ -15,6 +15,7 @@
 #include "gdn/Interpreter/ReferenceKernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -39,8 +40,8 @@ public:
     return makeOpError(op, env.getRank(),
                        llvm::formatv("{0} dimension {1} ({2}) is {3} at run "
                                      "time but must be {4}",
-                                     name, dim, meaning,
-                                     tensor.getDimSize(dim), expected));
+                                     name, dim, meaning, tensor.getDimSize(dim),
+                                     expected));
   }
 
   /// All `tensors` cover the same tokens, and the packing's buffer if given.
@@ -147,10 +148,10 @@ llvm::Error executeConv(CausalConv1dOp op, Environment &env) {
       return error;
   }
   bool wantState = static_cast<bool>(op.getFinalState());
-  ConvResult result = causalConv1d(
-      x, weight, bias, packing, initial,
-      op.getActivation() == Activation::Silu, resultKind(op, 0), wantState,
-      wantState ? resultKind(op, 1) : ElementKind::F32);
+  ConvResult result =
+      causalConv1d(x, weight, bias, packing, initial,
+                   op.getActivation() == Activation::Silu, resultKind(op, 0),
+                   wantState, wantState ? resultKind(op, 1) : ElementKind::F32);
   env.bind(op.getY(), std::move(result.y));
   if (wantState)
     env.bind(op.getFinalState(), std::move(result.finalState));
@@ -171,8 +172,8 @@ llvm::Error executeGates(GatesOp op, Environment &env) {
         {&dtBias, "dt_bias", 0}})
     if (auto error = check.dim(*tensor, name, dim, heads, "value heads"))
       return error;
-  GatesResult result = gates(a, b, aLog, dtBias, op.getAllowNegEigval(),
-                             resultKind(op, 0));
+  GatesResult result =
+      gates(a, b, aLog, dtBias, op.getAllowNegEigval(), resultKind(op, 0));
   env.bind(op.getG(), std::move(result.g));
   env.bind(op.getBeta(), std::move(result.beta));
   return llvm::Error::success();
@@ -284,12 +285,13 @@ llvm::Error executeSplitQkvz(SplitQkvzOp op, Environment &env) {
   const Tensor &qkvz = env.tensor(op.getQkvz()), &ba = env.tensor(op.getBa());
   auto zType = op.getZ().getType();
   const int64_t keyHeads = op.getKeyHeads(), headDimK = op.getHeadDimK();
-  const int64_t valueHeads = zType.getDimSize(1), headDimV = zType.getDimSize(2);
+  const int64_t valueHeads = zType.getDimSize(1),
+                headDimV = zType.getDimSize(2);
   if (auto error = check.tokens({{&qkvz, "qkvz"}, {&ba, "ba"}}, nullptr))
     return error;
-  if (auto error = check.dim(qkvz, "qkvz", 1,
-                             2 * keyHeads * headDimK + 2 * valueHeads * headDimV,
-                             "2HK + 2HV*V"))
+  if (auto error = check.dim(
+          qkvz, "qkvz", 1, 2 * keyHeads * headDimK + 2 * valueHeads * headDimV,
+          "2HK + 2HV*V"))
     return error;
   if (auto error = check.dim(ba, "ba", 1, 2 * valueHeads, "2HV"))
     return error;
@@ -307,7 +309,8 @@ llvm::Error executeSplitQkv(SplitQkvOp op, Environment &env) {
   const Tensor &mixed = env.tensor(op.getMixedQkv());
   auto qType = op.getQ().getType(), vType = op.getV().getType();
   const int64_t keyHeads = qType.getDimSize(1), headDimK = qType.getDimSize(2);
-  const int64_t valueHeads = vType.getDimSize(1), headDimV = vType.getDimSize(2);
+  const int64_t valueHeads = vType.getDimSize(1),
+                headDimV = vType.getDimSize(2);
   if (auto error = check.dim(mixed, "mixed_qkv", 1,
                              2 * keyHeads * headDimK + valueHeads * headDimV,
                              "2HK + HV*V"))
@@ -317,6 +320,31 @@ llvm::Error executeSplitQkv(SplitQkvOp op, Environment &env) {
   env.bind(op.getQ(), std::move(result.q));
   env.bind(op.getK(), std::move(result.k));
   env.bind(op.getV(), std::move(result.v));
+  return llvm::Error::success();
+}
+
+/// tensor.collapse_shape / tensor.expand_shape: the same row-major data with
+/// a new shape (dynamic result sizes follow from the operand's).
+llvm::Error executeReshape(Operation *op, Environment &env) {
+  const Tensor &input = env.tensor(op->getOperand(0));
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
+  int64_t known = 1, dynamicDims = 0;
+  for (int64_t size : shape)
+    ShapedType::isDynamic(size) ? ++dynamicDims : known *= size;
+  if (dynamicDims > 1)
+    return makeOpError(
+        op, env.getRank(),
+        "the interpreter can infer only one dynamic result size");
+  for (int64_t &size : shape)
+    if (ShapedType::isDynamic(size))
+      size = known ? input.getNumElements() / known : 0;
+  Tensor result(input.getKind(), shape);
+  if (result.getNumElements() != input.getNumElements())
+    return makeOpError(op, env.getRank(),
+                       "the reshape changes the number of elements");
+  result.values() = input.values();
+  env.bind(op->getResult(0), std::move(result));
   return llvm::Error::success();
 }
 
@@ -340,11 +368,11 @@ llvm::Error executeLayer(LayerOp op, Environment &env,
 
   Tensor mixed, z, b, a;
   if (op.getProjections() == Projections::Qwen3Next) {
-    Tensor qkvz = linear(x, env.tensor(w.inProjQkvz),
-                         {tokens, 2 * keyHeads * headDimK +
-                                      2 * valueHeads * headDimV},
-                         act);
-    Tensor ba = linear(x, env.tensor(w.inProjBa), {tokens, 2 * valueHeads}, act);
+    Tensor qkvz = linear(
+        x, env.tensor(w.inProjQkvz),
+        {tokens, 2 * keyHeads * headDimK + 2 * valueHeads * headDimV}, act);
+    Tensor ba =
+        linear(x, env.tensor(w.inProjBa), {tokens, 2 * valueHeads}, act);
     SplitQkvzResult split =
         splitQkvz(qkvz, ba, keyHeads, headDimK, valueHeads, headDimV);
     mixed = std::move(split.mixedQkv);
@@ -368,8 +396,8 @@ llvm::Error executeLayer(LayerOp op, Environment &env,
   double scale = op.getScaleAttr()
                      ? op.getScaleAttr().getValueAsDouble()
                      : 1.0 / std::sqrt(static_cast<double>(headDimK));
-  DeltaRuleInputs inputs{q, k, qkv.v, gate.g, gate.beta, packing, nullptr,
-                         scale};
+  DeltaRuleInputs inputs{q,         k,       qkv.v,   gate.g,
+                         gate.beta, packing, nullptr, scale};
   DeltaRuleResult delta =
       options.deltaRule == DeltaRuleAlgorithm::Chunked
           ? deltaRuleChunked(inputs, op.getChunkSize(), act, state)
@@ -383,13 +411,13 @@ llvm::Error executeLayer(LayerOp op, Environment &env,
 
 } // namespace
 
-llvm::Error mlir::gdn::interp::executeLocalOp(Operation *op, Environment &env,
-                                              const InterpreterOptions &options) {
+llvm::Error
+mlir::gdn::interp::executeLocalOp(Operation *op, Environment &env,
+                                  const InterpreterOptions &options) {
   for (auto [index, operand] : llvm::enumerate(op->getOperands()))
     if (isa<RankedTensorType>(operand.getType()))
-      if (auto error =
-              checkAgainstType(env.tensor(operand), operand.getType(),
-                               "operand #" + llvm::Twine(index)))
+      if (auto error = checkAgainstType(env.tensor(operand), operand.getType(),
+                                        "operand #" + llvm::Twine(index)))
         return makeOpError(op, env.getRank(), llvm::toString(std::move(error)));
 
   llvm::Error error = llvm::Error::success();
@@ -400,8 +428,8 @@ llvm::Error mlir::gdn::interp::executeLocalOp(Operation *op, Environment &env,
   else if (auto conv = dyn_cast<CausalConv1dOp>(op))
     error = executeConv(conv, env);
   else if (auto norm = dyn_cast<L2NormOp>(op))
-    env.bind(norm.getY(), l2norm(env.tensor(norm.getX()),
-                                 norm.getEps().convertToDouble()));
+    env.bind(norm.getY(),
+             l2norm(env.tensor(norm.getX()), norm.getEps().convertToDouble()));
   else if (auto gatesOp = dyn_cast<GatesOp>(op))
     error = executeGates(gatesOp, env);
   else if (auto delta = dyn_cast<DeltaRuleOp>(op))
@@ -416,6 +444,8 @@ llvm::Error mlir::gdn::interp::executeLocalOp(Operation *op, Environment &env,
     error = executeSplitQkv(split, env);
   else if (auto layer = dyn_cast<LayerOp>(op))
     error = executeLayer(layer, env, options);
+  else if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op))
+    error = executeReshape(op, env);
   else if (auto rank = dyn_cast<comm::RankOp>(op))
     env.bind(rank.getRank(), env.getRank());
   else

@@ -35,8 +35,9 @@ static std::optional<llvm::StringRef> headerValue(llvm::StringRef header,
   rest = rest.ltrim();
   if (rest.starts_with("(")) {
     size_t close = rest.find(')');
-    return close == llvm::StringRef::npos ? std::nullopt
-                                          : std::optional(rest.take_front(close + 1));
+    return close == llvm::StringRef::npos
+               ? std::nullopt
+               : std::optional(rest.take_front(close + 1));
   }
   size_t end = rest.find_first_of(",}");
   return rest.take_front(end).trim();
@@ -52,8 +53,8 @@ llvm::Expected<Tensor> mlir::gdn::interp::readNpy(llvm::StringRef path) {
   uint8_t major = static_cast<uint8_t>(bytes[6]);
   size_t headerLength, headerStart;
   if (major == 1) {
-    headerLength = static_cast<uint8_t>(bytes[8]) |
-                   (static_cast<uint8_t>(bytes[9]) << 8);
+    headerLength =
+        static_cast<uint8_t>(bytes[8]) | (static_cast<uint8_t>(bytes[9]) << 8);
     headerStart = 10;
   } else if (major == 2 || major == 3) {
     if (bytes.size() < 12)
@@ -183,8 +184,7 @@ llvm::Error mlir::gdn::interp::writeNpy(llvm::StringRef path,
   if (tensor.getRank() == 1)
     shape += ",";
   std::string header = "{'descr': '" + descr +
-                       "', 'fortran_order': False, 'shape': (" + shape +
-                       "), }";
+                       "', 'fortran_order': False, 'shape': (" + shape + "), }";
   // Pad so that the data starts at a multiple of 64 bytes.
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');

@@ -31,7 +31,8 @@ ConvResult mlir::gdn::interp::causalConv1d(
   double *y = result.y.getData();
 
   for (int64_t seq = 0; seq < seqs; ++seq) {
-    const int64_t begin = packing.getBegin(seq), length = packing.getLength(seq);
+    const int64_t begin = packing.getBegin(seq),
+                  length = packing.getLength(seq);
     // Input at position `pos` (relative to the sequence start) of channel c:
     // before the start it comes from the initial state (most recent last).
     auto input = [&](int64_t pos, int64_t c) -> double {
@@ -39,8 +40,8 @@ ConvResult mlir::gdn::interp::causalConv1d(
         return xs[(begin + pos) * channels + c];
       if (!initialState)
         return 0.0;
-      return initialState->getData()[(seq * channels + c) * history +
-                                     history + pos];
+      return initialState
+          ->getData()[(seq * channels + c) * history + history + pos];
     };
     for (int64_t t = 0; t < length; ++t)
       for (int64_t c = 0; c < channels; ++c) {
@@ -149,8 +150,7 @@ Tensor mlir::gdn::interp::linear(const Tensor &x, const Tensor &weight,
 }
 
 SplitQkvzResult mlir::gdn::interp::splitQkvz(const Tensor &qkvz,
-                                             const Tensor &ba,
-                                             int64_t keyHeads,
+                                             const Tensor &ba, int64_t keyHeads,
                                              int64_t headDimK,
                                              int64_t valueHeads,
                                              int64_t headDimV) {
@@ -179,7 +179,8 @@ SplitQkvzResult mlir::gdn::interp::splitQkvz(const Tensor &qkvz,
         mixed[2 * keyDim + group * groupValues + i] = g[2 * headDimK + i];
         z[group * groupValues + i] = g[2 * headDimK + groupValues + i];
       }
-      const double *gates = ba.getData() + t * 2 * valueHeads + group * 2 * ratio;
+      const double *gates =
+          ba.getData() + t * 2 * valueHeads + group * 2 * ratio;
       for (int64_t j = 0; j < ratio; ++j) {
         result.b.getData()[t * valueHeads + group * ratio + j] = gates[j];
         result.a.getData()[t * valueHeads + group * ratio + j] =
@@ -205,7 +206,8 @@ SplitQkvResult mlir::gdn::interp::splitQkv(const Tensor &mixed,
     const double *in = mixed.getData() + t * channels;
     std::copy(in, in + keyDim, result.q.getData() + t * keyDim);
     std::copy(in + keyDim, in + 2 * keyDim, result.k.getData() + t * keyDim);
-    std::copy(in + 2 * keyDim, in + channels, result.v.getData() + t * valueDim);
+    std::copy(in + 2 * keyDim, in + channels,
+              result.v.getData() + t * valueDim);
   }
   return result;
 }

@@ -30,6 +30,11 @@ public:
   LayerExpander(LayerOp layer, OpBuilder &builder)
       : layer(layer), builder(builder), loc(layer.getLoc()),
         input(layer.getX().getType()) {
+    // The verifier lets a dynamic token count on x stand for y's static one
+    // (or the reverse); the expanded activations take whichever is known.
+    tokens = input.getDimSize(0);
+    if (ShapedType::isDynamic(tokens))
+      tokens = layer.getY().getType().getDimSize(0);
     // Gates and states are fp32, or f64 in f64 reference programs.
     stateElement = input.getElementType().isF64() ? Type(builder.getF64Type())
                                                   : Type(builder.getF32Type());
@@ -92,7 +97,10 @@ public:
     Value normed =
         GatedRMSNormOp::create(builder, loc, activation({valueHeads, headDimV}),
                                delta.getO(), z, w.norm, layer.getNormEpsAttr());
-    return linear(normed, w.outProj, {input.getDimSize(1)});
+    // The output takes y's exact type, so the layer's users see no change
+    // (y may spell the layout differently, e.g. #gdn.seq<natural>).
+    return LinearOp::create(builder, loc, layer.getY().getType(), normed,
+                            w.outProj);
   }
 
 private:
@@ -105,7 +113,7 @@ private:
     return tokenTensor(features, stateElement);
   }
   RankedTensorType tokenTensor(ArrayRef<int64_t> features, Type element) {
-    SmallVector<int64_t> shape{input.getDimSize(0)};
+    SmallVector<int64_t> shape{tokens};
     shape.append(features.begin(), features.end());
     return RankedTensorType::get(shape, element, input.getEncoding());
   }
@@ -117,6 +125,8 @@ private:
   OpBuilder &builder;
   Location loc;
   RankedTensorType input;
+  /// Token count of every activation: x's, or y's when x's is dynamic.
+  int64_t tokens;
   Type stateElement;
 };
 

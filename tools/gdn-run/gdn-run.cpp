@@ -34,8 +34,9 @@ using namespace mlir::gdn;
 using namespace mlir::gdn::interp;
 namespace cl = llvm::cl;
 
-static cl::list<std::string> files(cl::Positional, cl::OneOrMore,
-                                   cl::desc("<program.mlir> [<reference.mlir>]"));
+static cl::list<std::string>
+    files(cl::Positional, cl::OneOrMore,
+          cl::desc("<program.mlir> [<reference.mlir>]"));
 static cl::opt<bool> compare("compare",
                              cl::desc("Run two programs on the same inputs and "
                                       "compare their results"));
@@ -48,8 +49,9 @@ static cl::opt<std::string>
                  cl::desc("Function(s) of the second program (default: as "
                           "--entry)"));
 static cl::opt<int64_t>
-    ranks("ranks", cl::desc("Number of simulated ranks (default: what the "
-                            "program's layouts and groups need)"),
+    ranks("ranks",
+          cl::desc("Number of simulated ranks (default: what the "
+                   "program's layouts and groups need)"),
           cl::init(0));
 static cl::opt<uint64_t> seed("seed", cl::desc("Seed of the random inputs"),
                               cl::init(0));
@@ -116,8 +118,7 @@ llvm::Expected<Program> loadProgram(MLIRContext &context, StringRef path,
   if (!program.module)
     return llvm::createStringError(path.str() + " does not parse or verify");
 
-  SmallVector<func::FuncOp> functions(
-      program.module->getOps<func::FuncOp>());
+  SmallVector<func::FuncOp> functions(program.module->getOps<func::FuncOp>());
   auto lookup = [&](StringRef name) -> llvm::Expected<func::FuncOp> {
     if (auto function = program.module->lookupSymbol<func::FuncOp>(name))
       return function;
@@ -155,17 +156,20 @@ llvm::Expected<Program> loadProgram(MLIRContext &context, StringRef path,
 /// repeated for the ranks it needs (or --ranks).
 llvm::Error expandRanks(Program &program, int64_t requested) {
   if (program.rankFunctions.size() > 1) {
-    if (requested && requested != static_cast<int64_t>(program.rankFunctions.size()))
+    if (requested &&
+        requested != static_cast<int64_t>(program.rankFunctions.size()))
       return llvm::createStringError("--ranks disagrees with the number of "
                                      "functions given to --entry");
     return llvm::Error::success();
   }
-  int64_t count = requested ? requested : getRequiredRanks(program.rankFunctions[0]);
+  int64_t count =
+      requested ? requested : getRequiredRanks(program.rankFunctions[0]);
   program.rankFunctions.assign(count, program.rankFunctions[0]);
   return llvm::Error::success();
 }
 
-llvm::Expected<std::map<unsigned, Tensor>> loadProvidedInputs(func::FuncOp function) {
+llvm::Expected<std::map<unsigned, Tensor>>
+loadProvidedInputs(func::FuncOp function) {
   std::map<unsigned, Tensor> provided;
   if (inputsDir.empty())
     return provided;
@@ -205,8 +209,8 @@ std::vector<Tensor> convertInputs(const std::vector<Tensor> &inputs,
   std::vector<Tensor> converted;
   for (auto [index, type] :
        llvm::enumerate(function.getFunctionType().getInputs())) {
-    ElementKind kind = cantFail(
-        getElementKind(cast<RankedTensorType>(type).getElementType()));
+    ElementKind kind =
+        cantFail(getElementKind(cast<RankedTensorType>(type).getElementType()));
     Tensor tensor(kind, std::vector<int64_t>(inputs[index].getShape()));
     tensor.values() = inputs[index].values();
     tensor.roundToStorage();
@@ -264,7 +268,8 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv,
       "gdn-run: the float64 reference interpreter of gdn programs\n\n"
-      "  gdn-run FILE [--entry NAME] [--seed S] [--inputs DIR] [--outputs DIR]\n"
+      "  gdn-run FILE [--entry NAME] [--seed S] [--inputs DIR] [--outputs "
+      "DIR]\n"
       "  gdn-run --compare A.mlir B.mlir [--rtol X]\n");
   if (compare != (files.size() == 2))
     return fail(compare ? "--compare needs two programs"
@@ -328,19 +333,20 @@ int main(int argc, char **argv) {
   InterpreterOptions referenceOptions;
   referenceOptions.deltaRule =
       compareDeltaRule.getNumOccurrences() ? compareDeltaRule : deltaRule;
-  auto expected = runOnGlobalInputs(second->rankFunctions,
-                                    convertInputs(*inputs, reference),
-                                    referenceOptions);
+  auto expected =
+      runOnGlobalInputs(second->rankFunctions,
+                        convertInputs(*inputs, reference), referenceOptions);
   if (!expected)
     return fail(llvm::toString(expected.takeError()));
 
   llvm::outs() << "comparing @" << function.getName() << " ("
                << first->rankFunctions.size() << " rank(s)) against @"
-               << reference.getName() << " ("
-               << second->rankFunctions.size() << " rank(s))\n";
+               << reference.getName() << " (" << second->rankFunctions.size()
+               << " rank(s))\n";
   bool allPass = true;
   for (size_t index = 0; index < outputs->size(); ++index) {
-    auto [relative, maxAbs] = compareTensors((*outputs)[index], (*expected)[index]);
+    auto [relative, maxAbs] =
+        compareTensors((*outputs)[index], (*expected)[index]);
     bool pass = relative <= rtol; // false for NaN
     allPass &= pass;
     llvm::outs() << "result #" << index << ": " << (*outputs)[index].describe()
@@ -349,7 +355,7 @@ int main(int argc, char **argv) {
                  << (pass ? "ok" : "FAIL") << "\n";
   }
   if (!allPass)
-    return fail(llvm::formatv("results differ by more than --rtol = {0}", rtol)
-                    .str());
+    return fail(
+        llvm::formatv("results differ by more than --rtol = {0}", rtol).str());
   return 0;
 }

@@ -24,9 +24,10 @@ std::vector<int64_t> getGlobalShape(RankedTensorType localType);
 
 /// Each rank's share of `global` under `localType`'s layout. Tensors without
 /// a layout are replicated. `packing` is required for zigzag layouts.
-llvm::Expected<std::vector<Tensor>>
-scatterToRanks(const Tensor &global, RankedTensorType localType, int64_t ranks,
-               const PackingInfo *packing);
+llvm::Expected<std::vector<Tensor>> scatterToRanks(const Tensor &global,
+                                                   RankedTensorType localType,
+                                                   int64_t ranks,
+                                                   const PackingInfo *packing);
 
 /// The inverse of scatterToRanks. Tensors without a layout must be equal on
 /// all ranks (the result is rank 0's); a difference is reported.
@@ -35,8 +36,8 @@ llvm::Expected<Tensor> gatherFromRanks(llvm::ArrayRef<Tensor> locals,
                                        const PackingInfo *packing);
 
 /// Global token rows held by `rank` under a zigzag layout, in local order.
-llvm::Expected<std::vector<int64_t>>
-getZigzagRows(const PackingInfo &packing, int64_t ranks, int64_t rank);
+llvm::Expected<std::vector<int64_t>> getZigzagRows(const PackingInfo &packing,
+                                                   int64_t ranks, int64_t rank);
 
 } // namespace mlir::gdn::interp
 

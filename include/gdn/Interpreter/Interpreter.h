@@ -33,9 +33,9 @@ using RankTensors = std::vector<std::vector<Tensor>>;
 /// Runs `rankFunctions[r]` on rank r with `inputs[r]` (SPMD programs pass the
 /// same function for every rank). Returns each rank's results, or an error
 /// naming the op, the rank and the cause.
-llvm::Expected<RankTensors> runOnRanks(llvm::ArrayRef<func::FuncOp> rankFunctions,
-                                       RankTensors inputs,
-                                       const InterpreterOptions &options);
+llvm::Expected<RankTensors>
+runOnRanks(llvm::ArrayRef<func::FuncOp> rankFunctions, RankTensors inputs,
+           const InterpreterOptions &options);
 
 /// Runs `rankFunctions` (one per rank) on global inputs: scatters each
 /// argument by its layout, runs, and gathers each result by its layout.

@@ -86,9 +86,8 @@ struct SplitQkvResult {
 };
 
 /// Splits `[q | k | v]` channels into per-head tensors.
-SplitQkvResult splitQkv(const Tensor &mixed, int64_t keyHeads,
-                        int64_t headDimK, int64_t valueHeads,
-                        int64_t headDimV);
+SplitQkvResult splitQkv(const Tensor &mixed, int64_t keyHeads, int64_t headDimK,
+                        int64_t valueHeads, int64_t headDimV);
 
 } // namespace mlir::gdn::interp
 

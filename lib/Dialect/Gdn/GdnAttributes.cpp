@@ -59,8 +59,8 @@ LogicalResult
 HeadsLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                         int64_t ranks) {
   if (ranks < 2)
-    return emitError() << "#gdn.heads needs ranks >= 2, found ranks = "
-                       << ranks << "; a single rank holds all heads";
+    return emitError() << "#gdn.heads needs ranks >= 2, found ranks = " << ranks
+                       << "; a single rank holds all heads";
   return success();
 }
 

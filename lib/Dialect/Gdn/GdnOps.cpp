@@ -64,19 +64,32 @@ LogicalResult PackingOp::verify() {
   if (getCuPadded() && failed(checkLength(getCuPadded(), "cu_padded")))
     return failure();
 
-  // Constant metadata is validated now rather than at run time.
+  // Constant metadata is validated now rather than at run time; each offset
+  // array that is constant is checked, even when the other one is not.
   SmallVector<int64_t> cuSeqlens, cuPadded;
-  if (!getConstantOffsets(getCuSeqlens(), cuSeqlens))
-    return success();
+  bool seqlensKnown = getConstantOffsets(getCuSeqlens(), cuSeqlens);
+  bool paddedKnown =
+      getCuPadded() && getConstantOffsets(getCuPadded(), cuPadded);
   int64_t tokens = type.hasStaticTokens() ? type.getTokens() : -1;
   std::optional<std::string> error;
-  if (!getCuPadded())
-    error = checkOffsets(cuSeqlens, tokens, "cu_seqlens");
-  else if (getConstantOffsets(getCuPadded(), cuPadded))
+  if (!getCuPadded()) {
+    if (seqlensKnown)
+      error = checkOffsets(cuSeqlens, tokens, "cu_seqlens");
+  } else if (seqlensKnown && paddedKnown) {
     error = checkPaddedOffsets(cuSeqlens, cuPadded, tokens);
-  else
+  } else if (paddedKnown) {
+    error = checkOffsets(cuPadded, tokens, "cu_padded");
+  } else if (seqlensKnown) {
     error = checkOffsets(cuSeqlens, /*expectedTotal=*/-1, "cu_seqlens");
-  if (!error && type.hasMaxLen())
+    // The real tokens must fit in the buffer even when the slots are unknown.
+    if (!error && tokens >= 0 && cuSeqlens.back() > tokens)
+      error = ("cu_seqlens[" + Twine(cuSeqlens.size() - 1) +
+               "] = " + Twine(cuSeqlens.back()) +
+               " exceeds the padded buffer size tokens = " + Twine(tokens) +
+               "; the real tokens must fit in the buffer")
+                  .str();
+  }
+  if (!error && seqlensKnown && type.hasMaxLen())
     error = checkMaxLength(cuSeqlens, type.getMaxLen());
   if (error)
     return emitOpError() << *error;
@@ -133,7 +146,8 @@ LogicalResult L2NormOp::verify() {
   if (getX().getType().getRank() < 1)
     return emitOpError() << "x must have a dimension to normalise, found "
                          << getX().getType();
-  if (getEps().convertToDouble() < 0.0)
+  // Written so that NaN fails too.
+  if (!(getEps().convertToDouble() >= 0.0))
     return emitOpError() << "eps must be >= 0, found "
                          << getEps().convertToDouble();
   return success();
@@ -193,6 +207,10 @@ LogicalResult DeltaRuleOp::verify() {
   int64_t headDimK = ShapeChecker::size(getQ(), 2);
   int64_t valueHeads = ShapeChecker::size(getV(), 1);
   int64_t headDimV = ShapeChecker::size(getV(), 2);
+  // Zero key heads would divide by zero below, and K = 0 has no K^-1/2.
+  if (failed(check.atLeastOne(getQ(), "q", 1, "key heads")) ||
+      failed(check.atLeastOne(getQ(), "q", 2, "head dim K")))
+    return failure();
   if (!ShapedType::isDynamic(keyHeads) && !ShapedType::isDynamic(valueHeads) &&
       valueHeads % keyHeads != 0)
     return emitOpError() << "value heads (" << valueHeads
@@ -233,7 +251,8 @@ LogicalResult DeltaRuleOp::verify() {
   if (chunk <= 0 || (chunk & (chunk - 1)) != 0)
     return emitOpError() << "chunk_size must be a positive power of two, found "
                          << chunk;
-  if (FloatAttr scale = getScaleAttr(); scale && !(scale.getValueAsDouble() > 0.0))
+  if (FloatAttr scale = getScaleAttr();
+      scale && !(scale.getValueAsDouble() > 0.0))
     return emitOpError() << "scale must be > 0, found "
                          << scale.getValueAsDouble();
   return verifySameSequenceLayout(
@@ -263,7 +282,8 @@ LogicalResult GatedRMSNormOp::verify() {
       failed(check.tokens(getY(), "y")) ||
       failed(check.notTokenSharded(getWeight(), "weight")))
     return failure();
-  if (getEps().convertToDouble() < 0.0)
+  // Written so that NaN fails too.
+  if (!(getEps().convertToDouble() >= 0.0))
     return emitOpError() << "eps must be >= 0, found "
                          << getEps().convertToDouble();
   return verifySameSequenceLayout(*this, {getX(), getZ(), getY()},
@@ -342,6 +362,13 @@ LogicalResult SplitQkvzOp::verify() {
       failed(check.tokens(getZ(), "z")) || failed(check.tokens(getB(), "b")) ||
       failed(check.tokens(getA(), "a")))
     return failure();
+  // The op only moves elements, so it keeps their type.
+  if (failed(check.sameElementType(getMixedQkv(), "mixed_qkv", getQkvz(),
+                                   "qkvz")) ||
+      failed(check.sameElementType(getZ(), "z", getQkvz(), "qkvz")) ||
+      failed(check.sameElementType(getB(), "b", getBa(), "ba")) ||
+      failed(check.sameElementType(getA(), "a", getBa(), "ba")))
+    return failure();
   return verifySameSequenceLayout(
       *this, {getQkvz(), getBa(), getMixedQkv(), getZ(), getB(), getA()},
       "qkvz, ba, mixed_qkv, z, b and a");
@@ -369,6 +396,8 @@ LogicalResult SplitQkvOp::verify() {
                          << vType;
   int64_t keyHeads = qType.getDimSize(1), headDimK = qType.getDimSize(2);
   int64_t valueHeads = vType.getDimSize(1), headDimV = vType.getDimSize(2);
+  if (failed(check.atLeastOne(getQ(), "q", 1, "key heads")))
+    return failure();
   if (valueHeads % keyHeads != 0)
     return emitOpError() << "value heads (" << valueHeads
                          << ") must be a multiple of key heads (" << keyHeads
@@ -382,9 +411,13 @@ LogicalResult SplitQkvOp::verify() {
       failed(check.tokens(getQ(), "q")) || failed(check.tokens(getK(), "k")) ||
       failed(check.tokens(getV(), "v")))
     return failure();
-  return verifySameSequenceLayout(*this,
-                                  {getMixedQkv(), getQ(), getK(), getV()},
-                                  "mixed_qkv, q, k and v");
+  // The op only moves elements, so it keeps their type.
+  if (failed(check.sameElementType(getQ(), "q", getMixedQkv(), "mixed_qkv")) ||
+      failed(check.sameElementType(getK(), "k", getMixedQkv(), "mixed_qkv")) ||
+      failed(check.sameElementType(getV(), "v", getMixedQkv(), "mixed_qkv")))
+    return failure();
+  return verifySameSequenceLayout(
+      *this, {getMixedQkv(), getQ(), getK(), getV()}, "mixed_qkv, q, k and v");
 }
 
 //===----------------------------------------------------------------------===//
@@ -408,6 +441,10 @@ int64_t globalSize(RankedTensorType type, unsigned dim) {
 
 LogicalResult ConvertLayoutOp::verify() {
   RankedTensorType source = getX().getType(), target = getY().getType();
+  // The packing relates dimension 0 to tokens, so there must be one.
+  if (source.getRank() < 1)
+    return emitOpError() << "x must be a [T, ...] tensor of rank >= 1, found "
+                         << source;
   if (source.getElementType() != target.getElementType())
     return emitOpError() << "changes only the layout; element types differ ("
                          << source.getElementType() << " vs "

@@ -51,12 +51,24 @@ Type PackingType::parse(AsmParser &parser) {
   if (parser.parseLess() || parseCount(parser, "seqs", seqs) ||
       parser.parseComma() || parseCount(parser, "tokens", tokens))
     return {};
+  bool hasMaxLen = false;
   while (succeeded(parser.parseOptionalComma())) {
+    SMLoc flagLoc = parser.getCurrentLocation();
     if (succeeded(parser.parseOptionalKeyword("padded"))) {
+      // A repeated flag is most likely a typo for another one; say so.
+      if (padded) {
+        parser.emitError(flagLoc, "'padded' is given twice in !gdn.packing");
+        return {};
+      }
       padded = true;
       continue;
     }
     if (succeeded(parser.parseOptionalKeyword("max_len"))) {
+      if (hasMaxLen) {
+        parser.emitError(flagLoc, "'max_len' is given twice in !gdn.packing");
+        return {};
+      }
+      hasMaxLen = true;
       if (parser.parseEqual() || parser.parseInteger(maxLen))
         return {};
       continue;
@@ -67,8 +79,8 @@ Type PackingType::parse(AsmParser &parser) {
   }
   if (parser.parseGreater())
     return {};
-  return getChecked([&] { return parser.emitError(loc); },
-                    parser.getContext(), seqs, tokens, padded, maxLen);
+  return getChecked([&] { return parser.emitError(loc); }, parser.getContext(),
+                    seqs, tokens, padded, maxLen);
 }
 
 void PackingType::print(AsmPrinter &printer) const {

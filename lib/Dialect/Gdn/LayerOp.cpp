@@ -91,14 +91,12 @@ LogicalResult LayerOp::verify() {
     InFlightDiagnostic diag = emitOpError()
                               << "with projections = "
                               << stringifyProjections(getProjections())
-                              << " takes " << specs.size()
-                              << " weights (";
+                              << " takes " << specs.size() << " weights (";
     llvm::interleaveComma(specs, diag,
                           [&](const WeightSpec &spec) { diag << spec.role; });
     return diag << "), found " << getWeights().size();
   }
-  for (auto [index, weight, spec] :
-       llvm::enumerate(getWeights(), specs)) {
+  for (auto [index, weight, spec] : llvm::enumerate(getWeights(), specs)) {
     std::string name =
         ("weight #" + Twine(index) + " (" + spec.role + ")").str();
     auto type = cast<RankedTensorType>(weight.getType());
@@ -120,10 +118,12 @@ LogicalResult LayerOp::verify() {
   if (chunk <= 0 || (chunk & (chunk - 1)) != 0)
     return emitOpError() << "chunk_size must be a positive power of two, found "
                          << chunk;
-  if (FloatAttr scale = getScaleAttr(); scale && !(scale.getValueAsDouble() > 0.0))
+  if (FloatAttr scale = getScaleAttr();
+      scale && !(scale.getValueAsDouble() > 0.0))
     return emitOpError() << "scale must be > 0, found "
                          << scale.getValueAsDouble();
-  if (getNormEps().convertToDouble() < 0.0)
+  // Written so that NaN fails too.
+  if (!(getNormEps().convertToDouble() >= 0.0))
     return emitOpError() << "norm_eps must be >= 0, found "
                          << getNormEps().convertToDouble();
   return verifySameSequenceLayout(*this, {getX(), getY()}, "x and y");

@@ -36,6 +36,15 @@ LogicalResult ShapeChecker::dim(Value value, StringRef name, unsigned index,
                            << ") must be " << expected << ", found " << found;
 }
 
+LogicalResult ShapeChecker::atLeastOne(Value value, StringRef name,
+                                       unsigned index, StringRef meaning) {
+  int64_t found = size(value, index);
+  if (ShapedType::isDynamic(found) || found >= 1)
+    return success();
+  return op->emitOpError() << name << " dimension " << index << " (" << meaning
+                           << ") must be >= 1, found " << found;
+}
+
 LogicalResult ShapeChecker::tokens(Value value, StringRef name) {
   int64_t found = size(value, 0);
   if (ShapedType::isDynamic(found))

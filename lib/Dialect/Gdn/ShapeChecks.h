@@ -31,13 +31,17 @@ public:
 
   /// `value` must be a ranked tensor of `rank` dimensions; `dims` spells them
   /// out for the message, e.g. "[T, H, K]".
-  LogicalResult rank(Value value, StringRef name, int64_t rank,
-                     StringRef dims);
+  LogicalResult rank(Value value, StringRef name, int64_t rank, StringRef dims);
 
   /// Dimension `index` of `value` (the `meaning`, e.g. "channels") must be
   /// `expected` (dynamic sizes always pass).
   LogicalResult dim(Value value, StringRef name, unsigned index,
                     int64_t expected, StringRef meaning);
+
+  /// Dimension `index` of `value` (the `meaning`) must not be 0, for sizes
+  /// that are divided by or that make the op degenerate (dynamic passes).
+  LogicalResult atLeastOne(Value value, StringRef name, unsigned index,
+                           StringRef meaning);
 
   /// Dimension 0 of `value` is a token count and must agree with every other
   /// value passed to `tokens` on this checker.

@@ -3,7 +3,8 @@
 // Shape rules of the collectives (what grows, what shrinks by the group size)
 // and the layout rules that tie them to gdn's tensor encodings: gathering a
 // contiguous token shard of P ranks over a group of P ranks gives the natural
-// order, and nothing else does.
+// order, and nothing else does; a collective along another dimension moves no
+// token, so it keeps the token layout it was given.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,23 +51,29 @@ public:
            << input.getRank() << " tensor";
   }
 
-  /// result[dim] must be input[dim] * numerator / denominator.
+  /// result[dim] must be input[dim] * numerator / denominator. A dynamic
+  /// side is unknown, but the static side must still be divisible: an input
+  /// scattered over P ranks, or a result gathered from P ranks.
   LogicalResult scaled(unsigned dim, int64_t numerator, int64_t denominator) {
     int64_t in = input.getDimSize(dim), out = result.getDimSize(dim);
-    if (ShapedType::isDynamic(in) || ShapedType::isDynamic(out))
-      return success();
-    if ((in * numerator) % denominator != 0)
+    int64_t groupSize = std::max(numerator, denominator);
+    if (!ShapedType::isDynamic(in) && (in * numerator) % denominator != 0)
       return op->emitOpError()
              << "dimension " << dim << " of the input (" << in
              << ") must be divisible by the group size (" << denominator << ")";
+    if (!ShapedType::isDynamic(out) && (out * denominator) % numerator != 0)
+      return op->emitOpError()
+             << "result dimension " << dim << " (" << out
+             << ") must be a multiple of the group size (" << numerator
+             << "): it concatenates one equal piece from every rank";
+    if (ShapedType::isDynamic(in) || ShapedType::isDynamic(out))
+      return success();
     int64_t expected = in * numerator / denominator;
     if (out == expected)
       return success();
-    return op->emitOpError()
-           << "result dimension " << dim << " must be " << expected
-           << " (input " << in << ", group of "
-           << (numerator > denominator ? numerator : denominator)
-           << " ranks), found " << out;
+    return op->emitOpError() << "result dimension " << dim << " must be "
+                             << expected << " (input " << in << ", group of "
+                             << groupSize << " ranks), found " << out;
   }
 
   /// Every dimension not in `changed` must be the same in input and result.
@@ -88,11 +95,17 @@ private:
   RankedTensorType input, result;
 };
 
+/// The token distribution of a type: its #gdn.seq shard, or null when the
+/// tensor holds all tokens (natural order or a #gdn.heads shard).
+SeqLayoutAttr getTokenShard(Type type) {
+  return dyn_cast_or_null<SeqLayoutAttr>(getSequenceLayout(type));
+}
+
 /// A token-sharded layout's rank count must match the group it is gathered
 /// or scattered over.
 LogicalResult checkShardMatchesGroup(Operation *op, Type sharded,
                                      GroupAttr group, StringRef which) {
-  auto seq = dyn_cast_or_null<SeqLayoutAttr>(getSequenceLayout(sharded));
+  SeqLayoutAttr seq = getTokenShard(sharded);
   if (!seq)
     return success();
   if (seq.getKind() != SeqLayoutKind::Contiguous)
@@ -105,6 +118,36 @@ LogicalResult checkShardMatchesGroup(Operation *op, Type sharded,
                              << " ranks but the group has " << group.getRanks();
   return success();
 }
+
+/// The tensor that holds every rank's tokens after a gather (or before a
+/// scatter) along dimension 0 is in natural order, so it carries no token
+/// shard.
+LogicalResult checkAllTokens(Operation *op, Type type, StringRef which,
+                             StringRef action) {
+  SeqLayoutAttr seq = getTokenShard(type);
+  if (!seq)
+    return success();
+  return op->emitOpError() << action << " tokens, so " << which
+                           << " holds all of them in natural order, but it has "
+                              "layout "
+                           << describeLayout(seq)
+                           << "; drop the encoding, or insert "
+                              "gdn.convert_layout to reshard";
+}
+
+/// A collective along a dimension other than 0 leaves every token on its
+/// rank, so the result keeps the input's token distribution.
+LogicalResult checkTokensStay(Operation *op, Type input, Type result,
+                              const Twine &action) {
+  SeqLayoutAttr in = getTokenShard(input), out = getTokenShard(result);
+  if (in == out)
+    return success();
+  return op->emitOpError() << action
+                           << " moves no tokens, so the result must keep the "
+                              "input's layout "
+                           << describeLayout(in) << ", found "
+                           << describeLayout(out);
+}
 } // namespace
 
 LogicalResult AllGatherOp::verify() {
@@ -115,17 +158,13 @@ LogicalResult AllGatherOp::verify() {
       failed(shape.scaled(getDim(), ranks, 1)) ||
       failed(shape.othersUnchanged({static_cast<int64_t>(getDim())})))
     return failure();
+  Type input = getInput().getType(), result = getResult().getType();
   if (getDim() != 0)
-    return success();
-  if (failed(checkShardMatchesGroup(*this, getInput().getType(), getGroup(),
-                                    "the input")))
+    return checkTokensStay(*this, input, result,
+                           "gathering along dim = " + Twine(getDim()));
+  if (failed(checkShardMatchesGroup(*this, input, getGroup(), "the input")))
     return failure();
-  if (getSequenceLayout(getResult().getType()))
-    return emitOpError() << "gathering tokens gives all of them in natural "
-                            "order, but the result has layout "
-                         << describeLayout(
-                                getSequenceLayout(getResult().getType()));
-  return success();
+  return checkAllTokens(*this, result, "the result", "gathering");
 }
 
 LogicalResult ReduceScatterOp::verify() {
@@ -136,15 +175,13 @@ LogicalResult ReduceScatterOp::verify() {
       failed(shape.scaled(getDim(), 1, ranks)) ||
       failed(shape.othersUnchanged({static_cast<int64_t>(getDim())})))
     return failure();
+  Type input = getInput().getType(), result = getResult().getType();
   if (getDim() != 0)
-    return success();
-  if (getSequenceLayout(getInput().getType()))
-    return emitOpError() << "scattering tokens needs all of them in natural "
-                            "order, but the input has layout "
-                         << describeLayout(
-                                getSequenceLayout(getInput().getType()));
-  return checkShardMatchesGroup(*this, getResult().getType(), getGroup(),
-                                "the result");
+    return checkTokensStay(*this, input, result,
+                           "scattering along dim = " + Twine(getDim()));
+  if (failed(checkAllTokens(*this, input, "the input", "scattering")))
+    return failure();
+  return checkShardMatchesGroup(*this, result, getGroup(), "the result");
 }
 
 LogicalResult AllToAllOp::verify() {
@@ -153,14 +190,18 @@ LogicalResult AllToAllOp::verify() {
   int64_t split = getSplitDim(), concat = getConcatDim();
   if (failed(shape.sameRankAndElement()) ||
       failed(shape.dimInRange(split, "split_dim")) ||
-      failed(shape.dimInRange(concat, "concat_dim")) ||
-      failed(shape.othersUnchanged({split, concat})))
+      failed(shape.dimInRange(concat, "concat_dim")))
     return failure();
-  if (split != concat && (failed(shape.scaled(split, 1, ranks)) ||
-                          failed(shape.scaled(concat, ranks, 1))))
+  // With split_dim = concat_dim every piece returns to the same dimension,
+  // so no dimension changes size.
+  if (split == concat) {
+    if (failed(shape.othersUnchanged({})))
+      return failure();
+  } else if (failed(shape.othersUnchanged({split, concat})) ||
+             failed(shape.scaled(split, 1, ranks)) ||
+             failed(shape.scaled(concat, ranks, 1))) {
     return failure();
-  if (split == concat && failed(shape.scaled(split, 1, 1)))
-    return failure();
+  }
   // A head shard can only come from splitting the head dimension over the
   // same group.
   for (auto [value, which] : {std::pair<Value, StringRef>{getInput(), "input"},
@@ -175,23 +216,57 @@ LogicalResult AllToAllOp::verify() {
                            << " ranks by heads but the group has " << ranks;
   }
   Type input = getInput().getType(), result = getResult().getType();
+  if (split == 0 && concat == 0) {
+    // Rank r receives block r of every rank's tokens: an interleaving that
+    // no gdn layout describes.
+    for (auto [type, which] : {std::pair<Type, StringRef>{input, "the input"},
+                               {result, "the result"}})
+      if (SeqLayoutAttr seq = getTokenShard(type))
+        return emitOpError()
+               << "split_dim = concat_dim = 0 interleaves token blocks of all "
+                  "ranks, which no layout describes, but "
+               << which << " has layout " << describeLayout(seq)
+               << "; use gdn.convert_layout to reshard tokens";
+    return success();
+  }
+  if (split != 0 && concat != 0)
+    return checkTokensStay(*this, input, result,
+                           "exchanging along split_dim = " + Twine(split) +
+                               " and concat_dim = " + Twine(concat));
   if (concat == 0 &&
-      failed(checkShardMatchesGroup(*this, input, getGroup(), "the input")))
+      (failed(checkShardMatchesGroup(*this, input, getGroup(), "the input")) ||
+       failed(checkAllTokens(*this, result, "the result", "concatenating"))))
     return failure();
   if (split == 0 &&
-      failed(checkShardMatchesGroup(*this, result, getGroup(), "the result")))
+      (failed(checkAllTokens(*this, input, "the input", "splitting")) ||
+       failed(checkShardMatchesGroup(*this, result, getGroup(), "the result"))))
     return failure();
   return success();
 }
 
 LogicalResult HaloExchangeOp::verify() {
   CollectiveShape shape(*this, getInput(), getHalo());
-  if (failed(shape.sameRankAndElement()) || failed(shape.othersUnchanged({0})))
+  if (failed(shape.sameRankAndElement()))
     return failure();
+  auto input = getInput().getType();
+  if (input.getRank() == 0)
+    return emitOpError() << "expects a token-indexed input [T, ...], found "
+                         << input;
+  if (failed(shape.othersUnchanged({0})))
+    return failure();
+  int64_t tokens = getTokens();
   int64_t rows = getHalo().getType().getDimSize(0);
-  if (!ShapedType::isDynamic(rows) && rows != getTokens())
-    return emitOpError() << "the halo must have tokens = " << getTokens()
+  if (!ShapedType::isDynamic(rows) && rows != tokens)
+    return emitOpError() << "the halo must have tokens = " << tokens
                          << " rows, found " << rows;
+  int64_t shardRows = input.getDimSize(0);
+  if (!ShapedType::isDynamic(shardRows) && shardRows < tokens)
+    return emitOpError() << "the input has " << shardRows
+                         << " tokens, fewer than the tokens = " << tokens
+                         << " it must send; give each rank at least " << tokens
+                         << " tokens";
+  if (failed(checkShardMatchesGroup(*this, input, getGroup(), "the input")))
+    return failure();
   if (getSequenceLayout(getHalo().getType()))
     return emitOpError() << "the halo is a few rows of the previous rank, not "
                             "a shard; it must carry no layout";
@@ -212,6 +287,21 @@ LogicalResult StateExchangeOp::verify() {
       return emitOpError() << "chains states in fp32: every operand and the "
                               "result must be f32 (or f64), found "
                            << type;
+  if (transition.getElementType() != partial.getElementType())
+    return emitOpError() << "transition element type ("
+                         << transition.getElementType()
+                         << ") must match partial_state's ("
+                         << partial.getElementType()
+                         << "); chain both in one precision";
+  for (auto [type, which] :
+       {std::pair<RankedTensorType, StringRef>{transition, "transition"},
+        {partial, "partial_state"}})
+    if (SeqLayoutAttr seq = getTokenShard(type))
+      return emitOpError() << which
+                           << " is a per-rank summary, not a token-indexed "
+                              "activation; it must carry no sequence layout, "
+                              "found "
+                           << describeLayout(seq);
   if (incoming != partial)
     return emitOpError() << "the incoming state must have the partial state's "
                             "type "
@@ -219,11 +309,18 @@ LogicalResult StateExchangeOp::verify() {
   auto agree = [](int64_t a, int64_t b) {
     return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
   };
-  if (!agree(transition.getDimSize(0), partial.getDimSize(0)) ||
-      !agree(transition.getDimSize(1), partial.getDimSize(1)) ||
-      !agree(transition.getDimSize(2), partial.getDimSize(1)))
-    return emitOpError() << "transition " << transition
-                         << " must be [HV, K, K] for the partial state "
-                         << partial << " [HV, K, V]";
-  return success();
+  int64_t heads = partial.getDimSize(0), keyDim = partial.getDimSize(1);
+  if (agree(transition.getDimSize(0), heads) &&
+      agree(transition.getDimSize(1), keyDim) &&
+      agree(transition.getDimSize(2), keyDim))
+    return success();
+  auto print = [](int64_t size) {
+    return ShapedType::isDynamic(size) ? std::string("?")
+                                       : std::to_string(size);
+  };
+  return emitOpError() << "transition " << transition
+                       << " must be [HV, K, K] = [" << print(heads) << ", "
+                       << print(keyDim) << ", " << print(keyDim)
+                       << "] for the partial state " << partial
+                       << " [HV, K, V]";
 }

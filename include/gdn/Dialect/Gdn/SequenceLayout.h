@@ -29,7 +29,7 @@ int64_t getLayoutRanks(Type type);
 std::string describeLayout(Attribute layout);
 
 /// Checks that all `values` (activations of one op) share one layout; on a
-/// mismatch emits "operand #i has layout A but operand #j has layout B".
+/// mismatch emits "<what> must share one sequence layout, but found A and B".
 LogicalResult verifySameSequenceLayout(Operation *op, ValueRange values,
                                        llvm::StringRef what);
 
