@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 #===- install-deps.sh - install what the build needs on Debian 12 ---------===#
 #
-# Installs LLVM/MLIR 22 (Debian's packages), Ninja, CMake and ccache. CUDA 13
+# Installs LLVM/MLIR 22 (Debian's packages), Ninja, CMake, ccache and
+# GoogleTest. CUDA 13
 # and g++-12 come with the machine image. Skips apt entirely when everything
 # is present, so it is cheap to call before every build.
 #
@@ -9,7 +10,7 @@
 set -euo pipefail
 
 packages=(libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
-          ninja-build cmake ccache g++-12 python3)
+          ninja-build cmake ccache g++-12 python3 libgtest-dev)
 
 missing=()
 for package in "${packages[@]}"; do
