@@ -2,9 +2,9 @@
 #===- install-deps.sh - install what the build needs on Debian 12 ---------===#
 #
 # Installs LLVM/MLIR 22 (Debian's packages), Ninja, CMake, ccache and
-# GoogleTest. CUDA 13
-# and g++-12 come with the machine image. Skips apt entirely when everything
-# is present, so it is cheap to call before every build.
+# GoogleTest. CUDA 13 and g++-12 come with the machine image. Skips apt
+# entirely when everything is present, so it is cheap to call before every
+# build.
 #
 #===------------------------------------------------------------------------===#
 set -euo pipefail

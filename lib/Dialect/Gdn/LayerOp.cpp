@@ -25,9 +25,11 @@ struct WeightSpec {
 
 /// The weights `layer` expects, in operand order.
 static SmallVector<WeightSpec> getWeightSpecs(LayerOp layer, int64_t hidden) {
+  // The attribute getters return uint64_t; shapes are int64_t.
   int64_t keyHeads = layer.getKeyHeads(), valueHeads = layer.getValueHeads();
+  int64_t headDimV = layer.getHeadDimV(), width = layer.getConvWidth();
   int64_t keyDim = keyHeads * layer.getHeadDimK();
-  int64_t valueDim = valueHeads * layer.getHeadDimV();
+  int64_t valueDim = valueHeads * headDimV;
   int64_t channels = layer.getConvChannels();
   SmallVector<WeightSpec> specs;
   if (layer.getProjections() == Projections::Qwen3Next) {
@@ -39,10 +41,10 @@ static SmallVector<WeightSpec> getWeightSpecs(LayerOp layer, int64_t hidden) {
     specs.push_back({"in_proj_b", {valueHeads, hidden}});
     specs.push_back({"in_proj_a", {valueHeads, hidden}});
   }
-  specs.push_back({"conv", {channels, layer.getConvWidth()}});
+  specs.push_back({"conv", {channels, width}});
   specs.push_back({"A_log", {valueHeads}});
   specs.push_back({"dt_bias", {valueHeads}});
-  specs.push_back({"norm", {layer.getHeadDimV()}});
+  specs.push_back({"norm", {headDimV}});
   specs.push_back({"out_proj", {hidden, valueDim}});
   return specs;
 }
