@@ -35,4 +35,34 @@ def GdnExpandLayer : Pass<"gdn-expand-layer"> {
   ];
 }
 
+def GdnFuse : Pass<"gdn-fuse"> {
+  let summary = "Fuse the conv, split, L2 norms and gates into kernel ops";
+  let description = [{
+    Rewrites, for every `gdn.delta_rule` whose operands come from the
+    prologue dataflow
+
+    ```
+    causal_conv1d(silu) -> split_qkv -> l2norm(q), l2norm(k)    gates(a, b)
+    ```
+
+    one `gdn_kernel.prologue` that computes q, k, v, g and beta in one pass
+    (the conv output never reaches memory), and every `gdn.gated_rmsnorm`
+    into a `gdn_kernel.gated_rmsnorm`. The fused ops get the tile chosen by
+    the options; `gdn-select-kernels` may revise it. Dataflow that does not
+    match (a conv whose output has other users, q/k without their L2 norm,
+    heads that do not fill whole 16-byte vectors) is left alone.
+  }];
+  let dependentDialects = ["::mlir::gdn::kernel::GdnKernelDialect"];
+  let options = [
+    Option<"threads", "threads", "int64_t", /*default=*/"256",
+           "Threads per block of the generated kernels">,
+    Option<"tokensPerBlock", "tokens-per-block", "int64_t", /*default=*/"64",
+           "Tokens each prologue block walks">
+  ];
+  let statistics = [
+    Statistic<"numPrologues", "prologues", "Prologue kernels formed">,
+    Statistic<"numEpilogues", "epilogues", "Gated RMSNorm kernels formed">
+  ];
+}
+
 #endif // GDN_TRANSFORMS_PASSES_TD

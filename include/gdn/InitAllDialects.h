@@ -10,6 +10,7 @@
 
 #include "gdn/Dialect/Gdn/GdnOps.h"
 #include "gdn/Dialect/GdnComm/GdnCommDialect.h"
+#include "gdn/Dialect/GdnKernel/GdnKernelDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -21,7 +22,8 @@ namespace mlir::gdn {
 /// Registers gdn, gdn_comm and the upstream dialects gdn programs are written
 /// in (func for functions, arith for constants, tensor for glue).
 inline void registerAllGdnDialects(DialectRegistry &registry) {
-  registry.insert<GdnDialect, comm::GdnCommDialect, func::FuncDialect,
+  registry.insert<GdnDialect, comm::GdnCommDialect, kernel::GdnKernelDialect,
+                  func::FuncDialect,
                   arith::ArithDialect, tensor::TensorDialect>();
 }
 

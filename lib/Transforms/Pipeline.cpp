@@ -1,8 +1,9 @@
 //===- Pipeline.cpp - the default gdn pipeline ----------------------------===//
 //
 // `gdn-pipeline` is what users run on a layer when they do not want to pick
-// passes: it grows as the compiler's stages land (parallelism, fusion, kernel
-// selection), so the README's main command keeps meaning "compile this layer".
+// passes: it grows as the compiler's stages land (parallelism, kernel
+// selection, the delta-rule kernels), so the README's main command keeps
+// meaning "compile this layer". Today: expand, fuse, clean up.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,13 +16,15 @@ using namespace mlir;
 
 void mlir::gdn::buildGdnPipeline(OpPassManager &pm) {
   pm.addPass(createGdnExpandLayer());
+  pm.addPass(createGdnFuse());
+  pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
 
 void mlir::gdn::registerGdnPipeline() {
   PassPipelineRegistration<>(
       "gdn-pipeline",
-      "The default GDN pipeline: expand layers into primitive ops (more "
-      "stages join as they land)",
+      "The default GDN pipeline: expand layers into primitive ops and fuse "
+      "the prologue and epilogue kernels (more stages join as they land)",
       [](OpPassManager &pm) { buildGdnPipeline(pm); });
 }

@@ -9,6 +9,7 @@
 #define GDN_TRANSFORMS_PASSES_H
 
 #include "gdn/Dialect/Gdn/GdnOps.h"
+#include "gdn/Dialect/GdnKernel/GdnKernelDialect.h"
 
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
@@ -21,8 +22,9 @@ namespace mlir::gdn {
 #define GEN_PASS_REGISTRATION
 #include "gdn/Transforms/Passes.h.inc"
 
-/// Adds the default end-to-end pipeline (`gdn-pipeline`) to `pm`. Today it
-/// expands composite layers and cleans up; later stages join it as they land.
+/// Adds the default end-to-end pipeline (`gdn-pipeline`) to `pm`: expand
+/// composite layers, fuse prologue and epilogue kernels, clean up. Later
+/// stages join it as they land.
 void buildGdnPipeline(OpPassManager &pm);
 
 /// Registers `gdn-pipeline` with the pass registry.

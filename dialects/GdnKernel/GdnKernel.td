@@ -1,0 +1,117 @@
+//===- GdnKernel.td - one op per generated kernel ----------*- tablegen -*-===//
+//
+// The kernel level: each op is exactly one generated CUDA kernel, with every
+// specialization decision (dtypes, dims, conv width, tile shape, flags) an
+// attribute or a type, so that gdn-translate --gdn-to-cuda only prints.
+// Passes (gdn-fuse, gdn-select-kernels) produce these ops and choose the
+// attributes; the verifier checks that the choices fit the kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GDN_DIALECT_GDNKERNEL_GDNKERNEL_TD
+#define GDN_DIALECT_GDNKERNEL_GDNKERNEL_TD
+
+include "Gdn/GdnTypes.td"
+include "Gdn/GdnAttributes.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def GdnKernel_Dialect : Dialect {
+  let name = "gdn_kernel";
+  let summary = "generated GDN kernels, one op each, fully specialised";
+  let description = [{
+    Ops of this dialect name one CUDA kernel each. Their operands and results
+    are the tensors the kernel reads and writes, in the layouts it uses; their
+    attributes are the specialization (tile shape, threads, flags). The CUDA
+    emitter prints one instantiation of the device header library per op.
+  }];
+  let cppNamespace = "::mlir::gdn::kernel";
+  let dependentDialects = ["::mlir::gdn::GdnDialect"];
+}
+
+class GdnKernel_Op<string mnemonic, list<Trait> traits = []>
+    : Op<GdnKernel_Dialect, mnemonic, traits>;
+
+def GdnKernel_Tensor : RankedTensorOf<[BF16, F16, F32]>;
+def GdnKernel_F32Tensor : RankedTensorOf<[F32]>;
+
+def GdnKernel_PrologueOp : GdnKernel_Op<"prologue",
+    [Pure, AttrSizedOperandSegments]> {
+  let summary = "fused varlen conv + SiLU + q/k/v split + L2 norm + gates";
+  let description = [{
+    Computes, in one pass over the conv channels `[q | k | v]` of
+    `mixed_qkv [T, C]`:
+
+    * the depthwise causal conv of width `conv_width` over each packed
+      sequence (taps before a sequence start read `conv_initial_state` or 0),
+      with `activation`, and the final conv states if requested;
+    * the split into `q`, `k` (`[T, H, K]`) and `v` (`[T, HV, V]`);
+    * the L2 norm of every q and k head (`eps = l2norm_eps`);
+    * the gates `g = -exp(A_log) softplus(a + dt_bias)` and
+      `beta = sigmoid(b)` (times 2 with `allow_neg_eigval`), in fp32.
+
+    Padding rows of q, k and v are 0. `threads` and `tokens_per_block` fix
+    the tile: each thread owns 16 bytes of channels, a block walks
+    `tokens_per_block` tokens.
+
+    ```mlir
+    %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %conv, %a, %b, %a_log, %dt_bias, %p
+        {key_heads = 16 : i64, value_heads = 32 : i64, head_dim_k = 128 : i64,
+         head_dim_v = 128 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>,
+         l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false,
+         threads = 256 : i64, tokens_per_block = 64 : i64}
+        : (...) -> (...)
+    ```
+  }];
+  let arguments = (ins GdnKernel_Tensor:$mixed_qkv, GdnKernel_Tensor:$conv_weight,
+                       Optional<GdnKernel_Tensor>:$conv_bias,
+                       Optional<GdnKernel_Tensor>:$conv_initial_state,
+                       GdnKernel_Tensor:$a, GdnKernel_Tensor:$b,
+                       GdnKernel_Tensor:$a_log, GdnKernel_Tensor:$dt_bias,
+                       Gdn_PackingType:$packing,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$key_heads,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$value_heads,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$head_dim_k,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$head_dim_v,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$conv_width,
+                       Gdn_ActivationAttr:$activation,
+                       F64Attr:$l2norm_eps,
+                       BoolAttr:$allow_neg_eigval,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$threads,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$tokens_per_block);
+  let results = (outs GdnKernel_Tensor:$q, GdnKernel_Tensor:$k,
+                      GdnKernel_Tensor:$v, GdnKernel_F32Tensor:$g,
+                      GdnKernel_F32Tensor:$beta,
+                      Optional<GdnKernel_Tensor>:$conv_final_state);
+  let assemblyFormat = [{
+    $mixed_qkv `,` $conv_weight `,` $a `,` $b `,` $a_log `,` $dt_bias `,` $packing
+    (`bias` `(` $conv_bias^ `)`)? (`initial_state` `(` $conv_initial_state^ `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def GdnKernel_GatedRMSNormOp : GdnKernel_Op<"gated_rmsnorm", [Pure]> {
+  let summary = "the gated RMSNorm epilogue kernel";
+  let description = [{
+    `y = weight * (x * rsqrt(mean(x^2) + eps)) * silu(z)` per token and head
+    over `V`. A row of `V` channels is handled by `V / vector width` lanes;
+    a block of `threads` lanes covers several rows.
+
+    ```mlir
+    %y = gdn_kernel.gated_rmsnorm %o, %z, %w {eps = 1.0e-06 : f64, threads = 256 : i64}
+        : (tensor<?x32x128xbf16>, tensor<?x32x128xbf16>, tensor<128xbf16>) -> tensor<?x32x128xbf16>
+    ```
+  }];
+  let arguments = (ins GdnKernel_Tensor:$x, GdnKernel_Tensor:$z,
+                       GdnKernel_Tensor:$weight, F64Attr:$eps,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$threads);
+  let results = (outs GdnKernel_Tensor:$y);
+  let assemblyFormat = [{
+    $x `,` $z `,` $weight attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // GDN_DIALECT_GDNKERNEL_GDNKERNEL_TD

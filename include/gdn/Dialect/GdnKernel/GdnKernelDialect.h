@@ -1,0 +1,28 @@
+//===- GdnKernelDialect.h - the gdn_kernel dialect --------------*- C++ -*-===//
+//
+// Declares the kernel-level dialect: one op per generated CUDA kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GDN_DIALECT_GDNKERNEL_GDNKERNELDIALECT_H
+#define GDN_DIALECT_GDNKERNEL_GDNKERNELDIALECT_H
+
+#include "gdn/Dialect/Gdn/GdnOps.h"
+
+#include "gdn/Dialect/GdnKernel/GdnKernelDialect.h.inc"
+
+#define GET_OP_CLASSES
+#include "gdn/Dialect/GdnKernel/GdnKernelOps.h.inc"
+
+namespace mlir::gdn::kernel {
+
+/// Bytes of one element of a kernel tensor type (bf16/f16/f32).
+int64_t getElementBytes(Type type);
+
+/// Lanes that share one head of `headDim` elements of `elementType` when
+/// each lane holds 16 bytes; 0 when the head does not fill whole vectors.
+int64_t getLanesPerHead(int64_t headDim, Type elementType);
+
+} // namespace mlir::gdn::kernel
+
+#endif // GDN_DIALECT_GDNKERNEL_GDNKERNELDIALECT_H

@@ -1,0 +1,155 @@
+//===- GdnKernelOps.cpp - kernel-level op verifiers -----------------------===//
+//
+// A kernel op must describe a kernel the device header library can run: the
+// shapes agree with each other, heads fill whole 16-byte vectors in a
+// power-of-two lane group of at most a warp, and the tile fits a block. These
+// are the conditions the emitter relies on, checked once here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gdn/Dialect/GdnKernel/GdnKernelDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
+
+using namespace mlir;
+using namespace mlir::gdn;
+using namespace mlir::gdn::kernel;
+
+#include "gdn/Dialect/GdnKernel/GdnKernelDialect.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "gdn/Dialect/GdnKernel/GdnKernelOps.cpp.inc"
+
+void GdnKernelDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "gdn/Dialect/GdnKernel/GdnKernelOps.cpp.inc"
+      >();
+}
+
+int64_t mlir::gdn::kernel::getElementBytes(Type type) {
+  return getElementTypeOrSelf(type).getIntOrFloatBitWidth() / 8;
+}
+
+int64_t mlir::gdn::kernel::getLanesPerHead(int64_t headDim, Type elementType) {
+  const int64_t perVector = 16 / getElementBytes(elementType);
+  if (headDim % perVector != 0)
+    return 0;
+  return headDim / perVector;
+}
+
+/// Checks that `type` has `shape` (dynamic entries of either side match).
+static LogicalResult expectShape(Operation *op, Value value, StringRef name,
+                                 ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(value.getType());
+  bool ok = type.getRank() == static_cast<int64_t>(shape.size());
+  for (size_t d = 0; ok && d < shape.size(); ++d)
+    ok = ShapedType::isDynamic(shape[d]) || type.isDynamicDim(d) ||
+         type.getDimSize(d) == shape[d];
+  if (ok)
+    return success();
+  InFlightDiagnostic diag = op->emitOpError() << name << " must have shape [";
+  llvm::interleaveComma(shape, diag, [&](int64_t size) {
+    if (ShapedType::isDynamic(size))
+      diag << "?";
+    else
+      diag << size;
+  });
+  return diag << "], found " << value.getType();
+}
+
+static LogicalResult checkLaneGroup(Operation *op, int64_t headDim, Type type,
+                                    StringRef what) {
+  int64_t lanes = getLanesPerHead(headDim, type);
+  if (lanes >= 1 && lanes <= 32 && (lanes & (lanes - 1)) == 0)
+    return success();
+  return op->emitOpError()
+         << what << " (" << headDim << " x " << getElementTypeOrSelf(type)
+         << ") must fill a power-of-two group of at most 32 lanes of 16 bytes";
+}
+
+static LogicalResult checkThreads(Operation *op, int64_t threads) {
+  if (threads % 32 == 0 && threads <= 1024)
+    return success();
+  return op->emitOpError() << "threads = " << threads
+                           << " must be a multiple of 32, at most 1024";
+}
+
+LogicalResult kernel::PrologueOp::verify() {
+  const int64_t keyHeads = getKeyHeads(), valueHeads = getValueHeads();
+  const int64_t headDimK = getHeadDimK(), headDimV = getHeadDimV();
+  const int64_t width = getConvWidth();
+  if (valueHeads % keyHeads != 0)
+    return emitOpError() << "value heads (" << valueHeads
+                         << ") must be a multiple of key heads (" << keyHeads
+                         << ")";
+  if (width > 8)
+    return emitOpError() << "conv_width = " << width
+                         << " exceeds the kernel's limit of 8";
+  const int64_t channels = 2 * keyHeads * headDimK + valueHeads * headDimV;
+  const int64_t tokens = getMixedQkv().getType().getDimSize(0);
+  const int64_t seqs = getPacking().getType().getSeqs();
+  Type element = getMixedQkv().getType().getElementType();
+  for (Value value : {getQ(), getK(), getV()})
+    if (getElementTypeOrSelf(value.getType()) != element)
+      return emitOpError() << "q, k and v must have mixed_qkv's element type "
+                           << element;
+  if (failed(
+          expectShape(*this, getMixedQkv(), "mixed_qkv", {tokens, channels})) ||
+      failed(expectShape(*this, getConvWeight(), "conv_weight",
+                         {channels, width})) ||
+      failed(expectShape(*this, getQ(), "q", {tokens, keyHeads, headDimK})) ||
+      failed(expectShape(*this, getK(), "k", {tokens, keyHeads, headDimK})) ||
+      failed(expectShape(*this, getV(), "v", {tokens, valueHeads, headDimV})) ||
+      failed(expectShape(*this, getA(), "a", {tokens, valueHeads})) ||
+      failed(expectShape(*this, getB(), "b", {tokens, valueHeads})) ||
+      failed(expectShape(*this, getG(), "g", {tokens, valueHeads})) ||
+      failed(expectShape(*this, getBeta(), "beta", {tokens, valueHeads})) ||
+      failed(expectShape(*this, getALog(), "a_log", {valueHeads})) ||
+      failed(expectShape(*this, getDtBias(), "dt_bias", {valueHeads})))
+    return failure();
+  if (getConvBias() &&
+      failed(expectShape(*this, getConvBias(), "conv_bias", {channels})))
+    return failure();
+  for (auto [state, name] : {std::pair<Value, StringRef>{getConvInitialState(),
+                                                         "conv_initial_state"},
+                             {getConvFinalState(), "conv_final_state"}})
+    if (state &&
+        failed(expectShape(*this, state, name, {seqs, channels, width - 1})))
+      return failure();
+  if (getConvFinalState() && width < 2)
+    return emitOpError() << "a width-1 conv has no final state";
+  if (failed(checkLaneGroup(*this, headDimK, element, "a key head")) ||
+      failed(checkThreads(*this, getThreads())))
+    return failure();
+  if ((channels * getElementBytes(element)) % 16 != 0)
+    return emitOpError() << "the " << channels
+                         << " conv channels must fill whole 16-byte vectors";
+  if (!(getL2normEps().convertToDouble() >= 0.0))
+    return emitOpError() << "l2norm_eps must be >= 0";
+  return success();
+}
+
+LogicalResult kernel::GatedRMSNormOp::verify() {
+  auto xType = getX().getType();
+  if (xType.getRank() != 3)
+    return emitOpError() << "x must be [T, HV, V], found " << xType;
+  const int64_t headDimV = xType.getDimSize(2);
+  if (ShapedType::isDynamic(headDimV))
+    return emitOpError() << "the head dim V must be static";
+  if (failed(expectShape(*this, getZ(), "z", xType.getShape())) ||
+      failed(expectShape(*this, getY(), "y", xType.getShape())) ||
+      failed(expectShape(*this, getWeight(), "weight", {headDimV})))
+    return failure();
+  if (getElementBytes(getZ().getType()) != getElementBytes(xType) ||
+      getElementBytes(getY().getType()) != getElementBytes(xType))
+    return emitOpError() << "x, z and y must have elements of one width";
+  if (failed(checkLaneGroup(*this, headDimV, xType, "a value head")) ||
+      failed(checkThreads(*this, getThreads())))
+    return failure();
+  if (!(getEps().convertToDouble() >= 0.0))
+    return emitOpError() << "eps must be >= 0";
+  return success();
+}

@@ -1,0 +1,341 @@
+//===- KernelPrinters.cpp - printing one gdn_kernel op --------------------===//
+//
+// The specialization of each kernel op becomes a Config struct consumed by the
+// templates of runtime/include/gdn/device; the entry point checks each tensor
+// against the op's types (dynamic sizes tied to the packing's token and
+// sequence counts) and launches.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelPrinters.h"
+
+#include "gdn/Dialect/GdnKernel/GdnKernelDialect.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::gdn;
+using namespace mlir::gdn::cuda;
+
+std::string mlir::gdn::cuda::getDeviceType(Type type) {
+  if (type.isBF16())
+    return "__nv_bfloat16";
+  if (type.isF16())
+    return "__half";
+  return "float";
+}
+
+std::string mlir::gdn::cuda::getAbiDtype(Type type) {
+  if (type.isBF16())
+    return "GDN_BF16";
+  if (type.isF16())
+    return "GDN_F16";
+  if (type.isF32())
+    return "GDN_F32";
+  if (type.isF64())
+    return "GDN_F64";
+  if (type.isInteger(32))
+    return "GDN_I32";
+  return "GDN_I64";
+}
+
+static Type elementOf(Value value) {
+  return cast<RankedTensorType>(value.getType()).getElementType();
+}
+
+bool mlir::gdn::cuda::usesPacking(Operation *op) {
+  return isa<kernel::PrologueOp>(op);
+}
+
+SmallVector<Value> mlir::gdn::cuda::getKernelTensorOperands(Operation *op) {
+  SmallVector<Value> operands;
+  for (Value operand : op->getOperands())
+    if (isa<RankedTensorType>(operand.getType()))
+      operands.push_back(operand);
+  return operands;
+}
+
+/// Prints `{dim, dim, ...}` for a check: static sizes as numbers, token
+/// dimensions as `tokens`, sequence dimensions as `seqs`, others unchecked.
+static std::string expectedShape(Value value, int tokenDim, int seqDim) {
+  auto type = cast<RankedTensorType>(value.getType());
+  std::string text = "{";
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    if (d)
+      text += ", ";
+    if (d == tokenDim)
+      text += "tokens";
+    else if (d == seqDim)
+      text += "seqs";
+    else if (type.isDynamicDim(d))
+      text += "gdn::kAnySize";
+    else
+      text += std::to_string(type.getDimSize(d));
+  }
+  return text + "}";
+}
+
+static const char *boolText(bool value) { return value ? "true" : "false"; }
+
+//===----------------------------------------------------------------------===//
+// Prologue
+//===----------------------------------------------------------------------===//
+
+static void printPrologueConfig(kernel::PrologueOp op, const KernelContext &k,
+                                llvm::raw_ostream &os) {
+  const int64_t channels = 2 * op.getKeyHeads() * op.getHeadDimK() +
+                           op.getValueHeads() * op.getHeadDimV();
+  os << "// Kernel " << k.entryName << ": gdn_kernel.prologue at "
+     << op.getLoc() << "\n"
+     << "//   fuses gdn.causal_conv1d + gdn.split_qkv + gdn.l2norm (q, k) + "
+        "gdn.gates\n"
+     << "//   activations " << elementOf(op.getMixedQkv()) << ", " << channels
+     << " conv channels, conv width " << op.getConvWidth() << " ("
+     << stringifyActivation(op.getActivation()) << ")\n"
+     << "//   key heads " << op.getKeyHeads() << " x " << op.getHeadDimK()
+     << ", value heads " << op.getValueHeads() << " x " << op.getHeadDimV()
+     << ", l2norm eps " << op.getL2normEps().convertToDouble() << "\n"
+     << "//   tile: " << op.getThreads() << " threads x 16-byte channel "
+     << "slices, " << op.getTokensPerBlock() << " tokens per block\n"
+     << "//   bias " << (op.getConvBias() ? "yes" : "no") << ", initial conv "
+     << "state " << (op.getConvInitialState() ? "yes" : "no")
+     << ", final conv state " << (op.getConvFinalState() ? "yes" : "no")
+     << ", beta " << (op.getAllowNegEigval() ? "2 * sigmoid" : "sigmoid")
+     << "\n";
+  Value state = op.getConvInitialState() ? op.getConvInitialState()
+                                         : op.getConvFinalState();
+  os << "struct " << k.configName << " {\n"
+     << "  using Activation = " << getDeviceType(elementOf(op.getMixedQkv()))
+     << ";\n"
+     << "  using ConvWeight = " << getDeviceType(elementOf(op.getConvWeight()))
+     << ";\n"
+     << "  using ConvState = "
+     << (state ? getDeviceType(elementOf(state)) : std::string("float"))
+     << ";\n"
+     << "  using GateInput = " << getDeviceType(elementOf(op.getA())) << ";\n"
+     << "  using GateParam = " << getDeviceType(elementOf(op.getALog()))
+     << ";\n"
+     << "  static constexpr int kKeyHeads = " << op.getKeyHeads() << ";\n"
+     << "  static constexpr int kValueHeads = " << op.getValueHeads() << ";\n"
+     << "  static constexpr int kHeadDimK = " << op.getHeadDimK() << ";\n"
+     << "  static constexpr int kHeadDimV = " << op.getHeadDimV() << ";\n"
+     << "  static constexpr int kConvWidth = " << op.getConvWidth() << ";\n"
+     << "  static constexpr int kThreads = " << op.getThreads() << ";\n"
+     << "  static constexpr int kTokensPerBlock = " << op.getTokensPerBlock()
+     << ";\n"
+     << "  static constexpr bool kSilu = "
+     << boolText(op.getActivation() == Activation::Silu) << ";\n"
+     << "  static constexpr bool kHasBias = "
+     << boolText(static_cast<bool>(op.getConvBias())) << ";\n"
+     << "  static constexpr bool kHasInitialState = "
+     << boolText(static_cast<bool>(op.getConvInitialState())) << ";\n"
+     << "  static constexpr bool kHasFinalState = "
+     << boolText(static_cast<bool>(op.getConvFinalState())) << ";\n"
+     << "  static constexpr bool kNegEigval = "
+     << boolText(op.getAllowNegEigval()) << ";\n"
+     << llvm::formatv("  static constexpr float kNormEps = {0:e}f;\n",
+                      op.getL2normEps().convertToDouble())
+     << "};\n\n";
+}
+
+static void printPrologueEntry(kernel::PrologueOp op, const KernelContext &k,
+                               llvm::raw_ostream &os) {
+  printKernelPrototype(k, os);
+  os << " {\n"
+     << "  using Config = " << k.configName << ";\n"
+     << "  if (!operands || !results || !packing || !packing->workspace)\n"
+     << "    return GDN_ERROR_INVALID_ARGUMENT;\n"
+     << "  const int64_t tokens = packing->buffer_tokens;\n"
+     << "  const int64_t seqs = packing->num_seqs;\n"
+     << "  (void)seqs;\n";
+  // Operand and result checks, in entry order.
+  SmallVector<Value> operands = getKernelTensorOperands(op);
+  auto check = [&](StringRef array, unsigned index, Value value, int tokenDim,
+                   int seqDim) {
+    os << "  if (!gdn::checkTensor(" << array << "[" << index << "], "
+       << getAbiDtype(elementOf(value)) << ", "
+       << expectedShape(value, tokenDim, seqDim) << "))\n"
+       << "    return GDN_ERROR_INVALID_ARGUMENT;\n";
+  };
+  for (auto [index, value] : llvm::enumerate(operands)) {
+    bool tokenIndexed =
+        value == op.getMixedQkv() || value == op.getA() || value == op.getB();
+    bool perSeq = value == op.getConvInitialState();
+    check("operands", index, value, tokenIndexed ? 0 : -1, perSeq ? 0 : -1);
+  }
+  for (auto [index, value] : llvm::enumerate(op->getResults()))
+    check("results", index, value, value == op.getConvFinalState() ? -1 : 0,
+          value == op.getConvFinalState() ? 0 : -1);
+
+  auto ptr = [&](StringRef array, unsigned index, Value value) {
+    std::string text =
+        "static_cast<" + getDeviceType(elementOf(value)) + " *>(";
+    text += array.str() + "[" + std::to_string(index) + "].data)";
+    return text;
+  };
+  auto operandIndex = [&](Value value) {
+    return static_cast<unsigned>(llvm::find(operands, value) -
+                                 operands.begin());
+  };
+  os << "  gdn::device::PrologueArgs<Config> args = {};\n"
+     << "  args.mixed = "
+     << ptr("operands", operandIndex(op.getMixedQkv()), op.getMixedQkv())
+     << ";\n"
+     << "  args.weight = "
+     << ptr("operands", operandIndex(op.getConvWeight()), op.getConvWeight())
+     << ";\n";
+  if (Value bias = op.getConvBias())
+    os << "  args.bias = " << ptr("operands", operandIndex(bias), bias)
+       << ";\n";
+  if (Value state = op.getConvInitialState())
+    os << "  args.initialState = "
+       << ptr("operands", operandIndex(state), state) << ";\n";
+  if (Value state = op.getConvFinalState())
+    os << "  args.finalState = " << ptr("results", 5, state) << ";\n";
+  os << "  args.a = " << ptr("operands", operandIndex(op.getA()), op.getA())
+     << ";\n"
+     << "  args.b = " << ptr("operands", operandIndex(op.getB()), op.getB())
+     << ";\n"
+     << "  args.aLog = "
+     << ptr("operands", operandIndex(op.getALog()), op.getALog()) << ";\n"
+     << "  args.dtBias = "
+     << ptr("operands", operandIndex(op.getDtBias()), op.getDtBias()) << ";\n"
+     << "  args.q = " << ptr("results", 0, op.getQ()) << ";\n"
+     << "  args.k = " << ptr("results", 1, op.getK()) << ";\n"
+     << "  args.v = " << ptr("results", 2, op.getV()) << ";\n"
+     << "  args.g = static_cast<float *>(results[3].data);\n"
+     << "  args.beta = static_cast<float *>(results[4].data);\n"
+     << "  args.packing = {packing->cu_seqlens, packing->cu_padded,\n"
+     << "                  packing->num_seqs, packing->buffer_tokens};\n"
+     << "  args.workspace = "
+        "gdn::device::PackingWorkspace::carve(packing->workspace);\n"
+     << "  gdn::device::prologueKernel<Config>\n"
+     << "      <<<gdn::device::prologueGrid<Config>(packing->buffer_tokens),\n"
+     << "         Config::kThreads, 0, stream>>>(args);\n"
+     << "  return cudaGetLastError() == cudaSuccess ? GDN_SUCCESS : "
+        "GDN_ERROR_CUDA;\n"
+     << "}\n\n";
+}
+
+//===----------------------------------------------------------------------===//
+// Gated RMSNorm
+//===----------------------------------------------------------------------===//
+
+static void printRMSNormConfig(kernel::GatedRMSNormOp op,
+                               const KernelContext &k, llvm::raw_ostream &os) {
+  auto type = op.getX().getType();
+  os << "// Kernel " << k.entryName << ": gdn_kernel.gated_rmsnorm at "
+     << op.getLoc() << "\n"
+     << "//   from gdn.gated_rmsnorm; x " << type.getElementType() << ", z "
+     << elementOf(op.getZ()) << ", weight " << elementOf(op.getWeight())
+     << ", y " << elementOf(op.getY()) << "\n"
+     << "//   rows of V = " << type.getDimSize(2) << ", eps "
+     << op.getEps().convertToDouble() << ", " << op.getThreads()
+     << " threads per block, 16-byte lanes\n"
+     << "struct " << k.configName << " {\n"
+     << "  using Input = " << getDeviceType(type.getElementType()) << ";\n"
+     << "  using Gate = " << getDeviceType(elementOf(op.getZ())) << ";\n"
+     << "  using Weight = " << getDeviceType(elementOf(op.getWeight())) << ";\n"
+     << "  using Output = " << getDeviceType(elementOf(op.getY())) << ";\n"
+     << "  static constexpr int kHeadDimV = " << type.getDimSize(2) << ";\n"
+     << "  static constexpr int kThreads = " << op.getThreads() << ";\n"
+     << llvm::formatv("  static constexpr float kEps = {0:e}f;\n",
+                      op.getEps().convertToDouble())
+     << "};\n\n";
+}
+
+static void printRMSNormEntry(kernel::GatedRMSNormOp op, const KernelContext &k,
+                              llvm::raw_ostream &os) {
+  printKernelPrototype(k, os);
+  auto type = op.getX().getType();
+  os << " {\n"
+     << "  using Config = " << k.configName << ";\n"
+     << "  if (!operands || !results)\n"
+     << "    return GDN_ERROR_INVALID_ARGUMENT;\n"
+     << "  const int64_t tokens = operands[0].shape[0];\n";
+  unsigned index = 0;
+  for (Value value : {op.getX(), op.getZ()})
+    os << "  if (!gdn::checkTensor(operands[" << index++ << "], "
+       << getAbiDtype(elementOf(value)) << ", " << expectedShape(value, 0, -1)
+       << "))\n    return GDN_ERROR_INVALID_ARGUMENT;\n";
+  os << "  if (!gdn::checkTensor(operands[2], "
+     << getAbiDtype(elementOf(op.getWeight())) << ", "
+     << expectedShape(op.getWeight(), -1, -1) << "))\n"
+     << "    return GDN_ERROR_INVALID_ARGUMENT;\n"
+     << "  if (!gdn::checkTensor(results[0], "
+     << getAbiDtype(elementOf(op.getY())) << ", "
+     << expectedShape(op.getY(), 0, -1) << "))\n"
+     << "    return GDN_ERROR_INVALID_ARGUMENT;\n"
+     << "  gdn::device::EpilogueArgs<Config> args;\n"
+     << "  args.x = static_cast<const " << getDeviceType(type.getElementType())
+     << " *>(operands[0].data);\n"
+     << "  args.z = static_cast<const " << getDeviceType(elementOf(op.getZ()))
+     << " *>(operands[1].data);\n"
+     << "  args.weight = static_cast<const "
+     << getDeviceType(elementOf(op.getWeight())) << " *>(operands[2].data);\n"
+     << "  args.y = static_cast<" << getDeviceType(elementOf(op.getY()))
+     << " *>(results[0].data);\n"
+     << "  args.rows = tokens * " << type.getDimSize(1) << ";\n"
+     << "  if (args.rows == 0)\n"
+     << "    return GDN_SUCCESS;\n"
+     << "  constexpr int64_t kRowsPerBlock = Config::kThreads / "
+        "(Config::kHeadDimV * sizeof(typename Config::Input) / 16);\n"
+     << "  int64_t blocks = (args.rows + kRowsPerBlock - 1) / kRowsPerBlock;\n"
+     << "  if (blocks > 65535 * 8)\n"
+     << "    blocks = 65535 * 8;\n"
+     << "  gdn::device::gatedRMSNormKernel<Config>\n"
+     << "      <<<static_cast<unsigned>(blocks), Config::kThreads, 0, "
+        "stream>>>(args);\n"
+     << "  return cudaGetLastError() == cudaSuccess ? GDN_SUCCESS : "
+        "GDN_ERROR_CUDA;\n"
+     << "}\n\n";
+}
+
+//===----------------------------------------------------------------------===//
+// Dispatch
+//===----------------------------------------------------------------------===//
+
+void mlir::gdn::cuda::printKernelConfig(const KernelContext &k,
+                                        llvm::raw_ostream &os) {
+  llvm::TypeSwitch<Operation *>(k.op)
+      .Case([&](kernel::PrologueOp op) { printPrologueConfig(op, k, os); })
+      .Case([&](kernel::GatedRMSNormOp op) { printRMSNormConfig(op, k, os); });
+}
+
+void mlir::gdn::cuda::printKernelEntry(const KernelContext &k,
+                                       llvm::raw_ostream &os) {
+  llvm::TypeSwitch<Operation *>(k.op)
+      .Case([&](kernel::PrologueOp op) { printPrologueEntry(op, k, os); })
+      .Case([&](kernel::GatedRMSNormOp op) { printRMSNormEntry(op, k, os); });
+}
+
+void mlir::gdn::cuda::printKernelPrototype(const KernelContext &k,
+                                           llvm::raw_ostream &os) {
+  os << "int " << k.entryName
+     << "(const gdn_tensor_t *operands, const gdn_tensor_t *results";
+  if (usesPacking(k.op))
+    os << ",\n    const gdn_packing_t *packing";
+  os << ", cudaStream_t stream)";
+}
+
+std::vector<ShapeExprs>
+mlir::gdn::cuda::getResultShapes(Operation *op, ArrayRef<ShapeExprs> operands,
+                                 const std::string &seqs) {
+  std::vector<ShapeExprs> shapes;
+  const std::string tokens = operands.front().front();
+  for (Value result : op->getResults()) {
+    auto type = cast<RankedTensorType>(result.getType());
+    ShapeExprs dims;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      dims.push_back(type.isDynamicDim(d) ? ""
+                                          : std::to_string(type.getDimSize(d)));
+    if (type.isDynamicDim(0)) {
+      auto prologue = dyn_cast<kernel::PrologueOp>(op);
+      dims[0] =
+          prologue && result == prologue.getConvFinalState() ? seqs : tokens;
+    }
+    shapes.push_back(std::move(dims));
+  }
+  return shapes;
+}

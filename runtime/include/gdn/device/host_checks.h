@@ -1,0 +1,59 @@
+//===- host_checks.h - argument checks of generated entry points -*- C++ -*-===//
+//
+// Generated entry points check every tensor they are given (pointer, rank,
+// dtype, sizes) before launching anything, so that a caller's mistake is an
+// error code rather than an out-of-bounds access on the device.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GDN_DEVICE_HOST_CHECKS_H
+#define GDN_DEVICE_HOST_CHECKS_H
+
+#include "gdn/runtime/abi.h"
+
+#include <initializer_list>
+#include <stddef.h>
+#include <stdint.h>
+
+namespace gdn {
+
+/// Marks a size the check does not constrain.
+constexpr int64_t kAnySize = -1;
+
+/// True when `tensor` has `dtype` and `shape` (kAnySize matches any size) and
+/// a data pointer unless it is empty.
+inline bool checkTensor(const gdn_tensor_t &tensor, gdn_dtype_t dtype,
+                        std::initializer_list<int64_t> shape) {
+  if (tensor.dtype != dtype || tensor.rank != static_cast<int32_t>(shape.size()))
+    return false;
+  int64_t elements = 1;
+  int d = 0;
+  for (int64_t expected : shape) {
+    const int64_t size = tensor.shape[d++];
+    if (size < 0 || (expected != kAnySize && size != expected))
+      return false;
+    elements *= size;
+  }
+  return tensor.data != nullptr || elements == 0;
+}
+
+/// Bytes of one element.
+inline size_t elementBytes(gdn_dtype_t dtype) {
+  switch (dtype) {
+  case GDN_BF16:
+  case GDN_F16:
+    return 2;
+  case GDN_F32:
+  case GDN_I32:
+    return 4;
+  default:
+    return 8;
+  }
+}
+
+/// Rounds a workspace offset up to 256 bytes (any vector access is aligned).
+inline size_t alignWorkspace(size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+} // namespace gdn
+
+#endif // GDN_DEVICE_HOST_CHECKS_H

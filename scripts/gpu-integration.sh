@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+#===- gpu-integration.sh - build, check and time generated kernels on a GPU ===#
+#
+# Runs on the GPU machine over what scripts/prepare-gpu-tests.sh prepared:
+# builds each case's emitted CUDA with the generic harness (sm_90a), checks
+# it against gdn-run's float64 results (SEMANTICS.md's bf16 tolerance),
+# packed == alone bit for bit, run-to-run determinism, and invalid metadata;
+# then times the prologue at the TARGETS.md shapes. Prints a summary last.
+#
+#===------------------------------------------------------------------------===#
+set -uo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cases="${1:-$root/device-carry/integration}"
+work="${OUT:-/tmp}/gpu-integration"
+mkdir -p "$work"
+nvcc=${NVCC:-nvcc}
+flags=(-std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -I "$root/runtime/include")
+summary=()
+status=0
+
+for dir in "$cases"/*/; do
+  name=$(basename "$dir")
+  fn=$(cat "$dir/function")
+  exe="$work/$name"
+  if ! "$nvcc" "${flags[@]}" -I "$dir" -DGDN_FN="$fn" -DGDN_HEADER="\"kernels.h\"" \
+      "$dir/kernels.cu" "$root/test/Integration/harness/run_function.cu" -o "$exe" \
+      >"$work/$name.build.log" 2>&1; then
+    cat "$work/$name.build.log"
+    summary+=("FAIL build $name")
+    status=1
+    continue
+  fi
+  mkdir -p "$work/$name-out"
+  if "$exe" check "$dir/in" "$dir/expected" "$work/$name-out" 5e-3 | tee "$work/$name.log"; then
+    summary+=("PASS check $name")
+  else
+    summary+=("FAIL check $name")
+    status=1
+  fi
+  if [ "$(ls "$dir/in" | wc -l)" -gt 3 ] && grep -q cu_seqlens "$dir/kernels.cu"; then
+    if "$exe" corrupt "$dir/in"; then summary+=("PASS corrupt $name"); else summary+=("FAIL corrupt $name"); status=1; fi
+  fi
+done
+
+# Timing at TARGETS.md shapes (gqa16x32: 8192 conv channels, 32 value heads).
+bench="$work/prologue_gqa16x32"
+if [ -x "$bench" ]; then
+  export GDN_ARG0_SHAPE=Tx8192 GDN_ARG1_SHAPE=8192x4 GDN_ARG2_SHAPE=Tx32 \
+         GDN_ARG3_SHAPE=Tx32 GDN_ARG4_SHAPE=32 GDN_ARG5_SHAPE=32
+  for lengths in 8192,8192,8192,8192 32768 2048,2048,2048,2048; do
+    "$bench" bench "$lengths" 50 | tee -a "$work/bench.log" | grep BENCH && true
+  done
+fi
+if [ -x "$work/epilogue_gqa16x32" ]; then
+  GDN_ARG0_SHAPE=Tx32x128 GDN_ARG1_SHAPE=Tx32x128 GDN_ARG2_SHAPE=128 \
+    "$work/epilogue_gqa16x32" bench 32768 50 | tee -a "$work/bench.log" | grep BENCH
+fi
+
+printf '%s\n' "${summary[@]}"
+exit $status

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+#===- prepare-gpu-tests.sh - everything the GPU run needs, built here -----===#
+#
+# The GPU machine has CUDA but no MLIR. This script does the compiler's part
+# on this machine: for each case of test/Integration/Inputs it draws inputs and
+# computes the float64 reference with gdn-run on the *unfused* program, fuses
+# it (gdn-opt --gdn-pipeline) and emits the CUDA source and header
+# (gdn-translate). The result, under device-carry/integration/<case>/, is what
+# scripts/gpu-integration.sh builds and checks on the GPU.
+#
+#===------------------------------------------------------------------------===#
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${BUILD_DIR:-$root/build}"
+out="${1:-$root/device-carry/integration}"
+bin="$build/bin"
+rm -rf "$out"
+mkdir -p "$out"
+
+# case-name  program  gdn-run options (lengths include 0, 1, 63, 64, 65).
+# Sizes stay small: inputs travel to the GPU machine as float32 .npy files.
+cases=(
+  "prologue_gqa16x32 prologue_gqa16x32 --seqlens=1,63,64,65,0,100 --seed=1"
+  "prologue_states_padded prologue_states_padded --seqlens=0,1,63,64,65,7 --slots=8,8,64,72,72,8 --seed=3"
+  "prologue_states_long prologue_states_padded --seqlens=1000,3 --slots=1000,8 --seed=2"
+  "epilogue_gqa16x32 epilogue_gqa16x32 --seqlens=150 --seed=4"
+)
+for entry in "${cases[@]}"; do
+  read -r name program options <<<"$entry"
+  source="$root/test/Integration/Inputs/$program.mlir"
+  dir="$out/$name"
+  mkdir -p "$dir/in" "$dir/expected"
+  # shellcheck disable=SC2086
+  "$bin/gdn-run" "$source" $options --save-inputs "$dir/in" --outputs "$dir/expected" >"$dir/reference.txt"
+  "$bin/gdn-opt" --gdn-pipeline "$source" -o "$dir/fused.mlir"
+  "$bin/gdn-translate" --gdn-to-cuda "$dir/fused.mlir" -o "$dir/kernels.cu"
+  "$bin/gdn-translate" --gdn-to-cuda-header "$dir/fused.mlir" -o "$dir/kernels.h"
+  echo "gdn_$program" >"$dir/function"
+  echo "prepared $name ($(du -sh "$dir" | cut -f1))"
+done

@@ -1,0 +1,495 @@
+//===- run_function.cu - run one generated function on the GPU -------------===//
+//
+// A generic driver for the whole-function entry points that gdn-translate
+// emits. Compiled together with a generated .cu (GDN_FN names the function's
+// prefix, GDN_HEADER its header). Modes:
+//
+//   check IN EXPECTED OUT RTOL  run on IN/argN.npy, write OUT/resultN.npy,
+//                               compare with EXPECTED/resultN.npy (gdn-run's
+//                               float64 results) by relative RMS error, then
+//                               check packed == each sequence alone (bit for
+//                               bit) and that a second run is bit-identical
+//   corrupt IN                  break cu_seqlens and expect a packing error
+//                               and NaN results, never numbers
+//   bench LENGTHS ITERS         time the function on random inputs with the
+//                               given sequence lengths
+//
+// Exits non-zero on any failure; prints one line per check.
+//
+//===----------------------------------------------------------------------===//
+
+#include GDN_HEADER
+#include "npy.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#define GDN_CAT2(a, b) a##b
+#define GDN_CAT(a, b) GDN_CAT2(a, b)
+#define FN GDN_FN
+#define FN_SIGNATURE GDN_CAT(GDN_FN, _signature)
+#define FN_WORKSPACE GDN_CAT(GDN_FN, _workspace_bytes)
+#define FN_SHAPES GDN_CAT(GDN_FN, _result_shapes)
+#define FN_CHECK GDN_CAT(GDN_FN, _check)
+
+namespace {
+
+int failures = 0;
+
+void expect(bool ok, const std::string &what) {
+  std::printf("%s: %s\n", ok ? "PASS" : "FAIL", what.c_str());
+  if (!ok)
+    ++failures;
+}
+
+#define CUDA_OK(call)                                                          \
+  do {                                                                         \
+    cudaError_t status_ = (call);                                              \
+    if (status_ != cudaSuccess) {                                              \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,       \
+                   cudaGetErrorString(status_));                               \
+      std::exit(2);                                                            \
+    }                                                                          \
+  } while (0)
+
+size_t elementBytes(gdn_dtype_t dtype) {
+  return dtype == GDN_BF16 || dtype == GDN_F16 ? 2
+         : dtype == GDN_F32 || dtype == GDN_I32 ? 4
+                                                : 8;
+}
+
+/// A host tensor kept as doubles, with the dtype it has on the device.
+struct HostTensor {
+  gdn_dtype_t dtype;
+  std::vector<int64_t> shape;
+  std::vector<double> values;
+  int64_t rowSize() const {
+    int64_t n = 1;
+    for (size_t d = 1; d < shape.size(); ++d)
+      n *= shape[d];
+    return n;
+  }
+};
+
+std::vector<char> encode(const HostTensor &t) {
+  std::vector<char> bytes(t.values.size() * elementBytes(t.dtype));
+  for (size_t i = 0; i < t.values.size(); ++i) {
+    char *p = bytes.data() + i * elementBytes(t.dtype);
+    double v = t.values[i];
+    switch (t.dtype) {
+    case GDN_BF16: {
+      __nv_bfloat16 x = __float2bfloat16_rn(static_cast<float>(v));
+      std::memcpy(p, &x, 2);
+      break;
+    }
+    case GDN_F16: {
+      __half x = __float2half_rn(static_cast<float>(v));
+      std::memcpy(p, &x, 2);
+      break;
+    }
+    case GDN_F32: {
+      float x = static_cast<float>(v);
+      std::memcpy(p, &x, 4);
+      break;
+    }
+    case GDN_I32: {
+      int32_t x = static_cast<int32_t>(v);
+      std::memcpy(p, &x, 4);
+      break;
+    }
+    case GDN_I64: {
+      int64_t x = static_cast<int64_t>(v);
+      std::memcpy(p, &x, 8);
+      break;
+    }
+    default:
+      std::memcpy(p, &v, 8);
+    }
+  }
+  return bytes;
+}
+
+double decode(const char *p, gdn_dtype_t dtype) {
+  switch (dtype) {
+  case GDN_BF16: {
+    __nv_bfloat16 x;
+    std::memcpy(&x, p, 2);
+    return __bfloat162float(x);
+  }
+  case GDN_F16: {
+    __half x;
+    std::memcpy(&x, p, 2);
+    return __half2float(x);
+  }
+  case GDN_F32: {
+    float x;
+    std::memcpy(&x, p, 4);
+    return x;
+  }
+  case GDN_I32: {
+    int32_t x;
+    std::memcpy(&x, p, 4);
+    return x;
+  }
+  case GDN_I64: {
+    int64_t x;
+    std::memcpy(&x, p, 8);
+    return static_cast<double>(x);
+  }
+  default: {
+    double x;
+    std::memcpy(&x, p, 8);
+    return x;
+  }
+  }
+}
+
+/// Device buffers of one call: arguments, results, workspace.
+struct Run {
+  std::vector<gdn_tensor_t> args, results;
+  std::vector<std::vector<char>> resultBytes;
+  int status = GDN_SUCCESS;
+  std::string message;
+};
+
+gdn_tensor_t upload(const HostTensor &t) {
+  gdn_tensor_t d = {};
+  d.dtype = t.dtype;
+  d.rank = static_cast<int32_t>(t.shape.size());
+  for (size_t i = 0; i < t.shape.size(); ++i)
+    d.shape[i] = t.shape[i];
+  std::vector<char> bytes = encode(t);
+  CUDA_OK(cudaMalloc(&d.data, std::max<size_t>(bytes.size(), 16)));
+  CUDA_OK(cudaMemcpy(d.data, bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
+  return d;
+}
+
+size_t bytesOf(const gdn_tensor_t &t) {
+  size_t n = elementBytes(t.dtype);
+  for (int d = 0; d < t.rank; ++d)
+    n *= static_cast<size_t>(t.shape[d]);
+  return n;
+}
+
+/// Runs the function once on `inputs`; results are poisoned (0xFF, NaN for
+/// floats) first so that an element the kernels forget to write shows up.
+Run runOnce(const std::vector<HostTensor> &inputs) {
+  Run run;
+  for (const HostTensor &t : inputs)
+    run.args.push_back(upload(t));
+  run.results.resize(FN_SIGNATURE.num_results);
+  if (int error = FN_SHAPES(run.args.data(), run.results.data())) {
+    run.status = error;
+    run.message = "result_shapes rejected the arguments";
+    return run;
+  }
+  for (gdn_tensor_t &r : run.results) {
+    CUDA_OK(cudaMalloc(&r.data, std::max<size_t>(bytesOf(r), 16)));
+    CUDA_OK(cudaMemset(r.data, 0xFF, bytesOf(r)));
+  }
+  size_t workspaceBytes = FN_WORKSPACE(run.args.data());
+  void *workspace = nullptr;
+  CUDA_OK(cudaMalloc(&workspace, std::max<size_t>(workspaceBytes, 256)));
+  run.status = FN(run.args.data(), run.results.data(), workspace, 0);
+  char message[512] = "";
+  if (run.status == GDN_SUCCESS)
+    run.status = FN_CHECK(run.args.data(), workspace, 0, message, sizeof(message));
+  run.message = message;
+  CUDA_OK(cudaDeviceSynchronize());
+  for (gdn_tensor_t &r : run.results) {
+    std::vector<char> bytes(bytesOf(r));
+    CUDA_OK(cudaMemcpy(bytes.data(), r.data, bytes.size(), cudaMemcpyDeviceToHost));
+    run.resultBytes.push_back(std::move(bytes));
+    CUDA_OK(cudaFree(r.data));
+  }
+  for (gdn_tensor_t &a : run.args)
+    CUDA_OK(cudaFree(a.data));
+  CUDA_OK(cudaFree(workspace));
+  return run;
+}
+
+std::vector<HostTensor> loadInputs(const std::string &dir) {
+  std::vector<HostTensor> inputs;
+  for (int i = 0; i < FN_SIGNATURE.num_args; ++i) {
+    npy::Array array;
+    std::string error;
+    if (!npy::read(dir + "/arg" + std::to_string(i) + ".npy", array, error)) {
+      std::fprintf(stderr, "%s\n", error.c_str());
+      std::exit(2);
+    }
+    inputs.push_back({FN_SIGNATURE.arg_dtypes[i], array.shape, array.values});
+  }
+  return inputs;
+}
+
+int findRole(gdn_role_t role) {
+  for (int i = 0; i < FN_SIGNATURE.num_args; ++i)
+    if (FN_SIGNATURE.arg_roles[i] == role)
+      return i;
+  return -1;
+}
+
+std::vector<double> decodeAll(const std::vector<char> &bytes, gdn_dtype_t dtype) {
+  size_t width = elementBytes(dtype);
+  std::vector<double> values(bytes.size() / width);
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = decode(bytes.data() + i * width, dtype);
+  return values;
+}
+
+int check(const std::string &in, const std::string &expectedDir,
+          const std::string &out, double rtol) {
+  std::vector<HostTensor> inputs = loadInputs(in);
+  Run packed = runOnce(inputs);
+  expect(packed.status == GDN_SUCCESS,
+         "the function runs (status " + std::to_string(packed.status) + ": " +
+             packed.message + ")");
+  if (packed.status != GDN_SUCCESS)
+    return 1;
+  for (int r = 0; r < FN_SIGNATURE.num_results; ++r) {
+    const gdn_tensor_t &t = packed.results[r];
+    npy::Array result;
+    result.descr = t.dtype == GDN_F64 ? "<f8" : t.dtype == GDN_I32 ? "<i4" : "<f4";
+    result.shape.assign(t.shape, t.shape + t.rank);
+    result.values = decodeAll(packed.resultBytes[r], t.dtype);
+    npy::write(out + "/result" + std::to_string(r) + ".npy", result);
+    npy::Array expected;
+    std::string error;
+    if (!npy::read(expectedDir + "/result" + std::to_string(r) + ".npy", expected, error)) {
+      expect(false, error);
+      continue;
+    }
+    double diff = 0, ref = 0;
+    bool finite = true;
+    for (size_t i = 0; i < result.values.size() && i < expected.values.size(); ++i) {
+      finite &= std::isfinite(result.values[i]);
+      diff += std::pow(result.values[i] - expected.values[i], 2);
+      ref += std::pow(expected.values[i], 2);
+    }
+    double rel = ref > 0 ? std::sqrt(diff / ref) : std::sqrt(diff);
+    char line[256];
+    std::snprintf(line, sizeof(line),
+                  "result #%d matches gdn-run: rel_rms = %.3e (rtol %.1e)%s", r,
+                  rel, rtol, finite ? "" : ", NON-FINITE values");
+    expect(finite && result.values.size() == expected.values.size() && rel <= rtol,
+           line);
+  }
+
+  // Determinism: a second run gives the same bytes.
+  Run again = runOnce(inputs);
+  bool same = again.status == GDN_SUCCESS;
+  for (int r = 0; same && r < FN_SIGNATURE.num_results; ++r)
+    same = again.resultBytes[r] == packed.resultBytes[r];
+  expect(same, "a second run is bit-identical");
+
+  // Packed == each sequence alone, bit for bit.
+  int cuIndex = findRole(GDN_ROLE_CU_SEQLENS);
+  int paddedIndex = findRole(GDN_ROLE_CU_PADDED);
+  if (cuIndex < 0)
+    return failures ? 1 : 0;
+  const std::vector<double> &cu = inputs[cuIndex].values;
+  std::vector<double> slotOffsets =
+      paddedIndex >= 0 ? inputs[paddedIndex].values : cu;
+  const int seqs = static_cast<int>(cu.size()) - 1;
+  bool allSame = true;
+  for (int s = 0; s < seqs; ++s) {
+    const int64_t begin = static_cast<int64_t>(slotOffsets[s]);
+    const int64_t length = static_cast<int64_t>(cu[s + 1] - cu[s]);
+    std::vector<HostTensor> alone = inputs;
+    for (int i = 0; i < FN_SIGNATURE.num_args; ++i) {
+      HostTensor &t = alone[i];
+      switch (FN_SIGNATURE.arg_roles[i]) {
+      case GDN_ROLE_TOKENS:
+        t.values.assign(inputs[i].values.begin() + begin * t.rowSize(),
+                        inputs[i].values.begin() + (begin + length) * t.rowSize());
+        t.shape[0] = length;
+        break;
+      case GDN_ROLE_PER_SEQUENCE:
+        t.values.assign(inputs[i].values.begin() + s * t.rowSize(),
+                        inputs[i].values.begin() + (s + 1) * t.rowSize());
+        t.shape[0] = 1;
+        break;
+      case GDN_ROLE_CU_SEQLENS:
+      case GDN_ROLE_CU_PADDED:
+        t.values = {0.0, static_cast<double>(length)};
+        t.shape[0] = 2;
+        break;
+      default:
+        break;
+      }
+    }
+    Run single = runOnce(alone);
+    if (single.status != GDN_SUCCESS) {
+      allSame = false;
+      std::printf("  sequence %d alone failed: %s\n", s, single.message.c_str());
+      continue;
+    }
+    for (int r = 0; r < FN_SIGNATURE.num_results; ++r) {
+      const gdn_tensor_t &t = packed.results[r];
+      size_t rowBytes = bytesOf(t) / std::max<int64_t>(t.shape[0], 1);
+      size_t first = FN_SIGNATURE.result_roles[r] == GDN_ROLE_PER_SEQUENCE
+                         ? s * rowBytes
+                         : begin * rowBytes;
+      size_t count = FN_SIGNATURE.result_roles[r] == GDN_ROLE_PER_SEQUENCE
+                         ? rowBytes
+                         : length * rowBytes;
+      if (single.resultBytes[r].size() != count ||
+          std::memcmp(single.resultBytes[r].data(),
+                      packed.resultBytes[r].data() + first, count) != 0) {
+        allSame = false;
+        std::printf("  sequence %d (length %lld): result #%d differs\n", s,
+                    static_cast<long long>(length), r);
+      }
+    }
+  }
+  expect(allSame, "packed results equal each of the " + std::to_string(seqs) +
+                      " sequences run alone, bit for bit");
+  return failures ? 1 : 0;
+}
+
+int corrupt(const std::string &in) {
+  std::vector<HostTensor> inputs = loadInputs(in);
+  int cuIndex = findRole(GDN_ROLE_CU_SEQLENS);
+  std::vector<double> &cu = inputs[cuIndex].values;
+  if (cu.size() < 3) {
+    expect(false, "corrupt needs at least two sequences");
+    return 1;
+  }
+  // cu[1] beyond cu[2]: decreasing at index 2.
+  cu[1] = cu[2] + 1;
+  Run run = runOnce(inputs);
+  expect(run.status == GDN_ERROR_INVALID_PACKING,
+         "decreasing cu_seqlens is reported: " + run.message);
+  bool noNumbers = true;
+  for (int r = 0; r < FN_SIGNATURE.num_results; ++r)
+    for (double v : decodeAll(run.resultBytes[r], run.results[r].dtype))
+      noNumbers &= std::isnan(v);
+  expect(noNumbers, "no result element holds a number after invalid metadata");
+  return failures ? 1 : 0;
+}
+
+int bench(const std::string &lengthsText, int iterations) {
+  std::vector<int64_t> lengths;
+  size_t start = 0;
+  while (start < lengthsText.size()) {
+    size_t comma = lengthsText.find(',', start);
+    if (comma == std::string::npos)
+      comma = lengthsText.size();
+    lengths.push_back(std::stoll(lengthsText.substr(start, comma - start)));
+    start = comma + 1;
+  }
+  int64_t tokens = 0;
+  std::vector<double> cu{0};
+  for (int64_t length : lengths)
+    cu.push_back(static_cast<double>(tokens += length));
+  // Random device inputs, shaped from the signature (static sizes come from
+  // result_shapes' checks; dynamic token dims are `tokens`).
+  std::vector<gdn_tensor_t> args(FN_SIGNATURE.num_args);
+  std::mt19937 rng(1);
+  std::normal_distribution<float> normal;
+  size_t argBytes = 0;
+  for (int i = 0; i < FN_SIGNATURE.num_args; ++i) {
+    HostTensor t{FN_SIGNATURE.arg_dtypes[i], {}, {}};
+    const char *dims = std::getenv(("GDN_ARG" + std::to_string(i) + "_SHAPE").c_str());
+    if (FN_SIGNATURE.arg_roles[i] == GDN_ROLE_CU_SEQLENS) {
+      t.shape = {static_cast<int64_t>(cu.size())};
+      t.values = cu;
+    } else {
+      std::stringstream stream(dims ? dims : "");
+      std::string piece;
+      while (std::getline(stream, piece, 'x'))
+        t.shape.push_back(piece == "T" ? tokens : std::stoll(piece));
+      int64_t n = 1;
+      for (int64_t size : t.shape)
+        n *= size;
+      t.values.resize(n);
+      for (double &v : t.values)
+        v = normal(rng);
+    }
+    args[i] = upload(t);
+    argBytes += bytesOf(args[i]);
+  }
+  std::vector<gdn_tensor_t> results(FN_SIGNATURE.num_results);
+  if (FN_SHAPES(args.data(), results.data()) != GDN_SUCCESS) {
+    expect(false, "result_shapes accepts the bench shapes (set GDN_ARG<i>_SHAPE)");
+    return 1;
+  }
+  size_t resultBytes = 0;
+  for (gdn_tensor_t &r : results) {
+    CUDA_OK(cudaMalloc(&r.data, bytesOf(r)));
+    resultBytes += bytesOf(r);
+  }
+  void *workspace;
+  CUDA_OK(cudaMalloc(&workspace, FN_WORKSPACE(args.data())));
+  cudaEvent_t begin, end;
+  CUDA_OK(cudaEventCreate(&begin));
+  CUDA_OK(cudaEventCreate(&end));
+  for (int i = 0; i < 5; ++i)
+    FN(args.data(), results.data(), workspace, 0);
+  std::vector<float> times;
+  for (int i = 0; i < iterations; ++i) {
+    CUDA_OK(cudaEventRecord(begin));
+    FN(args.data(), results.data(), workspace, 0);
+    CUDA_OK(cudaEventRecord(end));
+    CUDA_OK(cudaEventSynchronize(end));
+    float ms;
+    CUDA_OK(cudaEventElapsedTime(&ms, begin, end));
+    times.push_back(ms);
+  }
+  char message[256];
+  expect(FN_CHECK(args.data(), workspace, 0, message, sizeof(message)) == GDN_SUCCESS,
+         std::string("bench inputs are valid: ") + message);
+  std::sort(times.begin(), times.end());
+  double median = times[times.size() / 2];
+  // Device copy bandwidth on a buffer of the same size, as the reference.
+  size_t copyBytes = (argBytes + resultBytes) / 2;
+  void *src, *dst;
+  CUDA_OK(cudaMalloc(&src, copyBytes));
+  CUDA_OK(cudaMalloc(&dst, copyBytes));
+  std::vector<float> copyTimes;
+  for (int i = 0; i < iterations + 5; ++i) {
+    CUDA_OK(cudaEventRecord(begin));
+    CUDA_OK(cudaMemcpyAsync(dst, src, copyBytes, cudaMemcpyDeviceToDevice));
+    CUDA_OK(cudaEventRecord(end));
+    CUDA_OK(cudaEventSynchronize(end));
+    float ms;
+    CUDA_OK(cudaEventElapsedTime(&ms, begin, end));
+    if (i >= 5)
+      copyTimes.push_back(ms);
+  }
+  std::sort(copyTimes.begin(), copyTimes.end());
+  double copyMedian = copyTimes[copyTimes.size() / 2];
+  double bandwidth = (argBytes + resultBytes) / (median * 1e-3) / 1e12;
+  double copyBandwidth = 2.0 * copyBytes / (copyMedian * 1e-3) / 1e12;
+  std::printf("BENCH %s tokens=%lld seqs=%zu: median %.4f ms, %.1f MB moved, "
+              "%.2f TB/s = %.1f%% of the device copy (%.2f TB/s)\n",
+              FN_SIGNATURE.name, static_cast<long long>(tokens), lengths.size(),
+              median, (argBytes + resultBytes) / 1e6, bandwidth,
+              100.0 * bandwidth / copyBandwidth, copyBandwidth);
+  return failures ? 1 : 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string mode = argc > 1 ? argv[1] : "";
+  if (mode == "check" && argc == 6)
+    return check(argv[2], argv[3], argv[4], std::atof(argv[5]));
+  if (mode == "corrupt" && argc == 3)
+    return corrupt(argv[2]);
+  if (mode == "bench" && argc == 4)
+    return bench(argv[2], std::atoi(argv[3]));
+  std::fprintf(stderr, "usage: %s check IN EXPECTED OUT RTOL | corrupt IN | "
+                       "bench LENGTHS ITERS\n", argv[0]);
+  return 2;
+}
