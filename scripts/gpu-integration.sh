@@ -57,5 +57,28 @@ if [ -x "$work/epilogue_gqa16x32" ]; then
     "$work/epilogue_gqa16x32" bench 32768 50 | tee -a "$work/bench.log" | grep BENCH
 fi
 
+# Tile variants of the prologue: checked on the first case, then timed.
+for dir in "$cases"/../variants/*/; do
+  [ -d "$dir" ] || continue
+  name=variant_$(basename "$dir")
+  exe="$work/$name"
+  "$nvcc" "${flags[@]}" -I "$dir" -DGDN_FN="$(cat "$dir/function")" \
+    -DGDN_HEADER="\"kernels.h\"" "$dir/kernels.cu" \
+    "$root/test/Integration/harness/run_function.cu" -o "$exe" >"$work/$name.build.log" 2>&1 ||
+    { summary+=("FAIL build $name"); status=1; continue; }
+  mkdir -p "$work/$name-out"
+  if "$exe" check "$cases/prologue_gqa16x32/in" "$cases/prologue_gqa16x32/expected" \
+      "$work/$name-out" 5e-3 >"$work/$name.log"; then
+    summary+=("PASS check $name")
+  else
+    summary+=("FAIL check $name"); status=1
+  fi
+  for lengths in 8192,8192,8192,8192 32768 2048,2048,2048,2048; do
+    GDN_ARG0_SHAPE=Tx8192 GDN_ARG1_SHAPE=8192x4 GDN_ARG2_SHAPE=Tx32 GDN_ARG3_SHAPE=Tx32 \
+      GDN_ARG4_SHAPE=32 GDN_ARG5_SHAPE=32 "$exe" bench "$lengths" 50 |
+      sed "s/^BENCH /BENCH $name /" | tee -a "$work/bench.log" | grep BENCH
+  done
+done
+
 printf '%s\n' "${summary[@]}"
 exit $status

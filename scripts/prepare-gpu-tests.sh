@@ -39,3 +39,18 @@ for entry in "${cases[@]}"; do
   echo "gdn_$program" >"$dir/function"
   echo "prepared $name ($(du -sh "$dir" | cut -f1))"
 done
+
+# Tile variants of the gqa16x32 prologue, for the benchmark (each is also
+# checked on the first case's inputs): threads, tokens per block, unroll.
+variants="${GDN_PROLOGUE_VARIANTS:-256,128,2 256,128,4 256,256,2 128,128,4}"
+for variant in $variants; do
+  IFS=, read -r threads tokens unroll <<<"$variant"
+  dir="$out/../variants/t${threads}_b${tokens}_u${unroll}"
+  rm -rf "$dir" && mkdir -p "$dir"
+  "$bin/gdn-opt" "--gdn-fuse=threads=$threads tokens-per-block=$tokens token-unroll=$unroll" \
+    --canonicalize "$root/test/Integration/Inputs/prologue_gqa16x32.mlir" -o "$dir/fused.mlir"
+  "$bin/gdn-translate" --gdn-to-cuda "$dir/fused.mlir" -o "$dir/kernels.cu"
+  "$bin/gdn-translate" --gdn-to-cuda-header "$dir/fused.mlir" -o "$dir/kernels.h"
+  echo "gdn_prologue_gqa16x32" >"$dir/function"
+done
+echo "prepared prologue variants: $variants"

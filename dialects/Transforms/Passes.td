@@ -56,8 +56,10 @@ def GdnFuse : Pass<"gdn-fuse"> {
   let options = [
     Option<"threads", "threads", "int64_t", /*default=*/"256",
            "Threads per block of the generated kernels">,
-    Option<"tokensPerBlock", "tokens-per-block", "int64_t", /*default=*/"64",
-           "Tokens each prologue block walks">
+    Option<"tokensPerBlock", "tokens-per-block", "int64_t", /*default=*/"128",
+           "Tokens each prologue block walks">,
+    Option<"tokenUnroll", "token-unroll", "int64_t", /*default=*/"2",
+           "Rows whose loads the prologue issues before using them">
   ];
   let statistics = [
     Statistic<"numPrologues", "prologues", "Prologue kernels formed">,

@@ -78,7 +78,7 @@ struct GdnFusePass : public mlir::gdn::impl::GdnFuseBase<GdnFusePass> {
     auto qType = m.split.getQ().getType(), vType = m.split.getV().getType();
     Type element = qType.getElementType();
     if (!kernel::getLanesPerHead(qType.getDimSize(2), element) ||
-        m.conv.getWidth() > 8)
+        m.conv.getWidth() > 4)
       return;
     rewriter.setInsertionPoint(delta);
     Type finalState =
@@ -95,7 +95,8 @@ struct GdnFusePass : public mlir::gdn::impl::GdnFuseBase<GdnFusePass> {
         m.conv.getPacking(), qType.getDimSize(1), vType.getDimSize(1),
         qType.getDimSize(2), vType.getDimSize(2), m.conv.getWidth(),
         m.conv.getActivation(), m.normQ.getEps(), m.gates.getAllowNegEigval(),
-        static_cast<uint64_t>(threads), static_cast<uint64_t>(tokensPerBlock));
+        static_cast<uint64_t>(threads), static_cast<uint64_t>(tokensPerBlock),
+        static_cast<uint64_t>(tokenUnroll));
     rewriter.replaceAllUsesWith(m.normQ.getY(), prologue.getQ());
     rewriter.replaceAllUsesWith(m.normK.getY(), prologue.getK());
     rewriter.replaceAllUsesWith(m.split.getV(), prologue.getV());

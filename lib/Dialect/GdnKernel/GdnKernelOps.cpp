@@ -85,9 +85,9 @@ LogicalResult kernel::PrologueOp::verify() {
     return emitOpError() << "value heads (" << valueHeads
                          << ") must be a multiple of key heads (" << keyHeads
                          << ")";
-  if (width > 8)
+  if (width > 4)
     return emitOpError() << "conv_width = " << width
-                         << " exceeds the kernel's limit of 8";
+                         << " exceeds the kernel's limit of 4";
   const int64_t channels = 2 * keyHeads * headDimK + valueHeads * headDimV;
   const int64_t tokens = getMixedQkv().getType().getDimSize(0);
   const int64_t seqs = getPacking().getType().getSeqs();
@@ -124,6 +124,10 @@ LogicalResult kernel::PrologueOp::verify() {
   if (failed(checkLaneGroup(*this, headDimK, element, "a key head")) ||
       failed(checkThreads(*this, getThreads())))
     return failure();
+  if (getTokenUnroll() > 16 || getTokensPerBlock() > 1024)
+    return emitOpError() << "token_unroll (" << getTokenUnroll()
+                         << ") must be at most 16 and tokens_per_block ("
+                         << getTokensPerBlock() << ") at most 1024";
   if ((channels * getElementBytes(element)) % 16 != 0)
     return emitOpError() << "the " << channels
                          << " conv channels must fill whole 16-byte vectors";

@@ -97,7 +97,8 @@ static void printPrologueConfig(kernel::PrologueOp op, const KernelContext &k,
      << ", value heads " << op.getValueHeads() << " x " << op.getHeadDimV()
      << ", l2norm eps " << op.getL2normEps().convertToDouble() << "\n"
      << "//   tile: " << op.getThreads() << " threads x 16-byte channel "
-     << "slices, " << op.getTokensPerBlock() << " tokens per block\n"
+     << "slices, " << op.getTokensPerBlock() << " tokens per block, loads "
+     << op.getTokenUnroll() << " rows ahead\n"
      << "//   bias " << (op.getConvBias() ? "yes" : "no") << ", initial conv "
      << "state " << (op.getConvInitialState() ? "yes" : "no")
      << ", final conv state " << (op.getConvFinalState() ? "yes" : "no")
@@ -124,6 +125,7 @@ static void printPrologueConfig(kernel::PrologueOp op, const KernelContext &k,
      << "  static constexpr int kThreads = " << op.getThreads() << ";\n"
      << "  static constexpr int kTokensPerBlock = " << op.getTokensPerBlock()
      << ";\n"
+     << "  static constexpr int kTokenUnroll = " << op.getTokenUnroll() << ";\n"
      << "  static constexpr bool kSilu = "
      << boolText(op.getActivation() == Activation::Silu) << ";\n"
      << "  static constexpr bool kHasBias = "

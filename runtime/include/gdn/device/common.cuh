@@ -46,7 +46,10 @@ template <typename T> struct Vector16 {
   float values[kWidth];
 
   __device__ __forceinline__ void load(const T *from) {
-    uint4 raw = *reinterpret_cast<const uint4 *>(from);
+    unpack(*reinterpret_cast<const uint4 *>(from));
+  }
+  /// Converts 16 bytes already in registers (loads issued ahead of use).
+  __device__ __forceinline__ void unpack(uint4 raw) {
     const T *elements = reinterpret_cast<const T *>(&raw);
 #pragma unroll
     for (int i = 0; i < kWidth; ++i)

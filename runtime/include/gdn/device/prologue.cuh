@@ -70,13 +70,22 @@ __global__ void __launch_bounds__(Config::kThreads)
   // Invalid packing: write NaN everywhere this block owns, never a result.
   const bool invalid = args.workspace.status->code != GDN_STATUS_OK;
 
-  float w[kVec][kW];
+  // Conv weights live in shared memory (one float4 of taps per channel):
+  // kept in registers they would cost 32 registers a thread and halve the
+  // number of resident blocks, which a memory-bound kernel cannot afford.
+  // Laid out [channel-in-slice][thread] so that a warp's 16-byte reads are
+  // consecutive (no bank conflicts).
+  static_assert(kW <= 4, "the prologue kernel supports conv widths up to 4");
+  __shared__ float4 weights[Config::kThreads * kVec];
   float bias[kVec];
 #pragma unroll
   for (int i = 0; i < kVec; ++i) {
+    float taps[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
     for (int j = 0; j < kW; ++j)
-      w[i][j] = active ? loadScalar(args.weight + (c0 + i) * kW + j) : 0.0f;
+      taps[j] = active ? loadScalar(args.weight + (c0 + i) * kW + j) : 0.0f;
+    weights[i * Config::kThreads + threadIdx.x] =
+        make_float4(taps[0], taps[1], taps[2], taps[3]);
     bias[i] = (active && Config::kHasBias) ? loadScalar(args.bias + c0 + i) : 0.0f;
   }
 
@@ -94,83 +103,119 @@ __global__ void __launch_bounds__(Config::kThreads)
   }
   const bool normalise = c0 < 2 * kKeyDim;
 
+  // The tile's row -> sequence table, read once into shared memory.
+  __shared__ int32_t tileSeq[Config::kTokensPerBlock];
+  for (int32_t i = threadIdx.x; i < t1 - t0; i += Config::kThreads)
+    tileSeq[i] = invalid ? -1 : args.workspace.tokenSeq[t0 + i];
+  __syncthreads();
+
+  // Rows are loaded kUnroll at a time, one batch ahead of the batch being
+  // computed (double buffering in registers), so that loads are in flight
+  // while the conv, the norm and the stores of the previous rows run.
+  constexpr int kUnroll = Config::kTokenUnroll;
+  uint4 current[kUnroll], next[kUnroll];
+  int32_t currentSeqOf[kUnroll], nextSeqOf[kUnroll];
+  auto loadBatch = [&](int32_t tb, uint4 (&raw)[kUnroll],
+                       int32_t (&seqOf)[kUnroll]) {
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int32_t t = tb + u;
+      seqOf[u] = t < t1 ? tileSeq[t - t0] : -2;
+      raw[u] = make_uint4(0, 0, 0, 0);
+      if (seqOf[u] >= 0 && active)
+        raw[u] = *reinterpret_cast<const uint4 *>(
+            args.mixed + static_cast<int64_t>(t) * kChannels + c0);
+    }
+  };
+  loadBatch(t0, current, currentSeqOf);
+
   Vec window[kHistory > 0 ? kHistory : 1];
   int32_t currentSeq = -2;
-  for (int32_t t = t0; t < t1; ++t) {
-    // Uniform across the block: every thread handles token t now.
-    const int32_t seq = invalid ? -1 : args.workspace.tokenSeq[t];
-    Vec y;
-    if (seq < 0) {
-      y.fill(invalid ? NAN : 0.0f);
-      currentSeq = -1;
-    } else {
-      const int32_t begin = packing.begin(seq);
-      if (seq != currentSeq) {
-        // Entering a sequence (at its start, or mid-sequence at the tile's
-        // first token): fill the window with the taps before t.
+  for (int32_t tb = t0; tb < t1; tb += kUnroll) {
+    loadBatch(tb + kUnroll, next, nextSeqOf);
 #pragma unroll
-        for (int j = 0; j < kHistory; ++j) {
-          const int32_t u = t - kHistory + j;
-          if (!active) {
-            window[j].fill(0.0f);
-          } else if (u >= begin) {
-            window[j].load(args.mixed + static_cast<int64_t>(u) * kChannels + c0);
-          } else if (Config::kHasInitialState) {
-            const int idx = kHistory + (u - begin);
+    for (int u = 0; u < kUnroll; ++u) {
+      const int32_t t = tb + u;
+      const int32_t seq = currentSeqOf[u];
+      if (seq == -2) // past the tile: uniform across the block
+        break;
+      Vec y;
+      if (seq < 0) {
+        y.fill(invalid ? NAN : 0.0f);
+        currentSeq = -1;
+      } else {
+        const int32_t begin = packing.begin(seq);
+        if (seq != currentSeq) {
+          // Entering a sequence (at its start, or mid-sequence at the tile's
+          // first token): fill the window with the taps before t.
+#pragma unroll
+          for (int j = 0; j < kHistory; ++j) {
+            const int32_t tap = t - kHistory + j;
+            if (!active) {
+              window[j].fill(0.0f);
+            } else if (tap >= begin) {
+              window[j].load(args.mixed + static_cast<int64_t>(tap) * kChannels + c0);
+            } else if (Config::kHasInitialState) {
+              const int idx = kHistory + (tap - begin);
+#pragma unroll
+              for (int i = 0; i < kVec; ++i)
+                window[j].values[i] = loadScalar(
+                    args.initialState +
+                    (static_cast<int64_t>(seq) * kChannels + c0 + i) * kHistory + idx);
+            } else {
+              window[j].fill(0.0f);
+            }
+          }
+          currentSeq = seq;
+        }
+        Vec x;
+        x.unpack(current[u]);
+#pragma unroll
+        for (int i = 0; i < kVec; ++i) {
+          const float4 packed = weights[i * Config::kThreads + threadIdx.x];
+          const float w[4] = {packed.x, packed.y, packed.z, packed.w};
+          float sum = bias[i] + w[kW - 1] * x.values[i];
+#pragma unroll
+          for (int j = 0; j < kHistory; ++j)
+            sum += w[j] * window[j].values[i];
+          y.values[i] = Config::kSilu ? silu(sum) : sum;
+        }
+#pragma unroll
+        for (int j = 0; j + 1 < kHistory; ++j)
+          window[j] = window[j + 1];
+        if (kHistory > 0)
+          window[kHistory > 0 ? kHistory - 1 : 0] = x;
+        if (Config::kHasFinalState && active &&
+            t == begin + packing.length(seq) - 1) {
+#pragma unroll
+          for (int j = 0; j < kHistory; ++j)
 #pragma unroll
             for (int i = 0; i < kVec; ++i)
-              window[j].values[i] = loadScalar(
-                  args.initialState +
-                  (static_cast<int64_t>(seq) * kChannels + c0 + i) * kHistory + idx);
-          } else {
-            window[j].fill(0.0f);
-          }
+              args.finalState[(static_cast<int64_t>(seq) * kChannels + c0 + i) *
+                                  kHistory + j] =
+                  Element<typename Config::ConvState>::store(window[j].values[i]);
         }
-        currentSeq = seq;
       }
-      Vec x;
-      if (active)
-        x.load(args.mixed + static_cast<int64_t>(t) * kChannels + c0);
-      else
-        x.fill(0.0f);
-#pragma unroll
-      for (int i = 0; i < kVec; ++i) {
-        float sum = bias[i] + w[i][kW - 1] * x.values[i];
-#pragma unroll
-        for (int j = 0; j < kHistory; ++j)
-          sum += w[i][j] * window[j].values[i];
-        y.values[i] = Config::kSilu ? silu(sum) : sum;
-      }
-#pragma unroll
-      for (int j = 0; j + 1 < kHistory; ++j)
-        window[j] = window[j + 1];
-      if (kHistory > 0)
-        window[kHistory > 0 ? kHistory - 1 : 0] = x;
-      if (Config::kHasFinalState && active &&
-          t == begin + packing.length(seq) - 1) {
-#pragma unroll
-        for (int j = 0; j < kHistory; ++j)
-#pragma unroll
-          for (int i = 0; i < kVec; ++i)
-            args.finalState[(static_cast<int64_t>(seq) * kChannels + c0 + i) *
-                                kHistory + j] =
-                Element<typename Config::ConvState>::store(window[j].values[i]);
-      }
-    }
-    // L2 norm of each q/k head: every lane takes part in the shuffle.
-    float squares = 0.0f;
-#pragma unroll
-    for (int i = 0; i < kVec; ++i)
-      squares += y.values[i] * y.values[i];
-    const float total = groupSum<kHeadLanes>(squares);
-    if (normalise && seq >= 0) {
-      const float scale = rsqrtf(total + Config::kNormEps);
+      // L2 norm of each q/k head: every lane takes part in the shuffle.
+      float squares = 0.0f;
 #pragma unroll
       for (int i = 0; i < kVec; ++i)
-        y.values[i] *= scale;
+        squares += y.values[i] * y.values[i];
+      const float total = groupSum<kHeadLanes>(squares);
+      if (normalise && seq >= 0) {
+        const float scale = rsqrtf(total + Config::kNormEps);
+#pragma unroll
+        for (int i = 0; i < kVec; ++i)
+          y.values[i] *= scale;
+      }
+      if (active)
+        y.store(out + static_cast<int64_t>(t) * outStride);
     }
-    if (active)
-      y.store(out + static_cast<int64_t>(t) * outStride);
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      current[u] = next[u];
+      currentSeqOf[u] = nextSeqOf[u];
+    }
   }
 
   // Zero-length sequences still have a final conv state: their initial one.
