@@ -125,7 +125,8 @@ llvm::Error stateExchange(comm::StateExchangeOp op,
   const Tensor &first = *partials[0];
   const int64_t heads = first.getDimSize(0), K = first.getDimSize(1),
                 V = first.getDimSize(2);
-  if (transitions[0]->getDimSize(1) != K || transitions[0]->getDimSize(2) != K)
+  if (transitions[0]->getDimSize(0) != heads ||
+      transitions[0]->getDimSize(1) != K || transitions[0]->getDimSize(2) != K)
     return makeOpError(op, 0,
                        "the transition must be [HV, K, K] for a partial state "
                        "[HV, K, V]");
@@ -188,9 +189,51 @@ llvm::Error convertLayout(ArrayRef<Operation *> rankOps,
 
 } // namespace
 
+/// Checks every rank's tensors against the op's types (dynamic sizes may
+/// differ between ranks; the collectives check what they need of those).
+static llvm::Error checkTypes(ArrayRef<Operation *> rankOps,
+                              MutableArrayRef<Environment> envs, bool results) {
+  for (auto [rank, op] : llvm::enumerate(rankOps)) {
+    ValueRange values =
+        results ? ValueRange(op->getResults()) : ValueRange(op->getOperands());
+    for (auto [index, value] : llvm::enumerate(values))
+      if (isa<RankedTensorType>(value.getType()))
+        if (auto error = checkAgainstType(
+                envs[rank].tensor(value), value.getType(),
+                (results ? "result #" : "operand #") + llvm::Twine(index)))
+          return makeOpError(op, rank, llvm::toString(std::move(error)));
+  }
+  return llvm::Error::success();
+}
+
+/// Every rank's operand must have the same sizes except along `exceptDim`.
+static llvm::Error sameShapesExcept(Operation *op,
+                                    ArrayRef<const Tensor *> inputs,
+                                    int64_t exceptDim) {
+  for (size_t rank = 1; rank < inputs.size(); ++rank)
+    for (int64_t d = 0; d < inputs[0]->getRank(); ++d)
+      if (d != exceptDim &&
+          inputs[rank]->getDimSize(d) != inputs[0]->getDimSize(d))
+        return makeOpError(op, rank,
+                           llvm::formatv("dimension {0} of the operand is {1} "
+                                         "but {2} on rank 0",
+                                         d, inputs[rank]->getDimSize(d),
+                                         inputs[0]->getDimSize(d)));
+  return llvm::Error::success();
+}
+
 llvm::Error
 mlir::gdn::interp::executeCollective(ArrayRef<Operation *> rankOps,
                                      MutableArrayRef<Environment> envs) {
+  if (auto error = checkTypes(rankOps, envs, /*results=*/false))
+    return error;
+  if (auto error = executeCollectiveUnchecked(rankOps, envs))
+    return error;
+  return checkTypes(rankOps, envs, /*results=*/true);
+}
+
+llvm::Error mlir::gdn::interp::executeCollectiveUnchecked(
+    ArrayRef<Operation *> rankOps, MutableArrayRef<Environment> envs) {
   Operation *op = rankOps[0];
   const int64_t ranks = static_cast<int64_t>(envs.size());
   if (isa<ConvertLayoutOp>(op))
@@ -208,6 +251,8 @@ mlir::gdn::interp::executeCollective(ArrayRef<Operation *> rankOps,
   };
 
   if (auto gather = dyn_cast<comm::AllGatherOp>(op)) {
+    if (auto error = sameShapesExcept(op, inputs, gather.getDim()))
+      return error;
     std::vector<Tensor> parts;
     for (const Tensor *input : inputs)
       parts.push_back(*input);
@@ -245,6 +290,8 @@ mlir::gdn::interp::executeCollective(ArrayRef<Operation *> rankOps,
     return llvm::Error::success();
   }
   if (auto halo = dyn_cast<comm::HaloExchangeOp>(op)) {
+    if (auto error = sameShapesExcept(op, inputs, 0))
+      return error;
     const int64_t rows = halo.getTokens();
     for (int64_t rank = 0; rank + 1 < ranks; ++rank)
       if (inputs[rank]->getDimSize(0) < rows)

@@ -136,9 +136,13 @@ DeltaRuleResult mlir::gdn::interp::deltaRuleChunked(const DeltaRuleInputs &in,
                                                     ElementKind stateKind) {
   DeltaRuleProblem p(in);
   DeltaRuleResult result = p.allocate(oKind, stateKind);
-  const int64_t K = p.headDimK, V = p.headDimV, C = chunkSize;
+  const int64_t K = p.headDimK, V = p.headDimV;
   llvm::parallelFor(0, p.seqs * p.valueHeads, [&](size_t pair) {
     const int64_t seq = pair / p.valueHeads, head = pair % p.valueHeads;
+    // A chunk never holds more than the sequence: size the work buffers by
+    // both, so a huge chunk_size does not allocate C x C for a short sequence.
+    const int64_t C =
+        std::max<int64_t>(1, std::min(chunkSize, in.packing.getLength(seq)));
     std::vector<double> state = p.initialState(seq, head);
     std::vector<double> gamma(C), inverse(C * C), w(C * K), u(C * V),
         delta(C * V);

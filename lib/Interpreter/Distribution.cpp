@@ -13,6 +13,8 @@
 
 #include "llvm/ADT/Twine.h"
 
+#include <cstring>
+
 using namespace mlir;
 using namespace mlir::gdn;
 using namespace mlir::gdn::interp;
@@ -81,6 +83,12 @@ llvm::Expected<ShardMap> getShardMap(Attribute layout,
     return llvm::createStringError(
         "a zigzag layout needs the packing (cu_seqlens) to cut sequences; the "
         "function has no cu_seqlens argument the interpreter can use");
+  if (packing->getBufferTokens() != globalShape[0])
+    return llvm::createStringError(("the packing describes " +
+                                    Twine(packing->getBufferTokens()) +
+                                    " tokens but the zigzag tensor has " +
+                                    Twine(globalShape[0]) + " globally")
+                                       .str());
   auto rows = getZigzagRows(*packing, ranks, rank);
   if (!rows)
     return rows.takeError();
@@ -161,7 +169,8 @@ mlir::gdn::interp::gatherFromRanks(llvm::ArrayRef<Tensor> locals,
   if (!layout) {
     for (int64_t rank = 1; rank < ranks; ++rank)
       if (locals[rank].getShape() != locals[0].getShape() ||
-          locals[rank].values() != locals[0].values())
+          std::memcmp(locals[rank].getData(), locals[0].getData(),
+                      sizeof(double) * locals[0].getNumElements()) != 0)
         return llvm::createStringError(
             ("a value without a layout must be the same on every rank, but "
              "rank " +

@@ -62,9 +62,14 @@ bool isCollective(Operation *op);
 llvm::Error executeLocalOp(Operation *op, Environment &env,
                            const InterpreterOptions &options);
 
-/// Executes a collective op for all ranks (envs[r] is rank r's environment).
+/// Executes a collective op for all ranks (envs[r] is rank r's environment),
+/// checking every rank's operands and results against the op's types.
 llvm::Error executeCollective(llvm::ArrayRef<Operation *> rankOps,
                               llvm::MutableArrayRef<Environment> envs);
+
+/// The collective itself, on operands already checked against their types.
+llvm::Error executeCollectiveUnchecked(llvm::ArrayRef<Operation *> rankOps,
+                                       llvm::MutableArrayRef<Environment> envs);
 
 /// Checks a tensor against the static parts of the MLIR type it is bound to:
 /// rank, static sizes and element type.

@@ -12,6 +12,7 @@
 #include "gdn/Dialect/Gdn/GdnOps.h"
 #include "gdn/Dialect/Gdn/SequenceLayout.h"
 #include "gdn/Dialect/GdnComm/GdnCommDialect.h"
+#include "gdn/Dialect/GdnKernel/GdnKernelDialect.h"
 #include "gdn/Interpreter/Distribution.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -91,6 +92,20 @@ static std::optional<InputRole> roleOfUse(OpOperand &use) {
   if (auto norm = dyn_cast<GatedRMSNormOp>(owner))
     return value == norm.getWeight() ? InputRole::NormWeight
                                      : InputRole::Activation;
+  if (auto prologue = dyn_cast<kernel::PrologueOp>(owner)) {
+    if (value == prologue.getConvWeight())
+      return InputRole::ConvWeight;
+    if (value == prologue.getALog())
+      return InputRole::LogDecayRate;
+    if (value == prologue.getDtBias())
+      return InputRole::DtBias;
+    if (value == prologue.getConvInitialState())
+      return InputRole::State;
+    return InputRole::Activation;
+  }
+  if (auto norm = dyn_cast<kernel::GatedRMSNormOp>(owner))
+    return value == norm.getWeight() ? InputRole::NormWeight
+                                     : InputRole::Activation;
   if (auto layer = dyn_cast<LayerOp>(owner)) {
     LayerOp::Weights w = layer.getWeightsByRole();
     if (value == w.conv)
@@ -126,6 +141,9 @@ static std::optional<InputRole> findRole(Value value, int depth) {
 
 std::vector<InputRole> mlir::gdn::interp::inferInputRoles(func::FuncOp func) {
   std::vector<InputRole> roles;
+  if (func.isExternal()) // a declaration: no uses to read roles from
+    return std::vector<InputRole>(func.getNumArguments(),
+                                  InputRole::Activation);
   for (BlockArgument argument : func.getArguments())
     roles.push_back(findRole(argument, 0).value_or(InputRole::Activation));
   return roles;

@@ -120,11 +120,13 @@ std::string describeWaiting(Operation *op) {
 }
 
 /// Two ranks agree on a collective when it is the same op with the same
-/// attributes (group, dims, chain).
+/// attributes (group, dims, chain) on the same types.
 bool sameCollective(Operation *a, Operation *b) {
   return a->getName() == b->getName() &&
          a->getAttrDictionary() == b->getAttrDictionary() &&
-         a->getPropertiesAsAttribute() == b->getPropertiesAsAttribute();
+         a->getPropertiesAsAttribute() == b->getPropertiesAsAttribute() &&
+         a->getOperandTypes() == b->getOperandTypes() &&
+         a->getResultTypes() == b->getResultTypes();
 }
 } // namespace
 
@@ -172,8 +174,15 @@ mlir::gdn::interp::runOnRanks(llvm::ArrayRef<func::FuncOp> rankFunctions,
       while (!cursor.returned) {
         Operation *op = &*cursor.next;
         if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-          for (Value operand : ret.getOperands())
+          for (auto [index, operand] : llvm::enumerate(ret.getOperands())) {
+            if (auto error = checkAgainstType(
+                    envs[rank].tensor(operand),
+                    cursor.function.getFunctionType().getResult(index),
+                    "result #" + llvm::Twine(index) + " of @" +
+                        cursor.function.getName()))
+              return makeOpError(op, rank, llvm::toString(std::move(error)));
             cursor.results.push_back(envs[rank].tensor(operand));
+          }
           cursor.returned = true;
           break;
         }

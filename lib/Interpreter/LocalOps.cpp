@@ -12,6 +12,7 @@
 
 #include "gdn/Dialect/Gdn/GdnOps.h"
 #include "gdn/Dialect/GdnComm/GdnCommDialect.h"
+#include "gdn/Dialect/GdnKernel/GdnKernelDialect.h"
 #include "gdn/Interpreter/ReferenceKernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -134,7 +135,10 @@ llvm::Error executeConv(CausalConv1dOp op, Environment &env) {
   const int64_t channels = x.getDimSize(1);
   if (auto error = check.tokens({{&x, "x"}}, &packing))
     return error;
+  const int64_t width = op.getWidth();
   if (auto error = check.dim(weight, "weight", 0, channels, "channels"))
+    return error;
+  if (auto error = check.dim(weight, "weight", 1, width, "width"))
     return error;
   if (bias)
     if (auto error = check.dim(*bias, "bias", 0, channels, "channels"))
@@ -145,6 +149,9 @@ llvm::Error executeConv(CausalConv1dOp op, Environment &env) {
       return error;
     if (auto error =
             check.dim(*initial, "initial_state", 1, channels, "channels"))
+      return error;
+    if (auto error =
+            check.dim(*initial, "initial_state", 2, width - 1, "width - 1"))
       return error;
   }
   bool wantState = static_cast<bool>(op.getFinalState());
@@ -409,6 +416,51 @@ llvm::Error executeLayer(LayerOp op, Environment &env,
   return llvm::Error::success();
 }
 
+/// gdn_kernel.prologue: the conv, split, L2 norms and gates it fuses, with
+/// the conv output kept in float64 (the fused kernel never stores it), so
+/// comparing a fused program with its source checks gdn-fuse.
+llvm::Error executePrologue(kernel::PrologueOp op, Environment &env) {
+  RuntimeChecker check(op, env);
+  const Tensor &mixed = env.tensor(op.getMixedQkv());
+  const PackingInfo &packing = env.packing(op.getPacking());
+  const Tensor &a = env.tensor(op.getA()), &b = env.tensor(op.getB());
+  if (auto error =
+          check.tokens({{&mixed, "mixed_qkv"}, {&a, "a"}, {&b, "b"}}, &packing))
+    return error;
+  const Tensor *initial = env.optionalTensor(op.getConvInitialState());
+  if (initial)
+    if (auto error = check.dim(*initial, "conv_initial_state", 0,
+                               packing.getNumSeqs(), "sequences"))
+      return error;
+  const bool wantState = static_cast<bool>(op.getConvFinalState());
+  ConvResult conv =
+      causalConv1d(mixed, env.tensor(op.getConvWeight()),
+                   env.optionalTensor(op.getConvBias()), packing, initial,
+                   op.getActivation() == Activation::Silu, ElementKind::F64,
+                   wantState, wantState ? resultKind(op, 5) : ElementKind::F32);
+  SplitQkvResult split = splitQkv(conv.y, op.getKeyHeads(), op.getHeadDimK(),
+                                  op.getValueHeads(), op.getHeadDimV());
+  const double eps = op.getL2normEps().convertToDouble();
+  Tensor q = l2norm(split.q, eps), k = l2norm(split.k, eps);
+  auto store = [&](Tensor tensor, ElementKind kind) {
+    Tensor stored(kind, std::vector<int64_t>(tensor.getShape()));
+    stored.values() = std::move(tensor.values());
+    stored.roundToStorage();
+    return stored;
+  };
+  GatesResult gate =
+      gates(a, b, env.tensor(op.getALog()), env.tensor(op.getDtBias()),
+            op.getAllowNegEigval(), resultKind(op, 3));
+  env.bind(op.getQ(), store(std::move(q), resultKind(op, 0)));
+  env.bind(op.getK(), store(std::move(k), resultKind(op, 1)));
+  env.bind(op.getV(), store(std::move(split.v), resultKind(op, 2)));
+  env.bind(op.getG(), std::move(gate.g));
+  env.bind(op.getBeta(), std::move(gate.beta));
+  if (wantState)
+    env.bind(op.getConvFinalState(), std::move(conv.finalState));
+  return llvm::Error::success();
+}
+
 } // namespace
 
 llvm::Error
@@ -444,6 +496,13 @@ mlir::gdn::interp::executeLocalOp(Operation *op, Environment &env,
     error = executeSplitQkv(split, env);
   else if (auto layer = dyn_cast<LayerOp>(op))
     error = executeLayer(layer, env, options);
+  else if (auto prologue = dyn_cast<kernel::PrologueOp>(op))
+    error = executePrologue(prologue, env);
+  else if (auto norm = dyn_cast<kernel::GatedRMSNormOp>(op))
+    env.bind(norm.getY(),
+             gatedRMSNorm(env.tensor(norm.getX()), env.tensor(norm.getZ()),
+                          env.tensor(norm.getWeight()),
+                          norm.getEps().convertToDouble(), resultKind(op, 0)));
   else if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op))
     error = executeReshape(op, env);
   else if (auto rank = dyn_cast<comm::RankOp>(op))

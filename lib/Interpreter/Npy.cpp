@@ -110,14 +110,23 @@ llvm::Expected<Tensor> mlir::gdn::interp::readNpy(llvm::StringRef path) {
       return npyError(path, "malformed shape " + *shapeText);
     shape.push_back(size);
   }
-  Tensor tensor(kind, shape);
+  // Size the data from the shape without overflow before allocating it.
   const char *data = bytes.data() + headerStart + headerLength;
-  size_t available = bytes.size() - headerStart - headerLength;
-  if (available < tensor.getNumElements() * width)
+  const uint64_t available = bytes.size() - headerStart - headerLength;
+  uint64_t needed = width;
+  for (int64_t size : shape)
+    if (size != 0 && needed > available / static_cast<uint64_t>(size) + 1)
+      return npyError(path, "shape " + *shapeText +
+                                " needs more data than "
+                                "the file's " +
+                                llvm::Twine(available) + " bytes");
+    else
+      needed *= static_cast<uint64_t>(size);
+  if (available < needed)
     return npyError(path, "holds " + llvm::Twine(available) +
                               " data bytes but shape " + *shapeText +
-                              " needs " +
-                              llvm::Twine(tensor.getNumElements() * width));
+                              " needs " + llvm::Twine(needed));
+  Tensor tensor(kind, shape);
   for (int64_t i = 0; i < tensor.getNumElements(); ++i) {
     const char *at = data + i * width;
     double value = 0;

@@ -149,6 +149,11 @@ llvm::Expected<Program> loadProgram(MLIRContext &context, StringRef path,
       program.rankFunctions.push_back(*function);
     }
   }
+  for (func::FuncOp function : program.rankFunctions)
+    if (function.isExternal())
+      return llvm::createStringError("@" + function.getName().str() + " in " +
+                                     path.str() +
+                                     " is a declaration without a body");
   return program;
 }
 
@@ -204,14 +209,20 @@ llvm::Error writeTensors(StringRef directory, StringRef prefix,
 }
 
 /// Converts inputs drawn for one program to another program's dtypes.
-std::vector<Tensor> convertInputs(const std::vector<Tensor> &inputs,
-                                  func::FuncOp function) {
+llvm::Expected<std::vector<Tensor>>
+convertInputs(const std::vector<Tensor> &inputs, func::FuncOp function) {
   std::vector<Tensor> converted;
   for (auto [index, type] :
        llvm::enumerate(function.getFunctionType().getInputs())) {
-    ElementKind kind =
-        cantFail(getElementKind(cast<RankedTensorType>(type).getElementType()));
-    Tensor tensor(kind, std::vector<int64_t>(inputs[index].getShape()));
+    auto tensorType = dyn_cast<RankedTensorType>(type);
+    if (!tensorType)
+      return llvm::createStringError("argument #" + std::to_string(index) +
+                                     " of @" + function.getName().str() +
+                                     " is not a ranked tensor");
+    auto kind = getElementKind(tensorType.getElementType());
+    if (!kind)
+      return kind.takeError();
+    Tensor tensor(*kind, std::vector<int64_t>(inputs[index].getShape()));
     tensor.values() = inputs[index].values();
     tensor.roundToStorage();
     converted.push_back(std::move(tensor));
@@ -274,6 +285,16 @@ int main(int argc, char **argv) {
   if (compare != (files.size() == 2))
     return fail(compare ? "--compare needs two programs"
                         : "give one program, or two with --compare");
+  if (ranks < 0 || ranks > 4096)
+    return fail("--ranks must be between 1 and 4096, found " +
+                llvm::Twine(ranks.getValue()));
+  for (int64_t length : seqlens)
+    if (length < 0)
+      return fail("--seqlens must be lengths >= 0, found " +
+                  llvm::Twine(length));
+  for (int64_t slot : slots)
+    if (slot < 0)
+      return fail("--slots must be lengths >= 0, found " + llvm::Twine(slot));
 
   DialectRegistry registry;
   registerAllGdnDialects(registry);
@@ -333,9 +354,11 @@ int main(int argc, char **argv) {
   InterpreterOptions referenceOptions;
   referenceOptions.deltaRule =
       compareDeltaRule.getNumOccurrences() ? compareDeltaRule : deltaRule;
-  auto expected =
-      runOnGlobalInputs(second->rankFunctions,
-                        convertInputs(*inputs, reference), referenceOptions);
+  auto referenceInputs = convertInputs(*inputs, reference);
+  if (!referenceInputs)
+    return fail(llvm::toString(referenceInputs.takeError()));
+  auto expected = runOnGlobalInputs(second->rankFunctions, *referenceInputs,
+                                    referenceOptions);
   if (!expected)
     return fail(llvm::toString(expected.takeError()));
 
