@@ -33,7 +33,8 @@ config.substitutions.append(("%make_npy", "%s %s" % (
     os.path.join(config.gdn_src_root, "test", "Interpreter", "Inputs", "make_npy.py"))))
 
 llvm_config.add_tool_substitutions([ToolSubst("gdn-opt", unresolved="fatal"),
-                                    ToolSubst("gdn-run", unresolved="fatal")],
+                                    ToolSubst("gdn-run", unresolved="fatal"),
+                                    ToolSubst("gdn-translate", unresolved="fatal")],
                                    [config.gdn_tools_dir])
 
 
@@ -49,3 +50,23 @@ def _cuda_device_present():
 
 if _cuda_device_present():
     config.available_features.add("cuda")
+
+
+# nvcc without a GPU (CI): generated code is compiled, never run. Tests
+# marked `REQUIRES: nvcc` use %nvcc (nvcc with the project's host compiler
+# and language level) and %gdn_runtime_include (the device header library).
+def _find_nvcc():
+    for candidate in (os.environ.get("NVCC"), "/usr/local/cuda/bin/nvcc",
+                      shutil.which("nvcc")):
+        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+_nvcc = _find_nvcc()
+if _nvcc:
+    config.available_features.add("nvcc")
+    _host = "-ccbin g++-12 " if shutil.which("g++-12") else ""
+    config.substitutions.append(("%nvcc", "%s %s-std=c++17" % (_nvcc, _host)))
+config.substitutions.append(("%gdn_runtime_include",
+                             os.path.join(config.gdn_src_root, "runtime", "include")))

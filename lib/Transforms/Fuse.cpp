@@ -9,8 +9,12 @@
 
 #include "gdn/Transforms/Passes.h"
 
+#include "gdn/Dialect/Gdn/SequenceLayout.h"
+
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/Verifier.h"
 
 namespace mlir::gdn {
 #define GEN_PASS_DEF_GDNFUSE
@@ -54,13 +58,42 @@ std::optional<PrologueMatch> matchPrologue(DeltaRuleOp delta) {
   // delta rule's packing for the conv.
   if (m.conv.getPacking() != delta.getPacking())
     return std::nullopt;
+  for (Value value :
+       {m.conv.getX(), m.conv.getY(), m.split.getQ(), m.split.getK(),
+        m.split.getV(), m.normQ.getY(), m.normK.getY(), m.gates.getA(),
+        m.gates.getB(), m.gates.getG(), m.gates.getBeta()})
+    if (getSequenceLayout(value.getType()))
+      return std::nullopt;
   return m;
+}
+
+/// True if `op` verifies. Its diagnostics are dropped: a kernel op that does
+/// not verify (f64 tensors, heads that are not a power-of-two lane group,
+/// mixed parameter dtypes, ...) only means that the dataflow stays unfused.
+bool verifiesQuietly(Operation *op) {
+  ScopedDiagnosticHandler quiet(op->getContext(),
+                                [](Diagnostic &) { return success(); });
+  return succeeded(verify(op));
 }
 
 struct GdnFusePass : public mlir::gdn::impl::GdnFuseBase<GdnFusePass> {
   using GdnFuseBase::GdnFuseBase;
 
   void runOnOperation() override {
+    // Checked here rather than left to the verifier: a tile the kernels
+    // cannot take is a usage error, not dataflow to leave unfused.
+    if (threads <= 0 || threads % 32 != 0 || threads > 1024 ||
+        tokensPerBlock <= 0 || tokensPerBlock > 1024 || tokenUnroll <= 0 ||
+        tokenUnroll > 16) {
+      emitError(getOperation()->getLoc())
+          << "gdn-fuse: threads (" << static_cast<int64_t>(threads)
+          << ") must be a positive multiple of 32 up to 1024, "
+             "tokens-per-block ("
+          << static_cast<int64_t>(tokensPerBlock)
+          << ") in [1, 1024] and token-unroll ("
+          << static_cast<int64_t>(tokenUnroll) << ") in [1, 16]";
+      return signalPassFailure();
+    }
     IRRewriter rewriter(&getContext());
     SmallVector<DeltaRuleOp> deltas;
     getOperation()->walk([&](DeltaRuleOp op) { deltas.push_back(op); });
@@ -97,6 +130,10 @@ struct GdnFusePass : public mlir::gdn::impl::GdnFuseBase<GdnFusePass> {
         m.conv.getActivation(), m.normQ.getEps(), m.gates.getAllowNegEigval(),
         static_cast<uint64_t>(threads), static_cast<uint64_t>(tokensPerBlock),
         static_cast<uint64_t>(tokenUnroll));
+    if (!verifiesQuietly(prologue) || !placeBeforeUsers(prologue, m)) {
+      rewriter.eraseOp(prologue);
+      return;
+    }
     rewriter.replaceAllUsesWith(m.normQ.getY(), prologue.getQ());
     rewriter.replaceAllUsesWith(m.normK.getY(), prologue.getK());
     rewriter.replaceAllUsesWith(m.split.getV(), prologue.getV());
@@ -112,6 +149,39 @@ struct GdnFusePass : public mlir::gdn::impl::GdnFuseBase<GdnFusePass> {
     ++numPrologues;
   }
 
+  /// Moves the prologue right before the first user of the values it
+  /// replaces: the delta rule, or an earlier user (say of v, between the
+  /// split and the delta rule). False when one of its operands is only
+  /// defined after that point, or the match spans blocks.
+  static bool placeBeforeUsers(kernel::PrologueOp prologue, PrologueMatch m) {
+    Block *block = prologue->getBlock();
+    for (Operation *op :
+         {m.conv.getOperation(), m.split.getOperation(), m.normQ.getOperation(),
+          m.normK.getOperation(), m.gates.getOperation()})
+      if (op->getBlock() != block)
+        return false;
+    SmallVector<Value> replaced = {m.normQ.getY(), m.normK.getY(),
+                                   m.split.getV(), m.gates.getG(),
+                                   m.gates.getBeta()};
+    if (m.conv.getFinalState())
+      replaced.push_back(m.conv.getFinalState());
+    Operation *first = prologue->getNextNode(); // the delta rule
+    for (Value value : replaced)
+      for (Operation *user : value.getUsers()) {
+        Operation *ancestor = block->findAncestorOpInBlock(*user);
+        if (!ancestor)
+          return false;
+        if (ancestor->isBeforeInBlock(first))
+          first = ancestor;
+      }
+    prologue->moveBefore(first);
+    for (Value operand : prologue->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        if (def->getBlock() == block && !def->isBeforeInBlock(prologue))
+          return false;
+    return true;
+  }
+
   void fuseEpilogue(IRRewriter &rewriter, GatedRMSNormOp norm) {
     auto type = norm.getX().getType();
     if (!kernel::getLanesPerHead(type.getDimSize(2), type.getElementType()) ||
@@ -125,6 +195,10 @@ struct GdnFusePass : public mlir::gdn::impl::GdnFuseBase<GdnFusePass> {
         rewriter, norm.getLoc(), norm.getY().getType(), norm.getX(),
         norm.getZ(), norm.getWeight(), norm.getEpsAttr(),
         rewriter.getI64IntegerAttr(threads));
+    if (!verifiesQuietly(fused)) {
+      rewriter.eraseOp(fused);
+      return;
+    }
     rewriter.replaceOp(norm, fused.getY());
     ++numEpilogues;
   }

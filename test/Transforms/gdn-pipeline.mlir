@@ -1,12 +1,24 @@
-// --gdn-pipeline expands gdn.layer into the primitive ops (then runs CSE).
-// RUN: gdn-opt %s --gdn-pipeline | FileCheck %s --implicit-check-not=gdn.layer
+// --gdn-pipeline expands gdn.layer into the primitive ops, fuses the prologue
+// (conv, split, l2norms, gates) and the gated RMSNorm into gdn_kernel ops,
+// then canonicalizes and runs CSE.
+// RUN: gdn-opt %s --gdn-pipeline | FileCheck %s --implicit-check-not=gdn.layer \
+// RUN:   --implicit-check-not=gdn.causal_conv1d --implicit-check-not=gdn.l2norm \
+// RUN:   --implicit-check-not=gdn.gates --implicit-check-not=gdn.gated_rmsnorm
 
 // CHECK-LABEL: func.func @pipeline
-// CHECK: gdn.split_qkvz
-// CHECK: gdn.causal_conv1d
-// CHECK: gdn.delta_rule
-// CHECK: gdn.gated_rmsnorm
-// CHECK: %[[Y:[^ ,]+]] = gdn.linear {{.*}} -> tensor<16x64xf32>
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<16x64xf32>, %[[P:[^:]+]]: !gdn.packing<seqs = 2, tokens = 16>,
+// CHECK-SAME: %[[WQKVZ:[^:]+]]: tensor<96x64xf32>, %[[WBA:[^:]+]]: tensor<8x64xf32>, %[[CONV:[^:]+]]: tensor<64x4xf32>,
+// CHECK-SAME: %[[ALOG:[^:]+]]: tensor<4xf32>, %[[DTB:[^:]+]]: tensor<4xf32>, %[[NORM:[^:]+]]: tensor<8xf32>,
+// CHECK-SAME: %[[WOUT:[^:]+]]: tensor<64x32xf32>)
+// CHECK-NEXT: %[[QKVZ:[^ ]+]] = gdn.linear %[[X]], %[[WQKVZ]]
+// CHECK-NEXT: %[[BA:[^ ]+]] = gdn.linear %[[X]], %[[WBA]]
+// CHECK-NEXT: %[[MIXED:[^ ,]+]], %[[Z:[^ ,]+]], %[[B:[^ ,]+]], %[[A:[^ ,]+]] = gdn.split_qkvz %[[QKVZ]], %[[BA]]
+// CHECK-NEXT: %[[Q:[^ ,]+]], %[[K:[^ ,]+]], %[[V:[^ ,]+]], %[[G:[^ ,]+]], %[[BETA:[^ ,]+]] = gdn_kernel.prologue %[[MIXED]], %[[CONV]], %[[A]], %[[B]], %[[ALOG]], %[[DTB]], %[[P]]
+// CHECK-SAME: {activation = #gdn.act<silu>, allow_neg_eigval = false, conv_width = 4 : i64, head_dim_k = 8 : i64, head_dim_v = 8 : i64, key_heads = 2 : i64, l2norm_eps = 9.9999999999999995E-7 : f64, threads = 256 : i64, token_unroll = 2 : i64, tokens_per_block = 128 : i64, value_heads = 4 : i64}
+// CHECK-SAME: -> (tensor<16x2x8xf32>, tensor<16x2x8xf32>, tensor<16x4x8xf32>, tensor<16x4xf32>, tensor<16x4xf32>)
+// CHECK-NEXT: %[[O:[^ ,]+]], %{{[^ ,]+}} = gdn.delta_rule %[[Q]], %[[K]], %[[V]], %[[G]], %[[BETA]], %[[P]]
+// CHECK-NEXT: %[[NORMED:[^ ]+]] = gdn_kernel.gated_rmsnorm %[[O]], %[[Z]], %[[NORM]] {eps = 9.9999999999999995E-7 : f64, threads = 256 : i64}
+// CHECK-NEXT: %[[Y:[^ ,]+]] = gdn.linear %[[NORMED]], %[[WOUT]] {{.*}} -> tensor<16x64xf32>
 // CHECK-NEXT: return %[[Y]]
 func.func @pipeline(%x: tensor<16x64xf32>, %p: !gdn.packing<seqs = 2, tokens = 16>,
     %w_qkvz: tensor<96x64xf32>, %w_ba: tensor<8x64xf32>, %conv: tensor<64x4xf32>,

@@ -89,13 +89,42 @@ LogicalResult kernel::PrologueOp::verify() {
     return emitOpError() << "conv_width = " << width
                          << " exceeds the kernel's limit of 4";
   const int64_t channels = 2 * keyHeads * headDimK + valueHeads * headDimV;
-  const int64_t tokens = getMixedQkv().getType().getDimSize(0);
-  const int64_t seqs = getPacking().getType().getSeqs();
-  Type element = getMixedQkv().getType().getElementType();
+  auto mixedType = getMixedQkv().getType();
+  if (mixedType.getRank() != 2)
+    return emitOpError() << "mixed_qkv must be [T, C], found " << mixedType;
+  PackingType packing = getPacking().getType();
+  int64_t tokens = mixedType.getDimSize(0);
+  if (packing.hasStaticTokens()) {
+    if (!ShapedType::isDynamic(tokens) && tokens != packing.getTokens())
+      return emitOpError() << "mixed_qkv has " << tokens
+                           << " tokens but the packing describes "
+                           << packing.getTokens();
+    tokens = packing.getTokens();
+  }
+  const int64_t seqs = packing.getSeqs();
+  Type element = mixedType.getElementType();
   for (Value value : {getQ(), getK(), getV()})
     if (getElementTypeOrSelf(value.getType()) != element)
       return emitOpError() << "q, k and v must have mixed_qkv's element type "
                            << element;
+  // The kernel takes one pointer type per role (see PrologueArgs).
+  auto sameElement = [&](Value first, Value second,
+                         StringRef what) -> LogicalResult {
+    if (!first || !second ||
+        getElementTypeOrSelf(first.getType()) ==
+            getElementTypeOrSelf(second.getType()))
+      return success();
+    return emitOpError() << what << " must have one element type, found "
+                         << getElementTypeOrSelf(first.getType()) << " and "
+                         << getElementTypeOrSelf(second.getType());
+  };
+  if (failed(sameElement(getConvWeight(), getConvBias(),
+                         "conv_weight and conv_bias")) ||
+      failed(sameElement(getConvInitialState(), getConvFinalState(),
+                         "conv_initial_state and conv_final_state")) ||
+      failed(sameElement(getA(), getB(), "a and b")) ||
+      failed(sameElement(getALog(), getDtBias(), "a_log and dt_bias")))
+    return failure();
   if (failed(
           expectShape(*this, getMixedQkv(), "mixed_qkv", {tokens, channels})) ||
       failed(expectShape(*this, getConvWeight(), "conv_weight",

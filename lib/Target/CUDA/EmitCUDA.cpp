@@ -17,6 +17,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 using namespace mlir;
 using namespace mlir::gdn;
@@ -45,6 +46,10 @@ FunctionPlan planFunction(func::FuncOp function) {
   FunctionPlan plan;
   plan.function = function;
   plan.prefix = "gdn_" + sanitize(function.getName());
+  if (function.isExternal()) {
+    plan.notEmittable = "it is a declaration";
+    return plan;
+  }
   unsigned index = 0;
   for (Operation &op : function.getBody().front()) {
     if (isa<kernel::GdnKernelDialect>(op.getDialect())) {
@@ -60,11 +65,31 @@ FunctionPlan planFunction(func::FuncOp function) {
       plan.notEmittable =
           op.getName().getStringRef().str() + " has no CUDA lowering yet";
   }
+  // The whole-function ABI passes tensors only; a !gdn.packing argument
+  // would have no gdn_tensor_t to come from.
+  auto describe = [](StringRef what, size_t index, Type type) {
+    std::string text;
+    llvm::raw_string_ostream(text) << what << " #" << index << " has type "
+                                   << type << ", not a ranked tensor";
+    return text;
+  };
+  for (auto [index, type] : llvm::enumerate(function.getArgumentTypes()))
+    if (plan.notEmittable.empty() && !isa<RankedTensorType>(type))
+      plan.notEmittable = describe("argument", index, type);
+  for (auto [index, type] : llvm::enumerate(function.getResultTypes()))
+    if (plan.notEmittable.empty() && !isa<RankedTensorType>(type))
+      plan.notEmittable = describe("result", index, type);
+  llvm::SmallPtrSet<Value, 8> returned;
   if (plan.notEmittable.empty())
     for (Value result :
-         function.getBody().front().getTerminator()->getOperands())
+         function.getBody().front().getTerminator()->getOperands()) {
       if (isa<BlockArgument>(result))
         plan.notEmittable = "it returns an argument unchanged";
+      else if (!returned.insert(result).second)
+        plan.notEmittable = "it returns one value twice";
+      if (!plan.notEmittable.empty())
+        break;
+    }
   if (plan.notEmittable.empty())
     for (PackingOp packing : function.getBody().getOps<PackingOp>())
       if (!isa<BlockArgument>(packing.getCuSeqlens()) ||

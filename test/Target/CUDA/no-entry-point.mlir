@@ -1,0 +1,75 @@
+// Functions the whole-function ABI cannot express get their kernels only, with a comment saying why: an op without a CUDA lowering (a whole layer's gdn.linear), an argument returned unchanged, one value returned twice, a !gdn.packing argument, a declaration.
+// Whatever the reason, no function gets a signature table, a workspace or
+// result-shape query, or an entry point of its own.
+// RUN: gdn-translate --gdn-to-cuda %s | FileCheck %s --check-prefix=SOURCE \
+// RUN:   --implicit-check-not=_signature --implicit-check-not=_workspace_bytes --implicit-check-not=_result_shapes
+// RUN: gdn-translate --gdn-to-cuda-header %s | FileCheck %s --check-prefix=HEADER \
+// RUN:   --implicit-check-not=_signature --implicit-check-not=_workspace_bytes --implicit-check-not=_result_shapes
+// RUN: gdn-opt --gdn-pipeline %examples/qwen3_5_layer.mlir | gdn-translate --gdn-to-cuda | FileCheck %s --check-prefix=LAYER \
+// RUN:   --implicit-check-not=_signature --implicit-check-not=_workspace_bytes --implicit-check-not=_result_shapes
+
+// SOURCE-LABEL: // @returns_argument: 1 kernel(s)
+// SOURCE: // No whole-function entry point: it returns an argument unchanged.
+// SOURCE: extern "C" int gdn_returns_argument_k0_gated_rmsnorm(
+// HEADER-LABEL: /* @returns_argument */
+// HEADER-NEXT: int gdn_returns_argument_k0_gated_rmsnorm(
+// HEADER-NEXT: /* No whole-function entry point for @returns_argument: it returns an argument unchanged. */
+func.func @returns_argument(%o: tensor<?x4x32xbf16>, %z: tensor<?x4x32xbf16>, %w: tensor<32xbf16>)
+    -> (tensor<?x4x32xbf16>, tensor<?x4x32xbf16>) {
+  %y = gdn_kernel.gated_rmsnorm %o, %z, %w {eps = 1.0e-06 : f64, threads = 256 : i64}
+      : (tensor<?x4x32xbf16>, tensor<?x4x32xbf16>, tensor<32xbf16>) -> tensor<?x4x32xbf16>
+  return %y, %z : tensor<?x4x32xbf16>, tensor<?x4x32xbf16>
+}
+
+// Only one result buffer would be written.
+// SOURCE-LABEL: // @returns_twice: 1 kernel(s)
+// SOURCE: // No whole-function entry point: it returns one value twice.
+// SOURCE: extern "C" int gdn_returns_twice_k0_gated_rmsnorm(
+// HEADER-LABEL: /* @returns_twice */
+// HEADER-NEXT: int gdn_returns_twice_k0_gated_rmsnorm(
+// HEADER-NEXT: /* No whole-function entry point for @returns_twice: it returns one value twice. */
+func.func @returns_twice(%o: tensor<?x4x32xbf16>, %z: tensor<?x4x32xbf16>, %w: tensor<32xbf16>)
+    -> (tensor<?x4x32xbf16>, tensor<?x4x32xbf16>) {
+  %y = gdn_kernel.gated_rmsnorm %o, %z, %w {eps = 1.0e-06 : f64, threads = 256 : i64}
+      : (tensor<?x4x32xbf16>, tensor<?x4x32xbf16>, tensor<32xbf16>) -> tensor<?x4x32xbf16>
+  return %y, %y : tensor<?x4x32xbf16>, tensor<?x4x32xbf16>
+}
+
+// The ABI passes tensors only: the packing must be built in the function
+// from cu_seqlens (gdn.packing), not passed in.
+// SOURCE-LABEL: // @packing_argument: 1 kernel(s)
+// SOURCE: // No whole-function entry point: argument #6 has type !gdn.packing<seqs = ?, tokens = ?>, not a ranked tensor.
+// SOURCE: extern "C" int gdn_packing_argument_k0_prologue(
+// HEADER-LABEL: /* @packing_argument */
+// HEADER-NEXT: int gdn_packing_argument_k0_prologue(
+// HEADER-NEXT:     const gdn_packing_t *packing, cudaStream_t stream);
+// HEADER-NEXT: /* No whole-function entry point for @packing_argument: argument #6 has type !gdn.packing<seqs = ?, tokens = ?>, not a ranked tensor. */
+func.func @packing_argument(%mixed: tensor<?x384xbf16>, %conv: tensor<384x4xbf16>,
+    %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>,
+    %p: !gdn.packing<seqs = ?, tokens = ?>) -> tensor<?x4xf32> {
+  %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %conv, %a, %b, %a_log, %dt_bias, %p
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64,
+       head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>,
+       l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false,
+       threads = 256 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+      : (tensor<?x384xbf16>, tensor<384x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>,
+         tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?>)
+      -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>)
+  return %g : tensor<?x4xf32>
+}
+
+// SOURCE-LABEL: // @external: 0 kernel(s)
+// SOURCE: // No whole-function entry point: it is a declaration.
+// HEADER-LABEL: /* @external */
+// HEADER-NEXT: /* No whole-function entry point for @external: it is a declaration. */
+func.func private @external(tensor<?x4x32xbf16>) -> tensor<?x4x32xbf16>
+
+// An expanded and fused layer: the prologue and epilogue kernels are there,
+// the function is not, because of the projections.
+// LAYER-LABEL: // @qwen3_5_gdn_layer: 2 kernel(s)
+// LAYER: // No whole-function entry point: gdn.linear has no CUDA lowering yet.
+// LAYER: // Kernel gdn_qwen3_5_gdn_layer_k0_prologue: gdn_kernel.prologue
+// LAYER: // Kernel gdn_qwen3_5_gdn_layer_k1_gated_rmsnorm: gdn_kernel.gated_rmsnorm
+// LAYER: extern "C" int gdn_qwen3_5_gdn_layer_k0_prologue(
+// LAYER: extern "C" int gdn_qwen3_5_gdn_layer_k1_gated_rmsnorm(
+// LAYER-NOT: extern "C" int gdn_qwen3_5_gdn_layer(
