@@ -400,9 +400,8 @@ llvm::Error executeLayer(LayerOp op, Environment &env,
   Tensor q = l2norm(qkv.q, 1e-6), k = l2norm(qkv.k, 1e-6);
   GatesResult gate = gates(a, b, env.tensor(w.aLog), env.tensor(w.dtBias),
                            op.getAllowNegEigval(), state);
-  double scale = op.getScaleAttr()
-                     ? op.getScaleAttr().getValueAsDouble()
-                     : 1.0 / std::sqrt(static_cast<double>(headDimK));
+  double scale = op.getScaleAttr() ? op.getScaleAttr().getValueAsDouble()
+                                   : getDefaultDeltaRuleScale(headDimK);
   DeltaRuleInputs inputs{q,         k,       qkv.v,   gate.g,
                          gate.beta, packing, nullptr, scale};
   DeltaRuleResult delta =

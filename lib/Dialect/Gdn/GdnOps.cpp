@@ -189,7 +189,10 @@ LogicalResult GatesOp::verify() {
 double DeltaRuleOp::getEffectiveScale() {
   if (FloatAttr scale = getScaleAttr())
     return scale.getValueAsDouble();
-  int64_t headDimK = getQ().getType().getDimSize(2);
+  return getDefaultDeltaRuleScale(getQ().getType().getDimSize(2));
+}
+
+double mlir::gdn::getDefaultDeltaRuleScale(int64_t headDimK) {
   return 1.0 / std::sqrt(static_cast<double>(headDimK));
 }
 
@@ -247,14 +250,8 @@ LogicalResult DeltaRuleOp::verify() {
   if (failed(checkState(getInitialState(), "initial_state")) ||
       failed(checkState(getFinalState(), "final_state")))
     return failure();
-  int64_t chunk = getChunkSize();
-  if (chunk <= 0 || (chunk & (chunk - 1)) != 0)
-    return emitOpError() << "chunk_size must be a positive power of two, found "
-                         << chunk;
-  if (FloatAttr scale = getScaleAttr();
-      scale && !(scale.getValueAsDouble() > 0.0))
-    return emitOpError() << "scale must be > 0, found "
-                         << scale.getValueAsDouble();
+  if (failed(verifyChunkAndScale(*this, getChunkSize(), getScaleAttr())))
+    return failure();
   return verifySameSequenceLayout(
       *this, {getQ(), getK(), getV(), getG(), getBeta(), getO()},
       "q, k, v, g, beta and o");

@@ -116,14 +116,8 @@ LogicalResult LayerOp::verify() {
       failed(check.packingTokens(getPacking().getType())) ||
       failed(check.sameElementType(getY(), "y", getX(), "x")))
     return failure();
-  int64_t chunk = getChunkSize();
-  if (chunk <= 0 || (chunk & (chunk - 1)) != 0)
-    return emitOpError() << "chunk_size must be a positive power of two, found "
-                         << chunk;
-  if (FloatAttr scale = getScaleAttr();
-      scale && !(scale.getValueAsDouble() > 0.0))
-    return emitOpError() << "scale must be > 0, found "
-                         << scale.getValueAsDouble();
+  if (failed(verifyChunkAndScale(*this, getChunkSize(), getScaleAttr())))
+    return failure();
   // Written so that NaN fails too.
   if (!(getNormEps().convertToDouble() >= 0.0))
     return emitOpError() << "norm_eps must be >= 0, found "

@@ -82,6 +82,18 @@ LogicalResult ShapeChecker::sameElementType(Value value, StringRef name,
                            << ")";
 }
 
+LogicalResult mlir::gdn::verifyChunkAndScale(Operation *op, int64_t chunk,
+                                             FloatAttr scale) {
+  if (chunk <= 0 || (chunk & (chunk - 1)) != 0)
+    return op->emitOpError()
+           << "chunk_size must be a positive power of two, found " << chunk;
+  // Written so that NaN fails too.
+  if (scale && !(scale.getValueAsDouble() > 0.0))
+    return op->emitOpError()
+           << "scale must be > 0, found " << scale.getValueAsDouble();
+  return success();
+}
+
 LogicalResult ShapeChecker::notTokenSharded(Value value, StringRef name) {
   Attribute layout = getSequenceLayout(value.getType());
   if (!isa_and_nonnull<SeqLayoutAttr>(layout))

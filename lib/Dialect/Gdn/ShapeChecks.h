@@ -67,6 +67,11 @@ private:
   std::string tokenSource;
 };
 
+/// The delta rule's options, shared by gdn.delta_rule and gdn.layer: a
+/// positive power-of-two chunk size and, when given, a positive scale.
+LogicalResult verifyChunkAndScale(Operation *op, int64_t chunk,
+                                  FloatAttr scale);
+
 } // namespace mlir::gdn
 
 #endif // GDN_LIB_DIALECT_GDN_SHAPECHECKS_H

@@ -18,4 +18,11 @@
 #define GET_OP_CLASSES
 #include "gdn/Dialect/Gdn/GdnOps.h.inc"
 
+namespace mlir::gdn {
+
+/// The scale the delta rule applies to q when none is given: K^-1/2.
+double getDefaultDeltaRuleScale(int64_t headDimK);
+
+} // namespace mlir::gdn
+
 #endif // GDN_DIALECT_GDN_GDNOPS_H
