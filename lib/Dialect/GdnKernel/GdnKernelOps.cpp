@@ -153,6 +153,17 @@ LogicalResult kernel::PrologueOp::verify() {
   if (failed(checkLaneGroup(*this, headDimK, element, "a key head")) ||
       failed(checkThreads(*this, getThreads())))
     return failure();
+  // Static shared memory: the conv weights (16 bytes per channel a thread
+  // owns) and the tile's row table must fit the default 48 KiB.
+  const int64_t sharedBytes =
+      getThreads() * (16 / getElementBytes(element)) * 16 +
+      getTokensPerBlock() * 4;
+  if (sharedBytes > 48 * 1024)
+    return emitOpError() << "threads = " << getThreads()
+                         << " with tokens_per_block = " << getTokensPerBlock()
+                         << " needs " << sharedBytes
+                         << " bytes of shared memory, above 49152; use "
+                            "fewer threads";
   if (getTokenUnroll() > 16 || getTokensPerBlock() > 1024)
     return emitOpError() << "token_unroll (" << getTokenUnroll()
                          << ") must be at most 16 and tokens_per_block ("

@@ -308,6 +308,20 @@ void printFunctionEntries(const FunctionPlan &plan, llvm::raw_ostream &os) {
                                   : std::to_string(type.getDimSize(d)));
     os << "}))\n    return GDN_ERROR_INVALID_ARGUMENT;\n";
   }
+  // Packings: at least one offset, cu_padded as long as cu_seqlens, and
+  // counts that fit the kernels' int32 offsets.
+  for (auto &[value, name] : layout.packings) {
+    auto packing = cast<PackingOp>(value.getDefiningOp());
+    std::string cu = layout.places.lookup(packing.getCuSeqlens());
+    os << "  if (" << cu << ".shape[0] < 1 || " << cu
+       << ".shape[0] > INT32_MAX)\n    return GDN_ERROR_INVALID_ARGUMENT;\n";
+    if (packing.getCuPadded())
+      os << "  if (" << layout.places.lookup(packing.getCuPadded())
+         << ".shape[0] != " << cu
+         << ".shape[0])\n    return GDN_ERROR_INVALID_ARGUMENT;\n";
+    os << "  if (static_cast<int64_t>(" << layout.tokensExpr(value)
+       << ") > INT32_MAX)\n    return GDN_ERROR_INVALID_ARGUMENT;\n";
+  }
   os << "  return GDN_SUCCESS;\n}\n\n";
 
   os << "extern \"C\" size_t " << plan.prefix
@@ -337,8 +351,9 @@ void printFunctionEntries(const FunctionPlan &plan, llvm::raw_ostream &os) {
      << "    cudaStream_t stream) {\n"
      << "  if (int error = " << plan.prefix << "_check_args(args))\n"
      << "    return error;\n"
-     << "  if (!results || !workspace)\n    return "
-        "GDN_ERROR_INVALID_ARGUMENT;\n"
+     // A function that needs no workspace accepts a null one.
+     << (slots ? "  if (!results || !workspace)\n" : "  if (!results)\n")
+     << "    return GDN_ERROR_INVALID_ARGUMENT;\n"
      << "  size_t offsets[" << slots + 1 << "];\n"
      << "  " << plan.prefix << "_layout(args, offsets);\n";
   if (slots > 0)

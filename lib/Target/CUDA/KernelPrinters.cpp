@@ -160,10 +160,31 @@ static void printPrologueEntry(kernel::PrologueOp op, const KernelContext &k,
        << expectedShape(value, tokenDim, seqDim) << "))\n"
        << "    return GDN_ERROR_INVALID_ARGUMENT;\n";
   };
+  // Parameters are checked against the sizes the attributes imply, so a
+  // dynamic size in their type cannot let a short buffer through.
+  const int64_t channels = 2 * op.getKeyHeads() * op.getHeadDimK() +
+                           op.getValueHeads() * op.getHeadDimV();
+  auto parameterShape = [&](Value value) -> std::string {
+    if (value == op.getConvWeight())
+      return "{" + std::to_string(channels) + ", " +
+             std::to_string(op.getConvWidth()) + "}";
+    if (value == op.getConvBias())
+      return "{" + std::to_string(channels) + "}";
+    if (value == op.getALog() || value == op.getDtBias())
+      return "{" + std::to_string(op.getValueHeads()) + "}";
+    return "";
+  };
   for (auto [index, value] : llvm::enumerate(operands)) {
     bool tokenIndexed =
         value == op.getMixedQkv() || value == op.getA() || value == op.getB();
     bool perSeq = value == op.getConvInitialState();
+    std::string parameter = parameterShape(value);
+    if (!parameter.empty()) {
+      os << "  if (!gdn::checkTensor(operands[" << index << "], "
+         << getAbiDtype(elementOf(value)) << ", " << parameter << "))\n"
+         << "    return GDN_ERROR_INVALID_ARGUMENT;\n";
+      continue;
+    }
     check("operands", index, value, tokenIndexed ? 0 : -1, perSeq ? 0 : -1);
   }
   for (auto [index, value] : llvm::enumerate(op->getResults()))
@@ -262,8 +283,8 @@ static void printRMSNormEntry(kernel::GatedRMSNormOp op, const KernelContext &k,
        << getAbiDtype(elementOf(value)) << ", " << expectedShape(value, 0, -1)
        << "))\n    return GDN_ERROR_INVALID_ARGUMENT;\n";
   os << "  if (!gdn::checkTensor(operands[2], "
-     << getAbiDtype(elementOf(op.getWeight())) << ", "
-     << expectedShape(op.getWeight(), -1, -1) << "))\n"
+     << getAbiDtype(elementOf(op.getWeight())) << ", {" << type.getDimSize(2)
+     << "}))\n"
      << "    return GDN_ERROR_INVALID_ARGUMENT;\n"
      << "  if (!gdn::checkTensor(results[0], "
      << getAbiDtype(elementOf(op.getY())) << ", "

@@ -103,10 +103,10 @@ func.func @prologue_final_state_only(%mixed: tensor<8192x384xbf16>, %w: tensor<3
 }
 
 // Everything at once: bias, initial and final state, a padded pack, no
-// activation, 2 * sigmoid beta, eps 0, f32 gate inputs and the largest tile.
+// activation, 2 * sigmoid beta, eps 0, f32 gate inputs and the longest tile.
 // CHECK-LABEL: func.func @prologue_everything
 // CHECK: %{{[^ ,]+}}, %{{[^ ,]+}}, %{{[^ ,]+}}, %{{[^ ,]+}}, %{{[^ ,]+}}, %[[HT:[^ ,]+]] = gdn_kernel.prologue %{{.*}} bias(%{{[^ )]+}}) initial_state(%{{[^ )]+}})
-// CHECK-SAME: {activation = #gdn.act<none>, allow_neg_eigval = true, conv_width = 3 : i64, head_dim_k = 32 : i64, head_dim_v = 64 : i64, key_heads = 1 : i64, l2norm_eps = 0.000000e+00 : f64, threads = 1024 : i64, token_unroll = 16 : i64, tokens_per_block = 1024 : i64, value_heads = 3 : i64}
+// CHECK-SAME: {activation = #gdn.act<none>, allow_neg_eigval = true, conv_width = 3 : i64, head_dim_k = 32 : i64, head_dim_v = 64 : i64, key_heads = 1 : i64, l2norm_eps = 0.000000e+00 : f64, threads = 256 : i64, token_unroll = 16 : i64, tokens_per_block = 1024 : i64, value_heads = 3 : i64}
 // CHECK-SAME: : (tensor<?x256xbf16>, tensor<256x3xbf16>, tensor<256xbf16>, tensor<?x256x2xbf16>, tensor<?x3xf32>, tensor<?x3xf32>, tensor<3xf32>, tensor<3xf32>, !gdn.packing<seqs = ?, tokens = ?, padded>)
 // CHECK-SAME: -> (tensor<?x1x32xbf16>, tensor<?x1x32xbf16>, tensor<?x3x64xbf16>, tensor<?x3xf32>, tensor<?x3xf32>, tensor<?x256x2xbf16>)
 // CHECK-NEXT: return %[[HT]]
@@ -120,7 +120,7 @@ func.func @prologue_everything(%mixed: tensor<?x256xbf16>, %w: tensor<256x3xbf16
       {key_heads = 1 : i64, value_heads = 3 : i64, head_dim_k = 32 : i64,
        head_dim_v = 64 : i64, conv_width = 3 : i64, activation = #gdn.act<none>,
        l2norm_eps = 0.0 : f64, allow_neg_eigval = true,
-       threads = 1024 : i64, tokens_per_block = 1024 : i64, token_unroll = 16 : i64}
+       threads = 256 : i64, tokens_per_block = 1024 : i64, token_unroll = 16 : i64}
       : (tensor<?x256xbf16>, tensor<256x3xbf16>, tensor<256xbf16>, tensor<?x256x2xbf16>,
          tensor<?x3xf32>, tensor<?x3xf32>, tensor<3xf32>, tensor<3xf32>, !Ppad)
       -> (tensor<?x1x32xbf16>, tensor<?x1x32xbf16>, tensor<?x3x64xbf16>, tensor<?x3xf32>,

@@ -181,9 +181,11 @@ size_t bytesOf(const gdn_tensor_t &t) {
   return n;
 }
 
-/// Runs the function once on `inputs`; results are poisoned (0xFF, NaN for
-/// floats) first so that an element the kernels forget to write shows up.
-Run runOnce(const std::vector<HostTensor> &inputs) {
+/// Runs the function once on `inputs`; results are poisoned first with
+/// `poison` bytes (0xFF: NaN for floats, so an element the kernels forget to
+/// write shows up as a mismatch; 0x00: finite zeros, so that NaN results must
+/// have been written by the kernels).
+Run runOnce(const std::vector<HostTensor> &inputs, int poison = 0xFF) {
   Run run;
   for (const HostTensor &t : inputs)
     run.args.push_back(upload(t));
@@ -195,7 +197,7 @@ Run runOnce(const std::vector<HostTensor> &inputs) {
   }
   for (gdn_tensor_t &r : run.results) {
     CUDA_OK(cudaMalloc(&r.data, std::max<size_t>(bytesOf(r), 16)));
-    CUDA_OK(cudaMemset(r.data, 0xFF, bytesOf(r)));
+    CUDA_OK(cudaMemset(r.data, poison, bytesOf(r)));
   }
   size_t workspaceBytes = FN_WORKSPACE(run.args.data());
   void *workspace = nullptr;
@@ -367,7 +369,8 @@ int corrupt(const std::string &in) {
   }
   // cu[1] beyond cu[2]: decreasing at index 2.
   cu[1] = cu[2] + 1;
-  Run run = runOnce(inputs);
+  // Results start as finite zeros: every NaN below was written by a kernel.
+  Run run = runOnce(inputs, /*poison=*/0x00);
   expect(run.status == GDN_ERROR_INVALID_PACKING,
          "decreasing cu_seqlens is reported: " + run.message);
   bool noNumbers = true;

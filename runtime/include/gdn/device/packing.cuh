@@ -69,6 +69,14 @@ __global__ void validatePackingKernel(PackingView p, gdn_status_t *status) {
     firstKey = ~0ull;
   __syncthreads();
   const int32_t n = p.numSeqs;
+  if (n < 0) {
+    if (threadIdx.x == 0) {
+      gdn_status_t empty = {};
+      empty.code = GDN_STATUS_NO_OFFSETS;
+      *status = empty;
+    }
+    return;
+  }
   for (int32_t i = threadIdx.x; i <= n; i += blockDim.x) {
     for (int32_t padded = 0; padded < 2; ++padded) {
       const int32_t *cu = padded ? p.cuPadded : p.cuSeqlens;
@@ -85,8 +93,10 @@ __global__ void validatePackingKernel(PackingView p, gdn_status_t *status) {
         atomicMin(&firstKey, static_cast<unsigned long long>(
                                  violationKey(i, padded, code)));
     }
+    // In int64: differences of hostile int32 offsets can overflow.
     if (p.cuPadded && i < n &&
-        p.cuSeqlens[i + 1] - p.cuSeqlens[i] > p.cuPadded[i + 1] - p.cuPadded[i])
+        static_cast<int64_t>(p.cuSeqlens[i + 1]) - p.cuSeqlens[i] >
+            static_cast<int64_t>(p.cuPadded[i + 1]) - p.cuPadded[i])
       atomicMin(&firstKey, static_cast<unsigned long long>(
                                violationKey(i, 0, GDN_STATUS_SLOT_TOO_SMALL)));
   }
@@ -114,8 +124,8 @@ __global__ void validatePackingKernel(PackingView p, gdn_status_t *status) {
       result.bound = p.bufferTokens;
       break;
     case GDN_STATUS_SLOT_TOO_SMALL:
-      result.value = p.cuSeqlens[i + 1] - p.cuSeqlens[i];
-      result.bound = p.cuPadded[i + 1] - p.cuPadded[i];
+      result.value = static_cast<int64_t>(p.cuSeqlens[i + 1]) - p.cuSeqlens[i];
+      result.bound = static_cast<int64_t>(p.cuPadded[i + 1]) - p.cuPadded[i];
       break;
     }
   }
@@ -183,6 +193,10 @@ inline int describePackingStatus(const gdn_status_t *deviceStatus,
     snprintf(message, size, "%s[%d] = %lld must equal the token count %lld",
              name, status.index, (long long)status.value,
              (long long)status.bound);
+    break;
+  case GDN_STATUS_NO_OFFSETS:
+    snprintf(message, size,
+             "cu_seqlens must have at least one entry (N + 1 for N sequences)");
     break;
   case GDN_STATUS_SLOT_TOO_SMALL:
     snprintf(message, size,

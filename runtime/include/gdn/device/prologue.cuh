@@ -1,4 +1,5 @@
-//===- prologue.cuh - the fused varlen prologue kernel ----------*- CUDA -*-===//
+//===- prologue.cuh - the fused varlen prologue kernel ----------*- CUDA
+//-*-===//
 //
 // One pass over the input projection's conv channels [q | k | v]: the depthwise
 // causal conv (width <= 4) with per-sequence initial and final states, SiLU,
@@ -32,15 +33,15 @@ namespace device {
 
 template <class Config> struct PrologueArgs {
   using Act = typename Config::Activation;
-  const Act *mixed;                                   ///< [T, C]
-  const typename Config::ConvWeight *weight;          ///< [C, W]
-  const typename Config::ConvWeight *bias;            ///< [C] or null
-  const typename Config::ConvState *initialState;     ///< [N, C, W-1] or null
-  typename Config::ConvState *finalState;             ///< [N, C, W-1] or null
-  const typename Config::GateInput *a, *b;            ///< [T, HV]
-  const typename Config::GateParam *aLog, *dtBias;    ///< [HV]
-  Act *q, *k, *v;                                     ///< [T, H*K], [T, HV*V]
-  float *g, *beta;                                    ///< [T, HV]
+  const Act *mixed;                                ///< [T, C]
+  const typename Config::ConvWeight *weight;       ///< [C, W]
+  const typename Config::ConvWeight *bias;         ///< [C] or null
+  const typename Config::ConvState *initialState;  ///< [N, C, W-1] or null
+  typename Config::ConvState *finalState;          ///< [N, C, W-1] or null
+  const typename Config::GateInput *a, *b;         ///< [T, HV]
+  const typename Config::GateParam *aLog, *dtBias; ///< [HV]
+  Act *q, *k, *v;                                  ///< [T, H*K], [T, HV*V]
+  float *g, *beta;                                 ///< [T, HV]
   PackingView packing;
   PackingWorkspace workspace;
 };
@@ -55,7 +56,8 @@ __global__ void __launch_bounds__(Config::kThreads)
   constexpr int kHistory = kW - 1;
   constexpr int kHeadLanes = Config::kHeadDimK / kVec;
   constexpr int kKeyDim = Config::kKeyHeads * Config::kHeadDimK;
-  constexpr int kChannels = 2 * kKeyDim + Config::kValueHeads * Config::kHeadDimV;
+  constexpr int kChannels =
+      2 * kKeyDim + Config::kValueHeads * Config::kHeadDimV;
   static_assert(Config::kHeadDimK % kVec == 0 && kHeadLanes <= 32 &&
                     (kHeadLanes & (kHeadLanes - 1)) == 0,
                 "a head must be a power-of-two group of at most 32 lanes");
@@ -65,8 +67,6 @@ __global__ void __launch_bounds__(Config::kThreads)
   const int32_t tokens = packing.bufferTokens;
   const int c0 = (blockIdx.x * Config::kThreads + threadIdx.x) * kVec;
   const bool active = c0 < kChannels;
-  const int32_t t0 = blockIdx.y * Config::kTokensPerBlock;
-  const int32_t t1 = min(t0 + Config::kTokensPerBlock, tokens);
   // Invalid packing: write NaN everywhere this block owns, never a result.
   const bool invalid = args.workspace.status->code != GDN_STATUS_OK;
 
@@ -86,7 +86,8 @@ __global__ void __launch_bounds__(Config::kThreads)
       taps[j] = active ? loadScalar(args.weight + (c0 + i) * kW + j) : 0.0f;
     weights[i * Config::kThreads + threadIdx.x] =
         make_float4(taps[0], taps[1], taps[2], taps[3]);
-    bias[i] = (active && Config::kHasBias) ? loadScalar(args.bias + c0 + i) : 0.0f;
+    bias[i] =
+        (active && Config::kHasBias) ? loadScalar(args.bias + c0 + i) : 0.0f;
   }
 
   Act *out = nullptr;
@@ -103,153 +104,175 @@ __global__ void __launch_bounds__(Config::kThreads)
   }
   const bool normalise = c0 < 2 * kKeyDim;
 
-  // The tile's row -> sequence table, read once into shared memory.
-  __shared__ int32_t tileSeq[Config::kTokensPerBlock];
-  for (int32_t i = threadIdx.x; i < t1 - t0; i += Config::kThreads)
-    tileSeq[i] = invalid ? -1 : args.workspace.tokenSeq[t0 + i];
-  __syncthreads();
+  // Token tiles: blockIdx.y, and further rounds when there are more tiles
+  // than the grid's y limit (65535) allows.
+  const int64_t numTiles =
+      (static_cast<int64_t>(tokens) + Config::kTokensPerBlock - 1) /
+      Config::kTokensPerBlock;
+  for (int64_t tile = blockIdx.y; tile < numTiles; tile += gridDim.y) {
+    const int32_t t0 = static_cast<int32_t>(tile * Config::kTokensPerBlock);
+    const int32_t t1 = static_cast<int32_t>(
+        min(tile * Config::kTokensPerBlock + Config::kTokensPerBlock,
+            static_cast<int64_t>(tokens)));
+    // The tile's row -> sequence table, read once into shared memory.
+    __shared__ int32_t tileSeq[Config::kTokensPerBlock];
+    for (int32_t i = threadIdx.x; i < t1 - t0; i += Config::kThreads)
+      tileSeq[i] = invalid ? -1 : args.workspace.tokenSeq[t0 + i];
+    __syncthreads();
 
-  // Rows are loaded kUnroll at a time, one batch ahead of the batch being
-  // computed (double buffering in registers), so that loads are in flight
-  // while the conv, the norm and the stores of the previous rows run.
-  constexpr int kUnroll = Config::kTokenUnroll;
-  uint4 current[kUnroll], next[kUnroll];
-  int32_t currentSeqOf[kUnroll], nextSeqOf[kUnroll];
-  auto loadBatch = [&](int32_t tb, uint4 (&raw)[kUnroll],
-                       int32_t (&seqOf)[kUnroll]) {
+    // Rows are loaded kUnroll at a time, one batch ahead of the batch being
+    // computed (double buffering in registers), so that loads are in flight
+    // while the conv, the norm and the stores of the previous rows run.
+    constexpr int kUnroll = Config::kTokenUnroll;
+    uint4 current[kUnroll], next[kUnroll];
+    int32_t currentSeqOf[kUnroll], nextSeqOf[kUnroll];
+    auto loadBatch = [&](int32_t tb, uint4(&raw)[kUnroll],
+                         int32_t (&seqOf)[kUnroll]) {
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const int32_t t = tb + u;
-      seqOf[u] = t < t1 ? tileSeq[t - t0] : -2;
-      raw[u] = make_uint4(0, 0, 0, 0);
-      if (seqOf[u] >= 0 && active)
-        raw[u] = *reinterpret_cast<const uint4 *>(
-            args.mixed + static_cast<int64_t>(t) * kChannels + c0);
-    }
-  };
-  loadBatch(t0, current, currentSeqOf);
+      for (int u = 0; u < kUnroll; ++u) {
+        const int32_t t = tb + u;
+        seqOf[u] = t < t1 ? tileSeq[t - t0] : -2;
+        raw[u] = make_uint4(0, 0, 0, 0);
+        if (seqOf[u] >= 0 && active)
+          raw[u] = *reinterpret_cast<const uint4 *>(
+              args.mixed + static_cast<int64_t>(t) * kChannels + c0);
+      }
+    };
+    loadBatch(t0, current, currentSeqOf);
 
-  Vec window[kHistory > 0 ? kHistory : 1];
-  int32_t currentSeq = -2;
-  for (int32_t tb = t0; tb < t1; tb += kUnroll) {
-    loadBatch(tb + kUnroll, next, nextSeqOf);
+    Vec window[kHistory > 0 ? kHistory : 1];
+    int32_t currentSeq = -2;
+    for (int32_t tb = t0; tb < t1; tb += kUnroll) {
+      loadBatch(tb + kUnroll, next, nextSeqOf);
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const int32_t t = tb + u;
-      const int32_t seq = currentSeqOf[u];
-      if (seq == -2) // past the tile: uniform across the block
-        break;
-      Vec y;
-      if (seq < 0) {
-        y.fill(invalid ? NAN : 0.0f);
-        currentSeq = -1;
-      } else {
-        const int32_t begin = packing.begin(seq);
-        if (seq != currentSeq) {
-          // Entering a sequence (at its start, or mid-sequence at the tile's
-          // first token): fill the window with the taps before t.
+      for (int u = 0; u < kUnroll; ++u) {
+        const int32_t t = tb + u;
+        const int32_t seq = currentSeqOf[u];
+        if (seq == -2) // past the tile: uniform across the block
+          break;
+        Vec y;
+        if (seq < 0) {
+          y.fill(invalid ? NAN : 0.0f);
+          currentSeq = -1;
+        } else {
+          const int32_t begin = packing.begin(seq);
+          if (seq != currentSeq) {
+            // Entering a sequence (at its start, or mid-sequence at the tile's
+            // first token): fill the window with the taps before t.
 #pragma unroll
-          for (int j = 0; j < kHistory; ++j) {
-            const int32_t tap = t - kHistory + j;
-            if (!active) {
-              window[j].fill(0.0f);
-            } else if (tap >= begin) {
-              window[j].load(args.mixed + static_cast<int64_t>(tap) * kChannels + c0);
-            } else if (Config::kHasInitialState) {
-              const int idx = kHistory + (tap - begin);
+            for (int j = 0; j < kHistory; ++j) {
+              const int32_t tap = t - kHistory + j;
+              if (!active) {
+                window[j].fill(0.0f);
+              } else if (tap >= begin) {
+                window[j].load(args.mixed +
+                               static_cast<int64_t>(tap) * kChannels + c0);
+              } else if (Config::kHasInitialState) {
+                const int idx = kHistory + (tap - begin);
+#pragma unroll
+                for (int i = 0; i < kVec; ++i)
+                  window[j].values[i] = loadScalar(
+                      args.initialState +
+                      (static_cast<int64_t>(seq) * kChannels + c0 + i) *
+                          kHistory +
+                      idx);
+              } else {
+                window[j].fill(0.0f);
+              }
+            }
+            currentSeq = seq;
+          }
+          Vec x;
+          x.unpack(current[u]);
+#pragma unroll
+          for (int i = 0; i < kVec; ++i) {
+            const float4 packed = weights[i * Config::kThreads + threadIdx.x];
+            const float w[4] = {packed.x, packed.y, packed.z, packed.w};
+            float sum = bias[i] + w[kW - 1] * x.values[i];
+#pragma unroll
+            for (int j = 0; j < kHistory; ++j)
+              sum += w[j] * window[j].values[i];
+            y.values[i] = Config::kSilu ? silu(sum) : sum;
+          }
+#pragma unroll
+          for (int j = 0; j + 1 < kHistory; ++j)
+            window[j] = window[j + 1];
+          if (kHistory > 0)
+            window[kHistory > 0 ? kHistory - 1 : 0] = x;
+          if (Config::kHasFinalState && active &&
+              t == begin + packing.length(seq) - 1) {
+#pragma unroll
+            for (int j = 0; j < kHistory; ++j)
 #pragma unroll
               for (int i = 0; i < kVec; ++i)
-                window[j].values[i] = loadScalar(
-                    args.initialState +
-                    (static_cast<int64_t>(seq) * kChannels + c0 + i) * kHistory + idx);
-            } else {
-              window[j].fill(0.0f);
-            }
+                args.finalState[(static_cast<int64_t>(seq) * kChannels + c0 +
+                                 i) *
+                                    kHistory +
+                                j] =
+                    Element<typename Config::ConvState>::store(
+                        window[j].values[i]);
           }
-          currentSeq = seq;
         }
-        Vec x;
-        x.unpack(current[u]);
-#pragma unroll
-        for (int i = 0; i < kVec; ++i) {
-          const float4 packed = weights[i * Config::kThreads + threadIdx.x];
-          const float w[4] = {packed.x, packed.y, packed.z, packed.w};
-          float sum = bias[i] + w[kW - 1] * x.values[i];
-#pragma unroll
-          for (int j = 0; j < kHistory; ++j)
-            sum += w[j] * window[j].values[i];
-          y.values[i] = Config::kSilu ? silu(sum) : sum;
-        }
-#pragma unroll
-        for (int j = 0; j + 1 < kHistory; ++j)
-          window[j] = window[j + 1];
-        if (kHistory > 0)
-          window[kHistory > 0 ? kHistory - 1 : 0] = x;
-        if (Config::kHasFinalState && active &&
-            t == begin + packing.length(seq) - 1) {
-#pragma unroll
-          for (int j = 0; j < kHistory; ++j)
-#pragma unroll
-            for (int i = 0; i < kVec; ++i)
-              args.finalState[(static_cast<int64_t>(seq) * kChannels + c0 + i) *
-                                  kHistory + j] =
-                  Element<typename Config::ConvState>::store(window[j].values[i]);
-        }
-      }
-      // L2 norm of each q/k head: every lane takes part in the shuffle.
-      float squares = 0.0f;
-#pragma unroll
-      for (int i = 0; i < kVec; ++i)
-        squares += y.values[i] * y.values[i];
-      const float total = groupSum<kHeadLanes>(squares);
-      if (normalise && seq >= 0) {
-        const float scale = rsqrtf(total + Config::kNormEps);
+        // L2 norm of each q/k head: every lane takes part in the shuffle.
+        float squares = 0.0f;
 #pragma unroll
         for (int i = 0; i < kVec; ++i)
-          y.values[i] *= scale;
-      }
-      if (active)
-        y.store(out + static_cast<int64_t>(t) * outStride);
-    }
+          squares += y.values[i] * y.values[i];
+        const float total = groupSum<kHeadLanes>(squares);
+        if (normalise && seq >= 0) {
+          const float scale = rsqrtf(total + Config::kNormEps);
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      current[u] = next[u];
-      currentSeqOf[u] = nextSeqOf[u];
+          for (int i = 0; i < kVec; ++i)
+            y.values[i] *= scale;
+        }
+        if (active)
+          y.store(out + static_cast<int64_t>(t) * outStride);
+      }
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        current[u] = next[u];
+        currentSeqOf[u] = nextSeqOf[u];
+      }
     }
+
+    // Gates for this block's tokens, shared out over the channel blocks.
+    const int32_t gateCount = (t1 - t0) * Config::kValueHeads;
+    for (int32_t e = blockIdx.x * Config::kThreads + threadIdx.x; e < gateCount;
+         e += gridDim.x * Config::kThreads) {
+      const int32_t t = t0 + e / Config::kValueHeads;
+      const int32_t h = e % Config::kValueHeads;
+      const int64_t at = static_cast<int64_t>(t) * Config::kValueHeads + h;
+      if (invalid) {
+        args.g[at] = NAN;
+        args.beta[at] = NAN;
+        continue;
+      }
+      const float a = loadScalar(args.a + at), b = loadScalar(args.b + at);
+      args.g[at] = -expf(loadScalar(args.aLog + h)) *
+                   softplus(a + loadScalar(args.dtBias + h));
+      args.beta[at] = (Config::kNegEigval ? 2.0f : 1.0f) * sigmoid(b);
+    }
+    __syncthreads(); // the next tile reuses tileSeq
   }
 
-  // Zero-length sequences still have a final conv state: their initial one.
+  // Sequences whose final conv state no token writes: zero-length ones get
+  // their initial state (or zeros); with invalid metadata every one is NaN.
   if (Config::kHasFinalState && active && blockIdx.y == 0) {
     for (int32_t seq = 0; seq < packing.numSeqs; ++seq) {
-      if (packing.length(seq) != 0)
+      if (!invalid && packing.length(seq) != 0)
         continue;
       for (int j = 0; j < kHistory; ++j)
         for (int i = 0; i < kVec; ++i) {
-          const int64_t at = (static_cast<int64_t>(seq) * kChannels + c0 + i) * kHistory + j;
+          const int64_t at =
+              (static_cast<int64_t>(seq) * kChannels + c0 + i) * kHistory + j;
           float value = invalid ? NAN
-                        : Config::kHasInitialState ? loadScalar(args.initialState + at)
-                                                   : 0.0f;
-          args.finalState[at] = Element<typename Config::ConvState>::store(value);
+                        : Config::kHasInitialState
+                            ? loadScalar(args.initialState + at)
+                            : 0.0f;
+          args.finalState[at] =
+              Element<typename Config::ConvState>::store(value);
         }
     }
-  }
-
-  // Gates for this block's tokens, shared out over the channel blocks.
-  const int32_t gateCount = (t1 - t0) * Config::kValueHeads;
-  for (int32_t e = blockIdx.x * Config::kThreads + threadIdx.x; e < gateCount;
-       e += gridDim.x * Config::kThreads) {
-    const int32_t t = t0 + e / Config::kValueHeads;
-    const int32_t h = e % Config::kValueHeads;
-    const int64_t at = static_cast<int64_t>(t) * Config::kValueHeads + h;
-    if (invalid) {
-      args.g[at] = NAN;
-      args.beta[at] = NAN;
-      continue;
-    }
-    const float a = loadScalar(args.a + at), b = loadScalar(args.b + at);
-    args.g[at] = -expf(loadScalar(args.aLog + h)) *
-                 softplus(a + loadScalar(args.dtBias + h));
-    args.beta[at] = (Config::kNegEigval ? 2.0f : 1.0f) * sigmoid(b);
   }
 }
 
@@ -258,9 +281,15 @@ template <class Config> inline dim3 prologueGrid(int32_t tokens) {
   constexpr int kVec = Vector16<typename Config::Activation>::kWidth;
   constexpr int kChannels = 2 * Config::kKeyHeads * Config::kHeadDimK +
                             Config::kValueHeads * Config::kHeadDimV;
-  const int channelBlocks = (kChannels / kVec + Config::kThreads - 1) / Config::kThreads;
-  const int tokenBlocks = (tokens + Config::kTokensPerBlock - 1) / Config::kTokensPerBlock;
-  return dim3(channelBlocks, tokenBlocks > 0 ? tokenBlocks : 1);
+  const int channelBlocks =
+      (kChannels / kVec + Config::kThreads - 1) / Config::kThreads;
+  const int64_t tiles =
+      (static_cast<int64_t>(tokens) + Config::kTokensPerBlock - 1) /
+      Config::kTokensPerBlock;
+  // The kernel loops over tiles beyond the y limit.
+  const unsigned tokenBlocks =
+      static_cast<unsigned>(tiles < 1 ? 1 : (tiles > 65535 ? 65535 : tiles));
+  return dim3(channelBlocks, tokenBlocks);
 }
 
 } // namespace device

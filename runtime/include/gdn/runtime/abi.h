@@ -61,7 +61,8 @@ typedef enum gdn_status_code {
   GDN_STATUS_FIRST_NOT_ZERO = 1,   /**< cu[0] != 0 */
   GDN_STATUS_DECREASING = 2,       /**< cu[index] < cu[index - 1] */
   GDN_STATUS_WRONG_TOTAL = 3,      /**< cu[N] != the buffer's token count */
-  GDN_STATUS_SLOT_TOO_SMALL = 4    /**< real length of sequence index > slot */
+  GDN_STATUS_SLOT_TOO_SMALL = 4,   /**< real length of sequence index > slot */
+  GDN_STATUS_NO_OFFSETS = 5        /**< cu_seqlens has no entries */
 } gdn_status_code_t;
 
 /** Device-side validation result: the first violation found. */
