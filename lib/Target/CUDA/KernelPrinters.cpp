@@ -201,6 +201,13 @@ static void printPrologueEntry(kernel::PrologueOp op, const KernelContext &k,
     return static_cast<unsigned>(llvm::find(operands, value) -
                                  operands.begin());
   };
+  // Rows move in 16-byte vectors: a misaligned view would fault on the GPU.
+  os << "  if (!gdn::isVectorAligned(operands["
+     << operandIndex(op.getMixedQkv()) << "]) ||\n"
+     << "      !gdn::isVectorAligned(results[0]) ||\n"
+     << "      !gdn::isVectorAligned(results[1]) ||\n"
+     << "      !gdn::isVectorAligned(results[2]))\n"
+     << "    return GDN_ERROR_INVALID_ARGUMENT;\n";
   os << "  gdn::device::PrologueArgs<Config> args = {};\n"
      << "  args.mixed = "
      << ptr("operands", operandIndex(op.getMixedQkv()), op.getMixedQkv())
@@ -289,6 +296,10 @@ static void printRMSNormEntry(kernel::GatedRMSNormOp op, const KernelContext &k,
      << "  if (!gdn::checkTensor(results[0], "
      << getAbiDtype(elementOf(op.getY())) << ", "
      << expectedShape(op.getY(), 0, -1) << "))\n"
+     << "    return GDN_ERROR_INVALID_ARGUMENT;\n"
+     << "  if (!gdn::isVectorAligned(operands[0]) ||\n"
+     << "      !gdn::isVectorAligned(operands[1]) ||\n"
+     << "      !gdn::isVectorAligned(results[0]))\n"
      << "    return GDN_ERROR_INVALID_ARGUMENT;\n"
      << "  gdn::device::EpilogueArgs<Config> args;\n"
      << "  args.x = static_cast<const " << getDeviceType(type.getElementType())

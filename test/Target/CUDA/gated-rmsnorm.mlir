@@ -31,6 +31,10 @@
 // CHECK-NEXT:     return GDN_ERROR_INVALID_ARGUMENT;
 // CHECK-NEXT:   if (!gdn::checkTensor(results[0], GDN_BF16, {tokens, 32, 128}))
 // CHECK-NEXT:     return GDN_ERROR_INVALID_ARGUMENT;
+// CHECK-NEXT:   if (!gdn::isVectorAligned(operands[0]) ||
+// CHECK-NEXT:       !gdn::isVectorAligned(operands[1]) ||
+// CHECK-NEXT:       !gdn::isVectorAligned(results[0]))
+// CHECK-NEXT:     return GDN_ERROR_INVALID_ARGUMENT;
 // CHECK-NEXT:   gdn::device::EpilogueArgs<Config> args;
 // CHECK-NEXT:   args.x = static_cast<const __nv_bfloat16 *>(operands[0].data);
 // CHECK-NEXT:   args.z = static_cast<const __nv_bfloat16 *>(operands[1].data);

@@ -68,7 +68,12 @@
 // CHECK:   if (!gdn::checkTensor(results[3], GDN_F32, {tokens, 32}))
 // CHECK:   if (!gdn::checkTensor(results[4], GDN_F32, {tokens, 32}))
 // CHECK-NOT: checkTensor
-// CHECK:   gdn::device::PrologueArgs<Config> args = {};
+// CHECK:   if (!gdn::isVectorAligned(operands[0]) ||
+// CHECK-NEXT:       !gdn::isVectorAligned(results[0]) ||
+// CHECK-NEXT:       !gdn::isVectorAligned(results[1]) ||
+// CHECK-NEXT:       !gdn::isVectorAligned(results[2]))
+// CHECK-NEXT:     return GDN_ERROR_INVALID_ARGUMENT;
+// CHECK-NEXT:   gdn::device::PrologueArgs<Config> args = {};
 // CHECK-NEXT:   args.mixed = static_cast<__nv_bfloat16 *>(operands[0].data);
 // CHECK-NEXT:   args.weight = static_cast<__nv_bfloat16 *>(operands[1].data);
 // CHECK-NEXT:   args.a = static_cast<__nv_bfloat16 *>(operands[2].data);

@@ -37,6 +37,12 @@ inline bool checkTensor(const gdn_tensor_t &tensor, gdn_dtype_t dtype,
   return tensor.data != nullptr || elements == 0;
 }
 
+/// True when `tensor`'s data may be read and written with 16-byte vector
+/// accesses (the kernels' row loads and stores); an empty tensor passes.
+inline bool isVectorAligned(const gdn_tensor_t &tensor) {
+  return reinterpret_cast<uintptr_t>(tensor.data) % 16 == 0;
+}
+
 /// Bytes of one element.
 inline size_t elementBytes(gdn_dtype_t dtype) {
   switch (dtype) {
