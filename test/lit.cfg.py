@@ -27,6 +27,7 @@ llvm_config.with_environment("PATH", config.gdn_tools_dir, append_path=True)
 config.substitutions.append(("%gdn_src_root", config.gdn_src_root))
 config.substitutions.append(("%gdn_obj_root", config.gdn_obj_root))
 config.substitutions.append(("%examples", os.path.join(config.gdn_src_root, "examples")))
+config.substitutions.append(("%python", sys.executable))
 # Writes small .npy inputs for interpreter tests (no NumPy needed).
 config.substitutions.append(("%make_npy", "%s %s" % (
     sys.executable,

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""The fused prologue and FLA's causal_conv1d on the *same* inputs.
+
+Loads the generated prologue (built as a shared library from
+device-carry/integration/prologue_gqa16x32/kernels.cu, see --build) through
+ctypes, feeds it torch tensors, and times it against FLA's varlen
+causal_conv1d on the same conv input, in the same process on the same GPU.
+Timing: CUDA events around each call after warm-up, median of 50, inputs
+rotating over 4 buffer sets. Prints one line per shape.
+
+Status: written after the session's GPU time was spent; not yet run.
+"""
+import argparse
+import ctypes
+import os
+import statistics
+import subprocess
+
+import torch
+
+os.environ.setdefault("FLA_DISABLE_BACKEND_DISPATCH", "1")
+
+GDN_MAX_RANK = 6
+DTYPES = {torch.bfloat16: 0, torch.float16: 1, torch.float32: 2, torch.float64: 3,
+          torch.int32: 4, torch.int64: 5}
+
+
+class Tensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("shape", ctypes.c_int64 * GDN_MAX_RANK),
+                ("rank", ctypes.c_int32), ("dtype", ctypes.c_int32)]
+
+
+def describe(t):
+    d = Tensor()
+    d.data = t.data_ptr()
+    for i, size in enumerate(t.shape):
+        d.shape[i] = size
+    d.rank = t.dim()
+    d.dtype = DTYPES[t.dtype]
+    return d
+
+
+def build(source, output, include):
+    subprocess.run(["nvcc", "-std=c++17", "-O3", "-shared", "-Xcompiler", "-fPIC",
+                    "-gencode=arch=compute_90a,code=sm_90a", "-I", include,
+                    "-I", os.path.dirname(source), source, "-o", output], check=True)
+
+
+def median_ms(fn, iters=50, warmup=5):
+    for i in range(warmup):
+        fn(i)
+    times = []
+    for i in range(iters):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn(i)
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def main():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--case", default=os.path.join(root, "device-carry/integration/prologue_gqa16x32"))
+    parser.add_argument("--lib", default="/tmp/libgdn_prologue.so")
+    args = parser.parse_args()
+    build(os.path.join(args.case, "kernels.cu"), args.lib, os.path.join(root, "runtime/include"))
+    lib = ctypes.CDLL(args.lib)
+    fn = lib.gdn_prologue_gqa16x32
+    fn.argtypes = [ctypes.POINTER(Tensor), ctypes.POINTER(Tensor), ctypes.c_void_p, ctypes.c_void_p]
+    shapes = lib.gdn_prologue_gqa16x32_result_shapes
+    shapes.argtypes = [ctypes.POINTER(Tensor), ctypes.POINTER(Tensor)]
+    workspace_bytes = lib.gdn_prologue_gqa16x32_workspace_bytes
+    workspace_bytes.argtypes = [ctypes.POINTER(Tensor)]
+    workspace_bytes.restype = ctypes.c_size_t
+
+    from fla.modules.causal_conv1d import causal_conv1d
+
+    device = torch.device("cuda")
+    channels, heads = 8192, 32
+    for lengths in ([8192] * 4, [32768], [2048] * 4):
+        tokens = sum(lengths)
+        cu = torch.tensor([0] + list(torch.tensor(lengths).cumsum(0)), dtype=torch.int32, device=device)
+        xs = [torch.randn(tokens, channels, dtype=torch.bfloat16, device=device) for _ in range(4)]
+        w = torch.randn(channels, 4, dtype=torch.bfloat16, device=device)
+        a = torch.randn(tokens, heads, dtype=torch.bfloat16, device=device)
+        b = torch.randn(tokens, heads, dtype=torch.bfloat16, device=device)
+        a_log = torch.rand(heads, device=device).mul(15).add(1).log()
+        dt_bias = torch.ones(heads, device=device)
+        inputs = [[describe(x), describe(w), describe(a), describe(b), describe(a_log),
+                   describe(dt_bias), describe(cu)] for x in xs]
+        arg_arrays = [(Tensor * 7)(*arg) for arg in inputs]
+        results = (Tensor * 5)()
+        assert shapes(arg_arrays[0], results) == 0
+        outs = [torch.empty([results[i].shape[d] for d in range(results[i].rank)],
+                            dtype=torch.float32 if i >= 3 else torch.bfloat16, device=device)
+                for i in range(5)]
+        for i, out in enumerate(outs):
+            results[i] = describe(out)
+        workspace = torch.empty(max(workspace_bytes(arg_arrays[0]), 256), dtype=torch.uint8, device=device)
+        stream = torch.cuda.current_stream().cuda_stream
+
+        def ours(i):
+            status = fn(arg_arrays[i % 4], results, workspace.data_ptr(), stream)
+            assert status == 0, status
+
+        ours_ms = median_ms(ours)
+        fla_ms = median_ms(lambda i: causal_conv1d(xs[i % 4].unsqueeze(0), w, activation="silu", cu_seqlens=cu))
+        print(f"tokens={tokens} seqs={len(lengths)}: fused prologue {ours_ms:.4f} ms, "
+              f"FLA causal_conv1d alone {fla_ms:.4f} ms, ratio {fla_ms / ours_ms:.2f}x (same inputs)")
+
+
+if __name__ == "__main__":
+    main()
