@@ -25,6 +25,10 @@ cases=(
   "prologue_states_padded prologue_states_padded --seqlens=0,1,63,64,65,7 --slots=8,8,64,72,72,8 --seed=3"
   "prologue_states_long prologue_states_padded --seqlens=1000,3 --slots=1000,8 --seed=2"
   "epilogue_gqa16x32 epilogue_gqa16x32 --seqlens=150 --seed=4"
+  # A sequence starting 2 rows before the 128-token tile boundary: the tile's
+  # first rows refill the conv window from that sequence's initial state.
+  "prologue_states_tile_edge prologue_states_padded --seqlens=126,5,200,1 --slots=126,5,200,1 --seed=5"
+  "prologue_final_state prologue_final_state --seqlens=0,1,2,3,130,64 --seed=6"
 )
 for entry in "${cases[@]}"; do
   read -r name program options <<<"$entry"
