@@ -371,12 +371,7 @@ void printFunctionEntries(const FunctionPlan &plan, llvm::raw_ostream &os) {
       os << "nullptr, ";
     os << "static_cast<int32_t>(" << cu
        << ".shape[0] - 1), static_cast<int32_t>(" << layout.tokensExpr(value)
-       << "), base + offsets[" << slot++ << "]};\n"
-       << "  if (gdn::device::buildPackingMetadata({" << name << ".cu_seqlens, "
-       << name << ".cu_padded, " << name << ".num_seqs, " << name
-       << ".buffer_tokens}, gdn::device::PackingWorkspace::carve(" << name
-       << ".workspace), stream) != cudaSuccess)\n"
-       << "    return GDN_ERROR_CUDA;\n";
+       << "), base + offsets[" << slot++ << "]};\n";
   }
   for (Value temp : layout.temps) {
     auto type = cast<RankedTensorType>(temp.getType());
@@ -396,19 +391,32 @@ void printFunctionEntries(const FunctionPlan &plan, llvm::raw_ostream &os) {
     llvm::interleaveComma(layout.shapes.lookup(value), os);
     os << "}))\n    return GDN_ERROR_INVALID_ARGUMENT;\n";
   }
-  for (const KernelContext &k : plan.kernels) {
-    os << "  {\n    const gdn_tensor_t operands[] = {";
-    llvm::interleaveComma(getKernelTensorOperands(k.op), os,
-                          [&](Value v) { os << layout.places.lookup(v); });
-    os << "};\n    const gdn_tensor_t outputs[] = {";
-    llvm::interleaveComma(k.op->getResults(), os,
-                          [&](Value v) { os << layout.places.lookup(v); });
-    os << "};\n    if (int error = " << k.entryName << "(operands, outputs";
-    for (Value operand : k.op->getOperands())
-      if (layout.packings.count(operand))
-        os << ", &" << layout.packings.lookup(operand);
-    os << ", stream))\n      return error;\n  }\n";
-  }
+  // Every kernel's tensors are checked before anything is launched, so an
+  // error leaves the results untouched.
+  auto printKernelCalls = [&](bool launch) {
+    for (const KernelContext &k : plan.kernels) {
+      os << "  {\n    const gdn_tensor_t operands[] = {";
+      llvm::interleaveComma(getKernelTensorOperands(k.op), os,
+                            [&](Value v) { os << layout.places.lookup(v); });
+      os << "};\n    const gdn_tensor_t outputs[] = {";
+      llvm::interleaveComma(k.op->getResults(), os,
+                            [&](Value v) { os << layout.places.lookup(v); });
+      os << "};\n    if (int error = " << k.entryName
+         << (launch ? "" : "_validate") << "(operands, outputs";
+      for (Value operand : k.op->getOperands())
+        if (layout.packings.count(operand))
+          os << ", &" << layout.packings.lookup(operand);
+      os << (launch ? ", stream" : "") << "))\n      return error;\n  }\n";
+    }
+  };
+  printKernelCalls(/*launch=*/false);
+  for (auto &[value, name] : layout.packings)
+    os << "  if (gdn::device::buildPackingMetadata({" << name << ".cu_seqlens, "
+       << name << ".cu_padded, " << name << ".num_seqs, " << name
+       << ".buffer_tokens}, gdn::device::PackingWorkspace::carve(" << name
+       << ".workspace), stream) != cudaSuccess)\n"
+       << "    return GDN_ERROR_CUDA;\n";
+  printKernelCalls(/*launch=*/true);
   os << "  return GDN_SUCCESS;\n}\n\n";
 
   os << "extern \"C\" int " << plan.prefix
@@ -477,7 +485,6 @@ LogicalResult mlir::gdn::translateToCudaSource(ModuleOp module,
     for (const KernelContext &k : plan.kernels)
       printKernelConfig(k, os);
     for (const KernelContext &k : plan.kernels) {
-      os << "extern \"C\" ";
       printKernelEntry(k, os);
     }
     if (plan.notEmittable.empty())

@@ -78,6 +78,29 @@ static std::string expectedShape(Value value, int tokenDim, int seqDim) {
 
 static const char *boolText(bool value) { return value ? "true" : "false"; }
 
+/// The checks of a kernel live in a static `<entry>_validate`, so that a
+/// whole-function entry can check every kernel before launching any.
+static void printValidatePrototype(const KernelContext &k,
+                                   llvm::raw_ostream &os) {
+  os << "static int " << k.entryName
+     << "_validate(const gdn_tensor_t *operands, const gdn_tensor_t *results";
+  if (usesPacking(k.op))
+    os << ",\n    const gdn_packing_t *packing";
+  os << ")";
+}
+
+/// Ends `<entry>_validate` and opens the entry point, which validates and
+/// then launches.
+static void printLaunchOpening(const KernelContext &k, llvm::raw_ostream &os) {
+  os << "  return GDN_SUCCESS;\n}\n\nextern \"C\" ";
+  printKernelPrototype(k, os);
+  os << " {\n"
+     << "  using Config = " << k.configName << ";\n"
+     << "  if (int error = " << k.entryName << "_validate(operands, results"
+     << (usesPacking(k.op) ? ", packing" : "") << "))\n"
+     << "    return error;\n";
+}
+
 //===----------------------------------------------------------------------===//
 // Prologue
 //===----------------------------------------------------------------------===//
@@ -143,9 +166,8 @@ static void printPrologueConfig(kernel::PrologueOp op, const KernelContext &k,
 
 static void printPrologueEntry(kernel::PrologueOp op, const KernelContext &k,
                                llvm::raw_ostream &os) {
-  printKernelPrototype(k, os);
+  printValidatePrototype(k, os);
   os << " {\n"
-     << "  using Config = " << k.configName << ";\n"
      << "  if (!operands || !results || !packing || !packing->workspace)\n"
      << "    return GDN_ERROR_INVALID_ARGUMENT;\n"
      << "  const int64_t tokens = packing->buffer_tokens;\n"
@@ -208,6 +230,7 @@ static void printPrologueEntry(kernel::PrologueOp op, const KernelContext &k,
      << "      !gdn::isVectorAligned(results[1]) ||\n"
      << "      !gdn::isVectorAligned(results[2]))\n"
      << "    return GDN_ERROR_INVALID_ARGUMENT;\n";
+  printLaunchOpening(k, os);
   os << "  gdn::device::PrologueArgs<Config> args = {};\n"
      << "  args.mixed = "
      << ptr("operands", operandIndex(op.getMixedQkv()), op.getMixedQkv())
@@ -277,10 +300,9 @@ static void printRMSNormConfig(kernel::GatedRMSNormOp op,
 
 static void printRMSNormEntry(kernel::GatedRMSNormOp op, const KernelContext &k,
                               llvm::raw_ostream &os) {
-  printKernelPrototype(k, os);
+  printValidatePrototype(k, os);
   auto type = op.getX().getType();
   os << " {\n"
-     << "  using Config = " << k.configName << ";\n"
      << "  if (!operands || !results)\n"
      << "    return GDN_ERROR_INVALID_ARGUMENT;\n"
      << "  const int64_t tokens = operands[0].shape[0];\n";
@@ -300,7 +322,9 @@ static void printRMSNormEntry(kernel::GatedRMSNormOp op, const KernelContext &k,
      << "  if (!gdn::isVectorAligned(operands[0]) ||\n"
      << "      !gdn::isVectorAligned(operands[1]) ||\n"
      << "      !gdn::isVectorAligned(results[0]))\n"
-     << "    return GDN_ERROR_INVALID_ARGUMENT;\n"
+     << "    return GDN_ERROR_INVALID_ARGUMENT;\n";
+  printLaunchOpening(k, os);
+  os << "  const int64_t tokens = operands[0].shape[0];\n"
      << "  gdn::device::EpilogueArgs<Config> args;\n"
      << "  args.x = static_cast<const " << getDeviceType(type.getElementType())
      << " *>(operands[0].data);\n"

@@ -18,8 +18,7 @@
 // CHECK-NEXT:   static constexpr float kEps = 1.000000e-06f;
 // CHECK-NEXT: };
 // No packing parameter: tokens are the rows of x.
-// CHECK: extern "C" int gdn_epilogue_gqa16x32_k0_gated_rmsnorm(const gdn_tensor_t *operands, const gdn_tensor_t *results, cudaStream_t stream) {
-// CHECK-NEXT:   using Config = gdn_epilogue_gqa16x32_k0_gated_rmsnorm_config;
+// CHECK: static int gdn_epilogue_gqa16x32_k0_gated_rmsnorm_validate(const gdn_tensor_t *operands, const gdn_tensor_t *results) {
 // CHECK-NEXT:   if (!operands || !results)
 // CHECK-NEXT:     return GDN_ERROR_INVALID_ARGUMENT;
 // CHECK-NEXT:   const int64_t tokens = operands[0].shape[0];
@@ -35,6 +34,13 @@
 // CHECK-NEXT:       !gdn::isVectorAligned(operands[1]) ||
 // CHECK-NEXT:       !gdn::isVectorAligned(results[0]))
 // CHECK-NEXT:     return GDN_ERROR_INVALID_ARGUMENT;
+// CHECK-NEXT:   return GDN_SUCCESS;
+// CHECK-NEXT: }
+// CHECK: extern "C" int gdn_epilogue_gqa16x32_k0_gated_rmsnorm(const gdn_tensor_t *operands, const gdn_tensor_t *results, cudaStream_t stream) {
+// CHECK-NEXT:   using Config = gdn_epilogue_gqa16x32_k0_gated_rmsnorm_config;
+// CHECK-NEXT:   if (int error = gdn_epilogue_gqa16x32_k0_gated_rmsnorm_validate(operands, results))
+// CHECK-NEXT:     return error;
+// CHECK-NEXT:   const int64_t tokens = operands[0].shape[0];
 // CHECK-NEXT:   gdn::device::EpilogueArgs<Config> args;
 // CHECK-NEXT:   args.x = static_cast<const __nv_bfloat16 *>(operands[0].data);
 // CHECK-NEXT:   args.z = static_cast<const __nv_bfloat16 *>(operands[1].data);
@@ -72,6 +78,9 @@
 // CHECK-NOT: gdn_packing_t
 // CHECK-NOT: char *base
 // CHECK:   if (!gdn::checkTensor(results[0], GDN_BF16, {args[0].shape[0], 32, 128}))
+// CHECK:     const gdn_tensor_t operands[] = {args[0], args[1], args[2]};
+// CHECK-NEXT:     const gdn_tensor_t outputs[] = {results[0]};
+// CHECK-NEXT:     if (int error = gdn_epilogue_gqa16x32_k0_gated_rmsnorm_validate(operands, outputs))
 // CHECK:     const gdn_tensor_t operands[] = {args[0], args[1], args[2]};
 // CHECK-NEXT:     const gdn_tensor_t outputs[] = {results[0]};
 // CHECK-NEXT:     if (int error = gdn_epilogue_gqa16x32_k0_gated_rmsnorm(operands, outputs, stream))

@@ -6,7 +6,7 @@
 // RUN: gdn-opt --gdn-pipeline %gdn_src_root/test/Integration/Inputs/epilogue_gqa16x32.mlir | gdn-translate --gdn-to-cuda | FileCheck %s --check-prefix=NOWS
 
 // Parameters are checked at the sizes the attributes imply.
-// CHECK-LABEL: extern "C" int gdn_prologue_states_padded_k0_prologue(
+// CHECK-LABEL: static int gdn_prologue_states_padded_k0_prologue_validate(
 // CHECK: if (!gdn::checkTensor(operands[1], GDN_BF16, {384, 4}))
 // CHECK: if (!gdn::checkTensor(operands[2], GDN_BF16, {384}))
 // CHECK: if (!gdn::checkTensor(operands[6], GDN_F32, {4}))

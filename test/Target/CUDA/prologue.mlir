@@ -1,4 +1,4 @@
-// gdn-translate --gdn-to-cuda on fused prologues: the banner with the specialization, the Config struct, the extern "C" kernel entry (tensor checks, arguments, launch) and the whole-function entry points with their roles.
+// gdn-translate --gdn-to-cuda on fused prologues: the banner with the specialization, the Config struct, the kernel's checks (_validate) and extern "C" entry (arguments, launch), and the whole-function entry points with their roles.
 // The delta rules are only there for gdn-fuse to match; --canonicalize drops
 // them once their results are unused, so that each function is all kernels.
 // RUN: gdn-opt %s --gdn-fuse --canonicalize | gdn-translate --gdn-to-cuda | FileCheck %s
@@ -46,11 +46,11 @@
 // CHECK-NEXT:   static constexpr float kNormEps = 1.000000e-06f;
 // CHECK-NEXT: };
 
-// The kernel entry: tokens and sequences come from the packing; token dims
-// are checked against them, the others against the static sizes.
-// CHECK: extern "C" int gdn_qwen3_next_k0_prologue(const gdn_tensor_t *operands, const gdn_tensor_t *results,
-// CHECK-NEXT:     const gdn_packing_t *packing, cudaStream_t stream) {
-// CHECK-NEXT:   using Config = gdn_qwen3_next_k0_prologue_config;
+// The kernel's checks (in _validate): tokens and sequences come from the
+// packing; token dims are checked against them, the others against the
+// static sizes.
+// CHECK: static int gdn_qwen3_next_k0_prologue_validate(const gdn_tensor_t *operands, const gdn_tensor_t *results,
+// CHECK-NEXT:     const gdn_packing_t *packing) {
 // CHECK-NEXT:   if (!operands || !results || !packing || !packing->workspace)
 // CHECK-NEXT:     return GDN_ERROR_INVALID_ARGUMENT;
 // CHECK-NEXT:   const int64_t tokens = packing->buffer_tokens;
@@ -73,6 +73,14 @@
 // CHECK-NEXT:       !gdn::isVectorAligned(results[1]) ||
 // CHECK-NEXT:       !gdn::isVectorAligned(results[2]))
 // CHECK-NEXT:     return GDN_ERROR_INVALID_ARGUMENT;
+// CHECK-NEXT:   return GDN_SUCCESS;
+// CHECK-NEXT: }
+// The entry point validates, then launches.
+// CHECK: extern "C" int gdn_qwen3_next_k0_prologue(const gdn_tensor_t *operands, const gdn_tensor_t *results,
+// CHECK-NEXT:     const gdn_packing_t *packing, cudaStream_t stream) {
+// CHECK-NEXT:   using Config = gdn_qwen3_next_k0_prologue_config;
+// CHECK-NEXT:   if (int error = gdn_qwen3_next_k0_prologue_validate(operands, results, packing))
+// CHECK-NEXT:     return error;
 // CHECK-NEXT:   gdn::device::PrologueArgs<Config> args = {};
 // CHECK-NEXT:   args.mixed = static_cast<__nv_bfloat16 *>(operands[0].data);
 // CHECK-NEXT:   args.weight = static_cast<__nv_bfloat16 *>(operands[1].data);
@@ -121,8 +129,12 @@
 // CHECK-NEXT:   results[2].shape[2] = 128;
 // CHECK: extern "C" int gdn_qwen3_next(const gdn_tensor_t *args, gdn_tensor_t *results, void *workspace,
 // CHECK-NEXT:     cudaStream_t stream) {
+// Every kernel is validated before the metadata kernels and the kernels run.
 // CHECK:   gdn_packing_t p0 = {static_cast<const int32_t *>(args[6].data), nullptr, static_cast<int32_t>(args[6].shape[0] - 1), static_cast<int32_t>(8192), base + offsets[0]};
-// CHECK-NEXT:   if (gdn::device::buildPackingMetadata({p0.cu_seqlens, p0.cu_padded, p0.num_seqs, p0.buffer_tokens}, gdn::device::PackingWorkspace::carve(p0.workspace), stream) != cudaSuccess)
+// CHECK:     const gdn_tensor_t operands[] = {args[0], args[1], args[2], args[3], args[4], args[5]};
+// CHECK-NEXT:     const gdn_tensor_t outputs[] = {results[0], results[1], results[2], results[3], results[4]};
+// CHECK-NEXT:     if (int error = gdn_qwen3_next_k0_prologue_validate(operands, outputs, &p0))
+// CHECK:   if (gdn::device::buildPackingMetadata({p0.cu_seqlens, p0.cu_padded, p0.num_seqs, p0.buffer_tokens}, gdn::device::PackingWorkspace::carve(p0.workspace), stream) != cudaSuccess)
 // CHECK-NEXT:     return GDN_ERROR_CUDA;
 // CHECK:     const gdn_tensor_t operands[] = {args[0], args[1], args[2], args[3], args[4], args[5]};
 // CHECK-NEXT:     const gdn_tensor_t outputs[] = {results[0], results[1], results[2], results[3], results[4]};
@@ -194,7 +206,7 @@ func.func @qwen3_next(%mixed: tensor<8192x8192xbf16>, %conv: tensor<8192x4xbf16>
 
 // Operands in ODS order (mixed, weight, bias, initial state, a, b, a_log,
 // dt_bias); the states are per sequence, the final state is result 5.
-// CHECK: extern "C" int gdn_states_padded_k0_prologue(
+// CHECK: static int gdn_states_padded_k0_prologue_validate(
 // CHECK:   if (!gdn::checkTensor(operands[0], GDN_F16, {tokens, 384}))
 // CHECK:   if (!gdn::checkTensor(operands[1], GDN_F16, {384, 4}))
 // CHECK:   if (!gdn::checkTensor(operands[2], GDN_F16, {384}))
@@ -206,6 +218,7 @@ func.func @qwen3_next(%mixed: tensor<8192x8192xbf16>, %conv: tensor<8192x4xbf16>
 // CHECK:   if (!gdn::checkTensor(results[0], GDN_F16, {tokens, 2, 64}))
 // CHECK:   if (!gdn::checkTensor(results[2], GDN_F16, {tokens, 4, 32}))
 // CHECK:   if (!gdn::checkTensor(results[5], GDN_F16, {seqs, 384, 3}))
+// CHECK: extern "C" int gdn_states_padded_k0_prologue(
 // CHECK:   args.mixed = static_cast<__half *>(operands[0].data);
 // CHECK-NEXT:   args.weight = static_cast<__half *>(operands[1].data);
 // CHECK-NEXT:   args.bias = static_cast<__half *>(operands[2].data);
@@ -239,6 +252,8 @@ func.func @qwen3_next(%mixed: tensor<8192x8192xbf16>, %conv: tensor<8192x4xbf16>
 // CHECK:   gdn_tensor_t temp0 = {base + offsets[1], {args[0].shape[0], 2, 64}, 3, GDN_F16};
 // CHECK:     const gdn_tensor_t operands[] = {args[0], args[1], args[2], args[3], args[4], args[5], args[6], args[7]};
 // CHECK-NEXT:     const gdn_tensor_t outputs[] = {temp0, temp1, results[0], temp2, temp3, results[1]};
+// CHECK-NEXT:     if (int error = gdn_states_padded_k0_prologue_validate(operands, outputs, &p0))
+// CHECK:     const gdn_tensor_t outputs[] = {temp0, temp1, results[0], temp2, temp3, results[1]};
 // CHECK-NEXT:     if (int error = gdn_states_padded_k0_prologue(operands, outputs, &p0, stream))
 // CHECK: extern "C" int gdn_states_padded_check(
 func.func @states_padded(%mixed: tensor<?x384xf16>, %conv: tensor<384x4xf16>,

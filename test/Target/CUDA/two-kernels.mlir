@@ -54,6 +54,13 @@
 // CHECK-NEXT:   gdn_tensor_t temp3 = {base + offsets[4], {args[0].shape[0], 4}, 2, GDN_F32};
 // CHECK-NEXT:   gdn_tensor_t temp4 = {base + offsets[5], {args[0].shape[0], 4}, 2, GDN_F32};
 // CHECK-NEXT:   if (!gdn::checkTensor(results[0], GDN_F16, {args[0].shape[0], 4, 32}))
+// Both kernels are validated before anything is launched: a bad z (k1's
+// operand) cannot leave the prologue's launch behind.
+// CHECK:     const gdn_tensor_t operands[] = {args[0], args[1], args[2], args[3], args[4], args[5]};
+// CHECK-NEXT:     const gdn_tensor_t outputs[] = {temp0, temp1, temp2, temp3, temp4};
+// CHECK-NEXT:     if (int error = gdn_prologue_then_rmsnorm_k0_prologue_validate(operands, outputs, &p0))
+// CHECK:     if (int error = gdn_prologue_then_rmsnorm_k1_gated_rmsnorm_validate(operands, outputs))
+// CHECK:   if (gdn::device::buildPackingMetadata(
 // CHECK:     const gdn_tensor_t operands[] = {args[0], args[1], args[2], args[3], args[4], args[5]};
 // CHECK-NEXT:     const gdn_tensor_t outputs[] = {temp0, temp1, temp2, temp3, temp4};
 // CHECK-NEXT:     if (int error = gdn_prologue_then_rmsnorm_k0_prologue(operands, outputs, &p0, stream))
