@@ -13,12 +13,11 @@ Status: written after the session's GPU time was spent; not yet run.
 import argparse
 import ctypes
 import os
-import statistics
 import subprocess
 
 import torch
 
-os.environ.setdefault("FLA_DISABLE_BACKEND_DISPATCH", "1")
+from bench_fla_conv import median_ms  # same timing method as the FLA baseline
 
 GDN_MAX_RANK = 6
 DTYPES = {torch.bfloat16: 0, torch.float16: 1, torch.float32: 2, torch.float64: 3,
@@ -44,20 +43,6 @@ def build(source, output, include):
     subprocess.run(["nvcc", "-std=c++17", "-O3", "-shared", "-Xcompiler", "-fPIC",
                     "-gencode=arch=compute_90a,code=sm_90a", "-I", include,
                     "-I", os.path.dirname(source), source, "-o", output], check=True)
-
-
-def median_ms(fn, iters=50, warmup=5):
-    for i in range(warmup):
-        fn(i)
-    times = []
-    for i in range(iters):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn(i)
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
 
 
 def main():
