@@ -45,13 +45,13 @@ for entry in "${cases[@]}"; do
 done
 
 # Tile variants of the gqa16x32 prologue, for the benchmark (each is also
-# checked on the first case's inputs): threads, tokens per block, unroll.
-variants="${GDN_PROLOGUE_VARIANTS:-256,128,2 256,128,4 256,256,2 128,128,4}"
+# checked on the first case's inputs): threads, tokens per block, rows in flight.
+variants="${GDN_PROLOGUE_VARIANTS:-256,128,8 256,128,4 256,128,12 128,128,8 128,128,16 256,256,8}"
 for variant in $variants; do
-  IFS=, read -r threads tokens unroll <<<"$variant"
-  dir="$out/../variants/t${threads}_b${tokens}_u${unroll}"
+  IFS=, read -r threads tokens rows <<<"$variant"
+  dir="$out/../variants/t${threads}_b${tokens}_r${rows}"
   rm -rf "$dir" && mkdir -p "$dir"
-  "$bin/gdn-opt" "--gdn-fuse=threads=$threads tokens-per-block=$tokens token-unroll=$unroll" \
+  "$bin/gdn-opt" "--gdn-fuse=threads=$threads tokens-per-block=$tokens rows-in-flight=$rows" \
     --canonicalize "$root/test/Integration/Inputs/prologue_gqa16x32.mlir" -o "$dir/fused.mlir"
   "$bin/gdn-translate" --gdn-to-cuda "$dir/fused.mlir" -o "$dir/kernels.cu"
   "$bin/gdn-translate" --gdn-to-cuda-header "$dir/fused.mlir" -o "$dir/kernels.h"

@@ -53,15 +53,17 @@ def GdnKernel_PrologueOp : GdnKernel_Op<"prologue",
 
     Padding rows of q, k and v are 0. `threads` and `tokens_per_block` fix
     the tile: each thread owns 16 bytes of channels, a block walks
-    `tokens_per_block` tokens, issuing the loads of `token_unroll` rows
-    before using any of them.
+    `tokens_per_block` tokens (plus `conv_width - 1` halo rows), and each
+    thread keeps `rows_in_flight` rows in flight through asynchronous copies
+    into shared memory. The verifier checks that the block's shared memory
+    (conv weights, the ring of rows, the row table) fits Hopper's 227 KiB.
 
     ```mlir
     %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %conv, %a, %b, %a_log, %dt_bias, %p
         {key_heads = 16 : i64, value_heads = 32 : i64, head_dim_k = 128 : i64,
          head_dim_v = 128 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>,
          l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false,
-         threads = 256 : i64, tokens_per_block = 64 : i64, token_unroll = 4 : i64}
+         threads = 256 : i64, tokens_per_block = 64 : i64, rows_in_flight = 8 : i64}
         : (...) -> (...)
     ```
   }];
@@ -81,7 +83,7 @@ def GdnKernel_PrologueOp : GdnKernel_Op<"prologue",
                        BoolAttr:$allow_neg_eigval,
                        ConfinedAttr<I64Attr, [IntPositive]>:$threads,
                        ConfinedAttr<I64Attr, [IntPositive]>:$tokens_per_block,
-                       ConfinedAttr<I64Attr, [IntPositive]>:$token_unroll);
+                       ConfinedAttr<I64Attr, [IntPositive]>:$rows_in_flight);
   let results = (outs GdnKernel_Tensor:$q, GdnKernel_Tensor:$k,
                       GdnKernel_Tensor:$v, GdnKernel_F32Tensor:$g,
                       GdnKernel_F32Tensor:$beta,

@@ -58,8 +58,9 @@ def GdnFuse : Pass<"gdn-fuse"> {
            "Threads per block of the generated kernels">,
     Option<"tokensPerBlock", "tokens-per-block", "int64_t", /*default=*/"128",
            "Tokens each prologue block walks">,
-    Option<"tokenUnroll", "token-unroll", "int64_t", /*default=*/"2",
-           "Rows whose loads the prologue issues before using them">
+    Option<"rowsInFlight", "rows-in-flight", "int64_t", /*default=*/"8",
+           "Rows each prologue thread keeps in flight (asynchronous copies "
+           "into shared memory)">
   ];
   let statistics = [
     Statistic<"numPrologues", "prologues", "Prologue kernels formed">,

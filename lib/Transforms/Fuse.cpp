@@ -83,15 +83,15 @@ struct GdnFusePass : public mlir::gdn::impl::GdnFuseBase<GdnFusePass> {
     // Checked here rather than left to the verifier: a tile the kernels
     // cannot take is a usage error, not dataflow to leave unfused.
     if (threads <= 0 || threads % 32 != 0 || threads > 1024 ||
-        tokensPerBlock <= 0 || tokensPerBlock > 1024 || tokenUnroll <= 0 ||
-        tokenUnroll > 16) {
+        tokensPerBlock <= 0 || tokensPerBlock > 1024 || rowsInFlight <= 0 ||
+        rowsInFlight > 16) {
       emitError(getOperation()->getLoc())
           << "gdn-fuse: threads (" << static_cast<int64_t>(threads)
           << ") must be a positive multiple of 32 up to 1024, "
              "tokens-per-block ("
           << static_cast<int64_t>(tokensPerBlock)
-          << ") in [1, 1024] and token-unroll ("
-          << static_cast<int64_t>(tokenUnroll) << ") in [1, 16]";
+          << ") in [1, 1024] and rows-in-flight ("
+          << static_cast<int64_t>(rowsInFlight) << ") in [1, 16]";
       return signalPassFailure();
     }
     IRRewriter rewriter(&getContext());
@@ -129,7 +129,7 @@ struct GdnFusePass : public mlir::gdn::impl::GdnFuseBase<GdnFusePass> {
         qType.getDimSize(2), vType.getDimSize(2), m.conv.getWidth(),
         m.conv.getActivation(), m.normQ.getEps(), m.gates.getAllowNegEigval(),
         static_cast<uint64_t>(threads), static_cast<uint64_t>(tokensPerBlock),
-        static_cast<uint64_t>(tokenUnroll));
+        static_cast<uint64_t>(rowsInFlight));
     if (!verifiesQuietly(prologue) || !placeBeforeUsers(prologue, m)) {
       rewriter.eraseOp(prologue);
       return;

@@ -1,6 +1,6 @@
 // gdn-fuse: the prologue dataflow (conv, split, l2norm q/k, gates) feeding a delta rule becomes one gdn_kernel.prologue, gated_rmsnorm becomes gdn_kernel.gated_rmsnorm; dataflow that does not match stays as it is.
 // RUN: gdn-opt %s --gdn-fuse | FileCheck %s
-// RUN: gdn-opt %s --gdn-fuse="threads=128 tokens-per-block=64 token-unroll=4" | FileCheck %s --check-prefix=OPTS
+// RUN: gdn-opt %s --gdn-fuse="threads=128 tokens-per-block=64 rows-in-flight=4" | FileCheck %s --check-prefix=OPTS
 
 // A small GQA config in f32: T = 16 tokens in 2 sequences, 2 key heads and 4
 // value heads of 8 (two 16-byte lanes per head), 2 * 2 * 8 + 4 * 8 = 64 conv
@@ -24,13 +24,13 @@
 // CHECK-LABEL: func.func @qwen3_next_prologue
 // CHECK-SAME: (%[[MIXED:[^:]+]]: tensor<8192x8192xbf16>, %[[CONV:[^:]+]]: tensor<8192x4xbf16>, %[[A:[^:]+]]: tensor<8192x32xbf16>, %[[B:[^:]+]]: tensor<8192x32xbf16>, %[[ALOG:[^:]+]]: tensor<32xf32>, %[[DTB:[^:]+]]: tensor<32xf32>, %[[P:[^:]+]]: !gdn.packing
 // CHECK-NEXT: %[[Q:[^ ,]+]], %[[K:[^ ,]+]], %[[V:[^ ,]+]], %[[G:[^ ,]+]], %[[BETA:[^ ,]+]] = gdn_kernel.prologue %[[MIXED]], %[[CONV]], %[[A]], %[[B]], %[[ALOG]], %[[DTB]], %[[P]]
-// CHECK-SAME: {activation = #gdn.act<silu>, allow_neg_eigval = false, conv_width = 4 : i64, head_dim_k = 128 : i64, head_dim_v = 128 : i64, key_heads = 16 : i64, l2norm_eps = 9.9999999999999995E-7 : f64, threads = 256 : i64, token_unroll = 2 : i64, tokens_per_block = 128 : i64, value_heads = 32 : i64}
+// CHECK-SAME: {activation = #gdn.act<silu>, allow_neg_eigval = false, conv_width = 4 : i64, head_dim_k = 128 : i64, head_dim_v = 128 : i64, key_heads = 16 : i64, l2norm_eps = 9.9999999999999995E-7 : f64, rows_in_flight = 8 : i64, threads = 256 : i64, tokens_per_block = 128 : i64, value_heads = 32 : i64}
 // CHECK-SAME: : (tensor<8192x8192xbf16>, tensor<8192x4xbf16>, tensor<8192x32xbf16>, tensor<8192x32xbf16>, tensor<32xf32>, tensor<32xf32>, !gdn.packing<seqs = 4, tokens = 8192, max_len = 4096>)
 // CHECK-SAME: -> (tensor<8192x16x128xbf16>, tensor<8192x16x128xbf16>, tensor<8192x32x128xbf16>, tensor<8192x32xf32>, tensor<8192x32xf32>)
 // CHECK-NEXT: %[[O:[^ ,]+]], %{{[^ ,]+}} = gdn.delta_rule %[[Q]], %[[K]], %[[V]], %[[G]], %[[BETA]], %[[P]] :
 // CHECK-NEXT: return %[[O]], %[[Q]], %[[G]]
 // OPTS-LABEL: func.func @qwen3_next_prologue
-// OPTS: gdn_kernel.prologue {{.*}}threads = 128 : i64, token_unroll = 4 : i64, tokens_per_block = 64 : i64,
+// OPTS: gdn_kernel.prologue {{.*}}rows_in_flight = 4 : i64, threads = 128 : i64, tokens_per_block = 64 : i64,
 func.func @qwen3_next_prologue(%mixed: tensor<8192x8192xbf16>, %conv: tensor<8192x4xbf16>,
     %a: tensor<8192x32xbf16>, %b: tensor<8192x32xbf16>, %a_log: tensor<32xf32>,
     %dt_bias: tensor<32xf32>, %p: !gdn.packing<seqs = 4, tokens = 8192, max_len = 4096>)
@@ -58,13 +58,13 @@ func.func @qwen3_next_prologue(%mixed: tensor<8192x8192xbf16>, %conv: tensor<819
 // CHECK-LABEL: func.func @gqa_states_padded
 // CHECK-SAME: (%[[MIXED:[^:]+]]: tensor<?x384xbf16>, %[[CONV:[^:]+]]: tensor<384x4xbf16>, %[[BIAS:[^:]+]]: tensor<384xbf16>, %[[H0:[^:]+]]: tensor<?x384x3xbf16>, %[[A:[^:]+]]: tensor<?x4xbf16>, %[[B:[^:]+]]: tensor<?x4xbf16>, %[[ALOG:[^:]+]]: tensor<4xf32>, %[[DTB:[^:]+]]: tensor<4xf32>, %[[P:[^:]+]]: !gdn.packing
 // CHECK-NEXT: %[[Q:[^ ,]+]], %[[K:[^ ,]+]], %[[V:[^ ,]+]], %[[G:[^ ,]+]], %[[BETA:[^ ,]+]], %[[HT:[^ ,]+]] = gdn_kernel.prologue %[[MIXED]], %[[CONV]], %[[A]], %[[B]], %[[ALOG]], %[[DTB]], %[[P]] bias(%[[BIAS]]) initial_state(%[[H0]])
-// CHECK-SAME: {activation = #gdn.act<silu>, allow_neg_eigval = true, conv_width = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, key_heads = 2 : i64, l2norm_eps = 1.000000e-05 : f64, threads = 256 : i64, token_unroll = 2 : i64, tokens_per_block = 128 : i64, value_heads = 4 : i64}
+// CHECK-SAME: {activation = #gdn.act<silu>, allow_neg_eigval = true, conv_width = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, key_heads = 2 : i64, l2norm_eps = 1.000000e-05 : f64, rows_in_flight = 8 : i64, threads = 256 : i64, tokens_per_block = 128 : i64, value_heads = 4 : i64}
 // CHECK-SAME: : (tensor<?x384xbf16>, tensor<384x4xbf16>, tensor<384xbf16>, tensor<?x384x3xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?, padded>)
 // CHECK-SAME: -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x384x3xbf16>)
 // CHECK-NEXT: %[[O:[^ ,]+]], %{{[^ ,]+}} = gdn.delta_rule %[[Q]], %[[K]], %[[V]], %[[G]], %[[BETA]], %[[P]] :
 // CHECK-NEXT: return %[[O]], %[[HT]]
 // OPTS-LABEL: func.func @gqa_states_padded
-// OPTS: gdn_kernel.prologue {{.*}} bias({{.*}}) initial_state({{.*}}) {{{.*}}threads = 128 : i64, token_unroll = 4 : i64, tokens_per_block = 64 : i64,
+// OPTS: gdn_kernel.prologue {{.*}} bias({{.*}}) initial_state({{.*}}) {{{.*}}rows_in_flight = 4 : i64, threads = 128 : i64, tokens_per_block = 64 : i64,
 func.func @gqa_states_padded(%mixed: tensor<?x384xbf16>, %conv: tensor<384x4xbf16>,
     %bias: tensor<384xbf16>, %h0: tensor<?x384x3xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>,
     %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?, padded>)

@@ -153,19 +153,25 @@ LogicalResult kernel::PrologueOp::verify() {
   if (failed(checkLaneGroup(*this, headDimK, element, "a key head")) ||
       failed(checkThreads(*this, getThreads())))
     return failure();
-  // Static shared memory: the conv weights (16 bytes per channel a thread
-  // owns) and the tile's row table must fit the default 48 KiB.
+  // Shared memory of a block, as prologueSharedBytes() computes it: the
+  // conv weights (16 bytes per channel a thread owns), the ring of rows in
+  // flight (16 bytes per thread and row) and the row table (halo included)
+  // must fit the 227 KiB a Hopper block can opt in to.
+  constexpr int64_t kMaxSharedBytes = 227 * 1024;
   const int64_t sharedBytes =
       getThreads() * (16 / getElementBytes(element)) * 16 +
-      getTokensPerBlock() * 4;
-  if (sharedBytes > 48 * 1024)
+      getThreads() * getRowsInFlight() * 16 +
+      (getTokensPerBlock() + width - 1) * 4;
+  if (sharedBytes > kMaxSharedBytes)
     return emitOpError() << "threads = " << getThreads()
-                         << " with tokens_per_block = " << getTokensPerBlock()
+                         << " with rows_in_flight = " << getRowsInFlight()
+                         << " and tokens_per_block = " << getTokensPerBlock()
                          << " needs " << sharedBytes
-                         << " bytes of shared memory, above 49152; use "
-                            "fewer threads";
-  if (getTokenUnroll() > 16 || getTokensPerBlock() > 1024)
-    return emitOpError() << "token_unroll (" << getTokenUnroll()
+                         << " bytes of shared memory, above "
+                         << kMaxSharedBytes
+                         << "; use fewer threads or rows in flight";
+  if (getRowsInFlight() > 16 || getTokensPerBlock() > 1024)
+    return emitOpError() << "rows_in_flight (" << getRowsInFlight()
                          << ") must be at most 16 and tokens_per_block ("
                          << getTokensPerBlock() << ") at most 1024";
   if ((channels * getElementBytes(element)) % 16 != 0)

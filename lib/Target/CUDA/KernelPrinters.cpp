@@ -120,8 +120,8 @@ static void printPrologueConfig(kernel::PrologueOp op, const KernelContext &k,
      << ", value heads " << op.getValueHeads() << " x " << op.getHeadDimV()
      << ", l2norm eps " << op.getL2normEps().convertToDouble() << "\n"
      << "//   tile: " << op.getThreads() << " threads x 16-byte channel "
-     << "slices, " << op.getTokensPerBlock() << " tokens per block, loads "
-     << op.getTokenUnroll() << " rows ahead\n"
+     << "slices, " << op.getTokensPerBlock() << " tokens per block, "
+     << op.getRowsInFlight() << " rows in flight per thread\n"
      << "//   bias " << (op.getConvBias() ? "yes" : "no") << ", initial conv "
      << "state " << (op.getConvInitialState() ? "yes" : "no")
      << ", final conv state " << (op.getConvFinalState() ? "yes" : "no")
@@ -148,7 +148,7 @@ static void printPrologueConfig(kernel::PrologueOp op, const KernelContext &k,
      << "  static constexpr int kThreads = " << op.getThreads() << ";\n"
      << "  static constexpr int kTokensPerBlock = " << op.getTokensPerBlock()
      << ";\n"
-     << "  static constexpr int kTokenUnroll = " << op.getTokenUnroll() << ";\n"
+     << "  static constexpr int kRowsInFlight = " << op.getRowsInFlight() << ";\n"
      << "  static constexpr bool kSilu = "
      << boolText(op.getActivation() == Activation::Silu) << ";\n"
      << "  static constexpr bool kHasBias = "
@@ -263,11 +263,10 @@ static void printPrologueEntry(kernel::PrologueOp op, const KernelContext &k,
      << "                  packing->num_seqs, packing->buffer_tokens};\n"
      << "  args.workspace = "
         "gdn::device::PackingWorkspace::carve(packing->workspace);\n"
-     << "  gdn::device::prologueKernel<Config>\n"
-     << "      <<<gdn::device::prologueGrid<Config>(packing->buffer_tokens),\n"
-     << "         Config::kThreads, 0, stream>>>(args);\n"
-     << "  return cudaGetLastError() == cudaSuccess ? GDN_SUCCESS : "
-        "GDN_ERROR_CUDA;\n"
+     << "  return gdn::device::launchPrologue<Config>(args, stream) == "
+        "cudaSuccess\n"
+     << "             ? GDN_SUCCESS\n"
+     << "             : GDN_ERROR_CUDA;\n"
      << "}\n\n";
 }
 

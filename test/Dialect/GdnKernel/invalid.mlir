@@ -5,7 +5,7 @@
 func.func @key_heads_zero(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
   // expected-error @+2 {{attribute 'key_heads' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
   %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
-      {key_heads = 0 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+      {key_heads = 0 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<?x384xbf16>, tensor<384x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?>)
       -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>)
   return
@@ -16,7 +16,7 @@ func.func @key_heads_zero(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a
 func.func @threads_missing(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
   // expected-error @+1 {{requires attribute 'threads'}}
   %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
-      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<?x384xbf16>, tensor<384x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?>)
       -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>)
   return
@@ -27,7 +27,7 @@ func.func @threads_missing(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %
 func.func @eps_not_f64(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
   // expected-error @+2 {{attribute 'l2norm_eps' failed to satisfy constraint: 64-bit float attribute}}
   %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
-      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f32, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f32, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<?x384xbf16>, tensor<384x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?>)
       -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>)
   return
@@ -38,7 +38,7 @@ func.func @eps_not_f64(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a: t
 func.func @integer_activations(%mixed: tensor<?x384xi16>, %w: tensor<384x4xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
   // expected-error @+1 {{operand #0 must be ranked tensor of bfloat16 type or 16-bit float or 32-bit float values, but got 'tensor<?x384xi16>'}}
   %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
-      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<?x384xi16>, tensor<384x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?>)
       -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>)
   return
@@ -50,7 +50,7 @@ func.func @integer_activations(%mixed: tensor<?x384xi16>, %w: tensor<384x4xbf16>
 func.func @bf16_gates(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
   // expected-error @+1 {{result #3 must be ranked tensor of 32-bit float values, but got 'tensor<?x4xbf16>'}}
   %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
-      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<?x384xbf16>, tensor<384x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?>)
       -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xbf16>, tensor<?x4xbf16>, tensor<?x4xf32>)
   return
@@ -61,7 +61,7 @@ func.func @bf16_gates(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a: te
 func.func @packing_not_a_packing(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: tensor<3xi32>) {
   // expected-error @+1 {{must be packed-sequence metadata (cu_seqlens, optional padded offsets), but got 'tensor<3xi32>'}}
   %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
-      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<?x384xbf16>, tensor<384x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, tensor<3xi32>)
       -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>)
   return
@@ -72,7 +72,7 @@ func.func @packing_not_a_packing(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf
 func.func @heads_not_grouped(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
   // expected-error @+1 {{value heads (5) must be a multiple of key heads (2)}}
   %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
-      {key_heads = 2 : i64, value_heads = 5 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+      {key_heads = 2 : i64, value_heads = 5 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<?x384xbf16>, tensor<384x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?>)
       -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>)
   return
@@ -83,7 +83,7 @@ func.func @heads_not_grouped(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>,
 func.func @width_five(%mixed: tensor<?x384xbf16>, %w: tensor<384x5xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
   // expected-error @+1 {{conv_width = 5 exceeds the kernel's limit of 4}}
   %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
-      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 5 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 5 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<?x384xbf16>, tensor<384x5xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?>)
       -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>)
   return
@@ -95,7 +95,7 @@ func.func @width_five(%mixed: tensor<?x384xbf16>, %w: tensor<384x5xbf16>, %a: te
 func.func @mixed_rank(%mixed: tensor<384xbf16>, %w: tensor<384x4xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
   // expected-error @+1 {{mixed_qkv must be [T, C], found 'tensor<384xbf16>'}}
   %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
-      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<384xbf16>, tensor<384x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?>)
       -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>)
   return
@@ -106,7 +106,7 @@ func.func @mixed_rank(%mixed: tensor<384xbf16>, %w: tensor<384x4xbf16>, %a: tens
 func.func @packing_tokens(%mixed: tensor<16x384xbf16>, %w: tensor<384x4xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = 2, tokens = 32>) {
   // expected-error @+1 {{mixed_qkv has 16 tokens but the packing describes 32}}
   %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
-      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<16x384xbf16>, tensor<384x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = 2, tokens = 32>)
       -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>)
   return
@@ -118,7 +118,7 @@ func.func @packing_tokens(%mixed: tensor<16x384xbf16>, %w: tensor<384x4xbf16>, %
 func.func @packing_tokens_from_packing(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = 2, tokens = 32>) {
   // expected-error @+1 {{q must have shape [32, 2, 64], found 'tensor<16x2x64xbf16>'}}
   %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
-      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<?x384xbf16>, tensor<384x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = 2, tokens = 32>)
       -> (tensor<16x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>)
   return
@@ -129,7 +129,7 @@ func.func @packing_tokens_from_packing(%mixed: tensor<?x384xbf16>, %w: tensor<38
 func.func @q_element_type(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
   // expected-error @+1 {{q, k and v must have mixed_qkv's element type 'bf16'}}
   %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
-      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<?x384xbf16>, tensor<384x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?>)
       -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xf16>, tensor<?x4xf32>, tensor<?x4xf32>)
   return
@@ -141,7 +141,7 @@ func.func @q_element_type(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a
 func.func @bias_element_type(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %bias: tensor<384xf32>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
   // expected-error @+1 {{conv_weight and conv_bias must have one element type, found 'bf16' and 'f32'}}
   %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p bias(%bias)
-      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<?x384xbf16>, tensor<384x4xbf16>, tensor<384xf32>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?>)
       -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>)
   return
@@ -152,7 +152,7 @@ func.func @bias_element_type(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>,
 func.func @state_element_types(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %h0: tensor<?x384x3xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
   // expected-error @+1 {{conv_initial_state and conv_final_state must have one element type, found 'bf16' and 'f32'}}
   %q, %k, %v, %g, %beta, %ht = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p initial_state(%h0)
-      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<?x384xbf16>, tensor<384x4xbf16>, tensor<?x384x3xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?>)
       -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x384x3xf32>)
   return
@@ -163,7 +163,7 @@ func.func @state_element_types(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16
 func.func @a_b_element_types(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xf32>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
   // expected-error @+1 {{a and b must have one element type, found 'bf16' and 'f32'}}
   %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
-      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<?x384xbf16>, tensor<384x4xbf16>, tensor<?x4xbf16>, tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?>)
       -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>)
   return
@@ -174,7 +174,7 @@ func.func @a_b_element_types(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>,
 func.func @gate_param_element_types(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xbf16>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
   // expected-error @+1 {{a_log and dt_bias must have one element type, found 'f32' and 'bf16'}}
   %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
-      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<?x384xbf16>, tensor<384x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xbf16>, !gdn.packing<seqs = ?, tokens = ?>)
       -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>)
   return
@@ -186,7 +186,7 @@ func.func @gate_param_element_types(%mixed: tensor<?x384xbf16>, %w: tensor<384x4
 func.func @mixed_channels(%mixed: tensor<?x256xbf16>, %w: tensor<384x4xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
   // expected-error @+1 {{mixed_qkv must have shape [?, 384], found 'tensor<?x256xbf16>'}}
   %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
-      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<?x256xbf16>, tensor<384x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?>)
       -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>)
   return
@@ -197,7 +197,7 @@ func.func @mixed_channels(%mixed: tensor<?x256xbf16>, %w: tensor<384x4xbf16>, %a
 func.func @weight_width(%mixed: tensor<?x384xbf16>, %w: tensor<384x3xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
   // expected-error @+1 {{conv_weight must have shape [384, 4], found 'tensor<384x3xbf16>'}}
   %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
-      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<?x384xbf16>, tensor<384x3xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?>)
       -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>)
   return
@@ -208,7 +208,7 @@ func.func @weight_width(%mixed: tensor<?x384xbf16>, %w: tensor<384x3xbf16>, %a: 
 func.func @q_shape(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
   // expected-error @+1 {{q must have shape [?, 2, 64], found 'tensor<?x2x32xbf16>'}}
   %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
-      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<?x384xbf16>, tensor<384x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?>)
       -> (tensor<?x2x32xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>)
   return
@@ -219,7 +219,7 @@ func.func @q_shape(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a: tenso
 func.func @k_shape(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
   // expected-error @+1 {{k must have shape [?, 2, 64], found 'tensor<?x4x64xbf16>'}}
   %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
-      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<?x384xbf16>, tensor<384x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?>)
       -> (tensor<?x2x64xbf16>, tensor<?x4x64xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>)
   return
@@ -231,7 +231,7 @@ func.func @k_shape(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a: tenso
 func.func @v_shape(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
   // expected-error @+1 {{v must have shape [?, 4, 32], found 'tensor<?x128xbf16>'}}
   %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
-      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<?x384xbf16>, tensor<384x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?>)
       -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x128xbf16>, tensor<?x4xf32>, tensor<?x4xf32>)
   return
@@ -242,7 +242,7 @@ func.func @v_shape(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a: tenso
 func.func @a_shape(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a: tensor<?x2xbf16>, %b: tensor<?x2xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
   // expected-error @+1 {{a must have shape [?, 4], found 'tensor<?x2xbf16>'}}
   %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
-      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<?x384xbf16>, tensor<384x4xbf16>, tensor<?x2xbf16>, tensor<?x2xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?>)
       -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>)
   return
@@ -253,7 +253,7 @@ func.func @a_shape(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a: tenso
 func.func @b_shape(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4x1xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
   // expected-error @+1 {{b must have shape [?, 4], found 'tensor<?x4x1xbf16>'}}
   %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
-      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<?x384xbf16>, tensor<384x4xbf16>, tensor<?x4xbf16>, tensor<?x4x1xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?>)
       -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>)
   return
@@ -264,7 +264,7 @@ func.func @b_shape(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a: tenso
 func.func @g_shape(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
   // expected-error @+1 {{g must have shape [?, 4], found 'tensor<?x2xf32>'}}
   %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
-      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<?x384xbf16>, tensor<384x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?>)
       -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xbf16>, tensor<?x2xf32>, tensor<?x4xf32>)
   return
@@ -275,7 +275,7 @@ func.func @g_shape(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a: tenso
 func.func @beta_tokens(%mixed: tensor<16x384xbf16>, %w: tensor<384x4xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
   // expected-error @+1 {{beta must have shape [16, 4], found 'tensor<8x4xf32>'}}
   %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
-      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<16x384xbf16>, tensor<384x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?>)
       -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<8x4xf32>)
   return
@@ -286,7 +286,7 @@ func.func @beta_tokens(%mixed: tensor<16x384xbf16>, %w: tensor<384x4xbf16>, %a: 
 func.func @a_log_shape(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<2xf32>, %dt_bias: tensor<2xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
   // expected-error @+1 {{a_log must have shape [4], found 'tensor<2xf32>'}}
   %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
-      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<?x384xbf16>, tensor<384x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<2xf32>, tensor<2xf32>, !gdn.packing<seqs = ?, tokens = ?>)
       -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>)
   return
@@ -297,7 +297,7 @@ func.func @a_log_shape(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a: t
 func.func @dt_bias_shape(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<1x4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
   // expected-error @+1 {{dt_bias must have shape [4], found 'tensor<1x4xf32>'}}
   %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
-      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<?x384xbf16>, tensor<384x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<1x4xf32>, !gdn.packing<seqs = ?, tokens = ?>)
       -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>)
   return
@@ -308,7 +308,7 @@ func.func @dt_bias_shape(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a:
 func.func @bias_shape(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %bias: tensor<256xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
   // expected-error @+1 {{conv_bias must have shape [384], found 'tensor<256xbf16>'}}
   %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p bias(%bias)
-      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<?x384xbf16>, tensor<384x4xbf16>, tensor<256xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?>)
       -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>)
   return
@@ -320,7 +320,7 @@ func.func @bias_shape(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %bias:
 func.func @initial_state_width(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %h0: tensor<?x384x4xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
   // expected-error @+1 {{conv_initial_state must have shape [?, 384, 3], found 'tensor<?x384x4xbf16>'}}
   %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p initial_state(%h0)
-      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<?x384xbf16>, tensor<384x4xbf16>, tensor<?x384x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?>)
       -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>)
   return
@@ -331,7 +331,7 @@ func.func @initial_state_width(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16
 func.func @final_state_sequences(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = 2, tokens = ?>) {
   // expected-error @+1 {{conv_final_state must have shape [2, 384, 3], found 'tensor<3x384x3xbf16>'}}
   %q, %k, %v, %g, %beta, %ht = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
-      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<?x384xbf16>, tensor<384x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = 2, tokens = ?>)
       -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<3x384x3xbf16>)
   return
@@ -342,7 +342,7 @@ func.func @final_state_sequences(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf
 func.func @width_one_final_state(%mixed: tensor<?x384xbf16>, %w: tensor<384x1xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
   // expected-error @+1 {{a width-1 conv has no final state}}
   %q, %k, %v, %g, %beta, %ht = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
-      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 1 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 1 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<?x384xbf16>, tensor<384x1xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?>)
       -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x384x0xbf16>)
   return
@@ -354,7 +354,7 @@ func.func @width_one_final_state(%mixed: tensor<?x384xbf16>, %w: tensor<384x1xbf
 func.func @key_head_partial_vector(%mixed: tensor<?x368xbf16>, %w: tensor<368x4xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
   // expected-error @+1 {{a key head (60 x 'bf16') must fill a power-of-two group of at most 32 lanes of 16 bytes}}
   %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
-      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 60 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 60 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<?x368xbf16>, tensor<368x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?>)
       -> (tensor<?x2x60xbf16>, tensor<?x2x60xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>)
   return
@@ -366,7 +366,7 @@ func.func @key_head_partial_vector(%mixed: tensor<?x368xbf16>, %w: tensor<368x4x
 func.func @key_head_not_power_of_two(%mixed: tensor<?x512xbf16>, %w: tensor<512x4xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
   // expected-error @+1 {{a key head (96 x 'bf16') must fill a power-of-two group of at most 32 lanes of 16 bytes}}
   %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
-      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 96 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 96 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<?x512xbf16>, tensor<512x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?>)
       -> (tensor<?x2x96xbf16>, tensor<?x2x96xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>)
   return
@@ -378,7 +378,7 @@ func.func @key_head_not_power_of_two(%mixed: tensor<?x512xbf16>, %w: tensor<512x
 func.func @key_head_over_a_warp(%mixed: tensor<?x2176xbf16>, %w: tensor<2176x4xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
   // expected-error @+1 {{a key head (512 x 'bf16') must fill a power-of-two group of at most 32 lanes of 16 bytes}}
   %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
-      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 512 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 512 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<?x2176xbf16>, tensor<2176x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?>)
       -> (tensor<?x2x512xbf16>, tensor<?x2x512xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>)
   return
@@ -389,7 +389,7 @@ func.func @key_head_over_a_warp(%mixed: tensor<?x2176xbf16>, %w: tensor<2176x4xb
 func.func @threads_not_warps(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
   // expected-error @+1 {{threads = 100 must be a multiple of 32, at most 1024}}
   %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
-      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 100 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 100 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<?x384xbf16>, tensor<384x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?>)
       -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>)
   return
@@ -400,7 +400,7 @@ func.func @threads_not_warps(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>,
 func.func @threads_too_many(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
   // expected-error @+1 {{threads = 2048 must be a multiple of 32, at most 1024}}
   %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
-      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 2048 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 2048 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<?x384xbf16>, tensor<384x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?>)
       -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>)
   return
@@ -408,10 +408,10 @@ func.func @threads_too_many(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, 
 
 // -----
 
-func.func @token_unroll_too_large(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
-  // expected-error @+1 {{token_unroll (32) must be at most 16 and tokens_per_block (128) at most 1024}}
+func.func @rows_in_flight_too_large(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
+  // expected-error @+1 {{rows_in_flight (32) must be at most 16 and tokens_per_block (128) at most 1024}}
   %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
-      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, token_unroll = 32 : i64}
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 32 : i64}
       : (tensor<?x384xbf16>, tensor<384x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?>)
       -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>)
   return
@@ -420,9 +420,9 @@ func.func @token_unroll_too_large(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xb
 // -----
 
 func.func @tokens_per_block_too_large(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
-  // expected-error @+1 {{token_unroll (2) must be at most 16 and tokens_per_block (2048) at most 1024}}
+  // expected-error @+1 {{rows_in_flight (2) must be at most 16 and tokens_per_block (2048) at most 1024}}
   %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
-      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 2048 : i64, token_unroll = 2 : i64}
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 2048 : i64, rows_in_flight = 2 : i64}
       : (tensor<?x384xbf16>, tensor<384x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?>)
       -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>)
   return
@@ -434,7 +434,7 @@ func.func @tokens_per_block_too_large(%mixed: tensor<?x384xbf16>, %w: tensor<384
 func.func @channels_partial_vector(%mixed: tensor<?x11xf32>, %w: tensor<11x4xf32>, %a: tensor<?x1xf32>, %b: tensor<?x1xf32>, %a_log: tensor<1xf32>, %dt_bias: tensor<1xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
   // expected-error @+1 {{the 11 conv channels must fill whole 16-byte vectors}}
   %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
-      {key_heads = 1 : i64, value_heads = 1 : i64, head_dim_k = 4 : i64, head_dim_v = 3 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+      {key_heads = 1 : i64, value_heads = 1 : i64, head_dim_k = 4 : i64, head_dim_v = 3 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<?x11xf32>, tensor<11x4xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<1xf32>, tensor<1xf32>, !gdn.packing<seqs = ?, tokens = ?>)
       -> (tensor<?x1x4xf32>, tensor<?x1x4xf32>, tensor<?x1x3xf32>, tensor<?x1xf32>, tensor<?x1xf32>)
   return
@@ -445,7 +445,7 @@ func.func @channels_partial_vector(%mixed: tensor<?x11xf32>, %w: tensor<11x4xf32
 func.func @l2norm_eps_negative(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
   // expected-error @+1 {{l2norm_eps must be >= 0}}
   %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
-      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = -1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = -1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<?x384xbf16>, tensor<384x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?>)
       -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>)
   return
@@ -456,7 +456,7 @@ func.func @l2norm_eps_negative(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16
 func.func @l2norm_eps_nan(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
   // expected-error @+1 {{l2norm_eps must be >= 0}}
   %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
-      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 0x7FF8000000000000 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 0x7FF8000000000000 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<?x384xbf16>, tensor<384x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?>)
       -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>)
   return
@@ -579,9 +579,9 @@ func.func @rms_eps_negative(%x: tensor<?x4x32xbf16>, %z: tensor<?x4x32xbf16>, %w
 // -----
 
 func.func @shared_memory_too_large(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
-  // expected-error @+1 {{threads = 512 with tokens_per_block = 128 needs 66048 bytes of shared memory, above 49152; use fewer threads}}
+  // expected-error @+1 {{threads = 1024 with rows_in_flight = 16 and tokens_per_block = 128 needs 393740 bytes of shared memory, above 232448; use fewer threads or rows in flight}}
   %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
-      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 512 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 1024 : i64, tokens_per_block = 128 : i64, rows_in_flight = 16 : i64}
       : (tensor<?x384xbf16>, tensor<384x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?>)
       -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>)
   return

@@ -16,7 +16,7 @@
 // CHECK-LABEL: func.func @prologue_qwen3_next_static
 // CHECK-SAME: (%[[MIXED:[^:]+]]: tensor<8192x8192xbf16>, %[[W:[^:]+]]: tensor<8192x4xbf16>, %[[A:[^:]+]]: tensor<8192x32xbf16>, %[[B:[^:]+]]: tensor<8192x32xbf16>, %[[ALOG:[^:]+]]: tensor<32xf32>, %[[DTB:[^:]+]]: tensor<32xf32>, %[[P:[^:]+]]: !gdn.packing<seqs = 4, tokens = 8192>)
 // CHECK: %{{[^ ,]+}}, %{{[^ ,]+}}, %{{[^ ,]+}}, %{{[^ ,]+}}, %{{[^ ,]+}} = gdn_kernel.prologue %[[MIXED]], %[[W]], %[[A]], %[[B]], %[[ALOG]], %[[DTB]], %[[P]]
-// CHECK-SAME: {activation = #gdn.act<silu>, allow_neg_eigval = false, conv_width = 4 : i64, head_dim_k = 128 : i64, head_dim_v = 128 : i64, key_heads = 16 : i64, l2norm_eps = 9.9999999999999995E-7 : f64, threads = 256 : i64, token_unroll = 4 : i64, tokens_per_block = 64 : i64, value_heads = 32 : i64}
+// CHECK-SAME: {activation = #gdn.act<silu>, allow_neg_eigval = false, conv_width = 4 : i64, head_dim_k = 128 : i64, head_dim_v = 128 : i64, key_heads = 16 : i64, l2norm_eps = 9.9999999999999995E-7 : f64, rows_in_flight = 4 : i64, threads = 256 : i64, tokens_per_block = 64 : i64, value_heads = 32 : i64}
 // CHECK-SAME: : (tensor<8192x8192xbf16>, tensor<8192x4xbf16>, tensor<8192x32xbf16>, tensor<8192x32xbf16>, tensor<32xf32>, tensor<32xf32>, !gdn.packing<seqs = 4, tokens = 8192>)
 // CHECK-SAME: -> (tensor<8192x16x128xbf16>, tensor<8192x16x128xbf16>, tensor<8192x32x128xbf16>, tensor<8192x32xf32>, tensor<8192x32xf32>)
 // CHECK-NOT: bias(
@@ -30,7 +30,7 @@ func.func @prologue_qwen3_next_static(%mixed: tensor<8192x8192xbf16>, %w: tensor
       {key_heads = 16 : i64, value_heads = 32 : i64, head_dim_k = 128 : i64,
        head_dim_v = 128 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>,
        l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false,
-       threads = 256 : i64, tokens_per_block = 64 : i64, token_unroll = 4 : i64}
+       threads = 256 : i64, tokens_per_block = 64 : i64, rows_in_flight = 4 : i64}
       : (tensor<8192x8192xbf16>, tensor<8192x4xbf16>, tensor<8192x32xbf16>, tensor<8192x32xbf16>,
          tensor<32xf32>, tensor<32xf32>, !P)
       -> (tensor<8192x16x128xbf16>, tensor<8192x16x128xbf16>, tensor<8192x32x128xbf16>,
@@ -53,7 +53,7 @@ func.func @prologue_bias_dynamic(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf
       {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64,
        head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>,
        l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false,
-       threads = 128 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+       threads = 128 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<?x384xbf16>, tensor<384x4xbf16>, tensor<384xbf16>, tensor<?x4xbf16>,
          tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !Pd)
       -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>)
@@ -74,7 +74,7 @@ func.func @prologue_initial_state_only(%mixed: tensor<?x384xf16>, %w: tensor<384
       {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64,
        head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>,
        l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false,
-       threads = 256 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+       threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<?x384xf16>, tensor<384x4xf16>, tensor<?x384x3xf16>, tensor<?x4xf16>,
          tensor<?x4xf16>, tensor<4xf32>, tensor<4xf32>, !Pd)
       -> (tensor<?x2x64xf16>, tensor<?x2x64xf16>, tensor<?x4x32xf16>, tensor<?x4xf32>, tensor<?x4xf32>)
@@ -94,7 +94,7 @@ func.func @prologue_final_state_only(%mixed: tensor<8192x384xbf16>, %w: tensor<3
       {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64,
        head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>,
        l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false,
-       threads = 256 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+       threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<8192x384xbf16>, tensor<384x4xbf16>, tensor<8192x4xbf16>, tensor<8192x4xbf16>,
          tensor<4xf32>, tensor<4xf32>, !P)
       -> (tensor<8192x2x64xbf16>, tensor<8192x2x64xbf16>, tensor<8192x4x32xbf16>, tensor<8192x4xf32>,
@@ -106,7 +106,7 @@ func.func @prologue_final_state_only(%mixed: tensor<8192x384xbf16>, %w: tensor<3
 // activation, 2 * sigmoid beta, eps 0, f32 gate inputs and the longest tile.
 // CHECK-LABEL: func.func @prologue_everything
 // CHECK: %{{[^ ,]+}}, %{{[^ ,]+}}, %{{[^ ,]+}}, %{{[^ ,]+}}, %{{[^ ,]+}}, %[[HT:[^ ,]+]] = gdn_kernel.prologue %{{.*}} bias(%{{[^ )]+}}) initial_state(%{{[^ )]+}})
-// CHECK-SAME: {activation = #gdn.act<none>, allow_neg_eigval = true, conv_width = 3 : i64, head_dim_k = 32 : i64, head_dim_v = 64 : i64, key_heads = 1 : i64, l2norm_eps = 0.000000e+00 : f64, threads = 256 : i64, token_unroll = 16 : i64, tokens_per_block = 1024 : i64, value_heads = 3 : i64}
+// CHECK-SAME: {activation = #gdn.act<none>, allow_neg_eigval = true, conv_width = 3 : i64, head_dim_k = 32 : i64, head_dim_v = 64 : i64, key_heads = 1 : i64, l2norm_eps = 0.000000e+00 : f64, rows_in_flight = 16 : i64, threads = 256 : i64, tokens_per_block = 1024 : i64, value_heads = 3 : i64}
 // CHECK-SAME: : (tensor<?x256xbf16>, tensor<256x3xbf16>, tensor<256xbf16>, tensor<?x256x2xbf16>, tensor<?x3xf32>, tensor<?x3xf32>, tensor<3xf32>, tensor<3xf32>, !gdn.packing<seqs = ?, tokens = ?, padded>)
 // CHECK-SAME: -> (tensor<?x1x32xbf16>, tensor<?x1x32xbf16>, tensor<?x3x64xbf16>, tensor<?x3xf32>, tensor<?x3xf32>, tensor<?x256x2xbf16>)
 // CHECK-NEXT: return %[[HT]]
@@ -120,7 +120,7 @@ func.func @prologue_everything(%mixed: tensor<?x256xbf16>, %w: tensor<256x3xbf16
       {key_heads = 1 : i64, value_heads = 3 : i64, head_dim_k = 32 : i64,
        head_dim_v = 64 : i64, conv_width = 3 : i64, activation = #gdn.act<none>,
        l2norm_eps = 0.0 : f64, allow_neg_eigval = true,
-       threads = 256 : i64, tokens_per_block = 1024 : i64, token_unroll = 16 : i64}
+       threads = 256 : i64, tokens_per_block = 1024 : i64, rows_in_flight = 16 : i64}
       : (tensor<?x256xbf16>, tensor<256x3xbf16>, tensor<256xbf16>, tensor<?x256x2xbf16>,
          tensor<?x3xf32>, tensor<?x3xf32>, tensor<3xf32>, tensor<3xf32>, !Ppad)
       -> (tensor<?x1x32xbf16>, tensor<?x1x32xbf16>, tensor<?x3x64xbf16>, tensor<?x3xf32>,
@@ -140,7 +140,7 @@ func.func @prologue_width_one_f32(%mixed: tensor<16x16xf32>, %w: tensor<16x1xf32
       {key_heads = 1 : i64, value_heads = 2 : i64, head_dim_k = 4 : i64,
        head_dim_v = 4 : i64, conv_width = 1 : i64, activation = #gdn.act<silu>,
        l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false,
-       threads = 32 : i64, tokens_per_block = 1 : i64, token_unroll = 1 : i64}
+       threads = 32 : i64, tokens_per_block = 1 : i64, rows_in_flight = 1 : i64}
       : (tensor<16x16xf32>, tensor<16x1xf32>, tensor<2x16x0xf32>, tensor<16x2xf32>,
          tensor<16x2xf32>, tensor<2xf32>, tensor<2xf32>, !gdn.packing<seqs = 2, tokens = 16>)
       -> (tensor<16x1x4xf32>, tensor<16x1x4xf32>, tensor<16x2x4xf32>, tensor<16x2xf32>, tensor<16x2xf32>)

@@ -6,7 +6,7 @@
 // CHECK: struct gdn_prologue_then_rmsnorm_k0_prologue_config {
 // CHECK:   static constexpr int kThreads = 64;
 // CHECK-NEXT:   static constexpr int kTokensPerBlock = 32;
-// CHECK-NEXT:   static constexpr int kTokenUnroll = 1;
+// CHECK-NEXT:   static constexpr int kRowsInFlight = 1;
 // CHECK: struct gdn_prologue_then_rmsnorm_k1_gated_rmsnorm_config {
 // CHECK-NEXT:   using Input = __half;
 // CHECK-NEXT:   using Gate = __half;

@@ -10,7 +10,7 @@ func.func @dynamic_channels(%mixed: tensor<?x?xbf16>, %conv: tensor<384x4xbf16>,
       {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64,
        head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>,
        l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false,
-       threads = 256 : i64, tokens_per_block = 128 : i64, token_unroll = 2 : i64}
+       threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<?x?xbf16>, tensor<384x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>,
          tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?>)
       -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>)

@@ -13,6 +13,8 @@
 #include <cuda_fp16.h>
 #include <stdint.h>
 
+#include <type_traits>
+
 namespace gdn {
 namespace device {
 
@@ -84,7 +86,38 @@ template <int kLanes> __device__ __forceinline__ float groupSum(float value) {
   return value;
 }
 
-__device__ __forceinline__ float silu(float x) { return x / (1.0f + __expf(-x)); }
+/// Calls f(std::integral_constant<int, i>) for i = 0 .. kCount-1, so that
+/// the body can use i as a constant (register indices, rotations).
+template <int kCount, int kFirst = 0, class F>
+__device__ __forceinline__ void staticFor(F &&f) {
+  if constexpr (kFirst < kCount) {
+    f(std::integral_constant<int, kFirst>());
+    staticFor<kCount, kFirst + 1>(f);
+  }
+}
+
+/// exp2 and the reciprocal on the special function unit, flushing
+/// subnormals: without .ftz the compiler wraps every exp2 in three
+/// instructions of range fix-up, which the prologue's issue rate cannot
+/// afford. Inputs and outputs that matter here are far from subnormal.
+__device__ __forceinline__ float fastExp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+__device__ __forceinline__ float fastReciprocal(float x) {
+  float y;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+/// SiLU as x / (1 + 2^(-x log2 e)) with approximate exp2 and reciprocal
+/// (relative error near 2^-22, far below the 16-bit storage of the
+/// outputs). For x < -88 the exponential is inf and the result -0, where
+/// the exact value is below 1e-36.
+__device__ __forceinline__ float silu(float x) {
+  return x * fastReciprocal(1.0f + fastExp2(x * -1.4426950408889634f));
+}
 
 /// softplus with the threshold of SEMANTICS.md (x itself above 20).
 __device__ __forceinline__ float softplus(float x) {
@@ -92,6 +125,37 @@ __device__ __forceinline__ float softplus(float x) {
 }
 
 __device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+
+/// Asynchronous 16-byte global -> shared copies (cp.async, sm_80 and later),
+/// so that a thread can keep many rows in flight without holding them in
+/// registers. Each thread waits for its own copies only: a thread that reads
+/// back exactly the slots it filled needs no barrier. Older targets copy
+/// synchronously.
+__device__ __forceinline__ void copyAsync16(void *shared, const void *global) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned address =
+      static_cast<unsigned>(__cvta_generic_to_shared(shared));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(address),
+               "l"(global)
+               : "memory");
+#else
+  *static_cast<uint4 *>(shared) = *static_cast<const uint4 *>(global);
+#endif
+}
+
+/// Closes the group of copies issued since the last commit.
+__device__ __forceinline__ void commitAsyncCopies() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+
+/// Waits until at most `kPending` of this thread's groups are in flight.
+template <int kPending> __device__ __forceinline__ void waitAsyncCopies() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+#endif
+}
 
 } // namespace device
 } // namespace gdn

@@ -10,7 +10,9 @@
 //
 // Mapping: each thread owns one 16-byte slice of channels and walks the
 // block's tokens, keeping the previous W-1 inputs in registers (a sliding
-// window), so every row is read once; a head's K channels are an aligned
+// window), so every row is read once (plus W-1 halo rows per tile). Rows
+// arrive through a per-thread ring of asynchronous copies in shared memory,
+// Config::kRowsInFlight deep; a head's K channels are an aligned
 // group of K / vector-width lanes, so the L2 norm is a shuffle reduction.
 // A sequence boundary resets the window from the sequence's initial state
 // (or zeros): no tap ever reads another sequence's tokens.
@@ -46,6 +48,15 @@ template <class Config> struct PrologueArgs {
   PackingWorkspace workspace;
 };
 
+/// Shared memory of one block, in bytes: the ring of rows in flight (16
+/// bytes per thread and row) and the tile's row -> sequence table (its conv
+/// halo rows included).
+template <class Config> constexpr size_t prologueSharedBytes() {
+  return sizeof(uint4) * Config::kThreads * Config::kRowsInFlight +
+         sizeof(int32_t) *
+             (Config::kTokensPerBlock + Config::kConvWidth - 1);
+}
+
 template <class Config>
 __global__ void __launch_bounds__(Config::kThreads)
     prologueKernel(PrologueArgs<Config> args) {
@@ -54,38 +65,54 @@ __global__ void __launch_bounds__(Config::kThreads)
   constexpr int kVec = Vec::kWidth;
   constexpr int kW = Config::kConvWidth;
   constexpr int kHistory = kW - 1;
+  // The window rotates instead of shifting: at phase p, tap j (oldest first)
+  // sits in window[(p + j) % kHistory], and the new row replaces the oldest.
+  // Walking kPhases rows per unrolled step makes every index a constant, so
+  // the rotation costs no register moves.
+  constexpr int kPhases = kHistory > 0 ? kHistory : 1;
+  constexpr int kRows = Config::kRowsInFlight;
   constexpr int kHeadLanes = Config::kHeadDimK / kVec;
   constexpr int kKeyDim = Config::kKeyHeads * Config::kHeadDimK;
   constexpr int kChannels =
       2 * kKeyDim + Config::kValueHeads * Config::kHeadDimV;
+  // When the q/k channels end on a warp boundary, whole warps skip the norm.
+  constexpr bool kNormWarpUniform = (2 * kKeyDim) % (32 * kVec) == 0;
   static_assert(Config::kHeadDimK % kVec == 0 && kHeadLanes <= 32 &&
                     (kHeadLanes & (kHeadLanes - 1)) == 0,
                 "a head must be a power-of-two group of at most 32 lanes");
   static_assert(kChannels % kVec == 0, "channels must fill 16-byte vectors");
+  static_assert(kW <= 4, "the prologue kernel supports conv widths up to 4");
+  static_assert(kRows >= 1 && kRows <= 16, "1 to 16 rows in flight");
 
   const PackingView &packing = args.packing;
   const int32_t tokens = packing.bufferTokens;
   const int c0 = (blockIdx.x * Config::kThreads + threadIdx.x) * kVec;
-  const bool active = c0 < kChannels;
+  // Threads past the last channel exist only when the channels do not fill
+  // whole blocks; otherwise the compiler drops every `active` test.
+  constexpr bool kAllActive = kChannels % (Config::kThreads * kVec) == 0;
+  const bool active = kAllActive || c0 < kChannels;
   // Invalid packing: write NaN everywhere this block owns, never a result.
   const bool invalid = args.workspace.status->code != GDN_STATUS_OK;
 
-  // Conv weights live in shared memory (one float4 of taps per channel):
-  // kept in registers they would cost 32 registers a thread and halve the
-  // number of resident blocks, which a memory-bound kernel cannot afford.
-  // Laid out [channel-in-slice][thread] so that a warp's 16-byte reads are
-  // consecutive (no bank conflicts).
-  static_assert(kW <= 4, "the prologue kernel supports conv widths up to 4");
-  __shared__ float4 weights[Config::kThreads * kVec];
-  float bias[kVec];
+  // Shared memory, carved from the dynamic allocation (prologueSharedBytes):
+  // - ring: the tile's i-th row lands in slot i % kRows, [slot][thread]; each
+  //   thread copies and reads back only its own 16 bytes, so the pipeline
+  //   needs no barrier, and kRows rows per thread are in flight without
+  //   holding registers (the kernel is bound by loads in flight per SM).
+  // - tileSeq: the sequence of every row the tile walks.
+  extern __shared__ uint4 shared[];
+  uint4 *ring = shared;
+  int32_t *tileSeq =
+      reinterpret_cast<int32_t *>(ring + Config::kThreads * kRows);
+
+  // Conv taps and bias in registers: read from shared memory they would cost
+  // kVec loads per row, a tenth of the loop's instructions.
+  float weight[kW][kVec], bias[kVec];
 #pragma unroll
   for (int i = 0; i < kVec; ++i) {
-    float taps[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
     for (int j = 0; j < kW; ++j)
-      taps[j] = active ? loadScalar(args.weight + (c0 + i) * kW + j) : 0.0f;
-    weights[i * Config::kThreads + threadIdx.x] =
-        make_float4(taps[0], taps[1], taps[2], taps[3]);
+      weight[j][i] = active ? loadScalar(args.weight + (c0 + i) * kW + j) : 0.0f;
     bias[i] =
         (active && Config::kHasBias) ? loadScalar(args.bias + c0 + i) : 0.0f;
   }
@@ -114,126 +141,170 @@ __global__ void __launch_bounds__(Config::kThreads)
     const int32_t t1 = static_cast<int32_t>(
         min(tile * Config::kTokensPerBlock + Config::kTokensPerBlock,
             static_cast<int64_t>(tokens)));
-    // The tile's row -> sequence table, read once into shared memory.
-    __shared__ int32_t tileSeq[Config::kTokensPerBlock];
-    for (int32_t i = threadIdx.x; i < t1 - t0; i += Config::kThreads)
-      tileSeq[i] = invalid ? -1 : args.workspace.tokenSeq[t0 + i];
+    // The walk starts kHistory rows early (the conv halo), so that a
+    // sequence entered mid-way finds its previous rows in the ring.
+    const int32_t r0 = max(t0 - kHistory, 0);
+    for (int32_t i = threadIdx.x; i < t1 - r0; i += Config::kThreads)
+      tileSeq[i] = invalid ? -1 : args.workspace.tokenSeq[r0 + i];
     __syncthreads();
 
-    // Rows are loaded kUnroll at a time, one batch ahead of the batch being
-    // computed (double buffering in registers), so that loads are in flight
-    // while the conv, the norm and the stores of the previous rows run.
-    constexpr int kUnroll = Config::kTokenUnroll;
-    uint4 current[kUnroll], next[kUnroll];
-    int32_t currentSeqOf[kUnroll], nextSeqOf[kUnroll];
-    auto loadBatch = [&](int32_t tb, uint4(&raw)[kUnroll],
-                         int32_t (&seqOf)[kUnroll]) {
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        const int32_t t = tb + u;
-        seqOf[u] = t < t1 ? tileSeq[t - t0] : -2;
-        raw[u] = make_uint4(0, 0, 0, 0);
-        if (seqOf[u] >= 0 && active)
-          raw[u] = *reinterpret_cast<const uint4 *>(
-              args.mixed + static_cast<int64_t>(t) * kChannels + c0);
-      }
+    // Copies run kRows rows ahead of the row being computed. One group is
+    // committed per row, empty past the tile, so that "all but kRows - 1
+    // groups done" always means "this row has landed". Pointers and ring
+    // offsets advance by addition: the loop has no multiplications left.
+    const Act *fetchFrom = args.mixed + static_cast<int64_t>(r0) * kChannels + c0;
+    const Act *const fetchEnd =
+        args.mixed + static_cast<int64_t>(t1) * kChannels;
+    uint4 *const mySlot0 = ring + threadIdx.x;
+    int fetchSlot = 0, readSlot = 0;
+    auto nextSlot = [](int slot) {
+      return slot + Config::kThreads == kRows * Config::kThreads
+                 ? 0
+                 : slot + Config::kThreads;
     };
-    loadBatch(t0, current, currentSeqOf);
+    auto fetchNext = [&]() {
+      if (active && fetchFrom < fetchEnd)
+        copyAsync16(mySlot0 + fetchSlot, fetchFrom);
+      commitAsyncCopies();
+      fetchFrom += kChannels;
+      fetchSlot = nextSlot(fetchSlot);
+    };
+    // Takes the next row out of the ring and frees its slot for a new copy.
+    auto takeRow = [&]() {
+      waitAsyncCopies<kRows - 1>();
+      Vec x;
+      x.unpack(active ? mySlot0[readSlot] : make_uint4(0, 0, 0, 0));
+      readSlot = nextSlot(readSlot);
+      fetchNext(); // after the unpack: the slot's old row is in registers
+      return x;
+    };
+#pragma unroll
+    for (int i = 0; i < kRows; ++i)
+      fetchNext();
 
-    Vec window[kHistory > 0 ? kHistory : 1];
-    int32_t currentSeq = -2;
-    for (int32_t tb = t0; tb < t1; tb += kUnroll) {
-      loadBatch(tb + kUnroll, next, nextSeqOf);
+    // The halo rows r0 .. t0-1, oldest first in halo[kPhases - (t0 - r0)..].
+    Vec halo[kPhases];
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        const int32_t t = tb + u;
-        const int32_t seq = currentSeqOf[u];
-        if (seq == -2) // past the tile: uniform across the block
-          break;
-        Vec y;
-        if (seq < 0) {
-          y.fill(invalid ? NAN : 0.0f);
-          currentSeq = -1;
-        } else {
-          const int32_t begin = packing.begin(seq);
-          if (seq != currentSeq) {
-            // Entering a sequence (at its start, or mid-sequence at the tile's
-            // first token): fill the window with the taps before t.
+    for (int j = 0; j < kPhases; ++j)
+      halo[j].fill(0.0f);
+    for (int32_t r = r0; r < t0; ++r) {
+      const Vec x = takeRow();
 #pragma unroll
-            for (int j = 0; j < kHistory; ++j) {
-              const int32_t tap = t - kHistory + j;
-              if (!active) {
-                window[j].fill(0.0f);
-              } else if (tap >= begin) {
-                window[j].load(args.mixed +
-                               static_cast<int64_t>(tap) * kChannels + c0);
-              } else if (Config::kHasInitialState) {
-                const int idx = kHistory + (tap - begin);
-#pragma unroll
-                for (int i = 0; i < kVec; ++i)
-                  window[j].values[i] = loadScalar(
-                      args.initialState +
-                      (static_cast<int64_t>(seq) * kChannels + c0 + i) *
-                          kHistory +
-                      idx);
-              } else {
-                window[j].fill(0.0f);
-              }
-            }
-            currentSeq = seq;
-          }
-          Vec x;
-          x.unpack(current[u]);
-#pragma unroll
-          for (int i = 0; i < kVec; ++i) {
-            const float4 packed = weights[i * Config::kThreads + threadIdx.x];
-            const float w[4] = {packed.x, packed.y, packed.z, packed.w};
-            float sum = bias[i] + w[kW - 1] * x.values[i];
-#pragma unroll
-            for (int j = 0; j < kHistory; ++j)
-              sum += w[j] * window[j].values[i];
-            y.values[i] = Config::kSilu ? silu(sum) : sum;
-          }
-#pragma unroll
-          for (int j = 0; j + 1 < kHistory; ++j)
-            window[j] = window[j + 1];
-          if (kHistory > 0)
-            window[kHistory > 0 ? kHistory - 1 : 0] = x;
-          if (Config::kHasFinalState && active &&
-              t == begin + packing.length(seq) - 1) {
-#pragma unroll
-            for (int j = 0; j < kHistory; ++j)
-#pragma unroll
-              for (int i = 0; i < kVec; ++i)
-                args.finalState[(static_cast<int64_t>(seq) * kChannels + c0 +
-                                 i) *
-                                    kHistory +
-                                j] =
-                    Element<typename Config::ConvState>::store(
-                        window[j].values[i]);
-          }
-        }
-        // L2 norm of each q/k head: every lane takes part in the shuffle.
+      for (int j = 0; j + 1 < kPhases; ++j)
+        halo[j] = halo[j + 1];
+      halo[kPhases - 1] = x;
+    }
+
+    Act *outRow = out + static_cast<int64_t>(t0) * outStride;
+    // The L2 norm of each q/k head (every lane of the warp takes part in the
+    // shuffle unless the whole warp skips it), then the store.
+    auto normaliseAndStore = [&](Vec &y) {
+      if (!kNormWarpUniform || normalise) {
         float squares = 0.0f;
 #pragma unroll
         for (int i = 0; i < kVec; ++i)
           squares += y.values[i] * y.values[i];
         const float total = groupSum<kHeadLanes>(squares);
-        if (normalise && seq >= 0) {
+        if (normalise) {
           const float scale = rsqrtf(total + Config::kNormEps);
 #pragma unroll
           for (int i = 0; i < kVec; ++i)
             y.values[i] *= scale;
         }
-        if (active)
-          y.store(out + static_cast<int64_t>(t) * outStride);
       }
+      if (active)
+        y.store(outRow);
+      outRow += outStride;
+    };
+
+    Vec window[kPhases];
+    // One row of a sequence at window phase p: tap j (oldest first) is
+    // window[(p + j) % kPhases], and the new row replaces the oldest.
+    auto convRow = [&](auto phase) {
+      constexpr int p = decltype(phase)::value;
+      const Vec x = takeRow();
+      Vec y;
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        current[u] = next[u];
-        currentSeqOf[u] = nextSeqOf[u];
+      for (int i = 0; i < kVec; ++i) {
+        float sum = bias[i];
+#pragma unroll
+        for (int j = 0; j < kHistory; ++j)
+          sum += weight[j][i] * window[(p + j) % kPhases].values[i];
+        sum += weight[kW - 1][i] * x.values[i];
+        y.values[i] = Config::kSilu ? silu(sum) : sum;
+      }
+      if (kHistory > 0)
+        window[p % kPhases] = x;
+      normaliseAndStore(y);
+    };
+
+    // The tile, one run of rows of one sequence (or one padding row) at a
+    // time: the sequence checks happen once per run, not per row.
+    int32_t r = t0;
+    while (r < t1) {
+      const int32_t seq = tileSeq[r - r0];
+      if (seq < 0) {
+        takeRow();
+        Vec y;
+        y.fill(invalid ? NAN : 0.0f);
+        normaliseAndStore(y);
+        ++r;
+        continue;
+      }
+      const int32_t seqBegin = packing.begin(seq);
+      const int32_t seqEnd = seqBegin + packing.length(seq);
+      const int32_t runEnd = min(seqEnd, t1);
+      // The taps before the run's first row: rows of the sequence (only
+      // when it entered before this tile: they are the halo rows), else
+      // the sequence's initial conv state (column kHistory + row - begin),
+      // else zeros.
+#pragma unroll
+      for (int j = 0; j < kHistory; ++j) {
+        const int32_t tapRow = r - kHistory + j;
+        if (tapRow >= seqBegin) {
+          window[j] = halo[j];
+        } else if (Config::kHasInitialState && active) {
+          const int column = kHistory + (tapRow - seqBegin);
+#pragma unroll
+          for (int i = 0; i < kVec; ++i)
+            window[j].values[i] = loadScalar(
+                args.initialState +
+                (static_cast<int64_t>(seq) * kChannels + c0 + i) * kHistory +
+                column);
+        } else {
+          window[j].fill(0.0f);
+        }
+      }
+      const int32_t runBegin = r;
+      for (; r + kPhases <= runEnd; r += kPhases)
+        staticFor<kPhases>([&](auto phase) { convRow(phase); });
+      staticFor<kPhases - 1>([&](auto phase) {
+        if (r + decltype(phase)::value < runEnd)
+          convRow(phase);
+      });
+      r = runEnd;
+      // The run ended its sequence: the window holds the final conv state,
+      // oldest tap at the phase the next row would have had.
+      if (Config::kHasFinalState && active && runEnd == seqEnd) {
+        const int nextPhase = (runEnd - runBegin) % kPhases;
+        staticFor<kPhases>([&](auto phase) {
+          constexpr int p = decltype(phase)::value;
+          if (nextPhase != p)
+            return;
+#pragma unroll
+          for (int j = 0; j < kHistory; ++j)
+#pragma unroll
+            for (int i = 0; i < kVec; ++i)
+              args.finalState[(static_cast<int64_t>(seq) * kChannels + c0 +
+                               i) *
+                                  kHistory +
+                              j] =
+                  Element<typename Config::ConvState>::store(
+                      window[(p + j) % kPhases].values[i]);
+        });
       }
     }
+    waitAsyncCopies<0>();
 
     // Gates for this block's tokens, shared out over the channel blocks.
     const int32_t gateCount = (t1 - t0) * Config::kValueHeads;
@@ -290,6 +361,26 @@ template <class Config> inline dim3 prologueGrid(int32_t tokens) {
   const unsigned tokenBlocks =
       static_cast<unsigned>(tiles < 1 ? 1 : (tiles > 65535 ? 65535 : tiles));
   return dim3(channelBlocks, tokenBlocks);
+}
+
+/// Launches the prologue on `stream`, opting in to more than the default
+/// 48 KiB of dynamic shared memory when the tile needs it (the verifier
+/// bounds it by what Hopper allows; an older GPU reports the launch error).
+template <class Config>
+inline cudaError_t launchPrologue(const PrologueArgs<Config> &args,
+                                  cudaStream_t stream) {
+  constexpr size_t bytes = prologueSharedBytes<Config>();
+  if (bytes > 48 * 1024) {
+    cudaError_t error = cudaFuncSetAttribute(
+        prologueKernel<Config>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        static_cast<int>(bytes));
+    if (error != cudaSuccess)
+      return error;
+  }
+  prologueKernel<Config>
+      <<<prologueGrid<Config>(args.packing.bufferTokens), Config::kThreads,
+         bytes, stream>>>(args);
+  return cudaGetLastError();
 }
 
 } // namespace device

@@ -11,7 +11,7 @@ func.func @prologue_then_rmsnorm(%mixed: tensor<?x384xf16>, %conv: tensor<384x4x
       {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64,
        head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>,
        l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false,
-       threads = 64 : i64, tokens_per_block = 32 : i64, token_unroll = 1 : i64}
+       threads = 64 : i64, tokens_per_block = 32 : i64, rows_in_flight = 1 : i64}
       : (tensor<?x384xf16>, tensor<384x4xf16>, tensor<?x4xf16>, tensor<?x4xf16>,
          tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?, padded>)
       -> (tensor<?x2x64xf16>, tensor<?x2x64xf16>, tensor<?x4x32xf16>, tensor<?x4xf32>, tensor<?x4xf32>)
