@@ -19,14 +19,24 @@ flags=(-std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -I "$root/runtime/in
 summary=()
 status=0
 
+# Builds every case and variant at once (nvcc is the slow part of a run;
+# the GPU machine has cores to spare), then checks them one by one.
+build() { # dir exe
+  "$nvcc" "${flags[@]}" -I "$1" -DGDN_FN="$(cat "$1/function")" -DGDN_HEADER="\"kernels.h\"" \
+    "$1/kernels.cu" "$root/test/Integration/harness/run_function.cu" -o "$2" >"$2.build.log" 2>&1
+}
+for dir in "$cases"/*/ "$cases"/../variants/*/; do
+  [ -d "$dir" ] || continue
+  prefix=""; case "$dir" in */variants/*) prefix=variant_ ;; esac
+  build "$dir" "$work/$prefix$(basename "$dir")" &
+done
+wait
+
 for dir in "$cases"/*/; do
   name=$(basename "$dir")
-  fn=$(cat "$dir/function")
   exe="$work/$name"
-  if ! "$nvcc" "${flags[@]}" -I "$dir" -DGDN_FN="$fn" -DGDN_HEADER="\"kernels.h\"" \
-      "$dir/kernels.cu" "$root/test/Integration/harness/run_function.cu" -o "$exe" \
-      >"$work/$name.build.log" 2>&1; then
-    cat "$work/$name.build.log"
+  if [ ! -x "$exe" ]; then
+    cat "$exe.build.log"
     summary+=("FAIL build $name")
     status=1
     continue
@@ -62,10 +72,7 @@ for dir in "$cases"/../variants/*/; do
   [ -d "$dir" ] || continue
   name=variant_$(basename "$dir")
   exe="$work/$name"
-  "$nvcc" "${flags[@]}" -I "$dir" -DGDN_FN="$(cat "$dir/function")" \
-    -DGDN_HEADER="\"kernels.h\"" "$dir/kernels.cu" \
-    "$root/test/Integration/harness/run_function.cu" -o "$exe" >"$work/$name.build.log" 2>&1 ||
-    { summary+=("FAIL build $name"); status=1; continue; }
+  [ -x "$exe" ] || { cat "$exe.build.log"; summary+=("FAIL build $name"); status=1; continue; }
   mkdir -p "$work/$name-out"
   if "$exe" check "$cases/prologue_gqa16x32/in" "$cases/prologue_gqa16x32/expected" \
       "$work/$name-out" 5e-3 >"$work/$name.log"; then

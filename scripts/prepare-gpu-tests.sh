@@ -18,26 +18,34 @@ bin="$build/bin"
 rm -rf "$out"
 mkdir -p "$out"
 
-# case-name  program  gdn-run options (lengths include 0, 1, 63, 64, 65).
+# case-name | program | gdn-run options (lengths include 0, 1, 63, 64, 65) |
+# gdn-fuse options (empty: the gdn-pipeline defaults).
 # Sizes stay small: inputs travel to the GPU machine as float32 .npy files.
 cases=(
-  "prologue_gqa16x32 prologue_gqa16x32 --seqlens=1,63,64,65,0,100 --seed=1"
-  "prologue_states_padded prologue_states_padded --seqlens=0,1,63,64,65,7 --slots=8,8,64,72,72,8 --seed=3"
-  "prologue_states_long prologue_states_padded --seqlens=1000,3 --slots=1000,8 --seed=2"
-  "epilogue_gqa16x32 epilogue_gqa16x32 --seqlens=150 --seed=4"
-  # A sequence starting 2 rows before the 128-token tile boundary: the tile's
-  # first rows refill the conv window from that sequence's initial state.
-  "prologue_states_tile_edge prologue_states_padded --seqlens=126,5,200,1 --slots=126,5,200,1 --seed=5"
-  "prologue_final_state prologue_final_state --seqlens=0,1,2,3,130,64 --seed=6"
+  "prologue_gqa16x32|prologue_gqa16x32|--seqlens=1,63,64,65,0,100 --seed=1|"
+  "prologue_states_padded|prologue_states_padded|--seqlens=0,1,63,64,65,7 --slots=8,8,64,72,72,8 --seed=3|"
+  "prologue_states_long|prologue_states_padded|--seqlens=1000,3 --slots=1000,8 --seed=2|"
+  "epilogue_gqa16x32|epilogue_gqa16x32|--seqlens=150 --seed=4|"
+  # A sequence starting 2 rows before a 128-row chunk boundary.
+  "prologue_states_tile_edge|prologue_states_padded|--seqlens=126,5,200,1 --slots=126,5,200,1 --seed=5|"
+  "prologue_final_state|prologue_final_state|--seqlens=0,1,2,3,130,64 --seed=6|"
+  # 4-row chunks over 4000 rows: more chunks than the GPU holds blocks, so
+  # every row block walks several chunks and carries its conv window (and
+  # its sequences' states) across chunk and range boundaries.
+  "prologue_states_chunks|prologue_states_padded|--seqlens=700,1,65,1500,0,1,1700 --slots=704,8,72,1504,8,1,1703 --seed=7|threads=256 tokens-per-block=4 rows-in-flight=4"
 )
 for entry in "${cases[@]}"; do
-  read -r name program options <<<"$entry"
+  IFS='|' read -r name program options fuse <<<"$entry"
   source="$root/test/Integration/Inputs/$program.mlir"
   dir="$out/$name"
   mkdir -p "$dir/in" "$dir/expected"
   # shellcheck disable=SC2086
   "$bin/gdn-run" "$source" $options --save-inputs "$dir/in" --outputs "$dir/expected" >"$dir/reference.txt"
-  "$bin/gdn-opt" --gdn-pipeline "$source" -o "$dir/fused.mlir"
+  if [ -z "$fuse" ]; then
+    "$bin/gdn-opt" --gdn-pipeline "$source" -o "$dir/fused.mlir"
+  else
+    "$bin/gdn-opt" --gdn-expand-layer "--gdn-fuse=$fuse" --canonicalize --cse "$source" -o "$dir/fused.mlir"
+  fi
   "$bin/gdn-translate" --gdn-to-cuda "$dir/fused.mlir" -o "$dir/kernels.cu"
   "$bin/gdn-translate" --gdn-to-cuda-header "$dir/fused.mlir" -o "$dir/kernels.h"
   echo "gdn_$program" >"$dir/function"
@@ -46,7 +54,7 @@ done
 
 # Tile variants of the gqa16x32 prologue, for the benchmark (each is also
 # checked on the first case's inputs): threads, tokens per block, rows in flight.
-variants="${GDN_PROLOGUE_VARIANTS:-256,128,8 256,128,4 256,128,12 128,128,8 128,128,16 256,256,8}"
+variants="${GDN_PROLOGUE_VARIANTS:-256,128,8 128,128,8 256,128,6 256,32,8 128,128,12}"
 for variant in $variants; do
   IFS=, read -r threads tokens rows <<<"$variant"
   dir="$out/../variants/t${threads}_b${tokens}_r${rows}"

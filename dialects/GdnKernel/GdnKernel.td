@@ -51,12 +51,14 @@ def GdnKernel_PrologueOp : GdnKernel_Op<"prologue",
     * the gates `g = -exp(A_log) softplus(a + dt_bias)` and
       `beta = sigmoid(b)` (times 2 with `allow_neg_eigval`), in fp32.
 
-    Padding rows of q, k and v are 0. `threads` and `tokens_per_block` fix
-    the tile: each thread owns 16 bytes of channels, a block walks
-    `tokens_per_block` tokens (plus `conv_width - 1` halo rows), and each
-    thread keeps `rows_in_flight` rows in flight through asynchronous copies
-    into shared memory. The verifier checks that the block's shared memory
-    (conv weights, the ring of rows, the row table) fits Hopper's 227 KiB.
+    Padding rows of q, k and v are 0. The tile: each of `threads` threads
+    owns 16 bytes of channels; the grid is persistent, and each row block
+    walks one balanced range of rows (plus `conv_width - 1` halo rows) in
+    chunks of `tokens_per_block` rows (the size of its row -> sequence
+    table; no block gets fewer rows than that); each thread keeps
+    `rows_in_flight` rows in flight through asynchronous copies into shared
+    memory. The verifier checks that the block's shared memory (the ring of
+    rows and the row table) fits Hopper's 227 KiB.
 
     ```mlir
     %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %conv, %a, %b, %a_log, %dt_bias, %p

@@ -154,14 +154,11 @@ LogicalResult kernel::PrologueOp::verify() {
       failed(checkThreads(*this, getThreads())))
     return failure();
   // Shared memory of a block, as prologueSharedBytes() computes it: the
-  // conv weights (16 bytes per channel a thread owns), the ring of rows in
-  // flight (16 bytes per thread and row) and the row table (halo included)
-  // must fit the 227 KiB a Hopper block can opt in to.
+  // ring of rows in flight (16 bytes per thread and row) and the chunk's row
+  // table must fit the 227 KiB a Hopper block can opt in to.
   constexpr int64_t kMaxSharedBytes = 227 * 1024;
   const int64_t sharedBytes =
-      getThreads() * (16 / getElementBytes(element)) * 16 +
-      getThreads() * getRowsInFlight() * 16 +
-      (getTokensPerBlock() + width - 1) * 4;
+      getThreads() * getRowsInFlight() * 16 + getTokensPerBlock() * 4;
   if (sharedBytes > kMaxSharedBytes)
     return emitOpError() << "threads = " << getThreads()
                          << " with rows_in_flight = " << getRowsInFlight()

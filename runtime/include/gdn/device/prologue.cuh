@@ -1,5 +1,4 @@
-//===- prologue.cuh - the fused varlen prologue kernel ----------*- CUDA
-//-*-===//
+//===- prologue.cuh - the fused varlen prologue kernel ------*- CUDA -*-===//
 //
 // One pass over the input projection's conv channels [q | k | v]: the depthwise
 // causal conv (width <= 4) with per-sequence initial and final states, SiLU,
@@ -8,12 +7,13 @@
 // in the layout the delta-rule kernel reads, which is what makes the fused
 // prologue cheaper than the conv alone.
 //
-// Mapping: each thread owns one 16-byte slice of channels and walks the
-// block's tokens, keeping the previous W-1 inputs in registers (a sliding
-// window), so every row is read once (plus W-1 halo rows per tile). Rows
-// arrive through a per-thread ring of asynchronous copies in shared memory,
-// Config::kRowsInFlight deep; a head's K channels are an aligned
-// group of K / vector-width lanes, so the L2 norm is a shuffle reduction.
+// Mapping: each thread owns one 16-byte slice of channels and walks its
+// block's rows, keeping the previous W-1 inputs in registers (a sliding
+// window), so every row is read once (plus W-1 halo rows per row block).
+// Rows arrive through a per-thread ring of asynchronous copies in shared
+// memory, Config::kRowsInFlight deep. The grid is persistent: each row block
+// walks one balanced range of rows. A head's K channels are an aligned group
+// of K / vector-width lanes, so the L2 norm is a shuffle reduction.
 // A sequence boundary resets the window from the sequence's initial state
 // (or zeros): no tap ever reads another sequence's tokens.
 //
@@ -49,12 +49,10 @@ template <class Config> struct PrologueArgs {
 };
 
 /// Shared memory of one block, in bytes: the ring of rows in flight (16
-/// bytes per thread and row) and the tile's row -> sequence table (its conv
-/// halo rows included).
+/// bytes per thread and row) and the current chunk's row -> sequence table.
 template <class Config> constexpr size_t prologueSharedBytes() {
   return sizeof(uint4) * Config::kThreads * Config::kRowsInFlight +
-         sizeof(int32_t) *
-             (Config::kTokensPerBlock + Config::kConvWidth - 1);
+         sizeof(int32_t) * Config::kTokensPerBlock;
 }
 
 template <class Config>
@@ -95,14 +93,14 @@ __global__ void __launch_bounds__(Config::kThreads)
   const bool invalid = args.workspace.status->code != GDN_STATUS_OK;
 
   // Shared memory, carved from the dynamic allocation (prologueSharedBytes):
-  // - ring: the tile's i-th row lands in slot i % kRows, [slot][thread]; each
-  //   thread copies and reads back only its own 16 bytes, so the pipeline
-  //   needs no barrier, and kRows rows per thread are in flight without
-  //   holding registers (the kernel is bound by loads in flight per SM).
-  // - tileSeq: the sequence of every row the tile walks.
+  // - ring: the block's i-th row lands in slot i % kRows, [slot][thread];
+  //   each thread copies and reads back only its own 16 bytes, so the
+  //   pipeline needs no barrier, and kRows rows per thread are in flight
+  //   without holding registers (the kernel is bound by loads in flight).
+  // - chunkSeq: the sequence of every row of the current chunk.
   extern __shared__ uint4 shared[];
   uint4 *ring = shared;
-  int32_t *tileSeq =
+  int32_t *chunkSeq =
       reinterpret_cast<int32_t *>(ring + Config::kThreads * kRows);
 
   // Conv taps and bias in registers: read from shared memory they would cost
@@ -131,118 +129,129 @@ __global__ void __launch_bounds__(Config::kThreads)
   }
   const bool normalise = c0 < 2 * kKeyDim;
 
-  // Token tiles: blockIdx.y, and further rounds when there are more tiles
-  // than the grid's y limit (65535) allows.
-  const int64_t numTiles =
-      (static_cast<int64_t>(tokens) + Config::kTokensPerBlock - 1) /
-      Config::kTokensPerBlock;
-  for (int64_t tile = blockIdx.y; tile < numTiles; tile += gridDim.y) {
-    const int32_t t0 = static_cast<int32_t>(tile * Config::kTokensPerBlock);
-    const int32_t t1 = static_cast<int32_t>(
-        min(tile * Config::kTokensPerBlock + Config::kTokensPerBlock,
-            static_cast<int64_t>(tokens)));
-    // The walk starts kHistory rows early (the conv halo), so that a
-    // sequence entered mid-way finds its previous rows in the ring.
-    const int32_t r0 = max(t0 - kHistory, 0);
-    for (int32_t i = threadIdx.x; i < t1 - r0; i += Config::kThreads)
-      tileSeq[i] = invalid ? -1 : args.workspace.tokenSeq[r0 + i];
-    __syncthreads();
+  // The grid is persistent (as many row blocks as fit on the GPU at once),
+  // and each row block walks one contiguous, balanced range of rows: one
+  // pipeline fill and one conv halo per block, and no partial last wave.
+  const int64_t rowsPerBlock =
+      (static_cast<int64_t>(tokens) + gridDim.y - 1) / gridDim.y;
+  const int32_t rangeBegin = static_cast<int32_t>(
+      min(static_cast<int64_t>(blockIdx.y) * rowsPerBlock,
+          static_cast<int64_t>(tokens)));
+  const int32_t rangeEnd = static_cast<int32_t>(
+      min(static_cast<int64_t>(rangeBegin) + rowsPerBlock,
+          static_cast<int64_t>(tokens)));
+  // The walk starts kHistory rows early (the conv halo), so that a sequence
+  // entered mid-way finds its previous rows.
+  const int32_t haloBegin = max(rangeBegin - kHistory, 0);
 
-    // Copies run kRows rows ahead of the row being computed. One group is
-    // committed per row, empty past the tile, so that "all but kRows - 1
-    // groups done" always means "this row has landed". Pointers and ring
-    // offsets advance by addition: the loop has no multiplications left.
-    const Act *fetchFrom = args.mixed + static_cast<int64_t>(r0) * kChannels + c0;
-    const Act *const fetchEnd =
-        args.mixed + static_cast<int64_t>(t1) * kChannels;
-    uint4 *const mySlot0 = ring + threadIdx.x;
-    int fetchSlot = 0, readSlot = 0;
-    auto nextSlot = [](int slot) {
-      return slot + Config::kThreads == kRows * Config::kThreads
-                 ? 0
-                 : slot + Config::kThreads;
-    };
-    auto fetchNext = [&]() {
-      if (active && fetchFrom < fetchEnd)
-        copyAsync16(mySlot0 + fetchSlot, fetchFrom);
-      commitAsyncCopies();
-      fetchFrom += kChannels;
-      fetchSlot = nextSlot(fetchSlot);
-    };
-    // Takes the next row out of the ring and frees its slot for a new copy.
-    auto takeRow = [&]() {
-      waitAsyncCopies<kRows - 1>();
-      Vec x;
-      x.unpack(active ? mySlot0[readSlot] : make_uint4(0, 0, 0, 0));
-      readSlot = nextSlot(readSlot);
-      fetchNext(); // after the unpack: the slot's old row is in registers
-      return x;
-    };
+  // Copies run kRows rows ahead of the row being computed. One group is
+  // committed per row, empty past the range, so that "all but kRows - 1
+  // groups done" always means "this row has landed". Pointers and ring
+  // offsets advance by addition: the loop has no multiplications left.
+  const Act *fetchFrom =
+      args.mixed + static_cast<int64_t>(haloBegin) * kChannels + c0;
+  const Act *const fetchEnd =
+      args.mixed + static_cast<int64_t>(rangeEnd) * kChannels;
+  uint4 *const mySlot0 = ring + threadIdx.x;
+  int fetchSlot = 0, readSlot = 0;
+  auto nextSlot = [](int slot) {
+    return slot + Config::kThreads == kRows * Config::kThreads
+               ? 0
+               : slot + Config::kThreads;
+  };
+  auto fetchNext = [&]() {
+    if (active && fetchFrom < fetchEnd)
+      copyAsync16(mySlot0 + fetchSlot, fetchFrom);
+    commitAsyncCopies();
+    fetchFrom += kChannels;
+    fetchSlot = nextSlot(fetchSlot);
+  };
+  // Takes the next row out of the ring and frees its slot for a new copy.
+  auto takeRow = [&]() {
+    waitAsyncCopies<kRows - 1>();
+    Vec x;
+    x.unpack(active ? mySlot0[readSlot] : make_uint4(0, 0, 0, 0));
+    readSlot = nextSlot(readSlot);
+    fetchNext(); // after the unpack: the slot's old row is in registers
+    return x;
+  };
 #pragma unroll
-    for (int i = 0; i < kRows; ++i)
-      fetchNext();
+  for (int i = 0; i < kRows; ++i)
+    fetchNext();
 
-    // The halo rows r0 .. t0-1, oldest first in halo[kPhases - (t0 - r0)..].
-    Vec halo[kPhases];
+  // The kHistory rows before the next row to compute, oldest first, of
+  // whatever sequence they belong to: filled from the halo, then carried
+  // across runs and chunks.
+  Vec previous[kPhases];
 #pragma unroll
-    for (int j = 0; j < kPhases; ++j)
-      halo[j].fill(0.0f);
-    for (int32_t r = r0; r < t0; ++r) {
-      const Vec x = takeRow();
+  for (int j = 0; j < kPhases; ++j)
+    previous[j].fill(0.0f);
+  for (int32_t r = haloBegin; r < rangeBegin; ++r) {
+    const Vec x = takeRow();
 #pragma unroll
-      for (int j = 0; j + 1 < kPhases; ++j)
-        halo[j] = halo[j + 1];
-      halo[kPhases - 1] = x;
-    }
+    for (int j = 0; j + 1 < kPhases; ++j)
+      previous[j] = previous[j + 1];
+    previous[kPhases - 1] = x;
+  }
 
-    Act *outRow = out + static_cast<int64_t>(t0) * outStride;
-    // The L2 norm of each q/k head (every lane of the warp takes part in the
-    // shuffle unless the whole warp skips it), then the store.
-    auto normaliseAndStore = [&](Vec &y) {
-      if (!kNormWarpUniform || normalise) {
-        float squares = 0.0f;
+  Act *outRow = out + static_cast<int64_t>(rangeBegin) * outStride;
+  // The L2 norm of each q/k head (every lane of the warp takes part in the
+  // shuffle unless the whole warp skips it), then the store.
+  auto normaliseAndStore = [&](Vec &y) {
+    if (!kNormWarpUniform || normalise) {
+      float squares = 0.0f;
+#pragma unroll
+      for (int i = 0; i < kVec; ++i)
+        squares += y.values[i] * y.values[i];
+      const float total = groupSum<kHeadLanes>(squares);
+      if (normalise) {
+        const float scale = rsqrtf(total + Config::kNormEps);
 #pragma unroll
         for (int i = 0; i < kVec; ++i)
-          squares += y.values[i] * y.values[i];
-        const float total = groupSum<kHeadLanes>(squares);
-        if (normalise) {
-          const float scale = rsqrtf(total + Config::kNormEps);
-#pragma unroll
-          for (int i = 0; i < kVec; ++i)
-            y.values[i] *= scale;
-        }
+          y.values[i] *= scale;
       }
-      if (active)
-        y.store(outRow);
-      outRow += outStride;
-    };
+    }
+    if (active)
+      y.store(outRow);
+    outRow += outStride;
+  };
 
-    Vec window[kPhases];
-    // One row of a sequence at window phase p: tap j (oldest first) is
-    // window[(p + j) % kPhases], and the new row replaces the oldest.
-    auto convRow = [&](auto phase) {
-      constexpr int p = decltype(phase)::value;
-      const Vec x = takeRow();
-      Vec y;
+  Vec window[kPhases];
+  // One row of a sequence at window phase p: tap j (oldest first) is
+  // window[(p + j) % kPhases], and the new row replaces the oldest.
+  auto convRow = [&](auto phase) {
+    constexpr int p = decltype(phase)::value;
+    const Vec x = takeRow();
+    Vec y;
 #pragma unroll
-      for (int i = 0; i < kVec; ++i) {
-        float sum = bias[i];
+    for (int i = 0; i < kVec; ++i) {
+      float sum = bias[i];
 #pragma unroll
-        for (int j = 0; j < kHistory; ++j)
-          sum += weight[j][i] * window[(p + j) % kPhases].values[i];
-        sum += weight[kW - 1][i] * x.values[i];
-        y.values[i] = Config::kSilu ? silu(sum) : sum;
-      }
-      if (kHistory > 0)
-        window[p % kPhases] = x;
-      normaliseAndStore(y);
-    };
+      for (int j = 0; j < kHistory; ++j)
+        sum += weight[j][i] * window[(p + j) % kPhases].values[i];
+      sum += weight[kW - 1][i] * x.values[i];
+      y.values[i] = Config::kSilu ? silu(sum) : sum;
+    }
+    if (kHistory > 0)
+      window[p % kPhases] = x;
+    normaliseAndStore(y);
+  };
 
-    // The tile, one run of rows of one sequence (or one padding row) at a
-    // time: the sequence checks happen once per run, not per row.
-    int32_t r = t0;
-    while (r < t1) {
-      const int32_t seq = tileSeq[r - r0];
+  // The range in chunks of kTokensPerBlock rows (the size of the row table),
+  // each chunk one run of rows of one sequence (or one padding row) at a
+  // time: the sequence checks happen once per run, not per row.
+  for (int32_t chunkBegin = rangeBegin; chunkBegin < rangeEnd;
+       chunkBegin += Config::kTokensPerBlock) {
+    const int32_t chunkEnd = min(chunkBegin + Config::kTokensPerBlock, rangeEnd);
+    __syncthreads(); // every thread is done with the previous chunk's table
+    for (int32_t i = threadIdx.x; i < chunkEnd - chunkBegin;
+         i += Config::kThreads)
+      chunkSeq[i] = invalid ? -1 : args.workspace.tokenSeq[chunkBegin + i];
+    __syncthreads();
+
+    int32_t r = chunkBegin;
+    while (r < chunkEnd) {
+      const int32_t seq = chunkSeq[r - chunkBegin];
       if (seq < 0) {
         takeRow();
         Vec y;
@@ -253,16 +262,15 @@ __global__ void __launch_bounds__(Config::kThreads)
       }
       const int32_t seqBegin = packing.begin(seq);
       const int32_t seqEnd = seqBegin + packing.length(seq);
-      const int32_t runEnd = min(seqEnd, t1);
-      // The taps before the run's first row: rows of the sequence (only
-      // when it entered before this tile: they are the halo rows), else
-      // the sequence's initial conv state (column kHistory + row - begin),
-      // else zeros.
+      const int32_t runEnd = min(seqEnd, chunkEnd);
+      // The taps before the run's first row: rows of the sequence (when it
+      // started before this run), else its initial conv state (column
+      // kHistory + row - begin), else zeros.
 #pragma unroll
       for (int j = 0; j < kHistory; ++j) {
         const int32_t tapRow = r - kHistory + j;
         if (tapRow >= seqBegin) {
-          window[j] = halo[j];
+          window[j] = previous[j];
         } else if (Config::kHasInitialState && active) {
           const int column = kHistory + (tapRow - seqBegin);
 #pragma unroll
@@ -283,34 +291,36 @@ __global__ void __launch_bounds__(Config::kThreads)
           convRow(phase);
       });
       r = runEnd;
-      // The run ended its sequence: the window holds the final conv state,
-      // oldest tap at the phase the next row would have had.
+      // Back to oldest-first order: the oldest tap sits at the phase the
+      // next row would have had.
+      const int nextPhase = (runEnd - runBegin) % kPhases;
+      staticFor<kPhases>([&](auto phase) {
+        constexpr int p = decltype(phase)::value;
+        if (nextPhase == p) {
+#pragma unroll
+          for (int j = 0; j < kPhases; ++j)
+            previous[j] = window[(p + j) % kPhases];
+        }
+      });
+      // The run ended its sequence: these taps are its final conv state.
       if (Config::kHasFinalState && active && runEnd == seqEnd) {
-        const int nextPhase = (runEnd - runBegin) % kPhases;
-        staticFor<kPhases>([&](auto phase) {
-          constexpr int p = decltype(phase)::value;
-          if (nextPhase != p)
-            return;
 #pragma unroll
-          for (int j = 0; j < kHistory; ++j)
+        for (int j = 0; j < kHistory; ++j)
 #pragma unroll
-            for (int i = 0; i < kVec; ++i)
-              args.finalState[(static_cast<int64_t>(seq) * kChannels + c0 +
-                               i) *
-                                  kHistory +
-                              j] =
-                  Element<typename Config::ConvState>::store(
-                      window[(p + j) % kPhases].values[i]);
-        });
+          for (int i = 0; i < kVec; ++i)
+            args.finalState[(static_cast<int64_t>(seq) * kChannels + c0 + i) *
+                                kHistory +
+                            j] =
+                Element<typename Config::ConvState>::store(
+                    previous[j].values[i]);
       }
     }
-    waitAsyncCopies<0>();
 
-    // Gates for this block's tokens, shared out over the channel blocks.
-    const int32_t gateCount = (t1 - t0) * Config::kValueHeads;
+    // Gates for this chunk's tokens, shared out over the channel blocks.
+    const int32_t gateCount = (chunkEnd - chunkBegin) * Config::kValueHeads;
     for (int32_t e = blockIdx.x * Config::kThreads + threadIdx.x; e < gateCount;
          e += gridDim.x * Config::kThreads) {
-      const int32_t t = t0 + e / Config::kValueHeads;
+      const int32_t t = chunkBegin + e / Config::kValueHeads;
       const int32_t h = e % Config::kValueHeads;
       const int64_t at = static_cast<int64_t>(t) * Config::kValueHeads + h;
       if (invalid) {
@@ -323,8 +333,8 @@ __global__ void __launch_bounds__(Config::kThreads)
                    softplus(a + loadScalar(args.dtBias + h));
       args.beta[at] = (Config::kNegEigval ? 2.0f : 1.0f) * sigmoid(b);
     }
-    __syncthreads(); // the next tile reuses tileSeq
   }
+  waitAsyncCopies<0>();
 
   // Sequences whose final conv state no token writes: zero-length ones get
   // their initial state (or zeros); with invalid metadata every one is NaN.
@@ -347,28 +357,17 @@ __global__ void __launch_bounds__(Config::kThreads)
   }
 }
 
-/// Grid of the prologue: channel blocks x token tiles.
-template <class Config> inline dim3 prologueGrid(int32_t tokens) {
-  constexpr int kVec = Vector16<typename Config::Activation>::kWidth;
-  constexpr int kChannels = 2 * Config::kKeyHeads * Config::kHeadDimK +
-                            Config::kValueHeads * Config::kHeadDimV;
-  const int channelBlocks =
-      (kChannels / kVec + Config::kThreads - 1) / Config::kThreads;
-  const int64_t tiles =
-      (static_cast<int64_t>(tokens) + Config::kTokensPerBlock - 1) /
-      Config::kTokensPerBlock;
-  // The kernel loops over tiles beyond the y limit.
-  const unsigned tokenBlocks =
-      static_cast<unsigned>(tiles < 1 ? 1 : (tiles > 65535 ? 65535 : tiles));
-  return dim3(channelBlocks, tokenBlocks);
-}
-
-/// Launches the prologue on `stream`, opting in to more than the default
-/// 48 KiB of dynamic shared memory when the tile needs it (the verifier
-/// bounds it by what Hopper allows; an older GPU reports the launch error).
+/// Launches the prologue on `stream`: channel blocks x row blocks, with as
+/// many row blocks as are resident on the device at once (at most one per
+/// kTokensPerBlock rows), and more than the default 48 KiB of dynamic shared
+/// memory when the tile needs it (the verifier bounds it by what Hopper
+/// allows; an older GPU reports the launch error).
 template <class Config>
 inline cudaError_t launchPrologue(const PrologueArgs<Config> &args,
                                   cudaStream_t stream) {
+  constexpr int kVec = Vector16<typename Config::Activation>::kWidth;
+  constexpr int kChannels = 2 * Config::kKeyHeads * Config::kHeadDimK +
+                            Config::kValueHeads * Config::kHeadDimV;
   constexpr size_t bytes = prologueSharedBytes<Config>();
   if (bytes > 48 * 1024) {
     cudaError_t error = cudaFuncSetAttribute(
@@ -377,9 +376,28 @@ inline cudaError_t launchPrologue(const PrologueArgs<Config> &args,
     if (error != cudaSuccess)
       return error;
   }
+  int device = 0, processors = 0, perProcessor = 0;
+  cudaError_t error = cudaGetDevice(&device);
+  if (error == cudaSuccess)
+    error = cudaDeviceGetAttribute(&processors,
+                                   cudaDevAttrMultiProcessorCount, device);
+  if (error == cudaSuccess)
+    error = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &perProcessor, prologueKernel<Config>, Config::kThreads, bytes);
+  if (error != cudaSuccess)
+    return error;
+  const int channelBlocks =
+      (kChannels / kVec + Config::kThreads - 1) / Config::kThreads;
+  const int64_t tokens = args.packing.bufferTokens;
+  const int64_t chunks =
+      (tokens + Config::kTokensPerBlock - 1) / Config::kTokensPerBlock;
+  int64_t rowBlocks =
+      static_cast<int64_t>(processors) * perProcessor / channelBlocks;
+  rowBlocks = rowBlocks < 1 ? 1 : rowBlocks;
+  rowBlocks = chunks < rowBlocks ? (chunks < 1 ? 1 : chunks) : rowBlocks;
   prologueKernel<Config>
-      <<<prologueGrid<Config>(args.packing.bufferTokens), Config::kThreads,
-         bytes, stream>>>(args);
+      <<<dim3(channelBlocks, static_cast<unsigned>(rowBlocks)),
+         Config::kThreads, bytes, stream>>>(args);
   return cudaGetLastError();
 }
 
