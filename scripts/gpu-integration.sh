@@ -21,8 +21,11 @@ status=0
 
 # Builds every case and variant at once (nvcc is the slow part of a run;
 # the GPU machine has cores to spare), then checks them one by one.
+# A case or variant directory may carry its own device headers under
+# include/ (a kernel experiment), found before runtime/include.
 build() { # dir exe
-  "$nvcc" "${flags[@]}" -I "$1" -DGDN_FN="$(cat "$1/function")" -DGDN_HEADER="\"kernels.h\"" \
+  local own=(); [ -d "$1/include" ] && own=(-I "$1/include")
+  "$nvcc" "${own[@]}" "${flags[@]}" -I "$1" -DGDN_FN="$(cat "$1/function")" -DGDN_HEADER="\"kernels.h\"" \
     "$1/kernels.cu" "$root/test/Integration/harness/run_function.cu" -o "$2" >"$2.build.log" 2>&1
 }
 for dir in "$cases"/*/ "$cases"/../variants/*/; do

@@ -30,6 +30,8 @@
 
 #include <math.h>
 
+#include <atomic>
+
 namespace gdn {
 namespace device {
 
@@ -369,30 +371,42 @@ inline cudaError_t launchPrologue(const PrologueArgs<Config> &args,
   constexpr int kChannels = 2 * Config::kKeyHeads * Config::kHeadDimK +
                             Config::kValueHeads * Config::kHeadDimV;
   constexpr size_t bytes = prologueSharedBytes<Config>();
-  if (bytes > 48 * 1024) {
-    cudaError_t error = cudaFuncSetAttribute(
-        prologueKernel<Config>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-        static_cast<int>(bytes));
-    if (error != cudaSuccess)
-      return error;
-  }
-  int device = 0, processors = 0, perProcessor = 0;
+  // Resident blocks per device, found once (with the shared-memory opt-in,
+  // which holds per device): the queries cost microseconds of host time,
+  // which would delay every launch.
+  constexpr int kMaxDevices = 64;
+  static std::atomic<int> residentBlocks[kMaxDevices];
+  int device = 0;
   cudaError_t error = cudaGetDevice(&device);
-  if (error == cudaSuccess)
-    error = cudaDeviceGetAttribute(&processors,
-                                   cudaDevAttrMultiProcessorCount, device);
-  if (error == cudaSuccess)
-    error = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &perProcessor, prologueKernel<Config>, Config::kThreads, bytes);
   if (error != cudaSuccess)
     return error;
+  int resident = device < kMaxDevices ? residentBlocks[device].load() : 0;
+  if (resident == 0) {
+    if (bytes > 48 * 1024) {
+      error = cudaFuncSetAttribute(prologueKernel<Config>,
+                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   static_cast<int>(bytes));
+      if (error != cudaSuccess)
+        return error;
+    }
+    int processors = 0, perProcessor = 0;
+    error = cudaDeviceGetAttribute(&processors,
+                                   cudaDevAttrMultiProcessorCount, device);
+    if (error == cudaSuccess)
+      error = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+          &perProcessor, prologueKernel<Config>, Config::kThreads, bytes);
+    if (error != cudaSuccess)
+      return error;
+    resident = processors * perProcessor;
+    if (device < kMaxDevices)
+      residentBlocks[device].store(resident);
+  }
   const int channelBlocks =
       (kChannels / kVec + Config::kThreads - 1) / Config::kThreads;
   const int64_t tokens = args.packing.bufferTokens;
   const int64_t chunks =
       (tokens + Config::kTokensPerBlock - 1) / Config::kTokensPerBlock;
-  int64_t rowBlocks =
-      static_cast<int64_t>(processors) * perProcessor / channelBlocks;
+  int64_t rowBlocks = resident / channelBlocks;
   rowBlocks = rowBlocks < 1 ? 1 : rowBlocks;
   rowBlocks = chunks < rowBlocks ? (chunks < 1 ? 1 : chunks) : rowBlocks;
   prologueKernel<Config>
