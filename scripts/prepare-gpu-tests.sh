@@ -26,7 +26,8 @@ cases=(
   "prologue_states_padded|prologue_states_padded|--seqlens=0,1,63,64,65,7 --slots=8,8,64,72,72,8 --seed=3|"
   "prologue_states_long|prologue_states_padded|--seqlens=1000,3 --slots=1000,8 --seed=2|"
   "epilogue_gqa16x32|epilogue_gqa16x32|--seqlens=150 --seed=4|"
-  # A sequence starting 2 rows before a 128-row chunk boundary.
+  # A sequence starting 2 rows before row 128 (a chunk boundary for 32- to
+  # 128-row chunks), after a long one that range boundaries fall inside.
   "prologue_states_tile_edge|prologue_states_padded|--seqlens=126,5,200,1 --slots=126,5,200,1 --seed=5|"
   "prologue_final_state|prologue_final_state|--seqlens=0,1,2,3,130,64 --seed=6|"
   # 4-row chunks over 4000 rows: more chunks than the GPU holds blocks, so

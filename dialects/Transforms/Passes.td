@@ -56,7 +56,7 @@ def GdnFuse : Pass<"gdn-fuse"> {
   let options = [
     Option<"threads", "threads", "int64_t", /*default=*/"256",
            "Threads per block of the generated kernels">,
-    Option<"tokensPerBlock", "tokens-per-block", "int64_t", /*default=*/"128",
+    Option<"tokensPerBlock", "tokens-per-block", "int64_t", /*default=*/"32",
            "Rows per chunk of a prologue block (its row table), and the "
            "fewest rows a block is given">,
     Option<"rowsInFlight", "rows-in-flight", "int64_t", /*default=*/"8",

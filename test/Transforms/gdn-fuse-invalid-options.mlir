@@ -7,7 +7,7 @@
 // The limits themselves are accepted.
 // RUN: gdn-opt %s --gdn-fuse="threads=1024 tokens-per-block=1024 rows-in-flight=16" | FileCheck %s --check-prefix=LIMITS
 
-// THREADS: error: gdn-fuse: threads (100) must be a positive multiple of 32 up to 1024, tokens-per-block (128) in [1, 1024] and rows-in-flight (8) in [1, 16]
+// THREADS: error: gdn-fuse: threads (100) must be a positive multiple of 32 up to 1024, tokens-per-block (32) in [1, 1024] and rows-in-flight (8) in [1, 16]
 // THREADS-MAX: error: gdn-fuse: threads (2048) must be
 // TOKENS: error: gdn-fuse: {{.*}}tokens-per-block (4096) in [1, 1024]
 // UNROLL: error: gdn-fuse: {{.*}}rows-in-flight (0) in [1, 16]

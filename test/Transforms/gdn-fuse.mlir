@@ -24,7 +24,7 @@
 // CHECK-LABEL: func.func @qwen3_next_prologue
 // CHECK-SAME: (%[[MIXED:[^:]+]]: tensor<8192x8192xbf16>, %[[CONV:[^:]+]]: tensor<8192x4xbf16>, %[[A:[^:]+]]: tensor<8192x32xbf16>, %[[B:[^:]+]]: tensor<8192x32xbf16>, %[[ALOG:[^:]+]]: tensor<32xf32>, %[[DTB:[^:]+]]: tensor<32xf32>, %[[P:[^:]+]]: !gdn.packing
 // CHECK-NEXT: %[[Q:[^ ,]+]], %[[K:[^ ,]+]], %[[V:[^ ,]+]], %[[G:[^ ,]+]], %[[BETA:[^ ,]+]] = gdn_kernel.prologue %[[MIXED]], %[[CONV]], %[[A]], %[[B]], %[[ALOG]], %[[DTB]], %[[P]]
-// CHECK-SAME: {activation = #gdn.act<silu>, allow_neg_eigval = false, conv_width = 4 : i64, head_dim_k = 128 : i64, head_dim_v = 128 : i64, key_heads = 16 : i64, l2norm_eps = 9.9999999999999995E-7 : f64, rows_in_flight = 8 : i64, threads = 256 : i64, tokens_per_block = 128 : i64, value_heads = 32 : i64}
+// CHECK-SAME: {activation = #gdn.act<silu>, allow_neg_eigval = false, conv_width = 4 : i64, head_dim_k = 128 : i64, head_dim_v = 128 : i64, key_heads = 16 : i64, l2norm_eps = 9.9999999999999995E-7 : f64, rows_in_flight = 8 : i64, threads = 256 : i64, tokens_per_block = 32 : i64, value_heads = 32 : i64}
 // CHECK-SAME: : (tensor<8192x8192xbf16>, tensor<8192x4xbf16>, tensor<8192x32xbf16>, tensor<8192x32xbf16>, tensor<32xf32>, tensor<32xf32>, !gdn.packing<seqs = 4, tokens = 8192, max_len = 4096>)
 // CHECK-SAME: -> (tensor<8192x16x128xbf16>, tensor<8192x16x128xbf16>, tensor<8192x32x128xbf16>, tensor<8192x32xf32>, tensor<8192x32xf32>)
 // CHECK-NEXT: %[[O:[^ ,]+]], %{{[^ ,]+}} = gdn.delta_rule %[[Q]], %[[K]], %[[V]], %[[G]], %[[BETA]], %[[P]] :
@@ -58,7 +58,7 @@ func.func @qwen3_next_prologue(%mixed: tensor<8192x8192xbf16>, %conv: tensor<819
 // CHECK-LABEL: func.func @gqa_states_padded
 // CHECK-SAME: (%[[MIXED:[^:]+]]: tensor<?x384xbf16>, %[[CONV:[^:]+]]: tensor<384x4xbf16>, %[[BIAS:[^:]+]]: tensor<384xbf16>, %[[H0:[^:]+]]: tensor<?x384x3xbf16>, %[[A:[^:]+]]: tensor<?x4xbf16>, %[[B:[^:]+]]: tensor<?x4xbf16>, %[[ALOG:[^:]+]]: tensor<4xf32>, %[[DTB:[^:]+]]: tensor<4xf32>, %[[P:[^:]+]]: !gdn.packing
 // CHECK-NEXT: %[[Q:[^ ,]+]], %[[K:[^ ,]+]], %[[V:[^ ,]+]], %[[G:[^ ,]+]], %[[BETA:[^ ,]+]], %[[HT:[^ ,]+]] = gdn_kernel.prologue %[[MIXED]], %[[CONV]], %[[A]], %[[B]], %[[ALOG]], %[[DTB]], %[[P]] bias(%[[BIAS]]) initial_state(%[[H0]])
-// CHECK-SAME: {activation = #gdn.act<silu>, allow_neg_eigval = true, conv_width = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, key_heads = 2 : i64, l2norm_eps = 1.000000e-05 : f64, rows_in_flight = 8 : i64, threads = 256 : i64, tokens_per_block = 128 : i64, value_heads = 4 : i64}
+// CHECK-SAME: {activation = #gdn.act<silu>, allow_neg_eigval = true, conv_width = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, key_heads = 2 : i64, l2norm_eps = 1.000000e-05 : f64, rows_in_flight = 8 : i64, threads = 256 : i64, tokens_per_block = 32 : i64, value_heads = 4 : i64}
 // CHECK-SAME: : (tensor<?x384xbf16>, tensor<384x4xbf16>, tensor<384xbf16>, tensor<?x384x3xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?, padded>)
 // CHECK-SAME: -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x384x3xbf16>)
 // CHECK-NEXT: %[[O:[^ ,]+]], %{{[^ ,]+}} = gdn.delta_rule %[[Q]], %[[K]], %[[V]], %[[G]], %[[BETA]], %[[P]] :

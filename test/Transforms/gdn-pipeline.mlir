@@ -14,7 +14,7 @@
 // CHECK-NEXT: %[[BA:[^ ]+]] = gdn.linear %[[X]], %[[WBA]]
 // CHECK-NEXT: %[[MIXED:[^ ,]+]], %[[Z:[^ ,]+]], %[[B:[^ ,]+]], %[[A:[^ ,]+]] = gdn.split_qkvz %[[QKVZ]], %[[BA]]
 // CHECK-NEXT: %[[Q:[^ ,]+]], %[[K:[^ ,]+]], %[[V:[^ ,]+]], %[[G:[^ ,]+]], %[[BETA:[^ ,]+]] = gdn_kernel.prologue %[[MIXED]], %[[CONV]], %[[A]], %[[B]], %[[ALOG]], %[[DTB]], %[[P]]
-// CHECK-SAME: {activation = #gdn.act<silu>, allow_neg_eigval = false, conv_width = 4 : i64, head_dim_k = 8 : i64, head_dim_v = 8 : i64, key_heads = 2 : i64, l2norm_eps = 9.9999999999999995E-7 : f64, rows_in_flight = 8 : i64, threads = 256 : i64, tokens_per_block = 128 : i64, value_heads = 4 : i64}
+// CHECK-SAME: {activation = #gdn.act<silu>, allow_neg_eigval = false, conv_width = 4 : i64, head_dim_k = 8 : i64, head_dim_v = 8 : i64, key_heads = 2 : i64, l2norm_eps = 9.9999999999999995E-7 : f64, rows_in_flight = 8 : i64, threads = 256 : i64, tokens_per_block = 32 : i64, value_heads = 4 : i64}
 // CHECK-SAME: -> (tensor<16x2x8xf32>, tensor<16x2x8xf32>, tensor<16x4x8xf32>, tensor<16x4xf32>, tensor<16x4xf32>)
 // CHECK-NEXT: %[[O:[^ ,]+]], %{{[^ ,]+}} = gdn.delta_rule %[[Q]], %[[K]], %[[V]], %[[G]], %[[BETA]], %[[P]]
 // CHECK-NEXT: %[[NORMED:[^ ]+]] = gdn_kernel.gated_rmsnorm %[[O]], %[[Z]], %[[NORM]] {eps = 9.9999999999999995E-7 : f64, threads = 256 : i64}

@@ -120,7 +120,7 @@ static void printPrologueConfig(kernel::PrologueOp op, const KernelContext &k,
      << ", value heads " << op.getValueHeads() << " x " << op.getHeadDimV()
      << ", l2norm eps " << op.getL2normEps().convertToDouble() << "\n"
      << "//   tile: " << op.getThreads() << " threads x 16-byte channel "
-     << "slices, " << op.getTokensPerBlock() << " tokens per block, "
+     << "slices, " << op.getTokensPerBlock() << "-row chunks, "
      << op.getRowsInFlight() << " rows in flight per thread\n"
      << "//   bias " << (op.getConvBias() ? "yes" : "no") << ", initial conv "
      << "state " << (op.getConvInitialState() ? "yes" : "no")

@@ -22,7 +22,7 @@
 // CHECK-NEXT: //   fuses gdn.causal_conv1d + gdn.split_qkv + gdn.l2norm (q, k) + gdn.gates
 // CHECK-NEXT: //   activations bf16, 8192 conv channels, conv width 4 (silu)
 // CHECK-NEXT: //   key heads 16 x 128, value heads 32 x 128, l2norm eps 1.000000e-06
-// CHECK-NEXT: //   tile: 256 threads x 16-byte channel slices, 128 tokens per block, 8 rows in flight per thread
+// CHECK-NEXT: //   tile: 256 threads x 16-byte channel slices, 32-row chunks, 8 rows in flight per thread
 // CHECK-NEXT: //   bias no, initial conv state no, final conv state no, beta sigmoid
 // CHECK-NEXT: struct gdn_qwen3_next_k0_prologue_config {
 // CHECK-NEXT:   using Activation = __nv_bfloat16;
@@ -36,7 +36,7 @@
 // CHECK-NEXT:   static constexpr int kHeadDimV = 128;
 // CHECK-NEXT:   static constexpr int kConvWidth = 4;
 // CHECK-NEXT:   static constexpr int kThreads = 256;
-// CHECK-NEXT:   static constexpr int kTokensPerBlock = 128;
+// CHECK-NEXT:   static constexpr int kTokensPerBlock = 32;
 // CHECK-NEXT:   static constexpr int kRowsInFlight = 8;
 // CHECK-NEXT:   static constexpr bool kSilu = true;
 // CHECK-NEXT:   static constexpr bool kHasBias = false;
@@ -143,7 +143,7 @@
 // CHECK:   if (int error = gdn::device::describePackingStatus(
 
 // TILE-LABEL: // @qwen3_next: 1 kernel(s)
-// TILE: //   tile: 128 threads x 16-byte channel slices, 64 tokens per block, 4 rows in flight per thread
+// TILE: //   tile: 128 threads x 16-byte channel slices, 64-row chunks, 4 rows in flight per thread
 // TILE: struct gdn_qwen3_next_k0_prologue_config {
 // TILE:   static constexpr int kThreads = 128;
 // TILE-NEXT:   static constexpr int kTokensPerBlock = 64;
@@ -183,7 +183,7 @@ func.func @qwen3_next(%mixed: tensor<8192x8192xbf16>, %conv: tensor<8192x4xbf16>
 // CHECK-NEXT: //   fuses gdn.causal_conv1d + gdn.split_qkv + gdn.l2norm (q, k) + gdn.gates
 // CHECK-NEXT: //   activations f16, 384 conv channels, conv width 4 (silu)
 // CHECK-NEXT: //   key heads 2 x 64, value heads 4 x 32, l2norm eps 1.000000e-05
-// CHECK-NEXT: //   tile: 256 threads x 16-byte channel slices, 128 tokens per block, 8 rows in flight per thread
+// CHECK-NEXT: //   tile: 256 threads x 16-byte channel slices, 32-row chunks, 8 rows in flight per thread
 // CHECK-NEXT: //   bias yes, initial conv state yes, final conv state yes, beta 2 * sigmoid
 // CHECK-NEXT: struct gdn_states_padded_k0_prologue_config {
 // CHECK-NEXT:   using Activation = __half;
