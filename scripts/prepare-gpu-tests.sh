@@ -30,6 +30,9 @@ cases=(
   # 128-row chunks), after a long one that range boundaries fall inside.
   "prologue_states_tile_edge|prologue_states_padded|--seqlens=126,5,200,1 --slots=126,5,200,1 --seed=5|"
   "prologue_final_state|prologue_final_state|--seqlens=0,1,2,3,130,64 --seed=6|"
+  # Conv widths 3 and 2: the window's other unrolls and tails.
+  "prologue_width3|prologue_width3|--seqlens=0,1,2,3,63,64,65,7 --slots=8,8,8,8,64,72,72,8 --seed=8|"
+  "prologue_width2|prologue_width2|--seqlens=0,1,2,3,130,64 --seed=9|"
   # 4-row chunks over 4000 rows: more chunks than the GPU holds blocks, so
   # every row block walks several chunks and carries its conv window (and
   # its sequences' states) across chunk and range boundaries.
@@ -55,7 +58,8 @@ done
 
 # Tile variants of the gqa16x32 prologue, for the benchmark (each is also
 # checked on the first case's inputs): threads, tokens per block, rows in flight.
-variants="${GDN_PROLOGUE_VARIANTS:-256,128,8 128,128,8 256,128,6 256,32,8 128,128,12}"
+rm -rf "$out/../variants"
+variants="${GDN_PROLOGUE_VARIANTS:-256,32,8 256,128,8 128,128,8}"
 for variant in $variants; do
   IFS=, read -r threads tokens rows <<<"$variant"
   dir="$out/../variants/t${threads}_b${tokens}_r${rows}"

@@ -55,7 +55,8 @@ def GdnKernel_PrologueOp : GdnKernel_Op<"prologue",
     owns 16 bytes of channels; the grid is persistent, and each row block
     walks one balanced range of rows (plus `conv_width - 1` halo rows) in
     chunks of `tokens_per_block` rows (the size of its row -> sequence
-    table; no block gets fewer rows than that); each thread keeps
+    table; there is at most one row block per `tokens_per_block` rows);
+    each thread keeps
     `rows_in_flight` rows in flight through asynchronous copies into shared
     memory. The verifier checks that the block's shared memory (the ring of
     rows and the row table) fits Hopper's 227 KiB.

@@ -94,6 +94,18 @@ struct GdnFusePass : public mlir::gdn::impl::GdnFuseBase<GdnFusePass> {
           << static_cast<int64_t>(rowsInFlight) << ") in [1, 16]";
       return signalPassFailure();
     }
+    const int64_t sharedBytes =
+        kernel::getPrologueSharedBytes(threads, rowsInFlight, tokensPerBlock);
+    if (sharedBytes > kernel::kMaxSharedBytesPerBlock) {
+      emitError(getOperation()->getLoc())
+          << "gdn-fuse: threads (" << static_cast<int64_t>(threads)
+          << ") x rows-in-flight (" << static_cast<int64_t>(rowsInFlight)
+          << ") needs " << sharedBytes
+          << " bytes of shared memory per prologue block, above "
+          << kernel::kMaxSharedBytesPerBlock
+          << "; use fewer threads or rows in flight";
+      return signalPassFailure();
+    }
     IRRewriter rewriter(&getContext());
     SmallVector<DeltaRuleOp> deltas;
     getOperation()->walk([&](DeltaRuleOp op) { deltas.push_back(op); });

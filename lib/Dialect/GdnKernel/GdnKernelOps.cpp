@@ -40,6 +40,12 @@ int64_t mlir::gdn::kernel::getLanesPerHead(int64_t headDim, Type elementType) {
   return headDim / perVector;
 }
 
+int64_t mlir::gdn::kernel::getPrologueSharedBytes(int64_t threads,
+                                                  int64_t rowsInFlight,
+                                                  int64_t tokensPerBlock) {
+  return threads * rowsInFlight * 16 + tokensPerBlock * 4;
+}
+
 /// Checks that `type` has `shape` (dynamic entries of either side match).
 static LogicalResult expectShape(Operation *op, Value value, StringRef name,
                                  ArrayRef<int64_t> shape) {
@@ -153,19 +159,15 @@ LogicalResult kernel::PrologueOp::verify() {
   if (failed(checkLaneGroup(*this, headDimK, element, "a key head")) ||
       failed(checkThreads(*this, getThreads())))
     return failure();
-  // Shared memory of a block, as prologueSharedBytes() computes it: the
-  // ring of rows in flight (16 bytes per thread and row) and the chunk's row
-  // table must fit the 227 KiB a Hopper block can opt in to.
-  constexpr int64_t kMaxSharedBytes = 227 * 1024;
-  const int64_t sharedBytes =
-      getThreads() * getRowsInFlight() * 16 + getTokensPerBlock() * 4;
-  if (sharedBytes > kMaxSharedBytes)
+  const int64_t sharedBytes = getPrologueSharedBytes(
+      getThreads(), getRowsInFlight(), getTokensPerBlock());
+  if (sharedBytes > kMaxSharedBytesPerBlock)
     return emitOpError() << "threads = " << getThreads()
                          << " with rows_in_flight = " << getRowsInFlight()
                          << " and tokens_per_block = " << getTokensPerBlock()
                          << " needs " << sharedBytes
                          << " bytes of shared memory, above "
-                         << kMaxSharedBytes
+                         << kMaxSharedBytesPerBlock
                          << "; use fewer threads or rows in flight";
   if (getRowsInFlight() > 16 || getTokensPerBlock() > 1024)
     return emitOpError() << "rows_in_flight (" << getRowsInFlight()

@@ -23,6 +23,15 @@ int64_t getElementBytes(Type type);
 /// each lane holds 16 bytes; 0 when the head does not fill whole vectors.
 int64_t getLanesPerHead(int64_t headDim, Type elementType);
 
+/// Shared memory of one prologue block, as the device header's
+/// prologueSharedBytes() computes it: the ring of rows in flight (16 bytes
+/// per thread and row) and the chunk's row table (4 bytes per row).
+int64_t getPrologueSharedBytes(int64_t threads, int64_t rowsInFlight,
+                               int64_t tokensPerBlock);
+
+/// The most shared memory a block can opt in to on Hopper (227 KiB).
+constexpr int64_t kMaxSharedBytesPerBlock = 227 * 1024;
+
 } // namespace mlir::gdn::kernel
 
 #endif // GDN_DIALECT_GDNKERNEL_GDNKERNELDIALECT_H

@@ -65,10 +65,8 @@ __global__ void __launch_bounds__(Config::kThreads)
   constexpr int kVec = Vec::kWidth;
   constexpr int kW = Config::kConvWidth;
   constexpr int kHistory = kW - 1;
-  // The window rotates instead of shifting: at phase p, tap j (oldest first)
-  // sits in window[(p + j) % kHistory], and the new row replaces the oldest.
-  // Walking kPhases rows per unrolled step makes every index a constant, so
-  // the rotation costs no register moves.
+  // The conv window rotates instead of shifting (see convRow); kPhases rows
+  // per unrolled step make every window index a constant.
   constexpr int kPhases = kHistory > 0 ? kHistory : 1;
   constexpr int kRows = Config::kRowsInFlight;
   constexpr int kHeadLanes = Config::kHeadDimK / kVec;
@@ -183,7 +181,8 @@ __global__ void __launch_bounds__(Config::kThreads)
 
   // The kHistory rows before the next row to compute, oldest first, of
   // whatever sequence they belong to: filled from the halo, then carried
-  // across runs and chunks.
+  // across runs and chunks. Padding rows do not update it: after padding the
+  // next row always starts a sequence, which never reads it.
   Vec previous[kPhases];
 #pragma unroll
   for (int j = 0; j < kPhases; ++j)
@@ -220,7 +219,8 @@ __global__ void __launch_bounds__(Config::kThreads)
 
   Vec window[kPhases];
   // One row of a sequence at window phase p: tap j (oldest first) is
-  // window[(p + j) % kPhases], and the new row replaces the oldest.
+  // window[(p + j) % kPhases], and the new row replaces the oldest, so
+  // walking kPhases rows brings the window back to phase 0 with no moves.
   auto convRow = [&](auto phase) {
     constexpr int p = decltype(phase)::value;
     const Vec x = takeRow();
@@ -234,7 +234,7 @@ __global__ void __launch_bounds__(Config::kThreads)
       sum += weight[kW - 1][i] * x.values[i];
       y.values[i] = Config::kSilu ? silu(sum) : sum;
     }
-    if (kHistory > 0)
+    if constexpr (kHistory > 0)
       window[p % kPhases] = x;
     normaliseAndStore(y);
   };
@@ -242,9 +242,13 @@ __global__ void __launch_bounds__(Config::kThreads)
   // The range in chunks of kTokensPerBlock rows (the size of the row table),
   // each chunk one run of rows of one sequence (or one padding row) at a
   // time: the sequence checks happen once per run, not per row.
-  for (int32_t chunkBegin = rangeBegin; chunkBegin < rangeEnd;
-       chunkBegin += Config::kTokensPerBlock) {
-    const int32_t chunkEnd = min(chunkBegin + Config::kTokensPerBlock, rangeEnd);
+  // (64-bit chunk positions: a range may end within a chunk of INT32_MAX.)
+  for (int64_t chunkStart = rangeBegin; chunkStart < rangeEnd;
+       chunkStart += Config::kTokensPerBlock) {
+    const int32_t chunkBegin = static_cast<int32_t>(chunkStart);
+    const int32_t chunkEnd = static_cast<int32_t>(
+        min(chunkStart + Config::kTokensPerBlock,
+            static_cast<int64_t>(rangeEnd)));
     __syncthreads(); // every thread is done with the previous chunk's table
     for (int32_t i = threadIdx.x; i < chunkEnd - chunkBegin;
          i += Config::kThreads)
@@ -293,18 +297,21 @@ __global__ void __launch_bounds__(Config::kThreads)
           convRow(phase);
       });
       r = runEnd;
-      // Back to oldest-first order: the oldest tap sits at the phase the
-      // next row would have had.
-      const int nextPhase = (runEnd - runBegin) % kPhases;
-      staticFor<kPhases>([&](auto phase) {
-        constexpr int p = decltype(phase)::value;
-        if (nextPhase == p) {
+      if constexpr (kHistory > 0) {
+        // Back to oldest-first order: the oldest tap sits at the phase the
+        // next row would have had.
+        const int nextPhase = (runEnd - runBegin) % kPhases;
+        staticFor<kPhases>([&](auto phase) {
+          constexpr int p = decltype(phase)::value;
+          if (nextPhase == p) {
 #pragma unroll
-          for (int j = 0; j < kPhases; ++j)
-            previous[j] = window[(p + j) % kPhases];
-        }
-      });
-      // The run ended its sequence: these taps are its final conv state.
+            for (int j = 0; j < kPhases; ++j)
+              previous[j] = window[(p + j) % kPhases];
+          }
+        });
+      }
+      // The run ended its sequence: these taps are its final conv state
+      // (a width-1 conv has none: the verifier rejects it).
       if (Config::kHasFinalState && active && runEnd == seqEnd) {
 #pragma unroll
         for (int j = 0; j < kHistory; ++j)
@@ -363,7 +370,8 @@ __global__ void __launch_bounds__(Config::kThreads)
 /// many row blocks as are resident on the device at once (at most one per
 /// kTokensPerBlock rows), and more than the default 48 KiB of dynamic shared
 /// memory when the tile needs it (the verifier bounds it by what Hopper
-/// allows; an older GPU reports the launch error).
+/// allows; on a GPU that allows less, cudaFuncSetAttribute's error is
+/// returned).
 template <class Config>
 inline cudaError_t launchPrologue(const PrologueArgs<Config> &args,
                                   cudaStream_t stream) {
@@ -371,9 +379,16 @@ inline cudaError_t launchPrologue(const PrologueArgs<Config> &args,
   constexpr int kChannels = 2 * Config::kKeyHeads * Config::kHeadDimK +
                             Config::kValueHeads * Config::kHeadDimV;
   constexpr size_t bytes = prologueSharedBytes<Config>();
-  // Resident blocks per device, found once (with the shared-memory opt-in,
-  // which holds per device): the queries cost microseconds of host time,
-  // which would delay every launch.
+  // The opt-in is set on every launch (a cheap attribute write that a
+  // cudaDeviceReset would undo); the resident block count is found once per
+  // device, since the occupancy query costs microseconds of host time.
+  if (bytes > 48 * 1024) {
+    cudaError_t error = cudaFuncSetAttribute(
+        prologueKernel<Config>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        static_cast<int>(bytes));
+    if (error != cudaSuccess)
+      return error;
+  }
   constexpr int kMaxDevices = 64;
   static std::atomic<int> residentBlocks[kMaxDevices];
   int device = 0;
@@ -382,13 +397,6 @@ inline cudaError_t launchPrologue(const PrologueArgs<Config> &args,
     return error;
   int resident = device < kMaxDevices ? residentBlocks[device].load() : 0;
   if (resident == 0) {
-    if (bytes > 48 * 1024) {
-      error = cudaFuncSetAttribute(prologueKernel<Config>,
-                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   static_cast<int>(bytes));
-      if (error != cudaSuccess)
-        return error;
-    }
     int processors = 0, perProcessor = 0;
     error = cudaDeviceGetAttribute(&processors,
                                    cudaDevAttrMultiProcessorCount, device);
