@@ -4,6 +4,12 @@
 // bf16/f16/f32 with fp32 conversion, and shuffle reductions over aligned lane
 // groups. Kept free of kernel policy so that the emitter can combine them.
 //
+// GDN_DEVICE_EMULATION: unittests/DeviceEmulation compiles these headers on
+// the host (with stand-ins for the CUDA headers) and runs kernel bodies one
+// thread per std::thread, so the kernels' control flow is tested in CI
+// without a GPU. The few instructions a host cannot run have host forms
+// here; launches are left out.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef GDN_DEVICE_COMMON_CUH
@@ -101,14 +107,22 @@ __device__ __forceinline__ void staticFor(F &&f) {
 /// instructions of range fix-up, which the prologue's issue rate cannot
 /// afford. Inputs and outputs that matter here are far from subnormal.
 __device__ __forceinline__ float fastExp2(float x) {
+#ifdef GDN_DEVICE_EMULATION
+  return exp2f(x);
+#else
   float y;
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
   return y;
+#endif
 }
 __device__ __forceinline__ float fastReciprocal(float x) {
+#ifdef GDN_DEVICE_EMULATION
+  return 1.0f / x;
+#else
   float y;
   asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
   return y;
+#endif
 }
 
 /// SiLU as x / (1 + 2^(-x log2 e)) with approximate exp2 and reciprocal
@@ -132,7 +146,9 @@ __device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + expf(-
 /// back exactly the slots it filled needs no barrier. Older targets copy
 /// synchronously.
 __device__ __forceinline__ void copyAsync16(void *shared, const void *global) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#if defined(GDN_DEVICE_EMULATION)
+  emulation::copyAsync16(shared, global);
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const unsigned address =
       static_cast<unsigned>(__cvta_generic_to_shared(shared));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(address),
@@ -145,14 +161,18 @@ __device__ __forceinline__ void copyAsync16(void *shared, const void *global) {
 
 /// Closes the group of copies issued since the last commit.
 __device__ __forceinline__ void commitAsyncCopies() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#if defined(GDN_DEVICE_EMULATION)
+  emulation::commitAsyncCopies();
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile("cp.async.commit_group;\n" ::: "memory");
 #endif
 }
 
 /// Waits until at most `kPending` of this thread's groups are in flight.
 template <int kPending> __device__ __forceinline__ void waitAsyncCopies() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#if defined(GDN_DEVICE_EMULATION)
+  emulation::waitAsyncCopies(kPending);
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
 #endif
 }

@@ -55,6 +55,8 @@ struct PackingWorkspace {
   }
 };
 
+#ifndef GDN_DEVICE_EMULATION // host emulation: the metadata comes from the test
+
 /// One violation as a sortable key: lower index first, cu_seqlens before
 /// cu_padded, so the reported violation does not depend on thread timing.
 __device__ __forceinline__ long long violationKey(int32_t index, int32_t padded,
@@ -209,6 +211,8 @@ inline int describePackingStatus(const gdn_status_t *deviceStatus,
   }
   return GDN_ERROR_INVALID_PACKING;
 }
+
+#endif // GDN_DEVICE_EMULATION
 
 } // namespace device
 } // namespace gdn

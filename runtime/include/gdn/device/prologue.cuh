@@ -366,6 +366,7 @@ __global__ void __launch_bounds__(Config::kThreads)
   }
 }
 
+#ifndef GDN_DEVICE_EMULATION // host emulation runs the kernel body itself
 /// Launches the prologue on `stream`: channel blocks x row blocks, with as
 /// many row blocks as are resident on the device at once (at most one per
 /// kTokensPerBlock rows), and more than the default 48 KiB of dynamic shared
@@ -422,6 +423,8 @@ inline cudaError_t launchPrologue(const PrologueArgs<Config> &args,
          Config::kThreads, bytes, stream>>>(args);
   return cudaGetLastError();
 }
+
+#endif // GDN_DEVICE_EMULATION
 
 } // namespace device
 } // namespace gdn

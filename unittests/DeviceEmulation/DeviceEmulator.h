@@ -1,0 +1,35 @@
+//===- DeviceEmulator.h - run device kernel bodies on host threads --------===//
+//
+// Executes a kernel body (compiled from runtime/include/gdn/device with
+// GDN_DEVICE_EMULATION and the stand-ins of shim/) the way the GPU would,
+// one block at a time and one std::thread per CUDA thread, with real
+// barriers and warp shuffles. Asynchronous copies are modelled so that
+// ordering mistakes show: a copy poisons its destination with NaN when
+// issued and lands only when a wait retires its group; a thread that exits
+// with copies in flight, or copies from outside the allowed source range or
+// into a word another thread owns, aborts the run with a message.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GDN_UNITTESTS_DEVICEEMULATOR_H
+#define GDN_UNITTESTS_DEVICEEMULATOR_H
+
+#include "emulated_cuda.h"
+
+#include <cstddef>
+#include <functional>
+
+namespace gdn::device::emulation {
+
+/// Words of dynamic shared memory each emulated block gets.
+constexpr size_t kSharedWords = 1 << 16;
+
+/// Runs `body` as each of `threads` threads of every block of `grid`.
+void runGrid(dim3 grid, unsigned threads, const std::function<void()> &body);
+
+/// The bytes asynchronous copies may read, [begin, end).
+void setCopySource(const void *begin, const void *end);
+
+} // namespace gdn::device::emulation
+
+#endif // GDN_UNITTESTS_DEVICEEMULATOR_H

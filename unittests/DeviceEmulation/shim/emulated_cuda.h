@@ -1,0 +1,86 @@
+//===- emulated_cuda.h - host stand-ins for what device headers use -------===//
+//
+// Just enough of CUDA for runtime/include/gdn/device to compile on the host
+// with GDN_DEVICE_EMULATION: qualifiers, vector types, the thread indices
+// (thread_local: one std::thread per CUDA thread), __syncthreads and warp
+// shuffles over the emulated block, 16-bit float types, and the hooks behind
+// copyAsync16 / commitAsyncCopies / waitAsyncCopies. The emulator that runs
+// the threads (DeviceEmulator.cpp) implements the functions declared here.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GDN_EMULATED_CUDA_H
+#define GDN_EMULATED_CUDA_H
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __shared__
+
+struct uint4 {
+  unsigned x, y, z, w;
+};
+struct float4 {
+  float x, y, z, w;
+};
+struct dim3 {
+  unsigned x = 1, y = 1, z = 1;
+};
+inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) {
+  return {x, y, z, w};
+}
+inline float4 make_float4(float x, float y, float z, float w) {
+  return {x, y, z, w};
+}
+
+extern thread_local dim3 threadIdx, blockIdx;
+extern dim3 gridDim, blockDim;
+
+template <class T> inline T min(T a, T b) { return a < b ? a : b; }
+template <class T> inline T max(T a, T b) { return a > b ? a : b; }
+inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+
+namespace gdn::device::emulation {
+void syncThreads();
+float shuffleXor(float value, int laneMask);
+void copyAsync16(void *shared, const void *global);
+void commitAsyncCopies();
+void waitAsyncCopies(int pending);
+} // namespace gdn::device::emulation
+
+inline void __syncthreads() { gdn::device::emulation::syncThreads(); }
+inline float __shfl_xor_sync(unsigned, float value, int laneMask) {
+  return gdn::device::emulation::shuffleXor(value, laneMask);
+}
+
+/// bf16 and f16 storage with round-to-nearest-even conversions.
+struct __nv_bfloat16 {
+  uint16_t bits;
+};
+inline float __bfloat162float(__nv_bfloat16 x) {
+  uint32_t word = static_cast<uint32_t>(x.bits) << 16;
+  float value;
+  std::memcpy(&value, &word, 4);
+  return value;
+}
+inline __nv_bfloat16 __float2bfloat16_rn(float x) {
+  uint32_t word;
+  std::memcpy(&word, &x, 4);
+  if (std::isnan(x))
+    return {0x7fc0};
+  word += 0x7fff + ((word >> 16) & 1);
+  return {static_cast<uint16_t>(word >> 16)};
+}
+struct __half {
+  _Float16 value;
+};
+inline float __half2float(__half x) { return static_cast<float>(x.value); }
+inline __half __float2half_rn(float x) { return {static_cast<_Float16>(x)}; }
+
+#endif // GDN_EMULATED_CUDA_H
