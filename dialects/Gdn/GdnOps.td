@@ -264,6 +264,35 @@ def Gdn_SplitQkvzOp : Gdn_Op<"split_qkvz", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Gdn_RegroupSectionsOp : Gdn_Op<"regroup_sections", [Pure]> {
+  let summary = "orders the parts of every section by group, or back";
+  let description = [{
+    Dimension `dim` of `x` is a concatenation of sections of
+    `section_sizes` elements (the conv channels: `[H*K, H*K, HV*V]` for q, k
+    and v). Each section is cut into `groups` equal parts, and the result
+    lists, for g = 0 .. groups-1, part g of every section in order:
+    `[q_0 k_0 v_0 | q_1 k_1 v_1 | ...]`. Block g of `groups` equal blocks
+    then holds group g's share of every section, which is what an
+    all_to_all over that dimension, or `gdn_comm.local_shard`, hands to
+    rank g: headwise context parallelism slices the channels per section,
+    never as one block. `inverse = true` undoes the permutation. The
+    layout (if any) and the shape are unchanged.
+
+    ```mlir
+    %y = gdn.regroup_sections %mixed {dim = 1 : i64, section_sizes = array<i64: 2048, 2048, 4096>, groups = 4 : i64}
+        : tensor<2048x8192xbf16> -> tensor<2048x8192xbf16>
+    ```
+  }];
+  let arguments = (ins Gdn_FloatTensor:$x,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$dim,
+                       DenseI64ArrayAttr:$section_sizes,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$groups,
+                       DefaultValuedAttr<BoolAttr, "false">:$inverse);
+  let results = (outs Gdn_FloatTensor:$y);
+  let assemblyFormat = "$x attr-dict `:` type($x) `->` type($y)";
+  let hasVerifier = 1;
+}
+
 def Gdn_SplitQkvOp : Gdn_Op<"split_qkv", [Pure]> {
   let summary = "splits the conv output into per-head q, k and v";
   let description = [{

@@ -87,6 +87,29 @@ def GdnComm_RankOp : GdnComm_Op<"rank", [Pure]> {
   let assemblyFormat = "attr-dict `:` type($rank)";
 }
 
+def GdnComm_LocalShardOp : GdnComm_Op<"local_shard", [Pure]> {
+  let summary = "this rank's block of a tensor every rank holds whole";
+  let description = [{
+    Cuts `input` into `ranks` equal blocks along `dim` and returns block `r`
+    on rank `r` of `group`, with no communication. Headwise context
+    parallelism uses it for what every rank holds whole and each rank needs
+    a part of: the conv weight, bias and initial conv state (after
+    `gdn.regroup_sections` has put each rank's share of q, k and v side by
+    side), `A_log`, `dt_bias` and initial delta-rule states (by head).
+    Neither side carries a token layout.
+
+    ```mlir
+    %w = gdn_comm.local_shard %all {group = #gdn_comm.group<cp, 4>, dim = 0 : i64}
+        : tensor<8192x4xbf16> -> tensor<2048x4xbf16>
+    ```
+  }];
+  let arguments = (ins GdnComm_Tensor:$input, GdnComm_GroupAttr:$group,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$dim);
+  let results = (outs GdnComm_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def GdnComm_AllGatherOp : GdnComm_Op<"all_gather"> {
   let summary = "concatenates every rank's tensor along a dimension";
   let description = [{

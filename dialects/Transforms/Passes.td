@@ -69,4 +69,40 @@ def GdnFuse : Pass<"gdn-fuse"> {
   ];
 }
 
+def GdnContextParallel : Pass<"gdn-context-parallel", "::mlir::func::FuncOp"> {
+  let summary = "Distribute the GDN core of a function over a context-parallel group";
+  let description = [{
+    Rewrites a function that computes the GDN core on all tokens (P = 1)
+    into the program every rank of a `ranks`-rank context-parallel group
+    runs, computing the same function:
+
+    * `mode=headwise` (Ulysses): the token-indexed inputs of the core (the
+      conv input `mixed_qkv` and the gate inputs `a`, `b`) become contiguous
+      token shards (`#gdn.seq<contiguous, ranks = P>`). `mixed_qkv`'s
+      channels are regrouped so that each rank's share of q, k and v sits
+      in one block (`gdn.regroup_sections`), one all_to_all trades the
+      token shard for all tokens of `H/P` key and `HV/P` value heads, and
+      the conv weight, bias and initial conv state are sliced the same way,
+      per section (`gdn_comm.local_shard`); `A_log`, `dt_bias` and the
+      initial delta-rule state are sliced by head. The core runs with the
+      global packing; the output goes back to a token shard with the
+      inverse all_to_all, and the final states are gathered. Needs
+      `H % P == 0` and `HV % P == 0`.
+
+    The core must read `mixed_qkv`, `a` and `b` straight from the function's
+    arguments (used by the core alone) and return the delta rule's output
+    directly; other functions are left alone. `mode=chunkwise`, `auto`, the
+    zigzag layout and the full layer (projections around the core) are not
+    implemented yet and are rejected with a diagnostic.
+  }];
+  let dependentDialects = ["::mlir::gdn::GdnDialect",
+                           "::mlir::gdn::comm::GdnCommDialect"];
+  let options = [
+    Option<"ranks", "ranks", "int64_t", /*default=*/"2",
+           "Ranks of the context-parallel group">,
+    Option<"mode", "mode", "std::string", /*default=*/"\"headwise\"",
+           "headwise (the only mode implemented so far)">
+  ];
+}
+
 #endif // GDN_TRANSFORMS_PASSES_TD

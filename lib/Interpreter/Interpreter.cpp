@@ -41,7 +41,7 @@ llvm::Error mlir::gdn::interp::makeOpError(Operation *op, int64_t rank,
 bool mlir::gdn::interp::isCollective(Operation *op) {
   return isa<ConvertLayoutOp>(op) ||
          (isa<comm::GdnCommDialect>(op->getDialect()) &&
-          !isa<comm::RankOp>(op));
+          !isa<comm::RankOp, comm::LocalShardOp>(op));
 }
 
 llvm::Error mlir::gdn::interp::checkAgainstType(const Tensor &tensor, Type type,

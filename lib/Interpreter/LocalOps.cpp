@@ -355,6 +355,82 @@ llvm::Error executeReshape(Operation *op, Environment &env) {
   return llvm::Error::success();
 }
 
+/// Copies `input` with dimension `dim` reindexed: result index i along `dim`
+/// takes input index source(i).
+Tensor permuteAlong(const Tensor &input, unsigned dim,
+                    llvm::function_ref<int64_t(int64_t)> source,
+                    int64_t resultExtent) {
+  std::vector<int64_t> shape(input.getShape().begin(), input.getShape().end());
+  const int64_t extent = shape[dim];
+  shape[dim] = resultExtent;
+  int64_t outer = 1, inner = 1;
+  for (unsigned d = 0; d < dim; ++d)
+    outer *= shape[d];
+  for (size_t d = dim + 1; d < shape.size(); ++d)
+    inner *= shape[d];
+  Tensor result(input.getKind(), shape);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < resultExtent; ++i)
+      std::copy_n(input.getData() + (o * extent + source(i)) * inner, inner,
+                  result.getData() + (o * resultExtent + i) * inner);
+  return result;
+}
+
+/// gdn.regroup_sections: part g of every section, for g = 0 .. groups-1.
+llvm::Error executeRegroupSections(RegroupSectionsOp op, Environment &env) {
+  const Tensor &x = env.tensor(op.getX());
+  const unsigned dim = op.getDim();
+  ArrayRef<int64_t> sections = op.getSectionSizes();
+  const int64_t groups = op.getGroups();
+  int64_t total = 0;
+  for (int64_t size : sections)
+    total += size;
+  if (x.getDimSize(dim) != total)
+    return makeOpError(op, env.getRank(),
+                       "dimension " + std::to_string(dim) + " has " +
+                           std::to_string(x.getDimSize(dim)) +
+                           " elements, but the sections cover " +
+                           std::to_string(total));
+  // regrouped[i] = original[index[i]].
+  std::vector<int64_t> index;
+  for (int64_t g = 0; g < groups; ++g) {
+    int64_t start = 0;
+    for (int64_t size : sections) {
+      const int64_t part = size / groups;
+      for (int64_t j = 0; j < part; ++j)
+        index.push_back(start + g * part + j);
+      start += size;
+    }
+  }
+  std::vector<int64_t> source = index;
+  if (op.getInverse())
+    for (int64_t i = 0; i < total; ++i)
+      source[index[i]] = i;
+  env.bind(op.getY(), permuteAlong(x, dim,
+                                   [&](int64_t i) { return source[i]; },
+                                   total));
+  return llvm::Error::success();
+}
+
+/// gdn_comm.local_shard: block `rank` of `ranks` along `dim`.
+llvm::Error executeLocalShard(comm::LocalShardOp op, Environment &env) {
+  const Tensor &input = env.tensor(op.getInput());
+  const unsigned dim = op.getDim();
+  const int64_t ranks = op.getGroup().getRanks();
+  if (input.getDimSize(dim) % ranks != 0)
+    return makeOpError(op, env.getRank(),
+                       "dimension " + std::to_string(dim) + " (" +
+                           std::to_string(input.getDimSize(dim)) +
+                           ") is not divisible by the group's " +
+                           std::to_string(ranks) + " ranks");
+  const int64_t block = input.getDimSize(dim) / ranks;
+  const int64_t first = (env.getRank() % ranks) * block;
+  env.bind(op.getResult(),
+           permuteAlong(input, dim, [&](int64_t i) { return first + i; },
+                        block));
+  return llvm::Error::success();
+}
+
 /// gdn.layer, composed from the kernels directly (not through the expansion
 /// pass), so that comparing a layer with its expansion checks the pass.
 llvm::Error executeLayer(LayerOp op, Environment &env,
@@ -504,6 +580,10 @@ mlir::gdn::interp::executeLocalOp(Operation *op, Environment &env,
                           norm.getEps().convertToDouble(), resultKind(op, 0)));
   else if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op))
     error = executeReshape(op, env);
+  else if (auto regroup = dyn_cast<RegroupSectionsOp>(op))
+    error = executeRegroupSections(regroup, env);
+  else if (auto shard = dyn_cast<comm::LocalShardOp>(op))
+    error = executeLocalShard(shard, env);
   else if (auto rank = dyn_cast<comm::RankOp>(op))
     env.bind(rank.getRank(), env.getRank());
   else

@@ -9,8 +9,10 @@
 #define GDN_TRANSFORMS_PASSES_H
 
 #include "gdn/Dialect/Gdn/GdnOps.h"
+#include "gdn/Dialect/GdnComm/GdnCommDialect.h"
 #include "gdn/Dialect/GdnKernel/GdnKernelDialect.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 

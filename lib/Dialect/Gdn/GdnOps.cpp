@@ -375,6 +375,30 @@ LogicalResult SplitQkvzOp::verify() {
 // SplitQkvOp
 //===----------------------------------------------------------------------===//
 
+LogicalResult RegroupSectionsOp::verify() {
+  auto type = getX().getType();
+  if (getY().getType() != type)
+    return emitOpError() << "the result type must equal the input's (" << type
+                         << "): the op only permutes";
+  if (getDim() >= type.getRank())
+    return emitOpError() << "dim = " << getDim() << " is out of range for a rank-"
+                         << type.getRank() << " tensor";
+  int64_t total = 0;
+  for (int64_t size : getSectionSizes()) {
+    if (size <= 0 || size % getGroups() != 0)
+      return emitOpError() << "every section size must be a positive multiple "
+                              "of groups = "
+                           << getGroups() << ", found " << size;
+    total += size;
+  }
+  const int64_t extent = type.getDimSize(getDim());
+  if (!ShapedType::isDynamic(extent) && extent != total)
+    return emitOpError() << "the sections cover " << total
+                         << " elements but dimension " << getDim() << " has "
+                         << extent;
+  return success();
+}
+
 LogicalResult SplitQkvOp::verify() {
   ShapeChecker check(*this);
   if (failed(check.rank(getMixedQkv(), "mixed_qkv", 2, "[T, 2HK + HV*V]")) ||

@@ -244,6 +244,22 @@ LogicalResult AllToAllOp::verify() {
   return success();
 }
 
+LogicalResult LocalShardOp::verify() {
+  CollectiveShape shape(*this, getInput(), getResult());
+  const int64_t dim = getDim();
+  if (failed(shape.sameRankAndElement()) ||
+      failed(shape.dimInRange(dim, "dim")) ||
+      failed(shape.othersUnchanged({dim})) ||
+      failed(shape.scaled(dim, 1, getGroup().getRanks())))
+    return failure();
+  for (auto [value, which] : {std::pair<Value, StringRef>{getInput(), "input"},
+                              {getResult(), "result"}})
+    if (Attribute layout = getSequenceLayout(value.getType()))
+      return emitOpError() << "cuts a tensor every rank holds whole, but the "
+                           << which << " carries the layout " << layout;
+  return success();
+}
+
 LogicalResult HaloExchangeOp::verify() {
   CollectiveShape shape(*this, getInput(), getHalo());
   if (failed(shape.sameRankAndElement()))

@@ -1,0 +1,264 @@
+//===- ContextParallel.cpp - the GDN core over a context-parallel group ---===//
+//
+// Implements gdn-context-parallel, mode=headwise (Ulysses). The function's
+// core (conv -> split_qkv -> l2norm(q, k), gates -> delta_rule) is cloned
+// into its per-rank form: token shards in, one all_to_all to head shards,
+// parameters sliced per q/k/v section (the slicing frameworks get wrong when
+// they cut the conv channels as one block), the core on all tokens with the
+// global packing, and the inverse all_to_all out. gdn-run --compare checks
+// the result against the P = 1 function.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gdn/Transforms/Passes.h"
+
+#include "gdn/Dialect/Gdn/SequenceLayout.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir::gdn {
+#define GEN_PASS_DEF_GDNCONTEXTPARALLEL
+#include "gdn/Transforms/Passes.h.inc"
+} // namespace mlir::gdn
+
+using namespace mlir;
+using namespace mlir::gdn;
+
+namespace {
+
+/// The ops of one GDN core, found from its delta rule.
+struct Core {
+  CausalConv1dOp conv;
+  SplitQkvOp split;
+  L2NormOp normQ, normK;
+  GatesOp gates;
+  DeltaRuleOp delta;
+};
+
+std::optional<Core> findCore(DeltaRuleOp delta) {
+  Core core;
+  core.delta = delta;
+  core.normQ = delta.getQ().getDefiningOp<L2NormOp>();
+  core.normK = delta.getK().getDefiningOp<L2NormOp>();
+  core.gates = delta.getG().getDefiningOp<GatesOp>();
+  if (!core.normQ || !core.normK || !core.gates ||
+      delta.getBeta().getDefiningOp<GatesOp>() != core.gates)
+    return std::nullopt;
+  core.split = core.normQ.getX().getDefiningOp<SplitQkvOp>();
+  if (!core.split || core.normQ.getX() != core.split.getQ() ||
+      core.normK.getX() != core.split.getK() ||
+      delta.getV() != core.split.getV())
+    return std::nullopt;
+  core.conv = core.split.getMixedQkv().getDefiningOp<CausalConv1dOp>();
+  if (!core.conv || core.conv.getPacking() != delta.getPacking())
+    return std::nullopt;
+  return core;
+}
+
+RankedTensorType withDim(RankedTensorType type, unsigned dim, int64_t size,
+                         Attribute encoding) {
+  SmallVector<int64_t> shape(type.getShape());
+  shape[dim] = size;
+  return RankedTensorType::get(shape, type.getElementType(), encoding);
+}
+
+/// `size` split over `ranks` (dynamic stays dynamic).
+int64_t divided(int64_t size, int64_t ranks) {
+  return ShapedType::isDynamic(size) ? size : size / ranks;
+}
+
+struct GdnContextParallelPass
+    : public mlir::gdn::impl::GdnContextParallelBase<GdnContextParallelPass> {
+  using GdnContextParallelBase::GdnContextParallelBase;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (mode != "headwise") {
+      func.emitError() << "gdn-context-parallel: mode=" << mode
+                       << " is not implemented yet; use mode=headwise";
+      return signalPassFailure();
+    }
+    if (ranks < 1) {
+      func.emitError() << "gdn-context-parallel: ranks must be >= 1, found "
+                       << static_cast<int64_t>(ranks);
+      return signalPassFailure();
+    }
+    if (ranks == 1)
+      return;
+    SmallVector<Core> cores;
+    func.walk([&](DeltaRuleOp delta) {
+      if (std::optional<Core> core = findCore(delta))
+        cores.push_back(*core);
+    });
+    for (Core &core : cores)
+      if (failed(distribute(func, core)))
+        return signalPassFailure();
+  }
+
+  /// The function argument `value` is, used by `user` alone.
+  BlockArgument exclusiveArgument(func::FuncOp func, Value value,
+                                  Operation *user, StringRef name) {
+    auto argument = dyn_cast<BlockArgument>(value);
+    if (!argument || argument.getOwner() != &func.getBody().front()) {
+      user->emitError() << "gdn-context-parallel: " << name
+                        << " must be an argument of the function (the full "
+                           "layer, with projections, is not supported yet)";
+      return nullptr;
+    }
+    for (Operation *other : argument.getUsers())
+      if (other != user) {
+        user->emitError() << "gdn-context-parallel: the " << name
+                          << " argument is also used outside the core";
+        return nullptr;
+      }
+    if (getSequenceLayout(argument.getType())) {
+      user->emitError() << "gdn-context-parallel: the " << name
+                        << " argument is already distributed";
+      return nullptr;
+    }
+    return argument;
+  }
+
+  LogicalResult distribute(func::FuncOp func, Core &core) {
+    MLIRContext *context = &getContext();
+    const int64_t p = ranks;
+    auto qType = core.split.getQ().getType(), vType = core.split.getV().getType();
+    const int64_t keyHeads = qType.getDimSize(1), headDimK = qType.getDimSize(2);
+    const int64_t valueHeads = vType.getDimSize(1),
+                  headDimV = vType.getDimSize(2);
+    if (keyHeads % p != 0 || valueHeads % p != 0)
+      return core.delta.emitError()
+             << "gdn-context-parallel: headwise needs the key heads ("
+             << keyHeads << ") and value heads (" << valueHeads
+             << ") divisible by ranks = " << p
+             << "; use mode=chunkwise, which has no head-count constraint";
+
+    BlockArgument mixed =
+        exclusiveArgument(func, core.conv.getX(), core.conv, "conv input");
+    BlockArgument a =
+        exclusiveArgument(func, core.gates.getA(), core.gates, "gate input a");
+    BlockArgument b =
+        exclusiveArgument(func, core.gates.getB(), core.gates, "gate input b");
+    if (!mixed || !a || !b)
+      return failure();
+    auto returnOp = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+    for (Operation *user : core.delta.getO().getUsers())
+      if (user != returnOp)
+        return core.delta.emitError()
+               << "gdn-context-parallel: the delta rule's output must be "
+                  "returned directly (the epilogue is not supported yet)";
+    for (Value value : {mixed, a, b}) {
+      int64_t tokens = cast<RankedTensorType>(value.getType()).getDimSize(0);
+      if (!ShapedType::isDynamic(tokens) && tokens % p != 0)
+        return core.delta.emitError()
+               << "gdn-context-parallel: " << tokens
+               << " tokens do not split into " << p
+               << " equal contiguous shards; pad the pack to a multiple of "
+               << p;
+    }
+
+    auto shard = gdn::SeqLayoutAttr::get(context, SeqLayoutKind::Contiguous, p);
+    auto group = comm::GroupAttr::get(context, comm::GroupKind::CP, p);
+    // The arguments become this rank's contiguous token shard.
+    for (BlockArgument argument : {mixed, a, b}) {
+      auto type = cast<RankedTensorType>(argument.getType());
+      argument.setType(withDim(type, 0, divided(type.getDimSize(0), p), shard));
+    }
+
+    OpBuilder builder(core.conv);
+    Location loc = core.conv.getLoc();
+    const SmallVector<int64_t> sections = {keyHeads * headDimK,
+                                           keyHeads * headDimK,
+                                           valueHeads * headDimV};
+    auto regroup = [&](Value value, unsigned dim, bool inverse) -> Value {
+      return RegroupSectionsOp::create(builder, loc, value.getType(), value,
+                                       dim, sections, p, inverse);
+    };
+    auto localShard = [&](Value value, unsigned dim) -> Value {
+      auto type = cast<RankedTensorType>(value.getType());
+      return comm::LocalShardOp::create(
+          builder, loc, withDim(type, dim, divided(type.getDimSize(dim), p), {}),
+          value, group, dim);
+    };
+    // Token shard [T/P, X] -> all tokens of this rank's part of X.
+    auto toHeads = [&](Value value, RankedTensorType global) -> Value {
+      return comm::AllToAllOp::create(
+          builder, loc, withDim(global, 1, divided(global.getDimSize(1), p), {}),
+          value, group, /*split_dim=*/1, /*concat_dim=*/0);
+    };
+
+    IRMapping map;
+    auto mixedType = cast<RankedTensorType>(core.conv.getX().getType());
+    map.map(core.conv.getX(),
+            toHeads(regroup(mixed, 1, /*inverse=*/false),
+                    withDim(mixedType, 0, mixedType.getDimSize(0), {})));
+    (void)mixedType;
+    map.map(core.conv.getWeight(),
+            localShard(regroup(core.conv.getWeight(), 0, false), 0));
+    if (Value bias = core.conv.getBias())
+      map.map(bias, localShard(regroup(bias, 0, false), 0));
+    if (Value state = core.conv.getInitialState())
+      map.map(state, localShard(regroup(state, 1, false), 1));
+    auto aType = cast<RankedTensorType>(core.gates.getA().getType());
+    map.map(core.gates.getA(), toHeads(a, aType));
+    map.map(core.gates.getB(), toHeads(b, aType));
+    map.map(core.gates.getALog(), localShard(core.gates.getALog(), 0));
+    map.map(core.gates.getDtBias(), localShard(core.gates.getDtBias(), 0));
+    if (Value state = core.delta.getInitialState())
+      map.map(state, localShard(state, 1));
+
+    // The core itself, cloned with every head count divided by P.
+    auto headShard = [&](Operation *op) {
+      Operation *clone = builder.clone(*op, map);
+      for (OpResult result : clone->getResults())
+        if (auto type = dyn_cast<RankedTensorType>(result.getType())) {
+          // Activations [T, C] or [T, H, D] shard dim 1; states [N, C or H,
+          // ...] too: every result of the core is distributed along dim 1.
+          if (type.getRank() >= 2)
+            result.setType(withDim(type, 1, divided(type.getDimSize(1), p), {}));
+          else
+            result.setType(type);
+        }
+      return clone;
+    };
+    Operation *conv = headShard(core.conv);
+    for (Operation *op : {core.split.getOperation(), core.normQ.getOperation(),
+                          core.normK.getOperation(), core.gates.getOperation(),
+                          core.delta.getOperation()})
+      (void)headShard(op);
+    (void)conv;
+
+    // Back to the function's layout: the output to a token shard, the final
+    // states gathered (the conv state's channels back to q | k | v order).
+    auto oType = core.delta.getO().getType();
+    Value o = comm::AllToAllOp::create(
+        builder, loc, withDim(oType, 0, divided(oType.getDimSize(0), p), shard),
+        map.lookup(core.delta.getO()), group, /*split_dim=*/0,
+        /*concat_dim=*/1);
+    for (OpOperand &use : llvm::make_early_inc_range(core.delta.getO().getUses()))
+      use.set(o);
+    if (Value state = core.delta.getFinalState()) {
+      Value gathered = comm::AllGatherOp::create(
+          builder, loc, state.getType(), map.lookup(state), group, 1);
+      state.replaceAllUsesWith(gathered);
+    }
+    if (Value state = core.conv.getFinalState()) {
+      Value gathered = comm::AllGatherOp::create(
+          builder, loc, state.getType(), map.lookup(state), group, 1);
+      state.replaceAllUsesWith(regroup(gathered, 1, /*inverse=*/true));
+    }
+
+    for (Operation *op :
+         {core.delta.getOperation(), core.gates.getOperation(),
+          core.normK.getOperation(), core.normQ.getOperation(),
+          core.split.getOperation(), core.conv.getOperation()})
+      op->erase();
+    func.setType(FunctionType::get(context,
+                                   func.getBody().front().getArgumentTypes(),
+                                   returnOp.getOperandTypes()));
+    return success();
+  }
+};
+
+} // namespace

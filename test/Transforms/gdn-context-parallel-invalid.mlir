@@ -1,0 +1,49 @@
+// gdn-context-parallel's diagnostics: heads that do not split over the
+// ranks (suggesting chunkwise), a mode not implemented yet, a static token
+// count that does not split into equal shards, and a core whose input is
+// not a function argument.
+// RUN: not gdn-opt --gdn-context-parallel="ranks=3" %S/Inputs/cp_core.mlir 2>&1 | FileCheck %s --check-prefix=HEADS
+// RUN: not gdn-opt --gdn-context-parallel="ranks=2 mode=chunkwise" %S/Inputs/cp_core.mlir 2>&1 | FileCheck %s --check-prefix=MODE
+// RUN: not gdn-opt --gdn-context-parallel="ranks=4" %s --split-input-file 2>&1 | FileCheck %s
+
+// HEADS: error: gdn-context-parallel: headwise needs the key heads (8) and value heads (16) divisible by ranks = 3; use mode=chunkwise, which has no head-count constraint
+// MODE: error: gdn-context-parallel: mode=chunkwise is not implemented yet; use mode=headwise
+
+// CHECK: error: gdn-context-parallel: 30 tokens do not split into 4 equal contiguous shards; pad the pack to a multiple of 4
+func.func @odd_tokens(%mixed: tensor<30x64xf64>, %w: tensor<64x4xf64>, %a: tensor<30x16xf64>,
+                      %b: tensor<30x16xf64>, %a_log: tensor<16xf64>, %dt_bias: tensor<16xf64>,
+                      %cu: tensor<3xi32>) -> tensor<30x16x2xf64> {
+  %p = gdn.packing %cu : tensor<3xi32> -> !gdn.packing<seqs = 2, tokens = 30>
+  %c = gdn.causal_conv1d %mixed, %w, %p {width = 4 : i64, activation = #gdn.act<silu>}
+      : (tensor<30x64xf64>, tensor<64x4xf64>, !gdn.packing<seqs = 2, tokens = 30>) -> tensor<30x64xf64>
+  %q, %k, %v = gdn.split_qkv %c : tensor<30x64xf64> -> tensor<30x8x2xf64>, tensor<30x8x2xf64>, tensor<30x16x2xf64>
+  %qn = gdn.l2norm %q : tensor<30x8x2xf64>
+  %kn = gdn.l2norm %k : tensor<30x8x2xf64>
+  %g, %beta = gdn.gates %a, %b, %a_log, %dt_bias
+      : (tensor<30x16xf64>, tensor<30x16xf64>, tensor<16xf64>, tensor<16xf64>) -> (tensor<30x16xf64>, tensor<30x16xf64>)
+  %o, %s = gdn.delta_rule %qn, %kn, %v, %g, %beta, %p
+      : (tensor<30x8x2xf64>, tensor<30x8x2xf64>, tensor<30x16x2xf64>, tensor<30x16xf64>,
+         tensor<30x16xf64>, !gdn.packing<seqs = 2, tokens = 30>) -> (tensor<30x16x2xf64>, tensor<2x16x2x2xf64>)
+  return %o : tensor<30x16x2xf64>
+}
+
+// -----
+
+// CHECK: error: gdn-context-parallel: conv input must be an argument of the function (the full layer, with projections, is not supported yet)
+func.func @projected_input(%x: tensor<32x64xf64>, %w_in: tensor<64x64xf64>, %w: tensor<64x4xf64>,
+                           %a: tensor<32x16xf64>, %b: tensor<32x16xf64>, %a_log: tensor<16xf64>,
+                           %dt_bias: tensor<16xf64>, %cu: tensor<3xi32>) -> tensor<32x16x2xf64> {
+  %p = gdn.packing %cu : tensor<3xi32> -> !gdn.packing<seqs = 2, tokens = 32>
+  %mixed = gdn.linear %x, %w_in : (tensor<32x64xf64>, tensor<64x64xf64>) -> tensor<32x64xf64>
+  %c = gdn.causal_conv1d %mixed, %w, %p {width = 4 : i64, activation = #gdn.act<silu>}
+      : (tensor<32x64xf64>, tensor<64x4xf64>, !gdn.packing<seqs = 2, tokens = 32>) -> tensor<32x64xf64>
+  %q, %k, %v = gdn.split_qkv %c : tensor<32x64xf64> -> tensor<32x8x2xf64>, tensor<32x8x2xf64>, tensor<32x16x2xf64>
+  %qn = gdn.l2norm %q : tensor<32x8x2xf64>
+  %kn = gdn.l2norm %k : tensor<32x8x2xf64>
+  %g, %beta = gdn.gates %a, %b, %a_log, %dt_bias
+      : (tensor<32x16xf64>, tensor<32x16xf64>, tensor<16xf64>, tensor<16xf64>) -> (tensor<32x16xf64>, tensor<32x16xf64>)
+  %o, %s = gdn.delta_rule %qn, %kn, %v, %g, %beta, %p
+      : (tensor<32x8x2xf64>, tensor<32x8x2xf64>, tensor<32x16x2xf64>, tensor<32x16xf64>,
+         tensor<32x16xf64>, !gdn.packing<seqs = 2, tokens = 32>) -> (tensor<32x16x2xf64>, tensor<2x16x2x2xf64>)
+  return %o : tensor<32x16x2xf64>
+}
