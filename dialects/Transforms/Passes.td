@@ -91,9 +91,16 @@ def GdnContextParallel : Pass<"gdn-context-parallel", "::mlir::func::FuncOp"> {
 
     The core must read `mixed_qkv`, `a` and `b` straight from the function's
     arguments (used by the core alone) and return the delta rule's output
-    directly; other functions are left alone. `mode=chunkwise`, `auto`, the
-    zigzag layout and the full layer (projections around the core) are not
-    implemented yet and are rejected with a diagnostic.
+    directly; other functions are left alone.
+
+    `layout=zigzag` gives the function's activations the load-balanced
+    zigzag sharding (`#gdn.seq<zigzag, ranks = P>`; every sequence's length a
+    multiple of 2P, checked at run time with the sequence named): they are
+    converted to contiguous shards (`gdn.convert_layout`) before the
+    all_to_all and back after it.
+
+    `mode=chunkwise`, `auto` and the full layer (projections around the core)
+    are not implemented yet and are rejected with a diagnostic.
   }];
   let dependentDialects = ["::mlir::gdn::GdnDialect",
                            "::mlir::gdn::comm::GdnCommDialect"];
@@ -101,7 +108,10 @@ def GdnContextParallel : Pass<"gdn-context-parallel", "::mlir::func::FuncOp"> {
     Option<"ranks", "ranks", "int64_t", /*default=*/"2",
            "Ranks of the context-parallel group">,
     Option<"mode", "mode", "std::string", /*default=*/"\"headwise\"",
-           "headwise (the only mode implemented so far)">
+           "headwise (the only mode implemented so far)">,
+    Option<"layout", "layout", "std::string", /*default=*/"\"contiguous\"",
+           "Token sharding of the function's activations: contiguous or "
+           "zigzag">
   ];
 }
 

@@ -79,6 +79,11 @@ struct GdnContextParallelPass
                        << " is not implemented yet; use mode=headwise";
       return signalPassFailure();
     }
+    if (layout != "contiguous" && layout != "zigzag") {
+      func.emitError() << "gdn-context-parallel: layout=" << layout
+                       << " is not a token sharding; use contiguous or zigzag";
+      return signalPassFailure();
+    }
     if (ranks < 1) {
       func.emitError() << "gdn-context-parallel: ranks must be >= 1, found "
                        << static_cast<int64_t>(ranks);
@@ -158,9 +163,13 @@ struct GdnContextParallelPass
                << p;
     }
 
-    auto shard = gdn::SeqLayoutAttr::get(context, SeqLayoutKind::Contiguous, p);
+    auto contiguous =
+        gdn::SeqLayoutAttr::get(context, SeqLayoutKind::Contiguous, p);
+    auto shard = layout == "zigzag"
+                     ? gdn::SeqLayoutAttr::get(context, SeqLayoutKind::Zigzag, p)
+                     : contiguous;
     auto group = comm::GroupAttr::get(context, comm::GroupKind::CP, p);
-    // The arguments become this rank's contiguous token shard.
+    // The arguments become this rank's token shard.
     for (BlockArgument argument : {mixed, a, b}) {
       auto type = cast<RankedTensorType>(argument.getType());
       argument.setType(withDim(type, 0, divided(type.getDimSize(0), p), shard));
@@ -168,6 +177,17 @@ struct GdnContextParallelPass
 
     OpBuilder builder(core.conv);
     Location loc = core.conv.getLoc();
+    Value packing = core.conv.getPacking();
+    // The all_to_all concatenates contiguous shards: a zigzag shard is
+    // reordered first (and the output back after).
+    auto toContiguous = [&](Value value) -> Value {
+      if (shard == contiguous)
+        return value;
+      auto type = cast<RankedTensorType>(value.getType());
+      return ConvertLayoutOp::create(
+          builder, loc, withDim(type, 0, type.getDimSize(0), contiguous), value,
+          packing);
+    };
     const SmallVector<int64_t> sections = {keyHeads * headDimK,
                                            keyHeads * headDimK,
                                            valueHeads * headDimV};
@@ -191,9 +211,8 @@ struct GdnContextParallelPass
     IRMapping map;
     auto mixedType = cast<RankedTensorType>(core.conv.getX().getType());
     map.map(core.conv.getX(),
-            toHeads(regroup(mixed, 1, /*inverse=*/false),
-                    withDim(mixedType, 0, mixedType.getDimSize(0), {})));
-    (void)mixedType;
+            toHeads(regroup(toContiguous(mixed), 1, /*inverse=*/false),
+                    mixedType));
     map.map(core.conv.getWeight(),
             localShard(regroup(core.conv.getWeight(), 0, false), 0));
     if (Value bias = core.conv.getBias())
@@ -201,8 +220,8 @@ struct GdnContextParallelPass
     if (Value state = core.conv.getInitialState())
       map.map(state, localShard(regroup(state, 1, false), 1));
     auto aType = cast<RankedTensorType>(core.gates.getA().getType());
-    map.map(core.gates.getA(), toHeads(a, aType));
-    map.map(core.gates.getB(), toHeads(b, aType));
+    map.map(core.gates.getA(), toHeads(toContiguous(a), aType));
+    map.map(core.gates.getB(), toHeads(toContiguous(b), aType));
     map.map(core.gates.getALog(), localShard(core.gates.getALog(), 0));
     map.map(core.gates.getDtBias(), localShard(core.gates.getDtBias(), 0));
     if (Value state = core.delta.getInitialState())
@@ -222,20 +241,23 @@ struct GdnContextParallelPass
         }
       return clone;
     };
-    Operation *conv = headShard(core.conv);
-    for (Operation *op : {core.split.getOperation(), core.normQ.getOperation(),
-                          core.normK.getOperation(), core.gates.getOperation(),
-                          core.delta.getOperation()})
-      (void)headShard(op);
-    (void)conv;
+    for (Operation *op : {core.conv.getOperation(), core.split.getOperation(),
+                          core.normQ.getOperation(), core.normK.getOperation(),
+                          core.gates.getOperation(), core.delta.getOperation()})
+      headShard(op);
 
     // Back to the function's layout: the output to a token shard, the final
     // states gathered (the conv state's channels back to q | k | v order).
     auto oType = core.delta.getO().getType();
     Value o = comm::AllToAllOp::create(
-        builder, loc, withDim(oType, 0, divided(oType.getDimSize(0), p), shard),
+        builder, loc,
+        withDim(oType, 0, divided(oType.getDimSize(0), p), contiguous),
         map.lookup(core.delta.getO()), group, /*split_dim=*/0,
         /*concat_dim=*/1);
+    if (shard != contiguous)
+      o = ConvertLayoutOp::create(
+          builder, loc, withDim(oType, 0, divided(oType.getDimSize(0), p), shard),
+          o, packing);
     for (OpOperand &use : llvm::make_early_inc_range(core.delta.getO().getUses()))
       use.set(o);
     if (Value state = core.delta.getFinalState()) {

@@ -4,9 +4,11 @@
 // not a function argument.
 // RUN: not gdn-opt --gdn-context-parallel="ranks=3" %S/Inputs/cp_core.mlir 2>&1 | FileCheck %s --check-prefix=HEADS
 // RUN: not gdn-opt --gdn-context-parallel="ranks=2 mode=chunkwise" %S/Inputs/cp_core.mlir 2>&1 | FileCheck %s --check-prefix=MODE
+// RUN: not gdn-opt --gdn-context-parallel="ranks=2 layout=diagonal" %S/Inputs/cp_core.mlir 2>&1 | FileCheck %s --check-prefix=LAYOUT
 // RUN: not gdn-opt --gdn-context-parallel="ranks=4" %s --split-input-file 2>&1 | FileCheck %s
 
 // HEADS: error: gdn-context-parallel: headwise needs the key heads (8) and value heads (16) divisible by ranks = 3; use mode=chunkwise, which has no head-count constraint
+// LAYOUT: error: gdn-context-parallel: layout=diagonal is not a token sharding; use contiguous or zigzag
 // MODE: error: gdn-context-parallel: mode=chunkwise is not implemented yet; use mode=headwise
 
 // CHECK: error: gdn-context-parallel: 30 tokens do not split into 4 equal contiguous shards; pad the pack to a multiple of 4

@@ -22,6 +22,19 @@
 // Tail padding.
 // RUN: gdn-run --compare %S/Inputs/cp_core.mlir %t/p8.mlir --seqlens=50,30 --slots=56,40 --seed=4 | FileCheck %s --check-prefix=SAME
 
+// Zigzag token shards (sequence lengths multiples of 2P), including a
+// zero-length sequence and padding, and the run-time diagnostic naming the
+// sequence whose length does not split into 2P pieces.
+// RUN: gdn-opt --gdn-context-parallel="ranks=2 layout=zigzag" %S/Inputs/cp_core.mlir -o %t/z2.mlir
+// RUN: gdn-opt --gdn-context-parallel="ranks=4 layout=zigzag" %S/Inputs/cp_core.mlir -o %t/z4.mlir
+// RUN: gdn-opt --gdn-context-parallel="ranks=8 layout=zigzag" %S/Inputs/cp_core.mlir -o %t/z8.mlir
+// RUN: FileCheck %s --check-prefix=ZIGZAG < %t/z4.mlir
+// RUN: gdn-run --compare %S/Inputs/cp_core.mlir %t/z2.mlir --seqlens=4,8,12,0,20 --slots=4,8,12,0,24 | FileCheck %s --check-prefix=SAME
+// RUN: gdn-run --compare %S/Inputs/cp_core.mlir %t/z4.mlir --seqlens=16,1,40 --slots=16,8,40 --seed=5 | FileCheck %s --check-prefix=SAME
+// RUN: gdn-run --compare %S/Inputs/cp_core.mlir %t/z8.mlir --seqlens=16,64,32 --seed=6 | FileCheck %s --check-prefix=SAME
+// RUN: not gdn-run --compare %S/Inputs/cp_core.mlir %t/z4.mlir --seqlens=16,10 --slots=16,12 2>&1 | FileCheck %s --check-prefix=ODD
+// ODD: zigzag sharding over 4 ranks needs every sequence's length to be a multiple of 8, but sequence 1 has length 12; pad the sequence or use the contiguous layout
+
 // SAME: comparing @core (1 rank(s)) against @core ({{[248]}} rank(s))
 // SAME-NEXT: result #0: {{.*}} ok
 // SAME-NEXT: result #1: {{.*}} ok
@@ -49,6 +62,14 @@
 // CHECK: gdn_comm.all_gather %{{.*}} {dim = 1 : i64, group = #gdn_comm.group<cp, 4>} : tensor<?x4x2x2xf64> -> tensor<?x16x2x2xf64>
 // CHECK: %[[H:.*]] = gdn_comm.all_gather %{{.*}} {dim = 1 : i64, group = #gdn_comm.group<cp, 4>} : tensor<?x16x3xf64> -> tensor<?x64x3xf64>
 // CHECK: gdn.regroup_sections %[[H]] {dim = 1 : i64, groups = 4 : i64, inverse = true, section_sizes = array<i64: 16, 16, 32>}
+
+// ZIGZAG-LABEL: func.func @core(
+// ZIGZAG-SAME: tensor<?x64xf64, #gdn.seq<zigzag, ranks = 4>>
+// ZIGZAG-SAME: -> (tensor<?x16x2xf64, #gdn.seq<zigzag, ranks = 4>>,
+// ZIGZAG: %[[C:.*]] = gdn.convert_layout %arg0, %{{.*}} : (tensor<?x64xf64, #gdn.seq<zigzag, ranks = 4>>, !gdn.packing<seqs = ?, tokens = ?, padded>) -> tensor<?x64xf64, #gdn.seq<contiguous, ranks = 4>>
+// ZIGZAG: gdn.regroup_sections %[[C]]
+// ZIGZAG: %[[O:.*]] = gdn_comm.all_to_all %{{.*}} {concat_dim = 1 : i64, group = #gdn_comm.group<cp, 4>, split_dim = 0 : i64} : tensor<?x4x2xf64> -> tensor<?x16x2xf64, #gdn.seq<contiguous, ranks = 4>>
+// ZIGZAG: gdn.convert_layout %[[O]], %{{.*}} -> tensor<?x16x2xf64, #gdn.seq<zigzag, ranks = 4>>
 
 // ranks=1 leaves the function alone.
 // ONE-NOT: gdn_comm
