@@ -17,6 +17,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 
+#include "llvm/ADT/SetVector.h"
+
 namespace mlir::gdn {
 #define GEN_PASS_DEF_GDNCONTEXTPARALLEL
 #include "gdn/Transforms/Passes.h.inc"
@@ -101,28 +103,80 @@ struct GdnContextParallelPass
         return signalPassFailure();
   }
 
-  /// The function argument `value` is, used by `user` alone.
-  BlockArgument exclusiveArgument(func::FuncOp func, Value value,
-                                  Operation *user, StringRef name) {
-    auto argument = dyn_cast<BlockArgument>(value);
-    if (!argument || argument.getOwner() != &func.getBody().front()) {
-      user->emitError() << "gdn-context-parallel: " << name
-                        << " must be an argument of the function (the full "
-                           "layer, with projections, is not supported yet)";
-      return nullptr;
-    }
-    for (Operation *other : argument.getUsers())
-      if (other != user) {
-        user->emitError() << "gdn-context-parallel: the " << name
-                          << " argument is also used outside the core";
-        return nullptr;
+  /// The function arguments the core's token-indexed inputs come from,
+  /// through token-local ops only (the input projections, split_qkvz).
+  LogicalResult findTokenArguments(func::FuncOp func, Core &core,
+                                   SetVector<BlockArgument> &arguments) {
+    SmallVector<Value> worklist = {core.conv.getX(), core.gates.getA(),
+                                   core.gates.getB()};
+    while (!worklist.empty()) {
+      Value value = worklist.pop_back_val();
+      if (auto argument = dyn_cast<BlockArgument>(value)) {
+        if (argument.getOwner() != &func.getBody().front())
+          return core.delta.emitError()
+                 << "gdn-context-parallel: the core's inputs must come from "
+                    "the function's body block";
+        if (getSequenceLayout(argument.getType()))
+          return core.delta.emitError()
+                 << "gdn-context-parallel: argument #"
+                 << argument.getArgNumber() << " is already distributed";
+        arguments.insert(argument);
+        continue;
       }
-    if (getSequenceLayout(argument.getType())) {
-      user->emitError() << "gdn-context-parallel: the " << name
-                        << " argument is already distributed";
-      return nullptr;
+      Operation *def = value.getDefiningOp();
+      if (auto linear = dyn_cast_or_null<LinearOp>(def)) {
+        worklist.push_back(linear.getX());
+      } else if (auto split = dyn_cast_or_null<SplitQkvzOp>(def)) {
+        worklist.push_back(split.getQkvz());
+        worklist.push_back(split.getBa());
+      } else {
+        InFlightDiagnostic diag = core.delta.emitError()
+                                  << "gdn-context-parallel: the core's token "
+                                     "inputs must come from function "
+                                     "arguments through gdn.linear and "
+                                     "gdn.split_qkvz only";
+        if (def)
+          diag.attachNote(def->getLoc()) << "produced here by " << def->getName();
+        return diag;
+      }
     }
-    return argument;
+    return success();
+  }
+
+  /// Gives every token-indexed value reachable from `starts` through
+  /// token-local ops (gdn.linear's input, gdn.split_qkvz, gdn.gated_rmsnorm)
+  /// the shard type, stopping at `stops` (the core). Anything else that
+  /// reads a token-indexed value cannot be distributed.
+  LogicalResult shardTokenValues(ArrayRef<Value> starts,
+                                 const DenseSet<Operation *> &stops,
+                                 Attribute shard, int64_t p) {
+    SmallVector<Value> worklist(starts.begin(), starts.end());
+    DenseSet<Value> done;
+    while (!worklist.empty()) {
+      Value value = worklist.pop_back_val();
+      if (!done.insert(value).second)
+        continue;
+      auto type = cast<RankedTensorType>(value.getType());
+      if (!getSequenceLayout(type))
+        value.setType(withDim(type, 0, divided(type.getDimSize(0), p), shard));
+      for (OpOperand &use : value.getUses()) {
+        Operation *user = use.getOwner();
+        if (stops.contains(user) || isa<func::ReturnOp>(user))
+          continue;
+        auto linear = dyn_cast<LinearOp>(user);
+        if ((linear && use.get() == linear.getX()) ||
+            isa<SplitQkvzOp, GatedRMSNormOp>(user)) {
+          for (Value result : user->getResults())
+            worklist.push_back(result);
+          continue;
+        }
+        return user->emitError()
+               << "gdn-context-parallel: reads a token-indexed value but is "
+                  "not one of the token-local ops the pass distributes "
+                  "(gdn.linear's input, gdn.split_qkvz, gdn.gated_rmsnorm)";
+      }
+    }
+    return success();
   }
 
   LogicalResult distribute(func::FuncOp func, Core &core) {
@@ -139,22 +193,14 @@ struct GdnContextParallelPass
              << ") divisible by ranks = " << p
              << "; use mode=chunkwise, which has no head-count constraint";
 
-    BlockArgument mixed =
-        exclusiveArgument(func, core.conv.getX(), core.conv, "conv input");
-    BlockArgument a =
-        exclusiveArgument(func, core.gates.getA(), core.gates, "gate input a");
-    BlockArgument b =
-        exclusiveArgument(func, core.gates.getB(), core.gates, "gate input b");
-    if (!mixed || !a || !b)
+    if (!func.getBody().hasOneBlock())
+      return func.emitError() << "gdn-context-parallel: expects a function "
+                                 "of one block";
+    SetVector<BlockArgument> tokenArguments;
+    if (failed(findTokenArguments(func, core, tokenArguments)))
       return failure();
-    auto returnOp = cast<func::ReturnOp>(func.getBody().front().getTerminator());
-    for (Operation *user : core.delta.getO().getUsers())
-      if (user != returnOp)
-        return core.delta.emitError()
-               << "gdn-context-parallel: the delta rule's output must be "
-                  "returned directly (the epilogue is not supported yet)";
-    for (Value value : {mixed, a, b}) {
-      int64_t tokens = cast<RankedTensorType>(value.getType()).getDimSize(0);
+    for (BlockArgument argument : tokenArguments) {
+      int64_t tokens = cast<RankedTensorType>(argument.getType()).getDimSize(0);
       if (!ShapedType::isDynamic(tokens) && tokens % p != 0)
         return core.delta.emitError()
                << "gdn-context-parallel: " << tokens
@@ -162,6 +208,7 @@ struct GdnContextParallelPass
                << " equal contiguous shards; pad the pack to a multiple of "
                << p;
     }
+    auto returnOp = cast<func::ReturnOp>(func.getBody().front().getTerminator());
 
     auto contiguous =
         gdn::SeqLayoutAttr::get(context, SeqLayoutKind::Contiguous, p);
@@ -169,11 +216,14 @@ struct GdnContextParallelPass
                      ? gdn::SeqLayoutAttr::get(context, SeqLayoutKind::Zigzag, p)
                      : contiguous;
     auto group = comm::GroupAttr::get(context, comm::GroupKind::CP, p);
-    // The arguments become this rank's token shard.
-    for (BlockArgument argument : {mixed, a, b}) {
-      auto type = cast<RankedTensorType>(argument.getType());
-      argument.setType(withDim(type, 0, divided(type.getDimSize(0), p), shard));
-    }
+    // The token-indexed arguments, and everything computed from them token
+    // by token before the core, become this rank's token shard.
+    DenseSet<Operation *> coreOps = {core.conv, core.split, core.normQ,
+                                     core.normK, core.gates, core.delta};
+    SmallVector<Value> starts(tokenArguments.begin(), tokenArguments.end());
+    if (failed(shardTokenValues(starts, coreOps, shard, p)))
+      return failure();
+    Value mixed = core.conv.getX(), a = core.gates.getA(), b = core.gates.getB();
 
     OpBuilder builder(core.conv);
     Location loc = core.conv.getLoc();
@@ -209,7 +259,9 @@ struct GdnContextParallelPass
     };
 
     IRMapping map;
-    auto mixedType = cast<RankedTensorType>(core.conv.getX().getType());
+    // Global types: the conv's output has the input's global shape, and the
+    // gates' outputs the gate inputs'.
+    auto mixedType = core.conv.getY().getType();
     map.map(core.conv.getX(),
             toHeads(regroup(toContiguous(mixed), 1, /*inverse=*/false),
                     mixedType));
@@ -219,7 +271,7 @@ struct GdnContextParallelPass
       map.map(bias, localShard(regroup(bias, 0, false), 0));
     if (Value state = core.conv.getInitialState())
       map.map(state, localShard(regroup(state, 1, false), 1));
-    auto aType = cast<RankedTensorType>(core.gates.getA().getType());
+    auto aType = core.gates.getG().getType();
     map.map(core.gates.getA(), toHeads(toContiguous(a), aType));
     map.map(core.gates.getB(), toHeads(toContiguous(b), aType));
     map.map(core.gates.getALog(), localShard(core.gates.getALog(), 0));
@@ -260,6 +312,10 @@ struct GdnContextParallelPass
           o, packing);
     for (OpOperand &use : llvm::make_early_inc_range(core.delta.getO().getUses()))
       use.set(o);
+    // What follows the core token by token (gated RMSNorm, out_proj) runs on
+    // the token shard too.
+    if (failed(shardTokenValues({o}, {}, shard, p)))
+      return failure();
     if (Value state = core.delta.getFinalState()) {
       Value gathered = comm::AllGatherOp::create(
           builder, loc, state.getType(), map.lookup(state), group, 1);

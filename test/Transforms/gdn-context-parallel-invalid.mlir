@@ -1,7 +1,7 @@
 // gdn-context-parallel's diagnostics: heads that do not split over the
 // ranks (suggesting chunkwise), a mode not implemented yet, a static token
-// count that does not split into equal shards, and a core whose input is
-// not a function argument.
+// count that does not split into equal shards, a core input computed by an
+// op that is not token-local, and a core output read by one.
 // RUN: not gdn-opt --gdn-context-parallel="ranks=3" %S/Inputs/cp_core.mlir 2>&1 | FileCheck %s --check-prefix=HEADS
 // RUN: not gdn-opt --gdn-context-parallel="ranks=2 mode=chunkwise" %S/Inputs/cp_core.mlir 2>&1 | FileCheck %s --check-prefix=MODE
 // RUN: not gdn-opt --gdn-context-parallel="ranks=2 layout=diagonal" %S/Inputs/cp_core.mlir 2>&1 | FileCheck %s --check-prefix=LAYOUT
@@ -31,12 +31,13 @@ func.func @odd_tokens(%mixed: tensor<30x64xf64>, %w: tensor<64x4xf64>, %a: tenso
 
 // -----
 
-// CHECK: error: gdn-context-parallel: conv input must be an argument of the function (the full layer, with projections, is not supported yet)
-func.func @projected_input(%x: tensor<32x64xf64>, %w_in: tensor<64x64xf64>, %w: tensor<64x4xf64>,
-                           %a: tensor<32x16xf64>, %b: tensor<32x16xf64>, %a_log: tensor<16xf64>,
-                           %dt_bias: tensor<16xf64>, %cu: tensor<3xi32>) -> tensor<32x16x2xf64> {
+// CHECK: error: gdn-context-parallel: the core's token inputs must come from function arguments through gdn.linear and gdn.split_qkvz only
+// CHECK: note: produced here by arith.addf
+func.func @computed_input(%m: tensor<32x64xf64>, %w: tensor<64x4xf64>,
+                          %a: tensor<32x16xf64>, %b: tensor<32x16xf64>, %a_log: tensor<16xf64>,
+                          %dt_bias: tensor<16xf64>, %cu: tensor<3xi32>) -> tensor<32x16x2xf64> {
   %p = gdn.packing %cu : tensor<3xi32> -> !gdn.packing<seqs = 2, tokens = 32>
-  %mixed = gdn.linear %x, %w_in : (tensor<32x64xf64>, tensor<64x64xf64>) -> tensor<32x64xf64>
+  %mixed = arith.addf %m, %m : tensor<32x64xf64>
   %c = gdn.causal_conv1d %mixed, %w, %p {width = 4 : i64, activation = #gdn.act<silu>}
       : (tensor<32x64xf64>, tensor<64x4xf64>, !gdn.packing<seqs = 2, tokens = 32>) -> tensor<32x64xf64>
   %q, %k, %v = gdn.split_qkv %c : tensor<32x64xf64> -> tensor<32x8x2xf64>, tensor<32x8x2xf64>, tensor<32x16x2xf64>
@@ -48,4 +49,25 @@ func.func @projected_input(%x: tensor<32x64xf64>, %w_in: tensor<64x64xf64>, %w: 
       : (tensor<32x8x2xf64>, tensor<32x8x2xf64>, tensor<32x16x2xf64>, tensor<32x16xf64>,
          tensor<32x16xf64>, !gdn.packing<seqs = 2, tokens = 32>) -> (tensor<32x16x2xf64>, tensor<2x16x2x2xf64>)
   return %o : tensor<32x16x2xf64>
+}
+
+// -----
+
+// CHECK: error: gdn-context-parallel: reads a token-indexed value but is not one of the token-local ops the pass distributes (gdn.linear's input, gdn.split_qkvz, gdn.gated_rmsnorm)
+func.func @output_used_elsewhere(%mixed: tensor<32x64xf64>, %w: tensor<64x4xf64>,
+                                 %a: tensor<32x16xf64>, %b: tensor<32x16xf64>, %a_log: tensor<16xf64>,
+                                 %dt_bias: tensor<16xf64>, %cu: tensor<3xi32>) -> tensor<32x16x2xf64> {
+  %p = gdn.packing %cu : tensor<3xi32> -> !gdn.packing<seqs = 2, tokens = 32>
+  %c = gdn.causal_conv1d %mixed, %w, %p {width = 4 : i64, activation = #gdn.act<silu>}
+      : (tensor<32x64xf64>, tensor<64x4xf64>, !gdn.packing<seqs = 2, tokens = 32>) -> tensor<32x64xf64>
+  %q, %k, %v = gdn.split_qkv %c : tensor<32x64xf64> -> tensor<32x8x2xf64>, tensor<32x8x2xf64>, tensor<32x16x2xf64>
+  %qn = gdn.l2norm %q : tensor<32x8x2xf64>
+  %kn = gdn.l2norm %k : tensor<32x8x2xf64>
+  %g, %beta = gdn.gates %a, %b, %a_log, %dt_bias
+      : (tensor<32x16xf64>, tensor<32x16xf64>, tensor<16xf64>, tensor<16xf64>) -> (tensor<32x16xf64>, tensor<32x16xf64>)
+  %o, %s = gdn.delta_rule %qn, %kn, %v, %g, %beta, %p
+      : (tensor<32x8x2xf64>, tensor<32x8x2xf64>, tensor<32x16x2xf64>, tensor<32x16xf64>,
+         tensor<32x16xf64>, !gdn.packing<seqs = 2, tokens = 32>) -> (tensor<32x16x2xf64>, tensor<2x16x2x2xf64>)
+  %twice = arith.addf %o, %o : tensor<32x16x2xf64>
+  return %twice : tensor<32x16x2xf64>
 }
