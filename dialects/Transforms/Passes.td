@@ -69,6 +69,31 @@ def GdnFuse : Pass<"gdn-fuse"> {
   ];
 }
 
+def GdnSequenceParallel : Pass<"gdn-sequence-parallel", "::mlir::func::FuncOp"> {
+  let summary = "Megatron-style sequence parallelism (with tensor parallelism over heads) around a layer";
+  let description = [{
+    Rewrites a function that computes one expanded GDN layer on all tokens
+    (after `gdn-expand-layer`) into the program every rank of a
+    `ranks`-rank SP/TP group runs: the hidden states arrive as a contiguous
+    token shard, are all-gathered along tokens, and each rank computes all
+    tokens for `H/P` key and `HV/P` value heads. The input projections are
+    sliced by head: Qwen3-Next's `in_proj_qkvz` and `in_proj_ba` by key-head
+    group (they are interleaved per group, so a rank's groups are one block
+    of rows), Qwen3.5's `in_proj_qkv` per q/k/v section and `in_proj_z`,
+    `in_proj_b`, `in_proj_a` by head; the conv parameters per section,
+    `A_log` and `dt_bias` by head; `out_proj` by its input columns, so each
+    rank's output is a partial sum that one reduce-scatter both sums and
+    shards back along tokens. Needs `H % P == 0` and `HV % P == 0`, and a
+    token count divisible by P.
+  }];
+  let dependentDialects = ["::mlir::gdn::GdnDialect",
+                           "::mlir::gdn::comm::GdnCommDialect"];
+  let options = [
+    Option<"ranks", "ranks", "int64_t", /*default=*/"2",
+           "Ranks of the sequence/tensor-parallel group">
+  ];
+}
+
 def GdnContextParallel : Pass<"gdn-context-parallel", "::mlir::func::FuncOp"> {
   let summary = "Distribute the GDN core of a function over a context-parallel group";
   let description = [{

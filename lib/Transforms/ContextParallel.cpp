@@ -12,6 +12,8 @@
 
 #include "gdn/Transforms/Passes.h"
 
+#include "ParallelCore.h"
+
 #include "gdn/Dialect/Gdn/SequenceLayout.h"
 
 #include "mlir/IR/Builders.h"
@@ -28,47 +30,6 @@ using namespace mlir;
 using namespace mlir::gdn;
 
 namespace {
-
-/// The ops of one GDN core, found from its delta rule.
-struct Core {
-  CausalConv1dOp conv;
-  SplitQkvOp split;
-  L2NormOp normQ, normK;
-  GatesOp gates;
-  DeltaRuleOp delta;
-};
-
-std::optional<Core> findCore(DeltaRuleOp delta) {
-  Core core;
-  core.delta = delta;
-  core.normQ = delta.getQ().getDefiningOp<L2NormOp>();
-  core.normK = delta.getK().getDefiningOp<L2NormOp>();
-  core.gates = delta.getG().getDefiningOp<GatesOp>();
-  if (!core.normQ || !core.normK || !core.gates ||
-      delta.getBeta().getDefiningOp<GatesOp>() != core.gates)
-    return std::nullopt;
-  core.split = core.normQ.getX().getDefiningOp<SplitQkvOp>();
-  if (!core.split || core.normQ.getX() != core.split.getQ() ||
-      core.normK.getX() != core.split.getK() ||
-      delta.getV() != core.split.getV())
-    return std::nullopt;
-  core.conv = core.split.getMixedQkv().getDefiningOp<CausalConv1dOp>();
-  if (!core.conv || core.conv.getPacking() != delta.getPacking())
-    return std::nullopt;
-  return core;
-}
-
-RankedTensorType withDim(RankedTensorType type, unsigned dim, int64_t size,
-                         Attribute encoding) {
-  SmallVector<int64_t> shape(type.getShape());
-  shape[dim] = size;
-  return RankedTensorType::get(shape, type.getElementType(), encoding);
-}
-
-/// `size` split over `ranks` (dynamic stays dynamic).
-int64_t divided(int64_t size, int64_t ranks) {
-  return ShapedType::isDynamic(size) ? size : size / ranks;
-}
 
 struct GdnContextParallelPass
     : public mlir::gdn::impl::GdnContextParallelBase<GdnContextParallelPass> {

@@ -1,0 +1,241 @@
+//===- SequenceParallel.cpp - Megatron SP (with TP over heads) ------------===//
+//
+// Implements gdn-sequence-parallel on an expanded layer: all_gather the
+// token-sharded hidden states, run the layer for this rank's heads with
+// every weight sliced the way its rows are laid out (per key-head group,
+// per q/k/v section or per head), and reduce-scatter out_proj's partial
+// sums back to a token shard. gdn-run --compare checks it against P = 1.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gdn/Transforms/Passes.h"
+
+#include "ParallelCore.h"
+
+#include "gdn/Dialect/Gdn/SequenceLayout.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir::gdn {
+#define GEN_PASS_DEF_GDNSEQUENCEPARALLEL
+#include "gdn/Transforms/Passes.h.inc"
+} // namespace mlir::gdn
+
+using namespace mlir;
+using namespace mlir::gdn;
+
+namespace {
+
+/// The ops of one expanded layer around its core.
+struct Layer {
+  Core core;
+  SmallVector<LinearOp> projections; ///< the input projections
+  SplitQkvzOp splitQkvz;             ///< Qwen3-Next only
+  GatedRMSNormOp norm;
+  LinearOp outProj;
+  BlockArgument hidden;
+};
+
+struct GdnSequenceParallelPass
+    : public mlir::gdn::impl::GdnSequenceParallelBase<GdnSequenceParallelPass> {
+  using GdnSequenceParallelBase::GdnSequenceParallelBase;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (ranks < 1) {
+      func.emitError() << "gdn-sequence-parallel: ranks must be >= 1, found "
+                       << static_cast<int64_t>(ranks);
+      return signalPassFailure();
+    }
+    if (ranks == 1)
+      return;
+    SmallVector<Core> cores;
+    func.walk([&](DeltaRuleOp delta) {
+      if (std::optional<Core> core = findCore(delta))
+        cores.push_back(*core);
+    });
+    for (Core &core : cores) {
+      std::optional<Layer> layer = findLayer(func, core);
+      if (!layer || failed(distribute(func, *layer)))
+        return signalPassFailure();
+    }
+  }
+
+  /// The projection (or split_qkvz) a core input comes from.
+  std::optional<Layer> findLayer(func::FuncOp func, Core &core) {
+    Layer layer;
+    layer.core = core;
+    auto fail = [&](const Twine &why) -> std::optional<Layer> {
+      core.delta.emitError() << "gdn-sequence-parallel: " << why;
+      return std::nullopt;
+    };
+    auto projection = [&](Value value) -> LinearOp {
+      auto linear = value.getDefiningOp<LinearOp>();
+      if (linear && !llvm::is_contained(layer.projections, linear))
+        layer.projections.push_back(linear);
+      return linear;
+    };
+    Value mixed = core.conv.getX();
+    if ((layer.splitQkvz = mixed.getDefiningOp<SplitQkvzOp>())) {
+      if (core.gates.getA() != layer.splitQkvz.getA() ||
+          core.gates.getB() != layer.splitQkvz.getB() ||
+          !projection(layer.splitQkvz.getQkvz()) ||
+          !projection(layer.splitQkvz.getBa()))
+        return fail("expects in_proj_qkvz and in_proj_ba feeding split_qkvz, "
+                    "which feeds the conv and the gates (run "
+                    "gdn-expand-layer first)");
+    } else if (!projection(mixed) || !projection(core.gates.getA()) ||
+               !projection(core.gates.getB())) {
+      return fail("expects the conv input and the gate inputs to be "
+                  "projections of the hidden states (run gdn-expand-layer "
+                  "first)");
+    }
+    if (!core.delta.getO().hasOneUse() ||
+        !(layer.norm = dyn_cast<GatedRMSNormOp>(
+              *core.delta.getO().getUsers().begin())) ||
+        layer.norm.getX() != core.delta.getO())
+      return fail("expects the delta rule's output to feed the gated RMSNorm "
+                  "alone");
+    Value z = layer.norm.getZ();
+    if (layer.splitQkvz ? z != layer.splitQkvz.getZ() : !projection(z))
+      return fail("expects the gated RMSNorm's z to come from the input "
+                  "projections");
+    if (!layer.norm.getY().hasOneUse() ||
+        !(layer.outProj =
+              dyn_cast<LinearOp>(*layer.norm.getY().getUsers().begin())) ||
+        !layer.outProj.getY().hasOneUse() ||
+        !isa<func::ReturnOp>(*layer.outProj.getY().getUsers().begin()))
+      return fail("expects out_proj to read the gated RMSNorm and its result "
+                  "to be returned");
+    if (core.delta.getFinalState().use_empty() == false ||
+        (core.conv.getFinalState() && !core.conv.getFinalState().use_empty()))
+      return fail("final states of a sequence-parallel layer are not "
+                  "supported yet");
+    auto hidden = dyn_cast<BlockArgument>(layer.projections[0].getX());
+    if (!hidden || hidden.getOwner() != &func.getBody().front())
+      return fail("expects the projections to read a function argument");
+    for (LinearOp linear : layer.projections)
+      if (linear.getX() != hidden)
+        return fail("expects every input projection to read the same hidden "
+                    "states");
+    for (Operation *user : hidden.getUsers())
+      if (!llvm::is_contained(layer.projections, dyn_cast<LinearOp>(user)))
+        return fail("the hidden states are also used outside the layer");
+    if (getSequenceLayout(hidden.getType()))
+      return fail("the hidden states are already distributed");
+    layer.hidden = hidden;
+    return layer;
+  }
+
+  LogicalResult distribute(func::FuncOp func, Layer &layer) {
+    MLIRContext *context = &getContext();
+    const int64_t p = ranks;
+    Core &core = layer.core;
+    auto qType = core.split.getQ().getType(), vType = core.split.getV().getType();
+    const int64_t keyHeads = qType.getDimSize(1), headDimK = qType.getDimSize(2);
+    const int64_t valueHeads = vType.getDimSize(1),
+                  headDimV = vType.getDimSize(2);
+    if (keyHeads % p != 0 || valueHeads % p != 0)
+      return core.delta.emitError()
+             << "gdn-sequence-parallel: the key heads (" << keyHeads
+             << ") and value heads (" << valueHeads
+             << ") must be divisible by ranks = " << p
+             << ": each rank computes a share of the heads";
+    auto hiddenType = cast<RankedTensorType>(layer.hidden.getType());
+    if (!ShapedType::isDynamic(hiddenType.getDimSize(0)) &&
+        hiddenType.getDimSize(0) % p != 0)
+      return core.delta.emitError()
+             << "gdn-sequence-parallel: " << hiddenType.getDimSize(0)
+             << " tokens do not split into " << p
+             << " equal contiguous shards; pad the pack to a multiple of " << p;
+
+    auto shard = gdn::SeqLayoutAttr::get(context, SeqLayoutKind::Contiguous, p);
+    auto group = comm::GroupAttr::get(context, comm::GroupKind::SP, p);
+    auto returnOp = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+    OpBuilder builder(returnOp);
+    Location loc = core.delta.getLoc();
+    const SmallVector<int64_t> sections = {keyHeads * headDimK,
+                                           keyHeads * headDimK,
+                                           valueHeads * headDimV};
+    auto localShard = [&](Value value, unsigned dim) -> Value {
+      auto type = cast<RankedTensorType>(value.getType());
+      return comm::LocalShardOp::create(
+          builder, loc, withDim(type, dim, divided(type.getDimSize(dim), p), {}),
+          value, group, dim);
+    };
+    auto bySection = [&](Value value, unsigned dim) -> Value {
+      return localShard(RegroupSectionsOp::create(builder, loc, value.getType(),
+                                                  value, dim, sections, p,
+                                                  /*inverse=*/false),
+                        dim);
+    };
+
+    // The hidden states: a token shard in, all tokens inside.
+    layer.hidden.setType(
+        withDim(hiddenType, 0, divided(hiddenType.getDimSize(0), p), shard));
+    IRMapping map;
+    map.map(layer.hidden,
+            comm::AllGatherOp::create(builder, loc, hiddenType, layer.hidden,
+                                      group, 0));
+    // Every weight sliced the way its rows (or columns) are laid out.
+    for (LinearOp linear : layer.projections) {
+      Value weight = linear.getWeight();
+      if (map.contains(weight))
+        continue;
+      const bool qkvSections =
+          !layer.splitQkvz && linear.getY() == core.conv.getX();
+      map.map(weight, qkvSections ? bySection(weight, 0) : localShard(weight, 0));
+    }
+    map.map(core.conv.getWeight(), bySection(core.conv.getWeight(), 0));
+    if (Value bias = core.conv.getBias())
+      map.map(bias, bySection(bias, 0));
+    if (Value state = core.conv.getInitialState())
+      map.map(state, bySection(state, 1));
+    map.map(core.gates.getALog(), localShard(core.gates.getALog(), 0));
+    map.map(core.gates.getDtBias(), localShard(core.gates.getDtBias(), 0));
+    if (Value state = core.delta.getInitialState())
+      map.map(state, localShard(state, 1));
+    map.map(layer.outProj.getWeight(), localShard(layer.outProj.getWeight(), 1));
+
+    // The layer, cloned in order for this rank's heads: every result's
+    // dimension 1 (features, channels or heads) is divided by P, except
+    // out_proj's, which is a partial sum of the full output.
+    SmallVector<Operation *> ops;
+    for (LinearOp linear : layer.projections)
+      ops.push_back(linear);
+    if (layer.splitQkvz)
+      ops.push_back(layer.splitQkvz);
+    for (Operation *op : {core.conv.getOperation(), core.split.getOperation(),
+                          core.normQ.getOperation(), core.normK.getOperation(),
+                          core.gates.getOperation(), core.delta.getOperation(),
+                          layer.norm.getOperation(), layer.outProj.getOperation()})
+      ops.push_back(op);
+    llvm::sort(ops, [](Operation *x, Operation *y) { return x->isBeforeInBlock(y); });
+    for (Operation *op : ops) {
+      Operation *clone = builder.clone(*op, map);
+      if (op == layer.outProj)
+        continue;
+      if (auto split = dyn_cast<SplitQkvzOp>(clone))
+        split.setKeyHeads(keyHeads / p);
+      for (OpResult result : clone->getResults())
+        if (auto type = dyn_cast<RankedTensorType>(result.getType());
+            type && type.getRank() >= 2)
+          result.setType(withDim(type, 1, divided(type.getDimSize(1), p), {}));
+    }
+    auto yType = layer.outProj.getY().getType();
+    Value y = comm::ReduceScatterOp::create(
+        builder, loc,
+        withDim(yType, 0, divided(yType.getDimSize(0), p), shard),
+        map.lookup(layer.outProj.getY()), group, 0);
+    layer.outProj.getY().replaceAllUsesWith(y);
+    for (Operation *op : llvm::reverse(ops))
+      op->erase();
+    func.setType(FunctionType::get(context,
+                                   func.getBody().front().getArgumentTypes(),
+                                   returnOp.getOperandTypes()));
+    return success();
+  }
+};
+
+} // namespace
