@@ -54,6 +54,15 @@ struct GdnContextParallelPass
     }
     if (ranks == 1)
       return;
+    // A gdn.layer hides its core: distributing around it would silently do
+    // nothing.
+    WalkResult unexpanded = func.walk([&](LayerOp layer) {
+      layer.emitError() << "gdn-context-parallel: run gdn-expand-layer first; the "
+                           "pass distributes the layer's primitive ops";
+      return WalkResult::interrupt();
+    });
+    if (unexpanded.wasInterrupted())
+      return signalPassFailure();
     SmallVector<Core> cores;
     func.walk([&](DeltaRuleOp delta) {
       if (std::optional<Core> core = findCore(delta))

@@ -6,6 +6,10 @@
 // RUN: not gdn-opt --gdn-context-parallel="ranks=2 mode=chunkwise" %S/Inputs/cp_core.mlir 2>&1 | FileCheck %s --check-prefix=MODE
 // RUN: not gdn-opt --gdn-context-parallel="ranks=2 layout=diagonal" %S/Inputs/cp_core.mlir 2>&1 | FileCheck %s --check-prefix=LAYOUT
 // RUN: not gdn-opt --gdn-context-parallel="ranks=4" %s --split-input-file 2>&1 | FileCheck %s
+// RUN: not gdn-opt --gdn-context-parallel="ranks=2" %S/Inputs/cp_layer.mlir 2>&1 | FileCheck %s --check-prefix=LAYER
+// RUN: not gdn-opt --gdn-sequence-parallel="ranks=2" %S/Inputs/cp_layer.mlir 2>&1 | FileCheck %s --check-prefix=SP-LAYER
+// LAYER: error: gdn-context-parallel: run gdn-expand-layer first; the pass distributes the layer's primitive ops
+// SP-LAYER: error: gdn-sequence-parallel: run gdn-expand-layer first; the pass distributes the layer's primitive ops
 
 // HEADS: error: gdn-context-parallel: headwise needs the key heads (8) and value heads (16) divisible by ranks = 3; use mode=chunkwise, which has no head-count constraint
 // LAYOUT: error: gdn-context-parallel: layout=diagonal is not a token sharding; use contiguous or zigzag
