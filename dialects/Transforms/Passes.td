@@ -83,8 +83,10 @@ def GdnSequenceParallel : Pass<"gdn-sequence-parallel", "::mlir::func::FuncOp"> 
     `in_proj_b`, `in_proj_a` by head; the conv parameters per section,
     `A_log` and `dt_bias` by head; `out_proj` by its input columns, so each
     rank's output is a partial sum that one reduce-scatter both sums and
-    shards back along tokens. Needs `H % P == 0` and `HV % P == 0`, and a
-    token count divisible by P.
+    shards back along tokens. Stacked layers stay token-sharded between
+    layers (the next layer all-gathers the previous reduce-scatter's
+    output). Needs `H % P == 0` and `HV % P == 0`, and a token count
+    divisible by P.
   }];
   let dependentDialects = ["::mlir::gdn::GdnDialect",
                            "::mlir::gdn::comm::GdnCommDialect"];
@@ -114,9 +116,10 @@ def GdnContextParallel : Pass<"gdn-context-parallel", "::mlir::func::FuncOp"> {
       inverse all_to_all, and the final states are gathered. Needs
       `H % P == 0` and `HV % P == 0`.
 
-    The core must read `mixed_qkv`, `a` and `b` straight from the function's
-    arguments (used by the core alone) and return the delta rule's output
-    directly; other functions are left alone.
+    Around the cores, the token-indexed values (from the function's
+    arguments through the input projections, `split_qkvz`, the gated RMSNorm
+    and `out_proj`, also between stacked layers) stay token shards; any
+    other op that reads one is rejected with a diagnostic.
 
     `layout=zigzag` gives the function's activations the load-balanced
     zigzag sharding (`#gdn.seq<zigzag, ranks = P>`; every sequence's length a

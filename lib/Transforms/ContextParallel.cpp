@@ -68,14 +68,73 @@ struct GdnContextParallelPass
       if (std::optional<Core> core = findCore(delta))
         cores.push_back(*core);
     });
+    if (cores.empty())
+      return;
+    if (failed(distributeAll(func, cores)))
+      return signalPassFailure();
+  }
+
+  /// Checks every core, shards the function's token-indexed values (a
+  /// function-wide analysis, so that stacked layers work), then rewrites
+  /// each core.
+  LogicalResult distributeAll(func::FuncOp func, MutableArrayRef<Core> cores) {
+    const int64_t p = ranks;
+    if (!func.getBody().hasOneBlock())
+      return func.emitError() << "gdn-context-parallel: expects a function "
+                                 "of one block";
+    DenseSet<Operation *> coreOps;
+    for (Core &core : cores) {
+      auto qType = core.split.getQ().getType(),
+           vType = core.split.getV().getType();
+      if (qType.getDimSize(1) % p != 0 || vType.getDimSize(1) % p != 0)
+        return core.delta.emitError()
+               << "gdn-context-parallel: headwise needs the key heads ("
+               << qType.getDimSize(1) << ") and value heads ("
+               << vType.getDimSize(1) << ") divisible by ranks = " << p
+               << "; use mode=chunkwise, which has no head-count constraint";
+      for (Operation *op :
+           {core.conv.getOperation(), core.split.getOperation(),
+            core.normQ.getOperation(), core.normK.getOperation(),
+            core.gates.getOperation(), core.delta.getOperation()})
+        coreOps.insert(op);
+    }
+    SetVector<BlockArgument> tokenArguments;
     for (Core &core : cores)
-      if (failed(distribute(func, core)))
-        return signalPassFailure();
+      if (failed(findTokenArguments(func, core, coreOps, tokenArguments)))
+        return failure();
+    for (BlockArgument argument : tokenArguments) {
+      int64_t tokens = cast<RankedTensorType>(argument.getType()).getDimSize(0);
+      if (!ShapedType::isDynamic(tokens) && tokens % p != 0)
+        return cores.front().delta.emitError()
+               << "gdn-context-parallel: " << tokens
+               << " tokens do not split into " << p
+               << " equal contiguous shards; pad the pack to a multiple of "
+               << p;
+    }
+    // The token-indexed arguments, and everything computed from them token
+    // by token outside the cores, become this rank's token shard.
+    SmallVector<Value> starts(tokenArguments.begin(), tokenArguments.end());
+    if (failed(shardTokenValues(starts, coreOps, tokenShard(), p)))
+      return failure();
+    for (Core &core : cores)
+      if (failed(distribute(func, core, coreOps)))
+        return failure();
+    return success();
+  }
+
+  /// The layout of the function's token shards.
+  gdn::SeqLayoutAttr tokenShard() {
+    return gdn::SeqLayoutAttr::get(&getContext(),
+                                   layout == "zigzag" ? SeqLayoutKind::Zigzag
+                                                      : SeqLayoutKind::Contiguous,
+                                   ranks);
   }
 
   /// The function arguments the core's token-indexed inputs come from,
-  /// through token-local ops only (the input projections, split_qkvz).
+  /// through token-local ops only (the input projections, split_qkvz, the
+  /// gated RMSNorm and out_proj of a layer before it) or another core.
   LogicalResult findTokenArguments(func::FuncOp func, Core &core,
+                                   const DenseSet<Operation *> &coreOps,
                                    SetVector<BlockArgument> &arguments) {
     SmallVector<Value> worklist = {core.conv.getX(), core.gates.getA(),
                                    core.gates.getB()};
@@ -94,17 +153,23 @@ struct GdnContextParallelPass
         continue;
       }
       Operation *def = value.getDefiningOp();
-      if (auto linear = dyn_cast_or_null<LinearOp>(def)) {
+      if (def && coreOps.contains(def) && isa<DeltaRuleOp>(def)) {
+        continue; // another core's output: sharded when that core is
+      } else if (auto linear = dyn_cast_or_null<LinearOp>(def)) {
         worklist.push_back(linear.getX());
       } else if (auto split = dyn_cast_or_null<SplitQkvzOp>(def)) {
         worklist.push_back(split.getQkvz());
         worklist.push_back(split.getBa());
+      } else if (auto norm = dyn_cast_or_null<GatedRMSNormOp>(def)) {
+        worklist.push_back(norm.getX());
+        worklist.push_back(norm.getZ());
       } else {
         InFlightDiagnostic diag = core.delta.emitError()
                                   << "gdn-context-parallel: the core's token "
                                      "inputs must come from function "
-                                     "arguments through gdn.linear and "
-                                     "gdn.split_qkvz only";
+                                     "arguments through gdn.linear, "
+                                     "gdn.split_qkvz and gdn.gated_rmsnorm "
+                                     "only";
         if (def)
           diag.attachNote(def->getLoc()) << "produced here by " << def->getName();
         return diag;
@@ -149,50 +214,21 @@ struct GdnContextParallelPass
     return success();
   }
 
-  LogicalResult distribute(func::FuncOp func, Core &core) {
+  /// Rewrites one core for this rank's heads, between one all_to_all in
+  /// and one out; its token-indexed inputs already carry the shard type.
+  LogicalResult distribute(func::FuncOp func, Core &core,
+                           const DenseSet<Operation *> &coreOps) {
     MLIRContext *context = &getContext();
     const int64_t p = ranks;
     auto qType = core.split.getQ().getType(), vType = core.split.getV().getType();
     const int64_t keyHeads = qType.getDimSize(1), headDimK = qType.getDimSize(2);
     const int64_t valueHeads = vType.getDimSize(1),
                   headDimV = vType.getDimSize(2);
-    if (keyHeads % p != 0 || valueHeads % p != 0)
-      return core.delta.emitError()
-             << "gdn-context-parallel: headwise needs the key heads ("
-             << keyHeads << ") and value heads (" << valueHeads
-             << ") divisible by ranks = " << p
-             << "; use mode=chunkwise, which has no head-count constraint";
-
-    if (!func.getBody().hasOneBlock())
-      return func.emitError() << "gdn-context-parallel: expects a function "
-                                 "of one block";
-    SetVector<BlockArgument> tokenArguments;
-    if (failed(findTokenArguments(func, core, tokenArguments)))
-      return failure();
-    for (BlockArgument argument : tokenArguments) {
-      int64_t tokens = cast<RankedTensorType>(argument.getType()).getDimSize(0);
-      if (!ShapedType::isDynamic(tokens) && tokens % p != 0)
-        return core.delta.emitError()
-               << "gdn-context-parallel: " << tokens
-               << " tokens do not split into " << p
-               << " equal contiguous shards; pad the pack to a multiple of "
-               << p;
-    }
     auto returnOp = cast<func::ReturnOp>(func.getBody().front().getTerminator());
-
     auto contiguous =
         gdn::SeqLayoutAttr::get(context, SeqLayoutKind::Contiguous, p);
-    auto shard = layout == "zigzag"
-                     ? gdn::SeqLayoutAttr::get(context, SeqLayoutKind::Zigzag, p)
-                     : contiguous;
+    gdn::SeqLayoutAttr shard = tokenShard();
     auto group = comm::GroupAttr::get(context, comm::GroupKind::CP, p);
-    // The token-indexed arguments, and everything computed from them token
-    // by token before the core, become this rank's token shard.
-    DenseSet<Operation *> coreOps = {core.conv, core.split, core.normQ,
-                                     core.normK, core.gates, core.delta};
-    SmallVector<Value> starts(tokenArguments.begin(), tokenArguments.end());
-    if (failed(shardTokenValues(starts, coreOps, shard, p)))
-      return failure();
     Value mixed = core.conv.getX(), a = core.gates.getA(), b = core.gates.getB();
 
     OpBuilder builder(core.conv);
@@ -284,7 +320,7 @@ struct GdnContextParallelPass
       use.set(o);
     // What follows the core token by token (gated RMSNorm, out_proj) runs on
     // the token shard too.
-    if (failed(shardTokenValues({o}, {}, shard, p)))
+    if (failed(shardTokenValues({o}, coreOps, shard, p)))
       return failure();
     if (Value state = core.delta.getFinalState()) {
       Value gathered = comm::AllGatherOp::create(

@@ -34,7 +34,9 @@ struct Layer {
   SplitQkvzOp splitQkvz;             ///< Qwen3-Next only
   GatedRMSNormOp norm;
   LinearOp outProj;
-  BlockArgument hidden;
+  /// The hidden states: a function argument, or the previous layer's
+  /// (already distributed) output.
+  Value hidden;
 };
 
 struct GdnSequenceParallelPass
@@ -64,6 +66,8 @@ struct GdnSequenceParallelPass
       if (std::optional<Core> core = findCore(delta))
         cores.push_back(*core);
     });
+    // In program order: a stacked layer reads the token shard its
+    // predecessor's reduce-scatter produced.
     for (Core &core : cores) {
       std::optional<Layer> layer = findLayer(func, core);
       if (!layer || failed(distribute(func, *layer)))
@@ -112,18 +116,25 @@ struct GdnSequenceParallelPass
                   "projections");
     if (!layer.norm.getY().hasOneUse() ||
         !(layer.outProj =
-              dyn_cast<LinearOp>(*layer.norm.getY().getUsers().begin())) ||
-        !layer.outProj.getY().hasOneUse() ||
-        !isa<func::ReturnOp>(*layer.outProj.getY().getUsers().begin()))
-      return fail("expects out_proj to read the gated RMSNorm and its result "
-                  "to be returned");
+              dyn_cast<LinearOp>(*layer.norm.getY().getUsers().begin())))
+      return fail("expects out_proj to read the gated RMSNorm");
+    for (OpOperand &use : layer.outProj.getY().getUses()) {
+      auto next = dyn_cast<LinearOp>(use.getOwner());
+      if (!isa<func::ReturnOp>(use.getOwner()) &&
+          !(next && next.getX() == use.get()))
+        return fail("expects out_proj's result to be returned or read by the "
+                    "next layer's input projections");
+    }
     if (core.delta.getFinalState().use_empty() == false ||
         (core.conv.getFinalState() && !core.conv.getFinalState().use_empty()))
       return fail("final states of a sequence-parallel layer are not "
                   "supported yet");
-    auto hidden = dyn_cast<BlockArgument>(layer.projections[0].getX());
-    if (!hidden || hidden.getOwner() != &func.getBody().front())
-      return fail("expects the projections to read a function argument");
+    Value hidden = layer.projections[0].getX();
+    auto argument = dyn_cast<BlockArgument>(hidden);
+    if (argument ? argument.getOwner() != &func.getBody().front()
+                 : !hidden.getDefiningOp<comm::ReduceScatterOp>())
+      return fail("expects the projections to read a function argument or "
+                  "the previous layer's output");
     for (LinearOp linear : layer.projections)
       if (linear.getX() != hidden)
         return fail("expects every input projection to read the same hidden "
@@ -131,7 +142,7 @@ struct GdnSequenceParallelPass
     for (Operation *user : hidden.getUsers())
       if (!llvm::is_contained(layer.projections, dyn_cast<LinearOp>(user)))
         return fail("the hidden states are also used outside the layer");
-    if (getSequenceLayout(hidden.getType()))
+    if (argument && getSequenceLayout(hidden.getType()))
       return fail("the hidden states are already distributed");
     layer.hidden = hidden;
     return layer;
@@ -151,7 +162,15 @@ struct GdnSequenceParallelPass
              << ") and value heads (" << valueHeads
              << ") must be divisible by ranks = " << p
              << ": each rank computes a share of the heads";
+    // The hidden states' global type (a stacked layer's input is already a
+    // token shard).
     auto hiddenType = cast<RankedTensorType>(layer.hidden.getType());
+    const bool alreadySharded = getSequenceLayout(hiddenType) != nullptr;
+    if (alreadySharded) {
+      const int64_t rows = hiddenType.getDimSize(0);
+      hiddenType = withDim(hiddenType, 0,
+                           ShapedType::isDynamic(rows) ? rows : rows * p, {});
+    }
     if (!ShapedType::isDynamic(hiddenType.getDimSize(0)) &&
         hiddenType.getDimSize(0) % p != 0)
       return core.delta.emitError()
@@ -181,8 +200,9 @@ struct GdnSequenceParallelPass
     };
 
     // The hidden states: a token shard in, all tokens inside.
-    layer.hidden.setType(
-        withDim(hiddenType, 0, divided(hiddenType.getDimSize(0), p), shard));
+    if (!alreadySharded)
+      layer.hidden.setType(
+          withDim(hiddenType, 0, divided(hiddenType.getDimSize(0), p), shard));
     IRMapping map;
     map.map(layer.hidden,
             comm::AllGatherOp::create(builder, loc, hiddenType, layer.hidden,

@@ -35,7 +35,7 @@ func.func @odd_tokens(%mixed: tensor<30x64xf64>, %w: tensor<64x4xf64>, %a: tenso
 
 // -----
 
-// CHECK: error: gdn-context-parallel: the core's token inputs must come from function arguments through gdn.linear and gdn.split_qkvz only
+// CHECK: error: gdn-context-parallel: the core's token inputs must come from function arguments through gdn.linear, gdn.split_qkvz and gdn.gated_rmsnorm only
 // CHECK: note: produced here by arith.addf
 func.func @computed_input(%m: tensor<32x64xf64>, %w: tensor<64x4xf64>,
                           %a: tensor<32x16xf64>, %b: tensor<32x16xf64>, %a_log: tensor<16xf64>,

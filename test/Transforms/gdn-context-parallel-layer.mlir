@@ -15,7 +15,12 @@
 // RUN: gdn-run --compare %S/Inputs/cp_layer.mlir %t/z4.mlir --entry=qwen3_next --seqlens=8,16,0,40 --seed=4 | FileCheck %s --check-prefix=SAME
 // RUN: gdn-run --compare %S/Inputs/cp_layer.mlir %t/z4.mlir --entry=qwen3_5 --seqlens=64,8 --seed=5 | FileCheck %s --check-prefix=SAME
 
-// SAME: comparing @{{qwen3_next|qwen3_5}} (1 rank(s)) against @{{.*}} ({{[24]}} rank(s))
+// Two stacked layers: the second layer's input is the first one's token
+// shard, never gathered in between.
+// RUN: gdn-run --compare %S/Inputs/cp_layer.mlir %t/p4.mlir --entry=stacked --seqlens=0,1,63,64,65,7 --seed=6 | FileCheck %s --check-prefix=SAME
+// RUN: gdn-run --compare %S/Inputs/cp_layer.mlir %t/z4.mlir --entry=stacked --seqlens=8,16,0,40 --seed=7 | FileCheck %s --check-prefix=SAME
+
+// SAME: comparing @{{qwen3_next|qwen3_5|stacked}} (1 rank(s)) against @{{.*}} ({{[24]}} rank(s))
 // SAME-NEXT: result #0: {{.*}} ok
 
 // The hidden states and the output are token shards; the projections,
@@ -33,3 +38,7 @@
 // CHECK: %[[N:.*]] = gdn.gated_rmsnorm %[[O]], {{.*}} -> tensor<?x8x2xf64, #gdn.seq<contiguous, ranks = 4>>
 // CHECK: gdn.linear %[[N]], {{.*}} -> tensor<?x8xf64, #gdn.seq<contiguous, ranks = 4>>
 // CHECK-LABEL: func.func @qwen3_5(
+// CHECK-LABEL: func.func @stacked(
+// CHECK-COUNT-4: gdn_comm.all_to_all
+// CHECK-NOT: gdn_comm.all_gather {{.*}}tensor<?x8xf64>
+// CHECK: return

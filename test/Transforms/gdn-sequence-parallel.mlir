@@ -13,11 +13,14 @@
 // RUN: gdn-run --compare %S/Inputs/cp_layer.mlir %t/p4.mlir --entry=qwen3_next --seqlens=0,1,63,64,65,7 | FileCheck %s --check-prefix=SAME
 // RUN: gdn-run --compare %S/Inputs/cp_layer.mlir %t/p2.mlir --entry=qwen3_5 --seqlens=200 --seed=2 | FileCheck %s --check-prefix=SAME
 // RUN: gdn-run --compare %S/Inputs/cp_layer.mlir %t/p4.mlir --entry=qwen3_5 --seqlens=1,3,1,3,2,2,1,3 --seed=3 | FileCheck %s --check-prefix=SAME
+// Two stacked layers: the second all-gathers the first one's reduce-scattered
+// output.
+// RUN: gdn-run --compare %S/Inputs/cp_layer.mlir %t/p4.mlir --entry=stacked --seqlens=0,1,63,64,65,7 --seed=4 | FileCheck %s --check-prefix=SAME
 // RUN: gdn-opt --gdn-expand-layer --gdn-sequence-parallel="ranks=1" %S/Inputs/cp_layer.mlir | FileCheck %s --check-prefix=ONE
 // RUN: not gdn-opt --gdn-expand-layer --gdn-sequence-parallel="ranks=3" %S/Inputs/cp_layer.mlir 2>&1 | FileCheck %s --check-prefix=HEADS
 // RUN: not gdn-opt --gdn-sequence-parallel="ranks=2" %S/Inputs/cp_core.mlir 2>&1 | FileCheck %s --check-prefix=CORE
 
-// SAME: comparing @{{qwen3_next|qwen3_5}} (1 rank(s)) against @{{.*}} ({{[24]}} rank(s))
+// SAME: comparing @{{qwen3_next|qwen3_5|stacked}} (1 rank(s)) against @{{.*}} ({{[24]}} rank(s))
 // SAME-NEXT: result #0: {{.*}} ok
 // ONE-NOT: gdn_comm
 // HEADS: error: gdn-sequence-parallel: the key heads (4) and value heads (8) must be divisible by ranks = 3: each rank computes a share of the heads

@@ -35,3 +35,29 @@ func.func @qwen3_5(%x: tensor<?x8xf64>, %cu: tensor<?xi32>,
       -> tensor<?x8xf64>
   return %y : tensor<?x8xf64>
 }
+
+// Two Qwen3-Next layers stacked: the second reads the first's output.
+func.func @stacked(%x: tensor<?x8xf64>, %cu: tensor<?xi32>,
+                   %w_qkvz: tensor<48x8xf64>, %w_ba: tensor<16x8xf64>,
+                   %conv: tensor<32x4xf64>, %a_log: tensor<8xf64>,
+                   %dt_bias: tensor<8xf64>, %norm: tensor<2xf64>,
+                   %w_out: tensor<8x16xf64>, %w_qkvz2: tensor<48x8xf64>,
+                   %w_ba2: tensor<16x8xf64>, %conv2: tensor<32x4xf64>,
+                   %w_out2: tensor<8x16xf64>) -> tensor<?x8xf64> {
+  %p = gdn.packing %cu : tensor<?xi32> -> !gdn.packing<seqs = ?, tokens = ?>
+  %y = gdn.layer %x, %p weights(%w_qkvz, %w_ba, %conv, %a_log, %dt_bias, %norm, %w_out)
+      {projections = #gdn.projections<qwen3_next>, key_heads = 4 : i64,
+       value_heads = 8 : i64, head_dim_k = 2 : i64, head_dim_v = 2 : i64,
+       conv_width = 4 : i64}
+      : (tensor<?x8xf64>, !gdn.packing<seqs = ?, tokens = ?>, tensor<48x8xf64>,
+         tensor<16x8xf64>, tensor<32x4xf64>, tensor<8xf64>, tensor<8xf64>,
+         tensor<2xf64>, tensor<8x16xf64>) -> tensor<?x8xf64>
+  %y2 = gdn.layer %y, %p weights(%w_qkvz2, %w_ba2, %conv2, %a_log, %dt_bias, %norm, %w_out2)
+      {projections = #gdn.projections<qwen3_next>, key_heads = 4 : i64,
+       value_heads = 8 : i64, head_dim_k = 2 : i64, head_dim_v = 2 : i64,
+       conv_width = 4 : i64}
+      : (tensor<?x8xf64>, !gdn.packing<seqs = ?, tokens = ?>, tensor<48x8xf64>,
+         tensor<16x8xf64>, tensor<32x4xf64>, tensor<8xf64>, tensor<8xf64>,
+         tensor<2xf64>, tensor<8x16xf64>) -> tensor<?x8xf64>
+  return %y2 : tensor<?x8xf64>
+}
