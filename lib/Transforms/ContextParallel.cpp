@@ -54,23 +54,11 @@ struct GdnContextParallelPass
     }
     if (ranks == 1)
       return;
-    // A gdn.layer hides its core: distributing around it would silently do
-    // nothing.
-    WalkResult unexpanded = func.walk([&](LayerOp layer) {
-      layer.emitError() << "gdn-context-parallel: run gdn-expand-layer first; the "
-                           "pass distributes the layer's primitive ops";
-      return WalkResult::interrupt();
-    });
-    if (unexpanded.wasInterrupted())
+    FailureOr<SmallVector<Core>> cores =
+        findCores(func, "gdn-context-parallel");
+    if (failed(cores))
       return signalPassFailure();
-    SmallVector<Core> cores;
-    func.walk([&](DeltaRuleOp delta) {
-      if (std::optional<Core> core = findCore(delta))
-        cores.push_back(*core);
-    });
-    if (cores.empty())
-      return;
-    if (failed(distributeAll(func, cores)))
+    if (!cores->empty() && failed(distributeAll(func, *cores)))
       return signalPassFailure();
   }
 
@@ -83,7 +71,20 @@ struct GdnContextParallelPass
       return func.emitError() << "gdn-context-parallel: expects a function "
                                  "of one block";
     DenseSet<Operation *> coreOps;
+    for (Core &core : cores)
+      for (Operation *op : getCoreOps(core))
+        coreOps.insert(op);
     for (Core &core : cores) {
+      // The core's inner values stop existing; its output and final states
+      // are replaced by their distributed forms.
+      SmallVector<Value> inner = {core.conv.getY(), core.normQ.getY(),
+                                  core.normK.getY(), core.gates.getG(),
+                                  core.gates.getBeta()};
+      llvm::append_range(inner, core.split.getResults());
+      if (Operation *user = findOutsideUser(inner, coreOps))
+        return user->emitError()
+               << "gdn-context-parallel: reads a value inside a GDN core, "
+                  "which the pass replaces by its head-sharded form";
       auto qType = core.split.getQ().getType(),
            vType = core.split.getV().getType();
       if (qType.getDimSize(1) % p != 0 || vType.getDimSize(1) % p != 0)
@@ -92,24 +93,21 @@ struct GdnContextParallelPass
                << qType.getDimSize(1) << ") and value heads ("
                << vType.getDimSize(1) << ") divisible by ranks = " << p
                << "; use mode=chunkwise, which has no head-count constraint";
-      for (Operation *op :
-           {core.conv.getOperation(), core.split.getOperation(),
-            core.normQ.getOperation(), core.normK.getOperation(),
-            core.gates.getOperation(), core.delta.getOperation()})
-        coreOps.insert(op);
     }
     SetVector<BlockArgument> tokenArguments;
     for (Core &core : cores)
       if (failed(findTokenArguments(func, core, coreOps, tokenArguments)))
         return failure();
+    // Zigzag cuts every sequence into 2P pieces, so the total is a
+    // multiple of 2P too.
+    const int64_t multiple = layout == "zigzag" ? 2 * p : p;
     for (BlockArgument argument : tokenArguments) {
       int64_t tokens = cast<RankedTensorType>(argument.getType()).getDimSize(0);
-      if (!ShapedType::isDynamic(tokens) && tokens % p != 0)
+      if (!ShapedType::isDynamic(tokens) && tokens % multiple != 0)
         return cores.front().delta.emitError()
-               << "gdn-context-parallel: " << tokens
-               << " tokens do not split into " << p
-               << " equal contiguous shards; pad the pack to a multiple of "
-               << p;
+               << "gdn-context-parallel: " << tokens << " tokens do not split "
+               << "into " << layout << " shards over " << p
+               << " ranks; pad the pack to a multiple of " << multiple;
     }
     // The token-indexed arguments, and everything computed from them token
     // by token outside the cores, become this rank's token shard.
@@ -138,6 +136,11 @@ struct GdnContextParallelPass
                                    SetVector<BlockArgument> &arguments) {
     SmallVector<Value> worklist = {core.conv.getX(), core.gates.getA(),
                                    core.gates.getB()};
+    // The gated RMSNorm that reads the core's output reads z token by token
+    // with it: z is token-indexed too.
+    for (Operation *user : core.delta.getO().getUsers())
+      if (auto norm = dyn_cast<GatedRMSNormOp>(user))
+        worklist.push_back(norm.getZ());
     while (!worklist.empty()) {
       Value value = worklist.pop_back_val();
       if (auto argument = dyn_cast<BlockArgument>(value)) {
@@ -265,21 +268,24 @@ struct GdnContextParallelPass
     };
 
     IRMapping map;
-    // Global types: the conv's output has the input's global shape, and the
-    // gates' outputs the gate inputs'.
-    auto mixedType = core.conv.getY().getType();
+    // A token-indexed input's global type: all tokens (as many as the
+    // conv's output has), no layout, its own element type.
+    const int64_t globalTokens = core.conv.getY().getType().getDimSize(0);
+    auto globalType = [&](Value value) {
+      return withDim(cast<RankedTensorType>(value.getType()), 0, globalTokens,
+                     {});
+    };
     map.map(core.conv.getX(),
             toHeads(regroup(toContiguous(mixed), 1, /*inverse=*/false),
-                    mixedType));
+                    globalType(mixed)));
     map.map(core.conv.getWeight(),
             localShard(regroup(core.conv.getWeight(), 0, false), 0));
     if (Value bias = core.conv.getBias())
       map.map(bias, localShard(regroup(bias, 0, false), 0));
     if (Value state = core.conv.getInitialState())
       map.map(state, localShard(regroup(state, 1, false), 1));
-    auto aType = core.gates.getG().getType();
-    map.map(core.gates.getA(), toHeads(toContiguous(a), aType));
-    map.map(core.gates.getB(), toHeads(toContiguous(b), aType));
+    map.map(core.gates.getA(), toHeads(toContiguous(a), globalType(a)));
+    map.map(core.gates.getB(), toHeads(toContiguous(b), globalType(b)));
     map.map(core.gates.getALog(), localShard(core.gates.getALog(), 0));
     map.map(core.gates.getDtBias(), localShard(core.gates.getDtBias(), 0));
     if (Value state = core.delta.getInitialState())

@@ -10,6 +10,8 @@
 
 #include "gdn/Dialect/Gdn/GdnOps.h"
 
+#include "llvm/ADT/DenseSet.h"
+
 #include <optional>
 
 namespace mlir::gdn {
@@ -43,8 +45,9 @@ inline std::optional<Core> findCore(DeltaRuleOp delta) {
   return core;
 }
 
-inline RankedTensorType withDim(RankedTensorType type, unsigned dim, int64_t size,
-                         Attribute encoding) {
+/// `type` with dimension `dim` of `size` and the given encoding.
+inline RankedTensorType withDim(RankedTensorType type, unsigned dim,
+                                int64_t size, Attribute encoding) {
   SmallVector<int64_t> shape(type.getShape());
   shape[dim] = size;
   return RankedTensorType::get(shape, type.getElementType(), encoding);
@@ -53,6 +56,56 @@ inline RankedTensorType withDim(RankedTensorType type, unsigned dim, int64_t siz
 /// `size` split over `ranks` (dynamic stays dynamic).
 inline int64_t divided(int64_t size, int64_t ranks) {
   return ShapedType::isDynamic(size) ? size : size / ranks;
+}
+
+/// The core's ops.
+inline SmallVector<Operation *, 6> getCoreOps(const Core &core) {
+  return {core.conv, core.split, core.normQ, core.normK, core.gates,
+          core.delta};
+}
+
+/// Every gdn.delta_rule of `func` as a core, or an error naming one the
+/// passes cannot distribute (so that they never silently do nothing).
+inline FailureOr<SmallVector<Core>> findCores(Operation *func,
+                                              StringRef pass) {
+  SmallVector<Core> cores;
+  WalkResult walk = func->walk([&](Operation *op) {
+    if (isa<LayerOp>(op)) {
+      op->emitError() << pass
+                      << ": run gdn-expand-layer first; the pass distributes "
+                         "the layer's primitive ops";
+      return WalkResult::interrupt();
+    }
+    auto delta = dyn_cast<DeltaRuleOp>(op);
+    if (!delta)
+      return WalkResult::advance();
+    std::optional<Core> core = findCore(delta);
+    if (!core) {
+      delta.emitError() << pass
+                        << ": expects the delta rule's q and k to be L2 norms "
+                           "of a split_qkv of the conv, its v that split's, "
+                           "and g and beta one gates op (run the pass before "
+                           "gdn-fuse)";
+      return WalkResult::interrupt();
+    }
+    cores.push_back(*core);
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  return cores;
+}
+
+/// The values that exist only inside a distributed region must not be read
+/// outside it (`inside`): the pass replaces the region's ops. Returns the
+/// first op that reads one, or null.
+inline Operation *findOutsideUser(ArrayRef<Value> values,
+                                  const llvm::DenseSet<Operation *> &inside) {
+  for (Value value : values)
+    for (Operation *user : value.getUsers())
+      if (!inside.contains(user))
+        return user;
+  return nullptr;
 }
 
 } // namespace mlir::gdn

@@ -52,23 +52,18 @@ struct GdnSequenceParallelPass
     }
     if (ranks == 1)
       return;
-    // A gdn.layer hides its core: distributing around it would silently do
-    // nothing.
-    WalkResult unexpanded = func.walk([&](LayerOp layer) {
-      layer.emitError() << "gdn-sequence-parallel: run gdn-expand-layer first; the "
-                           "pass distributes the layer's primitive ops";
-      return WalkResult::interrupt();
-    });
-    if (unexpanded.wasInterrupted())
+    FailureOr<SmallVector<Core>> cores =
+        findCores(func, "gdn-sequence-parallel");
+    if (failed(cores))
       return signalPassFailure();
-    SmallVector<Core> cores;
-    func.walk([&](DeltaRuleOp delta) {
-      if (std::optional<Core> core = findCore(delta))
-        cores.push_back(*core);
-    });
+    if (!cores->empty() && !func.getBody().hasOneBlock()) {
+      func.emitError() << "gdn-sequence-parallel: expects a function of one "
+                          "block";
+      return signalPassFailure();
+    }
     // In program order: a stacked layer reads the token shard its
     // predecessor's reduce-scatter produced.
-    for (Core &core : cores) {
+    for (Core &core : *cores) {
       std::optional<Layer> layer = findLayer(func, core);
       if (!layer || failed(distribute(func, *layer)))
         return signalPassFailure();
@@ -125,10 +120,36 @@ struct GdnSequenceParallelPass
         return fail("expects out_proj's result to be returned or read by the "
                     "next layer's input projections");
     }
-    if (core.delta.getFinalState().use_empty() == false ||
+    if (!core.delta.getFinalState().use_empty() ||
         (core.conv.getFinalState() && !core.conv.getFinalState().use_empty()))
       return fail("final states of a sequence-parallel layer are not "
                   "supported yet");
+    // Every value inside the layer is replaced by its head-sharded form, so
+    // nothing outside may read one.
+    llvm::DenseSet<Operation *> inside;
+    for (Operation *op : getCoreOps(core))
+      inside.insert(op);
+    for (LinearOp linear : layer.projections)
+      inside.insert(linear);
+    if (layer.splitQkvz)
+      inside.insert(layer.splitQkvz);
+    inside.insert(layer.norm);
+    inside.insert(layer.outProj);
+    SmallVector<Value> inner = {core.conv.getY(), core.normQ.getY(),
+                                core.normK.getY(), core.gates.getG(),
+                                core.gates.getBeta(), core.delta.getO(),
+                                layer.norm.getY()};
+    llvm::append_range(inner, core.split.getResults());
+    for (LinearOp linear : layer.projections)
+      inner.push_back(linear.getY());
+    if (layer.splitQkvz)
+      llvm::append_range(inner, layer.splitQkvz.getResults());
+    if (Operation *user = findOutsideUser(inner, inside)) {
+      user->emitError() << "gdn-sequence-parallel: reads a value inside a "
+                           "GDN layer, which the pass replaces by its "
+                           "head-sharded form";
+      return std::nullopt;
+    }
     Value hidden = layer.projections[0].getX();
     auto argument = dyn_cast<BlockArgument>(hidden);
     if (argument ? argument.getOwner() != &func.getBody().front()
@@ -182,7 +203,9 @@ struct GdnSequenceParallelPass
     auto group = comm::GroupAttr::get(context, comm::GroupKind::SP, p);
     auto returnOp = cast<func::ReturnOp>(func.getBody().front().getTerminator());
     OpBuilder builder(returnOp);
-    Location loc = core.delta.getLoc();
+    // Slicing ops take the location of the op whose weight they slice; the
+    // gather and the reduce-scatter those of the layer's first and last op.
+    Location loc = layer.projections.front().getLoc();
     const SmallVector<int64_t> sections = {keyHeads * headDimK,
                                            keyHeads * headDimK,
                                            valueHeads * headDimV};
@@ -254,7 +277,7 @@ struct GdnSequenceParallelPass
     }
     auto yType = layer.outProj.getY().getType();
     Value y = comm::ReduceScatterOp::create(
-        builder, loc,
+        builder, layer.outProj.getLoc(),
         withDim(yType, 0, divided(yType.getDimSize(0), p), shard),
         map.lookup(layer.outProj.getY()), group, 0);
     layer.outProj.getY().replaceAllUsesWith(y);

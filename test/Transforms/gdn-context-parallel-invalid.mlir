@@ -4,6 +4,8 @@
 // op that is not token-local, and a core output read by one.
 // RUN: not gdn-opt --gdn-context-parallel="ranks=3" %S/Inputs/cp_core.mlir 2>&1 | FileCheck %s --check-prefix=HEADS
 // RUN: not gdn-opt --gdn-context-parallel="ranks=2 mode=chunkwise" %S/Inputs/cp_core.mlir 2>&1 | FileCheck %s --check-prefix=MODE
+// RUN: not gdn-opt --gdn-context-parallel="ranks=2 layout=zigzag" %s --split-input-file 2>&1 | FileCheck %s --check-prefix=ZIGZAG
+// ZIGZAG: error: gdn-context-parallel: 30 tokens do not split into zigzag shards over 2 ranks; pad the pack to a multiple of 4
 // RUN: not gdn-opt --gdn-context-parallel="ranks=2 layout=diagonal" %S/Inputs/cp_core.mlir 2>&1 | FileCheck %s --check-prefix=LAYOUT
 // RUN: not gdn-opt --gdn-context-parallel="ranks=4" %s --split-input-file 2>&1 | FileCheck %s
 // RUN: not gdn-opt --gdn-context-parallel="ranks=2" %S/Inputs/cp_layer.mlir 2>&1 | FileCheck %s --check-prefix=LAYER
@@ -15,7 +17,7 @@
 // LAYOUT: error: gdn-context-parallel: layout=diagonal is not a token sharding; use contiguous or zigzag
 // MODE: error: gdn-context-parallel: mode=chunkwise is not implemented yet; use mode=headwise
 
-// CHECK: error: gdn-context-parallel: 30 tokens do not split into 4 equal contiguous shards; pad the pack to a multiple of 4
+// CHECK: error: gdn-context-parallel: 30 tokens do not split into contiguous shards over 4 ranks; pad the pack to a multiple of 4
 func.func @odd_tokens(%mixed: tensor<30x64xf64>, %w: tensor<64x4xf64>, %a: tensor<30x16xf64>,
                       %b: tensor<30x16xf64>, %a_log: tensor<16xf64>, %dt_bias: tensor<16xf64>,
                       %cu: tensor<3xi32>) -> tensor<30x16x2xf64> {
@@ -74,4 +76,36 @@ func.func @output_used_elsewhere(%mixed: tensor<32x64xf64>, %w: tensor<64x4xf64>
          tensor<32x16xf64>, !gdn.packing<seqs = 2, tokens = 32>) -> (tensor<32x16x2xf64>, tensor<2x16x2x2xf64>)
   %twice = arith.addf %o, %o : tensor<32x16x2xf64>
   return %twice : tensor<32x16x2xf64>
+}
+
+// -----
+
+// CHECK: error: gdn-context-parallel: reads a value inside a GDN core, which the pass replaces by its head-sharded form
+func.func @gate_returned(%mixed: tensor<32x64xf64>, %w: tensor<64x4xf64>,
+                         %a: tensor<32x16xf64>, %b: tensor<32x16xf64>, %a_log: tensor<16xf64>,
+                         %dt_bias: tensor<16xf64>, %cu: tensor<3xi32>) -> (tensor<32x16x2xf64>, tensor<32x16xf64>) {
+  %p = gdn.packing %cu : tensor<3xi32> -> !gdn.packing<seqs = 2, tokens = 32>
+  %c = gdn.causal_conv1d %mixed, %w, %p {width = 4 : i64, activation = #gdn.act<silu>}
+      : (tensor<32x64xf64>, tensor<64x4xf64>, !gdn.packing<seqs = 2, tokens = 32>) -> tensor<32x64xf64>
+  %q, %k, %v = gdn.split_qkv %c : tensor<32x64xf64> -> tensor<32x8x2xf64>, tensor<32x8x2xf64>, tensor<32x16x2xf64>
+  %qn = gdn.l2norm %q : tensor<32x8x2xf64>
+  %kn = gdn.l2norm %k : tensor<32x8x2xf64>
+  %g, %beta = gdn.gates %a, %b, %a_log, %dt_bias
+      : (tensor<32x16xf64>, tensor<32x16xf64>, tensor<16xf64>, tensor<16xf64>) -> (tensor<32x16xf64>, tensor<32x16xf64>)
+  %o, %s = gdn.delta_rule %qn, %kn, %v, %g, %beta, %p
+      : (tensor<32x8x2xf64>, tensor<32x8x2xf64>, tensor<32x16x2xf64>, tensor<32x16xf64>,
+         tensor<32x16xf64>, !gdn.packing<seqs = 2, tokens = 32>) -> (tensor<32x16x2xf64>, tensor<2x16x2x2xf64>)
+  return %o, %g : tensor<32x16x2xf64>, tensor<32x16xf64>
+}
+
+// -----
+
+// CHECK: error: gdn-context-parallel: expects the delta rule's q and k to be L2 norms of a split_qkv of the conv, its v that split's, and g and beta one gates op (run the pass before gdn-fuse)
+func.func @no_l2norm(%q: tensor<32x8x2xf64>, %k: tensor<32x8x2xf64>, %v: tensor<32x16x2xf64>,
+                     %g: tensor<32x16xf64>, %beta: tensor<32x16xf64>, %cu: tensor<3xi32>) -> tensor<32x16x2xf64> {
+  %p = gdn.packing %cu : tensor<3xi32> -> !gdn.packing<seqs = 2, tokens = 32>
+  %o, %s = gdn.delta_rule %q, %k, %v, %g, %beta, %p
+      : (tensor<32x8x2xf64>, tensor<32x8x2xf64>, tensor<32x16x2xf64>, tensor<32x16xf64>,
+         tensor<32x16xf64>, !gdn.packing<seqs = 2, tokens = 32>) -> (tensor<32x16x2xf64>, tensor<2x16x2x2xf64>)
+  return %o : tensor<32x16x2xf64>
 }

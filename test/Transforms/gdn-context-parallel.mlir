@@ -35,6 +35,16 @@
 // RUN: not gdn-run --compare %S/Inputs/cp_core.mlir %t/z4.mlir --seqlens=16,10 --slots=16,12 2>&1 | FileCheck %s --check-prefix=ODD
 // ODD: zigzag sharding over 4 ranks needs every sequence's length to be a multiple of 8, but sequence 1 has length 12; pad the sequence or use the contiguous layout
 
+// bf16 activations (the gate inputs stay bf16 through their all_to_all),
+// and a gated RMSNorm whose z is its own argument.
+// RUN: gdn-opt --gdn-context-parallel="ranks=4" %S/Inputs/cp_core_bf16.mlir -o %t/bf16.mlir
+// RUN: gdn-run --compare %S/Inputs/cp_core_bf16.mlir %t/bf16.mlir --seqlens=0,1,63,64,65,7 --rtol=5e-3 | FileCheck %s --check-prefix=BF16
+// BF16: result #0: {{.*}}xbf16  rel_rms = {{.*}}  ok
+// BF16: result #1: {{.*}}xf32  rel_rms = {{.*}}  ok
+// RUN: gdn-opt --gdn-context-parallel="ranks=2" %S/Inputs/cp_core_zarg.mlir -o %t/zarg.mlir
+// RUN: gdn-run --compare %S/Inputs/cp_core_zarg.mlir %t/zarg.mlir --seqlens=3,0,65,4 | FileCheck %s --check-prefix=ZARG
+// ZARG: result #0: {{.*}}  ok
+
 // SAME: comparing @core (1 rank(s)) against @core ({{[248]}} rank(s))
 // SAME-NEXT: result #0: {{.*}} ok
 // SAME-NEXT: result #1: {{.*}} ok

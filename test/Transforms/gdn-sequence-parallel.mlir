@@ -20,6 +20,9 @@
 // RUN: not gdn-opt --gdn-expand-layer --gdn-sequence-parallel="ranks=3" %S/Inputs/cp_layer.mlir 2>&1 | FileCheck %s --check-prefix=HEADS
 // RUN: not gdn-opt --gdn-sequence-parallel="ranks=2" %S/Inputs/cp_core.mlir 2>&1 | FileCheck %s --check-prefix=CORE
 
+// RUN: not gdn-opt --gdn-sequence-parallel="ranks=2" %S/Inputs/sp_z_returned.mlir 2>&1 | FileCheck %s --check-prefix=INNER
+// INNER: error: gdn-sequence-parallel: reads a value inside a GDN layer, which the pass replaces by its head-sharded form
+
 // SAME: comparing @{{qwen3_next|qwen3_5|stacked}} (1 rank(s)) against @{{.*}} ({{[24]}} rank(s))
 // SAME-NEXT: result #0: {{.*}} ok
 // ONE-NOT: gdn_comm

@@ -19,6 +19,7 @@
 #include "mlir/IR/OpImplementation.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::gdn;
@@ -372,7 +373,7 @@ LogicalResult SplitQkvzOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
-// SplitQkvOp
+// RegroupSectionsOp
 //===----------------------------------------------------------------------===//
 
 LogicalResult RegroupSectionsOp::verify() {
@@ -383,12 +384,19 @@ LogicalResult RegroupSectionsOp::verify() {
   if (getDim() >= type.getRank())
     return emitOpError() << "dim = " << getDim() << " is out of range for a rank-"
                          << type.getRank() << " tensor";
+  if (getSectionSizes().empty())
+    return emitOpError() << "needs at least one section";
+  if (getSequenceLayout(type) && getDim() == 0)
+    return emitOpError() << "permutes a feature dimension; dimension 0 of a "
+                            "token-sharded tensor holds tokens";
   int64_t total = 0;
   for (int64_t size : getSectionSizes()) {
     if (size <= 0 || size % getGroups() != 0)
       return emitOpError() << "every section size must be a positive multiple "
                               "of groups = "
                            << getGroups() << ", found " << size;
+    if (size > std::numeric_limits<int32_t>::max() - total)
+      return emitOpError() << "the sections cover more than 2^31 - 1 elements";
     total += size;
   }
   const int64_t extent = type.getDimSize(getDim());
@@ -398,6 +406,10 @@ LogicalResult RegroupSectionsOp::verify() {
                          << extent;
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// SplitQkvOp
+//===----------------------------------------------------------------------===//
 
 LogicalResult SplitQkvOp::verify() {
   ShapeChecker check(*this);
