@@ -97,11 +97,11 @@ def GdnSequenceParallel : Pass<"gdn-sequence-parallel", "::mlir::func::FuncOp"> 
 }
 
 def GdnContextParallel : Pass<"gdn-context-parallel", "::mlir::func::FuncOp"> {
-  let summary = "Distribute the GDN core of a function over a context-parallel group";
+  let summary = "Distribute GDN cores and layers over a context-parallel group";
   let description = [{
-    Rewrites a function that computes the GDN core on all tokens (P = 1)
-    into the program every rank of a `ranks`-rank context-parallel group
-    runs, computing the same function:
+    Rewrites a function that computes GDN cores or expanded layers on all
+    tokens (P = 1) into the program every rank of a `ranks`-rank
+    context-parallel group runs, computing the same function:
 
     * `mode=headwise` (Ulysses): the token-indexed inputs of the core (the
       conv input `mixed_qkv` and the gate inputs `a`, `b`) become contiguous
@@ -127,8 +127,8 @@ def GdnContextParallel : Pass<"gdn-context-parallel", "::mlir::func::FuncOp"> {
     converted to contiguous shards (`gdn.convert_layout`) before the
     all_to_all and back after it.
 
-    `mode=chunkwise`, `auto` and the full layer (projections around the core)
-    are not implemented yet and are rejected with a diagnostic.
+    `mode=chunkwise` and `mode=auto` are not implemented yet and are
+    rejected with a diagnostic; so is a `gdn.layer` that was not expanded.
   }];
   let dependentDialects = ["::mlir::gdn::GdnDialect",
                            "::mlir::gdn::comm::GdnCommDialect"];
