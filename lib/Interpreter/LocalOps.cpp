@@ -424,6 +424,8 @@ llvm::Error executeLocalShard(comm::LocalShardOp op, Environment &env) {
                            ") is not divisible by the group's " +
                            std::to_string(ranks) + " ranks");
   const int64_t block = input.getDimSize(dim) / ranks;
+  // The group spans the simulated ranks (programs have one group today; a
+  // 2-D SP x CP grid would need the rank within the group instead).
   const int64_t first = (env.getRank() % ranks) * block;
   env.bind(op.getResult(),
            permuteAlong(input, dim, [&](int64_t i) { return first + i; },
