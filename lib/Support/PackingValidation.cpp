@@ -32,11 +32,20 @@ mlir::gdn::checkOffsets(llvm::ArrayRef<int64_t> offsets, int64_t expectedTotal,
               llvm::Twine(kMaxPackedTokens) + "; split the pack")
           .str();
   }
-  if (expectedTotal >= 0 && offsets.back() != expectedTotal)
+  if (expectedTotal >= 0 && offsets.back() != expectedTotal) {
+    // Fewer real tokens than buffer rows is what alignment padding looks
+    // like when its offsets were not passed.
+    const bool looksPadded =
+        name == "cu_seqlens" && offsets.back() < expectedTotal;
     return (name + "[" + llvm::Twine(offsets.size() - 1) +
             "] = " + llvm::Twine(offsets.back()) +
-            " must equal the token count " + llvm::Twine(expectedTotal))
+            " must equal the token count " + llvm::Twine(expectedTotal) +
+            (looksPadded ? "; if the buffer holds alignment padding, give "
+                           "the packing its padded offsets (gdn.packing %cu "
+                           "padded %cu_padded)"
+                         : ""))
         .str();
+  }
   return std::nullopt;
 }
 

@@ -107,7 +107,7 @@ func.func @constant_negative() {
 
 func.func @constant_total_mismatch() {
   %cu = arith.constant dense<[0, 3, 7]> : tensor<3xi32>
-  // expected-error @+1 {{cu_seqlens[2] = 7 must equal the token count 8}}
+  // expected-error @+1 {{cu_seqlens[2] = 7 must equal the token count 8; if the buffer holds alignment padding, give the packing its padded offsets (gdn.packing %cu padded %cu_padded)}}
   %p = gdn.packing %cu : tensor<3xi32> -> !gdn.packing<seqs = 2, tokens = 8>
   return
 }

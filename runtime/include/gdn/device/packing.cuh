@@ -192,9 +192,14 @@ inline int describePackingStatus(const gdn_status_t *deviceStatus,
              status.index - 1, (long long)status.bound);
     break;
   case GDN_STATUS_WRONG_TOTAL:
-    snprintf(message, size, "%s[%d] = %lld must equal the token count %lld",
+    // Fewer real tokens than buffer rows is what alignment padding looks
+    // like when cu_padded was not passed.
+    snprintf(message, size, "%s[%d] = %lld must equal the token count %lld%s",
              name, status.index, (long long)status.value,
-             (long long)status.bound);
+             (long long)status.bound,
+             !status.padded && status.value < status.bound
+                 ? "; if the buffer holds alignment padding, pass cu_padded"
+                 : "");
     break;
   case GDN_STATUS_NO_OFFSETS:
     snprintf(message, size,
