@@ -12,7 +12,7 @@
 
 #include "gdn/Transforms/Passes.h"
 
-#include "ParallelCore.h"
+#include "GdnCore.h"
 
 #include "gdn/Dialect/Gdn/SequenceLayout.h"
 
@@ -47,11 +47,8 @@ struct GdnContextParallelPass
                        << " is not a token sharding; use contiguous or zigzag";
       return signalPassFailure();
     }
-    if (ranks < 1) {
-      func.emitError() << "gdn-context-parallel: ranks must be >= 1, found "
-                       << static_cast<int64_t>(ranks);
+    if (failed(checkRanks(func, "gdn-context-parallel", ranks)))
       return signalPassFailure();
-    }
     if (ranks == 1)
       return;
     FailureOr<SmallVector<Core>> cores =
@@ -223,11 +220,6 @@ struct GdnContextParallelPass
                            const DenseSet<Operation *> &coreOps) {
     MLIRContext *context = &getContext();
     const int64_t p = ranks;
-    auto qType = core.split.getQ().getType(), vType = core.split.getV().getType();
-    const int64_t keyHeads = qType.getDimSize(1), headDimK = qType.getDimSize(2);
-    const int64_t valueHeads = vType.getDimSize(1),
-                  headDimV = vType.getDimSize(2);
-    auto returnOp = cast<func::ReturnOp>(func.getBody().front().getTerminator());
     auto contiguous =
         gdn::SeqLayoutAttr::get(context, SeqLayoutKind::Contiguous, p);
     gdn::SeqLayoutAttr shard = tokenShard();
@@ -247,19 +239,7 @@ struct GdnContextParallelPass
           builder, loc, withDim(type, 0, type.getDimSize(0), contiguous), value,
           packing);
     };
-    const SmallVector<int64_t> sections = {keyHeads * headDimK,
-                                           keyHeads * headDimK,
-                                           valueHeads * headDimV};
-    auto regroup = [&](Value value, unsigned dim, bool inverse) -> Value {
-      return RegroupSectionsOp::create(builder, loc, value.getType(), value,
-                                       dim, sections, p, inverse);
-    };
-    auto localShard = [&](Value value, unsigned dim) -> Value {
-      auto type = cast<RankedTensorType>(value.getType());
-      return comm::LocalShardOp::create(
-          builder, loc, withDim(type, dim, divided(type.getDimSize(dim), p), {}),
-          value, group, dim);
-    };
+    HeadSlicer slicer(builder, loc, group, core);
     // Token shard [T/P, X] -> all tokens of this rank's part of X.
     auto toHeads = [&](Value value, RankedTensorType global) -> Value {
       return comm::AllToAllOp::create(
@@ -276,20 +256,11 @@ struct GdnContextParallelPass
                      {});
     };
     map.map(core.conv.getX(),
-            toHeads(regroup(toContiguous(mixed), 1, /*inverse=*/false),
+            toHeads(slicer.regroup(toContiguous(mixed), 1, /*inverse=*/false),
                     globalType(mixed)));
-    map.map(core.conv.getWeight(),
-            localShard(regroup(core.conv.getWeight(), 0, false), 0));
-    if (Value bias = core.conv.getBias())
-      map.map(bias, localShard(regroup(bias, 0, false), 0));
-    if (Value state = core.conv.getInitialState())
-      map.map(state, localShard(regroup(state, 1, false), 1));
+    slicer.mapCoreParameters(core, map);
     map.map(core.gates.getA(), toHeads(toContiguous(a), globalType(a)));
     map.map(core.gates.getB(), toHeads(toContiguous(b), globalType(b)));
-    map.map(core.gates.getALog(), localShard(core.gates.getALog(), 0));
-    map.map(core.gates.getDtBias(), localShard(core.gates.getDtBias(), 0));
-    if (Value state = core.delta.getInitialState())
-      map.map(state, localShard(state, 1));
 
     // The core itself, cloned with every head count divided by P.
     auto headShard = [&](Operation *op) {
@@ -336,17 +307,13 @@ struct GdnContextParallelPass
     if (Value state = core.conv.getFinalState()) {
       Value gathered = comm::AllGatherOp::create(
           builder, loc, state.getType(), map.lookup(state), group, 1);
-      state.replaceAllUsesWith(regroup(gathered, 1, /*inverse=*/true));
+      state.replaceAllUsesWith(slicer.regroup(gathered, 1, /*inverse=*/true));
     }
 
-    for (Operation *op :
-         {core.delta.getOperation(), core.gates.getOperation(),
-          core.normK.getOperation(), core.normQ.getOperation(),
-          core.split.getOperation(), core.conv.getOperation()})
+    SmallVector<Operation *, 6> replaced = getCoreOps(core);
+    for (Operation *op : llvm::reverse(replaced))
       op->erase();
-    func.setType(FunctionType::get(context,
-                                   func.getBody().front().getArgumentTypes(),
-                                   returnOp.getOperandTypes()));
+    refreshFunctionType(func);
     return success();
   }
 };

@@ -9,6 +9,8 @@
 
 #include "gdn/Transforms/Passes.h"
 
+#include "GdnCore.h"
+
 #include "gdn/Dialect/Gdn/SequenceLayout.h"
 
 #include "mlir/IR/Builders.h"
@@ -26,45 +28,29 @@ using namespace mlir::gdn;
 
 namespace {
 
-/// The gdn ops one prologue kernel replaces.
-struct PrologueMatch {
-  CausalConv1dOp conv;
-  SplitQkvOp split;
-  L2NormOp normQ, normK;
-  GatesOp gates;
-};
+/// The gdn ops one prologue kernel replaces: a GDN core less its delta rule.
+using PrologueMatch = Core;
 
 std::optional<PrologueMatch> matchPrologue(DeltaRuleOp delta) {
-  PrologueMatch m;
-  m.normQ = delta.getQ().getDefiningOp<L2NormOp>();
-  m.normK = delta.getK().getDefiningOp<L2NormOp>();
-  m.gates = delta.getG().getDefiningOp<GatesOp>();
-  if (!m.normQ || !m.normK || !m.gates ||
-      delta.getBeta().getDefiningOp<GatesOp>() != m.gates)
+  std::optional<Core> core = findCore(delta);
+  if (!core)
     return std::nullopt;
-  m.split = m.normQ.getX().getDefiningOp<SplitQkvOp>();
-  if (!m.split || m.normK.getX() != m.split.getK() ||
-      m.normQ.getX() != m.split.getQ() || delta.getV() != m.split.getV())
-    return std::nullopt;
+  PrologueMatch &m = *core;
   // The split's q and k must not be needed unnormalised, nor the conv output
   // elsewhere: those tensors stop existing.
   if (!m.split.getQ().hasOneUse() || !m.split.getK().hasOneUse() ||
       m.normQ.getEps() != m.normK.getEps())
     return std::nullopt;
-  m.conv = m.split.getMixedQkv().getDefiningOp<CausalConv1dOp>();
-  if (!m.conv || !m.conv.getY().hasOneUse())
+  if (!m.conv.getY().hasOneUse())
     return std::nullopt;
-  // The kernel computes on packed buffers without layouts, and needs the
-  // delta rule's packing for the conv.
-  if (m.conv.getPacking() != delta.getPacking())
-    return std::nullopt;
+  // The kernel computes on packed buffers without layouts.
   for (Value value :
        {m.conv.getX(), m.conv.getY(), m.split.getQ(), m.split.getK(),
         m.split.getV(), m.normQ.getY(), m.normK.getY(), m.gates.getA(),
         m.gates.getB(), m.gates.getG(), m.gates.getBeta()})
     if (getSequenceLayout(value.getType()))
       return std::nullopt;
-  return m;
+  return core;
 }
 
 /// True if `op` verifies. Its diagnostics are dropped: a kernel op that does

@@ -10,7 +10,7 @@
 
 #include "gdn/Transforms/Passes.h"
 
-#include "ParallelCore.h"
+#include "GdnCore.h"
 
 #include "gdn/Dialect/Gdn/SequenceLayout.h"
 
@@ -45,11 +45,8 @@ struct GdnSequenceParallelPass
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (ranks < 1) {
-      func.emitError() << "gdn-sequence-parallel: ranks must be >= 1, found "
-                       << static_cast<int64_t>(ranks);
+    if (failed(checkRanks(func, "gdn-sequence-parallel", ranks)))
       return signalPassFailure();
-    }
     if (ranks == 1)
       return;
     FailureOr<SmallVector<Core>> cores =
@@ -174,9 +171,8 @@ struct GdnSequenceParallelPass
     const int64_t p = ranks;
     Core &core = layer.core;
     auto qType = core.split.getQ().getType(), vType = core.split.getV().getType();
-    const int64_t keyHeads = qType.getDimSize(1), headDimK = qType.getDimSize(2);
-    const int64_t valueHeads = vType.getDimSize(1),
-                  headDimV = vType.getDimSize(2);
+    const int64_t keyHeads = qType.getDimSize(1),
+                  valueHeads = vType.getDimSize(1);
     if (keyHeads % p != 0 || valueHeads % p != 0)
       return core.delta.emitError()
              << "gdn-sequence-parallel: the key heads (" << keyHeads
@@ -206,21 +202,7 @@ struct GdnSequenceParallelPass
     // Slicing ops take the location of the op whose weight they slice; the
     // gather and the reduce-scatter those of the layer's first and last op.
     Location loc = layer.projections.front().getLoc();
-    const SmallVector<int64_t> sections = {keyHeads * headDimK,
-                                           keyHeads * headDimK,
-                                           valueHeads * headDimV};
-    auto localShard = [&](Value value, unsigned dim) -> Value {
-      auto type = cast<RankedTensorType>(value.getType());
-      return comm::LocalShardOp::create(
-          builder, loc, withDim(type, dim, divided(type.getDimSize(dim), p), {}),
-          value, group, dim);
-    };
-    auto bySection = [&](Value value, unsigned dim) -> Value {
-      return localShard(RegroupSectionsOp::create(builder, loc, value.getType(),
-                                                  value, dim, sections, p,
-                                                  /*inverse=*/false),
-                        dim);
-    };
+    HeadSlicer slicer(builder, loc, group, core);
 
     // The hidden states: a token shard in, all tokens inside.
     if (!alreadySharded)
@@ -237,18 +219,12 @@ struct GdnSequenceParallelPass
         continue;
       const bool qkvSections =
           !layer.splitQkvz && linear.getY() == core.conv.getX();
-      map.map(weight, qkvSections ? bySection(weight, 0) : localShard(weight, 0));
+      map.map(weight, qkvSections ? slicer.bySection(weight, 0)
+                                  : slicer.localShard(weight, 0));
     }
-    map.map(core.conv.getWeight(), bySection(core.conv.getWeight(), 0));
-    if (Value bias = core.conv.getBias())
-      map.map(bias, bySection(bias, 0));
-    if (Value state = core.conv.getInitialState())
-      map.map(state, bySection(state, 1));
-    map.map(core.gates.getALog(), localShard(core.gates.getALog(), 0));
-    map.map(core.gates.getDtBias(), localShard(core.gates.getDtBias(), 0));
-    if (Value state = core.delta.getInitialState())
-      map.map(state, localShard(state, 1));
-    map.map(layer.outProj.getWeight(), localShard(layer.outProj.getWeight(), 1));
+    slicer.mapCoreParameters(core, map);
+    map.map(layer.outProj.getWeight(),
+            slicer.localShard(layer.outProj.getWeight(), 1));
 
     // The layer, cloned in order for this rank's heads: every result's
     // dimension 1 (features, channels or heads) is divided by P, except
@@ -283,9 +259,7 @@ struct GdnSequenceParallelPass
     layer.outProj.getY().replaceAllUsesWith(y);
     for (Operation *op : llvm::reverse(ops))
       op->erase();
-    func.setType(FunctionType::get(context,
-                                   func.getBody().front().getArgumentTypes(),
-                                   returnOp.getOperandTypes()));
+    refreshFunctionType(func);
     return success();
   }
 };

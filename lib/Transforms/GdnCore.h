@@ -1,14 +1,22 @@
-//===- ParallelCore.h - what the parallel passes share ------------*- C++ -*-===//
+//===- GdnCore.h - the GDN core as the passes find it -------------*- C++ -*-===//
 //
-// The GDN core as the parallel passes find it (from its delta rule), and
-// the type arithmetic of splitting a dimension over a group.
+// The GDN core (conv -> split_qkv -> l2norm(q, k), gates -> delta rule) as
+// gdn-fuse and the parallel passes find it from its delta rule, and what the
+// parallel passes share: the type arithmetic of splitting a dimension over
+// a group, the ranks option's check, and the per-head / per-section
+// slicing of what every rank holds whole.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef GDN_LIB_TRANSFORMS_PARALLELCORE_H
-#define GDN_LIB_TRANSFORMS_PARALLELCORE_H
+#ifndef GDN_LIB_TRANSFORMS_GDNCORE_H
+#define GDN_LIB_TRANSFORMS_GDNCORE_H
 
 #include "gdn/Dialect/Gdn/GdnOps.h"
+#include "gdn/Dialect/GdnComm/GdnCommDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 
 #include "llvm/ADT/DenseSet.h"
 
@@ -108,6 +116,70 @@ inline Operation *findOutsideUser(ArrayRef<Value> values,
   return nullptr;
 }
 
+/// Gives `func` the types its arguments and return now have (a parallel
+/// pass changes them in place).
+inline void refreshFunctionType(func::FuncOp func) {
+  Block &body = func.getBody().front();
+  func.setType(FunctionType::get(func.getContext(), body.getArgumentTypes(),
+                                 body.getTerminator()->getOperandTypes()));
+}
+
+/// The `ranks` option of a parallel pass: an error below 1.
+inline LogicalResult checkRanks(Operation *op, StringRef pass, int64_t ranks) {
+  if (ranks >= 1)
+    return success();
+  return op->emitError() << pass << ": ranks must be >= 1, found " << ranks;
+}
+
+/// Slices tensors every rank holds whole into this rank's share, by head
+/// (`localShard`) or per q/k/v section of the conv channels (`bySection`).
+struct HeadSlicer {
+  HeadSlicer(OpBuilder &builder, Location loc, comm::GroupAttr group,
+             Core core)
+      : builder(builder), loc(loc), group(group), ranks(group.getRanks()) {
+    auto q = core.split.getQ().getType(), v = core.split.getV().getType();
+    const int64_t keyDim = q.getDimSize(1) * q.getDimSize(2);
+    sections = {keyDim, keyDim, v.getDimSize(1) * v.getDimSize(2)};
+  }
+
+  /// Block `rank` of `ranks` along `dim`.
+  Value localShard(Value value, unsigned dim) {
+    auto type = cast<RankedTensorType>(value.getType());
+    return comm::LocalShardOp::create(
+        builder, loc,
+        withDim(type, dim, divided(type.getDimSize(dim), ranks), {}), value,
+        group, dim);
+  }
+  /// The q/k/v sections regrouped by rank along `dim` (or back).
+  Value regroup(Value value, unsigned dim, bool inverse) {
+    return RegroupSectionsOp::create(builder, loc, value.getType(), value, dim,
+                                     sections, ranks, inverse);
+  }
+  /// This rank's share of every q/k/v section along `dim`.
+  Value bySection(Value value, unsigned dim) {
+    return localShard(regroup(value, dim, /*inverse=*/false), dim);
+  }
+  /// Maps the core's parameters and initial states to this rank's share:
+  /// the conv's per q/k/v section, the gates' and the delta rule's by head.
+  void mapCoreParameters(Core core, IRMapping &map) {
+    map.map(core.conv.getWeight(), bySection(core.conv.getWeight(), 0));
+    if (Value bias = core.conv.getBias())
+      map.map(bias, bySection(bias, 0));
+    if (Value state = core.conv.getInitialState())
+      map.map(state, bySection(state, 1));
+    map.map(core.gates.getALog(), localShard(core.gates.getALog(), 0));
+    map.map(core.gates.getDtBias(), localShard(core.gates.getDtBias(), 0));
+    if (Value state = core.delta.getInitialState())
+      map.map(state, localShard(state, 1));
+  }
+
+  OpBuilder &builder;
+  Location loc;
+  comm::GroupAttr group;
+  int64_t ranks;
+  SmallVector<int64_t> sections;
+};
+
 } // namespace mlir::gdn
 
-#endif // GDN_LIB_TRANSFORMS_PARALLELCORE_H
+#endif // GDN_LIB_TRANSFORMS_GDNCORE_H
