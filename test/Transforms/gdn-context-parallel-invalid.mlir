@@ -13,6 +13,10 @@
 // LAYER: error: gdn-context-parallel: run gdn-expand-layer first; the pass distributes the layer's primitive ops
 // SP-LAYER: error: gdn-sequence-parallel: run gdn-expand-layer first; the pass distributes the layer's primitive ops
 
+// RUN: not gdn-opt --gdn-context-parallel="ranks=0" %S/Inputs/cp_core.mlir 2>&1 | FileCheck %s --check-prefix=RANKS
+// RUN: not gdn-opt --allow-unregistered-dialect --gdn-context-parallel="ranks=2" %S/Inputs/cp_two_blocks.mlir 2>&1 | FileCheck %s --check-prefix=BLOCKS
+// RANKS: error: gdn-context-parallel: ranks must be >= 1, found 0
+// BLOCKS: error: gdn-context-parallel: expects a function of one block
 // HEADS: error: gdn-context-parallel: headwise needs the key heads (8) and value heads (16) divisible by ranks = 3; use mode=chunkwise, which has no head-count constraint
 // LAYOUT: error: gdn-context-parallel: layout=diagonal is not a token sharding; use contiguous or zigzag
 // MODE: error: gdn-context-parallel: mode=chunkwise is not implemented yet; use mode=headwise
@@ -109,3 +113,25 @@ func.func @no_l2norm(%q: tensor<32x8x2xf64>, %k: tensor<32x8x2xf64>, %v: tensor<
          tensor<32x16xf64>, !gdn.packing<seqs = 2, tokens = 32>) -> (tensor<32x16x2xf64>, tensor<2x16x2x2xf64>)
   return %o : tensor<32x16x2xf64>
 }
+
+// -----
+
+// A core whose inputs are already token shards is not distributed again.
+// CHECK: error: gdn-context-parallel: argument #3 is already distributed
+func.func @already_sharded(%mixed: tensor<30x64xf64, #gdn.seq<contiguous, ranks = 4>>, %w: tensor<64x4xf64>, %a: tensor<30x16xf64, #gdn.seq<contiguous, ranks = 4>>,
+                      %b: tensor<30x16xf64, #gdn.seq<contiguous, ranks = 4>>, %a_log: tensor<16xf64>, %dt_bias: tensor<16xf64>,
+                      %cu: tensor<3xi32>) -> tensor<30x16x2xf64, #gdn.seq<contiguous, ranks = 4>> {
+  %p = gdn.packing %cu : tensor<3xi32> -> !gdn.packing<seqs = 2, tokens = 30>
+  %c = gdn.causal_conv1d %mixed, %w, %p {width = 4 : i64, activation = #gdn.act<silu>}
+      : (tensor<30x64xf64, #gdn.seq<contiguous, ranks = 4>>, tensor<64x4xf64>, !gdn.packing<seqs = 2, tokens = 30>) -> tensor<30x64xf64, #gdn.seq<contiguous, ranks = 4>>
+  %q, %k, %v = gdn.split_qkv %c : tensor<30x64xf64, #gdn.seq<contiguous, ranks = 4>> -> tensor<30x8x2xf64, #gdn.seq<contiguous, ranks = 4>>, tensor<30x8x2xf64, #gdn.seq<contiguous, ranks = 4>>, tensor<30x16x2xf64, #gdn.seq<contiguous, ranks = 4>>
+  %qn = gdn.l2norm %q : tensor<30x8x2xf64, #gdn.seq<contiguous, ranks = 4>>
+  %kn = gdn.l2norm %k : tensor<30x8x2xf64, #gdn.seq<contiguous, ranks = 4>>
+  %g, %beta = gdn.gates %a, %b, %a_log, %dt_bias
+      : (tensor<30x16xf64, #gdn.seq<contiguous, ranks = 4>>, tensor<30x16xf64, #gdn.seq<contiguous, ranks = 4>>, tensor<16xf64>, tensor<16xf64>) -> (tensor<30x16xf64, #gdn.seq<contiguous, ranks = 4>>, tensor<30x16xf64, #gdn.seq<contiguous, ranks = 4>>)
+  %o, %s = gdn.delta_rule %qn, %kn, %v, %g, %beta, %p
+      : (tensor<30x8x2xf64, #gdn.seq<contiguous, ranks = 4>>, tensor<30x8x2xf64, #gdn.seq<contiguous, ranks = 4>>, tensor<30x16x2xf64, #gdn.seq<contiguous, ranks = 4>>, tensor<30x16xf64, #gdn.seq<contiguous, ranks = 4>>,
+         tensor<30x16xf64, #gdn.seq<contiguous, ranks = 4>>, !gdn.packing<seqs = 2, tokens = 30>) -> (tensor<30x16x2xf64, #gdn.seq<contiguous, ranks = 4>>, tensor<2x16x2x2xf64>)
+  return %o : tensor<30x16x2xf64, #gdn.seq<contiguous, ranks = 4>>
+}
+
