@@ -229,4 +229,151 @@ def GdnComm_StateExchangeOp : GdnComm_Op<"state_exchange"> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Chunkwise context parallelism: each rank's view of the packing
+//===----------------------------------------------------------------------===//
+//
+// A chunkwise-CP rank runs the core on its contiguous token shard with a
+// packing clipped to the shard. At most one sequence continues into the shard
+// from the previous rank (its real tokens begin before the shard's first row
+// and reach into it) and at most one leaves it for the next rank. The ops
+// below are local (no communication) but depend on the rank; they take the
+// global packing and find those two sequences from it.
+
+def GdnComm_Packing : Type<CPred<"::llvm::isa<::mlir::gdn::PackingType>($_self)">,
+                           "packed-sequence metadata", "::mlir::gdn::PackingType">;
+
+def GdnComm_LocalPackingOp : GdnComm_Op<"local_packing", [Pure]> {
+  let summary = "this rank's packing: every sequence clipped to its token shard";
+  let description = [{
+    The buffer of `T` rows is cut into `ranks` contiguous shards of `T/P`
+    rows. On rank `r` the result describes shard `r` alone: the same `N`
+    sequences, each one's slot and real tokens clipped to the shard (most
+    of them to nothing), with offsets relative to the shard's first row. A
+    sequence that continues from the previous rank starts at row 0 of the
+    shard; its state comes from `gdn_comm.continue_state` and
+    `gdn_comm.continue_conv_state`.
+
+    ```mlir
+    %lp = gdn_comm.local_packing %p {group = #gdn_comm.group<cp, 4>}
+        : !gdn.packing<seqs = ?, tokens = 8192> -> !gdn.packing<seqs = ?, tokens = 2048>
+    ```
+  }];
+  let arguments = (ins GdnComm_Packing:$packing, GdnComm_GroupAttr:$group);
+  let results = (outs GdnComm_Packing:$local);
+  let assemblyFormat = [{
+    $packing attr-dict `:` qualified(type($packing)) `->` qualified(type($local))
+  }];
+  let hasVerifier = 1;
+}
+
+def GdnComm_ContinueConvStateOp : GdnComm_Op<"continue_conv_state", [Pure]> {
+  let summary = "the conv states of a rank's sequences, with the halo for the continuing one";
+  let description = [{
+    The initial conv states (`[N, C, W-1]`, most recent last) of this
+    rank's clipped sequences: `initial_state` (or zero) for every sequence
+    except the one that continues from the previous rank, whose state is
+    the `W-1` buffer rows before the shard. Those rows are the `halo` (from
+    `gdn_comm.halo_exchange`) where they belong to the sequence, and its
+    `initial_state` (or zero) before the sequence's first token.
+
+    ```mlir
+    %h = gdn_comm.continue_conv_state %halo, %p initial_state(%h0) {group = #gdn_comm.group<cp, 4>}
+        : (tensor<3x8192xbf16>, !gdn.packing<seqs = 8, tokens = ?>, tensor<8x8192x3xbf16>)
+        -> tensor<8x8192x3xbf16>
+    ```
+  }];
+  let arguments = (ins GdnComm_Tensor:$halo, GdnComm_Packing:$packing,
+                       Optional<GdnComm_Tensor>:$initial_state,
+                       GdnComm_GroupAttr:$group);
+  let results = (outs GdnComm_Tensor:$state);
+  let assemblyFormat = [{
+    $halo `,` $packing (`initial_state` `(` $initial_state^ `)`)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def GdnComm_StateSummaryOp : GdnComm_Op<"state_summary", [Pure]> {
+  let summary = "the delta-rule summary of the sequence that leaves this rank";
+  let description = [{
+    For the sequence whose real tokens continue past this rank's shard,
+    over its tokens in the shard (`q`, `k`, `v`, `g`, `beta` are the shard's
+    rows, `packing` is the global packing): the transition
+    `M = prod_t exp(g_t) (I - beta_t k_t k_t^T)` (`[HV, K, K]`, latest
+    token on the left) and the partial state `S` (`[HV, K, V]`) such that
+    the state it hands to the next rank is `M S_in + S`, where `S_in` is
+    the state it entered the shard with. A sequence that starts in the
+    shard has `M = 0` and `S` computed from its `initial_state` (or zero);
+    one that started earlier has `S` computed from zero. Without a leaving
+    sequence (the last rank, or a shard that ends where a sequence does)
+    both are zero. `gdn_comm.state_exchange` chains the summaries.
+
+    ```mlir
+    %m, %s = gdn_comm.state_summary %q, %k, %v, %g, %beta, %p {group = #gdn_comm.group<cp, 4>}
+        : (tensor<2048x16x128xbf16, #gdn.seq<contiguous, ranks = 4>>, ...)
+        -> (tensor<32x128x128xf32>, tensor<32x128x128xf32>)
+    ```
+  }];
+  let arguments = (ins GdnComm_Tensor:$q, GdnComm_Tensor:$k, GdnComm_Tensor:$v,
+                       GdnComm_Tensor:$g, GdnComm_Tensor:$beta,
+                       GdnComm_Packing:$packing,
+                       Optional<GdnComm_Tensor>:$initial_state,
+                       GdnComm_GroupAttr:$group);
+  let results = (outs GdnComm_Tensor:$transition, GdnComm_Tensor:$partial_state);
+  let assemblyFormat = [{
+    $q `,` $k `,` $v `,` $g `,` $beta `,` $packing
+    (`initial_state` `(` $initial_state^ `)`)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def GdnComm_ContinueStateOp : GdnComm_Op<"continue_state", [Pure]> {
+  let summary = "the delta-rule initial states of a rank's sequences";
+  let description = [{
+    The initial states (`[N, HV, K, V]`) of this rank's clipped sequences:
+    `initial_state` (or zero) for every sequence except the one that
+    continues from the previous rank, which starts from `incoming`
+    (`[HV, K, V]`, from `gdn_comm.state_exchange`).
+
+    ```mlir
+    %s0 = gdn_comm.continue_state %in, %p {group = #gdn_comm.group<cp, 4>}
+        : (tensor<32x128x128xf32>, !gdn.packing<seqs = 8, tokens = ?>) -> tensor<8x32x128x128xf32>
+    ```
+  }];
+  let arguments = (ins GdnComm_Tensor:$incoming, GdnComm_Packing:$packing,
+                       Optional<GdnComm_Tensor>:$initial_state,
+                       GdnComm_GroupAttr:$group);
+  let results = (outs GdnComm_Tensor:$state);
+  let assemblyFormat = [{
+    $incoming `,` $packing (`initial_state` `(` $initial_state^ `)`)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def GdnComm_GatherSequenceStatesOp : GdnComm_Op<"gather_sequence_states"> {
+  let summary = "each sequence's final state from the rank that ends it";
+  let description = [{
+    Every rank holds per-sequence states (`[N, ...]`) that are right only
+    for the sequences whose last real token lies in its shard. The result,
+    on every rank, takes sequence `i`'s entry from that rank (for an empty
+    sequence, from the rank whose shard holds its slot's start; every rank
+    agrees on those). `packing` is the global packing.
+
+    ```mlir
+    %s = gdn_comm.gather_sequence_states %local, %p {group = #gdn_comm.group<cp, 4>}
+        : (tensor<8x32x128x128xf32>, !gdn.packing<seqs = 8, tokens = ?>) -> tensor<8x32x128x128xf32>
+    ```
+  }];
+  let arguments = (ins GdnComm_Tensor:$input, GdnComm_Packing:$packing,
+                       GdnComm_GroupAttr:$group);
+  let results = (outs GdnComm_Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $packing attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // GDN_DIALECT_GDNCOMM_GDNCOMM_TD

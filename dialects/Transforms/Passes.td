@@ -127,8 +127,27 @@ def GdnContextParallel : Pass<"gdn-context-parallel", "::mlir::func::FuncOp"> {
     converted to contiguous shards (`gdn.convert_layout`) before the
     all_to_all and back after it.
 
-    `mode=chunkwise` and `mode=auto` are not implemented yet and are
-    rejected with a diagnostic; so is a `gdn.layer` that was not expanded.
+    * `mode=chunkwise` (state passing): every rank keeps all heads and runs
+      the core on its contiguous token shard with the packing clipped to
+      it (`gdn_comm.local_packing`). The conv of the sequence continuing
+      from the previous rank reads that rank's last `W-1` rows
+      (`gdn_comm.halo_exchange`, merged with its initial conv state by
+      `gdn_comm.continue_conv_state`). Each rank summarises the sequence
+      that leaves its shard as a transition and a partial state
+      (`gdn_comm.state_summary`), `gdn_comm.state_exchange` chains the
+      summaries in fp32 (`chain=all_gather` or the log-depth `scan`), and
+      the delta rule runs once from the received state
+      (`gdn_comm.continue_state`). Final states come from the rank that
+      ends each sequence (`gdn_comm.gather_sequence_states`). No
+      head-count constraint; each shard needs at least `W-1` tokens.
+    * `mode=auto` picks, per core, the mode the cost model prices lower:
+      bytes each rank sends over a link of `link-gbps`, extra FLOPs at
+      `tflops`, and `collective-us` per collective (docs/parallel.md).
+      When the token count is dynamic it prices `tokens` tokens;
+      `report-costs` prints both estimates as remarks.
+
+    The distributed delta rule carries its mode as `gdn.cp_mode`. A
+    `gdn.layer` that was not expanded is rejected with a diagnostic.
   }];
   let dependentDialects = ["::mlir::gdn::GdnDialect",
                            "::mlir::gdn::comm::GdnCommDialect"];
@@ -136,7 +155,20 @@ def GdnContextParallel : Pass<"gdn-context-parallel", "::mlir::func::FuncOp"> {
     Option<"ranks", "ranks", "int64_t", /*default=*/"2",
            "Ranks of the context-parallel group">,
     Option<"mode", "mode", "std::string", /*default=*/"\"headwise\"",
-           "headwise (the only mode implemented so far)">,
+           "headwise, chunkwise or auto">,
+    Option<"chain", "chain", "std::string", /*default=*/"\"all_gather\"",
+           "How chunkwise chains the state summaries: all_gather or scan">,
+    Option<"tokens", "tokens", "int64_t", /*default=*/"32768",
+           "Tokens (all ranks together) that mode=auto prices when the "
+           "token count is dynamic">,
+    Option<"linkGBps", "link-gbps", "double", /*default=*/"300",
+           "mode=auto: bytes per second one rank sends, in GB/s">,
+    Option<"tflops", "tflops", "double", /*default=*/"400",
+           "mode=auto: sustained TFLOP/s of the core's kernels">,
+    Option<"collectiveUs", "collective-us", "double", /*default=*/"20",
+           "mode=auto: latency of one collective, in microseconds">,
+    Option<"reportCosts", "report-costs", "bool", /*default=*/"false",
+           "mode=auto: print both modes' estimates as remarks">,
     Option<"layout", "layout", "std::string", /*default=*/"\"contiguous\"",
            "Token sharding of the function's activations: contiguous or "
            "zigzag">

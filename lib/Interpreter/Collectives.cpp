@@ -326,6 +326,31 @@ llvm::Error mlir::gdn::interp::executeCollectiveUnchecked(
       return error;
     return stateExchange(exchange, inputs, partials, envs);
   }
+  if (auto gather = dyn_cast<comm::GatherSequenceStatesOp>(op)) {
+    if (auto error = sameShapes(op, inputs))
+      return error;
+    const PackingInfo &packing = envs[0].packing(gather.getPacking());
+    if (inputs[0]->getDimSize(0) != packing.getNumSeqs())
+      return makeOpError(op, 0,
+                         llvm::formatv("the states have {0} entries but the "
+                                       "packing {1} sequences",
+                                       inputs[0]->getDimSize(0),
+                                       packing.getNumSeqs()));
+    Tensor result(inputs[0]->getKind(), std::vector<int64_t>(
+                                            inputs[0]->getShape().begin(),
+                                            inputs[0]->getShape().end()));
+    const int64_t perSequence =
+        result.getNumElements() / std::max<int64_t>(packing.getNumSeqs(), 1);
+    for (int64_t seq = 0; seq < packing.getNumSeqs(); ++seq) {
+      const double *from =
+          inputs[getSequenceOwner(packing, ranks, seq)]->getData() +
+          seq * perSequence;
+      std::copy(from, from + perSequence,
+                result.getData() + seq * perSequence);
+    }
+    bindAll([&](int64_t) { return result; });
+    return llvm::Error::success();
+  }
   return makeOpError(op, 0,
                      "the reference interpreter does not support this "
                      "collective");

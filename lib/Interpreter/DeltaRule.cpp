@@ -236,3 +236,56 @@ DeltaRuleResult mlir::gdn::interp::deltaRuleChunked(const DeltaRuleInputs &in,
   result.finalState.roundToStorage();
   return result;
 }
+
+DeltaRuleSummary mlir::gdn::interp::deltaRuleSummary(const DeltaRuleInputs &in,
+                                                     int64_t seq,
+                                                     int64_t firstRow,
+                                                     int64_t endRow,
+                                                     bool startsHere,
+                                                     ElementKind stateKind) {
+  DeltaRuleProblem p(in);
+  const int64_t K = p.headDimK, V = p.headDimV;
+  DeltaRuleSummary result{Tensor(stateKind, {p.valueHeads, K, K}),
+                          Tensor(stateKind, {p.valueHeads, K, V})};
+  llvm::parallelFor(0, p.valueHeads, [&](size_t head) {
+    // S_t = A_t S_{t-1} + beta_t k_t v_t^T and M_t = A_t M_{t-1}, with
+    // A_t = exp(g_t) (I - beta_t k_t k_t^T): the recurrence of SEMANTICS.md
+    // rewritten as an affine map of the incoming state.
+    std::vector<double> state = startsHere ? p.initialState(seq, head)
+                                           : std::vector<double>(K * V, 0.0);
+    std::vector<double> transition(K * K, 0.0), projected(std::max(K, V));
+    if (!startsHere)
+      for (int64_t i = 0; i < K; ++i)
+        transition[i * K + i] = 1.0;
+    // m <- alpha (m - beta k (k^T m)) for an m of `columns` columns.
+    auto apply = [&](std::vector<double> &m, int64_t columns, const double *k,
+                     double alpha, double beta) {
+      std::fill(projected.begin(), projected.begin() + columns, 0.0);
+      for (int64_t i = 0; i < K; ++i)
+        for (int64_t j = 0; j < columns; ++j)
+          projected[j] += k[i] * m[i * columns + j];
+      for (int64_t i = 0; i < K; ++i)
+        for (int64_t j = 0; j < columns; ++j)
+          m[i * columns + j] =
+              alpha * (m[i * columns + j] - beta * k[i] * projected[j]);
+    };
+    for (int64_t row = firstRow; row < endRow; ++row) {
+      const double alpha = std::exp(p.decay(row, head));
+      const double beta = p.beta(row, head);
+      const double *k = p.key(row, head), *v = p.value(row, head);
+      apply(state, V, k, alpha, beta);
+      for (int64_t i = 0; i < K; ++i)
+        for (int64_t j = 0; j < V; ++j)
+          state[i * V + j] += beta * k[i] * v[j];
+      if (!startsHere)
+        apply(transition, K, k, alpha, beta);
+    }
+    std::copy(transition.begin(), transition.end(),
+              result.transition.getData() + head * K * K);
+    std::copy(state.begin(), state.end(),
+              result.partial.getData() + head * K * V);
+  });
+  result.transition.roundToStorage();
+  result.partial.roundToStorage();
+  return result;
+}

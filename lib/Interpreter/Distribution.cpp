@@ -13,6 +13,7 @@
 
 #include "llvm/ADT/Twine.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace mlir;
@@ -194,4 +195,60 @@ mlir::gdn::interp::gatherFromRanks(llvm::ArrayRef<Tensor> locals,
                /*toLocal=*/false);
   }
   return global;
+}
+
+llvm::Expected<ChunkwiseShard>
+mlir::gdn::interp::getChunkwiseShard(const PackingInfo &packing, int64_t ranks,
+                                     int64_t rank) {
+  const int64_t rows = packing.getBufferTokens();
+  if (rows % ranks != 0)
+    return llvm::createStringError(
+        ("chunkwise context parallelism cuts the buffer into " +
+         Twine(ranks) + " equal contiguous shards, but it has " + Twine(rows) +
+         " rows; pad the pack to a multiple of " + Twine(ranks))
+            .str());
+  ChunkwiseShard shard;
+  shard.begin = rank * (rows / ranks);
+  shard.end = shard.begin + rows / ranks;
+  for (int64_t seq = 0; seq < packing.getNumSeqs(); ++seq) {
+    // Real tokens are the first getLength(seq) rows of the slot.
+    const int64_t first = packing.getBegin(seq);
+    const int64_t last = first + packing.getLength(seq); // one past
+    if (first < shard.begin && last > shard.begin)
+      shard.continuing = seq;
+    if (first < shard.end && last > shard.end)
+      shard.leaving = seq;
+  }
+  return shard;
+}
+
+llvm::Expected<PackingInfo>
+mlir::gdn::interp::getLocalPacking(const PackingInfo &packing,
+                                   const ChunkwiseShard &shard) {
+  auto clip = [&](int64_t row) {
+    return std::clamp(row, shard.begin, shard.end) - shard.begin;
+  };
+  std::vector<int64_t> cuSeqlens = {0}, cuPadded = {0};
+  for (int64_t seq = 0; seq < packing.getNumSeqs(); ++seq) {
+    const int64_t first = packing.getBegin(seq);
+    const int64_t realEnd = first + packing.getLength(seq);
+    cuSeqlens.push_back(cuSeqlens.back() + clip(realEnd) - clip(first));
+    if (packing.isPadded())
+      cuPadded.push_back(clip(packing.getCuPadded()[seq + 1]));
+  }
+  std::optional<std::vector<int64_t>> padded;
+  if (packing.isPadded())
+    padded = std::move(cuPadded);
+  return PackingInfo::create(std::move(cuSeqlens), std::move(padded),
+                             shard.end - shard.begin);
+}
+
+int64_t mlir::gdn::interp::getSequenceOwner(const PackingInfo &packing,
+                                            int64_t ranks, int64_t seq) {
+  const int64_t rows = packing.getBufferTokens();
+  const int64_t length = packing.getLength(seq);
+  const int64_t row = packing.getBegin(seq) + std::max<int64_t>(length, 1) - 1;
+  if (rows == 0)
+    return 0;
+  return std::min(ranks - 1, row / (rows / ranks));
 }

@@ -10,11 +10,13 @@
 #define GDN_LIB_INTERPRETER_ENGINE_H
 
 #include "gdn/Interpreter/Interpreter.h"
+#include "gdn/Dialect/GdnComm/GdnCommDialect.h"
 #include "gdn/Interpreter/Packing.h"
 
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/DenseMap.h"
 
+#include <optional>
 #include <variant>
 
 namespace mlir::gdn::interp {
@@ -61,6 +63,13 @@ bool isCollective(Operation *op);
 /// Executes a non-collective op on one rank, binding its results.
 llvm::Error executeLocalOp(Operation *op, Environment &env,
                            const InterpreterOptions &options);
+
+/// Executes one of the per-rank ops of chunkwise context parallelism
+/// (ChunkwiseOps.cpp); std::nullopt when `op` is not one of them.
+std::optional<llvm::Error> executeChunkwiseOp(Operation *op, Environment &env);
+
+/// The position of `env`'s rank within its instance of `group`.
+int64_t getRankInGroup(const Environment &env, comm::GroupAttr group);
 
 /// Executes a collective op for all ranks (envs[r] is rank r's environment),
 /// checking every rank's operands and results against the op's types.

@@ -39,9 +39,9 @@ llvm::Error mlir::gdn::interp::makeOpError(Operation *op, int64_t rank,
 }
 
 bool mlir::gdn::interp::isCollective(Operation *op) {
+  // The gdn_comm ops that only read the rank are Pure; collectives are not.
   return isa<ConvertLayoutOp>(op) ||
-         (isa<comm::GdnCommDialect>(op->getDialect()) &&
-          !isa<comm::RankOp, comm::LocalShardOp>(op));
+         (isa<comm::GdnCommDialect>(op->getDialect()) && !isPure(op));
 }
 
 llvm::Error mlir::gdn::interp::checkAgainstType(const Tensor &tensor, Type type,
@@ -71,6 +71,12 @@ llvm::Error mlir::gdn::interp::checkAgainstType(const Tensor &tensor, Type type,
         what.str() + " holds " + getElementKindName(tensor.getKind()) +
         " elements but its type is " + describeType());
   return llvm::Error::success();
+}
+
+int64_t mlir::gdn::interp::getRankInGroup(const Environment &env,
+                                          comm::GroupAttr group) {
+  // Programs have one group of all simulated ranks today.
+  return env.getRank() % group.getRanks();
 }
 
 int64_t mlir::gdn::interp::getRequiredRanks(func::FuncOp func) {

@@ -424,9 +424,7 @@ llvm::Error executeLocalShard(comm::LocalShardOp op, Environment &env) {
                            ") is not divisible by the group's " +
                            std::to_string(ranks) + " ranks");
   const int64_t block = input.getDimSize(dim) / ranks;
-  // The group spans the simulated ranks (programs have one group today; a
-  // 2-D SP x CP grid would need the rank within the group instead).
-  const int64_t first = (env.getRank() % ranks) * block;
+  const int64_t first = getRankInGroup(env, op.getGroup()) * block;
   env.bind(op.getResult(),
            permuteAlong(input, dim, [&](int64_t i) { return first + i; },
                         block));
@@ -587,7 +585,9 @@ mlir::gdn::interp::executeLocalOp(Operation *op, Environment &env,
   else if (auto shard = dyn_cast<comm::LocalShardOp>(op))
     error = executeLocalShard(shard, env);
   else if (auto rank = dyn_cast<comm::RankOp>(op))
-    env.bind(rank.getRank(), env.getRank());
+    env.bind(rank.getRank(), getRankInGroup(env, rank.getGroup()));
+  else if (std::optional<llvm::Error> chunkwise = executeChunkwiseOp(op, env))
+    error = std::move(*chunkwise);
   else
     return makeOpError(op, env.getRank(),
                        "the reference interpreter does not support this op");

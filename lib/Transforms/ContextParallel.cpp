@@ -1,25 +1,24 @@
-//===- ContextParallel.cpp - the GDN core over a context-parallel group ---===//
+//===- ContextParallel.cpp - GDN cores over a context-parallel group ------===//
 //
-// Implements gdn-context-parallel, mode=headwise (Ulysses). The function's
-// core (conv -> split_qkv -> l2norm(q, k), gates -> delta_rule) is cloned
-// into its per-rank form: token shards in, one all_to_all to head shards,
-// parameters sliced per q/k/v section (the slicing frameworks get wrong when
-// they cut the conv channels as one block), the core on all tokens with the
-// global packing, and the inverse all_to_all out. gdn-run --compare checks
-// the result against the P = 1 function.
+// Drives gdn-context-parallel: finds the function's GDN cores and the
+// token-indexed values around them (a function-wide analysis, so stacked
+// layers work), makes those values token shards, and rewrites each core in
+// its mode: headwise (HeadwiseCP.cpp), chunkwise (ChunkwiseCP.cpp), or the
+// cheaper of the two by the cost model (ContextParallelCost.h) for
+// mode=auto. gdn-run --compare checks the result against the P = 1 function.
 //
 //===----------------------------------------------------------------------===//
 
 #include "gdn/Transforms/Passes.h"
 
-#include "GdnCore.h"
-
-#include "gdn/Dialect/Gdn/SequenceLayout.h"
+#include "ContextParallel.h"
+#include "ContextParallelCost.h"
 
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/TypeUtilities.h"
 
 #include "llvm/ADT/SetVector.h"
+#include "llvm/Support/FormatVariadic.h"
 
 namespace mlir::gdn {
 #define GEN_PASS_DEF_GDNCONTEXTPARALLEL
@@ -28,6 +27,67 @@ namespace mlir::gdn {
 
 using namespace mlir;
 using namespace mlir::gdn;
+using namespace mlir::gdn::cp;
+
+Value Sharding::toContiguous(OpBuilder &builder, Location loc, Value value,
+                             Value packing) const {
+  if (tokenShard == contiguous)
+    return value;
+  auto type = cast<RankedTensorType>(value.getType());
+  return ConvertLayoutOp::create(
+      builder, loc, withDim(type, 0, type.getDimSize(0), contiguous), value,
+      packing);
+}
+
+Value Sharding::toTokenShard(OpBuilder &builder, Location loc, Value value,
+                             Value packing) const {
+  if (tokenShard == contiguous)
+    return value;
+  auto type = cast<RankedTensorType>(value.getType());
+  return ConvertLayoutOp::create(
+      builder, loc, withDim(type, 0, type.getDimSize(0), tokenShard), value,
+      packing);
+}
+
+LogicalResult cp::shardTokenValues(ArrayRef<Value> starts,
+                                   const DenseSet<Operation *> &stops,
+                                   const Sharding &sharding) {
+  SmallVector<Value> worklist(starts.begin(), starts.end());
+  DenseSet<Value> done;
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    if (!done.insert(value).second)
+      continue;
+    auto type = cast<RankedTensorType>(value.getType());
+    if (!getSequenceLayout(type))
+      value.setType(withDim(type, 0,
+                            divided(type.getDimSize(0), sharding.ranks),
+                            sharding.tokenShard));
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = use.getOwner();
+      if (stops.contains(user) || isa<func::ReturnOp>(user))
+        continue;
+      auto linear = dyn_cast<LinearOp>(user);
+      if ((linear && use.get() == linear.getX()) ||
+          isa<SplitQkvzOp, GatedRMSNormOp>(user)) {
+        for (Value result : user->getResults())
+          worklist.push_back(result);
+        continue;
+      }
+      return user->emitError()
+             << "gdn-context-parallel: reads a token-indexed value but is "
+                "not one of the token-local ops the pass distributes "
+                "(gdn.linear's input, gdn.split_qkvz, gdn.gated_rmsnorm)";
+    }
+  }
+  return success();
+}
+
+void cp::eraseCore(Core core) {
+  SmallVector<Operation *, 6> ops = getCoreOps(core);
+  for (Operation *op : llvm::reverse(ops))
+    op->erase();
+}
 
 namespace {
 
@@ -37,14 +97,19 @@ struct GdnContextParallelPass
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (mode != "headwise") {
+    if (mode != "headwise" && mode != "chunkwise" && mode != "auto") {
       func.emitError() << "gdn-context-parallel: mode=" << mode
-                       << " is not implemented yet; use mode=headwise";
+                       << " does not exist; use headwise, chunkwise or auto";
       return signalPassFailure();
     }
     if (layout != "contiguous" && layout != "zigzag") {
       func.emitError() << "gdn-context-parallel: layout=" << layout
                        << " is not a token sharding; use contiguous or zigzag";
+      return signalPassFailure();
+    }
+    if (chain != "all_gather" && chain != "scan") {
+      func.emitError() << "gdn-context-parallel: chain=" << chain
+                       << " is not a state chain; use all_gather or scan";
       return signalPassFailure();
     }
     if (failed(checkRanks(func, "gdn-context-parallel", ranks)))
@@ -59,9 +124,69 @@ struct GdnContextParallelPass
       return signalPassFailure();
   }
 
+  Sharding getSharding() {
+    MLIRContext *context = &getContext();
+    Sharding sharding;
+    sharding.ranks = ranks;
+    sharding.group = comm::GroupAttr::get(context, comm::GroupKind::CP, ranks);
+    sharding.contiguous =
+        SeqLayoutAttr::get(context, SeqLayoutKind::Contiguous, ranks);
+    sharding.tokenShard =
+        layout == "zigzag"
+            ? SeqLayoutAttr::get(context, SeqLayoutKind::Zigzag, ranks)
+            : sharding.contiguous;
+    sharding.chain =
+        chain == "scan" ? comm::ChainKind::Scan : comm::ChainKind::AllGather;
+    return sharding;
+  }
+
+  /// The mode of one core: the option, or the cost model's choice.
+  FailureOr<Mode> chooseMode(Core core) {
+    auto q = core.split.getQ().getType(), v = core.split.getV().getType();
+    const int64_t p = ranks;
+    const bool divisible = q.getDimSize(1) % p == 0 && v.getDimSize(1) % p == 0;
+    if (mode == "headwise" && !divisible)
+      return core.delta.emitError()
+             << "gdn-context-parallel: headwise needs the key heads ("
+             << q.getDimSize(1) << ") and value heads (" << v.getDimSize(1)
+             << ") divisible by ranks = " << p
+             << "; use mode=chunkwise, which has no head-count constraint";
+    if (mode != "auto")
+      return mode == "headwise" ? Mode::Headwise : Mode::Chunkwise;
+
+    int64_t total = core.conv.getY().getType().getDimSize(0);
+    if (ShapedType::isDynamic(total))
+      total = tokens;
+    auto elementBytes = [](Type type) {
+      return static_cast<int64_t>(
+          getElementTypeOrSelf(type).getIntOrFloatBitWidth() / 8);
+    };
+    CoreShape shape{q.getDimSize(1),
+                    v.getDimSize(1),
+                    q.getDimSize(2),
+                    v.getDimSize(2),
+                    core.conv.getY().getType().getDimSize(1),
+                    static_cast<int64_t>(core.conv.getWidth()),
+                    elementBytes(core.conv.getY().getType()),
+                    elementBytes(core.delta.getFinalState().getType())};
+    Machine machine{linkGBps * 1e9, tflops * 1e12, collectiveUs * 1e-6};
+    CostEstimate cost =
+        estimateCost(shape, total, p, chain == "scan", machine);
+    if (reportCosts)
+      core.delta.emitRemark() << llvm::formatv(
+          "gdn-context-parallel: T = {0}, P = {1}: headwise sends {2:f2} MB "
+          "per rank ({3:f1} us){4}; chunkwise sends {5:f2} MB and computes "
+          "{6:f2} GFLOP more ({7:f1} us); auto chooses {8}",
+          total, p, cost.headwise.bytes / 1e6, cost.headwise.seconds * 1e6,
+          cost.headwisePossible ? "" : " but the heads do not divide",
+          cost.chunkwise.bytes / 1e6, cost.chunkwise.flops / 1e9,
+          cost.chunkwise.seconds * 1e6, getModeName(cost.choice));
+    return cost.choice;
+  }
+
   /// Checks every core, shards the function's token-indexed values (a
   /// function-wide analysis, so that stacked layers work), then rewrites
-  /// each core.
+  /// each core in its mode.
   LogicalResult distributeAll(func::FuncOp func, MutableArrayRef<Core> cores) {
     const int64_t p = ranks;
     if (!func.getBody().hasOneBlock())
@@ -71,6 +196,7 @@ struct GdnContextParallelPass
     for (Core &core : cores)
       for (Operation *op : getCoreOps(core))
         coreOps.insert(op);
+    SmallVector<Mode> modes;
     for (Core &core : cores) {
       // The core's inner values stop existing; its output and final states
       // are replaced by their distributed forms.
@@ -81,15 +207,11 @@ struct GdnContextParallelPass
       if (Operation *user = findOutsideUser(inner, coreOps))
         return user->emitError()
                << "gdn-context-parallel: reads a value inside a GDN core, "
-                  "which the pass replaces by its head-sharded form";
-      auto qType = core.split.getQ().getType(),
-           vType = core.split.getV().getType();
-      if (qType.getDimSize(1) % p != 0 || vType.getDimSize(1) % p != 0)
-        return core.delta.emitError()
-               << "gdn-context-parallel: headwise needs the key heads ("
-               << qType.getDimSize(1) << ") and value heads ("
-               << vType.getDimSize(1) << ") divisible by ranks = " << p
-               << "; use mode=chunkwise, which has no head-count constraint";
+                  "which the pass replaces by its distributed form";
+      FailureOr<Mode> chosen = chooseMode(core);
+      if (failed(chosen))
+        return failure();
+      modes.push_back(*chosen);
     }
     SetVector<BlockArgument> tokenArguments;
     for (Core &core : cores)
@@ -99,30 +221,41 @@ struct GdnContextParallelPass
     // multiple of 2P too.
     const int64_t multiple = layout == "zigzag" ? 2 * p : p;
     for (BlockArgument argument : tokenArguments) {
-      int64_t tokens = cast<RankedTensorType>(argument.getType()).getDimSize(0);
-      if (!ShapedType::isDynamic(tokens) && tokens % multiple != 0)
+      int64_t count = cast<RankedTensorType>(argument.getType()).getDimSize(0);
+      if (!ShapedType::isDynamic(count) && count % multiple != 0)
         return cores.front().delta.emitError()
-               << "gdn-context-parallel: " << tokens << " tokens do not split "
+               << "gdn-context-parallel: " << count << " tokens do not split "
                << "into " << layout << " shards over " << p
                << " ranks; pad the pack to a multiple of " << multiple;
     }
+    for (auto [core, chosen] : llvm::zip(cores, modes)) {
+      int64_t count = core.conv.getY().getType().getDimSize(0);
+      int64_t taps = core.conv.getWidth() - 1;
+      if (chosen == Mode::Chunkwise && !ShapedType::isDynamic(count) &&
+          count / p < taps)
+        return core.delta.emitError()
+               << "gdn-context-parallel: chunkwise gives each rank " << count / p
+               << " tokens, fewer than the conv's " << taps
+               << " halo rows; use fewer ranks or mode=headwise";
+    }
     // The token-indexed arguments, and everything computed from them token
     // by token outside the cores, become this rank's token shard.
+    Sharding sharding = getSharding();
     SmallVector<Value> starts(tokenArguments.begin(), tokenArguments.end());
-    if (failed(shardTokenValues(starts, coreOps, tokenShard(), p)))
+    if (failed(shardTokenValues(starts, coreOps, sharding)))
       return failure();
-    for (Core &core : cores)
-      if (failed(distribute(func, core, coreOps)))
+    for (auto [core, chosen] : llvm::zip(cores, modes)) {
+      // The mode stays visible in the IR, on the distributed delta rule.
+      core.delta->setAttr("gdn.cp_mode",
+                          StringAttr::get(&getContext(), getModeName(chosen)));
+      LogicalResult done =
+          chosen == Mode::Headwise
+              ? distributeHeadwise(func, core, coreOps, sharding)
+              : distributeChunkwise(func, core, coreOps, sharding);
+      if (failed(done))
         return failure();
+    }
     return success();
-  }
-
-  /// The layout of the function's token shards.
-  gdn::SeqLayoutAttr tokenShard() {
-    return gdn::SeqLayoutAttr::get(&getContext(),
-                                   layout == "zigzag" ? SeqLayoutKind::Zigzag
-                                                      : SeqLayoutKind::Contiguous,
-                                   ranks);
   }
 
   /// The function arguments the core's token-indexed inputs come from,
@@ -178,144 +311,6 @@ struct GdnContextParallelPass
     return success();
   }
 
-  /// Gives every token-indexed value reachable from `starts` through
-  /// token-local ops (gdn.linear's input, gdn.split_qkvz, gdn.gated_rmsnorm)
-  /// the shard type, stopping at `stops` (the core). Anything else that
-  /// reads a token-indexed value cannot be distributed.
-  LogicalResult shardTokenValues(ArrayRef<Value> starts,
-                                 const DenseSet<Operation *> &stops,
-                                 Attribute shard, int64_t p) {
-    SmallVector<Value> worklist(starts.begin(), starts.end());
-    DenseSet<Value> done;
-    while (!worklist.empty()) {
-      Value value = worklist.pop_back_val();
-      if (!done.insert(value).second)
-        continue;
-      auto type = cast<RankedTensorType>(value.getType());
-      if (!getSequenceLayout(type))
-        value.setType(withDim(type, 0, divided(type.getDimSize(0), p), shard));
-      for (OpOperand &use : value.getUses()) {
-        Operation *user = use.getOwner();
-        if (stops.contains(user) || isa<func::ReturnOp>(user))
-          continue;
-        auto linear = dyn_cast<LinearOp>(user);
-        if ((linear && use.get() == linear.getX()) ||
-            isa<SplitQkvzOp, GatedRMSNormOp>(user)) {
-          for (Value result : user->getResults())
-            worklist.push_back(result);
-          continue;
-        }
-        return user->emitError()
-               << "gdn-context-parallel: reads a token-indexed value but is "
-                  "not one of the token-local ops the pass distributes "
-                  "(gdn.linear's input, gdn.split_qkvz, gdn.gated_rmsnorm)";
-      }
-    }
-    return success();
-  }
-
-  /// Rewrites one core for this rank's heads, between one all_to_all in
-  /// and one out; its token-indexed inputs already carry the shard type.
-  LogicalResult distribute(func::FuncOp func, Core &core,
-                           const DenseSet<Operation *> &coreOps) {
-    MLIRContext *context = &getContext();
-    const int64_t p = ranks;
-    auto contiguous =
-        gdn::SeqLayoutAttr::get(context, SeqLayoutKind::Contiguous, p);
-    gdn::SeqLayoutAttr shard = tokenShard();
-    auto group = comm::GroupAttr::get(context, comm::GroupKind::CP, p);
-    Value mixed = core.conv.getX(), a = core.gates.getA(), b = core.gates.getB();
-
-    OpBuilder builder(core.conv);
-    Location loc = core.conv.getLoc();
-    Value packing = core.conv.getPacking();
-    // The all_to_all concatenates contiguous shards: a zigzag shard is
-    // reordered first (and the output back after).
-    auto toContiguous = [&](Value value) -> Value {
-      if (shard == contiguous)
-        return value;
-      auto type = cast<RankedTensorType>(value.getType());
-      return ConvertLayoutOp::create(
-          builder, loc, withDim(type, 0, type.getDimSize(0), contiguous), value,
-          packing);
-    };
-    HeadSlicer slicer(builder, loc, group, core);
-    // Token shard [T/P, X] -> all tokens of this rank's part of X.
-    auto toHeads = [&](Value value, RankedTensorType global) -> Value {
-      return comm::AllToAllOp::create(
-          builder, loc, withDim(global, 1, divided(global.getDimSize(1), p), {}),
-          value, group, /*split_dim=*/1, /*concat_dim=*/0);
-    };
-
-    IRMapping map;
-    // A token-indexed input's global type: all tokens (as many as the
-    // conv's output has), no layout, its own element type.
-    const int64_t globalTokens = core.conv.getY().getType().getDimSize(0);
-    auto globalType = [&](Value value) {
-      return withDim(cast<RankedTensorType>(value.getType()), 0, globalTokens,
-                     {});
-    };
-    map.map(core.conv.getX(),
-            toHeads(slicer.regroup(toContiguous(mixed), 1, /*inverse=*/false),
-                    globalType(mixed)));
-    slicer.mapCoreParameters(core, map);
-    map.map(core.gates.getA(), toHeads(toContiguous(a), globalType(a)));
-    map.map(core.gates.getB(), toHeads(toContiguous(b), globalType(b)));
-
-    // The core itself, cloned with every head count divided by P.
-    auto headShard = [&](Operation *op) {
-      Operation *clone = builder.clone(*op, map);
-      for (OpResult result : clone->getResults())
-        if (auto type = dyn_cast<RankedTensorType>(result.getType())) {
-          // Activations [T, C] or [T, H, D] shard dim 1; states [N, C or H,
-          // ...] too: every result of the core is distributed along dim 1.
-          if (type.getRank() >= 2)
-            result.setType(withDim(type, 1, divided(type.getDimSize(1), p), {}));
-          else
-            result.setType(type);
-        }
-      return clone;
-    };
-    for (Operation *op : {core.conv.getOperation(), core.split.getOperation(),
-                          core.normQ.getOperation(), core.normK.getOperation(),
-                          core.gates.getOperation(), core.delta.getOperation()})
-      headShard(op);
-
-    // Back to the function's layout: the output to a token shard, the final
-    // states gathered (the conv state's channels back to q | k | v order).
-    auto oType = core.delta.getO().getType();
-    Value o = comm::AllToAllOp::create(
-        builder, loc,
-        withDim(oType, 0, divided(oType.getDimSize(0), p), contiguous),
-        map.lookup(core.delta.getO()), group, /*split_dim=*/0,
-        /*concat_dim=*/1);
-    if (shard != contiguous)
-      o = ConvertLayoutOp::create(
-          builder, loc, withDim(oType, 0, divided(oType.getDimSize(0), p), shard),
-          o, packing);
-    for (OpOperand &use : llvm::make_early_inc_range(core.delta.getO().getUses()))
-      use.set(o);
-    // What follows the core token by token (gated RMSNorm, out_proj) runs on
-    // the token shard too.
-    if (failed(shardTokenValues({o}, coreOps, shard, p)))
-      return failure();
-    if (Value state = core.delta.getFinalState()) {
-      Value gathered = comm::AllGatherOp::create(
-          builder, loc, state.getType(), map.lookup(state), group, 1);
-      state.replaceAllUsesWith(gathered);
-    }
-    if (Value state = core.conv.getFinalState()) {
-      Value gathered = comm::AllGatherOp::create(
-          builder, loc, state.getType(), map.lookup(state), group, 1);
-      state.replaceAllUsesWith(slicer.regroup(gathered, 1, /*inverse=*/true));
-    }
-
-    SmallVector<Operation *, 6> replaced = getCoreOps(core);
-    for (Operation *op : llvm::reverse(replaced))
-      op->erase();
-    refreshFunctionType(func);
-    return success();
-  }
 };
 
 } // namespace

@@ -43,13 +43,21 @@ std::optional<PrologueMatch> matchPrologue(DeltaRuleOp delta) {
     return std::nullopt;
   if (!m.conv.getY().hasOneUse())
     return std::nullopt;
-  // The kernel computes on packed buffers without layouts.
+  // The kernel computes on one packed buffer: all tokens, or (chunkwise
+  // context parallelism) this rank's contiguous shard with the packing
+  // clipped to it. Other token layouts must be converted first.
+  const bool localPacking =
+      m.conv.getPacking().getDefiningOp<comm::LocalPackingOp>() != nullptr;
   for (Value value :
        {m.conv.getX(), m.conv.getY(), m.split.getQ(), m.split.getK(),
         m.split.getV(), m.normQ.getY(), m.normK.getY(), m.gates.getA(),
-        m.gates.getB(), m.gates.getG(), m.gates.getBeta()})
-    if (getSequenceLayout(value.getType()))
+        m.gates.getB(), m.gates.getG(), m.gates.getBeta()}) {
+    Attribute layout = getSequenceLayout(value.getType());
+    auto shard = dyn_cast_or_null<SeqLayoutAttr>(layout);
+    if (layout && !(localPacking && shard &&
+                    shard.getKind() == SeqLayoutKind::Contiguous))
       return std::nullopt;
+  }
   return core;
 }
 

@@ -16,6 +16,8 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 
+#include <optional>
+
 namespace mlir::gdn::interp {
 
 /// The global shape of a value whose rank-local type is `localType` (known
@@ -38,6 +40,31 @@ llvm::Expected<Tensor> gatherFromRanks(llvm::ArrayRef<Tensor> locals,
 /// Global token rows held by `rank` under a zigzag layout, in local order.
 llvm::Expected<std::vector<int64_t>> getZigzagRows(const PackingInfo &packing,
                                                    int64_t ranks, int64_t rank);
+
+/// Rank `rank`'s contiguous shard of a packed buffer under chunkwise context
+/// parallelism, and the (at most two) sequences that cross its edges.
+struct ChunkwiseShard {
+  int64_t begin = 0, end = 0; ///< buffer rows [begin, end)
+  /// The sequence whose real tokens begin before the shard and reach into it.
+  std::optional<int64_t> continuing;
+  /// The sequence whose real tokens reach past the shard's end.
+  std::optional<int64_t> leaving;
+};
+
+/// The shard of `rank` among `ranks`; an error when the buffer does not
+/// split into equal shards.
+llvm::Expected<ChunkwiseShard>
+getChunkwiseShard(const PackingInfo &packing, int64_t ranks, int64_t rank);
+
+/// `packing` clipped to `shard`: every sequence's slot and real tokens cut
+/// to the shard's rows, with offsets relative to its first row.
+llvm::Expected<PackingInfo> getLocalPacking(const PackingInfo &packing,
+                                            const ChunkwiseShard &shard);
+
+/// The rank whose shard holds sequence `seq`'s last real token (for an
+/// empty sequence, its slot's first row; the last rank past the buffer).
+int64_t getSequenceOwner(const PackingInfo &packing, int64_t ranks,
+                         int64_t seq);
 
 } // namespace mlir::gdn::interp
 

@@ -64,6 +64,19 @@ DeltaRuleResult deltaRuleChunked(const DeltaRuleInputs &inputs,
                                  int64_t chunkSize, ElementKind oKind,
                                  ElementKind stateKind);
 
+/// The chunkwise-CP summary of rows [firstRow, endRow) of sequence `seq`:
+/// the transition M = prod_t exp(g_t) (I - beta_t k_t k_t^T) (latest on the
+/// left) and the partial state S, so that the state after those rows is
+/// M S_in + S for the state S_in before them. With `startsHere` the rows
+/// begin the sequence: S starts from its initial state and M is 0.
+struct DeltaRuleSummary {
+  Tensor transition; // [HV, K, K]
+  Tensor partial;    // [HV, K, V]
+};
+DeltaRuleSummary deltaRuleSummary(const DeltaRuleInputs &inputs, int64_t seq,
+                                  int64_t firstRow, int64_t endRow,
+                                  bool startsHere, ElementKind stateKind);
+
 /// `weight * (x * rsqrt(mean(x^2) + eps)) * silu(z)` over the last dim.
 Tensor gatedRMSNorm(const Tensor &x, const Tensor &z, const Tensor &weight,
                     double eps, ElementKind yKind);

@@ -15,6 +15,9 @@
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+// The chunkwise-CP ops take a !gdn.packing.
+#include "gdn/Dialect/Gdn/GdnDialect.h"
+
 #include "gdn/Dialect/GdnComm/GdnCommDialect.h.inc"
 #include "gdn/Dialect/GdnComm/GdnCommEnums.h.inc"
 

@@ -1,0 +1,60 @@
+//===- ContextParallelCost.h - mode=auto's cost model -------------*- C++ -*-===//
+//
+// What one rank pays under each context-parallel mode for one GDN core, from
+// its shapes, the token count and the group size. See docs/parallel.md
+// ("The cost model of mode=auto") for the derivation and the table it gives
+// for the example layers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GDN_LIB_TRANSFORMS_CONTEXTPARALLELCOST_H
+#define GDN_LIB_TRANSFORMS_CONTEXTPARALLELCOST_H
+
+#include <cstdint>
+#include <string>
+
+namespace mlir::gdn::cp {
+
+/// The shapes of a core that the costs depend on.
+struct CoreShape {
+  int64_t keyHeads, valueHeads, headDimK, headDimV;
+  int64_t convChannels, convWidth;
+  int64_t activationBytes; ///< bytes per activation element (2 for bf16)
+  int64_t stateBytes;      ///< bytes per state element (4 for fp32)
+};
+
+/// The machine the model prices bytes and FLOPs on.
+struct Machine {
+  double linkBytesPerSecond; ///< per rank, one direction
+  double flopsPerSecond;     ///< sustained tensor-core rate of the core
+  double collectiveSeconds;  ///< latency of one collective
+};
+
+enum class Mode { Headwise, Chunkwise };
+
+struct ModeCost {
+  double bytes = 0;   ///< bytes one rank sends
+  double flops = 0;   ///< FLOPs one rank computes beyond the P = 1 share
+  int collectives = 0;
+  double seconds = 0; ///< bytes, FLOPs and latencies priced on the machine
+};
+
+struct CostEstimate {
+  ModeCost headwise, chunkwise;
+  /// Headwise needs H and HV divisible by the ranks.
+  bool headwisePossible;
+  Mode choice;
+};
+
+/// The costs of both modes for `tokens` tokens (all ranks together) over
+/// `ranks` ranks, and the cheaper one (chunkwise when headwise is impossible;
+/// headwise on a tie, as the simpler program).
+CostEstimate estimateCost(const CoreShape &shape, int64_t tokens,
+                          int64_t ranks, bool scanChain,
+                          const Machine &machine);
+
+const char *getModeName(Mode mode);
+
+} // namespace mlir::gdn::cp
+
+#endif // GDN_LIB_TRANSFORMS_CONTEXTPARALLELCOST_H
