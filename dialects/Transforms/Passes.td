@@ -143,8 +143,9 @@ def GdnContextParallel : Pass<"gdn-context-parallel", "::mlir::func::FuncOp"> {
     * `mode=auto` picks, per core, the mode the cost model prices lower:
       bytes each rank sends over a link of `link-gbps`, extra FLOPs at
       `tflops`, and `collective-us` per collective (docs/parallel.md).
-      When the token count is dynamic it prices `tokens` tokens;
-      `report-costs` prints both estimates as remarks.
+      It prices `tokens` tokens when given, else the static token count
+      (32768 when it is dynamic); `report-costs` prints both estimates as
+      remarks.
 
     The distributed delta rule carries its mode as `gdn.cp_mode`. A
     `gdn.layer` that was not expanded is rejected with a diagnostic.
@@ -158,9 +159,9 @@ def GdnContextParallel : Pass<"gdn-context-parallel", "::mlir::func::FuncOp"> {
            "headwise, chunkwise or auto">,
     Option<"chain", "chain", "std::string", /*default=*/"\"all_gather\"",
            "How chunkwise chains the state summaries: all_gather or scan">,
-    Option<"tokens", "tokens", "int64_t", /*default=*/"32768",
-           "Tokens (all ranks together) that mode=auto prices when the "
-           "token count is dynamic">,
+    Option<"tokens", "tokens", "int64_t", /*default=*/"0",
+           "Tokens (all ranks together) that mode=auto prices; 0: the "
+           "static token count, or 32768 when it is dynamic">,
     Option<"linkGBps", "link-gbps", "double", /*default=*/"300",
            "mode=auto: bytes per second one rank sends, in GB/s">,
     Option<"tflops", "tflops", "double", /*default=*/"400",

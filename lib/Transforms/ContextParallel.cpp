@@ -91,6 +91,10 @@ void cp::eraseCore(Core core) {
 
 namespace {
 
+/// What mode=auto prices when the token count is dynamic and the `tokens`
+/// option is not given: a 32K-token pack, TARGETS.md's long-context shape.
+constexpr int64_t kDefaultPricedTokens = 32768;
+
 struct GdnContextParallelPass
     : public mlir::gdn::impl::GdnContextParallelBase<GdnContextParallelPass> {
   using GdnContextParallelBase::GdnContextParallelBase;
@@ -155,8 +159,10 @@ struct GdnContextParallelPass
       return mode == "headwise" ? Mode::Headwise : Mode::Chunkwise;
 
     int64_t total = core.conv.getY().getType().getDimSize(0);
-    if (ShapedType::isDynamic(total))
+    if (tokens > 0)
       total = tokens;
+    else if (ShapedType::isDynamic(total))
+      total = kDefaultPricedTokens;
     auto elementBytes = [](Type type) {
       return static_cast<int64_t>(
           getElementTypeOrSelf(type).getIntOrFloatBitWidth() / 8);
