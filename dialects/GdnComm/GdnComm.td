@@ -117,7 +117,10 @@ def GdnComm_AllGatherOp : GdnComm_Op<"all_gather"> {
     `dim`, so that dimension grows `ranks` times. Gathering a contiguous
     token shard of the same group along tokens (`dim = 0`) yields the natural
     layout; a gather along any other dimension moves no token, so the result
-    keeps the input's token layout.
+    keeps the input's token layout. In a program with an SP group of S and a
+    CP group of P ranks, SP ranks are innermost: gathering the contiguous
+    shard over S * P ranks over the SP group gives the contiguous CP shard
+    over P ranks.
 
     ```mlir
     %g = gdn_comm.all_gather %x {group = #gdn_comm.group<sp, 4>, dim = 0 : i64}
@@ -138,6 +141,8 @@ def GdnComm_ReduceScatterOp : GdnComm_Op<"reduce_scatter"> {
     `r`-th of `ranks` equal slices along `dim`. Along tokens (`dim = 0`) the
     input holds all tokens in natural order and the result is a contiguous
     shard of the group; along any other dimension the token layout is kept.
+    Over the SP group of an S x P grid (SP innermost), the contiguous CP
+    shard over P ranks scatters to the contiguous shard over S * P ranks.
 
     ```mlir
     %r = gdn_comm.reduce_scatter %y {group = #gdn_comm.group<sp, 4>, dim = 0 : i64}

@@ -24,12 +24,24 @@ namespace mlir::gdn::interp {
 /// What an SSA value holds at run time.
 using RuntimeValue = std::variant<Tensor, PackingInfo, int64_t>;
 
+/// How the simulated ranks form process groups. A program with one kind of
+/// group runs it over all ranks. A program with both an SP group of S ranks
+/// and a CP group of P ranks runs on S * P ranks with SP innermost (Megatron's
+/// order, TP/SP inside a node): rank g is SP rank g % S of SP group g / S,
+/// and CP rank g / S of CP group g % S.
+struct RankGrid {
+  int64_t spRanks = 0, cpRanks = 0; ///< 0: the program has no such group
+
+  bool isTwoDimensional() const { return spRanks > 0 && cpRanks > 0; }
+};
+
 /// One rank's values.
 class Environment {
 public:
-  explicit Environment(int64_t rank) : rank(rank) {}
+  Environment(int64_t rank, RankGrid grid) : rank(rank), grid(grid) {}
 
   int64_t getRank() const { return rank; }
+  const RankGrid &getGrid() const { return grid; }
   void bind(Value value, RuntimeValue runtime) {
     values[value] = std::move(runtime);
   }
@@ -49,6 +61,7 @@ public:
 
 private:
   int64_t rank;
+  RankGrid grid;
   llvm::DenseMap<Value, RuntimeValue> values;
 };
 

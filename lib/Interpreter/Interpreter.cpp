@@ -15,6 +15,9 @@
 #include "gdn/Dialect/GdnComm/GdnCommDialect.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/Sequence.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -75,8 +78,11 @@ llvm::Error mlir::gdn::interp::checkAgainstType(const Tensor &tensor, Type type,
 
 int64_t mlir::gdn::interp::getRankInGroup(const Environment &env,
                                           comm::GroupAttr group) {
-  // Programs have one group of all simulated ranks today.
-  return env.getRank() % group.getRanks();
+  const RankGrid &grid = env.getGrid();
+  if (!grid.isTwoDimensional())
+    return env.getRank() % group.getRanks();
+  return group.getKind() == comm::GroupKind::SP ? env.getRank() % grid.spRanks
+                                                : env.getRank() / grid.spRanks;
 }
 
 int64_t mlir::gdn::interp::getRequiredRanks(func::FuncOp func) {
@@ -95,6 +101,89 @@ int64_t mlir::gdn::interp::getRequiredRanks(func::FuncOp func) {
 }
 
 namespace {
+/// The groups `function` uses; an error when one kind comes in two sizes or
+/// the groups do not tile `ranks`.
+llvm::Expected<RankGrid> findRankGrid(func::FuncOp function, int64_t ranks) {
+  RankGrid grid;
+  std::string error;
+  function.walk([&](Operation *op) {
+    auto group = op->getAttrOfType<comm::GroupAttr>("group");
+    if (!group || !error.empty())
+      return;
+    int64_t &size = group.getKind() == comm::GroupKind::SP ? grid.spRanks
+                                                           : grid.cpRanks;
+    if (size != 0 && size != group.getRanks())
+      error = llvm::formatv("@{0} uses {1} groups of {2} and {3} ranks; a "
+                            "program has one group size per kind",
+                            function.getName(),
+                            comm::stringifyGroupKind(group.getKind()), size,
+                            group.getRanks())
+                  .str();
+    size = group.getRanks();
+  });
+  if (!error.empty())
+    return llvm::createStringError(error);
+  if (grid.isTwoDimensional() && grid.spRanks * grid.cpRanks != ranks)
+    return llvm::createStringError(llvm::formatv(
+        "@{0} has an SP group of {1} and a CP group of {2} ranks, which "
+        "need {3} ranks, but it runs on {4}",
+        function.getName(), grid.spRanks, grid.cpRanks,
+        grid.spRanks * grid.cpRanks, ranks));
+  return grid;
+}
+
+/// The ranks that execute one instance of a collective together: all of
+/// them, or (two-dimensional grids) `rank`'s SP or CP group.
+SmallVector<int64_t> groupMembers(Operation *op, const RankGrid &grid,
+                                  int64_t ranks, int64_t rank) {
+  SmallVector<int64_t> members;
+  auto group = op->getAttrOfType<comm::GroupAttr>("group");
+  if (!group || !grid.isTwoDimensional()) {
+    for (int64_t r = 0; r < ranks; ++r)
+      members.push_back(r);
+    return members;
+  }
+  const int64_t s = grid.spRanks;
+  if (group.getKind() == comm::GroupKind::SP)
+    for (int64_t i = 0; i < s; ++i)
+      members.push_back(rank / s * s + i);
+  else
+    for (int64_t j = 0; j < grid.cpRanks; ++j)
+      members.push_back(j * s + rank % s);
+  return members;
+}
+
+/// Runs a collective instance by instance over its groups.
+llvm::Error executeGrouped(ArrayRef<Operation *> ops,
+                           MutableArrayRef<Environment> envs,
+                           const RankGrid &grid) {
+  const int64_t ranks = static_cast<int64_t>(envs.size());
+  llvm::SmallDenseSet<int64_t> done;
+  for (int64_t rank = 0; rank < ranks; ++rank) {
+    if (done.contains(rank))
+      continue;
+    SmallVector<int64_t> members = groupMembers(ops[0], grid, ranks, rank);
+    if (members.size() == static_cast<size_t>(ranks) &&
+        llvm::equal(members, llvm::seq<int64_t>(0, ranks)))
+      return executeCollective(ops, envs);
+    // Move the members' environments into one array for the collective
+    // (which indexes them by rank within the group), and back.
+    SmallVector<Operation *> groupOps;
+    SmallVector<Environment> groupEnvs;
+    for (int64_t member : members) {
+      groupOps.push_back(ops[member]);
+      groupEnvs.push_back(std::move(envs[member]));
+      done.insert(member);
+    }
+    llvm::Error error = executeCollective(groupOps, groupEnvs);
+    for (auto [index, member] : llvm::enumerate(members))
+      envs[member] = std::move(groupEnvs[index]);
+    if (error)
+      return error;
+  }
+  return llvm::Error::success();
+}
+
 /// A rank's position in its program.
 struct RankCursor {
   func::FuncOp function;
@@ -143,6 +232,11 @@ mlir::gdn::interp::runOnRanks(llvm::ArrayRef<func::FuncOp> rankFunctions,
   const int64_t ranks = static_cast<int64_t>(rankFunctions.size());
   SmallVector<RankCursor> cursors(ranks);
   SmallVector<Environment> envs;
+  if (rankFunctions.empty())
+    return llvm::createStringError("no rank to run");
+  auto grid = findRankGrid(rankFunctions[0], ranks);
+  if (!grid)
+    return grid.takeError();
   for (int64_t rank = 0; rank < ranks; ++rank) {
     func::FuncOp function = rankFunctions[rank];
     if (function.isExternal())
@@ -154,7 +248,7 @@ mlir::gdn::interp::runOnRanks(llvm::ArrayRef<func::FuncOp> rankFunctions,
           llvm::formatv("@{0} takes {1} arguments but rank {2} was given {3}",
                         function.getName(), body.getNumArguments(), rank,
                         inputs[rank].size()));
-    envs.emplace_back(rank);
+    envs.emplace_back(rank, *grid);
     for (auto [index, argument] : llvm::enumerate(body.getArguments())) {
       if (auto error = checkAgainstType(
               inputs[rank][index], argument.getType(),
@@ -229,13 +323,13 @@ mlir::gdn::interp::runOnRanks(llvm::ArrayRef<func::FuncOp> rankFunctions,
                                        std::to_string(rank) + " waits at " +
                                        describeWaiting(ops[rank]));
     if (auto group = ops[0]->getAttrOfType<comm::GroupAttr>("group");
-        group && group.getRanks() != ranks)
+        group && !grid->isTwoDimensional() && group.getRanks() != ranks)
       return makeOpError(ops[0], 0,
                          llvm::formatv("the group has {0} ranks but the "
                                        "program runs on {1}; run with "
                                        "--ranks {0}",
                                        group.getRanks(), ranks));
-    if (auto error = executeCollective(ops, envs))
+    if (auto error = executeGrouped(ops, envs, *grid))
       return std::move(error);
     for (int64_t rank = 0; rank < ranks; ++rank) {
       retire(rank, ops[rank]);

@@ -74,6 +74,24 @@ LogicalResult cp::shardTokenValues(ArrayRef<Value> starts,
           worklist.push_back(result);
         continue;
       }
+      // gdn-sequence-parallel's reduce-scatter of a layer's output: its SP
+      // shard nests inside this rank's CP shard (SP ranks innermost).
+      auto scatter = dyn_cast<comm::ReduceScatterOp>(user);
+      auto result = scatter ? cast<RankedTensorType>(scatter.getResult().getType())
+                            : RankedTensorType();
+      auto sp = result ? dyn_cast_or_null<SeqLayoutAttr>(getSequenceLayout(result))
+                       : SeqLayoutAttr();
+      if (scatter && sp && scatter.getGroup().getKind() == comm::GroupKind::SP &&
+          scatter.getDim() == 0 && sharding.tokenShard == sharding.contiguous) {
+        // Reached again from another token-indexed operand: nested already.
+        if (sp.getRanks() != scatter.getGroup().getRanks())
+          continue;
+        scatter.getResult().setType(withDim(
+            result, 0, divided(result.getDimSize(0), sharding.ranks),
+            SeqLayoutAttr::get(result.getContext(), SeqLayoutKind::Contiguous,
+                               sp.getRanks() * sharding.ranks)));
+        continue;
+      }
       return user->emitError()
              << "gdn-context-parallel: reads a token-indexed value but is "
                 "not one of the token-local ops the pass distributes "
@@ -220,9 +238,16 @@ struct GdnContextParallelPass
       modes.push_back(*chosen);
     }
     SetVector<BlockArgument> tokenArguments;
+    SetVector<comm::AllGatherOp> spGathers;
     for (Core &core : cores)
-      if (failed(findTokenArguments(func, core, coreOps, tokenArguments)))
+      if (failed(findTokenArguments(func, core, coreOps, tokenArguments,
+                                    spGathers)))
         return failure();
+    if (!spGathers.empty() && layout == "zigzag")
+      return comm::AllGatherOp(spGathers.front()).emitError()
+             << "gdn-context-parallel: a sequence-parallel program composes "
+                "with contiguous CP shards only (SP cuts each CP shard into "
+                "contiguous pieces); use layout=contiguous";
     // Zigzag cuts every sequence into 2P pieces, so the total is a
     // multiple of 2P too.
     const int64_t multiple = layout == "zigzag" ? 2 * p : p;
@@ -248,6 +273,13 @@ struct GdnContextParallelPass
     // by token outside the cores, become this rank's token shard.
     Sharding sharding = getSharding();
     SmallVector<Value> starts(tokenArguments.begin(), tokenArguments.end());
+    // Under SP, the tokens a layer gathers over its SP group become this
+    // rank's CP shard, and the SP shards they come from nest inside it.
+    for (comm::AllGatherOp gather : spGathers) {
+      starts.push_back(gather.getResult());
+      if (auto argument = dyn_cast<BlockArgument>(gather.getInput()))
+        argument.setType(nestedShard(argument.getType(), sharding));
+    }
     if (failed(shardTokenValues(starts, coreOps, sharding)))
       return failure();
     for (auto [core, chosen] : llvm::zip(cores, modes)) {
@@ -264,12 +296,30 @@ struct GdnContextParallelPass
     return success();
   }
 
+  /// gdn-sequence-parallel's gather of a layer's input over the SP group.
+  static bool isSequenceParallelGather(comm::AllGatherOp gather) {
+    return gather.getGroup().getKind() == comm::GroupKind::SP &&
+           gather.getDim() == 0 && getSequenceLayout(gather.getInput().getType());
+  }
+
+  /// A token shard over the SP group of S ranks, nested in the CP shard:
+  /// the shard over S * P ranks (SP innermost).
+  static Type nestedShard(Type type, const Sharding &sharding) {
+    auto tensor = cast<RankedTensorType>(type);
+    auto sp = cast<SeqLayoutAttr>(getSequenceLayout(tensor));
+    const int64_t ranks = sp.getRanks() * sharding.ranks;
+    return withDim(tensor, 0, divided(tensor.getDimSize(0), sharding.ranks),
+                   SeqLayoutAttr::get(tensor.getContext(),
+                                      SeqLayoutKind::Contiguous, ranks));
+  }
+
   /// The function arguments the core's token-indexed inputs come from,
   /// through token-local ops only (the input projections, split_qkvz, the
   /// gated RMSNorm and out_proj of a layer before it) or another core.
   LogicalResult findTokenArguments(func::FuncOp func, Core &core,
                                    const DenseSet<Operation *> &coreOps,
-                                   SetVector<BlockArgument> &arguments) {
+                                   SetVector<BlockArgument> &arguments,
+                                   SetVector<comm::AllGatherOp> &spGathers) {
     SmallVector<Value> worklist = {core.conv.getX(), core.gates.getA(),
                                    core.gates.getB()};
     // The gated RMSNorm that reads the core's output reads z token by token
@@ -292,6 +342,11 @@ struct GdnContextParallelPass
         continue;
       }
       Operation *def = value.getDefiningOp();
+      if (auto gather = dyn_cast_or_null<comm::AllGatherOp>(def);
+          gather && isSequenceParallelGather(gather)) {
+        spGathers.insert(gather);
+        continue;
+      }
       if (def && coreOps.contains(def) && isa<DeltaRuleOp>(def)) {
         continue; // another core's output: sharded when that core is
       } else if (auto linear = dyn_cast_or_null<LinearOp>(def)) {

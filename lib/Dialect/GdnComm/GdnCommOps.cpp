@@ -148,6 +148,30 @@ LogicalResult checkTokensStay(Operation *op, Type input, Type result,
                            << describeLayout(in) << ", found "
                            << describeLayout(out);
 }
+/// In a program with an SP group of S ranks and a CP group of P ranks, SP
+/// ranks are innermost: a contiguous token shard over S * P ranks, gathered
+/// along tokens over the SP group, is the contiguous CP shard over P ranks
+/// (and a reduce-scatter does the reverse). `fine` is the shard over more
+/// ranks, `coarse` the one over fewer.
+LogicalResult checkNestedShard(Operation *op, GroupAttr group, Type fine,
+                               Type coarse, StringRef fineName,
+                               StringRef coarseName) {
+  SeqLayoutAttr in = getTokenShard(fine), out = getTokenShard(coarse);
+  if (group.getKind() != GroupKind::SP)
+    return op->emitOpError()
+           << coarseName << " is a token shard over " << out.getRanks()
+           << " ranks: only an SP group, the innermost ranks, moves between "
+              "nested shards";
+  if (!in || in.getKind() != SeqLayoutKind::Contiguous ||
+      out.getKind() != SeqLayoutKind::Contiguous ||
+      in.getRanks() != out.getRanks() * group.getRanks())
+    return op->emitOpError()
+           << "with " << coarseName << " sharded as " << describeLayout(out)
+           << ", " << fineName << " must be the contiguous shard over "
+           << out.getRanks() * group.getRanks() << " ranks, found "
+           << describeLayout(in);
+  return success();
+}
 } // namespace
 
 LogicalResult AllGatherOp::verify() {
@@ -162,6 +186,9 @@ LogicalResult AllGatherOp::verify() {
   if (getDim() != 0)
     return checkTokensStay(*this, input, result,
                            "gathering along dim = " + Twine(getDim()));
+  if (getTokenShard(result))
+    return checkNestedShard(*this, getGroup(), input, result, "the input",
+                            "the result");
   if (failed(checkShardMatchesGroup(*this, input, getGroup(), "the input")))
     return failure();
   return checkAllTokens(*this, result, "the result", "gathering");
@@ -179,6 +206,9 @@ LogicalResult ReduceScatterOp::verify() {
   if (getDim() != 0)
     return checkTokensStay(*this, input, result,
                            "scattering along dim = " + Twine(getDim()));
+  if (getTokenShard(input))
+    return checkNestedShard(*this, getGroup(), result, input, "the result",
+                            "the input");
   if (failed(checkAllTokens(*this, input, "the input", "scattering")))
     return failure();
   return checkShardMatchesGroup(*this, result, getGroup(), "the result");

@@ -98,7 +98,15 @@ func.func @shard_of_other_group(%x: tensor<512x64xbf16, #gdn.seq<contiguous, ran
 // -----
 
 func.func @sharded_result(%x: tensor<512x64xbf16, #gdn.seq<contiguous, ranks = 4>>) -> tensor<2048x64xbf16, #gdn.seq<contiguous, ranks = 4>> {
-  // expected-error @+1 {{gathering tokens, so the result holds all of them in natural order, but it has layout #gdn.seq<contiguous, ranks = 4>}}
+  // expected-error @+1 {{with the result sharded as #gdn.seq<contiguous, ranks = 4>, the input must be the contiguous shard over 16 ranks, found #gdn.seq<contiguous, ranks = 4>}}
   %g = gdn_comm.all_gather %x {group = #gdn_comm.group<sp, 4>, dim = 0 : i64} : tensor<512x64xbf16, #gdn.seq<contiguous, ranks = 4>> -> tensor<2048x64xbf16, #gdn.seq<contiguous, ranks = 4>>
   return %g : tensor<2048x64xbf16, #gdn.seq<contiguous, ranks = 4>>
+}
+
+// -----
+
+func.func @nested_over_cp(%x: tensor<512x64xbf16, #gdn.seq<contiguous, ranks = 8>>) -> tensor<1024x64xbf16, #gdn.seq<contiguous, ranks = 4>> {
+  // expected-error @+1 {{the result is a token shard over 4 ranks: only an SP group, the innermost ranks, moves between nested shards}}
+  %g = gdn_comm.all_gather %x {group = #gdn_comm.group<cp, 2>, dim = 0 : i64} : tensor<512x64xbf16, #gdn.seq<contiguous, ranks = 8>> -> tensor<1024x64xbf16, #gdn.seq<contiguous, ranks = 4>>
+  return %g : tensor<1024x64xbf16, #gdn.seq<contiguous, ranks = 4>>
 }

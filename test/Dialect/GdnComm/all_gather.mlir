@@ -66,3 +66,15 @@ func.func @gather_heads(%x: tensor<8192x8x128xbf16, #gdn.heads<ranks = 4>>)
       : tensor<8192x8x128xbf16, #gdn.heads<ranks = 4>> -> tensor<8192x32x128xbf16>
   return %g : tensor<8192x32x128xbf16>
 }
+
+// SP inside CP (SP ranks innermost): gathering a shard over 8 = 2 x 4 ranks
+// over the SP group of 2 gives the CP shard over 4 ranks.
+// CHECK-LABEL: func.func @gather_sp_inside_cp
+// CHECK: gdn_comm.all_gather %{{.*}} {dim = 0 : i64, group = #gdn_comm.group<sp, 2>}
+// CHECK-SAME: : tensor<512x64xbf16, #gdn.seq<contiguous, ranks = 8>> -> tensor<1024x64xbf16, #gdn.seq<contiguous, ranks = 4>>
+func.func @gather_sp_inside_cp(%x: tensor<512x64xbf16, #gdn.seq<contiguous, ranks = 8>>)
+    -> tensor<1024x64xbf16, #gdn.seq<contiguous, ranks = 4>> {
+  %g = gdn_comm.all_gather %x {group = #gdn_comm.group<sp, 2>, dim = 0 : i64}
+      : tensor<512x64xbf16, #gdn.seq<contiguous, ranks = 8>> -> tensor<1024x64xbf16, #gdn.seq<contiguous, ranks = 4>>
+  return %g : tensor<1024x64xbf16, #gdn.seq<contiguous, ranks = 4>>
+}

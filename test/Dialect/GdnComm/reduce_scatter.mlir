@@ -55,3 +55,15 @@ func.func @scatter_features_keeps_shard(%y: tensor<256x128xbf16, #gdn.seq<contig
       -> tensor<256x64xbf16, #gdn.seq<contiguous, ranks = 4>>
   return %r : tensor<256x64xbf16, #gdn.seq<contiguous, ranks = 4>>
 }
+
+// SP inside CP (SP ranks innermost): scattering the CP shard over 4 ranks
+// over the SP group of 2 gives the shard over 8 ranks.
+// CHECK-LABEL: func.func @scatter_sp_inside_cp
+// CHECK: gdn_comm.reduce_scatter %{{.*}} {dim = 0 : i64, group = #gdn_comm.group<sp, 2>}
+// CHECK-SAME: : tensor<1024x64xbf16, #gdn.seq<contiguous, ranks = 4>> -> tensor<512x64xbf16, #gdn.seq<contiguous, ranks = 8>>
+func.func @scatter_sp_inside_cp(%y: tensor<1024x64xbf16, #gdn.seq<contiguous, ranks = 4>>)
+    -> tensor<512x64xbf16, #gdn.seq<contiguous, ranks = 8>> {
+  %r = gdn_comm.reduce_scatter %y {group = #gdn_comm.group<sp, 2>, dim = 0 : i64}
+      : tensor<1024x64xbf16, #gdn.seq<contiguous, ranks = 4>> -> tensor<512x64xbf16, #gdn.seq<contiguous, ranks = 8>>
+  return %r : tensor<512x64xbf16, #gdn.seq<contiguous, ranks = 8>>
+}
