@@ -176,4 +176,30 @@ def GdnContextParallel : Pass<"gdn-context-parallel", "::mlir::func::FuncOp"> {
   ];
 }
 
+def GdnHoistLayouts : Pass<"gdn-hoist-layouts", "::mlir::func::FuncOp"> {
+  let summary = "Move token-layout conversions to where they move the fewest bytes";
+  let description = [{
+    The token-local ops around GDN cores (the projections, `split_qkvz`,
+    the gated RMSNorm, `out_proj`, also between stacked layers) compute
+    row by row, so they run in any token layout. gdn-context-parallel with
+    `layout=zigzag` keeps them on the function's zigzag shards and converts
+    at every core: `mixed_qkv`, `a` and `b` to contiguous shards before it,
+    its output back after it (`gdn.convert_layout`, a collective).
+
+    This pass takes each connected region of token-local values and, when it
+    is cheaper, runs the whole region in the layout its cores need: the
+    conversions move to the region's edge (the function's token-indexed
+    arguments and results) and the ones at the cores disappear. The cost is
+    the bytes per token row the conversions move; for a Qwen3-Next layer
+    that is the hidden state in and out (2 x 2048 values) instead of the
+    conv channels, the gates and the core output (8192 + 64 + 4096 values).
+    Regions where moving does not pay are left as they are.
+  }];
+  let dependentDialects = ["::mlir::gdn::GdnDialect"];
+  let statistics = [
+    Statistic<"numRegionsMoved", "regions-moved",
+              "Token-local regions whose conversions moved to their edge">
+  ];
+}
+
 #endif // GDN_TRANSFORMS_PASSES_TD
