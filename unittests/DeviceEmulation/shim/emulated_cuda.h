@@ -52,6 +52,9 @@ float shuffleXor(float value, int laneMask);
 void copyAsync16(void *shared, const void *global);
 void commitAsyncCopies();
 void waitAsyncCopies(int pending);
+/// mma.sync.m16n8k16 bf16 -> fp32, warp-collective: d = a * b + d with the
+/// PTX ISA fragment layouts (see gdn/device/mma.cuh).
+void mmaBf16m16n8k16(float d[4], const uint32_t a[4], const uint32_t b[2]);
 } // namespace gdn::device::emulation
 
 inline void __syncthreads() { gdn::device::emulation::syncThreads(); }
