@@ -84,7 +84,7 @@ template <class Config> struct DeltaRuleShape {
   // Row strides in elements: 16 bytes of padding per row puts the 8 rows x 4
   // words of an mma fragment load in 32 different banks.
   static constexpr int kLdK = kK + 8, kLdC = kChunk + 8, kLdV = kVt + 8;
-  static constexpr int kLdL = kChunk + 1; // fp32 L, read as broadcasts
+  static constexpr int kLdL = kChunk + 4; // fp32 L, 16-byte broadcast rows
 
   // Prepare kernel: Q, K tiles, L (fp32), G, beta, one bf16 staging tile.
   static constexpr size_t kPrepareQ = 0;
@@ -320,16 +320,28 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads)
   // the rows of L are broadcasts. Fully unrolled so that X stays in
   // registers. Then M = X diag(beta): rows and columns past the end come
   // out zero (L is zero there, X is the identity, beta is zero).
+  // Each row reads L in 16-byte broadcasts into four independent partial
+  // sums: a quarter of the shared-memory instructions and of the dependent
+  // FMA chain of a scalar loop.
   if (tid < kC) {
     const int c = tid;
     float x[kC];
 #pragma unroll
     for (int i = 0; i < kC; ++i) {
-      float sum = i == c ? 1.0f : 0.0f;
+      const float *row = lower + i * S::kLdL;
+      float part[4] = {i == c ? 1.0f : 0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
-      for (int j = 0; j < i; ++j)
-        sum -= lower[i * S::kLdL + j] * x[j];
-      x[i] = sum;
+      for (int j = 0; j + 4 <= i; j += 4) {
+        const float4 l = *reinterpret_cast<const float4 *>(row + j);
+        part[0] -= l.x * x[j];
+        part[1] -= l.y * x[j + 1];
+        part[2] -= l.z * x[j + 2];
+        part[3] -= l.w * x[j + 3];
+      }
+#pragma unroll
+      for (int j = i & ~3; j < i; ++j)
+        part[j & 3] -= row[j] * x[j];
+      x[i] = (part[0] + part[1]) + (part[2] + part[3]);
     }
     const float b = betas[c];
 #pragma unroll
