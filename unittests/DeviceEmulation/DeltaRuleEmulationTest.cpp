@@ -370,7 +370,7 @@ KernelResult runKernels(const Problem &p, float scale) {
   emulation::runGrid(dim3{slots, unsigned(C::kValueHeads), 1}, S::kThreads,
                      [&] { deltaChunkPrepareKernel<C>(args); });
   emulation::runGrid(
-      dim3{unsigned(n * C::kValueHeads * S::kValueTiles), 1, 1}, S::kThreads,
+      dim3{unsigned(n * C::kValueHeads * S::kValueTiles), 1, 1}, S::kScanThreads,
       [&] { deltaChunkScanKernel<C>(args); });
   emulation::setCopyOwnership(true);
 

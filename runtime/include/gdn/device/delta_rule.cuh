@@ -15,8 +15,9 @@
 //
 // 2. deltaChunkScanKernel, one block per (sequence, value head, V tile),
 //    sequential over the sequence's chunks, carrying the state S (K x Vt,
-//    fp32) in the mma accumulators of its four warps. Per chunk (rows i, j
-//    are tokens, all products bf16 x bf16 -> fp32 on the tensor cores):
+//    fp32) in the mma accumulators of its eight warps (four row groups x two
+//    column groups). Per chunk (rows i, j are tokens, all products bf16 x
+//    bf16 -> fp32 on the tensor cores):
 //      R    = V - diag(exp(G)) K S                    (bf16, shared)
 //      Vnew = M R                                     (the d_t of all rows)
 //      O    = scale (diag(exp(G)) Q S + P Vnew)
@@ -63,7 +64,7 @@ template <class Config> struct DeltaRuleShape {
                 "delta rule: only bf16 activations are supported (the "
                 "products use mma.sync .bf16)");
   static constexpr int kChunk = 64;
-  static constexpr int kThreads = 128; // four warps, 16 chunk rows each
+  static constexpr int kThreads = 128; // prepare: four warps, 16 rows each
   static constexpr int kH = Config::kKeyHeads, kHV = Config::kValueHeads;
   static constexpr int kK = Config::kHeadDimK, kV = Config::kHeadDimV;
   static constexpr int kVt = Config::kValueTile;
@@ -79,7 +80,12 @@ template <class Config> struct DeltaRuleShape {
                 "of 16");
   static constexpr int kValueTiles = kV / kVt;
   static constexpr int kStateTiles = kK / 4 / 16; // m tiles per warp
-  static constexpr int kColumnTiles = kVt / 8;    // n tiles of the V tile
+  // The scan splits the V tile's columns over two groups of four warps
+  // (one group for a tile of 16).
+  static constexpr int kColumnGroups = kVt >= 32 ? 2 : 1;
+  static constexpr int kScanThreads = 128 * kColumnGroups;
+  static constexpr int kWarpColumns = kVt / kColumnGroups;
+  static constexpr int kColumnTiles = kWarpColumns / 8; // n tiles per warp
 
   // Row strides in elements: 16 bytes of padding per row puts the 8 rows x 4
   // words of an mma fragment load in 32 different banks.
@@ -368,7 +374,7 @@ template <class Config> struct ScanUnit {
 };
 
 template <class Config>
-__global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads)
+__global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads)
     deltaChunkScanKernel(DeltaRuleArgs<Config> args) {
   using S = DeltaRuleShape<Config>;
   using Element = typename Config::Element;
@@ -381,6 +387,11 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads)
   const int head = unit.head, keyHead = head / (S::kHV / S::kH);
   const int column0 = unit.valueTile * kVt; // first V column of the tile
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  // Warp w: chunk rows / state rows of row group w % 4, columns of column
+  // group w / 4 (two groups double the warps that hide each other's
+  // latency, for the same shared memory).
+  const int rowGroup = warp % 4;
+  const int columnBase = (warp / 4) * S::kWarpColumns;
   const int32_t length = packing.length(seq);
   const int64_t begin = packing.begin(seq);
   const int32_t chunks = (length + kC - 1) / kC;
@@ -392,7 +403,7 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads)
   {
     constexpr int kVectors = kVt / 8;
     const int64_t padding = packing.slot(seq) - length;
-    for (int64_t i = tid; i < padding * kVectors; i += S::kThreads) {
+    for (int64_t i = tid; i < padding * kVectors; i += S::kScanThreads) {
       const int64_t row = begin + length + i / kVectors;
       *reinterpret_cast<uint4 *>(args.o + row * valueRow + head * S::kV +
                                  column0 + (i % kVectors) * 8) =
@@ -408,10 +419,11 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads)
   Element *newDecayedT = reinterpret_cast<Element *>(base + S::kScanNewDecayed);
   auto stage = [&](int c) { return base + (c & 1) * S::kStageBytes; };
 
-  // The state: warp w owns rows [w K/4, (w+1) K/4) of S (key dims) and all
-  // kVt columns, as kStateTiles x kColumnTiles accumulator tiles.
+  // The state: warp w owns rows [r K/4, (r+1) K/4) of S (key dims, r its
+  // row group) and its column group's kWarpColumns columns, as
+  // kStateTiles x kColumnTiles accumulator tiles.
   Accumulator state[S::kStateTiles][S::kColumnTiles];
-  const int stateRow0 = warp * (S::kK / 4);
+  const int stateRow0 = rowGroup * (S::kK / 4);
   const int64_t stateBase =
       (static_cast<int64_t>(seq) * S::kHV + head) * S::kK * S::kV + column0;
 #pragma unroll
@@ -421,7 +433,7 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int row = stateRow0 + 16 * m + accumulatorRow(lane, e);
-        const int column = 8 * n + accumulatorColumn(lane, e);
+        const int column = columnBase + 8 * n + accumulatorColumn(lane, e);
         state[m][n].c[e] =
             Config::kHasInitialState
                 ? args.initialState[stateBase + row * S::kV + column]
@@ -433,22 +445,22 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads)
     char *at = stage(c);
     const int64_t row0 = begin + static_cast<int64_t>(c) * kC;
     const int rows = length - c * kC < kC ? length - c * kC : kC;
-    stageRows<S::kK, S::kThreads>(reinterpret_cast<Element *>(at + S::kStageQ),
+    stageRows<S::kK, S::kScanThreads>(reinterpret_cast<Element *>(at + S::kStageQ),
                                   S::kLdK, args.q + row0 * keyRow + keyHead * S::kK,
                                   keyRow, rows);
-    stageRows<S::kK, S::kThreads>(reinterpret_cast<Element *>(at + S::kStageK),
+    stageRows<S::kK, S::kScanThreads>(reinterpret_cast<Element *>(at + S::kStageK),
                                   S::kLdK, args.k + row0 * keyRow + keyHead * S::kK,
                                   keyRow, rows);
-    stageRows<kVt, S::kThreads>(reinterpret_cast<Element *>(at + S::kStageV),
+    stageRows<kVt, S::kScanThreads>(reinterpret_cast<Element *>(at + S::kStageV),
                                 S::kLdV,
                                 args.v + row0 * valueRow + head * S::kV + column0,
                                 valueRow, rows);
     const int64_t tileIndex = (slot0 + c) * S::kHV + head;
-    stageRows<kC, S::kThreads>(reinterpret_cast<Element *>(at + S::kStageM),
+    stageRows<kC, S::kScanThreads>(reinterpret_cast<Element *>(at + S::kStageM),
                                S::kLdC,
                                args.workspace.transform + tileIndex * kC * kC, kC,
                                kC);
-    stageRows<kC, S::kThreads>(reinterpret_cast<Element *>(at + S::kStageP),
+    stageRows<kC, S::kScanThreads>(reinterpret_cast<Element *>(at + S::kStageP),
                                S::kLdC,
                                args.workspace.scores + tileIndex * kC * kC, kC,
                                kC);
@@ -475,7 +487,7 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int row = stateRow0 + 16 * m + accumulatorRow(lane, e);
-          const int column = 8 * n + accumulatorColumn(lane, e);
+          const int column = columnBase + 8 * n + accumulatorColumn(lane, e);
           stateT[column * S::kLdK + row] = __float2bfloat16_rn(state[m][n].c[e]);
         }
     waitAsyncCopies<1>();
@@ -489,7 +501,7 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads)
     const Element *ps = reinterpret_cast<const Element *>(at + S::kStageP);
     const float *gate = reinterpret_cast<const float *>(at + S::kStageG);
     const int rows = length - c * kC < kC ? length - c * kC : kC;
-    const int row0 = 16 * warp; // this warp's chunk rows
+    const int row0 = 16 * rowGroup; // this warp's chunk rows
 
     // K S and Q S for this warp's 16 rows.
     Accumulator ksAcc[S::kColumnTiles], out[S::kColumnTiles];
@@ -505,7 +517,7 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads)
 #pragma unroll
       for (int n = 0; n < S::kColumnTiles; ++n) {
         const FragmentB b =
-            loadBTransposed(stateT + 8 * n * S::kLdK + 16 * step, S::kLdK, lane);
+            loadBTransposed(stateT + (columnBase + 8 * n) * S::kLdK + 16 * step, S::kLdK, lane);
         mma16816(ksAcc[n], ak, b);
         mma16816(out[n], aq, b);
       }
@@ -520,7 +532,7 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int row = row0 + accumulatorRow(lane, e);
-        const int column = 8 * n + accumulatorColumn(lane, e);
+        const int column = columnBase + 8 * n + accumulatorColumn(lane, e);
         const float value = __bfloat162float(vs[row * S::kLdV + column]) -
                             rowDecay[e / 2] * ksAcc[n].c[e];
         residualT[column * S::kLdC + row] = __float2bfloat16_rn(value);
@@ -540,7 +552,7 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads)
 #pragma unroll
       for (int n = 0; n < S::kColumnTiles; ++n)
         mma16816(fresh[n], a,
-                 loadBTransposed(residualT + 8 * n * S::kLdC + 16 * step,
+                 loadBTransposed(residualT + (columnBase + 8 * n) * S::kLdC + 16 * step,
                                  S::kLdC, lane));
     }
     const float lastGate = gate[rows - 1];
@@ -554,7 +566,7 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int row = row0 + accumulatorRow(lane, e);
-        const int column = 8 * n + accumulatorColumn(lane, e);
+        const int column = columnBase + 8 * n + accumulatorColumn(lane, e);
         newT[column * S::kLdC + row] = __float2bfloat16_rn(fresh[n].c[e]);
         newDecayedT[column * S::kLdC + row] =
             __float2bfloat16_rn(fresh[n].c[e] * toEnd[e / 2]);
@@ -568,7 +580,7 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads)
 #pragma unroll
       for (int n = 0; n < S::kColumnTiles; ++n)
         mma16816(out[n], a,
-                 loadBTransposed(newT + 8 * n * S::kLdC + 16 * step, S::kLdC,
+                 loadBTransposed(newT + (columnBase + 8 * n) * S::kLdC + 16 * step, S::kLdC,
                                  lane));
     }
     const int64_t chunkRow0 = begin + static_cast<int64_t>(c) * kC;
@@ -579,7 +591,8 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads)
         const int row = row0 + accumulatorRow(lane, e);
         if (row >= rows)
           continue;
-        const int column = column0 + 8 * n + accumulatorColumn(lane, e);
+        const int column =
+            column0 + columnBase + 8 * n + accumulatorColumn(lane, e);
         *reinterpret_cast<uint32_t *>(args.o + (chunkRow0 + row) * valueRow +
                                       head * S::kV + column) =
             packBf16(args.scale * out[n].c[e], args.scale * out[n].c[e + 1]);
@@ -604,7 +617,7 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads)
 #pragma unroll
         for (int n = 0; n < S::kColumnTiles; ++n)
           mma16816(state[m][n], a,
-                   loadBTransposed(newDecayedT + 8 * n * S::kLdC + 16 * step,
+                   loadBTransposed(newDecayedT + (columnBase + 8 * n) * S::kLdC + 16 * step,
                                    S::kLdC, lane));
       }
     }
@@ -619,7 +632,7 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int row = stateRow0 + 16 * m + accumulatorRow(lane, e);
-          const int column = 8 * n + accumulatorColumn(lane, e);
+          const int column = columnBase + 8 * n + accumulatorColumn(lane, e);
           args.finalState[stateBase + row * S::kV + column] = state[m][n].c[e];
         }
   }
@@ -663,7 +676,7 @@ inline cudaError_t launchDeltaRule(DeltaRuleArgs<Config> args, void *workspace,
   const int64_t units =
       static_cast<int64_t>(packing.numSeqs) * S::kHV * S::kValueTiles;
   deltaChunkScanKernel<Config>
-      <<<static_cast<unsigned>(units), S::kThreads, S::kScanBytes, stream>>>(
+      <<<static_cast<unsigned>(units), S::kScanThreads, S::kScanBytes, stream>>>(
           args);
   return cudaGetLastError();
 }
