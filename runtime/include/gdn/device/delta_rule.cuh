@@ -15,9 +15,9 @@
 //
 // 2. deltaChunkScanKernel, one block per (sequence, value head, V tile),
 //    sequential over the sequence's chunks, carrying the state S (K x Vt,
-//    fp32) in the mma accumulators of its eight warps (four row groups x two
-//    column groups). Per chunk (rows i, j are tokens, all products bf16 x
-//    bf16 -> fp32 on the tensor cores):
+//    fp32) in the mma accumulators of its warps (four row groups x up to
+//    four groups of 16 columns). Per chunk (rows i, j are tokens, all
+//    products bf16 x bf16 -> fp32 on the tensor cores):
 //      R    = V - diag(exp(G)) K S                    (bf16, shared)
 //      Vnew = M R                                     (the d_t of all rows)
 //      O    = scale (diag(exp(G)) Q S + P Vnew)
@@ -80,9 +80,10 @@ template <class Config> struct DeltaRuleShape {
                 "of 16");
   static constexpr int kValueTiles = kV / kVt;
   static constexpr int kStateTiles = kK / 4 / 16; // m tiles per warp
-  // The scan splits the V tile's columns over two groups of four warps
-  // (one group for a tile of 16).
-  static constexpr int kColumnGroups = kVt >= 32 ? 2 : 1;
+  // The scan splits the V tile's columns over groups of four warps, 16
+  // columns per group (at most four groups: 512 threads): more warps hide
+  // each other's mma and barrier latency in the same shared memory.
+  static constexpr int kColumnGroups = kVt / 16 < 4 ? kVt / 16 : 4;
   static constexpr int kScanThreads = 128 * kColumnGroups;
   static constexpr int kWarpColumns = kVt / kColumnGroups;
   static constexpr int kColumnTiles = kWarpColumns / 8; // n tiles per warp
@@ -388,8 +389,7 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads)
   const int column0 = unit.valueTile * kVt; // first V column of the tile
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   // Warp w: chunk rows / state rows of row group w % 4, columns of column
-  // group w / 4 (two groups double the warps that hide each other's
-  // latency, for the same shared memory).
+  // group w / 4.
   const int rowGroup = warp % 4;
   const int columnBase = (warp / 4) * S::kWarpColumns;
   const int32_t length = packing.length(seq);
