@@ -367,7 +367,8 @@ KernelResult runKernels(const Problem &p, float scale) {
                            workspace.data() + workspace.size());
   const unsigned slots =
       static_cast<unsigned>(DeltaRuleWorkspace::slots(packing));
-  emulation::runGrid(dim3{slots, unsigned(C::kValueHeads), 1}, S::kThreads,
+  emulation::runGrid(dim3{slots, unsigned(C::kValueHeads / S::kPrepareHeads), 1},
+                     S::kThreads,
                      [&] { deltaChunkPrepareKernel<C>(args); });
   emulation::runGrid(
       dim3{unsigned(n * C::kValueHeads * S::kValueTiles), 1, 1}, S::kScanThreads,

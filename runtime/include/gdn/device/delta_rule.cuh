@@ -3,8 +3,9 @@
 // The forward gated delta rule of SEMANTICS.md over packed varlen sequences,
 // in chunks of 64 tokens that never span two sequences. Two kernels:
 //
-// 1. deltaChunkPrepareKernel, fully parallel over (chunk, value head): the
-//    chunk-local quantities that do not depend on the state.
+// 1. deltaChunkPrepareKernel, fully parallel over (chunk, value head; two
+//    value heads of one key head per block): the chunk-local quantities
+//    that do not depend on the state.
 //      G      = inclusive cumsum of g within the chunk
 //      L      = strictly-lower(beta_i exp(G_i - G_j) k_i.k_j)
 //      M      = (I + L)^-1 diag(beta)          (the WY transform)
@@ -93,14 +94,19 @@ template <class Config> struct DeltaRuleShape {
   static constexpr int kLdK = kK + 8, kLdC = kChunk + 8, kLdV = kVt + 8;
   static constexpr int kLdL = kChunk + 4; // fp32 L, 16-byte broadcast rows
 
-  // Prepare kernel: Q, K tiles, L (fp32), G, beta, one bf16 staging tile.
+  // Prepare kernel: one block per chunk and pair of value heads that share
+  // a key head (GQA with an even group; one head otherwise), so K K^T and
+  // Q K^T are computed once for both and the two inverses run side by side.
+  static constexpr int kPrepareHeads = (kHV / kH) % 2 == 0 ? 2 : 1;
+  // Q, K tiles, then per value head L (fp32), G, beta, a bf16 staging tile.
   static constexpr size_t kPrepareQ = 0;
   static constexpr size_t kPrepareK = kPrepareQ + 2 * kChunk * kLdK;
   static constexpr size_t kPrepareL = kPrepareK + 2 * kChunk * kLdK;
-  static constexpr size_t kPrepareG = kPrepareL + 4 * kChunk * kLdL;
-  static constexpr size_t kPrepareBeta = kPrepareG + 4 * kChunk;
-  static constexpr size_t kPrepareTile = kPrepareBeta + 4 * kChunk;
-  static constexpr size_t kPrepareBytes = kPrepareTile + 2 * kChunk * kLdC;
+  static constexpr size_t kPrepareG = kPrepareL + kPrepareHeads * 4 * kChunk * kLdL;
+  static constexpr size_t kPrepareBeta = kPrepareG + kPrepareHeads * 4 * kChunk;
+  static constexpr size_t kPrepareTile = kPrepareBeta + kPrepareHeads * 4 * kChunk;
+  static constexpr size_t kPrepareBytes =
+      kPrepareTile + kPrepareHeads * 2 * kChunk * kLdC;
 
   // Scan kernel: two stages of {Q, K, V tile, M, P, G}, then S^T, R^T,
   // Vnew^T and the decayed Vnew^T (the B operands of the chunk's products).
@@ -216,12 +222,12 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads)
     deltaChunkPrepareKernel(DeltaRuleArgs<Config> args) {
   using S = DeltaRuleShape<Config>;
   using Element = typename Config::Element;
-  constexpr int kC = S::kChunk;
+  constexpr int kC = S::kChunk, kHeads = S::kPrepareHeads;
   const PackingView &packing = args.packing;
   if (packing.numSeqs <= 0)
     return;
   const int64_t slot = blockIdx.x;
-  const int head = blockIdx.y;
+  const int head0 = blockIdx.y * kHeads; // value heads head0 .. + kHeads - 1
   const int32_t seq = slotSequence(packing, slot);
   const int64_t chunk = slot - firstSlot(packing, seq);
   const int32_t length = packing.length(seq);
@@ -230,17 +236,19 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads)
   const int64_t remaining = length - chunk * kC;
   const int rows = remaining < kC ? static_cast<int>(remaining) : kC;
   const int64_t row0 = packing.begin(seq) + chunk * kC;
-  const int keyHead = head / (S::kHV / S::kH);
+  const int keyHead = head0 / (S::kHV / S::kH); // shared by the kHeads heads
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
 
   extern __shared__ uint4 shared[];
   char *base = reinterpret_cast<char *>(shared);
   Element *qs = reinterpret_cast<Element *>(base + S::kPrepareQ);
   Element *ks = reinterpret_cast<Element *>(base + S::kPrepareK);
+  // Per value head h of the block: lower + h * kLowerSize, gate + h * kC, ...
   float *lower = reinterpret_cast<float *>(base + S::kPrepareL);
   float *gate = reinterpret_cast<float *>(base + S::kPrepareG);
   float *betas = reinterpret_cast<float *>(base + S::kPrepareBeta);
   Element *tile = reinterpret_cast<Element *>(base + S::kPrepareTile);
+  constexpr int kLowerSize = kC * S::kLdL, kTileSize = kC * S::kLdC;
 
   const int64_t keyRow = static_cast<int64_t>(S::kH) * S::kK;
   stageRows<S::kK, S::kThreads>(qs, S::kLdK,
@@ -251,26 +259,28 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads)
                                 keyRow, rows);
   commitAsyncCopies();
   // Rows past the end: g = 0 keeps G at G_last, beta = 0 zeroes M's column.
-  if (tid < kC) {
-    const int64_t at = (row0 + tid) * S::kHV + head;
-    gate[tid] = tid < rows ? args.g[at] : 0.0f;
-    betas[tid] = tid < rows ? args.beta[at] : 0.0f;
+  if (tid < kC * kHeads) {
+    const int r = tid % kC, h = tid / kC;
+    const int64_t at = (row0 + r) * S::kHV + head0 + h;
+    gate[tid] = r < rows ? args.g[at] : 0.0f;
+    betas[tid] = r < rows ? args.beta[at] : 0.0f;
   }
   __syncthreads();
   // The cumsum in a fixed order per row (64 adds from shared memory),
   // deterministic and cheaper than a barrier-separated scan.
   float cumulative = 0.0f;
-  if (tid < kC)
-    for (int j = 0; j <= tid; ++j)
+  if (tid < kC * kHeads)
+    for (int j = tid - tid % kC; j <= tid; ++j)
       cumulative += gate[j];
   waitAsyncCopies<0>();
   __syncthreads();
-  if (tid < kC)
+  if (tid < kC * kHeads)
     gate[tid] = cumulative;
   __syncthreads();
 
-  // K K^T and Q K^T for this warp's 16 rows: A = K or Q rows, B = K^T
-  // (stored as K, i.e. transposed).
+  // K K^T and Q K^T for this warp's 16 rows, once for the kHeads value
+  // heads that share the key head: A = K or Q rows, B = K^T (stored as K,
+  // i.e. transposed).
   Accumulator kk[8], qk[8];
 #pragma unroll
   for (int n = 0; n < 8; ++n) {
@@ -289,53 +299,64 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads)
       mma16816(qk[n], aq, b);
     }
   }
-  // Gates, beta and masks. exp(G_i - G_j) is evaluated only where j <= i
-  // (there it is <= 1; above the diagonal it could overflow).
+  // Gates, beta and masks per value head. exp(G_i - G_j) is evaluated only
+  // where j <= i (there it is <= 1; above the diagonal it could overflow).
 #pragma unroll
-  for (int n = 0; n < 8; ++n) {
+  for (int h = 0; h < kHeads; ++h) {
+    const float *hGate = gate + h * kC;
 #pragma unroll
-    for (int e = 0; e < 4; e += 2) {
-      const int i = 16 * warp + accumulatorRow(lane, e);
-      float p[2];
+    for (int n = 0; n < 8; ++n) {
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int j = 8 * n + accumulatorColumn(lane, e + h);
-        const float d = (j <= i && i < rows) ? decay(gate[i] - gate[j]) : 0.0f;
-        lower[i * S::kLdL + j] = j < i ? betas[i] * d * kk[n].c[e + h] : 0.0f;
-        p[h] = d * qk[n].c[e + h];
+      for (int e = 0; e < 4; e += 2) {
+        const int i = 16 * warp + accumulatorRow(lane, e);
+        float p[2];
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int j = 8 * n + accumulatorColumn(lane, e + half);
+          const float d =
+              (j <= i && i < rows) ? decay(hGate[i] - hGate[j]) : 0.0f;
+          lower[h * kLowerSize + i * S::kLdL + j] =
+              j < i ? betas[h * kC + i] * d * kk[n].c[e + half] : 0.0f;
+          p[half] = d * qk[n].c[e + half];
+        }
+        *reinterpret_cast<uint32_t *>(tile + h * kTileSize + i * S::kLdC +
+                                      8 * n + accumulatorColumn(lane, e)) =
+            packBf16(p[0], p[1]);
       }
-      *reinterpret_cast<uint32_t *>(tile + i * S::kLdC + 8 * n +
-                                    accumulatorColumn(lane, e)) =
-          packBf16(p[0], p[1]);
     }
   }
   __syncthreads();
-  const int64_t tileIndex = slot * S::kHV + head;
-  auto storeTile = [&](Element *to) {
-    for (int i = tid; i < kC * kC / 8; i += S::kThreads) {
-      const int row = i / (kC / 8), column = (i % (kC / 8)) * 8;
-      *reinterpret_cast<uint4 *>(to + tileIndex * kC * kC + row * kC + column) =
-          *reinterpret_cast<const uint4 *>(tile + row * S::kLdC + column);
+  const int64_t tileIndex0 = slot * S::kHV + head0;
+  auto storeTiles = [&](Element *to) {
+    for (int i = tid; i < kHeads * kC * kC / 8; i += S::kThreads) {
+      const int h = i / (kC * kC / 8), within = i % (kC * kC / 8);
+      const int row = within / (kC / 8), column = (within % (kC / 8)) * 8;
+      *reinterpret_cast<uint4 *>(to + (tileIndex0 + h) * kC * kC + row * kC +
+                                 column) =
+          *reinterpret_cast<const uint4 *>(tile + h * kTileSize +
+                                           row * S::kLdC + column);
     }
   };
-  storeTile(args.workspace.scores);
-  if (tid < kC)
-    args.workspace.gateCumsum[tileIndex * kC + tid] = gate[tid];
-  __syncthreads(); // the staging tile is reused for M
+  storeTiles(args.workspace.scores);
+  if (tid < kC * kHeads)
+    args.workspace.gateCumsum[tileIndex0 * kC + tid] = gate[tid];
+  __syncthreads(); // the staging tiles are reused for M
 
-  // (I + L) X = I by forward substitution, one thread per column c of X;
+  // (I + L) X = I by forward substitution, one thread per column c of X
+  // and value head (all 128 threads busy when two heads share the block);
   // the rows of L are broadcasts. Fully unrolled so that X stays in
-  // registers. Then M = X diag(beta): rows and columns past the end come
-  // out zero (L is zero there, X is the identity, beta is zero).
-  // Each row reads L in 16-byte broadcasts into four independent partial
-  // sums: a quarter of the shared-memory instructions and of the dependent
-  // FMA chain of a scalar loop.
-  if (tid < kC) {
-    const int c = tid;
+  // registers. Each row reads L in 16-byte broadcasts into four independent
+  // partial sums: a quarter of the shared-memory instructions and of the
+  // dependent FMA chain of a scalar loop. Then M = X diag(beta): rows and
+  // columns past the end come out zero (L is zero there, X is the
+  // identity, beta is zero).
+  if (tid < kC * kHeads) {
+    const int c = tid % kC, h = tid / kC;
+    const float *hLower = lower + h * kLowerSize;
     float x[kC];
 #pragma unroll
     for (int i = 0; i < kC; ++i) {
-      const float *row = lower + i * S::kLdL;
+      const float *row = hLower + i * S::kLdL;
       float part[4] = {i == c ? 1.0f : 0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
       for (int j = 0; j + 4 <= i; j += 4) {
@@ -350,15 +371,14 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads)
         part[j & 3] -= row[j] * x[j];
       x[i] = (part[0] + part[1]) + (part[2] + part[3]);
     }
-    const float b = betas[c];
+    const float b = betas[h * kC + c];
 #pragma unroll
     for (int i = 0; i < kC; ++i)
-      tile[i * S::kLdC + c] = __float2bfloat16_rn(x[i] * b);
+      tile[h * kTileSize + i * S::kLdC + c] = __float2bfloat16_rn(x[i] * b);
   }
   __syncthreads();
-  storeTile(args.workspace.transform);
+  storeTiles(args.workspace.transform);
 }
-
 
 /// Block index -> (sequence, value head, V tile), V tiles fastest so that
 /// the tiles of one head (same Q, K, M, P) run side by side and share L2.
@@ -671,7 +691,7 @@ inline cudaError_t launchDeltaRule(DeltaRuleArgs<Config> args, void *workspace,
     return error;
   const int64_t slots = DeltaRuleWorkspace::slots(packing);
   deltaChunkPrepareKernel<Config>
-      <<<dim3(static_cast<unsigned>(slots), S::kHV), S::kThreads,
+      <<<dim3(static_cast<unsigned>(slots), S::kHV / S::kPrepareHeads), S::kThreads,
          S::kPrepareBytes, stream>>>(args);
   const int64_t units =
       static_cast<int64_t>(packing.numSeqs) * S::kHV * S::kValueTiles;
