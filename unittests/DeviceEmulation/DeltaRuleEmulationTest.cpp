@@ -11,7 +11,8 @@
 //   128 case) on packs with lengths 0, 1, 63, 64, 65, 130, alignment
 //   padding, GQA, with and without initial and final states, against the
 //   float64 recurrence on the same bf16 inputs (relative RMS <= 5e-3), and
-//   packed results against each sequence run alone, bit for bit.
+//   packed results against each sequence run alone, bit for bit; and NaN
+//   everywhere when the packing status records a violation.
 //
 //===----------------------------------------------------------------------===//
 
@@ -324,7 +325,8 @@ struct KernelResult {
 
 /// Runs prepare and scan on `p` in the emulator.
 template <class C>
-KernelResult runKernels(const Problem &p, float scale) {
+KernelResult runKernels(const Problem &p, float scale,
+                        const gdn_status_t *status = nullptr) {
   const int n = static_cast<int>(p.lengths.size());
   const bool padded = p.cuPadded != p.cu;
   std::vector<bf16> q(p.q.size()), k(p.k.size()), v(p.v.size());
@@ -355,6 +357,7 @@ KernelResult runKernels(const Problem &p, float scale) {
   args.o = o.data();
   args.scale = scale;
   args.packing = packing;
+  args.status = status;
   args.workspace =
       DeltaRuleWorkspace::carve(workspace.data(), packing, C::kValueHeads);
 
@@ -488,6 +491,23 @@ TEST(DeltaRuleEmulation, PaddedFinalOnlyMha) {
 TEST(DeltaRuleEmulation, HeadDim128) {
   // Two state m tiles per warp; the shape the GPU benchmarks.
   checkPack<Config<1, 1, 128, 64, true, true>>({70, 0}, {2, 0}, 4, false);
+}
+
+TEST(DeltaRuleEmulation, InvalidPackingGivesNaN) {
+  using C = Config<1, 2, 64, 32, true, true>;
+  std::mt19937 random(6);
+  Problem p = makeProblem(1, 2, 64, 64, {5, 70}, {1, 0}, true, random);
+  gdn_status_t status = {};
+  status.code = GDN_STATUS_DECREASING;
+  const KernelResult got = runKernels<C>(p, 0.125f, &status);
+  for (float x : got.o)
+    ASSERT_TRUE(std::isnan(x));
+  for (float x : got.final)
+    ASSERT_TRUE(std::isnan(x));
+  status.code = GDN_STATUS_OK; // the same pack with a valid record computes
+  const KernelResult valid = runKernels<C>(p, 0.125f, &status);
+  for (float x : valid.o)
+    ASSERT_FALSE(std::isnan(x));
 }
 
 } // namespace

@@ -51,6 +51,7 @@
 #include "gdn/device/mma.cuh"
 #include "gdn/device/packing.cuh"
 
+#include <math.h>
 #include <stdint.h>
 
 namespace gdn {
@@ -170,8 +171,18 @@ template <class Config> struct DeltaRuleArgs {
   Element *o;                ///< [T, HV, V]
   float scale;
   PackingView packing;
+  /// The packing validation record (packing.cuh), or null when the offsets
+  /// are trusted. When it holds a violation, o and the final states are
+  /// NaN, never numbers computed from invalid offsets.
+  const gdn_status_t *status;
   DeltaRuleWorkspace workspace;
 };
+
+/// True when the launch must not trust the offsets.
+template <class Config>
+__device__ __forceinline__ bool packingInvalid(const DeltaRuleArgs<Config> &args) {
+  return args.status && args.status->code != GDN_STATUS_OK;
+}
 
 /// The first slot of sequence `seq` (see DeltaRuleWorkspace).
 __device__ __forceinline__ int64_t firstSlot(const PackingView &p,
@@ -224,7 +235,7 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads)
   using Element = typename Config::Element;
   constexpr int kC = S::kChunk, kHeads = S::kPrepareHeads;
   const PackingView &packing = args.packing;
-  if (packing.numSeqs <= 0)
+  if (packing.numSeqs <= 0 || packingInvalid(args))
     return;
   const int64_t slot = blockIdx.x;
   const int head0 = blockIdx.y * kHeads; // value heads head0 .. + kHeads - 1
@@ -401,6 +412,20 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads)
   using Element = typename Config::Element;
   constexpr int kC = S::kChunk, kVt = S::kVt;
   const PackingView &packing = args.packing;
+  if (packingInvalid(args)) {
+    // Offsets cannot be trusted: NaN over every output, grid-stride.
+    const int64_t threads = static_cast<int64_t>(gridDim.x) * S::kScanThreads;
+    const int64_t first = static_cast<int64_t>(blockIdx.x) * S::kScanThreads + threadIdx.x;
+    const int64_t outputs =
+        static_cast<int64_t>(packing.bufferTokens) * S::kHV * S::kV;
+    for (int64_t i = first; i < outputs; i += threads)
+      args.o[i] = __float2bfloat16_rn(NAN);
+    const int64_t states =
+        static_cast<int64_t>(packing.numSeqs) * S::kHV * S::kK * S::kV;
+    for (int64_t i = first; Config::kHasFinalState && i < states; i += threads)
+      args.finalState[i] = NAN;
+    return;
+  }
   const ScanUnit<Config> unit(blockIdx.x);
   const int32_t seq = unit.seq;
   if (seq >= packing.numSeqs)
@@ -493,13 +518,8 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads)
   commitAsyncCopies();
 
   for (int32_t c = 0; c < chunks; ++c) {
-    // Every warp is done with chunk c - 1: its stage and the B tiles may be
-    // overwritten.
-    __syncthreads();
-    if (c + 1 < chunks)
-      fetch(c + 1);
-    commitAsyncCopies(); // possibly empty: keeps "one group per chunk"
-    // S^T in bf16: the B operand of K S and Q S.
+    // S^T in bf16: the B operand of K S and Q S (its readers in chunk c - 1
+    // passed two barriers since).
 #pragma unroll
     for (int m = 0; m < S::kStateTiles; ++m)
 #pragma unroll
@@ -510,8 +530,13 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads)
           const int column = columnBase + 8 * n + accumulatorColumn(lane, e);
           stateT[column * S::kLdK + row] = __float2bfloat16_rn(state[m][n].c[e]);
         }
-    waitAsyncCopies<1>();
+    waitAsyncCopies<0>(); // chunk c, the only group in flight
+    // Chunk c has landed, S^T is whole, and every warp is done with chunk
+    // c - 1, whose stage the next fetch overwrites.
     __syncthreads();
+    if (c + 1 < chunks)
+      fetch(c + 1);
+    commitAsyncCopies();
 
     const char *at = stage(c);
     const Element *qs = reinterpret_cast<const Element *>(at + S::kStageQ);
