@@ -13,11 +13,14 @@
 //                                 zero), each sequence alone == packed bit
 //                                 for bit, 5 runs byte-identical
 //   delta_rule_bench bench [N]    times both kernels together (CUDA events,
-//                                 5 warm-ups, median of N >= 20 runs) at the
-//                                 TARGETS.md shapes; prints ms, the ratio to
-//                                 the roofline floor and TFLOP/s by the full
-//                                 chunked FLOP count (182,955 per token and
-//                                 value head at d = 128, perf-anchor.md)
+//                                 5 warm-ups, median of N >= 20 runs), then
+//                                 each alone, at the TARGETS.md shapes;
+//                                 prints ms, the ratio to the roofline floor,
+//                                 TFLOP/s by the full chunked FLOP count
+//                                 (182,955 per token and value head at
+//                                 d = 128, perf-anchor.md) and the rate of
+//                                 the minimal traffic (q, k, v, o, gates,
+//                                 states) over the measured time
 //
 // Prints one PASS/FAIL line per check; exits non-zero on any failure.
 // Build: nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a
@@ -207,7 +210,8 @@ Problem makeProblem(int h, int hv, int d, std::vector<int> lengths,
   return p;
 }
 
-template <class C> void run(const Problem &p, cudaStream_t stream) {
+template <class C>
+void run(const Problem &p, cudaStream_t stream, unsigned phases = kDeltaRuleBoth) {
   DeltaRuleArgs<C> args = {};
   args.q = p.q;
   args.k = p.k;
@@ -219,7 +223,7 @@ template <class C> void run(const Problem &p, cudaStream_t stream) {
   args.o = p.o;
   args.scale = 1.0f / std::sqrt(float(C::kHeadDimK));
   args.packing = p.packing();
-  CUDA_OK(launchDeltaRule<C>(args, p.workspace, stream));
+  CUDA_OK(launchDeltaRule<C>(args, p.workspace, stream, phases));
 }
 
 //===----------------------------------------------------------------------===//
@@ -450,6 +454,34 @@ int check() {
 // bench
 //===----------------------------------------------------------------------===//
 
+/// Median milliseconds of `phases` over `iterations` event-timed runs
+/// (after 5 warm-ups); min and max through the pointers.
+template <class C>
+double timePhases(const Problem &p, cudaStream_t stream, unsigned phases,
+                  int iterations, double *fastest, double *slowest) {
+  for (int i = 0; i < 5; ++i)
+    run<C>(p, stream, phases);
+  CUDA_OK(cudaStreamSynchronize(stream));
+  std::vector<cudaEvent_t> events(2 * iterations);
+  for (auto &e : events)
+    CUDA_OK(cudaEventCreate(&e));
+  for (int i = 0; i < iterations; ++i) {
+    CUDA_OK(cudaEventRecord(events[2 * i], stream));
+    run<C>(p, stream, phases);
+    CUDA_OK(cudaEventRecord(events[2 * i + 1], stream));
+  }
+  CUDA_OK(cudaStreamSynchronize(stream));
+  std::vector<float> ms(iterations);
+  for (int i = 0; i < iterations; ++i)
+    CUDA_OK(cudaEventElapsedTime(&ms[i], events[2 * i], events[2 * i + 1]));
+  for (auto &e : events)
+    CUDA_OK(cudaEventDestroy(e));
+  std::sort(ms.begin(), ms.end());
+  *fastest = ms.front();
+  *slowest = ms.back();
+  return ms[iterations / 2];
+}
+
 template <class C>
 void benchCase(const char *name, std::vector<int> lengths, int iterations,
                double floorUs) {
@@ -457,27 +489,24 @@ void benchCase(const char *name, std::vector<int> lengths, int iterations,
                           {}, 9);
   cudaStream_t stream;
   CUDA_OK(cudaStreamCreate(&stream));
-  for (int i = 0; i < 5; ++i)
-    run<C>(p, stream);
-  CUDA_OK(cudaStreamSynchronize(stream));
-  std::vector<cudaEvent_t> events(2 * iterations);
-  for (auto &e : events)
-    CUDA_OK(cudaEventCreate(&e));
-  for (int i = 0; i < iterations; ++i) {
-    CUDA_OK(cudaEventRecord(events[2 * i], stream));
-    run<C>(p, stream);
-    CUDA_OK(cudaEventRecord(events[2 * i + 1], stream));
-  }
-  CUDA_OK(cudaStreamSynchronize(stream));
-  std::vector<float> ms(iterations);
-  for (int i = 0; i < iterations; ++i)
-    CUDA_OK(cudaEventElapsedTime(&ms[i], events[2 * i], events[2 * i + 1]));
-  std::sort(ms.begin(), ms.end());
-  const double median = ms[iterations / 2];
+  double fastest, slowest, ignore;
+  const double median =
+      timePhases<C>(p, stream, kDeltaRuleBoth, iterations, &fastest, &slowest);
+  const double prepare =
+      timePhases<C>(p, stream, kDeltaRulePrepare, iterations, &ignore, &ignore);
+  const double scan =
+      timePhases<C>(p, stream, kDeltaRuleScan, iterations, &ignore, &ignore);
   // Full chunked FLOP count: 6d^2 + 10Cd + (2/3)C^2 per token and value
   // head (perf-anchor.md section 4.1).
   const double d = C::kHeadDimK, flopPerTokenHead = 6 * d * d + 10 * 64 * d + 2.0 / 3 * 64 * 64;
   const double flop = flopPerTokenHead * double(p.tokens) * C::kValueHeads;
+  // Minimal HBM bytes of the fused core (q, k, v in, o out, bf16; gates;
+  // states in and out) against which the achieved rate is quoted.
+  const double bytes =
+      double(p.tokens) * (2.0 * C::kKeyHeads * d * 2 + 2.0 * C::kValueHeads * d * 2 +
+                          8.0 * C::kValueHeads) +
+      double(lengths.size()) * C::kValueHeads * d * d * 4 *
+          (int(C::kHasInitialState) + int(C::kHasFinalState));
   std::string lens;
   for (size_t i = 0; i < lengths.size();) {
     size_t j = i;
@@ -487,13 +516,13 @@ void benchCase(const char *name, std::vector<int> lengths, int iterations,
             std::to_string(j - i);
     i = j;
   }
-  std::printf("BENCH %-22s %-10s %8.4f ms  (min %.4f, max %.4f)  floor %.0f us  "
-              "floor/time %.1f%%  %.1f TFLOP/s\n",
-              name, lens.c_str(), median, ms.front(), ms.back(), floorUs,
-              100.0 * floorUs / (median * 1000.0), flop / (median * 1e-3) / 1e12);
+  std::printf("BENCH %-14s %-10s %8.4f ms (min %.4f max %.4f; prepare %.4f, "
+              "scan %.4f)  floor %.0f us = %.1f%%  %.1f TFLOP/s  %.2f TB/s "
+              "minimal-traffic rate\n",
+              name, lens.c_str(), median, fastest, slowest, prepare, scan,
+              floorUs, 100.0 * floorUs / (median * 1000.0),
+              flop / (median * 1e-3) / 1e12, bytes / (median * 1e-3) / 1e12);
   std::fflush(stdout);
-  for (auto &e : events)
-    CUDA_OK(cudaEventDestroy(e));
   CUDA_OK(cudaStreamDestroy(stream));
   p.release();
 }

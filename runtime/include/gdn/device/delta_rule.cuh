@@ -690,12 +690,22 @@ inline size_t deltaRuleWorkspaceBytes(const PackingView &packing) {
   return DeltaRuleWorkspace::bytes(packing, Config::kValueHeads);
 }
 
+/// Which kernels launchDeltaRule starts: both in normal use; one at a time
+/// to time them apart (the scan alone reads what an earlier prepare left in
+/// the workspace).
+enum DeltaRulePhases : unsigned {
+  kDeltaRulePrepare = 1,
+  kDeltaRuleScan = 2,
+  kDeltaRuleBoth = 3
+};
+
 /// Launches prepare then scan on `stream`. `workspace` holds
 /// deltaRuleWorkspaceBytes bytes, 256-byte aligned; args.workspace is
 /// carved from it here. No host synchronisation.
 template <class Config>
 inline cudaError_t launchDeltaRule(DeltaRuleArgs<Config> args, void *workspace,
-                                   cudaStream_t stream) {
+                                   cudaStream_t stream,
+                                   unsigned phases = kDeltaRuleBoth) {
   using S = DeltaRuleShape<Config>;
   const PackingView &packing = args.packing;
   if (packing.numSeqs <= 0)
@@ -715,14 +725,16 @@ inline cudaError_t launchDeltaRule(DeltaRuleArgs<Config> args, void *workspace,
   if (error != cudaSuccess)
     return error;
   const int64_t slots = DeltaRuleWorkspace::slots(packing);
-  deltaChunkPrepareKernel<Config>
-      <<<dim3(static_cast<unsigned>(slots), S::kHV / S::kPrepareHeads), S::kThreads,
-         S::kPrepareBytes, stream>>>(args);
+  if (phases & kDeltaRulePrepare)
+    deltaChunkPrepareKernel<Config>
+        <<<dim3(static_cast<unsigned>(slots), S::kHV / S::kPrepareHeads),
+           S::kThreads, S::kPrepareBytes, stream>>>(args);
   const int64_t units =
       static_cast<int64_t>(packing.numSeqs) * S::kHV * S::kValueTiles;
-  deltaChunkScanKernel<Config>
-      <<<static_cast<unsigned>(units), S::kScanThreads, S::kScanBytes, stream>>>(
-          args);
+  if (phases & kDeltaRuleScan)
+    deltaChunkScanKernel<Config>
+        <<<static_cast<unsigned>(units), S::kScanThreads, S::kScanBytes,
+           stream>>>(args);
   return cudaGetLastError();
 }
 #endif // GDN_DEVICE_EMULATION
