@@ -214,8 +214,8 @@ void chunkedModel(const Problem &p, int seq, int head, double scale,
       G[r] = sum;
       beta[r] = at(p.beta, r, p.hv, head, 1, 0);
     }
-    auto dot = [&](const std::vector<float> &a, int r, const std::vector<float> &b,
-                   int c) {
+    auto dot = [&](const std::vector<float> &a, int r,
+                   const std::vector<float> &b, int c) {
       double x = 0;
       for (int i = 0; i < dk; ++i)
         x += at(a, r, p.h, kh, dk, i) * at(b, c, p.h, kh, dk, i);
@@ -238,7 +238,8 @@ void chunkedModel(const Problem &p, int seq, int head, double scale,
         double ks = 0;
         for (int a = 0; a < dk; ++a)
           ks += at(p.k, i, p.h, kh, dk, a) * s[size_t(a) * dv + j];
-        r[size_t(i) * dv + j] = at(p.v, i, p.hv, head, dv, j) - std::exp(G[i]) * ks;
+        r[size_t(i) * dv + j] =
+            at(p.v, i, p.hv, head, dv, j) - std::exp(G[i]) * ks;
       }
     for (int i = 0; i < rows; ++i)
       for (int c = 0; c < rows; ++c)
@@ -269,8 +270,8 @@ void chunkedModel(const Problem &p, int seq, int head, double scale,
   }
 }
 
-double relativeRms(const std::vector<float> &got, const std::vector<double> &want,
-                   bool *finite) {
+double relativeRms(const std::vector<float> &got,
+                   const std::vector<double> &want, bool *finite) {
   double err = 0, ref = 0;
   *finite = true;
   for (size_t i = 0; i < want.size(); ++i) {
@@ -296,10 +297,10 @@ TEST(DeltaRuleEmulation, ChunkedAlgebraMatchesRecurrence) {
       for (int t = 0; t < p.lengths[seq]; ++t)
         for (int j = 0; j < p.dv; ++j)
           worst = std::max(
-              worst, std::fabs(co[size_t(t) * p.dv + j] -
-                               o[((size_t(p.cuPadded[seq] + t)) * p.hv + head) *
-                                     p.dv +
-                                 j]));
+              worst,
+              std::fabs(
+                  co[size_t(t) * p.dv + j] -
+                  o[((size_t(p.cuPadded[seq] + t)) * p.hv + head) * p.dv + j]));
       const size_t at = (size_t(seq) * p.hv + head) * p.dk * p.dv;
       for (size_t i = 0; i < cs.size(); ++i)
         worst = std::max(worst, std::fabs(cs[i] - final[at + i]));
@@ -370,12 +371,11 @@ KernelResult runKernels(const Problem &p, float scale,
                            workspace.data() + workspace.size());
   const unsigned slots =
       static_cast<unsigned>(DeltaRuleWorkspace::slots(packing));
-  emulation::runGrid(dim3{slots, unsigned(C::kValueHeads / S::kPrepareHeads), 1},
-                     S::kThreads,
-                     [&] { deltaChunkPrepareKernel<C>(args); });
   emulation::runGrid(
-      dim3{unsigned(n * C::kValueHeads * S::kValueTiles), 1, 1}, S::kScanThreads,
-      [&] { deltaChunkScanKernel<C>(args); });
+      dim3{slots, unsigned(C::kValueHeads / S::kPrepareHeads), 1}, S::kThreads,
+      [&] { deltaChunkPrepareKernel<C>(args); });
+  emulation::runGrid(dim3{unsigned(n * C::kValueHeads * S::kValueTiles), 1, 1},
+                     S::kScanThreads, [&] { deltaChunkScanKernel<C>(args); });
   emulation::setCopyOwnership(true);
 
   KernelResult result;
@@ -415,9 +415,9 @@ template <class C>
 void checkPack(std::vector<int> lengths, std::vector<int> padding,
                unsigned seed, bool checkAlone) {
   std::mt19937 random(seed);
-  Problem p = makeProblem(C::kKeyHeads, C::kValueHeads, C::kHeadDimK,
-                          C::kHeadDimV, lengths, padding, C::kHasInitialState,
-                          random);
+  Problem p =
+      makeProblem(C::kKeyHeads, C::kValueHeads, C::kHeadDimK, C::kHeadDimV,
+                  lengths, padding, C::kHasInitialState, random);
   const float scale = 1.0f / std::sqrt(float(C::kHeadDimK));
   std::vector<double> wantO, wantFinal;
   recurrence(p, scale, wantO, wantFinal);

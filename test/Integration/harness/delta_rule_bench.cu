@@ -1,4 +1,5 @@
-//===- delta_rule_bench.cu - check and time the delta-rule kernels ---------===//
+//===- delta_rule_bench.cu - check and time the delta-rule kernels
+//---------===//
 //
 // Standalone driver for runtime/include/gdn/device/delta_rule.cuh on a GPU
 // (no MLIR, no generated code). Inputs are generated on the device by a
@@ -87,8 +88,9 @@ __device__ uint32_t mix(uint32_t x) {
 }
 /// Uniform in (0, 1) from a 64-bit counter and a stream id.
 __device__ float uniformAt(uint64_t i, uint32_t stream) {
-  const uint32_t h = mix(static_cast<uint32_t>(i) ^
-                         mix(static_cast<uint32_t>(i >> 32) + stream * 0x9e3779b9u));
+  const uint32_t h =
+      mix(static_cast<uint32_t>(i) ^
+          mix(static_cast<uint32_t>(i >> 32) + stream * 0x9e3779b9u));
   return ((h >> 8) + 0.5f) * (1.0f / 16777216.0f);
 }
 __device__ float normalAt(uint64_t i, uint32_t stream) {
@@ -97,8 +99,8 @@ __device__ float normalAt(uint64_t i, uint32_t stream) {
 }
 
 /// rows x dim bf16, N(0,1), each row L2-normalised when `normalise`.
-__global__ void fillRows(__nv_bfloat16 *x, int64_t rows, int dim, uint32_t stream,
-                         bool normalise) {
+__global__ void fillRows(__nv_bfloat16 *x, int64_t rows, int dim,
+                         uint32_t stream, bool normalise) {
   for (int64_t r = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; r < rows;
        r += int64_t(gridDim.x) * blockDim.x) {
     float sum = 0.0f;
@@ -108,11 +110,13 @@ __global__ void fillRows(__nv_bfloat16 *x, int64_t rows, int dim, uint32_t strea
     }
     const float scale = normalise ? rsqrtf(sum + 1e-6f) : 1.0f;
     for (int i = 0; i < dim; ++i)
-      x[r * dim + i] = __float2bfloat16_rn(normalAt(r * dim + i, stream) * scale);
+      x[r * dim + i] =
+          __float2bfloat16_rn(normalAt(r * dim + i, stream) * scale);
   }
 }
 
-__global__ void fillGates(float *g, float *beta, int64_t count, uint32_t stream) {
+__global__ void fillGates(float *g, float *beta, int64_t count,
+                          uint32_t stream) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
        i += int64_t(gridDim.x) * blockDim.x) {
     g[i] = -0.5f * uniformAt(i, stream);
@@ -120,7 +124,8 @@ __global__ void fillGates(float *g, float *beta, int64_t count, uint32_t stream)
   }
 }
 
-__global__ void fillNormal(float *x, int64_t count, float scale, uint32_t stream) {
+__global__ void fillNormal(float *x, int64_t count, float scale,
+                           uint32_t stream) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
        i += int64_t(gridDim.x) * blockDim.x)
     x[i] = scale * normalAt(i, stream);
@@ -166,7 +171,8 @@ struct Problem {
     final = deviceAlloc<float>(stateCount());
     cuDevice = deviceAlloc<int32_t>(cu.size());
     cuPaddedDevice = deviceAlloc<int32_t>(cuPadded.size());
-    CUDA_OK(cudaMemcpy(cuDevice, cu.data(), cu.size() * 4, cudaMemcpyHostToDevice));
+    CUDA_OK(
+        cudaMemcpy(cuDevice, cu.data(), cu.size() * 4, cudaMemcpyHostToDevice));
     CUDA_OK(cudaMemcpy(cuPaddedDevice, cuPadded.data(), cuPadded.size() * 4,
                        cudaMemcpyHostToDevice));
     workspaceBytes = DeltaRuleWorkspace::bytes(packing(), hv);
@@ -175,7 +181,7 @@ struct Problem {
 
   void release() {
     for (void *p : {(void *)q, (void *)k, (void *)v, (void *)o, (void *)g,
-                    (void *)beta, (void *)state0, (void *)final,
+                    (void *)beta, (void *)state0, (void *) final,
                     (void *)cuDevice, (void *)cuPaddedDevice, workspace})
       CUDA_OK(cudaFree(p));
   }
@@ -211,7 +217,8 @@ Problem makeProblem(int h, int hv, int d, std::vector<int> lengths,
 }
 
 template <class C>
-void run(const Problem &p, cudaStream_t stream, unsigned phases = kDeltaRuleBoth) {
+void run(const Problem &p, cudaStream_t stream,
+         unsigned phases = kDeltaRuleBoth) {
   DeltaRuleArgs<C> args = {};
   args.q = p.q;
   args.k = p.k;
@@ -240,7 +247,8 @@ bool sameBytes(const std::vector<T> &a, const std::vector<T> &b) {
 template <class T> std::vector<T> download(const T *p, size_t count) {
   std::vector<T> host(count);
   if (count)
-    CUDA_OK(cudaMemcpy(host.data(), p, count * sizeof(T), cudaMemcpyDeviceToHost));
+    CUDA_OK(
+        cudaMemcpy(host.data(), p, count * sizeof(T), cudaMemcpyDeviceToHost));
   return host;
 }
 
@@ -273,7 +281,8 @@ void reference(const Problem &p, bool initial, std::vector<double> &o,
         s[i] = initial ? state0[at + i] : 0.0;
       for (int t = 0; t < p.lengths[seq]; ++t) {
         const size_t row = size_t(p.cuPadded[seq]) + t;
-        const float *qr = &q[(row * p.h + kh) * dk], *kr = &k[(row * p.h + kh) * dk];
+        const float *qr = &q[(row * p.h + kh) * dk],
+                    *kr = &k[(row * p.h + kh) * dk];
         const float *vr = &v[(row * p.hv + hd) * dv];
         const double alpha = std::exp(double(g[row * p.hv + hd]));
         const double b = beta[row * p.hv + hd];
@@ -313,8 +322,8 @@ void reference(const Problem &p, bool initial, std::vector<double> &o,
 
 /// Relative RMS of `got` against `want` over the real rows (or all of a
 /// state); sets `finite` false on any NaN/Inf.
-double relativeRms(const std::vector<float> &got, const std::vector<double> &want,
-                   bool &finite) {
+double relativeRms(const std::vector<float> &got,
+                   const std::vector<double> &want, bool &finite) {
   double err = 0, ref = 0;
   for (size_t i = 0; i < want.size(); ++i) {
     if (!std::isfinite(got[i]))
@@ -327,8 +336,8 @@ double relativeRms(const std::vector<float> &got, const std::vector<double> &wan
 
 std::string describe(const char *name, const Problem &p) {
   std::string text = std::string(name) + " H=" + std::to_string(p.h) +
-                     " HV=" + std::to_string(p.hv) + " d=" + std::to_string(p.dk) +
-                     " lengths";
+                     " HV=" + std::to_string(p.hv) +
+                     " d=" + std::to_string(p.dk) + " lengths";
   for (size_t i = 0; i < p.lengths.size(); ++i) {
     text += " " + std::to_string(p.lengths[i]);
     const int pad = p.cuPadded[i + 1] - p.cuPadded[i] - p.lengths[i];
@@ -385,7 +394,8 @@ void checkCase(const char *name, std::vector<int> lengths,
   bool finite = true, paddingZero = true;
   const size_t row = size_t(p.hv) * p.dv;
   for (size_t s = 0; s < p.lengths.size(); ++s)
-    for (size_t r = p.cuPadded[s] + p.lengths[s]; r < size_t(p.cuPadded[s + 1]); ++r)
+    for (size_t r = p.cuPadded[s] + p.lengths[s]; r < size_t(p.cuPadded[s + 1]);
+         ++r)
       for (size_t j = 0; j < row; ++j)
         paddingZero = paddingZero && got[r * row + j] == 0.0f &&
                       !std::signbit(got[r * row + j]);
@@ -419,13 +429,14 @@ void checkCase(const char *name, std::vector<int> lengths,
     run<C>(one, 0);
     CUDA_OK(cudaDeviceSynchronize());
     const auto oneO = download(one.o, one.vCount());
-    isolated = isolated &&
-               std::memcmp(oneO.data(), o0.data() + p.cuPadded[s] * row,
-                           oneO.size() * 2) == 0;
+    isolated =
+        isolated && std::memcmp(oneO.data(), o0.data() + p.cuPadded[s] * row,
+                                oneO.size() * 2) == 0;
     if (C::kHasFinalState) {
       const auto oneFinal = download(one.final, state);
-      isolated = isolated && std::memcmp(oneFinal.data(), final0.data() + s * state,
-                                         state * 4) == 0;
+      isolated =
+          isolated && std::memcmp(oneFinal.data(), final0.data() + s * state,
+                                  state * 4) == 0;
     }
     one.release();
   }
@@ -436,17 +447,19 @@ void checkCase(const char *name, std::vector<int> lengths,
 int check() {
   const std::vector<int> edges = {0, 1, 63, 64, 65, 130};
   // The benchmarked shape (gqa16x32, d = 128, V tile 64) with states.
-  checkCase<Config<16, 32, 128, 64, true, true>>("gqa16x32", {0, 1, 63, 64, 65, 130, 700}, {}, 1);
+  checkCase<Config<16, 32, 128, 64, true, true>>(
+      "gqa16x32", {0, 1, 63, 64, 65, 130, 700}, {}, 1);
   // Alignment padding (cu_padded), final state only.
-  checkCase<Config<16, 32, 128, 64, false, true>>("gqa16x32 padded", {65, 0, 130, 1, 64},
-                                                  {3, 5, 62, 0, 1}, 2);
+  checkCase<Config<16, 32, 128, 64, false, true>>(
+      "gqa16x32 padded", {65, 0, 130, 1, 64}, {3, 5, 62, 0, 1}, 2);
   // Long sequences: error growth over 64+ chunks; GQA 2 -> 4; V tile 32.
   checkCase<Config<2, 4, 128, 32, true, true>>("gqa2x4 vt32", {4096, 777, 0},
                                                {0, 9, 4}, 3);
   // d = 64, MHA, no states.
-  checkCase<Config<4, 4, 64, 64, false, false>>("mha4 d64", {63, 64, 65, 130, 1, 0, 2000},
-                                                {}, 4);
-  checkCase<Config<2, 4, 64, 32, true, true>>("gqa2x4 d64", edges, {1, 0, 2, 0, 3, 0}, 5);
+  checkCase<Config<4, 4, 64, 64, false, false>>(
+      "mha4 d64", {63, 64, 65, 130, 1, 0, 2000}, {}, 4);
+  checkCase<Config<2, 4, 64, 32, true, true>>("gqa2x4 d64", edges,
+                                              {1, 0, 2, 0, 3, 0}, 5);
   return failures;
 }
 
@@ -485,8 +498,8 @@ double timePhases(const Problem &p, cudaStream_t stream, unsigned phases,
 template <class C>
 void benchCase(const char *name, std::vector<int> lengths, int iterations,
                double floorUs) {
-  Problem p = makeProblem(C::kKeyHeads, C::kValueHeads, C::kHeadDimK, lengths,
-                          {}, 9);
+  Problem p =
+      makeProblem(C::kKeyHeads, C::kValueHeads, C::kHeadDimK, lengths, {}, 9);
   cudaStream_t stream;
   CUDA_OK(cudaStreamCreate(&stream));
   double fastest, slowest, ignore;
@@ -498,13 +511,14 @@ void benchCase(const char *name, std::vector<int> lengths, int iterations,
       timePhases<C>(p, stream, kDeltaRuleScan, iterations, &ignore, &ignore);
   // Full chunked FLOP count: 6d^2 + 10Cd + (2/3)C^2 per token and value
   // head (perf-anchor.md section 4.1).
-  const double d = C::kHeadDimK, flopPerTokenHead = 6 * d * d + 10 * 64 * d + 2.0 / 3 * 64 * 64;
+  const double d = C::kHeadDimK,
+               flopPerTokenHead = 6 * d * d + 10 * 64 * d + 2.0 / 3 * 64 * 64;
   const double flop = flopPerTokenHead * double(p.tokens) * C::kValueHeads;
   // Minimal HBM bytes of the fused core (q, k, v in, o out, bf16; gates;
   // states in and out) against which the achieved rate is quoted.
   const double bytes =
-      double(p.tokens) * (2.0 * C::kKeyHeads * d * 2 + 2.0 * C::kValueHeads * d * 2 +
-                          8.0 * C::kValueHeads) +
+      double(p.tokens) * (2.0 * C::kKeyHeads * d * 2 +
+                          2.0 * C::kValueHeads * d * 2 + 8.0 * C::kValueHeads) +
       double(lengths.size()) * C::kValueHeads * d * d * 4 *
           (int(C::kHasInitialState) + int(C::kHasFinalState));
   std::string lens;
@@ -540,9 +554,11 @@ int bench(int iterations) {
   benchCase<Mha32>("mha32", {8192, 8192, 8192, 8192}, iterations, 251);
   benchCase<Gqa16x64>("gqa16x64", {8192, 8192, 8192, 8192}, iterations, 486);
   // The same kernels with 32-wide V tiles (twice the blocks).
-  benchCase<Gqa16x32Vt32>("gqa16x32 vt32", {8192, 8192, 8192, 8192}, iterations, 243);
+  benchCase<Gqa16x32Vt32>("gqa16x32 vt32", {8192, 8192, 8192, 8192}, iterations,
+                          243);
   benchCase<Gqa16x32Vt32>("gqa16x32 vt32", {32768}, iterations, 243);
-  benchCase<Gqa16x32Vt32>("gqa16x32 vt32", {2048, 2048, 2048, 2048}, iterations, 61);
+  benchCase<Gqa16x32Vt32>("gqa16x32 vt32", {2048, 2048, 2048, 2048}, iterations,
+                          61);
   return failures;
 }
 
@@ -552,8 +568,8 @@ int main(int argc, char **argv) {
   const std::string mode = argc > 1 ? argv[1] : "check";
   if (mode == "check") {
     const int result = check();
-    std::printf("%s: delta rule check, %d failure(s)\n", result ? "FAIL" : "PASS",
-                result);
+    std::printf("%s: delta rule check, %d failure(s)\n",
+                result ? "FAIL" : "PASS", result);
     return result ? 1 : 0;
   }
   if (mode == "bench") {

@@ -1,4 +1,5 @@
-//===- delta_rule.cuh - the chunked gated delta rule forward ----*- CUDA -*-===//
+//===- delta_rule.cuh - the chunked gated delta rule forward ----*- CUDA
+//-*-===//
 //
 // The forward gated delta rule of SEMANTICS.md over packed varlen sequences,
 // in chunks of 64 tokens that never span two sequences. Two kernels:
@@ -103,9 +104,11 @@ template <class Config> struct DeltaRuleShape {
   static constexpr size_t kPrepareQ = 0;
   static constexpr size_t kPrepareK = kPrepareQ + 2 * kChunk * kLdK;
   static constexpr size_t kPrepareL = kPrepareK + 2 * kChunk * kLdK;
-  static constexpr size_t kPrepareG = kPrepareL + kPrepareHeads * 4 * kChunk * kLdL;
+  static constexpr size_t kPrepareG =
+      kPrepareL + kPrepareHeads * 4 * kChunk * kLdL;
   static constexpr size_t kPrepareBeta = kPrepareG + kPrepareHeads * 4 * kChunk;
-  static constexpr size_t kPrepareTile = kPrepareBeta + kPrepareHeads * 4 * kChunk;
+  static constexpr size_t kPrepareTile =
+      kPrepareBeta + kPrepareHeads * 4 * kChunk;
   static constexpr size_t kPrepareBytes =
       kPrepareTile + kPrepareHeads * 2 * kChunk * kLdC;
 
@@ -180,7 +183,8 @@ template <class Config> struct DeltaRuleArgs {
 
 /// True when the launch must not trust the offsets.
 template <class Config>
-__device__ __forceinline__ bool packingInvalid(const DeltaRuleArgs<Config> &args) {
+__device__ __forceinline__ bool
+packingInvalid(const DeltaRuleArgs<Config> &args) {
   return args.status && args.status->code != GDN_STATUS_OK;
 }
 
@@ -262,12 +266,10 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads)
   constexpr int kLowerSize = kC * S::kLdL, kTileSize = kC * S::kLdC;
 
   const int64_t keyRow = static_cast<int64_t>(S::kH) * S::kK;
-  stageRows<S::kK, S::kThreads>(qs, S::kLdK,
-                                args.q + row0 * keyRow + keyHead * S::kK,
-                                keyRow, rows);
-  stageRows<S::kK, S::kThreads>(ks, S::kLdK,
-                                args.k + row0 * keyRow + keyHead * S::kK,
-                                keyRow, rows);
+  stageRows<S::kK, S::kThreads>(
+      qs, S::kLdK, args.q + row0 * keyRow + keyHead * S::kK, keyRow, rows);
+  stageRows<S::kK, S::kThreads>(
+      ks, S::kLdK, args.k + row0 * keyRow + keyHead * S::kK, keyRow, rows);
   commitAsyncCopies();
   // Rows past the end: g = 0 keeps G at G_last, beta = 0 zeroes M's column.
   if (tid < kC * kHeads) {
@@ -300,8 +302,10 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads)
   }
 #pragma unroll
   for (int step = 0; step < S::kK / 16; ++step) {
-    const FragmentA ak = loadA(ks + 16 * warp * S::kLdK + 16 * step, S::kLdK, lane);
-    const FragmentA aq = loadA(qs + 16 * warp * S::kLdK + 16 * step, S::kLdK, lane);
+    const FragmentA ak =
+        loadA(ks + 16 * warp * S::kLdK + 16 * step, S::kLdK, lane);
+    const FragmentA aq =
+        loadA(qs + 16 * warp * S::kLdK + 16 * step, S::kLdK, lane);
 #pragma unroll
     for (int n = 0; n < 8; ++n) {
       const FragmentB b =
@@ -415,7 +419,8 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads)
   if (packingInvalid(args)) {
     // Offsets cannot be trusted: NaN over every output, grid-stride.
     const int64_t threads = static_cast<int64_t>(gridDim.x) * S::kScanThreads;
-    const int64_t first = static_cast<int64_t>(blockIdx.x) * S::kScanThreads + threadIdx.x;
+    const int64_t first =
+        static_cast<int64_t>(blockIdx.x) * S::kScanThreads + threadIdx.x;
     const int64_t outputs =
         static_cast<int64_t>(packing.bufferTokens) * S::kHV * S::kV;
     for (int64_t i = first; i < outputs; i += threads)
@@ -490,25 +495,22 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads)
     char *at = stage(c);
     const int64_t row0 = begin + static_cast<int64_t>(c) * kC;
     const int rows = length - c * kC < kC ? length - c * kC : kC;
-    stageRows<S::kK, S::kScanThreads>(reinterpret_cast<Element *>(at + S::kStageQ),
-                                  S::kLdK, args.q + row0 * keyRow + keyHead * S::kK,
-                                  keyRow, rows);
-    stageRows<S::kK, S::kScanThreads>(reinterpret_cast<Element *>(at + S::kStageK),
-                                  S::kLdK, args.k + row0 * keyRow + keyHead * S::kK,
-                                  keyRow, rows);
-    stageRows<kVt, S::kScanThreads>(reinterpret_cast<Element *>(at + S::kStageV),
-                                S::kLdV,
-                                args.v + row0 * valueRow + head * S::kV + column0,
-                                valueRow, rows);
+    stageRows<S::kK, S::kScanThreads>(
+        reinterpret_cast<Element *>(at + S::kStageQ), S::kLdK,
+        args.q + row0 * keyRow + keyHead * S::kK, keyRow, rows);
+    stageRows<S::kK, S::kScanThreads>(
+        reinterpret_cast<Element *>(at + S::kStageK), S::kLdK,
+        args.k + row0 * keyRow + keyHead * S::kK, keyRow, rows);
+    stageRows<kVt, S::kScanThreads>(
+        reinterpret_cast<Element *>(at + S::kStageV), S::kLdV,
+        args.v + row0 * valueRow + head * S::kV + column0, valueRow, rows);
     const int64_t tileIndex = (slot0 + c) * S::kHV + head;
-    stageRows<kC, S::kScanThreads>(reinterpret_cast<Element *>(at + S::kStageM),
-                               S::kLdC,
-                               args.workspace.transform + tileIndex * kC * kC, kC,
-                               kC);
-    stageRows<kC, S::kScanThreads>(reinterpret_cast<Element *>(at + S::kStageP),
-                               S::kLdC,
-                               args.workspace.scores + tileIndex * kC * kC, kC,
-                               kC);
+    stageRows<kC, S::kScanThreads>(
+        reinterpret_cast<Element *>(at + S::kStageM), S::kLdC,
+        args.workspace.transform + tileIndex * kC * kC, kC, kC);
+    stageRows<kC, S::kScanThreads>(
+        reinterpret_cast<Element *>(at + S::kStageP), S::kLdC,
+        args.workspace.scores + tileIndex * kC * kC, kC, kC);
     if (tid < kC / 4)
       copyAsync16(at + S::kStageG + 16 * tid,
                   args.workspace.gateCumsum + tileIndex * kC + 4 * tid);
@@ -528,7 +530,8 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads)
         for (int e = 0; e < 4; ++e) {
           const int row = stateRow0 + 16 * m + accumulatorRow(lane, e);
           const int column = columnBase + 8 * n + accumulatorColumn(lane, e);
-          stateT[column * S::kLdK + row] = __float2bfloat16_rn(state[m][n].c[e]);
+          stateT[column * S::kLdK + row] =
+              __float2bfloat16_rn(state[m][n].c[e]);
         }
     waitAsyncCopies<0>(); // chunk c, the only group in flight
     // Chunk c has landed, S^T is whole, and every warp is done with chunk
@@ -557,12 +560,14 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads)
     }
 #pragma unroll
     for (int step = 0; step < S::kK / 16; ++step) {
-      const FragmentA ak = loadA(ks + row0 * S::kLdK + 16 * step, S::kLdK, lane);
-      const FragmentA aq = loadA(qs + row0 * S::kLdK + 16 * step, S::kLdK, lane);
+      const FragmentA ak =
+          loadA(ks + row0 * S::kLdK + 16 * step, S::kLdK, lane);
+      const FragmentA aq =
+          loadA(qs + row0 * S::kLdK + 16 * step, S::kLdK, lane);
 #pragma unroll
       for (int n = 0; n < S::kColumnTiles; ++n) {
-        const FragmentB b =
-            loadBTransposed(stateT + (columnBase + 8 * n) * S::kLdK + 16 * step, S::kLdK, lane);
+        const FragmentB b = loadBTransposed(
+            stateT + (columnBase + 8 * n) * S::kLdK + 16 * step, S::kLdK, lane);
         mma16816(ksAcc[n], ak, b);
         mma16816(out[n], aq, b);
       }
@@ -597,7 +602,8 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads)
 #pragma unroll
       for (int n = 0; n < S::kColumnTiles; ++n)
         mma16816(fresh[n], a,
-                 loadBTransposed(residualT + (columnBase + 8 * n) * S::kLdC + 16 * step,
+                 loadBTransposed(residualT + (columnBase + 8 * n) * S::kLdC +
+                                     16 * step,
                                  S::kLdC, lane));
     }
     const float lastGate = gate[rows - 1];
@@ -624,9 +630,10 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads)
       const FragmentA a = loadA(ps + row0 * S::kLdC + 16 * step, S::kLdC, lane);
 #pragma unroll
       for (int n = 0; n < S::kColumnTiles; ++n)
-        mma16816(out[n], a,
-                 loadBTransposed(newT + (columnBase + 8 * n) * S::kLdC + 16 * step, S::kLdC,
-                                 lane));
+        mma16816(
+            out[n], a,
+            loadBTransposed(newT + (columnBase + 8 * n) * S::kLdC + 16 * step,
+                            S::kLdC, lane));
     }
     const int64_t chunkRow0 = begin + static_cast<int64_t>(c) * kC;
 #pragma unroll
@@ -662,8 +669,9 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads)
 #pragma unroll
         for (int n = 0; n < S::kColumnTiles; ++n)
           mma16816(state[m][n], a,
-                   loadBTransposed(newDecayedT + (columnBase + 8 * n) * S::kLdC + 16 * step,
-                                   S::kLdC, lane));
+                   loadBTransposed(
+                       newDecayedT + (columnBase + 8 * n) * S::kLdC + 16 * step,
+                       S::kLdC, lane));
       }
     }
   }
@@ -714,10 +722,10 @@ inline cudaError_t launchDeltaRule(DeltaRuleArgs<Config> args, void *workspace,
       DeltaRuleWorkspace::carve(workspace, packing, Config::kValueHeads);
   // The opt-in above 48 KiB is set on every launch: a cheap attribute write
   // that a cudaDeviceReset would undo.
-  cudaError_t error = cudaFuncSetAttribute(
-      deltaChunkPrepareKernel<Config>,
-      cudaFuncAttributeMaxDynamicSharedMemorySize,
-      static_cast<int>(S::kPrepareBytes));
+  cudaError_t error =
+      cudaFuncSetAttribute(deltaChunkPrepareKernel<Config>,
+                           cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           static_cast<int>(S::kPrepareBytes));
   if (error == cudaSuccess)
     error = cudaFuncSetAttribute(deltaChunkScanKernel<Config>,
                                  cudaFuncAttributeMaxDynamicSharedMemorySize,

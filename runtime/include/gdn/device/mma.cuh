@@ -1,4 +1,5 @@
-//===- mma.cuh - warp-level bf16 tensor-core products -----------*- CUDA -*-===//
+//===- mma.cuh - warp-level bf16 tensor-core products -----------*- CUDA
+//-*-===//
 //
 // mma.sync.m16n8k16 with bf16 operands and fp32 accumulation (sm_80 and
 // later, so the same code runs on Ampere and Hopper), plus the fragment
@@ -82,7 +83,7 @@ __device__ __forceinline__ uint32_t loadPair(const __nv_bfloat16 *p) {
 
 /// Two bf16 `stride` elements apart as one register.
 __device__ __forceinline__ uint32_t loadStridedPair(const __nv_bfloat16 *p,
-                                                   int stride) {
+                                                    int stride) {
   uint16_t l, h;
   memcpy(&l, p, 2);
   memcpy(&h, p + stride, 2);
