@@ -319,6 +319,12 @@ struct Config {
                        kHeadDimV = D, kValueTile = Vt;
   static constexpr bool kHasInitialState = Initial, kHasFinalState = Final;
 };
+/// The scan's optional knobs: one stage, and a column-group count other
+/// than the default.
+template <int H, int HV, int D, int Vt, bool Initial, bool Final, int Groups>
+struct SingleStageConfig : Config<H, HV, D, Vt, Initial, Final> {
+  static constexpr int kScanStages = 1, kScanColumnGroups = Groups;
+};
 
 struct KernelResult {
   std::vector<float> o, final;
@@ -486,6 +492,12 @@ TEST(DeltaRuleEmulation, PaddedNoStates) {
 TEST(DeltaRuleEmulation, PaddedFinalOnlyMha) {
   checkPack<Config<2, 2, 64, 64, false, true>>({130, 0, 63}, {7, 1, 9}, 3,
                                                false);
+}
+
+TEST(DeltaRuleEmulation, SingleStageScan) {
+  // One column group of 32 columns (four n tiles per warp), one stage.
+  checkPack<SingleStageConfig<1, 2, 64, 32, true, true, 1>>(
+      {130, 0, 1, 64}, {2, 1, 0, 3}, 7, true);
 }
 
 TEST(DeltaRuleEmulation, HeadDim128) {

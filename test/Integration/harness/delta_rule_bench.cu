@@ -66,12 +66,14 @@ void expect(bool ok, const std::string &what) {
     ++failures;
 }
 
-template <int H, int HV, int D, int Vt, bool Initial, bool Final>
+template <int H, int HV, int D, int Vt, bool Initial, bool Final,
+          int Stages = 2, int Groups = (Vt / 16 < 4 ? Vt / 16 : 4)>
 struct Config {
   using Element = __nv_bfloat16;
   static constexpr int kKeyHeads = H, kValueHeads = HV, kHeadDimK = D,
                        kHeadDimV = D, kValueTile = Vt;
   static constexpr bool kHasInitialState = Initial, kHasFinalState = Final;
+  static constexpr int kScanStages = Stages, kScanColumnGroups = Groups;
 };
 
 //===----------------------------------------------------------------------===//
@@ -460,6 +462,11 @@ int check() {
       "mha4 d64", {63, 64, 65, 130, 1, 0, 2000}, {}, 4);
   checkCase<Config<2, 4, 64, 32, true, true>>("gqa2x4 d64", edges,
                                               {1, 0, 2, 0, 3, 0}, 5);
+  // The scan variants the bench compares: one stage; two column groups.
+  checkCase<Config<16, 32, 128, 64, true, true, 1>>(
+      "gqa16x32 1-stage", {130, 0, 1, 65, 300}, {2, 0, 0, 1, 0}, 6);
+  checkCase<Config<16, 32, 128, 64, true, true, 2, 2>>(
+      "gqa16x32 2 groups", {130, 0, 1, 65, 300}, {}, 7);
   return failures;
 }
 
@@ -530,11 +537,13 @@ void benchCase(const char *name, std::vector<int> lengths, int iterations,
             std::to_string(j - i);
     i = j;
   }
-  std::printf("BENCH %-14s %-10s %8.4f ms (min %.4f max %.4f; prepare %.4f, "
-              "scan %.4f)  floor %.0f us = %.1f%%  %.1f TFLOP/s  %.2f TB/s "
-              "minimal-traffic rate\n",
+  using S = DeltaRuleShape<C>;
+  std::printf("BENCH %-18s %-10s %8.4f ms (min %.4f max %.4f; prepare %.4f, "
+              "scan %.4f [%d thr, %zu KiB])  floor %.0f us = %.1f%%  %.1f "
+              "TFLOP/s  %.2f TB/s minimal-traffic rate\n",
               name, lens.c_str(), median, fastest, slowest, prepare, scan,
-              floorUs, 100.0 * floorUs / (median * 1000.0),
+              S::kScanThreads, S::kScanBytes / 1024, floorUs,
+              100.0 * floorUs / (median * 1000.0),
               flop / (median * 1e-3) / 1e12, bytes / (median * 1e-3) / 1e12);
   std::fflush(stdout);
   CUDA_OK(cudaStreamDestroy(stream));
@@ -543,7 +552,6 @@ void benchCase(const char *name, std::vector<int> lengths, int iterations,
 
 int bench(int iterations) {
   using Gqa16x32 = Config<16, 32, 128, 64, true, true>;
-  using Gqa16x32Vt32 = Config<16, 32, 128, 32, true, true>;
   using Mha32 = Config<32, 32, 128, 64, true, true>;
   using Gqa16x64 = Config<16, 64, 128, 64, true, true>;
   // Floors: TARGETS.md (gqa16x64 is not listed there: it has twice the
@@ -553,12 +561,22 @@ int bench(int iterations) {
   benchCase<Gqa16x32>("gqa16x32", {2048, 2048, 2048, 2048}, iterations, 61);
   benchCase<Mha32>("mha32", {8192, 8192, 8192, 8192}, iterations, 251);
   benchCase<Gqa16x64>("gqa16x64", {8192, 8192, 8192, 8192}, iterations, 486);
-  // The same kernels with 32-wide V tiles (twice the blocks).
-  benchCase<Gqa16x32Vt32>("gqa16x32 vt32", {8192, 8192, 8192, 8192}, iterations,
-                          243);
-  benchCase<Gqa16x32Vt32>("gqa16x32 vt32", {32768}, iterations, 243);
-  benchCase<Gqa16x32Vt32>("gqa16x32 vt32", {2048, 2048, 2048, 2048}, iterations,
-                          61);
+  // Scan variants on gqa16x32, to choose the default: V tile 32 (twice the
+  // blocks), one stage (two blocks per SM), two column groups (256 threads).
+  using Vt32 = Config<16, 32, 128, 32, true, true>;
+  using Vt64OneStage = Config<16, 32, 128, 64, true, true, 1>;
+  using Vt32OneStage = Config<16, 32, 128, 32, true, true, 1>;
+  using Vt64TwoGroups = Config<16, 32, 128, 64, true, true, 2, 2>;
+  const std::vector<std::vector<int>> mixes = {
+      {8192, 8192, 8192, 8192}, {32768}, {2048, 2048, 2048, 2048}};
+  for (const auto &lengths : mixes) {
+    const double floorUs = lengths.size() == 4 && lengths[0] == 2048 ? 61 : 243;
+    benchCase<Vt32>("gqa16x32 vt32", lengths, iterations, floorUs);
+    benchCase<Vt64OneStage>("gqa16x32 1stage", lengths, iterations, floorUs);
+    benchCase<Vt32OneStage>("gqa16x32 vt32 1stage", lengths, iterations,
+                            floorUs);
+    benchCase<Vt64TwoGroups>("gqa16x32 2groups", lengths, iterations, floorUs);
+  }
   return failures;
 }
 

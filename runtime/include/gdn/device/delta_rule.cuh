@@ -61,8 +61,31 @@
 #include <math.h>
 #include <stdint.h>
 
+#include <type_traits>
+
 namespace gdn {
 namespace device {
+
+/// Optional Config members of the scan, with their defaults:
+/// - kScanStages: 2 (the next chunk streams into shared memory while this
+///   one is computed) or 1 (half the staging memory, so that two blocks can
+///   share an SM and overlap each other's loads instead);
+/// - kScanColumnGroups: groups of four warps splitting the V tile's columns
+///   (default one group per 16 columns, at most four).
+template <class C, class = void> struct ScanStagesOf {
+  static constexpr int value = 2;
+};
+template <class C>
+struct ScanStagesOf<C, std::void_t<decltype(C::kScanStages)>> {
+  static constexpr int value = C::kScanStages;
+};
+template <class C, class = void> struct ScanColumnGroupsOf {
+  static constexpr int value = C::kValueTile / 16 < 4 ? C::kValueTile / 16 : 4;
+};
+template <class C>
+struct ScanColumnGroupsOf<C, std::void_t<decltype(C::kScanColumnGroups)>> {
+  static constexpr int value = C::kScanColumnGroups;
+};
 
 /// Sizes and shared-memory layout of the two kernels for one Config
 /// (Element, kKeyHeads, kValueHeads, kHeadDimK, kHeadDimV, kValueTile,
@@ -89,10 +112,20 @@ template <class Config> struct DeltaRuleShape {
                 "of 16");
   static constexpr int kValueTiles = kV / kVt;
   static constexpr int kStateTiles = kK / 4 / 16; // m tiles per warp
-  // The scan splits the V tile's columns over groups of four warps, 16
-  // columns per group (at most four groups: 512 threads): more warps hide
-  // each other's mma and barrier latency in the same shared memory.
-  static constexpr int kColumnGroups = kVt / 16 < 4 ? kVt / 16 : 4;
+  // The scan splits the V tile's columns over groups of four warps (by
+  // default 16 columns per group, at most four groups: 512 threads): more
+  // warps hide each other's mma and barrier latency in the same shared
+  // memory.
+  static constexpr int kColumnGroups = ScanColumnGroupsOf<Config>::value;
+  static_assert(kColumnGroups >= 1 && kColumnGroups <= 4 &&
+                    kVt % (8 * kColumnGroups) == 0,
+                "delta rule: 1 to 4 column groups of whole 8-column tiles");
+  static constexpr int kScanStages = ScanStagesOf<Config>::value;
+  static_assert(kScanStages == 1 || kScanStages == 2,
+                "delta rule: the scan stages 1 or 2 chunks");
+  // One stage exists so that two blocks share an SM: registers are capped
+  // to make that possible (the shared memory fits, see below).
+  static constexpr int kScanBlocksPerSM = kScanStages == 1 ? 2 : 1;
   static constexpr int kScanThreads = 128 * kColumnGroups;
   static constexpr int kWarpColumns = kVt / kColumnGroups;
   static constexpr int kColumnTiles = kWarpColumns / 8; // n tiles per warp
@@ -118,7 +151,7 @@ template <class Config> struct DeltaRuleShape {
   static constexpr size_t kPrepareBytes =
       kPrepareTile + kPrepareHeads * 2 * kChunk * kLdC;
 
-  // Scan kernel: two stages of {Q, K, V tile, M, P, G}, then S^T, R^T,
+  // Scan kernel: kScanStages stages of {Q, K, V tile, M, P, G}, then S^T, R^T,
   // Vnew^T and the decayed Vnew^T (the B operands of the chunk's products).
   static constexpr size_t kStageQ = 0;
   static constexpr size_t kStageK = kStageQ + 2 * kChunk * kLdK;
@@ -127,7 +160,7 @@ template <class Config> struct DeltaRuleShape {
   static constexpr size_t kStageP = kStageM + 2 * kChunk * kLdC;
   static constexpr size_t kStageG = kStageP + 2 * kChunk * kLdC;
   static constexpr size_t kStageBytes = kStageG + 4 * kChunk;
-  static constexpr size_t kScanStateT = 2 * kStageBytes;
+  static constexpr size_t kScanStateT = kScanStages * kStageBytes;
   static constexpr size_t kScanR = kScanStateT + 2 * kVt * kLdK;
   static constexpr size_t kScanNew = kScanR + 2 * kVt * kLdC;
   static constexpr size_t kScanNewDecayed = kScanNew + 2 * kVt * kLdC;
@@ -416,7 +449,8 @@ template <class Config> struct ScanUnit {
 };
 
 template <class Config>
-__global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads)
+__global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
+                                  DeltaRuleShape<Config>::kScanBlocksPerSM)
     deltaChunkScanKernel(DeltaRuleArgs<Config> args) {
   using S = DeltaRuleShape<Config>;
   using Element = typename Config::Element;
@@ -473,7 +507,9 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads)
   Element *residualT = reinterpret_cast<Element *>(base + S::kScanR);
   Element *newT = reinterpret_cast<Element *>(base + S::kScanNew);
   Element *newDecayedT = reinterpret_cast<Element *>(base + S::kScanNewDecayed);
-  auto stage = [&](int c) { return base + (c & 1) * S::kStageBytes; };
+  auto stage = [&](int c) {
+    return base + (S::kScanStages == 2 ? (c & 1) : 0) * S::kStageBytes;
+  };
 
   // The state: warp w owns rows [r K/4, (r+1) K/4) of S (key dims, r its
   // row group) and its column group's kWarpColumns columns, as
@@ -521,11 +557,18 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads)
       copyAsync16(at + S::kStageG + 16 * tid,
                   args.workspace.gateCumsum + tileIndex * kC + 4 * tid);
   };
-  if (chunks > 0)
+  if (S::kScanStages == 2 && chunks > 0)
     fetch(0);
   commitAsyncCopies();
 
   for (int32_t c = 0; c < chunks; ++c) {
+    if (S::kScanStages == 1) {
+      // One stage: chunk c waits until every warp is done with chunk c - 1.
+      if (c > 0)
+        __syncthreads();
+      fetch(c);
+      commitAsyncCopies();
+    }
     // S^T in bf16: the B operand of K S and Q S (its readers in chunk c - 1
     // passed two barriers since).
 #pragma unroll
@@ -541,11 +584,13 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads)
         }
     waitAsyncCopies<0>(); // chunk c, the only group in flight
     // Chunk c has landed, S^T is whole, and every warp is done with chunk
-    // c - 1, whose stage the next fetch overwrites.
+    // c - 1, whose stage the next fetch overwrites (two stages).
     __syncthreads();
-    if (c + 1 < chunks)
-      fetch(c + 1);
-    commitAsyncCopies();
+    if (S::kScanStages == 2) {
+      if (c + 1 < chunks)
+        fetch(c + 1);
+      commitAsyncCopies();
+    }
 
     const char *at = stage(c);
     const Element *qs = reinterpret_cast<const Element *>(at + S::kStageQ);
