@@ -5,7 +5,8 @@
 # MLIR needed): builds test/Integration/harness/delta_rule_bench.cu against
 # runtime/include, runs `check` (float64 CPU reference, padding, packed ==
 # alone, determinism) then `bench` (TARGETS.md shapes), then FLA's
-# chunk_gated_delta_rule on the same shapes when the fla package imports.
+# chunk_gated_delta_rule on the same shapes when the fla package imports
+# (from PYTHONPATH, or installed here from .whl/, see fetch-fla-wheels.sh).
 # Logs go to $OUT/delta (or /tmp/delta); the summary comes last.
 # NVCC overrides the compiler; NVCC_CCBIN sets its host compiler (g++-12 on
 # the build machine).
@@ -59,6 +60,11 @@ else
   status=1
 fi
 
+# The FLA wheels of scripts/fetch-fla-wheels.sh, when carried along in .whl/.
+if ! python3 -c "import fla" 2>/dev/null && ls "$root"/.whl/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --target "$work/site" "$root"/.whl/*.whl &&
+    export PYTHONPATH="$work/site${PYTHONPATH:+:$PYTHONPATH}"
+fi
 if python3 -c "import fla" 2>/dev/null; then
   if FLA_DISABLE_BACKEND_DISPATCH=1 python3 "$root/scripts/bench_delta_vs_fla.py" 2>&1 |
        tee "$work/fla.log"; then
