@@ -312,11 +312,12 @@ TEST(DeltaRuleEmulation, ChunkedAlgebraMatchesRecurrence) {
 // The kernels
 //===----------------------------------------------------------------------===//
 
-template <int H, int HV, int D, int Vt, bool Initial, bool Final>
+template <int H, int HV, int D, int Vt, bool Initial, bool Final,
+          int DV = D>
 struct Config {
   using Element = __nv_bfloat16;
   static constexpr int kKeyHeads = H, kValueHeads = HV, kHeadDimK = D,
-                       kHeadDimV = D, kValueTile = Vt;
+                       kHeadDimV = DV, kValueTile = Vt;
   static constexpr bool kHasInitialState = Initial, kHasFinalState = Final;
 };
 /// The scan's optional knobs: one stage, and a column-group count other
@@ -503,6 +504,13 @@ TEST(DeltaRuleEmulation, SingleStageScan) {
 TEST(DeltaRuleEmulation, HeadDim128) {
   // Two state m tiles per warp; the shape the GPU benchmarks.
   checkPack<Config<1, 1, 128, 64, true, true>>({70, 0}, {2, 0}, 4, false);
+}
+
+TEST(DeltaRuleEmulation, KeyAndValueDimsDiffer) {
+  // K = 64, V = 128 (two V tiles of 64) and K = 128, V = 64.
+  checkPack<Config<1, 2, 64, 64, true, true, 128>>({65, 0, 3}, {1, 0, 2}, 8,
+                                                   false);
+  checkPack<Config<1, 1, 128, 64, true, true, 64>>({65, 0, 3}, {}, 9, false);
 }
 
 TEST(DeltaRuleEmulation, InvalidPackingGivesNaN) {
