@@ -2,9 +2,10 @@
 //
 // Three layers, each checked against something independent of the layer
 // above it:
-// - the mma.sync fragment helpers of mma.cuh (loads, packing, accumulator
-//   coordinates) against a plain matrix product, through the emulator's
-//   warp-collective mma, which decodes fragments with the PTX ISA layouts;
+// - the mma.sync fragment helpers of mma.cuh (ldmatrix and plain loads,
+//   packing, accumulator coordinates) against a plain matrix product,
+//   through the emulator's warp-collective mma and ldmatrix, which follow
+//   the PTX ISA layouts;
 // - the chunked algebra the kernels implement (fused WY form), as a float64
 //   model, against the token-by-token recurrence of SEMANTICS.md;
 // - the real kernel bodies of delta_rule.cuh (K = V = 64 and one K = V =
@@ -27,6 +28,10 @@
 #include <string>
 #include <vector>
 
+namespace gdn::device {
+extern uint4 shared[]; // the emulated dynamic shared memory (DeviceEmulator)
+} // namespace gdn::device
+
 using namespace gdn::device;
 
 namespace {
@@ -39,39 +44,54 @@ float round16(float x) { return __bfloat162float(__float2bfloat16_rn(x)); }
 // mma fragments
 //===----------------------------------------------------------------------===//
 
-TEST(DeltaRuleEmulation, MmaFragmentHelpers) {
+/// One warp multiplies A (16 x 16) and A' (the transpose of a stored
+/// 16 x 16 Kt) by two B tiles (16 x 8 each, stored transposed) through the
+/// fragment helpers, loading from shared memory with ldmatrix or with plain
+/// loads; every product must match a plain one.
+template <bool kLdmatrix> void checkFragmentHelpers() {
   std::mt19937 random(7);
   std::normal_distribution<float> normal;
-  // A 16 x 16 row-major with stride 24; B 16 x 8 stored transposed ([n][k])
-  // with stride 24; Kt a 16 x 16 matrix whose transpose is the A operand.
-  constexpr int kLd = 24;
-  std::vector<bf16> a(16 * kLd), bT(8 * kLd), kt(16 * kLd);
-  for (auto &x : a)
-    x = __float2bfloat16_rn(normal(random));
-  for (auto &x : bT)
-    x = __float2bfloat16_rn(normal(random));
-  for (auto &x : kt)
-    x = __float2bfloat16_rn(normal(random));
-  float product[16][8], productT[16][8], init[16][8];
-  for (int i = 0; i < 16; ++i)
-    for (int j = 0; j < 8; ++j)
-      init[i][j] = normal(random);
+  constexpr int kLd = 24; // 48-byte rows: 16-byte aligned, as ldmatrix needs
+  std::vector<bf16> a(16 * kLd), bT(16 * kLd), kt(16 * kLd);
+  for (auto *m : {&a, &bT, &kt})
+    for (auto &x : *m)
+      x = __float2bfloat16_rn(normal(random));
+  float init[16][16], product[16][16], productT[16][16];
+  for (auto &row : init)
+    for (float &x : row)
+      x = normal(random);
   emulation::runGrid(dim3{1, 1, 1}, 32, [&] {
+    // The operands in (emulated) shared memory: ldmatrix reads only there.
+    bf16 *base = reinterpret_cast<bf16 *>(shared);
+    bf16 *sa = base, *sb = base + 16 * kLd, *sk = base + 32 * kLd;
+    if (threadIdx.x == 0) {
+      std::memcpy(sa, a.data(), a.size() * 2);
+      std::memcpy(sb, bT.data(), bT.size() * 2);
+      std::memcpy(sk, kt.data(), kt.size() * 2);
+    }
+    __syncthreads();
     const int lane = threadIdx.x;
-    Accumulator d, dT;
-    for (int e = 0; e < 4; ++e)
-      d.c[e] = dT.c[e] =
-          init[accumulatorRow(lane, e)][accumulatorColumn(lane, e)];
-    const FragmentB b = loadBTransposed(bT.data(), kLd, lane);
-    mma16816(d, loadA(a.data(), kLd, lane), b);
-    mma16816(dT, loadATransposed(kt.data(), kLd, lane), b);
-    for (int e = 0; e < 4; ++e) {
-      product[accumulatorRow(lane, e)][accumulatorColumn(lane, e)] = d.c[e];
-      productT[accumulatorRow(lane, e)][accumulatorColumn(lane, e)] = dT.c[e];
+    FragmentB b[2];
+    loadBTransposed<2, kLdmatrix>(sb, kLd, lane, b);
+    const FragmentA fa = loadA<kLdmatrix>(sa, kLd, lane);
+    const FragmentA ft = loadATransposed<kLdmatrix>(sk, kLd, lane);
+    for (int n = 0; n < 2; ++n) {
+      Accumulator d, dT;
+      for (int e = 0; e < 4; ++e)
+        d.c[e] = dT.c[e] =
+            init[accumulatorRow(lane, e)][8 * n + accumulatorColumn(lane, e)];
+      mma16816(d, fa, b[n]);
+      mma16816(dT, ft, b[n]);
+      for (int e = 0; e < 4; ++e) {
+        const int row = accumulatorRow(lane, e);
+        const int column = 8 * n + accumulatorColumn(lane, e);
+        product[row][column] = d.c[e];
+        productT[row][column] = dT.c[e];
+      }
     }
   });
   for (int i = 0; i < 16; ++i)
-    for (int j = 0; j < 8; ++j) {
+    for (int j = 0; j < 16; ++j) {
       double want = init[i][j], wantT = init[i][j];
       for (int k = 0; k < 16; ++k) {
         const double b = __bfloat162float(bT[j * kLd + k]);
@@ -81,6 +101,11 @@ TEST(DeltaRuleEmulation, MmaFragmentHelpers) {
       EXPECT_NEAR(product[i][j], want, 1e-4) << i << "," << j;
       EXPECT_NEAR(productT[i][j], wantT, 1e-4) << i << "," << j;
     }
+}
+
+TEST(DeltaRuleEmulation, MmaFragmentHelpers) {
+  checkFragmentHelpers<true>();
+  checkFragmentHelpers<false>();
   // packBf16 puts the lower index in the low half.
   const uint32_t packed = packBf16(1.0f, -2.0f);
   EXPECT_EQ(packed & 0xffffu, 0x3f80u);
@@ -312,8 +337,7 @@ TEST(DeltaRuleEmulation, ChunkedAlgebraMatchesRecurrence) {
 // The kernels
 //===----------------------------------------------------------------------===//
 
-template <int H, int HV, int D, int Vt, bool Initial, bool Final,
-          int DV = D>
+template <int H, int HV, int D, int Vt, bool Initial, bool Final, int DV = D>
 struct Config {
   using Element = __nv_bfloat16;
   static constexpr int kKeyHeads = H, kValueHeads = HV, kHeadDimK = D,

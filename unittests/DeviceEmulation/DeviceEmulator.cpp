@@ -47,7 +47,7 @@ struct MmaLane {
 
 struct Block {
   explicit Block(unsigned threads)
-      : barrier(threads), exchange(threads), mma(threads) {
+      : barrier(threads), exchange(threads), mma(threads), rows(threads) {
     for (unsigned first = 0; first < threads; first += 32)
       warps.push_back(std::make_unique<std::barrier<>>(
           std::min<unsigned>(32, threads - first)));
@@ -56,6 +56,7 @@ struct Block {
   std::vector<std::unique_ptr<std::barrier<>>> warps;
   std::vector<float> exchange;
   std::vector<MmaLane> mma;
+  std::vector<const uint16_t *> rows; // ldmatrix row addresses
 };
 Block *block = nullptr;
 std::vector<std::pair<const char *, const char *>> sources;
@@ -167,6 +168,36 @@ void mmaBf16m16n8k16(float d[4], const uint32_t a[4], const uint32_t b[2]) {
       sum += static_cast<double>(A[row][k]) * B[k][col];
     d[i] = static_cast<float>(sum);
   }
+}
+
+void loadMatrices(uint32_t r[4], const void *row, bool transpose) {
+  const unsigned self = threadIdx.x, warp = self / 32, first = warp * 32;
+  if (first + 32 > blockDim.x)
+    fail("an ldmatrix runs in a warp of fewer than 32 lanes");
+  const char *begin = reinterpret_cast<const char *>(shared);
+  const char *at = static_cast<const char *>(row);
+  if (at < begin || at + 16 > begin + sizeof(shared))
+    fail("an ldmatrix row is outside shared memory");
+  if (reinterpret_cast<uintptr_t>(at) % 16 != 0)
+    fail("an ldmatrix row is not 16-byte aligned");
+  block->rows[self] = static_cast<const uint16_t *>(row);
+  block->warps[warp]->arrive_and_wait();
+  // The PTX ISA distribution: register i of lane l holds row l / 4, columns
+  // 2 (l % 4) and + 1 of matrix i (transposed: those rows of column l / 4).
+  const unsigned lane = self % 32;
+  for (int i = 0; i < 4; ++i) {
+    const uint16_t *const *matrix = &block->rows[first + 8 * i];
+    uint32_t low, high;
+    if (transpose) {
+      low = matrix[2 * (lane % 4)][lane / 4];
+      high = matrix[2 * (lane % 4) + 1][lane / 4];
+    } else {
+      low = matrix[lane / 4][2 * (lane % 4)];
+      high = matrix[lane / 4][2 * (lane % 4) + 1];
+    }
+    r[i] = low | (high << 16);
+  }
+  block->warps[warp]->arrive_and_wait(); // nobody overwrites before all read
 }
 
 void runGrid(dim3 grid, unsigned threads, const std::function<void()> &body) {

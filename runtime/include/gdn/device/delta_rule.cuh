@@ -345,12 +345,12 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads)
         loadA(ks + 16 * warp * S::kLdK + 16 * step, S::kLdK, lane);
     const FragmentA aq =
         loadA(qs + 16 * warp * S::kLdK + 16 * step, S::kLdK, lane);
+    FragmentB b[8];
+    loadBTransposed(ks + 16 * step, S::kLdK, lane, b);
 #pragma unroll
     for (int n = 0; n < 8; ++n) {
-      const FragmentB b =
-          loadBTransposed(ks + 8 * n * S::kLdK + 16 * step, S::kLdK, lane);
-      mma16816(kk[n], ak, b);
-      mma16816(qk[n], aq, b);
+      mma16816(kk[n], ak, b[n]);
+      mma16816(qk[n], aq, b[n]);
     }
   }
   // Gates, beta and masks per value head. exp(G_i - G_j) is evaluated only
@@ -615,12 +615,13 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
           loadA(ks + row0 * S::kLdK + 16 * step, S::kLdK, lane);
       const FragmentA aq =
           loadA(qs + row0 * S::kLdK + 16 * step, S::kLdK, lane);
+      FragmentB b[S::kColumnTiles];
+      loadBTransposed(stateT + columnBase * S::kLdK + 16 * step, S::kLdK, lane,
+                      b);
 #pragma unroll
       for (int n = 0; n < S::kColumnTiles; ++n) {
-        const FragmentB b = loadBTransposed(
-            stateT + (columnBase + 8 * n) * S::kLdK + 16 * step, S::kLdK, lane);
-        mma16816(ksAcc[n], ak, b);
-        mma16816(out[n], aq, b);
+        mma16816(ksAcc[n], ak, b[n]);
+        mma16816(out[n], aq, b[n]);
       }
     }
     // R = V - exp(G) K S (to shared, transposed); O starts as exp(G) Q S.
@@ -650,12 +651,12 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
 #pragma unroll
     for (int step = 0; step < kC / 16; ++step) {
       const FragmentA a = loadA(ms + row0 * S::kLdC + 16 * step, S::kLdC, lane);
+      FragmentB b[S::kColumnTiles];
+      loadBTransposed(residualT + columnBase * S::kLdC + 16 * step, S::kLdC,
+                      lane, b);
 #pragma unroll
       for (int n = 0; n < S::kColumnTiles; ++n)
-        mma16816(fresh[n], a,
-                 loadBTransposed(residualT + (columnBase + 8 * n) * S::kLdC +
-                                     16 * step,
-                                 S::kLdC, lane));
+        mma16816(fresh[n], a, b[n]);
     }
     const float lastGate = gate[rows - 1];
     float toEnd[2];
@@ -679,12 +680,12 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
 #pragma unroll
     for (int step = 0; step < kC / 16; ++step) {
       const FragmentA a = loadA(ps + row0 * S::kLdC + 16 * step, S::kLdC, lane);
+      FragmentB b[S::kColumnTiles];
+      loadBTransposed(newT + columnBase * S::kLdC + 16 * step, S::kLdC, lane,
+                      b);
 #pragma unroll
       for (int n = 0; n < S::kColumnTiles; ++n)
-        mma16816(
-            out[n], a,
-            loadBTransposed(newT + (columnBase + 8 * n) * S::kLdC + 16 * step,
-                            S::kLdC, lane));
+        mma16816(out[n], a, b[n]);
     }
     const int64_t chunkRow0 = begin + static_cast<int64_t>(c) * kC;
 #pragma unroll
@@ -713,16 +714,16 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
           state[m][n].c[e] *= chunkDecay;
 #pragma unroll
     for (int step = 0; step < kC / 16; ++step) {
+      FragmentB b[S::kColumnTiles];
+      loadBTransposed(newDecayedT + columnBase * S::kLdC + 16 * step, S::kLdC,
+                      lane, b);
 #pragma unroll
       for (int m = 0; m < S::kStateTiles; ++m) {
         const FragmentA a = loadATransposed(
             ks + 16 * step * S::kLdK + stateRow0 + 16 * m, S::kLdK, lane);
 #pragma unroll
         for (int n = 0; n < S::kColumnTiles; ++n)
-          mma16816(state[m][n], a,
-                   loadBTransposed(
-                       newDecayedT + (columnBase + 8 * n) * S::kLdC + 16 * step,
-                       S::kLdC, lane));
+          mma16816(state[m][n], a, b[n]);
       }
     }
   }

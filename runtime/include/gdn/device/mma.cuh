@@ -14,10 +14,9 @@
 //                                      b[1] = B[2t+8..2t+9][g]
 //   C/D (16 x 8 fp32):  c[0..1] = C[g][2t..2t+1], c[2..3] = C[g+8][2t..2t+1]
 //
-// B is read from a tile stored transposed ([n][k], k contiguous), so every
-// fragment register is one aligned 32-bit shared-memory load. Row strides
-// of (multiple of 64) + 8 elements put the 32 lanes of a load in 32
-// different banks.
+// B is read from a tile stored transposed ([n][k], k contiguous). Row
+// strides of (multiple of 64) + 8 elements (16-byte rows, as ldmatrix
+// needs) put the 8 rows of an 8 x 8 matrix in different banks.
 //
 // GDN_DEVICE_EMULATION: the product is a warp-collective hook of the
 // emulator, which gathers the 32 lanes' fragments and decodes them with the
@@ -90,13 +89,52 @@ __device__ __forceinline__ uint32_t loadStridedPair(const __nv_bfloat16 *p,
   return static_cast<uint32_t>(l) | (static_cast<uint32_t>(h) << 16);
 }
 
+#ifndef GDN_MMA_LDMATRIX
+/// Fragments come from shared memory through ldmatrix (one instruction per
+/// four 8 x 8 matrices instead of four to eight scalar loads). Build with
+/// -DGDN_MMA_LDMATRIX=0 for the plain-load path (same fragments).
+#define GDN_MMA_LDMATRIX 1
+#endif
+
+/// ldmatrix.m8n8.x4(.trans).b16: lane l supplies `row`, the address of row
+/// l % 8 of matrix l / 8 (16 bytes, 16-byte aligned, in shared memory);
+/// register i receives, in lane l, elements (l / 4, 2 (l % 4) .. + 1) of
+/// matrix i, or with kTranspose elements (2 (l % 4) .. + 1, l / 4).
+template <bool kTranspose>
+__device__ __forceinline__ void loadMatrices(uint32_t r[4],
+                                             const __nv_bfloat16 *row) {
+#ifdef GDN_DEVICE_EMULATION
+  emulation::loadMatrices(r, row, kTranspose);
+#else
+  const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(row));
+  if (kTranspose)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 "
+                 "{%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(address));
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 "
+                 "{%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(address));
+#endif
+}
+
 /// The A fragment of the 16 x 16 tile at `tile` of a row-major matrix with
-/// row stride `ld` elements.
+/// row stride `ld` elements. ldmatrix: matrix i is rows 8 (i & 1), columns
+/// 8 (i >> 1) of the tile, i.e. a.r[i] (see the layout above).
+template <bool kLdmatrix = GDN_MMA_LDMATRIX>
 __device__ __forceinline__ FragmentA loadA(const __nv_bfloat16 *tile, int ld,
                                            int lane) {
+  FragmentA a;
+  if (kLdmatrix) {
+    const int i = lane >> 3;
+    loadMatrices<false>(a.r,
+                        tile + ((i & 1) * 8 + (lane & 7)) * ld + (i >> 1) * 8);
+    return a;
+  }
   const int g = lane >> 2, t = lane & 3;
   const __nv_bfloat16 *p = tile + g * ld + 2 * t;
-  FragmentA a;
   a.r[0] = loadPair(p);
   a.r[1] = loadPair(p + 8 * ld);
   a.r[2] = loadPair(p + 8);
@@ -106,12 +144,20 @@ __device__ __forceinline__ FragmentA loadA(const __nv_bfloat16 *tile, int ld,
 
 /// The A fragment of the transpose of a row-major matrix: A[m][k] =
 /// tile[k * ld + m] (the operand K^T of the state update, read from K as
-/// stored; each register is two 16-bit loads).
+/// stored). ldmatrix.trans: matrix i is rows (k) 8 (i >> 1), columns (m)
+/// 8 (i & 1) of the stored tile.
+template <bool kLdmatrix = GDN_MMA_LDMATRIX>
 __device__ __forceinline__ FragmentA loadATransposed(const __nv_bfloat16 *tile,
                                                      int ld, int lane) {
+  FragmentA a;
+  if (kLdmatrix) {
+    const int i = lane >> 3;
+    loadMatrices<true>(a.r,
+                       tile + ((i >> 1) * 8 + (lane & 7)) * ld + (i & 1) * 8);
+    return a;
+  }
   const int g = lane >> 2, t = lane & 3;
   const __nv_bfloat16 *p = tile + (2 * t) * ld + g;
-  FragmentA a;
   a.r[0] = loadStridedPair(p, ld);
   a.r[1] = loadStridedPair(p + 8, ld);
   a.r[2] = loadStridedPair(p + 8 * ld, ld);
@@ -119,16 +165,36 @@ __device__ __forceinline__ FragmentA loadATransposed(const __nv_bfloat16 *tile,
   return a;
 }
 
-/// The B fragment of the 16 x 8 (k x n) tile whose transpose starts at
-/// `tileT` ([n][k] with row stride `ld`).
-__device__ __forceinline__ FragmentB loadBTransposed(const __nv_bfloat16 *tileT,
-                                                     int ld, int lane) {
+/// The B fragments of kTiles consecutive 16 x 8 (k x n) tiles whose
+/// transposes start at `tileT` ([n][k] with row stride `ld`; tile j is rows
+/// 8 j .. 8 j + 7). ldmatrix loads two tiles at a time: matrix i is rows
+/// 8 (i >> 1), columns 8 (i & 1) of the pair.
+template <int kTiles, bool kLdmatrix = GDN_MMA_LDMATRIX>
+__device__ __forceinline__ void loadBTransposed(const __nv_bfloat16 *tileT,
+                                                int ld, int lane,
+                                                FragmentB (&b)[kTiles]) {
+  if (kLdmatrix && kTiles % 2 == 0) {
+    const int i = lane >> 3;
+    const __nv_bfloat16 *row =
+        tileT + ((i >> 1) * 8 + (lane & 7)) * ld + (i & 1) * 8;
+#pragma unroll
+    for (int j = 0; j < kTiles; j += 2) {
+      uint32_t r[4];
+      loadMatrices<false>(r, row + j * 8 * ld);
+      b[j].r[0] = r[0];
+      b[j].r[1] = r[1];
+      b[j + 1].r[0] = r[2];
+      b[j + 1].r[1] = r[3];
+    }
+    return;
+  }
   const int g = lane >> 2, t = lane & 3;
-  const __nv_bfloat16 *p = tileT + g * ld + 2 * t;
-  FragmentB b;
-  b.r[0] = loadPair(p);
-  b.r[1] = loadPair(p + 8);
-  return b;
+#pragma unroll
+  for (int j = 0; j < kTiles; ++j) {
+    const __nv_bfloat16 *p = tileT + (8 * j + g) * ld + 2 * t;
+    b[j].r[0] = loadPair(p);
+    b[j].r[1] = loadPair(p + 8);
+  }
 }
 
 /// Row and column (within the 16 x 8 tile) of accumulator element i.
