@@ -51,6 +51,16 @@ if "$exe" check 2>&1 | tee "$work/check.log"; then
 else
   summary+=("FAIL delta check (see $work/check.log)")
   status=1
+  # Diagnosis: the same check with plain shared loads instead of ldmatrix.
+  if "$nvcc" "${ccbin[@]}" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a \
+       -DGDN_MMA_LDMATRIX=0 -I "$root/runtime/include" \
+       "$root/test/Integration/harness/delta_rule_bench.cu" -o "$exe.plain" \
+       >"$work/build.plain.log" 2>&1 &&
+     "$exe.plain" check >"$work/check.plain.log" 2>&1; then
+    summary+=("INFO delta check passes with GDN_MMA_LDMATRIX=0: ldmatrix is at fault")
+  else
+    summary+=("INFO delta check fails with GDN_MMA_LDMATRIX=0 too (see $work/check.plain.log)")
+  fi
 fi
 
 if "$exe" bench 50 2>&1 | tee "$work/bench.log"; then
