@@ -130,8 +130,9 @@ template <class Config> struct DeltaRuleShape {
   static constexpr int kWarpColumns = kVt / kColumnGroups;
   static constexpr int kColumnTiles = kWarpColumns / 8; // n tiles per warp
 
-  // Row strides in elements: 16 bytes of padding per row puts the 8 rows x 4
-  // words of an mma fragment load in 32 different banks.
+  // Row strides in elements: 16 bytes of padding per row puts the 8 rows of
+  // an 8 x 8 fragment load (ldmatrix or 4-byte loads) in different banks and
+  // keeps every row 16-byte aligned (ldmatrix, cp.async).
   static constexpr int kLdK = kK + 8, kLdC = kChunk + 8, kLdV = kVt + 8;
   static constexpr int kLdL = kChunk + 4; // fp32 L, 16-byte broadcast rows
 
@@ -173,9 +174,11 @@ template <class Config> struct DeltaRuleShape {
 };
 
 /// Workspace tiles of every (chunk slot, value head). Chunk c of sequence s
-/// has slot cu_seqlens[s] / 64 + s + c: a closed form, so no kernel needs a
-/// prefix sum over chunk counts, and slots of different sequences never
-/// overlap (the chunks before sequence s number at most sum(len/64 + 1)).
+/// has slot floor(cu_seqlens[s] / 64) + s + c: a closed form, so no kernel
+/// needs a prefix sum over chunk counts. Sequences never share a slot:
+/// floor(a) + ceil(b) <= floor(a + b) + 1 with a = cu[s] / 64 and b =
+/// len_s / 64 says that sequence s's last slot is below s + 1's first; and
+/// the last slot is below bufferTokens / 64 + numSeqs + 1.
 struct DeltaRuleWorkspace {
   __nv_bfloat16 *transform; ///< M, [slots][HV][64][64]
   __nv_bfloat16 *scores;    ///< P, [slots][HV][64][64]
