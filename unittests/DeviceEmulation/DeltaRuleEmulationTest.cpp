@@ -519,6 +519,21 @@ TEST(DeltaRuleEmulation, PaddedFinalOnlyMha) {
                                                false);
 }
 
+TEST(DeltaRuleEmulation, ManyShortSequences) {
+  // Many sequences per 64-token window: the closed-form chunk slots and the
+  // prepare kernel's search for its sequence.
+  std::mt19937 random(12);
+  std::vector<int> lengths, padding;
+  for (int i = 0; i < 28; ++i) {
+    lengths.push_back(i % 9 == 4 ? 64 + int(random() % 70) : int(random() % 6));
+    padding.push_back(int(random() % 3));
+  }
+  // One V tile, one column group: 128 threads per scan block keep the
+  // emulation quick.
+  checkPack<SingleStageConfig<1, 1, 64, 64, true, true, 1>>(lengths, padding,
+                                                            10, false);
+}
+
 TEST(DeltaRuleEmulation, SingleStageScan) {
   // One column group of 32 columns (four n tiles per warp), one stage.
   checkPack<SingleStageConfig<1, 2, 64, 32, true, true, 1>>(
