@@ -467,6 +467,14 @@ int check() {
       "gqa16x32 1-stage", {130, 0, 1, 65, 300}, {2, 0, 0, 1, 0}, 6);
   checkCase<Config<16, 32, 128, 64, true, true, 2, 2>>(
       "gqa16x32 2 groups", {130, 0, 1, 65, 300}, {}, 7);
+  checkCase<Config<16, 32, 128, 32, true, true, 1>>(
+      "gqa16x32 vt32 1-stage", {130, 0, 1, 65, 300}, {}, 8);
+  // The other benchmarked configurations (MHA: one value head per block in
+  // the prepare kernel; groups of four value heads).
+  checkCase<Config<32, 32, 128, 64, true, true>>("mha32", {100, 64, 1, 0}, {},
+                                                 9);
+  checkCase<Config<16, 64, 128, 64, true, true>>("gqa16x64", {130, 65, 0},
+                                                 {1, 0, 2}, 10);
   return failures;
 }
 
