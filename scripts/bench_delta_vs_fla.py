@@ -92,6 +92,10 @@ def main():
             graph_ms = median_ms(graph.replay)
         except Exception as error:  # noqa: BLE001 (report and keep the warm number)
             print(f"  (CUDA-graph capture failed for {name}: {type(error).__name__}: {error})")
+            try:  # a failed capture can leave an error pending on the device
+                torch.cuda.synchronize()
+            except Exception:  # noqa: BLE001
+                pass
         lens = "+".join(f"{n}x{lengths.count(n)}" for n in dict.fromkeys(lengths))
         best = graph_ms if graph_ms is not None else warm
         graph_text = f"{graph_ms:.4f}" if graph_ms is not None else "n/a"
