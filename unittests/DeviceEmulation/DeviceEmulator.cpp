@@ -3,6 +3,7 @@
 #include "DeviceEmulator.h"
 
 #include <barrier>
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
@@ -39,8 +40,14 @@ struct CopyState {
 };
 thread_local CopyState copies;
 
+/// One lane's operands of a warp-collective mma.
+struct MmaLane {
+  uint32_t a[4], b[2];
+};
+
 struct Block {
-  explicit Block(unsigned threads) : barrier(threads), exchange(threads) {
+  explicit Block(unsigned threads)
+      : barrier(threads), exchange(threads), mma(threads), rows(threads) {
     for (unsigned first = 0; first < threads; first += 32)
       warps.push_back(std::make_unique<std::barrier<>>(
           std::min<unsigned>(32, threads - first)));
@@ -48,16 +55,26 @@ struct Block {
   std::barrier<> barrier;
   std::vector<std::unique_ptr<std::barrier<>>> warps;
   std::vector<float> exchange;
+  std::vector<MmaLane> mma;
+  std::vector<const uint16_t *> rows; // ldmatrix row addresses
 };
 Block *block = nullptr;
-const char *sourceBegin = nullptr, *sourceEnd = nullptr;
+std::vector<std::pair<const char *, const char *>> sources;
+bool ownershipRequired = true;
 
 } // namespace
 
 void setCopySource(const void *begin, const void *end) {
-  sourceBegin = static_cast<const char *>(begin);
-  sourceEnd = static_cast<const char *>(end);
+  sources.clear();
+  addCopySource(begin, end);
 }
+
+void addCopySource(const void *begin, const void *end) {
+  sources.emplace_back(static_cast<const char *>(begin),
+                       static_cast<const char *>(end));
+}
+
+void setCopyOwnership(bool required) { ownershipRequired = required; }
 
 void syncThreads() { block->barrier.arrive_and_wait(); }
 
@@ -75,12 +92,19 @@ float shuffleXor(float value, int laneMask) {
 
 void copyAsync16(void *to, const void *from) {
   const char *source = static_cast<const char *>(from);
-  if (source < sourceBegin || source + 16 > sourceEnd)
-    fail("an asynchronous copy reads outside its source buffer");
+  bool inside = false;
+  for (const auto &[begin, end] : sources)
+    inside = inside || (source >= begin && source + 16 <= end);
+  if (!inside)
+    fail("an asynchronous copy reads outside its source buffers");
+  if (reinterpret_cast<uintptr_t>(source) % 16 != 0 ||
+      reinterpret_cast<uintptr_t>(to) % 16 != 0)
+    fail("an asynchronous 16-byte copy is not 16-byte aligned");
   uint4 *word = static_cast<uint4 *>(to);
   const long index = word - shared;
-  if (index < 0 || index >= static_cast<long>(kSharedWords) ||
-      index % blockDim.x != threadIdx.x)
+  if (index < 0 || index >= static_cast<long>(kSharedWords))
+    fail("an asynchronous copy lands outside shared memory");
+  if (ownershipRequired && index % blockDim.x != threadIdx.x)
     fail("an asynchronous copy lands in a word another thread owns");
   Copy copy{word, {}};
   std::memcpy(&copy.data, source, 16);
@@ -103,6 +127,77 @@ void waitAsyncCopies(int pending) {
       *copy.to = copy.data;
     copies.groups.pop_front();
   }
+}
+
+namespace {
+float bf16Value(uint32_t reg, int half) {
+  const uint32_t word = (half ? reg >> 16 : reg & 0xffffu) << 16;
+  float value;
+  std::memcpy(&value, &word, 4);
+  return value;
+}
+} // namespace
+
+void mmaBf16m16n8k16(float d[4], const uint32_t a[4], const uint32_t b[2]) {
+  const unsigned self = threadIdx.x, warp = self / 32, first = warp * 32;
+  if (first + 32 > blockDim.x)
+    fail("an mma runs in a warp of fewer than 32 lanes");
+  MmaLane &mine = block->mma[self];
+  std::memcpy(mine.a, a, sizeof(mine.a));
+  std::memcpy(mine.b, b, sizeof(mine.b));
+  block->warps[warp]->arrive_and_wait();
+  // Decode the whole warp's operands with the PTX ISA layouts (mma.cuh).
+  float A[16][16], B[16][8];
+  for (unsigned lane = 0; lane < 32; ++lane) {
+    const MmaLane &in = block->mma[first + lane];
+    const int g = lane >> 2, t = lane & 3;
+    for (int i = 0; i < 8; ++i) {
+      const int row = g + ((i & 2) ? 8 : 0);
+      const int col = 2 * t + (i & 1) + (i >= 4 ? 8 : 0);
+      A[row][col] = bf16Value(in.a[i / 2], i & 1);
+    }
+    for (int i = 0; i < 4; ++i)
+      B[2 * t + (i & 1) + (i >= 2 ? 8 : 0)][g] = bf16Value(in.b[i / 2], i & 1);
+  }
+  block->warps[warp]->arrive_and_wait(); // nobody overwrites before all read
+  const unsigned lane = self % 32;
+  for (int i = 0; i < 4; ++i) {
+    const int row = (lane >> 2) + (i >= 2 ? 8 : 0), col = 2 * (lane & 3) + (i & 1);
+    double sum = d[i];
+    for (int k = 0; k < 16; ++k)
+      sum += static_cast<double>(A[row][k]) * B[k][col];
+    d[i] = static_cast<float>(sum);
+  }
+}
+
+void loadMatrices(uint32_t r[4], const void *row, bool transpose) {
+  const unsigned self = threadIdx.x, warp = self / 32, first = warp * 32;
+  if (first + 32 > blockDim.x)
+    fail("an ldmatrix runs in a warp of fewer than 32 lanes");
+  const char *begin = reinterpret_cast<const char *>(shared);
+  const char *at = static_cast<const char *>(row);
+  if (at < begin || at + 16 > begin + sizeof(shared))
+    fail("an ldmatrix row is outside shared memory");
+  if (reinterpret_cast<uintptr_t>(at) % 16 != 0)
+    fail("an ldmatrix row is not 16-byte aligned");
+  block->rows[self] = static_cast<const uint16_t *>(row);
+  block->warps[warp]->arrive_and_wait();
+  // The PTX ISA distribution: register i of lane l holds row l / 4, columns
+  // 2 (l % 4) and + 1 of matrix i (transposed: those rows of column l / 4).
+  const unsigned lane = self % 32;
+  for (int i = 0; i < 4; ++i) {
+    const uint16_t *const *matrix = &block->rows[first + 8 * i];
+    uint32_t low, high;
+    if (transpose) {
+      low = matrix[2 * (lane % 4)][lane / 4];
+      high = matrix[2 * (lane % 4) + 1][lane / 4];
+    } else {
+      low = matrix[lane / 4][2 * (lane % 4)];
+      high = matrix[lane / 4][2 * (lane % 4) + 1];
+    }
+    r[i] = low | (high << 16);
+  }
+  block->warps[warp]->arrive_and_wait(); // nobody overwrites before all read
 }
 
 void runGrid(dim3 grid, unsigned threads, const std::function<void()> &body) {

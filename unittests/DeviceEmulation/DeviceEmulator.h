@@ -27,8 +27,18 @@ constexpr size_t kSharedWords = 1 << 16;
 /// Runs `body` as each of `threads` threads of every block of `grid`.
 void runGrid(dim3 grid, unsigned threads, const std::function<void()> &body);
 
-/// The bytes asynchronous copies may read, [begin, end).
+/// The bytes asynchronous copies may read, [begin, end); replaces any
+/// earlier ranges.
 void setCopySource(const void *begin, const void *end);
+/// Adds one more range asynchronous copies may read (kernels that stage
+/// several input tensors).
+void addCopySource(const void *begin, const void *end);
+
+/// Whether a copy must land in a word its own thread owns (word index %
+/// block size == thread): on for kernels that read back their own copies
+/// without a barrier (the prologue), off for kernels that share staged
+/// tiles after __syncthreads.
+void setCopyOwnership(bool required);
 
 } // namespace gdn::device::emulation
 

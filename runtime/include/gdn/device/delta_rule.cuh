@@ -1,0 +1,808 @@
+//===- delta_rule.cuh - the chunked gated delta rule forward ----*- CUDA
+//-*-===//
+//
+// The forward gated delta rule of SEMANTICS.md over packed varlen sequences,
+// in chunks of 64 tokens that never span two sequences. Two kernels:
+//
+// 1. deltaChunkPrepareKernel, fully parallel over (chunk, value head; two
+//    value heads of one key head per block): the chunk-local quantities
+//    that do not depend on the state.
+//      G      = inclusive cumsum of g within the chunk
+//      L      = strictly-lower(beta_i exp(G_i - G_j) k_i.k_j)
+//      M      = (I + L)^-1 diag(beta)          (the WY transform)
+//      P      = lower-with-diagonal(exp(G_i - G_j) q_i.k_j)
+//    K K^T and Q K^T run on the tensor cores; the unit-lower-triangular
+//    inverse is an fp32 forward substitution, one thread per column. M and P
+//    go to the workspace as bf16 (8 KiB each per chunk and head), G as fp32.
+//
+// 2. deltaChunkScanKernel, one block per (sequence, value head, V tile),
+//    sequential over the sequence's chunks, carrying the state S (K x Vt,
+//    fp32) in the mma accumulators of its warps (four row groups x up to
+//    four groups of 16 columns). Per chunk (rows i, j are tokens, all
+//    products bf16 x bf16 -> fp32 on the tensor cores):
+//      R    = V - diag(exp(G)) K S                    (bf16, shared)
+//      Vnew = M R                                     (the d_t of all rows)
+//      O    = scale (diag(exp(G)) Q S + P Vnew)
+//      S    = exp(G_last) S + K^T diag(exp(G_last - G)) Vnew
+//    This is the fused form of the WY algebra: with (I + L) Vnew =
+//    diag(beta) (V - diag(exp(G)) K S) from unrolling d_t over the chunk,
+//    W = M diag(exp(G)) K and U = M V are never formed, so the workspace
+//    holds two 64 x 64 tiles per chunk instead of two 64 x d ones.
+//    The next chunk's Q, K, V, M, P, G stream into a second stage of shared
+//    memory (cp.async) while the current one is computed.
+//
+// Rows of a partial last chunk past the sequence end are zero in Q, K, V
+// and M, and have G = G_last, so they add nothing to S and their outputs
+// are never stored. Padding rows of the output (cu_padded) are written as
+// zeros by the scan kernel of the padded sequence.
+//
+// Precision (tolerance: relative RMS 5e-3 against float64 with bf16
+// inputs): every product accumulates in fp32, the state stays fp32 and the
+// inverse is solved in fp32; the losses are the bf16 roundings of the mma
+// operands and of o itself. A float64 model of this algorithm with one
+// rounding at a time (d = 128, one sequence of 2048, the bench's input
+// distributions) measured the relative RMS each adds to o / to the final
+// state: o itself 1.7e-3 / -, M 1.6e-3 / 1.7e-3, P 1.6e-3 / -, Vnew in P
+// Vnew 1.7e-3 / -, decayed Vnew in the update 0.3e-3 / 1.7e-3, R 0.8e-3 /
+// -, S 0.3e-3 / -; all together 3.4e-3 / 2.3e-3. The emulation test sees
+// 2.9e-3 to 3.3e-3 on o. If a tighter budget is ever needed, M and P are the
+// cheap ones to carry as two bf16 terms (hi + lo: +12.5% of the mma each).
+// FLA rounds in the same places (A, w, u, v_new, h in bf16).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GDN_DEVICE_DELTA_RULE_CUH
+#define GDN_DEVICE_DELTA_RULE_CUH
+
+#include "gdn/device/common.cuh"
+#include "gdn/device/mma.cuh"
+#include "gdn/device/packing.cuh"
+
+#include <math.h>
+#include <stdint.h>
+
+#include <type_traits>
+
+namespace gdn {
+namespace device {
+
+/// Optional Config members of the scan, with their defaults:
+/// - kScanStages: 2 (the next chunk streams into shared memory while this
+///   one is computed) or 1 (half the staging memory, so that two blocks can
+///   share an SM and overlap each other's loads instead);
+/// - kScanColumnGroups: groups of four warps splitting the V tile's columns
+///   (default one group per 16 columns, at most four).
+template <class C, class = void> struct ScanStagesOf {
+  static constexpr int value = 2;
+};
+template <class C>
+struct ScanStagesOf<C, std::void_t<decltype(C::kScanStages)>> {
+  static constexpr int value = C::kScanStages;
+};
+template <class C, class = void> struct ScanColumnGroupsOf {
+  static constexpr int value = C::kValueTile / 16 < 4 ? C::kValueTile / 16 : 4;
+};
+template <class C>
+struct ScanColumnGroupsOf<C, std::void_t<decltype(C::kScanColumnGroups)>> {
+  static constexpr int value = C::kScanColumnGroups;
+};
+
+/// Sizes and shared-memory layout of the two kernels for one Config
+/// (Element, kKeyHeads, kValueHeads, kHeadDimK, kHeadDimV, kValueTile,
+/// kHasInitialState, kHasFinalState).
+template <class Config> struct DeltaRuleShape {
+  using Element = typename Config::Element;
+  static_assert(std::is_same<Element, __nv_bfloat16>::value,
+                "delta rule: only bf16 activations are supported (the "
+                "products use mma.sync .bf16)");
+  static constexpr int kChunk = 64;
+  static constexpr int kThreads = 128; // prepare: four warps, 16 rows each
+  static constexpr int kH = Config::kKeyHeads, kHV = Config::kValueHeads;
+  static constexpr int kK = Config::kHeadDimK, kV = Config::kHeadDimV;
+  static constexpr int kVt = Config::kValueTile;
+  static_assert(kHV % kH == 0, "delta rule: value heads must be a multiple "
+                               "of key heads (GQA)");
+  static_assert(kK == 64 || kK == 128,
+                "delta rule: key head dim must be 64 or 128 (each warp owns "
+                "K/4 state rows, a multiple of the 16-row mma tile)");
+  static_assert(kV == 64 || kV == 128,
+                "delta rule: value head dim must be 64 or 128");
+  static_assert(kVt % 16 == 0 && kV % kVt == 0,
+                "delta rule: the value tile must divide V and be a multiple "
+                "of 16");
+  static constexpr int kValueTiles = kV / kVt;
+  static constexpr int kStateTiles = kK / 4 / 16; // m tiles per warp
+  // The scan splits the V tile's columns over groups of four warps (by
+  // default 16 columns per group, at most four groups: 512 threads): more
+  // warps hide each other's mma and barrier latency in the same shared
+  // memory.
+  static constexpr int kColumnGroups = ScanColumnGroupsOf<Config>::value;
+  static_assert(kColumnGroups >= 1 && kColumnGroups <= 4 &&
+                    kVt % (8 * kColumnGroups) == 0,
+                "delta rule: 1 to 4 column groups of whole 8-column tiles");
+  static constexpr int kScanStages = ScanStagesOf<Config>::value;
+  static_assert(kScanStages == 1 || kScanStages == 2,
+                "delta rule: the scan stages 1 or 2 chunks");
+  // One stage exists so that two blocks share an SM: registers are capped
+  // to make that possible (the shared memory fits, see below).
+  static constexpr int kScanBlocksPerSM = kScanStages == 1 ? 2 : 1;
+  static constexpr int kScanThreads = 128 * kColumnGroups;
+  static constexpr int kWarpColumns = kVt / kColumnGroups;
+  static constexpr int kColumnTiles = kWarpColumns / 8; // n tiles per warp
+
+  // Row strides in elements: 16 bytes of padding per row puts the 8 rows of
+  // an 8 x 8 fragment load (ldmatrix or 4-byte loads) in different banks and
+  // keeps every row 16-byte aligned (ldmatrix, cp.async).
+  static constexpr int kLdK = kK + 8, kLdC = kChunk + 8, kLdV = kVt + 8;
+  static constexpr int kLdL = kChunk + 4; // fp32 L, 16-byte broadcast rows
+
+  // Prepare kernel: one block per chunk and pair of value heads that share
+  // a key head (GQA with an even group; one head otherwise), so K K^T and
+  // Q K^T are computed once for both and the two inverses run side by side.
+  static constexpr int kPrepareHeads = (kHV / kH) % 2 == 0 ? 2 : 1;
+  // Q, K tiles, then per value head L (fp32), G, beta, a bf16 staging tile.
+  static constexpr size_t kPrepareQ = 0;
+  static constexpr size_t kPrepareK = kPrepareQ + 2 * kChunk * kLdK;
+  static constexpr size_t kPrepareL = kPrepareK + 2 * kChunk * kLdK;
+  static constexpr size_t kPrepareG =
+      kPrepareL + kPrepareHeads * 4 * kChunk * kLdL;
+  static constexpr size_t kPrepareBeta = kPrepareG + kPrepareHeads * 4 * kChunk;
+  static constexpr size_t kPrepareTile =
+      kPrepareBeta + kPrepareHeads * 4 * kChunk;
+  static constexpr size_t kPrepareBytes =
+      kPrepareTile + kPrepareHeads * 2 * kChunk * kLdC;
+
+  // Scan kernel: kScanStages stages of {Q, K, V tile, M, P, G}, then S^T, R^T,
+  // Vnew^T and the decayed Vnew^T (the B operands of the chunk's products).
+  static constexpr size_t kStageQ = 0;
+  static constexpr size_t kStageK = kStageQ + 2 * kChunk * kLdK;
+  static constexpr size_t kStageV = kStageK + 2 * kChunk * kLdK;
+  static constexpr size_t kStageM = kStageV + 2 * kChunk * kLdV;
+  static constexpr size_t kStageP = kStageM + 2 * kChunk * kLdC;
+  static constexpr size_t kStageG = kStageP + 2 * kChunk * kLdC;
+  static constexpr size_t kStageBytes = kStageG + 4 * kChunk;
+  static constexpr size_t kScanStateT = kScanStages * kStageBytes;
+  static constexpr size_t kScanR = kScanStateT + 2 * kVt * kLdK;
+  static constexpr size_t kScanNew = kScanR + 2 * kVt * kLdC;
+  static constexpr size_t kScanNewDecayed = kScanNew + 2 * kVt * kLdC;
+  static constexpr size_t kScanBytes = kScanNewDecayed + 2 * kVt * kLdC;
+  static_assert(kStageBytes % 16 == 0 && kPrepareBytes % 16 == 0,
+                "shared tiles must stay 16-byte aligned");
+  static_assert(kScanBytes <= 227 * 1024,
+                "delta rule: the scan kernel's shared memory exceeds what "
+                "sm_90 allows; use a smaller kValueTile");
+};
+
+/// Workspace tiles of every (chunk slot, value head). Chunk c of sequence s
+/// has slot floor(cu_seqlens[s] / 64) + s + c: a closed form, so no kernel
+/// needs a prefix sum over chunk counts. Sequences never share a slot:
+/// floor(a) + ceil(b) <= floor(a + b) + 1 with a = cu[s] / 64 and b =
+/// len_s / 64 says that sequence s's last slot is below s + 1's first; and
+/// the last slot is below bufferTokens / 64 + numSeqs + 1.
+struct DeltaRuleWorkspace {
+  __nv_bfloat16 *transform; ///< M, [slots][HV][64][64]
+  __nv_bfloat16 *scores;    ///< P, [slots][HV][64][64]
+  float *gateCumsum;        ///< G, [slots][HV][64]
+
+  static int64_t slots(const PackingView &p) {
+    return static_cast<int64_t>(p.bufferTokens) / 64 + p.numSeqs + 1;
+  }
+  static size_t tileBytes(int64_t slots, int valueHeads) {
+    return static_cast<size_t>(slots) * valueHeads * 64 * 64 * 2;
+  }
+  /// Bytes for a packing (host side, before launching).
+  static size_t bytes(const PackingView &p, int valueHeads) {
+    const int64_t n = slots(p);
+    return 2 * tileBytes(n, valueHeads) +
+           static_cast<size_t>(n) * valueHeads * 64 * 4;
+  }
+  static DeltaRuleWorkspace carve(void *base, const PackingView &p,
+                                  int valueHeads) {
+    char *bytes = static_cast<char *>(base);
+    const size_t tiles = tileBytes(slots(p), valueHeads);
+    return {reinterpret_cast<__nv_bfloat16 *>(bytes),
+            reinterpret_cast<__nv_bfloat16 *>(bytes + tiles),
+            reinterpret_cast<float *>(bytes + 2 * tiles)};
+  }
+};
+
+template <class Config> struct DeltaRuleArgs {
+  using Element = typename Config::Element;
+  const Element *q, *k;      ///< [T, H, K], L2-normalised rows
+  const Element *v;          ///< [T, HV, V]
+  const float *g, *beta;     ///< [T, HV]; g is the per-token log decay
+  const float *initialState; ///< [N, HV, K, V] or null
+  float *finalState;         ///< [N, HV, K, V] or null
+  Element *o;                ///< [T, HV, V]
+  float scale;
+  PackingView packing;
+  /// The packing validation record (packing.cuh), or null when the offsets
+  /// are trusted. When it holds a violation, o and the final states are
+  /// NaN, never numbers computed from invalid offsets.
+  const gdn_status_t *status;
+  DeltaRuleWorkspace workspace;
+};
+
+/// True when the launch must not trust the offsets.
+template <class Config>
+__device__ __forceinline__ bool
+packingInvalid(const DeltaRuleArgs<Config> &args) {
+  return args.status && args.status->code != GDN_STATUS_OK;
+}
+
+/// The first slot of sequence `seq` (see DeltaRuleWorkspace).
+__device__ __forceinline__ int64_t firstSlot(const PackingView &p,
+                                             int32_t seq) {
+  return p.cuSeqlens[seq] / 64 + seq;
+}
+
+/// The sequence owning `slot`: the last one whose first slot is <= slot
+/// (first slots strictly increase, so a binary search finds it).
+__device__ __forceinline__ int32_t slotSequence(const PackingView &p,
+                                                int64_t slot) {
+  int32_t low = 0, high = p.numSeqs - 1;
+  while (low < high) {
+    const int32_t mid = low + (high - low + 1) / 2;
+    if (firstSlot(p, mid) <= slot)
+      low = mid;
+    else
+      high = mid - 1;
+  }
+  return low;
+}
+
+constexpr float kLog2e = 1.4426950408889634f;
+
+/// exp(x) for the decays, x <= 0 (2^-22 relative error, see fastExp2).
+__device__ __forceinline__ float decay(float x) { return fastExp2(x * kLog2e); }
+
+/// Copies `rows` rows of `width` elements (a multiple of 8) from a strided
+/// global matrix into a shared tile with row stride `ld`; rows from `valid`
+/// to 64 are zero-filled. Every thread of the block takes part.
+template <int kWidth, int kThreads>
+__device__ __forceinline__ void stageRows(__nv_bfloat16 *tile, int ld,
+                                          const __nv_bfloat16 *from,
+                                          int64_t rowStride, int valid) {
+  constexpr int kVectors = kWidth / 8;
+  for (int i = threadIdx.x; i < 64 * kVectors; i += kThreads) {
+    const int row = i / kVectors, column = (i % kVectors) * 8;
+    __nv_bfloat16 *to = tile + row * ld + column;
+    if (row < valid)
+      copyAsync16(to, from + row * rowStride + column);
+    else
+      *reinterpret_cast<uint4 *>(to) = make_uint4(0, 0, 0, 0);
+  }
+}
+
+template <class Config>
+__global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads)
+    deltaChunkPrepareKernel(DeltaRuleArgs<Config> args) {
+  using S = DeltaRuleShape<Config>;
+  using Element = typename Config::Element;
+  constexpr int kC = S::kChunk, kHeads = S::kPrepareHeads;
+  const PackingView &packing = args.packing;
+  if (packing.numSeqs <= 0 || packingInvalid(args))
+    return;
+  const int64_t slot = blockIdx.x;
+  const int head0 = blockIdx.y * kHeads; // value heads head0 .. + kHeads - 1
+  const int32_t seq = slotSequence(packing, slot);
+  const int64_t chunk = slot - firstSlot(packing, seq);
+  const int32_t length = packing.length(seq);
+  if (chunk * kC >= length)
+    return; // a slot no chunk uses (the slot count is an upper bound)
+  const int64_t remaining = length - chunk * kC;
+  const int rows = remaining < kC ? static_cast<int>(remaining) : kC;
+  const int64_t row0 = packing.begin(seq) + chunk * kC;
+  const int keyHead = head0 / (S::kHV / S::kH); // shared by the kHeads heads
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+
+  extern __shared__ uint4 shared[];
+  char *base = reinterpret_cast<char *>(shared);
+  Element *qs = reinterpret_cast<Element *>(base + S::kPrepareQ);
+  Element *ks = reinterpret_cast<Element *>(base + S::kPrepareK);
+  // Per value head h of the block: lower + h * kLowerSize, gate + h * kC, ...
+  float *lower = reinterpret_cast<float *>(base + S::kPrepareL);
+  float *gate = reinterpret_cast<float *>(base + S::kPrepareG);
+  float *betas = reinterpret_cast<float *>(base + S::kPrepareBeta);
+  Element *tile = reinterpret_cast<Element *>(base + S::kPrepareTile);
+  constexpr int kLowerSize = kC * S::kLdL, kTileSize = kC * S::kLdC;
+
+  const int64_t keyRow = static_cast<int64_t>(S::kH) * S::kK;
+  stageRows<S::kK, S::kThreads>(
+      qs, S::kLdK, args.q + row0 * keyRow + keyHead * S::kK, keyRow, rows);
+  stageRows<S::kK, S::kThreads>(
+      ks, S::kLdK, args.k + row0 * keyRow + keyHead * S::kK, keyRow, rows);
+  commitAsyncCopies();
+  // Rows past the end: g = 0 keeps G at G_last, beta = 0 zeroes M's column.
+  if (tid < kC * kHeads) {
+    const int r = tid % kC, h = tid / kC;
+    const int64_t at = (row0 + r) * S::kHV + head0 + h;
+    gate[tid] = r < rows ? args.g[at] : 0.0f;
+    betas[tid] = r < rows ? args.beta[at] : 0.0f;
+  }
+  __syncthreads();
+  // The cumsum in a fixed order per row (64 adds from shared memory),
+  // deterministic and cheaper than a barrier-separated scan.
+  float cumulative = 0.0f;
+  if (tid < kC * kHeads)
+    for (int j = tid - tid % kC; j <= tid; ++j)
+      cumulative += gate[j];
+  waitAsyncCopies<0>();
+  __syncthreads();
+  if (tid < kC * kHeads)
+    gate[tid] = cumulative;
+  __syncthreads();
+
+  // K K^T and Q K^T for this warp's 16 rows, once for the kHeads value
+  // heads that share the key head: A = K or Q rows, B = K^T (stored as K,
+  // i.e. transposed).
+  Accumulator kk[8], qk[8];
+#pragma unroll
+  for (int n = 0; n < 8; ++n) {
+    kk[n].fill(0.0f);
+    qk[n].fill(0.0f);
+  }
+#pragma unroll
+  for (int step = 0; step < S::kK / 16; ++step) {
+    const FragmentA ak =
+        loadA(ks + 16 * warp * S::kLdK + 16 * step, S::kLdK, lane);
+    const FragmentA aq =
+        loadA(qs + 16 * warp * S::kLdK + 16 * step, S::kLdK, lane);
+    FragmentB b[8];
+    loadBTransposed(ks + 16 * step, S::kLdK, lane, b);
+#pragma unroll
+    for (int n = 0; n < 8; ++n) {
+      mma16816(kk[n], ak, b[n]);
+      mma16816(qk[n], aq, b[n]);
+    }
+  }
+  // Gates, beta and masks per value head. exp(G_i - G_j) is evaluated only
+  // where j <= i (there it is <= 1; above the diagonal it could overflow).
+#pragma unroll
+  for (int h = 0; h < kHeads; ++h) {
+    const float *hGate = gate + h * kC;
+#pragma unroll
+    for (int n = 0; n < 8; ++n) {
+#pragma unroll
+      for (int e = 0; e < 4; e += 2) {
+        const int i = 16 * warp + accumulatorRow(lane, e);
+        float p[2];
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int j = 8 * n + accumulatorColumn(lane, e + half);
+          const float d =
+              (j <= i && i < rows) ? decay(hGate[i] - hGate[j]) : 0.0f;
+          lower[h * kLowerSize + i * S::kLdL + j] =
+              j < i ? betas[h * kC + i] * d * kk[n].c[e + half] : 0.0f;
+          p[half] = d * qk[n].c[e + half];
+        }
+        *reinterpret_cast<uint32_t *>(tile + h * kTileSize + i * S::kLdC +
+                                      8 * n + accumulatorColumn(lane, e)) =
+            packBf16(p[0], p[1]);
+      }
+    }
+  }
+  __syncthreads();
+  const int64_t tileIndex0 = slot * S::kHV + head0;
+  auto storeTiles = [&](Element *to) {
+    for (int i = tid; i < kHeads * kC * kC / 8; i += S::kThreads) {
+      const int h = i / (kC * kC / 8), within = i % (kC * kC / 8);
+      const int row = within / (kC / 8), column = (within % (kC / 8)) * 8;
+      *reinterpret_cast<uint4 *>(to + (tileIndex0 + h) * kC * kC + row * kC +
+                                 column) =
+          *reinterpret_cast<const uint4 *>(tile + h * kTileSize +
+                                           row * S::kLdC + column);
+    }
+  };
+  storeTiles(args.workspace.scores);
+  if (tid < kC * kHeads)
+    args.workspace.gateCumsum[tileIndex0 * kC + tid] = gate[tid];
+  __syncthreads(); // the staging tiles are reused for M
+
+  // (I + L) X = I by forward substitution, one thread per column c of X
+  // and value head (all 128 threads busy when two heads share the block);
+  // the rows of L are broadcasts. Fully unrolled so that X stays in
+  // registers. Each row reads L in 16-byte broadcasts into four independent
+  // partial sums: a quarter of the shared-memory instructions and of the
+  // dependent FMA chain of a scalar loop. Then M = X diag(beta): rows and
+  // columns past the end come out zero (L is zero there, X is the
+  // identity, beta is zero).
+  if (tid < kC * kHeads) {
+    const int c = tid % kC, h = tid / kC;
+    const float *hLower = lower + h * kLowerSize;
+    float x[kC];
+#pragma unroll
+    for (int i = 0; i < kC; ++i) {
+      const float *row = hLower + i * S::kLdL;
+      float part[4] = {i == c ? 1.0f : 0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+      for (int j = 0; j + 4 <= i; j += 4) {
+        const float4 l = *reinterpret_cast<const float4 *>(row + j);
+        part[0] -= l.x * x[j];
+        part[1] -= l.y * x[j + 1];
+        part[2] -= l.z * x[j + 2];
+        part[3] -= l.w * x[j + 3];
+      }
+#pragma unroll
+      for (int j = i & ~3; j < i; ++j)
+        part[j & 3] -= row[j] * x[j];
+      x[i] = (part[0] + part[1]) + (part[2] + part[3]);
+    }
+    const float b = betas[h * kC + c];
+#pragma unroll
+    for (int i = 0; i < kC; ++i)
+      tile[h * kTileSize + i * S::kLdC + c] = __float2bfloat16_rn(x[i] * b);
+  }
+  __syncthreads();
+  storeTiles(args.workspace.transform);
+}
+
+/// Block index -> (sequence, value head, V tile), V tiles fastest so that
+/// the tiles of one head (same Q, K, M, P) run side by side and share L2.
+template <class Config> struct ScanUnit {
+  int32_t seq;
+  int head, valueTile;
+  __device__ __forceinline__ explicit ScanUnit(int64_t block) {
+    using S = DeltaRuleShape<Config>;
+    valueTile = static_cast<int>(block % S::kValueTiles);
+    block /= S::kValueTiles;
+    head = static_cast<int>(block % S::kHV);
+    seq = static_cast<int32_t>(block / S::kHV);
+  }
+};
+
+template <class Config>
+__global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
+                                  DeltaRuleShape<Config>::kScanBlocksPerSM)
+    deltaChunkScanKernel(DeltaRuleArgs<Config> args) {
+  using S = DeltaRuleShape<Config>;
+  using Element = typename Config::Element;
+  constexpr int kC = S::kChunk, kVt = S::kVt;
+  const PackingView &packing = args.packing;
+  if (packingInvalid(args)) {
+    // Offsets cannot be trusted: NaN over every output, grid-stride.
+    const int64_t threads = static_cast<int64_t>(gridDim.x) * S::kScanThreads;
+    const int64_t first =
+        static_cast<int64_t>(blockIdx.x) * S::kScanThreads + threadIdx.x;
+    const int64_t outputs =
+        static_cast<int64_t>(packing.bufferTokens) * S::kHV * S::kV;
+    for (int64_t i = first; i < outputs; i += threads)
+      args.o[i] = __float2bfloat16_rn(NAN);
+    const int64_t states =
+        static_cast<int64_t>(packing.numSeqs) * S::kHV * S::kK * S::kV;
+    for (int64_t i = first; Config::kHasFinalState && i < states; i += threads)
+      args.finalState[i] = NAN;
+    return;
+  }
+  const ScanUnit<Config> unit(blockIdx.x);
+  const int32_t seq = unit.seq;
+  if (seq >= packing.numSeqs)
+    return;
+  const int head = unit.head, keyHead = head / (S::kHV / S::kH);
+  const int column0 = unit.valueTile * kVt; // first V column of the tile
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  // Warp w: chunk rows / state rows of row group w % 4, columns of column
+  // group w / 4.
+  const int rowGroup = warp % 4;
+  const int columnBase = (warp / 4) * S::kWarpColumns;
+  const int32_t length = packing.length(seq);
+  const int64_t begin = packing.begin(seq);
+  const int32_t chunks = (length + kC - 1) / kC;
+  const int64_t slot0 = firstSlot(packing, seq);
+  const int64_t keyRow = static_cast<int64_t>(S::kH) * S::kK;
+  const int64_t valueRow = static_cast<int64_t>(S::kHV) * S::kV;
+
+  // Padding rows of this sequence's slot: zeros in this tile's columns.
+  {
+    constexpr int kVectors = kVt / 8;
+    const int64_t padding = packing.slot(seq) - length;
+    for (int64_t i = tid; i < padding * kVectors; i += S::kScanThreads) {
+      const int64_t row = begin + length + i / kVectors;
+      *reinterpret_cast<uint4 *>(args.o + row * valueRow + head * S::kV +
+                                 column0 + (i % kVectors) * 8) =
+          make_uint4(0, 0, 0, 0);
+    }
+  }
+
+  extern __shared__ uint4 shared[];
+  char *base = reinterpret_cast<char *>(shared);
+  Element *stateT = reinterpret_cast<Element *>(base + S::kScanStateT);
+  Element *residualT = reinterpret_cast<Element *>(base + S::kScanR);
+  Element *newT = reinterpret_cast<Element *>(base + S::kScanNew);
+  Element *newDecayedT = reinterpret_cast<Element *>(base + S::kScanNewDecayed);
+  auto stage = [&](int c) {
+    return base + (S::kScanStages == 2 ? (c & 1) : 0) * S::kStageBytes;
+  };
+
+  // The state: warp w owns rows [r K/4, (r+1) K/4) of S (key dims, r its
+  // row group) and its column group's kWarpColumns columns, as
+  // kStateTiles x kColumnTiles accumulator tiles.
+  Accumulator state[S::kStateTiles][S::kColumnTiles];
+  const int stateRow0 = rowGroup * (S::kK / 4);
+  const int64_t stateBase =
+      (static_cast<int64_t>(seq) * S::kHV + head) * S::kK * S::kV + column0;
+#pragma unroll
+  for (int m = 0; m < S::kStateTiles; ++m)
+#pragma unroll
+    for (int n = 0; n < S::kColumnTiles; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int row = stateRow0 + 16 * m + accumulatorRow(lane, e);
+        const int column = columnBase + 8 * n + accumulatorColumn(lane, e);
+        state[m][n].c[e] =
+            Config::kHasInitialState
+                ? args.initialState[stateBase + row * S::kV + column]
+                : 0.0f;
+      }
+
+  // Issues the copies of chunk c into its stage (one commit group).
+  auto fetch = [&](int32_t c) {
+    char *at = stage(c);
+    const int64_t row0 = begin + static_cast<int64_t>(c) * kC;
+    const int rows = length - c * kC < kC ? length - c * kC : kC;
+    stageRows<S::kK, S::kScanThreads>(
+        reinterpret_cast<Element *>(at + S::kStageQ), S::kLdK,
+        args.q + row0 * keyRow + keyHead * S::kK, keyRow, rows);
+    stageRows<S::kK, S::kScanThreads>(
+        reinterpret_cast<Element *>(at + S::kStageK), S::kLdK,
+        args.k + row0 * keyRow + keyHead * S::kK, keyRow, rows);
+    stageRows<kVt, S::kScanThreads>(
+        reinterpret_cast<Element *>(at + S::kStageV), S::kLdV,
+        args.v + row0 * valueRow + head * S::kV + column0, valueRow, rows);
+    const int64_t tileIndex = (slot0 + c) * S::kHV + head;
+    stageRows<kC, S::kScanThreads>(
+        reinterpret_cast<Element *>(at + S::kStageM), S::kLdC,
+        args.workspace.transform + tileIndex * kC * kC, kC, kC);
+    stageRows<kC, S::kScanThreads>(
+        reinterpret_cast<Element *>(at + S::kStageP), S::kLdC,
+        args.workspace.scores + tileIndex * kC * kC, kC, kC);
+    if (tid < kC / 4)
+      copyAsync16(at + S::kStageG + 16 * tid,
+                  args.workspace.gateCumsum + tileIndex * kC + 4 * tid);
+  };
+  if (S::kScanStages == 2 && chunks > 0)
+    fetch(0);
+  commitAsyncCopies();
+
+  for (int32_t c = 0; c < chunks; ++c) {
+    if (S::kScanStages == 1) {
+      // One stage: chunk c waits until every warp is done with chunk c - 1.
+      if (c > 0)
+        __syncthreads();
+      fetch(c);
+      commitAsyncCopies();
+    }
+    // S^T in bf16: the B operand of K S and Q S (its readers in chunk c - 1
+    // passed two barriers since).
+#pragma unroll
+    for (int m = 0; m < S::kStateTiles; ++m)
+#pragma unroll
+      for (int n = 0; n < S::kColumnTiles; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int row = stateRow0 + 16 * m + accumulatorRow(lane, e);
+          const int column = columnBase + 8 * n + accumulatorColumn(lane, e);
+          stateT[column * S::kLdK + row] =
+              __float2bfloat16_rn(state[m][n].c[e]);
+        }
+    waitAsyncCopies<0>(); // chunk c, the only group in flight
+    // Chunk c has landed, S^T is whole, and every warp is done with chunk
+    // c - 1, whose stage the next fetch overwrites (two stages).
+    __syncthreads();
+    if (S::kScanStages == 2) {
+      if (c + 1 < chunks)
+        fetch(c + 1);
+      commitAsyncCopies();
+    }
+
+    const char *at = stage(c);
+    const Element *qs = reinterpret_cast<const Element *>(at + S::kStageQ);
+    const Element *ks = reinterpret_cast<const Element *>(at + S::kStageK);
+    const Element *vs = reinterpret_cast<const Element *>(at + S::kStageV);
+    const Element *ms = reinterpret_cast<const Element *>(at + S::kStageM);
+    const Element *ps = reinterpret_cast<const Element *>(at + S::kStageP);
+    const float *gate = reinterpret_cast<const float *>(at + S::kStageG);
+    const int rows = length - c * kC < kC ? length - c * kC : kC;
+    const int row0 = 16 * rowGroup; // this warp's chunk rows
+
+    // K S and Q S for this warp's 16 rows.
+    Accumulator ksAcc[S::kColumnTiles], out[S::kColumnTiles];
+#pragma unroll
+    for (int n = 0; n < S::kColumnTiles; ++n) {
+      ksAcc[n].fill(0.0f);
+      out[n].fill(0.0f);
+    }
+#pragma unroll
+    for (int step = 0; step < S::kK / 16; ++step) {
+      const FragmentA ak =
+          loadA(ks + row0 * S::kLdK + 16 * step, S::kLdK, lane);
+      const FragmentA aq =
+          loadA(qs + row0 * S::kLdK + 16 * step, S::kLdK, lane);
+      FragmentB b[S::kColumnTiles];
+      loadBTransposed(stateT + columnBase * S::kLdK + 16 * step, S::kLdK, lane,
+                      b);
+#pragma unroll
+      for (int n = 0; n < S::kColumnTiles; ++n) {
+        mma16816(ksAcc[n], ak, b[n]);
+        mma16816(out[n], aq, b[n]);
+      }
+    }
+    // R = V - exp(G) K S (to shared, transposed); O starts as exp(G) Q S.
+    float rowDecay[2];
+#pragma unroll
+    for (int half = 0; half < 2; ++half)
+      rowDecay[half] = decay(gate[row0 + accumulatorRow(lane, 2 * half)]);
+#pragma unroll
+    for (int n = 0; n < S::kColumnTiles; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int row = row0 + accumulatorRow(lane, e);
+        const int column = columnBase + 8 * n + accumulatorColumn(lane, e);
+        const float value = __bfloat162float(vs[row * S::kLdV + column]) -
+                            rowDecay[e / 2] * ksAcc[n].c[e];
+        residualT[column * S::kLdC + row] = __float2bfloat16_rn(value);
+        out[n].c[e] *= rowDecay[e / 2];
+      }
+    __syncthreads();
+
+    // Vnew = M R for this warp's rows; shared twice: as is (the B operand
+    // of P Vnew) and decayed to the chunk end (the state update's).
+    Accumulator fresh[S::kColumnTiles];
+#pragma unroll
+    for (int n = 0; n < S::kColumnTiles; ++n)
+      fresh[n].fill(0.0f);
+#pragma unroll
+    for (int step = 0; step < kC / 16; ++step) {
+      const FragmentA a = loadA(ms + row0 * S::kLdC + 16 * step, S::kLdC, lane);
+      FragmentB b[S::kColumnTiles];
+      loadBTransposed(residualT + columnBase * S::kLdC + 16 * step, S::kLdC,
+                      lane, b);
+#pragma unroll
+      for (int n = 0; n < S::kColumnTiles; ++n)
+        mma16816(fresh[n], a, b[n]);
+    }
+    const float lastGate = gate[rows - 1];
+    float toEnd[2];
+#pragma unroll
+    for (int half = 0; half < 2; ++half)
+      toEnd[half] =
+          decay(lastGate - gate[row0 + accumulatorRow(lane, 2 * half)]);
+#pragma unroll
+    for (int n = 0; n < S::kColumnTiles; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int row = row0 + accumulatorRow(lane, e);
+        const int column = columnBase + 8 * n + accumulatorColumn(lane, e);
+        newT[column * S::kLdC + row] = __float2bfloat16_rn(fresh[n].c[e]);
+        newDecayedT[column * S::kLdC + row] =
+            __float2bfloat16_rn(fresh[n].c[e] * toEnd[e / 2]);
+      }
+    __syncthreads();
+
+    // O += P Vnew, then the store of the real rows.
+#pragma unroll
+    for (int step = 0; step < kC / 16; ++step) {
+      const FragmentA a = loadA(ps + row0 * S::kLdC + 16 * step, S::kLdC, lane);
+      FragmentB b[S::kColumnTiles];
+      loadBTransposed(newT + columnBase * S::kLdC + 16 * step, S::kLdC, lane,
+                      b);
+#pragma unroll
+      for (int n = 0; n < S::kColumnTiles; ++n)
+        mma16816(out[n], a, b[n]);
+    }
+    const int64_t chunkRow0 = begin + static_cast<int64_t>(c) * kC;
+#pragma unroll
+    for (int n = 0; n < S::kColumnTiles; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; e += 2) {
+        const int row = row0 + accumulatorRow(lane, e);
+        if (row >= rows)
+          continue;
+        const int column =
+            column0 + columnBase + 8 * n + accumulatorColumn(lane, e);
+        *reinterpret_cast<uint32_t *>(args.o + (chunkRow0 + row) * valueRow +
+                                      head * S::kV + column) =
+            packBf16(args.scale * out[n].c[e], args.scale * out[n].c[e + 1]);
+      }
+
+    // S = exp(G_last) S + K^T (decayed Vnew): A = K^T read from K as
+    // stored, k = the chunk's tokens.
+    const float chunkDecay = decay(lastGate);
+#pragma unroll
+    for (int m = 0; m < S::kStateTiles; ++m)
+#pragma unroll
+      for (int n = 0; n < S::kColumnTiles; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          state[m][n].c[e] *= chunkDecay;
+#pragma unroll
+    for (int step = 0; step < kC / 16; ++step) {
+      FragmentB b[S::kColumnTiles];
+      loadBTransposed(newDecayedT + columnBase * S::kLdC + 16 * step, S::kLdC,
+                      lane, b);
+#pragma unroll
+      for (int m = 0; m < S::kStateTiles; ++m) {
+        const FragmentA a = loadATransposed(
+            ks + 16 * step * S::kLdK + stateRow0 + 16 * m, S::kLdK, lane);
+#pragma unroll
+        for (int n = 0; n < S::kColumnTiles; ++n)
+          mma16816(state[m][n], a, b[n]);
+      }
+    }
+  }
+  waitAsyncCopies<0>();
+
+  if (Config::kHasFinalState) {
+#pragma unroll
+    for (int m = 0; m < S::kStateTiles; ++m)
+#pragma unroll
+      for (int n = 0; n < S::kColumnTiles; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int row = stateRow0 + 16 * m + accumulatorRow(lane, e);
+          const int column = columnBase + 8 * n + accumulatorColumn(lane, e);
+          args.finalState[stateBase + row * S::kV + column] = state[m][n].c[e];
+        }
+  }
+}
+
+#ifndef GDN_DEVICE_EMULATION // host emulation runs the kernel bodies itself
+/// Workspace bytes for a packing (host side; no device access).
+template <class Config>
+inline size_t deltaRuleWorkspaceBytes(const PackingView &packing) {
+  return DeltaRuleWorkspace::bytes(packing, Config::kValueHeads);
+}
+
+/// Which kernels launchDeltaRule starts: both in normal use; one at a time
+/// to time them apart (the scan alone reads what an earlier prepare left in
+/// the workspace).
+enum DeltaRulePhases : unsigned {
+  kDeltaRulePrepare = 1,
+  kDeltaRuleScan = 2,
+  kDeltaRuleBoth = 3
+};
+
+/// Launches prepare then scan on `stream`. `workspace` holds
+/// deltaRuleWorkspaceBytes bytes, 256-byte aligned; args.workspace is
+/// carved from it here. No host synchronisation.
+template <class Config>
+inline cudaError_t launchDeltaRule(DeltaRuleArgs<Config> args, void *workspace,
+                                   cudaStream_t stream,
+                                   unsigned phases = kDeltaRuleBoth) {
+  using S = DeltaRuleShape<Config>;
+  const PackingView &packing = args.packing;
+  if (packing.numSeqs <= 0)
+    return cudaSuccess;
+  args.workspace =
+      DeltaRuleWorkspace::carve(workspace, packing, Config::kValueHeads);
+  // The opt-in above 48 KiB is set on every launch: a cheap attribute write
+  // that a cudaDeviceReset would undo.
+  cudaError_t error =
+      cudaFuncSetAttribute(deltaChunkPrepareKernel<Config>,
+                           cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           static_cast<int>(S::kPrepareBytes));
+  if (error == cudaSuccess)
+    error = cudaFuncSetAttribute(deltaChunkScanKernel<Config>,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 static_cast<int>(S::kScanBytes));
+  if (error != cudaSuccess)
+    return error;
+  const int64_t slots = DeltaRuleWorkspace::slots(packing);
+  if (phases & kDeltaRulePrepare)
+    deltaChunkPrepareKernel<Config>
+        <<<dim3(static_cast<unsigned>(slots), S::kHV / S::kPrepareHeads),
+           S::kThreads, S::kPrepareBytes, stream>>>(args);
+  const int64_t units =
+      static_cast<int64_t>(packing.numSeqs) * S::kHV * S::kValueTiles;
+  if (phases & kDeltaRuleScan)
+    deltaChunkScanKernel<Config>
+        <<<static_cast<unsigned>(units), S::kScanThreads, S::kScanBytes,
+           stream>>>(args);
+  return cudaGetLastError();
+}
+#endif // GDN_DEVICE_EMULATION
+
+} // namespace device
+} // namespace gdn
+
+#endif // GDN_DEVICE_DELTA_RULE_CUH

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+#===- delta-gpu-run.sh - check and time the delta-rule kernels on a GPU ----===#
+#
+# What the lead runs on the GPU machine (nvcc 13, sm_90a H200, torch; no
+# MLIR needed): builds test/Integration/harness/delta_rule_bench.cu against
+# runtime/include, runs `check` (float64 CPU reference, padding, packed ==
+# alone, determinism) then `bench` (TARGETS.md shapes), then FLA's
+# chunk_gated_delta_rule on the same shapes when the fla package imports
+# (from PYTHONPATH, or installed here from .whl/, see fetch-fla-wheels.sh).
+# Logs go to $OUT/delta (or /tmp/delta); the summary comes last.
+# NVCC overrides the compiler; NVCC_CCBIN sets its host compiler (g++-12 on
+# the build machine).
+#
+#===------------------------------------------------------------------------===#
+set -uo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+work="${OUT:-/tmp}/delta"
+mkdir -p "$work"
+nvcc=${NVCC:-nvcc}
+ccbin=(); [ -n "${NVCC_CCBIN:-}" ] && ccbin=(-ccbin "$NVCC_CCBIN")
+exe="$work/delta_rule_bench"
+summary=()
+status=0
+
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader 2>/dev/null
+echo "commit: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+
+if "$nvcc" "${ccbin[@]}" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a \
+     -Xptxas -v -I "$root/runtime/include" \
+     "$root/test/Integration/harness/delta_rule_bench.cu" -o "$exe" >"$work/build.log" 2>&1; then
+  summary+=("PASS build delta_rule_bench")
+  # Registers and spills of the delta-rule kernels, one line per kernel.
+  awk '/Compiling entry function/ { name = $0; keep = name ~ /deltaChunk/ }
+       keep && /spill stores/ { spills = $0; sub(/.*frame, /, "", spills) }
+       keep && /Used [0-9]+ registers/ {
+         kernel = name; sub(/.*deltaChunk/, "deltaChunk", kernel); sub(/Kernel.*/, "Kernel", kernel)
+         config = name; sub(/.*ConfigI/, "", config); sub(/EEEE.*/, "", config)
+         gsub(/Li/, " ", config); gsub(/Lb/, " ", config); gsub(/E/, "", config)
+         regs = $0; sub(/.*Used /, "", regs); sub(/ registers.*/, "", regs)
+         printf "ptxas %s <H HV d Vt init final stages groups> =%s: %s registers, %s\n", kernel, config, regs, spills
+       }' "$work/build.log" | sort -u
+else
+  cat "$work/build.log"
+  echo "FAIL build delta_rule_bench"
+  exit 1
+fi
+
+if "$exe" check 2>&1 | tee "$work/check.log"; then
+  summary+=("PASS delta check")
+else
+  summary+=("FAIL delta check (see $work/check.log)")
+  status=1
+  # Diagnosis: the same check with plain shared loads instead of ldmatrix.
+  if "$nvcc" "${ccbin[@]}" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a \
+       -DGDN_MMA_LDMATRIX=0 -I "$root/runtime/include" \
+       "$root/test/Integration/harness/delta_rule_bench.cu" -o "$exe.plain" \
+       >"$work/build.plain.log" 2>&1 &&
+     "$exe.plain" check >"$work/check.plain.log" 2>&1; then
+    summary+=("INFO delta check passes with GDN_MMA_LDMATRIX=0: ldmatrix is at fault")
+  else
+    summary+=("INFO delta check fails with GDN_MMA_LDMATRIX=0 too (see $work/check.plain.log)")
+  fi
+fi
+
+if "$exe" bench 50 2>&1 | tee "$work/bench.log"; then
+  summary+=("PASS delta bench ran")
+else
+  summary+=("FAIL delta bench (see $work/bench.log)")
+  status=1
+fi
+
+# The FLA wheels of scripts/fetch-fla-wheels.sh, when carried along in .whl/.
+if ! python3 -c "import fla" 2>/dev/null && ls "$root"/.whl/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --target "$work/site" "$root"/.whl/*.whl &&
+    export PYTHONPATH="$work/site${PYTHONPATH:+:$PYTHONPATH}"
+fi
+if python3 -c "import fla" 2>/dev/null; then
+  if FLA_DISABLE_BACKEND_DISPATCH=1 python3 "$root/scripts/bench_delta_vs_fla.py" 2>&1 |
+       tee "$work/fla.log"; then
+    summary+=("PASS FLA baseline ran")
+  else
+    summary+=("FAIL FLA baseline (see $work/fla.log)")
+    status=1
+  fi
+else
+  summary+=("SKIP FLA baseline (python cannot import fla; put the wheel on PYTHONPATH)")
+fi
+
+echo
+echo "=== summary ==="
+grep -h "^FAIL" "$work/check.log" 2>/dev/null
+grep -h "^BENCH" "$work/bench.log" 2>/dev/null
+grep -h "^FLA " "$work/fla.log" 2>/dev/null
+printf '%s\n' "${summary[@]}"
+exit $status
