@@ -37,6 +37,11 @@ cases=(
   # every row block walks several chunks and carries its conv window (and
   # its sequences' states) across chunk and range boundaries.
   "prologue_states_chunks|prologue_states_padded|--seqlens=700,1,65,1500,0,1,1700 --slots=704,8,72,1504,8,1,1703 --seed=7|threads=256 tokens-per-block=4 rows-in-flight=4"
+  # The whole forward core: prologue + chunked delta rule, o and final
+  # states, with initial states; chunk edges at 63/64/65 and a sequence
+  # over several chunks.
+  "core_gqa16x32|core_gqa16x32|--seqlens=1,64,0,65,130 --seed=10|"
+  "core_gqa2x4_padded|core_gqa2x4_padded|--seqlens=0,1,63,64,65,130,7 --slots=8,8,64,72,72,136,8 --seed=11|"
 )
 for entry in "${cases[@]}"; do
   IFS='|' read -r name program options fuse <<<"$entry"

@@ -121,4 +121,48 @@ def GdnKernel_GatedRMSNormOp : GdnKernel_Op<"gated_rmsnorm", [Pure]> {
   let hasVerifier = 1;
 }
 
+def GdnKernel_DeltaRuleOp : GdnKernel_Op<"delta_rule", [Pure]> {
+  let summary = "the chunked gated delta rule forward (prepare + scan kernels)";
+  let description = [{
+    The gated delta rule of SEMANTICS.md over packed varlen sequences, by
+    the chunked algorithm of `runtime/include/gdn/device/delta_rule.cuh`
+    (chunks of 64 tokens that never cross a sequence boundary): a parallel
+    *prepare* kernel per (chunk, value-head pair) computes the chunk-local
+    decay cumsum, `K K^T` and `Q K^T` on tensor cores and the inverse of the
+    unit-lower-triangular system; a *scan* kernel per (sequence, value
+    head, `value_tile` columns of V) carries the fp32 state across the
+    sequence's chunks, staging each chunk through shared memory
+    (`scan_stages` chunks in flight). Value head `i` reads key head
+    `i / (HV / H)`. `q`, `k`, `v` and `o` are bf16; `g`, `beta` and the
+    states fp32. Padding rows of `o` are 0.
+
+    ```mlir
+    %o, %ht = gdn_kernel.delta_rule %q, %k, %v, %g, %beta, %p
+        {key_heads = 16 : i64, value_heads = 32 : i64, head_dim_k = 128 : i64,
+         head_dim_v = 128 : i64, scale = 0.088388347648318441 : f64,
+         value_tile = 64 : i64, scan_stages = 1 : i64}
+        : (...) -> (tensor<?x32x128xbf16>, tensor<?x32x128x128xf32>)
+    ```
+  }];
+  let arguments = (ins GdnKernel_Tensor:$q, GdnKernel_Tensor:$k,
+                       GdnKernel_Tensor:$v, GdnKernel_F32Tensor:$g,
+                       GdnKernel_F32Tensor:$beta, Gdn_PackingType:$packing,
+                       Optional<GdnKernel_F32Tensor>:$initial_state,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$key_heads,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$value_heads,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$head_dim_k,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$head_dim_v,
+                       F64Attr:$scale,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$value_tile,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$scan_stages);
+  let results = (outs GdnKernel_Tensor:$o,
+                      Optional<GdnKernel_F32Tensor>:$final_state);
+  let assemblyFormat = [{
+    $q `,` $k `,` $v `,` $g `,` $beta `,` $packing
+    (`initial_state` `(` $initial_state^ `)`)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // GDN_DIALECT_GDNKERNEL_GDNKERNEL_TD

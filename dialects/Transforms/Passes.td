@@ -47,10 +47,13 @@ def GdnFuse : Pass<"gdn-fuse"> {
 
     one `gdn_kernel.prologue` that computes q, k, v, g and beta in one pass
     (the conv output never reaches memory), and every `gdn.gated_rmsnorm`
-    into a `gdn_kernel.gated_rmsnorm`. The fused ops get the tile chosen by
-    the options; `gdn-select-kernels` may revise it. Dataflow that does not
-    match (a conv whose output has other users, q/k without their L2 norm,
-    heads that do not fill whole 16-byte vectors) is left alone.
+    into a `gdn_kernel.gated_rmsnorm`, and lowers every `gdn.delta_rule`
+    the chunked kernel can take (bf16, K and V in {64, 128}) to
+    `gdn_kernel.delta_rule`. The kernel ops get the tile chosen by the
+    options (the delta rule: V tile 64, one scan stage);
+    `gdn-select-kernels` revises it. Dataflow that does not match (a conv
+    whose output has other users, q/k without their L2 norm, heads that do
+    not fill whole 16-byte vectors, an f32 delta rule) is left alone.
   }];
   let dependentDialects = ["::mlir::gdn::kernel::GdnKernelDialect"];
   let options = [
@@ -65,7 +68,8 @@ def GdnFuse : Pass<"gdn-fuse"> {
   ];
   let statistics = [
     Statistic<"numPrologues", "prologues", "Prologue kernels formed">,
-    Statistic<"numEpilogues", "epilogues", "Gated RMSNorm kernels formed">
+    Statistic<"numEpilogues", "epilogues", "Gated RMSNorm kernels formed">,
+    Statistic<"numDeltaRules", "delta-rules", "Delta rules lowered to kernels">
   ];
 }
 

@@ -92,6 +92,17 @@ static std::optional<InputRole> roleOfUse(OpOperand &use) {
   if (auto norm = dyn_cast<GatedRMSNormOp>(owner))
     return value == norm.getWeight() ? InputRole::NormWeight
                                      : InputRole::Activation;
+  if (auto rule = dyn_cast<kernel::DeltaRuleOp>(owner)) {
+    if (value == rule.getQ() || value == rule.getK())
+      return InputRole::UnitRows;
+    if (value == rule.getG())
+      return InputRole::Decay;
+    if (value == rule.getBeta())
+      return InputRole::Beta;
+    if (value == rule.getInitialState())
+      return InputRole::State;
+    return InputRole::Activation;
+  }
   if (auto prologue = dyn_cast<kernel::PrologueOp>(owner)) {
     if (value == prologue.getConvWeight())
       return InputRole::ConvWeight;

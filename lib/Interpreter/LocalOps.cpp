@@ -246,6 +246,32 @@ llvm::Error executeDeltaRule(DeltaRuleOp op, Environment &env,
   return llvm::Error::success();
 }
 
+/// gdn_kernel.delta_rule: the same function with the kernel's scale and
+/// chunk of 64; the final state only when the op returns it.
+llvm::Error executeKernelDeltaRule(kernel::DeltaRuleOp op, Environment &env,
+                                   const InterpreterOptions &options) {
+  DeltaRuleInputs inputs{env.tensor(op.getQ()),
+                         env.tensor(op.getK()),
+                         env.tensor(op.getV()),
+                         env.tensor(op.getG()),
+                         env.tensor(op.getBeta()),
+                         env.packing(op.getPacking()),
+                         env.optionalTensor(op.getInitialState()),
+                         op.getScale().convertToDouble()};
+  if (auto error = checkDeltaRule(op, env, inputs))
+    return error;
+  const ElementKind stateKind =
+      op.getFinalState() ? resultKind(op, 1) : ElementKind::F32;
+  DeltaRuleResult result =
+      options.deltaRule == DeltaRuleAlgorithm::Chunked
+          ? deltaRuleChunked(inputs, 64, resultKind(op, 0), stateKind)
+          : deltaRuleRecurrent(inputs, resultKind(op, 0), stateKind);
+  env.bind(op.getO(), std::move(result.o));
+  if (op.getFinalState())
+    env.bind(op.getFinalState(), std::move(result.finalState));
+  return llvm::Error::success();
+}
+
 llvm::Error executeGatedRMSNorm(GatedRMSNormOp op, Environment &env) {
   RuntimeChecker check(op, env);
   const Tensor &x = env.tensor(op.getX()), &z = env.tensor(op.getZ());
@@ -573,6 +599,8 @@ mlir::gdn::interp::executeLocalOp(Operation *op, Environment &env,
     error = executeLayer(layer, env, options);
   else if (auto prologue = dyn_cast<kernel::PrologueOp>(op))
     error = executePrologue(prologue, env);
+  else if (auto rule = dyn_cast<kernel::DeltaRuleOp>(op))
+    error = executeKernelDeltaRule(rule, env, options);
   else if (auto norm = dyn_cast<kernel::GatedRMSNormOp>(op))
     env.bind(norm.getY(),
              gatedRMSNorm(env.tensor(norm.getX()), env.tensor(norm.getZ()),

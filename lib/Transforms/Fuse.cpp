@@ -107,6 +107,12 @@ struct GdnFusePass : public mlir::gdn::impl::GdnFuseBase<GdnFusePass> {
       if (std::optional<PrologueMatch> m = matchPrologue(delta))
         fusePrologue(rewriter, delta, *m);
 
+    // Delta rules after the prologues, which match from them.
+    SmallVector<DeltaRuleOp> rules;
+    getOperation()->walk([&](DeltaRuleOp op) { rules.push_back(op); });
+    for (DeltaRuleOp rule : rules)
+      lowerDeltaRule(rewriter, rule);
+
     SmallVector<GatedRMSNormOp> norms;
     getOperation()->walk([&](GatedRMSNormOp op) { norms.push_back(op); });
     for (GatedRMSNormOp norm : norms)
@@ -186,6 +192,52 @@ struct GdnFusePass : public mlir::gdn::impl::GdnFuseBase<GdnFusePass> {
         if (def->getBlock() == block && !def->isBeforeInBlock(prologue))
           return false;
     return true;
+  }
+
+  /// gdn.delta_rule -> gdn_kernel.delta_rule, with the tile measured best
+  /// on many (sequence, head) pairs (docs/performance.md); gdn-select-kernels
+  /// revises it from the packing. Rules the kernel cannot take (not bf16,
+  /// head dims other than 64 and 128, token layouts other than a rank's own
+  /// contiguous shard) stay as they are.
+  void lowerDeltaRule(IRRewriter &rewriter, DeltaRuleOp rule) {
+    auto qType = rule.getQ().getType(), vType = rule.getV().getType();
+    const bool localPacking =
+        rule.getPacking().getDefiningOp<comm::LocalPackingOp>() != nullptr;
+    for (Value value : {rule.getQ(), rule.getK(), rule.getV(), rule.getG(),
+                        rule.getBeta(), rule.getO()}) {
+      auto shard = dyn_cast_or_null<SeqLayoutAttr>(
+          getSequenceLayout(value.getType()));
+      if (getSequenceLayout(value.getType()) &&
+          !(localPacking && shard &&
+            shard.getKind() == SeqLayoutKind::Contiguous))
+        return;
+    }
+    if (!kernel::isSupportedDeltaRuleTile(qType.getDimSize(2),
+                                          vType.getDimSize(2), 64, 1))
+      return;
+    rewriter.setInsertionPoint(rule);
+    // The final state is computed only when something reads it.
+    Value finalState = rule.getFinalState();
+    auto lowered = kernel::DeltaRuleOp::create(
+        rewriter, rule.getLoc(), rule.getO().getType(),
+        finalState.use_empty() ? Type() : finalState.getType(), rule.getQ(),
+        rule.getK(), rule.getV(), rule.getG(), rule.getBeta(),
+        rule.getPacking(), rule.getInitialState(),
+        static_cast<uint64_t>(qType.getDimSize(1)),
+        static_cast<uint64_t>(vType.getDimSize(1)),
+        static_cast<uint64_t>(qType.getDimSize(2)),
+        static_cast<uint64_t>(vType.getDimSize(2)),
+        llvm::APFloat(rule.getEffectiveScale()), /*value_tile=*/64,
+        /*scan_stages=*/1);
+    if (!verifiesQuietly(lowered)) {
+      rewriter.eraseOp(lowered);
+      return;
+    }
+    rewriter.replaceAllUsesWith(rule.getO(), lowered.getO());
+    if (!finalState.use_empty())
+      rewriter.replaceAllUsesWith(finalState, lowered.getFinalState());
+    rewriter.eraseOp(rule);
+    ++numDeltaRules;
   }
 
   void fuseEpilogue(IRRewriter &rewriter, GatedRMSNormOp norm) {

@@ -1,4 +1,4 @@
-// gdn-fuse: the prologue dataflow (conv, split, l2norm q/k, gates) feeding a delta rule becomes one gdn_kernel.prologue, gated_rmsnorm becomes gdn_kernel.gated_rmsnorm; dataflow that does not match stays as it is.
+// gdn-fuse: the prologue dataflow (conv, split, l2norm q/k, gates) feeding a delta rule becomes one gdn_kernel.prologue, a bf16 delta rule with K and V in {64, 128} becomes gdn_kernel.delta_rule, gated_rmsnorm becomes gdn_kernel.gated_rmsnorm; dataflow that does not match stays as it is.
 // RUN: gdn-opt %s --gdn-fuse | FileCheck %s
 // RUN: gdn-opt %s --gdn-fuse="threads=128 tokens-per-block=64 rows-in-flight=4" | FileCheck %s --check-prefix=OPTS
 
@@ -27,7 +27,11 @@
 // CHECK-SAME: {activation = #gdn.act<silu>, allow_neg_eigval = false, conv_width = 4 : i64, head_dim_k = 128 : i64, head_dim_v = 128 : i64, key_heads = 16 : i64, l2norm_eps = 9.9999999999999995E-7 : f64, rows_in_flight = 8 : i64, threads = 256 : i64, tokens_per_block = 32 : i64, value_heads = 32 : i64}
 // CHECK-SAME: : (tensor<8192x8192xbf16>, tensor<8192x4xbf16>, tensor<8192x32xbf16>, tensor<8192x32xbf16>, tensor<32xf32>, tensor<32xf32>, !gdn.packing<seqs = 4, tokens = 8192, max_len = 4096>)
 // CHECK-SAME: -> (tensor<8192x16x128xbf16>, tensor<8192x16x128xbf16>, tensor<8192x32x128xbf16>, tensor<8192x32xf32>, tensor<8192x32xf32>)
-// CHECK-NEXT: %[[O:[^ ,]+]], %{{[^ ,]+}} = gdn.delta_rule %[[Q]], %[[K]], %[[V]], %[[G]], %[[BETA]], %[[P]] :
+// The delta rule (bf16, K = V = 128) becomes the chunked kernel; its final
+// state is unused, so the kernel does not compute it.
+// CHECK-NEXT: %[[O:[^ ,]+]] = gdn_kernel.delta_rule %[[Q]], %[[K]], %[[V]], %[[G]], %[[BETA]], %[[P]]
+// CHECK-SAME: {head_dim_k = 128 : i64, head_dim_v = 128 : i64, key_heads = 16 : i64, scale = 0.088388347648318433 : f64, scan_stages = 1 : i64, value_heads = 32 : i64, value_tile = 64 : i64}
+// CHECK-SAME: -> tensor<8192x32x128xbf16>
 // CHECK-NEXT: return %[[O]], %[[Q]], %[[G]]
 // OPTS-LABEL: func.func @qwen3_next_prologue
 // OPTS: gdn_kernel.prologue {{.*}}rows_in_flight = 4 : i64, threads = 128 : i64, tokens_per_block = 64 : i64,

@@ -202,3 +202,55 @@ LogicalResult kernel::GatedRMSNormOp::verify() {
     return emitOpError() << "eps must be >= 0";
   return success();
 }
+
+/// The tiles and dims delta_rule.cuh instantiates and the GPU suite checks.
+bool mlir::gdn::kernel::isSupportedDeltaRuleTile(int64_t headDimK,
+                                                 int64_t headDimV,
+                                                 int64_t valueTile,
+                                                 int64_t scanStages) {
+  auto dimOk = [](int64_t dim) { return dim == 64 || dim == 128; };
+  return dimOk(headDimK) && dimOk(headDimV) &&
+         (valueTile == 32 || valueTile == 64) && headDimV % valueTile == 0 &&
+         (scanStages == 1 || scanStages == 2);
+}
+
+LogicalResult kernel::DeltaRuleOp::verify() {
+  const int64_t keyHeads = getKeyHeads(), valueHeads = getValueHeads();
+  const int64_t headDimK = getHeadDimK(), headDimV = getHeadDimV();
+  if (valueHeads % keyHeads != 0)
+    return emitOpError() << "value heads (" << valueHeads
+                         << ") must be a multiple of key heads (" << keyHeads
+                         << ")";
+  if (!isSupportedDeltaRuleTile(headDimK, headDimV, getValueTile(),
+                                getScanStages()))
+    return emitOpError()
+           << "the kernel takes K and V in {64, 128}, value_tile 32 or 64 "
+              "dividing V and scan_stages 1 or 2; found K = "
+           << headDimK << ", V = " << headDimV << ", value_tile = "
+           << getValueTile() << ", scan_stages = " << getScanStages();
+  if (!(getScale().convertToDouble() > 0.0))
+    return emitOpError() << "scale must be > 0, found "
+                         << getScale().convertToDouble();
+  for (Value value : {getQ(), getK(), getV(), getO()})
+    if (!getElementTypeOrSelf(value.getType()).isBF16())
+      return emitOpError() << "q, k, v and o must be bf16 (the products use "
+                              "mma.sync .bf16), found "
+                           << value.getType();
+  const int64_t any = ShapedType::kDynamic;
+  PackingType packing = getPacking().getType();
+  const int64_t tokens =
+      packing.hasStaticTokens() ? packing.getTokens() : any;
+  const int64_t seqs = packing.hasStaticSeqs() ? packing.getSeqs() : any;
+  if (failed(expectShape(*this, getQ(), "q", {tokens, keyHeads, headDimK})) ||
+      failed(expectShape(*this, getK(), "k", {tokens, keyHeads, headDimK})) ||
+      failed(expectShape(*this, getV(), "v", {tokens, valueHeads, headDimV})) ||
+      failed(expectShape(*this, getG(), "g", {tokens, valueHeads})) ||
+      failed(expectShape(*this, getBeta(), "beta", {tokens, valueHeads})) ||
+      failed(expectShape(*this, getO(), "o", {tokens, valueHeads, headDimV})))
+    return failure();
+  for (Value state : {getInitialState(), getFinalState()})
+    if (state && failed(expectShape(*this, state, "a state",
+                                    {seqs, valueHeads, headDimK, headDimV})))
+      return failure();
+  return success();
+}

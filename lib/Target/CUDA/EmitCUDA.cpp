@@ -125,7 +125,8 @@ void printPreamble(ModuleOp module, llvm::raw_ostream &os, bool header) {
        << "#endif\n\n";
     return;
   }
-  os << "#include \"gdn/device/epilogue.cuh\"\n"
+  os << "#include \"gdn/device/delta_rule.cuh\"\n"
+     << "#include \"gdn/device/epilogue.cuh\"\n"
      << "#include \"gdn/device/host_checks.h\"\n"
      << "#include \"gdn/device/packing.cuh\"\n"
      << "#include \"gdn/device/prologue.cuh\"\n"
@@ -158,6 +159,8 @@ public:
     for (PackingOp packing : body.getOps<PackingOp>())
       packings[packing.getPacking()] = "p" + std::to_string(packingIndex++);
     for (const KernelContext &k : plan.kernels) {
+      if (usesScratch(k.op))
+        scratch.push_back(&k);
       std::vector<ShapeExprs> operandShapes;
       for (Value operand : getKernelTensorOperands(k.op))
         operandShapes.push_back(shapes[operand]);
@@ -200,7 +203,35 @@ public:
         os << " * static_cast<size_t>(" << dim << ")";
       os << ");\n";
     }
+    for (const KernelContext *k : scratch) {
+      Value packing = packingOf(*k);
+      os << "  offsets[" << slot++ << "] = bytes; // scratch of "
+         << k->entryName << "\n"
+         << "  {\n    const gdn_packing_t counts = {nullptr, nullptr, "
+         << "static_cast<int32_t>(" << seqsExpr(packing)
+         << "), static_cast<int32_t>(" << tokensExpr(packing)
+         << "), nullptr};\n    bytes += gdn::alignWorkspace("
+         << k->entryName << "_scratch_bytes(&counts));\n  }\n";
+    }
     os << "  return bytes;\n}\n\n";
+  }
+
+  /// The packing a kernel op reads.
+  static Value packingOf(const KernelContext &k) {
+    for (Value operand : k.op->getOperands())
+      if (isa<PackingType>(operand.getType()))
+        return operand;
+    return {};
+  }
+
+  /// The packing's sequence count: the length of its cu_seqlens minus one.
+  std::string seqsExpr(Value packing) const {
+    auto op = packing.getDefiningOp<PackingOp>();
+    return "(" + shapes.lookup(op.getCuSeqlens())[0] + " - 1)";
+  }
+
+  size_t getNumSlots() const {
+    return packings.size() + temps.size() + scratch.size();
   }
 
   std::string tokensExpr(Value packing) const {
@@ -217,6 +248,8 @@ public:
   llvm::DenseMap<Value, ShapeExprs> shapes;
   llvm::DenseMap<Value, std::string> places;
   std::vector<Value> temps;
+  /// Kernels that take scratch, in the order of their workspace slots.
+  std::vector<const KernelContext *> scratch;
 };
 
 std::string roleOf(Value value, bool isResult) {
@@ -235,11 +268,18 @@ std::string roleOf(Value value, bool isResult) {
     if (auto norm = dyn_cast<kernel::GatedRMSNormOp>(use.getOwner()))
       return value == norm.getWeight() ? "GDN_ROLE_PARAMETER"
                                        : "GDN_ROLE_TOKENS";
+    if (auto rule = dyn_cast<kernel::DeltaRuleOp>(use.getOwner()))
+      return value == rule.getInitialState() ? "GDN_ROLE_PER_SEQUENCE"
+                                             : "GDN_ROLE_TOKENS";
   }
-  if (isResult)
+  if (isResult) {
     if (auto prologue = value.getDefiningOp<kernel::PrologueOp>())
       if (value == prologue.getConvFinalState())
         return "GDN_ROLE_PER_SEQUENCE";
+    if (auto rule = value.getDefiningOp<kernel::DeltaRuleOp>())
+      if (value == rule.getFinalState())
+        return "GDN_ROLE_PER_SEQUENCE";
+  }
   return isResult ? "GDN_ROLE_TOKENS" : "GDN_ROLE_PARAMETER";
 }
 
@@ -288,7 +328,7 @@ void printSignature(const FunctionPlan &plan, llvm::raw_ostream &os) {
 void printFunctionEntries(const FunctionPlan &plan, llvm::raw_ostream &os) {
   FunctionLayout layout(plan);
   Block &body = plan.function.getBody().front();
-  const size_t slots = layout.packings.size() + layout.temps.size();
+  const size_t slots = layout.getNumSlots();
   os << "//===--- @" << plan.function.getName() << ": whole-function entry "
      << "points ---===//\n\n";
   printSignature(plan, os);
@@ -382,6 +422,12 @@ void printFunctionEntries(const FunctionPlan &plan, llvm::raw_ostream &os) {
     os << "}, " << type.getRank() << ", " << getAbiDtype(type.getElementType())
        << "};\n";
   }
+  llvm::DenseMap<const KernelContext *, std::string> scratchOf;
+  for (const KernelContext *k : layout.scratch) {
+    std::string name = "scratch" + std::to_string(scratchOf.size());
+    os << "  void *" << name << " = base + offsets[" << slot++ << "];\n";
+    scratchOf[k] = name;
+  }
   for (auto [index, value] :
        llvm::enumerate(body.getTerminator()->getOperands())) {
     // The caller allocated results from _result_shapes; make sure it did.
@@ -406,6 +452,8 @@ void printFunctionEntries(const FunctionPlan &plan, llvm::raw_ostream &os) {
       for (Value operand : k.op->getOperands())
         if (layout.packings.count(operand))
           os << ", &" << layout.packings.lookup(operand);
+      if (usesScratch(k.op))
+        os << ", " << scratchOf.lookup(&k);
       os << (launch ? ", stream" : "") << "))\n      return error;\n  }\n";
     }
   };

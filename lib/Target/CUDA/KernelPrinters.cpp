@@ -45,7 +45,11 @@ static Type elementOf(Value value) {
 }
 
 bool mlir::gdn::cuda::usesPacking(Operation *op) {
-  return isa<kernel::PrologueOp>(op);
+  return isa<kernel::PrologueOp, kernel::DeltaRuleOp>(op);
+}
+
+bool mlir::gdn::cuda::usesScratch(Operation *op) {
+  return isa<kernel::DeltaRuleOp>(op);
 }
 
 SmallVector<Value> mlir::gdn::cuda::getKernelTensorOperands(Operation *op) {
@@ -86,6 +90,8 @@ static void printValidatePrototype(const KernelContext &k,
      << "_validate(const gdn_tensor_t *operands, const gdn_tensor_t *results";
   if (usesPacking(k.op))
     os << ",\n    const gdn_packing_t *packing";
+  if (usesScratch(k.op))
+    os << ", void *scratch";
   os << ")";
 }
 
@@ -97,7 +103,8 @@ static void printLaunchOpening(const KernelContext &k, llvm::raw_ostream &os) {
   os << " {\n"
      << "  using Config = " << k.configName << ";\n"
      << "  if (int error = " << k.entryName << "_validate(operands, results"
-     << (usesPacking(k.op) ? ", packing" : "") << "))\n"
+     << (usesPacking(k.op) ? ", packing" : "")
+     << (usesScratch(k.op) ? ", scratch" : "") << "))\n"
      << "    return error;\n";
 }
 
@@ -350,6 +357,108 @@ static void printRMSNormEntry(kernel::GatedRMSNormOp op, const KernelContext &k,
 }
 
 //===----------------------------------------------------------------------===//
+// Delta rule
+//===----------------------------------------------------------------------===//
+
+static void printDeltaRuleConfig(kernel::DeltaRuleOp op,
+                                 const KernelContext &k,
+                                 llvm::raw_ostream &os) {
+  os << "// Kernel " << k.entryName << ": gdn_kernel.delta_rule at "
+     << op.getLoc() << "\n"
+     << "//   from gdn.delta_rule; chunked (64 tokens), prepare + scan kernels\n"
+     << "//   key heads " << op.getKeyHeads() << " x " << op.getHeadDimK()
+     << ", value heads " << op.getValueHeads() << " x " << op.getHeadDimV()
+     << ", scale " << op.getScale().convertToDouble() << "\n"
+     << "//   tile: V tile " << op.getValueTile() << " (" 
+     << op.getHeadDimV() / op.getValueTile() << " scan blocks per sequence "
+     << "and value head), " << op.getScanStages()
+     << " chunk(s) staged per scan block\n"
+     << "//   initial state " << (op.getInitialState() ? "yes" : "no")
+     << ", final state " << (op.getFinalState() ? "yes" : "no") << "\n"
+     << "struct " << k.configName << " {\n"
+     << "  using Element = __nv_bfloat16;\n"
+     << "  static constexpr int kKeyHeads = " << op.getKeyHeads() << ";\n"
+     << "  static constexpr int kValueHeads = " << op.getValueHeads() << ";\n"
+     << "  static constexpr int kHeadDimK = " << op.getHeadDimK() << ";\n"
+     << "  static constexpr int kHeadDimV = " << op.getHeadDimV() << ";\n"
+     << "  static constexpr int kValueTile = " << op.getValueTile() << ";\n"
+     << "  static constexpr int kScanStages = " << op.getScanStages() << ";\n"
+     << "  static constexpr bool kHasInitialState = "
+     << boolText(static_cast<bool>(op.getInitialState())) << ";\n"
+     << "  static constexpr bool kHasFinalState = "
+     << boolText(static_cast<bool>(op.getFinalState())) << ";\n"
+     << "};\n\n";
+}
+
+static void printDeltaRuleEntry(kernel::DeltaRuleOp op, const KernelContext &k,
+                                llvm::raw_ostream &os) {
+  // The scratch the kernels need for this packing (the chunk tiles between
+  // prepare and scan): a pure function of its counts, so the whole-function
+  // layout can size it before anything runs.
+  os << "extern \"C\" size_t " << k.entryName
+     << "_scratch_bytes(const gdn_packing_t *packing) {\n"
+     << "  if (!packing)\n    return 0;\n"
+     << "  return gdn::device::deltaRuleWorkspaceBytes<" << k.configName
+     << ">(\n      {packing->cu_seqlens, packing->cu_padded, packing->num_seqs,\n"
+     << "       packing->buffer_tokens});\n}\n\n";
+  printValidatePrototype(k, os);
+  os << " {\n"
+     << "  if (!operands || !results || !packing || !packing->workspace ||\n"
+     << "      !scratch)\n"
+     << "    return GDN_ERROR_INVALID_ARGUMENT;\n"
+     << "  const int64_t tokens = packing->buffer_tokens;\n"
+     << "  const int64_t seqs = packing->num_seqs;\n"
+     << "  (void)seqs;\n";
+  SmallVector<Value> operands = getKernelTensorOperands(op);
+  auto check = [&](StringRef array, unsigned index, Value value, bool perSeq) {
+    os << "  if (!gdn::checkTensor(" << array << "[" << index << "], "
+       << getAbiDtype(elementOf(value)) << ", "
+       << expectedShape(value, perSeq ? -1 : 0, perSeq ? 0 : -1) << "))\n"
+       << "    return GDN_ERROR_INVALID_ARGUMENT;\n";
+  };
+  for (auto [index, value] : llvm::enumerate(operands))
+    check("operands", index, value, value == op.getInitialState());
+  for (auto [index, value] : llvm::enumerate(op->getResults()))
+    check("results", index, value, value == op.getFinalState());
+  // Rows are copied in 16-byte pieces (cp.async): q, k, v and o must be
+  // aligned.
+  os << "  if (!gdn::isVectorAligned(operands[0]) ||\n"
+     << "      !gdn::isVectorAligned(operands[1]) ||\n"
+     << "      !gdn::isVectorAligned(operands[2]) ||\n"
+     << "      !gdn::isVectorAligned(results[0]))\n"
+     << "    return GDN_ERROR_INVALID_ARGUMENT;\n";
+  printLaunchOpening(k, os);
+  auto operandIndex = [&](Value value) {
+    return static_cast<unsigned>(llvm::find(operands, value) -
+                                 operands.begin());
+  };
+  os << "  gdn::device::DeltaRuleArgs<Config> args = {};\n"
+     << "  args.q = static_cast<const __nv_bfloat16 *>(operands[0].data);\n"
+     << "  args.k = static_cast<const __nv_bfloat16 *>(operands[1].data);\n"
+     << "  args.v = static_cast<const __nv_bfloat16 *>(operands[2].data);\n"
+     << "  args.g = static_cast<const float *>(operands[3].data);\n"
+     << "  args.beta = static_cast<const float *>(operands[4].data);\n";
+  if (Value state = op.getInitialState())
+    os << "  args.initialState = static_cast<const float *>(operands["
+       << operandIndex(state) << "].data);\n";
+  if (op.getFinalState())
+    os << "  args.finalState = static_cast<float *>(results[1].data);\n";
+  os << "  args.o = static_cast<__nv_bfloat16 *>(results[0].data);\n"
+     << llvm::formatv("  args.scale = {0:e}f;\n",
+                      op.getScale().convertToDouble())
+     << "  args.packing = {packing->cu_seqlens, packing->cu_padded,\n"
+     << "                  packing->num_seqs, packing->buffer_tokens};\n"
+     << "  // Invalid offsets turn every output into NaN (packing.cuh).\n"
+     << "  args.status =\n"
+     << "      gdn::device::PackingWorkspace::carve(packing->workspace).status;\n"
+     << "  return gdn::device::launchDeltaRule<Config>(args, scratch, stream) ==\n"
+     << "                 cudaSuccess\n"
+     << "             ? GDN_SUCCESS\n"
+     << "             : GDN_ERROR_CUDA;\n"
+     << "}\n\n";
+}
+
+//===----------------------------------------------------------------------===//
 // Dispatch
 //===----------------------------------------------------------------------===//
 
@@ -357,14 +466,16 @@ void mlir::gdn::cuda::printKernelConfig(const KernelContext &k,
                                         llvm::raw_ostream &os) {
   llvm::TypeSwitch<Operation *>(k.op)
       .Case([&](kernel::PrologueOp op) { printPrologueConfig(op, k, os); })
-      .Case([&](kernel::GatedRMSNormOp op) { printRMSNormConfig(op, k, os); });
+      .Case([&](kernel::GatedRMSNormOp op) { printRMSNormConfig(op, k, os); })
+      .Case([&](kernel::DeltaRuleOp op) { printDeltaRuleConfig(op, k, os); });
 }
 
 void mlir::gdn::cuda::printKernelEntry(const KernelContext &k,
                                        llvm::raw_ostream &os) {
   llvm::TypeSwitch<Operation *>(k.op)
       .Case([&](kernel::PrologueOp op) { printPrologueEntry(op, k, os); })
-      .Case([&](kernel::GatedRMSNormOp op) { printRMSNormEntry(op, k, os); });
+      .Case([&](kernel::GatedRMSNormOp op) { printRMSNormEntry(op, k, os); })
+      .Case([&](kernel::DeltaRuleOp op) { printDeltaRuleEntry(op, k, os); });
 }
 
 void mlir::gdn::cuda::printKernelPrototype(const KernelContext &k,
@@ -373,6 +484,8 @@ void mlir::gdn::cuda::printKernelPrototype(const KernelContext &k,
      << "(const gdn_tensor_t *operands, const gdn_tensor_t *results";
   if (usesPacking(k.op))
     os << ",\n    const gdn_packing_t *packing";
+  if (usesScratch(k.op))
+    os << ", void *scratch";
   os << ", cudaStream_t stream)";
 }
 
@@ -389,8 +502,11 @@ mlir::gdn::cuda::getResultShapes(Operation *op, ArrayRef<ShapeExprs> operands,
                                           : std::to_string(type.getDimSize(d)));
     if (type.isDynamicDim(0)) {
       auto prologue = dyn_cast<kernel::PrologueOp>(op);
-      dims[0] =
-          prologue && result == prologue.getConvFinalState() ? seqs : tokens;
+      auto rule = dyn_cast<kernel::DeltaRuleOp>(op);
+      const bool perSequence =
+          (prologue && result == prologue.getConvFinalState()) ||
+          (rule && result == rule.getFinalState());
+      dims[0] = perSequence ? seqs : tokens;
     }
     shapes.push_back(std::move(dims));
   }

@@ -54,6 +54,10 @@ std::vector<ShapeExprs> getResultShapes(Operation *op,
 /// True for ops that take a !gdn.packing.
 bool usesPacking(Operation *op);
 
+/// True for ops whose entry takes a `void *scratch` of
+/// `<entry>_scratch_bytes(packing)` bytes (the delta rule's chunk tiles).
+bool usesScratch(Operation *op);
+
 } // namespace mlir::gdn::cuda
 
 #endif // GDN_LIB_TARGET_CUDA_KERNELPRINTERS_H

@@ -94,12 +94,15 @@ func.func @"layer.0$epilogue"(%o: tensor<?x4x32xf32>, %z: tensor<?x4x32xf32>,
 // TWO-NEXT: extern const gdn_signature_t gdn_prologue_then_rmsnorm_signature;
 // TWO: int gdn_prologue_then_rmsnorm_check(
 
-// A whole layer still holds the projections (gdn.linear) and the delta
-// rule: its kernels are declared, the whole-function entry points are not.
+// A whole layer still holds the projections (gdn.linear): its kernels are
+// declared (the delta rule's with its scratch), the whole-function entry
+// points are not.
 // LAYER-LABEL: /* @qwen3_next_gdn_layer */
 // LAYER-NEXT: int gdn_qwen3_next_gdn_layer_k0_prologue(const gdn_tensor_t *operands, const gdn_tensor_t *results,
 // LAYER-NEXT:     const gdn_packing_t *packing, cudaStream_t stream);
-// LAYER-NEXT: int gdn_qwen3_next_gdn_layer_k1_gated_rmsnorm(const gdn_tensor_t *operands, const gdn_tensor_t *results, cudaStream_t stream);
+// LAYER-NEXT: int gdn_qwen3_next_gdn_layer_k1_delta_rule(const gdn_tensor_t *operands, const gdn_tensor_t *results,
+// LAYER-NEXT:     const gdn_packing_t *packing, void *scratch, cudaStream_t stream);
+// LAYER-NEXT: int gdn_qwen3_next_gdn_layer_k2_gated_rmsnorm(const gdn_tensor_t *operands, const gdn_tensor_t *results, cudaStream_t stream);
 // LAYER-NEXT: /* No whole-function entry point for @qwen3_next_gdn_layer: gdn.linear has no CUDA lowering yet. */
 // LAYER-NOT: gdn_qwen3_next_gdn_layer_signature
 // LAYER-NOT: gdn_qwen3_next_gdn_layer(

@@ -64,12 +64,14 @@ func.func @packing_argument(%mixed: tensor<?x384xbf16>, %conv: tensor<384x4xbf16
 // HEADER-NEXT: /* No whole-function entry point for @external: it is a declaration. */
 func.func private @external(tensor<?x4x32xbf16>) -> tensor<?x4x32xbf16>
 
-// An expanded and fused layer: the prologue and epilogue kernels are there,
-// the function is not, because of the projections.
-// LAYER-LABEL: // @qwen3_5_gdn_layer: 2 kernel(s)
+// An expanded and fused layer: the prologue, delta-rule and epilogue kernels
+// are there, the function is not, because of the projections.
+// LAYER-LABEL: // @qwen3_5_gdn_layer: 3 kernel(s)
 // LAYER: // No whole-function entry point: gdn.linear has no CUDA lowering yet.
 // LAYER: // Kernel gdn_qwen3_5_gdn_layer_k0_prologue: gdn_kernel.prologue
-// LAYER: // Kernel gdn_qwen3_5_gdn_layer_k1_gated_rmsnorm: gdn_kernel.gated_rmsnorm
+// LAYER: // Kernel gdn_qwen3_5_gdn_layer_k1_delta_rule: gdn_kernel.delta_rule
+// LAYER: // Kernel gdn_qwen3_5_gdn_layer_k2_gated_rmsnorm: gdn_kernel.gated_rmsnorm
 // LAYER: extern "C" int gdn_qwen3_5_gdn_layer_k0_prologue(
-// LAYER: extern "C" int gdn_qwen3_5_gdn_layer_k1_gated_rmsnorm(
+// LAYER: extern "C" int gdn_qwen3_5_gdn_layer_k1_delta_rule(
+// LAYER: extern "C" int gdn_qwen3_5_gdn_layer_k2_gated_rmsnorm(
 // LAYER-NOT: extern "C" int gdn_qwen3_5_gdn_layer(

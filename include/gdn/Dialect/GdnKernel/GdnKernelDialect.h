@@ -32,6 +32,12 @@ int64_t getPrologueSharedBytes(int64_t threads, int64_t rowsInFlight,
 /// The most shared memory a block can opt in to on Hopper (227 KiB).
 constexpr int64_t kMaxSharedBytesPerBlock = 227 * 1024;
 
+/// True for the head dims and tiles of gdn_kernel.delta_rule that the device
+/// template instantiates: K and V in {64, 128}, a value tile of 32 or 64
+/// dividing V, and 1 or 2 scan stages.
+bool isSupportedDeltaRuleTile(int64_t headDimK, int64_t headDimV,
+                              int64_t valueTile, int64_t scanStages);
+
 } // namespace mlir::gdn::kernel
 
 #endif // GDN_DIALECT_GDNKERNEL_GDNKERNELDIALECT_H

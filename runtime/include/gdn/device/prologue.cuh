@@ -242,13 +242,12 @@ __global__ void __launch_bounds__(Config::kThreads)
   // The range in chunks of kTokensPerBlock rows (the size of the row table),
   // each chunk one run of rows of one sequence (or one padding row) at a
   // time: the sequence checks happen once per run, not per row.
-  // (64-bit chunk positions: a range may end within a chunk of INT32_MAX.)
-  for (int64_t chunkStart = rangeBegin; chunkStart < rangeEnd;
-       chunkStart += Config::kTokensPerBlock) {
-    const int32_t chunkBegin = static_cast<int32_t>(chunkStart);
-    const int32_t chunkEnd = static_cast<int32_t>(
-        min(chunkStart + Config::kTokensPerBlock,
-            static_cast<int64_t>(rangeEnd)));
+  // The chunk end is found as begin + min(size, what is left), which cannot
+  // overflow int32 even when a range ends near INT32_MAX. (64-bit chunk
+  // positions cost 20 registers and half the resident blocks.)
+  for (int32_t chunkBegin = rangeBegin, chunkEnd; chunkBegin < rangeEnd;
+       chunkBegin = chunkEnd) {
+    chunkEnd = chunkBegin + min(Config::kTokensPerBlock, rangeEnd - chunkBegin);
     __syncthreads(); // every thread is done with the previous chunk's table
     for (int32_t i = threadIdx.x; i < chunkEnd - chunkBegin;
          i += Config::kThreads)
