@@ -206,4 +206,29 @@ def GdnHoistLayouts : Pass<"gdn-hoist-layouts", "::mlir::func::FuncOp"> {
   ];
 }
 
+def GdnSelectKernels : Pass<"gdn-select-kernels"> {
+  let summary = "Choose the tiles of the generated kernels from the packing and the device";
+  let description = [{
+    Sets the tile attributes of every `gdn_kernel.delta_rule` from what the
+    packing says about the work and from the device, by the rule measured on
+    the H200 (docs/performance.md). The scan kernel runs one block per
+    (sequence, value head, V tile): when `N * HV * V / 64` blocks would
+    leave SMs idle (fewer than `sm-count`, e.g. one long sequence), it uses
+    V tiles of 32 with two chunks staged per block (twice the blocks, each
+    hiding its loads); otherwise V tiles of 64 with one chunk staged (two
+    blocks per SM hide each other's loads). N is the packing's static
+    sequence count, else `expected-seqs`; with neither, the many-sequence
+    tile is kept. The choice is the op's attributes, which the emitted
+    kernel's banner comment repeats.
+  }];
+  let dependentDialects = ["::mlir::gdn::kernel::GdnKernelDialect"];
+  let options = [
+    Option<"smCount", "sm-count", "int64_t", /*default=*/"132",
+           "Streaming multiprocessors of the target GPU (H200: 132)">,
+    Option<"expectedSeqs", "expected-seqs", "int64_t", /*default=*/"0",
+           "Sequences per pack when the packing type does not say; 0: "
+           "unknown">
+  ];
+}
+
 #endif // GDN_TRANSFORMS_PASSES_TD

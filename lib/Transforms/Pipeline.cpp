@@ -3,7 +3,8 @@
 // `gdn-pipeline` is what users run on a layer when they do not want to pick
 // passes: it grows as the compiler's stages land (parallelism, kernel
 // selection, the delta-rule kernels), so the README's main command keeps
-// meaning "compile this layer". Today: expand, fuse, clean up.
+// meaning "compile this layer". Today: expand, fuse (and lower the delta
+// rule), select kernel tiles, clean up.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +18,7 @@ using namespace mlir;
 void mlir::gdn::buildGdnPipeline(OpPassManager &pm) {
   pm.addPass(createGdnExpandLayer());
   pm.addPass(createGdnFuse());
+  pm.addPass(createGdnSelectKernels());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
@@ -24,7 +26,8 @@ void mlir::gdn::buildGdnPipeline(OpPassManager &pm) {
 void mlir::gdn::registerGdnPipeline() {
   PassPipelineRegistration<>(
       "gdn-pipeline",
-      "The default GDN pipeline: expand layers into primitive ops and fuse "
-      "the prologue and epilogue kernels (more stages join as they land)",
+      "The default GDN pipeline: expand layers into primitive ops, fuse the "
+      "prologue and epilogue kernels, lower the delta rule and select the "
+      "kernels' tiles (more stages join as they land)",
       [](OpPassManager &pm) { buildGdnPipeline(pm); });
 }

@@ -369,10 +369,10 @@ static void printDeltaRuleConfig(kernel::DeltaRuleOp op,
      << "//   key heads " << op.getKeyHeads() << " x " << op.getHeadDimK()
      << ", value heads " << op.getValueHeads() << " x " << op.getHeadDimV()
      << ", scale " << op.getScale().convertToDouble() << "\n"
-     << "//   tile: V tile " << op.getValueTile() << " (" 
-     << op.getHeadDimV() / op.getValueTile() << " scan blocks per sequence "
-     << "and value head), " << op.getScanStages()
-     << " chunk(s) staged per scan block\n"
+     << "//   tile: V tile " << op.getValueTile() << " ("
+     << op.getHeadDimV() / op.getValueTile()
+     << " scan block(s) per sequence and value head), "
+     << op.getScanStages() << " chunk(s) staged per scan block\n"
      << "//   initial state " << (op.getInitialState() ? "yes" : "no")
      << ", final state " << (op.getFinalState() ? "yes" : "no") << "\n"
      << "struct " << k.configName << " {\n"

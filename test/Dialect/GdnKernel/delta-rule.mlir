@@ -1,0 +1,88 @@
+// gdn_kernel.delta_rule: round trip with and without states, then every
+// verifier error (dims and tiles the kernel does not take, dtypes, shapes,
+// scale).
+// RUN: gdn-opt %s -split-input-file -verify-diagnostics | FileCheck %s
+
+// CHECK-LABEL: func.func @states
+// CHECK: %{{.*}}, %{{.*}} = gdn_kernel.delta_rule %{{.*}} initial_state(%{{.*}}) {head_dim_k = 64 : i64, head_dim_v = 64 : i64, key_heads = 2 : i64, scale = 1.250000e-01 : f64, scan_stages = 2 : i64, value_heads = 4 : i64, value_tile = 32 : i64}
+func.func @states(%q: tensor<?x2x64xbf16>, %v: tensor<?x4x64xbf16>, %g: tensor<?x4xf32>,
+                  %p: !gdn.packing<seqs = 3, tokens = ?, padded>, %s0: tensor<3x4x64x64xf32>)
+    -> (tensor<?x4x64xbf16>, tensor<3x4x64x64xf32>) {
+  %o, %s = gdn_kernel.delta_rule %q, %q, %v, %g, %g, %p initial_state(%s0)
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 64 : i64,
+       scale = 0.125 : f64, value_tile = 32 : i64, scan_stages = 2 : i64}
+      : (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x64xbf16>, tensor<?x4xf32>, tensor<?x4xf32>,
+         !gdn.packing<seqs = 3, tokens = ?, padded>, tensor<3x4x64x64xf32>)
+      -> (tensor<?x4x64xbf16>, tensor<3x4x64x64xf32>)
+  return %o, %s : tensor<?x4x64xbf16>, tensor<3x4x64x64xf32>
+}
+
+// -----
+
+func.func @head_dim(%q: tensor<?x2x32xbf16>, %v: tensor<?x4x64xbf16>, %g: tensor<?x4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
+  // expected-error @+1 {{the kernel takes K and V in {64, 128}, value_tile 32 or 64 dividing V and scan_stages 1 or 2; found K = 32, V = 64, value_tile = 64, scan_stages = 1}}
+  %o = gdn_kernel.delta_rule %q, %q, %v, %g, %g, %p
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 32 : i64, head_dim_v = 64 : i64, scale = 0.125 : f64, value_tile = 64 : i64, scan_stages = 1 : i64}
+      : (tensor<?x2x32xbf16>, tensor<?x2x32xbf16>, tensor<?x4x64xbf16>, tensor<?x4xf32>, tensor<?x4xf32>, !gdn.packing<seqs = ?, tokens = ?>) -> tensor<?x4x64xbf16>
+  return
+}
+
+// -----
+
+func.func @stages(%q: tensor<?x2x64xbf16>, %v: tensor<?x4x64xbf16>, %g: tensor<?x4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
+  // expected-error @+1 {{found K = 64, V = 64, value_tile = 64, scan_stages = 3}}
+  %o = gdn_kernel.delta_rule %q, %q, %v, %g, %g, %p
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 64 : i64, scale = 0.125 : f64, value_tile = 64 : i64, scan_stages = 3 : i64}
+      : (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x64xbf16>, tensor<?x4xf32>, tensor<?x4xf32>, !gdn.packing<seqs = ?, tokens = ?>) -> tensor<?x4x64xbf16>
+  return
+}
+
+// -----
+
+func.func @gqa(%q: tensor<?x3x64xbf16>, %v: tensor<?x4x64xbf16>, %g: tensor<?x4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
+  // expected-error @+1 {{value heads (4) must be a multiple of key heads (3)}}
+  %o = gdn_kernel.delta_rule %q, %q, %v, %g, %g, %p
+      {key_heads = 3 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 64 : i64, scale = 0.125 : f64, value_tile = 64 : i64, scan_stages = 1 : i64}
+      : (tensor<?x3x64xbf16>, tensor<?x3x64xbf16>, tensor<?x4x64xbf16>, tensor<?x4xf32>, tensor<?x4xf32>, !gdn.packing<seqs = ?, tokens = ?>) -> tensor<?x4x64xbf16>
+  return
+}
+
+// -----
+
+func.func @f32(%q: tensor<?x2x64xf32>, %v: tensor<?x4x64xf32>, %g: tensor<?x4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
+  // expected-error @+1 {{q, k, v and o must be bf16 (the products use mma.sync .bf16), found 'tensor<?x2x64xf32>'}}
+  %o = gdn_kernel.delta_rule %q, %q, %v, %g, %g, %p
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 64 : i64, scale = 0.125 : f64, value_tile = 64 : i64, scan_stages = 1 : i64}
+      : (tensor<?x2x64xf32>, tensor<?x2x64xf32>, tensor<?x4x64xf32>, tensor<?x4xf32>, tensor<?x4xf32>, !gdn.packing<seqs = ?, tokens = ?>) -> tensor<?x4x64xf32>
+  return
+}
+
+// -----
+
+func.func @tokens(%q: tensor<16x2x64xbf16>, %v: tensor<16x4x64xbf16>, %g: tensor<16x4xf32>, %p: !gdn.packing<seqs = ?, tokens = 32>) {
+  // expected-error @+1 {{q must have shape [32, 2, 64], found 'tensor<16x2x64xbf16>'}}
+  %o = gdn_kernel.delta_rule %q, %q, %v, %g, %g, %p
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 64 : i64, scale = 0.125 : f64, value_tile = 64 : i64, scan_stages = 1 : i64}
+      : (tensor<16x2x64xbf16>, tensor<16x2x64xbf16>, tensor<16x4x64xbf16>, tensor<16x4xf32>, tensor<16x4xf32>, !gdn.packing<seqs = ?, tokens = 32>) -> tensor<16x4x64xbf16>
+  return
+}
+
+// -----
+
+func.func @state_seqs(%q: tensor<?x2x64xbf16>, %v: tensor<?x4x64xbf16>, %g: tensor<?x4xf32>, %p: !gdn.packing<seqs = 2, tokens = ?>) {
+  // expected-error @+1 {{a state must have shape [2, 4, 64, 64], found 'tensor<3x4x64x64xf32>'}}
+  %o, %s = gdn_kernel.delta_rule %q, %q, %v, %g, %g, %p
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 64 : i64, scale = 0.125 : f64, value_tile = 64 : i64, scan_stages = 1 : i64}
+      : (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x64xbf16>, tensor<?x4xf32>, tensor<?x4xf32>, !gdn.packing<seqs = 2, tokens = ?>) -> (tensor<?x4x64xbf16>, tensor<3x4x64x64xf32>)
+  return
+}
+
+// -----
+
+func.func @scale(%q: tensor<?x2x64xbf16>, %v: tensor<?x4x64xbf16>, %g: tensor<?x4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
+  // expected-error @+1 {{scale must be > 0, found 0}}
+  %o = gdn_kernel.delta_rule %q, %q, %v, %g, %g, %p
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 64 : i64, scale = 0.0 : f64, value_tile = 64 : i64, scan_stages = 1 : i64}
+      : (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x64xbf16>, tensor<?x4xf32>, tensor<?x4xf32>, !gdn.packing<seqs = ?, tokens = ?>) -> tensor<?x4x64xbf16>
+  return
+}

@@ -1,0 +1,58 @@
+// gdn-select-kernels: the delta-rule scan tile follows the number of scan
+// blocks N * HV * V / 64 against the SMs. One sequence of 32 heads (64
+// blocks) takes V tiles of 32 with two staged chunks; four sequences (256
+// blocks) take V tiles of 64 with one; an unknown count keeps the
+// many-sequence tile unless expected-seqs says otherwise.
+// RUN: gdn-opt %s --gdn-select-kernels | FileCheck %s
+// RUN: gdn-opt %s --gdn-select-kernels="expected-seqs=1" | FileCheck %s --check-prefix=EXPECT
+// RUN: gdn-opt %s --gdn-select-kernels="sm-count=512" | FileCheck %s --check-prefix=BIG
+// RUN: not gdn-opt %s --gdn-select-kernels="sm-count=0" 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: gdn-select-kernels: sm-count (0) must be positive and expected-seqs (0) not negative
+
+!QK = tensor<?x16x128xbf16>
+!V = tensor<?x32x128xbf16>
+!G = tensor<?x32xf32>
+
+// CHECK-LABEL: func.func @one_sequence
+// CHECK: gdn_kernel.delta_rule {{.*}}scan_stages = 2 : i64{{.*}}value_tile = 32 : i64
+// EXPECT-LABEL: func.func @one_sequence
+// EXPECT: scan_stages = 2 : i64{{.*}}value_tile = 32 : i64
+// BIG-LABEL: func.func @one_sequence
+// BIG: scan_stages = 2 : i64{{.*}}value_tile = 32 : i64
+func.func @one_sequence(%q: !QK, %k: !QK, %v: !V, %g: !G, %beta: !G,
+                        %p: !gdn.packing<seqs = 1, tokens = ?>) -> !V {
+  %o = gdn_kernel.delta_rule %q, %k, %v, %g, %beta, %p
+      {key_heads = 16 : i64, value_heads = 32 : i64, head_dim_k = 128 : i64,
+       head_dim_v = 128 : i64, scale = 0.088388347648318433 : f64,
+       value_tile = 64 : i64, scan_stages = 1 : i64}
+      : (!QK, !QK, !V, !G, !G, !gdn.packing<seqs = 1, tokens = ?>) -> !V
+  return %o : !V
+}
+
+// CHECK-LABEL: func.func @four_sequences
+// CHECK: gdn_kernel.delta_rule {{.*}}scan_stages = 1 : i64{{.*}}value_tile = 64 : i64
+// BIG-LABEL: func.func @four_sequences
+// BIG: scan_stages = 2 : i64{{.*}}value_tile = 32 : i64
+func.func @four_sequences(%q: !QK, %k: !QK, %v: !V, %g: !G, %beta: !G,
+                          %p: !gdn.packing<seqs = 4, tokens = ?>) -> !V {
+  %o = gdn_kernel.delta_rule %q, %k, %v, %g, %beta, %p
+      {key_heads = 16 : i64, value_heads = 32 : i64, head_dim_k = 128 : i64,
+       head_dim_v = 128 : i64, scale = 0.088388347648318433 : f64,
+       value_tile = 32 : i64, scan_stages = 2 : i64}
+      : (!QK, !QK, !V, !G, !G, !gdn.packing<seqs = 4, tokens = ?>) -> !V
+  return %o : !V
+}
+
+// CHECK-LABEL: func.func @unknown
+// CHECK: gdn_kernel.delta_rule {{.*}}scan_stages = 1 : i64{{.*}}value_tile = 64 : i64
+// EXPECT-LABEL: func.func @unknown
+// EXPECT: scan_stages = 2 : i64{{.*}}value_tile = 32 : i64
+func.func @unknown(%q: !QK, %k: !QK, %v: !V, %g: !G, %beta: !G,
+                   %p: !gdn.packing<seqs = ?, tokens = ?>) -> !V {
+  %o = gdn_kernel.delta_rule %q, %k, %v, %g, %beta, %p
+      {key_heads = 16 : i64, value_heads = 32 : i64, head_dim_k = 128 : i64,
+       head_dim_v = 128 : i64, scale = 0.088388347648318433 : f64,
+       value_tile = 32 : i64, scan_stages = 2 : i64}
+      : (!QK, !QK, !V, !G, !G, !gdn.packing<seqs = ?, tokens = ?>) -> !V
+  return %o : !V
+}
