@@ -67,14 +67,23 @@ void expect(bool ok, const std::string &what) {
 }
 
 template <int H, int HV, int D, int Vt, bool Initial, bool Final,
-          int Stages = 2, int Groups = (Vt / 16 < 4 ? Vt / 16 : 4)>
+          int Stages = 2, int Groups = (Vt / 16 < 4 ? Vt / 16 : 4),
+          bool FirstVersion = false>
 struct Config {
   using Element = __nv_bfloat16;
   static constexpr int kKeyHeads = H, kValueHeads = HV, kHeadDimK = D,
                        kHeadDimV = D, kValueTile = Vt;
   static constexpr bool kHasInitialState = Initial, kHasFinalState = Final;
   static constexpr int kScanStages = Stages, kScanColumnGroups = Groups;
+  // FirstVersion: the layouts of commit 023b9b4 (transposed scan B tiles,
+  // the prepare kernel's L apart from Q and K), for comparison.
+  static constexpr bool kScanRowMajorTiles = !FirstVersion,
+                        kPrepareSharedLower = !FirstVersion;
 };
+/// The default scan (V tile 64, two stages, four column groups) with the
+/// first version's layouts.
+template <int H, int HV, int D, bool Initial, bool Final>
+using FirstVersionConfig = Config<H, HV, D, 64, Initial, Final, 2, 4, true>;
 
 //===----------------------------------------------------------------------===//
 // Inputs, generated on the device
@@ -469,6 +478,17 @@ int check() {
       "gqa16x32 2 groups", {130, 0, 1, 65, 300}, {}, 7);
   checkCase<Config<16, 32, 128, 32, true, true, 1>>(
       "gqa16x32 vt32 1-stage", {130, 0, 1, 65, 300}, {}, 8);
+  // V tile 16 (one column group: 128 threads), two stages and one; V tile
+  // 32 in one column group, one stage; the first version's layouts.
+  checkCase<Config<16, 32, 128, 16, true, true>>(
+      "gqa16x32 vt16", {130, 0, 1, 65, 300}, {0, 3, 0, 1, 0}, 11);
+  checkCase<Config<16, 32, 128, 16, true, true, 1>>(
+      "gqa16x32 vt16 1-stage", {130, 0, 1, 65, 300}, {}, 12);
+  checkCase<Config<16, 32, 128, 32, true, true, 1, 1>>(
+      "gqa16x32 vt32 1-stage 1 group", {130, 0, 1, 65, 300}, {}, 13);
+  checkCase<FirstVersionConfig<16, 32, 128, true, true>>(
+      "gqa16x32 first version", {0, 1, 63, 64, 65, 130, 700}, {1, 0, 2, 0, 0,
+      3, 0}, 14);
   // The other benchmarked configurations (MHA: one value head per block in
   // the prepare kernel; groups of four value heads).
   checkCase<Config<32, 32, 128, 64, true, true>>("mha32", {100, 64, 1, 0}, {},
@@ -575,10 +595,21 @@ int bench(int iterations) {
   using Vt64OneStage = Config<16, 32, 128, 64, true, true, 1>;
   using Vt32OneStage = Config<16, 32, 128, 32, true, true, 1>;
   using Vt64TwoGroups = Config<16, 32, 128, 64, true, true, 2, 2>;
+  using Vt16 = Config<16, 32, 128, 16, true, true>;
+  using Vt16OneStage = Config<16, 32, 128, 16, true, true, 1>;
+  using Vt32OneStageOneGroup = Config<16, 32, 128, 32, true, true, 1, 1>;
+  using FirstVersion = FirstVersionConfig<16, 32, 128, true, true>;
   const std::vector<std::vector<int>> mixes = {
       {8192, 8192, 8192, 8192}, {32768}, {2048, 2048, 2048, 2048}};
   for (const auto &lengths : mixes) {
     const double floorUs = lengths.size() == 4 && lengths[0] == 2048 ? 61 : 243;
+    benchCase<FirstVersion>("gqa16x32 firstver", lengths, iterations,
+                            floorUs);
+    benchCase<Vt16>("gqa16x32 vt16", lengths, iterations, floorUs);
+    benchCase<Vt16OneStage>("gqa16x32 vt16 1stage", lengths, iterations,
+                            floorUs);
+    benchCase<Vt32OneStageOneGroup>("gqa16x32 vt32 1st 1g", lengths,
+                                    iterations, floorUs);
     benchCase<Vt32>("gqa16x32 vt32", lengths, iterations, floorUs);
     benchCase<Vt64OneStage>("gqa16x32 1stage", lengths, iterations, floorUs);
     benchCase<Vt32OneStage>("gqa16x32 vt32 1stage", lengths, iterations,
