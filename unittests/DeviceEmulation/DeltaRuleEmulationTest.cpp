@@ -609,6 +609,16 @@ TEST(DeltaRuleEmulation, RowMajorTilesOddColumnTiles) {
   checkAgainstFirstVersion<C>({65, 0, 130, 1}, {0, 2, 1, 0}, 12);
 }
 
+TEST(DeltaRuleEmulation, WholeValueTile) {
+  // K = V = 128 in one V tile: four column groups of 32 columns (four n
+  // tiles per warp), the GPU's one-wave configuration for 4 x 8192.
+  using C = Config<1, 1, 128, 128, true, true>;
+  static_assert(DeltaRuleShape<C>::kScanThreads == 512 &&
+                    DeltaRuleShape<C>::kColumnTiles == 4,
+                "512 threads, 4 n tiles per warp");
+  checkPack<C>({0, 1, 63, 64, 65, 130}, {1, 0, 2, 0, 3, 1}, 13, true);
+}
+
 TEST(DeltaRuleEmulation, InvalidPackingGivesNaN) {
   using C = Config<1, 2, 64, 32, true, true>;
   std::mt19937 random(6);

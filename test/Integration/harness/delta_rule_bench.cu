@@ -455,6 +455,29 @@ void checkCase(const char *name, std::vector<int> lengths,
   p.release();
 }
 
+/// Two configurations that round in the same places (the layout knobs, V
+/// tiles and stage counts change no arithmetic) give the same bits.
+template <class A, class B>
+void checkSameBits(const char *name, std::vector<int> lengths,
+                   std::vector<int> padding, uint32_t seed) {
+  Problem p = makeProblem(A::kKeyHeads, A::kValueHeads, A::kHeadDimK,
+                          std::move(lengths), std::move(padding), seed);
+  run<A>(p, 0);
+  CUDA_OK(cudaDeviceSynchronize());
+  const std::vector<__nv_bfloat16> oA = download(p.o, p.vCount());
+  const std::vector<float> finalA = download(p.final, p.stateCount());
+  CUDA_OK(cudaMemset(p.o, 0xff, p.vCount() * 2));
+  CUDA_OK(cudaMemset(p.final, 0xff, p.stateCount() * 4));
+  run<B>(p, 0);
+  CUDA_OK(cudaDeviceSynchronize());
+  const std::vector<__nv_bfloat16> oB = download(p.o, p.vCount());
+  const std::vector<float> finalB = download(p.final, p.stateCount());
+  expect(std::memcmp(oA.data(), oB.data(), oA.size() * 2) == 0 &&
+             std::memcmp(finalA.data(), finalB.data(), finalA.size() * 4) == 0,
+         describe(name, p) + ": o and final states bit-identical");
+  p.release();
+}
+
 int check() {
   const std::vector<int> edges = {0, 1, 63, 64, 65, 130};
   // The benchmarked shape (gqa16x32, d = 128, V tile 64) with states.
@@ -486,15 +509,31 @@ int check() {
       "gqa16x32 vt16 1-stage", {130, 0, 1, 65, 300}, {}, 12);
   checkCase<Config<16, 32, 128, 32, true, true, 1, 1>>(
       "gqa16x32 vt32 1-stage 1 group", {130, 0, 1, 65, 300}, {}, 13);
+  // V tile 128 (the whole V: one block per sequence and head, four
+  // column groups of 32 columns).
+  checkCase<Config<16, 32, 128, 128, true, true>>(
+      "gqa16x32 vt128", {0, 1, 63, 64, 65, 130, 700}, {0, 2, 0, 1, 0, 0, 3},
+      15);
   checkCase<FirstVersionConfig<16, 32, 128, true, true>>(
       "gqa16x32 first version", {0, 1, 63, 64, 65, 130, 700}, {1, 0, 2, 0, 0,
       3, 0}, 14);
+  // The layout knobs and the V tile change no rounding: bit-identical.
+  checkSameBits<Config<16, 32, 128, 64, true, true>,
+                FirstVersionConfig<16, 32, 128, true, true>>(
+      "gqa16x32 default == first version", {700, 1, 0, 65}, {0, 2, 1, 0}, 18);
+  checkSameBits<Config<16, 32, 128, 64, true, true>,
+                Config<16, 32, 128, 128, true, true>>(
+      "gqa16x32 vt64 == vt128", {700, 1, 0, 65}, {0, 2, 1, 0}, 19);
   // The other benchmarked configurations (MHA: one value head per block in
   // the prepare kernel; groups of four value heads).
   checkCase<Config<32, 32, 128, 64, true, true>>("mha32", {100, 64, 1, 0}, {},
                                                  9);
   checkCase<Config<16, 64, 128, 64, true, true>>("gqa16x64", {130, 65, 0},
                                                  {1, 0, 2}, 10);
+  checkCase<Config<32, 32, 128, 128, true, true>>("mha32 vt128",
+                                                  {100, 64, 1, 0}, {}, 16);
+  checkCase<Config<16, 64, 128, 128, true, true>>(
+      "gqa16x64 vt128", {130, 65, 0}, {1, 0, 2}, 17);
   return failures;
 }
 
@@ -589,6 +628,11 @@ int bench(int iterations) {
   benchCase<Gqa16x32>("gqa16x32", {2048, 2048, 2048, 2048}, iterations, 61);
   benchCase<Mha32>("mha32", {8192, 8192, 8192, 8192}, iterations, 251);
   benchCase<Gqa16x64>("gqa16x64", {8192, 8192, 8192, 8192}, iterations, 486);
+  // V tile 128 (one block per sequence and head) on the other shapes.
+  benchCase<Config<32, 32, 128, 128, true, true>>(
+      "mha32 vt128", {8192, 8192, 8192, 8192}, iterations, 251);
+  benchCase<Config<16, 64, 128, 128, true, true>>(
+      "gqa16x64 vt128", {8192, 8192, 8192, 8192}, iterations, 486);
   // Scan variants on gqa16x32, to choose the default: V tile 32 (twice the
   // blocks), one stage (two blocks per SM), two column groups (256 threads).
   using Vt32 = Config<16, 32, 128, 32, true, true>;
@@ -596,6 +640,7 @@ int bench(int iterations) {
   using Vt32OneStage = Config<16, 32, 128, 32, true, true, 1>;
   using Vt64TwoGroups = Config<16, 32, 128, 64, true, true, 2, 2>;
   using Vt16 = Config<16, 32, 128, 16, true, true>;
+  using Vt128 = Config<16, 32, 128, 128, true, true>;
   using Vt16OneStage = Config<16, 32, 128, 16, true, true, 1>;
   using Vt32OneStageOneGroup = Config<16, 32, 128, 32, true, true, 1, 1>;
   using FirstVersion = FirstVersionConfig<16, 32, 128, true, true>;
@@ -605,6 +650,7 @@ int bench(int iterations) {
     const double floorUs = lengths.size() == 4 && lengths[0] == 2048 ? 61 : 243;
     benchCase<FirstVersion>("gqa16x32 firstver", lengths, iterations,
                             floorUs);
+    benchCase<Vt128>("gqa16x32 vt128", lengths, iterations, floorUs);
     benchCase<Vt16>("gqa16x32 vt16", lengths, iterations, floorUs);
     benchCase<Vt16OneStage>("gqa16x32 vt16 1stage", lengths, iterations,
                             floorUs);

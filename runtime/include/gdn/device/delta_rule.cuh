@@ -177,8 +177,10 @@ template <class Config> struct DeltaRuleShape {
                                                           : kPrepareQKEnd;
   static constexpr size_t kPrepareG =
       kPrepareSharedLower ? kPrepareQKEnd : kPrepareL + kPrepareLowerBytes;
-  // Blocks per SM the launch bounds ask for (the register cap follows).
-  static constexpr int kPrepareBlocksPerSM = kPrepareSharedLower ? 4 : 2;
+  // Blocks per SM the launch bounds ask for (the register cap follows);
+  // without the shared L, no request (as in the first version: shared
+  // memory allows two).
+  static constexpr int kPrepareBlocksPerSM = kPrepareSharedLower ? 4 : 1;
   static constexpr size_t kPrepareBeta = kPrepareG + kPrepareHeads * 4 * kChunk;
   static constexpr size_t kPrepareTile =
       kPrepareBeta + kPrepareHeads * 4 * kChunk;
@@ -481,6 +483,14 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads,
   storeTiles(args.workspace.transform);
 }
 
+/// The float value of bf16 bits (exact).
+__device__ __forceinline__ float bf16BitsToFloat(uint32_t bits) {
+  const uint32_t word = bits << 16;
+  float value;
+  memcpy(&value, &word, 4);
+  return value;
+}
+
 /// Stores one accumulator tile's four values of this lane (v[e] at row
 /// `row` + 8 (e / 2), column `column` + e % 2, i.e. row and column of
 /// element 0) into a B-operand tile of the scan, bf16 rounded to nearest:
@@ -709,13 +719,20 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
       rowDecay[half] = decay(gate[row0 + accumulatorRow(lane, 2 * half)]);
 #pragma unroll
     for (int n = 0; n < S::kColumnTiles; ++n) {
+      // V's two adjacent columns of each row as one 32-bit load.
+      float value[4];
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int row = row0 + accumulatorRow(lane, 2 * half);
+        const int column = columnBase + 8 * n + accumulatorColumn(lane, 0);
+        const uint32_t pair = loadPair(vs + row * S::kLdV + column);
+        value[2 * half] = bf16BitsToFloat(pair & 0xffffu);
+        value[2 * half + 1] = bf16BitsToFloat(pair >> 16);
+      }
       float residual[4];
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const int row = row0 + accumulatorRow(lane, e);
-        const int column = columnBase + 8 * n + accumulatorColumn(lane, e);
-        residual[e] = __bfloat162float(vs[row * S::kLdV + column]) -
-                      rowDecay[e / 2] * ksAcc[n].c[e];
+        residual[e] = value[e] - rowDecay[e / 2] * ksAcc[n].c[e];
         out[n].c[e] *= rowDecay[e / 2];
       }
       storeTileB<S::kRowMajorTiles>(
