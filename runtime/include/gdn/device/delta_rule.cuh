@@ -29,7 +29,9 @@
 //    W = M diag(exp(G)) K and U = M V are never formed, so the workspace
 //    holds two 64 x 64 tiles per chunk instead of two 64 x d ones.
 //    The next chunk's Q, K, V, M, P, G stream into a second stage of shared
-//    memory (cp.async) while the current one is computed.
+//    memory (cp.async) while the current one is computed. The B operands
+//    the warps exchange (bf16 S, R, Vnew, decayed Vnew) are row-major in
+//    shared memory: pair stores from the accumulators, ldmatrix.trans loads.
 //
 // Rows of a partial last chunk past the sequence end are zero in Q, K, V
 // and M, and have G = G_last, so they add nothing to S and their outputs
@@ -187,8 +189,8 @@ template <class Config> struct DeltaRuleShape {
   static constexpr size_t kPrepareBytes =
       kPrepareTile + kPrepareHeads * 2 * kChunk * kLdC;
 
-  // Scan kernel: kScanStages stages of {Q, K, V tile, M, P, G}, then S^T, R^T,
-  // Vnew^T and the decayed Vnew^T (the B operands of the chunk's products).
+  // Scan kernel: kScanStages stages of {Q, K, V tile, M, P, G}, then S, R,
+  // Vnew and the decayed Vnew (the B operands of the chunk's products).
   static constexpr size_t kStageQ = 0;
   static constexpr size_t kStageK = kStageQ + 2 * kChunk * kLdK;
   static constexpr size_t kStageV = kStageK + 2 * kChunk * kLdK;
@@ -661,7 +663,7 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
       fetch(c);
       commitAsyncCopies();
     }
-    // S^T in bf16: the B operand of K S and Q S (its readers in chunk c - 1
+    // S in bf16: the B operand of K S and Q S (its readers in chunk c - 1
     // passed two barriers since).
 #pragma unroll
     for (int m = 0; m < S::kStateTiles; ++m)
@@ -671,7 +673,7 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
             stateT, S::kLdState, stateRow0 + 16 * m + accumulatorRow(lane, 0),
             columnBase + 8 * n + accumulatorColumn(lane, 0), state[m][n].c);
     waitAsyncCopies<0>(); // chunk c, the only group in flight
-    // Chunk c has landed, S^T is whole, and every warp is done with chunk
+    // Chunk c has landed, S is whole, and every warp is done with chunk
     // c - 1, whose stage the next fetch overwrites (two stages).
     __syncthreads();
     if (S::kScanStages == 2) {
@@ -712,7 +714,7 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
         mma16816(out[n], aq, b[n]);
       }
     }
-    // R = V - exp(G) K S (to shared, transposed); O starts as exp(G) Q S.
+    // R = V - exp(G) K S (to shared); O starts as exp(G) Q S.
     float rowDecay[2];
 #pragma unroll
     for (int half = 0; half < 2; ++half)
