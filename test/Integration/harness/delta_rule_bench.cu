@@ -501,6 +501,9 @@ int check() {
       "gqa16x32 2 groups", {130, 0, 1, 65, 300}, {}, 7);
   checkCase<Config<16, 32, 128, 32, true, true, 1>>(
       "gqa16x32 vt32 1-stage", {130, 0, 1, 65, 300}, {}, 8);
+  // V tile 32, two stages (timed on gqa16x32 since the first version).
+  checkCase<Config<16, 32, 128, 32, true, true>>(
+      "gqa16x32 vt32", {130, 0, 1, 65, 300}, {1, 0, 0, 2, 0}, 20);
   // V tile 16 (one column group: 128 threads), two stages and one; V tile
   // 32 in one column group, one stage; the first version's layouts.
   checkCase<Config<16, 32, 128, 16, true, true>>(
