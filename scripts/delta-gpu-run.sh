@@ -38,7 +38,7 @@ if "$nvcc" "${ccbin[@]}" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a \
          config = name; sub(/.*ConfigI/, "", config); sub(/EEEE.*/, "", config)
          gsub(/Li/, " ", config); gsub(/Lb/, " ", config); gsub(/E/, "", config)
          regs = $0; sub(/.*Used /, "", regs); sub(/ registers.*/, "", regs)
-         printf "ptxas %s <H HV d Vt init final stages groups> =%s: %s registers, %s\n", kernel, config, regs, spills
+         printf "ptxas %s <H HV d Vt init final stages groups firstversion> =%s: %s registers, %s\n", kernel, config, regs, spills
        }' "$work/build.log" | sort -u
 else
   cat "$work/build.log"

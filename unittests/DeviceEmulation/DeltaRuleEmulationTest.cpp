@@ -351,6 +351,17 @@ struct SingleStageConfig : Config<H, HV, D, Vt, Initial, Final> {
   static constexpr int kScanStages = 1, kScanColumnGroups = Groups;
 };
 
+/// The first version's layouts: transposed scan B tiles, the prepare
+/// kernel's L apart from Q and K.
+template <class Base> struct FirstVersionConfig : Base {
+  static constexpr bool kScanRowMajorTiles = false,
+                        kPrepareSharedLower = false;
+};
+
+template <class Base> struct TwoGroupConfig : Base {
+  static constexpr int kScanColumnGroups = 2;
+};
+
 struct KernelResult {
   std::vector<float> o, final;
 };
@@ -550,6 +561,62 @@ TEST(DeltaRuleEmulation, KeyAndValueDimsDiffer) {
   checkPack<Config<1, 2, 64, 64, true, true, 128>>({65, 0, 3}, {1, 0, 2}, 8,
                                                    false);
   checkPack<Config<1, 1, 128, 64, true, true, 64>>({65, 0, 3}, {}, 9, false);
+}
+
+/// `C` against the recurrence (edge lengths, padding, packed == alone) and
+/// bit for bit against its first-version layouts (same roundings, so the
+/// same bits).
+template <class C>
+void checkAgainstFirstVersion(std::vector<int> lengths,
+                              std::vector<int> padding, unsigned seed) {
+  using S = DeltaRuleShape<C>;
+  using Old = FirstVersionConfig<C>;
+  static_assert(S::kRowMajorTiles && !DeltaRuleShape<Old>::kRowMajorTiles &&
+                    !DeltaRuleShape<Old>::kPrepareSharedLower,
+                "the knobs select the two versions");
+  checkPack<C>(lengths, padding, seed, true);
+  std::mt19937 random(seed);
+  Problem p = makeProblem(C::kKeyHeads, C::kValueHeads, C::kHeadDimK,
+                          C::kHeadDimV, lengths, padding, C::kHasInitialState,
+                          random);
+  const float scale = 1.0f / std::sqrt(float(C::kHeadDimK));
+  const KernelResult now = runKernels<C>(p, scale);
+  const KernelResult before = runKernels<Old>(p, scale);
+  ASSERT_EQ(now.o.size(), before.o.size());
+  EXPECT_EQ(0, std::memcmp(now.o.data(), before.o.data(),
+                           sizeof(float) * now.o.size()))
+      << "output differs from the first-version layouts";
+  EXPECT_EQ(0, std::memcmp(now.final.data(), before.final.data(),
+                           sizeof(float) * now.final.size()))
+      << "final state differs from the first-version layouts";
+}
+
+TEST(DeltaRuleEmulation, RowMajorTilesAndSharedLower) {
+  // K = 128 with a GQA pair per prepare block: L over Q and K (the case
+  // that needs the added barrier); V tile 32 in two column groups (two n
+  // tiles per warp: the paired ldmatrix.trans).
+  using C = Config<1, 2, 128, 32, true, true>;
+  static_assert(DeltaRuleShape<C>::kPrepareSharedLower, "L over Q and K");
+  checkAgainstFirstVersion<C>({0, 1, 63, 64, 65, 130}, {1, 0, 2, 0, 3, 1}, 11);
+}
+
+TEST(DeltaRuleEmulation, RowMajorTilesOddColumnTiles) {
+  // V tile 16 in two column groups: one n tile per warp (the plain-load
+  // path of loadBRowMajor), final state only; K = 64 with a pair keeps L
+  // apart (it does not fit over Q and K).
+  using C = TwoGroupConfig<Config<1, 2, 64, 16, false, true>>;
+  static_assert(!DeltaRuleShape<C>::kPrepareSharedLower, "L apart");
+  checkAgainstFirstVersion<C>({65, 0, 130, 1}, {0, 2, 1, 0}, 12);
+}
+
+TEST(DeltaRuleEmulation, WholeValueTile) {
+  // K = V = 128 in one V tile: four column groups of 32 columns (four n
+  // tiles per warp), the GPU's one-wave configuration for 4 x 8192.
+  using C = Config<1, 1, 128, 128, true, true>;
+  static_assert(DeltaRuleShape<C>::kScanThreads == 512 &&
+                    DeltaRuleShape<C>::kColumnTiles == 4,
+                "512 threads, 4 n tiles per warp");
+  checkPack<C>({0, 1, 63, 64, 65, 130}, {1, 0, 2, 0, 3, 1}, 13, true);
 }
 
 TEST(DeltaRuleEmulation, InvalidPackingGivesNaN) {

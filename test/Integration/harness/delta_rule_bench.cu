@@ -67,14 +67,23 @@ void expect(bool ok, const std::string &what) {
 }
 
 template <int H, int HV, int D, int Vt, bool Initial, bool Final,
-          int Stages = 2, int Groups = (Vt / 16 < 4 ? Vt / 16 : 4)>
+          int Stages = 2, int Groups = (Vt / 16 < 4 ? Vt / 16 : 4),
+          bool FirstVersion = false>
 struct Config {
   using Element = __nv_bfloat16;
   static constexpr int kKeyHeads = H, kValueHeads = HV, kHeadDimK = D,
                        kHeadDimV = D, kValueTile = Vt;
   static constexpr bool kHasInitialState = Initial, kHasFinalState = Final;
   static constexpr int kScanStages = Stages, kScanColumnGroups = Groups;
+  // FirstVersion: the layouts of commit 023b9b4 (transposed scan B tiles,
+  // the prepare kernel's L apart from Q and K), for comparison.
+  static constexpr bool kScanRowMajorTiles = !FirstVersion,
+                        kPrepareSharedLower = !FirstVersion;
 };
+/// The default scan (V tile 64, two stages, four column groups) with the
+/// first version's layouts.
+template <int H, int HV, int D, bool Initial, bool Final>
+using FirstVersionConfig = Config<H, HV, D, 64, Initial, Final, 2, 4, true>;
 
 //===----------------------------------------------------------------------===//
 // Inputs, generated on the device
@@ -446,6 +455,29 @@ void checkCase(const char *name, std::vector<int> lengths,
   p.release();
 }
 
+/// Two configurations that round in the same places (the layout knobs, V
+/// tiles and stage counts change no arithmetic) give the same bits.
+template <class A, class B>
+void checkSameBits(const char *name, std::vector<int> lengths,
+                   std::vector<int> padding, uint32_t seed) {
+  Problem p = makeProblem(A::kKeyHeads, A::kValueHeads, A::kHeadDimK,
+                          std::move(lengths), std::move(padding), seed);
+  run<A>(p, 0);
+  CUDA_OK(cudaDeviceSynchronize());
+  const std::vector<__nv_bfloat16> oA = download(p.o, p.vCount());
+  const std::vector<float> finalA = download(p.final, p.stateCount());
+  CUDA_OK(cudaMemset(p.o, 0xff, p.vCount() * 2));
+  CUDA_OK(cudaMemset(p.final, 0xff, p.stateCount() * 4));
+  run<B>(p, 0);
+  CUDA_OK(cudaDeviceSynchronize());
+  const std::vector<__nv_bfloat16> oB = download(p.o, p.vCount());
+  const std::vector<float> finalB = download(p.final, p.stateCount());
+  expect(std::memcmp(oA.data(), oB.data(), oA.size() * 2) == 0 &&
+             std::memcmp(finalA.data(), finalB.data(), finalA.size() * 4) == 0,
+         describe(name, p) + ": o and final states bit-identical");
+  p.release();
+}
+
 int check() {
   const std::vector<int> edges = {0, 1, 63, 64, 65, 130};
   // The benchmarked shape (gqa16x32, d = 128, V tile 64) with states.
@@ -469,12 +501,42 @@ int check() {
       "gqa16x32 2 groups", {130, 0, 1, 65, 300}, {}, 7);
   checkCase<Config<16, 32, 128, 32, true, true, 1>>(
       "gqa16x32 vt32 1-stage", {130, 0, 1, 65, 300}, {}, 8);
+  // V tile 32, two stages (timed on gqa16x32 since the first version).
+  checkCase<Config<16, 32, 128, 32, true, true>>(
+      "gqa16x32 vt32", {130, 0, 1, 65, 300}, {1, 0, 0, 2, 0}, 20);
+  // V tile 16 (one column group: 128 threads), two stages and one; V tile
+  // 32 in one column group, one stage; the first version's layouts.
+  checkCase<Config<16, 32, 128, 16, true, true>>(
+      "gqa16x32 vt16", {130, 0, 1, 65, 300}, {0, 3, 0, 1, 0}, 11);
+  checkCase<Config<16, 32, 128, 16, true, true, 1>>(
+      "gqa16x32 vt16 1-stage", {130, 0, 1, 65, 300}, {}, 12);
+  checkCase<Config<16, 32, 128, 32, true, true, 1, 1>>(
+      "gqa16x32 vt32 1-stage 1 group", {130, 0, 1, 65, 300}, {}, 13);
+  // V tile 128 (the whole V: one block per sequence and head, four
+  // column groups of 32 columns).
+  checkCase<Config<16, 32, 128, 128, true, true>>(
+      "gqa16x32 vt128", {0, 1, 63, 64, 65, 130, 700}, {0, 2, 0, 1, 0, 0, 3},
+      15);
+  checkCase<FirstVersionConfig<16, 32, 128, true, true>>(
+      "gqa16x32 first version", {0, 1, 63, 64, 65, 130, 700}, {1, 0, 2, 0, 0,
+      3, 0}, 14);
+  // The layout knobs and the V tile change no rounding: bit-identical.
+  checkSameBits<Config<16, 32, 128, 64, true, true>,
+                FirstVersionConfig<16, 32, 128, true, true>>(
+      "gqa16x32 default == first version", {700, 1, 0, 65}, {0, 2, 1, 0}, 18);
+  checkSameBits<Config<16, 32, 128, 64, true, true>,
+                Config<16, 32, 128, 128, true, true>>(
+      "gqa16x32 vt64 == vt128", {700, 1, 0, 65}, {0, 2, 1, 0}, 19);
   // The other benchmarked configurations (MHA: one value head per block in
   // the prepare kernel; groups of four value heads).
   checkCase<Config<32, 32, 128, 64, true, true>>("mha32", {100, 64, 1, 0}, {},
                                                  9);
   checkCase<Config<16, 64, 128, 64, true, true>>("gqa16x64", {130, 65, 0},
                                                  {1, 0, 2}, 10);
+  checkCase<Config<32, 32, 128, 128, true, true>>("mha32 vt128",
+                                                  {100, 64, 1, 0}, {}, 16);
+  checkCase<Config<16, 64, 128, 128, true, true>>(
+      "gqa16x64 vt128", {130, 65, 0}, {1, 0, 2}, 17);
   return failures;
 }
 
@@ -569,16 +631,34 @@ int bench(int iterations) {
   benchCase<Gqa16x32>("gqa16x32", {2048, 2048, 2048, 2048}, iterations, 61);
   benchCase<Mha32>("mha32", {8192, 8192, 8192, 8192}, iterations, 251);
   benchCase<Gqa16x64>("gqa16x64", {8192, 8192, 8192, 8192}, iterations, 486);
+  // V tile 128 (one block per sequence and head) on the other shapes.
+  benchCase<Config<32, 32, 128, 128, true, true>>(
+      "mha32 vt128", {8192, 8192, 8192, 8192}, iterations, 251);
+  benchCase<Config<16, 64, 128, 128, true, true>>(
+      "gqa16x64 vt128", {8192, 8192, 8192, 8192}, iterations, 486);
   // Scan variants on gqa16x32, to choose the default: V tile 32 (twice the
   // blocks), one stage (two blocks per SM), two column groups (256 threads).
   using Vt32 = Config<16, 32, 128, 32, true, true>;
   using Vt64OneStage = Config<16, 32, 128, 64, true, true, 1>;
   using Vt32OneStage = Config<16, 32, 128, 32, true, true, 1>;
   using Vt64TwoGroups = Config<16, 32, 128, 64, true, true, 2, 2>;
+  using Vt16 = Config<16, 32, 128, 16, true, true>;
+  using Vt128 = Config<16, 32, 128, 128, true, true>;
+  using Vt16OneStage = Config<16, 32, 128, 16, true, true, 1>;
+  using Vt32OneStageOneGroup = Config<16, 32, 128, 32, true, true, 1, 1>;
+  using FirstVersion = FirstVersionConfig<16, 32, 128, true, true>;
   const std::vector<std::vector<int>> mixes = {
       {8192, 8192, 8192, 8192}, {32768}, {2048, 2048, 2048, 2048}};
   for (const auto &lengths : mixes) {
     const double floorUs = lengths.size() == 4 && lengths[0] == 2048 ? 61 : 243;
+    benchCase<FirstVersion>("gqa16x32 firstver", lengths, iterations,
+                            floorUs);
+    benchCase<Vt128>("gqa16x32 vt128", lengths, iterations, floorUs);
+    benchCase<Vt16>("gqa16x32 vt16", lengths, iterations, floorUs);
+    benchCase<Vt16OneStage>("gqa16x32 vt16 1stage", lengths, iterations,
+                            floorUs);
+    benchCase<Vt32OneStageOneGroup>("gqa16x32 vt32 1st 1g", lengths,
+                                    iterations, floorUs);
     benchCase<Vt32>("gqa16x32 vt32", lengths, iterations, floorUs);
     benchCase<Vt64OneStage>("gqa16x32 1stage", lengths, iterations, floorUs);
     benchCase<Vt32OneStage>("gqa16x32 vt32 1stage", lengths, iterations,

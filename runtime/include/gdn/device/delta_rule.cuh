@@ -29,7 +29,9 @@
 //    W = M diag(exp(G)) K and U = M V are never formed, so the workspace
 //    holds two 64 x 64 tiles per chunk instead of two 64 x d ones.
 //    The next chunk's Q, K, V, M, P, G stream into a second stage of shared
-//    memory (cp.async) while the current one is computed.
+//    memory (cp.async) while the current one is computed. The B operands
+//    the warps exchange (bf16 S, R, Vnew, decayed Vnew) are row-major in
+//    shared memory: pair stores from the accumulators, ldmatrix.trans loads.
 //
 // Rows of a partial last chunk past the sequence end are zero in Q, K, V
 // and M, and have G = G_last, so they add nothing to S and their outputs
@@ -86,6 +88,29 @@ template <class C>
 struct ScanColumnGroupsOf<C, std::void_t<decltype(C::kScanColumnGroups)>> {
   static constexpr int value = C::kScanColumnGroups;
 };
+/// - kScanRowMajorTiles: true (default) keeps the scan's B operands (S, R,
+///   Vnew, decayed Vnew) row-major ([k][n]): accumulators store them as
+///   bf16 pairs (one conversion and one 32-bit store per two values) and
+///   ldmatrix.trans reads them; false keeps the transposed tiles of the
+///   first version (one 16-bit store per value).
+template <class C, class = void> struct ScanRowMajorTilesOf {
+  static constexpr bool value = true;
+};
+template <class C>
+struct ScanRowMajorTilesOf<C, std::void_t<decltype(C::kScanRowMajorTiles)>> {
+  static constexpr bool value = C::kScanRowMajorTiles;
+};
+/// - kPrepareSharedLower: true (default) puts the prepare kernel's fp32 L
+///   over its Q and K tiles (dead once K K^T and Q K^T are in registers):
+///   53 KiB instead of 87 KiB of shared memory, four blocks per SM instead
+///   of two; false keeps the separate L of the first version.
+template <class C, class = void> struct PrepareSharedLowerOf {
+  static constexpr bool value = true;
+};
+template <class C>
+struct PrepareSharedLowerOf<C, std::void_t<decltype(C::kPrepareSharedLower)>> {
+  static constexpr bool value = C::kPrepareSharedLower;
+};
 
 /// Sizes and shared-memory layout of the two kernels for one Config
 /// (Element, kKeyHeads, kValueHeads, kHeadDimK, kHeadDimV, kValueTile,
@@ -141,19 +166,31 @@ template <class Config> struct DeltaRuleShape {
   // Q K^T are computed once for both and the two inverses run side by side.
   static constexpr int kPrepareHeads = (kHV / kH) % 2 == 0 ? 2 : 1;
   // Q, K tiles, then per value head L (fp32), G, beta, a bf16 staging tile.
+  // With kPrepareSharedLower, L lies over Q and K (written only after a
+  // barrier that follows the last read of Q and K).
+  // (Only where it fits: K = 64 with two heads keeps L apart.)
   static constexpr size_t kPrepareQ = 0;
   static constexpr size_t kPrepareK = kPrepareQ + 2 * kChunk * kLdK;
-  static constexpr size_t kPrepareL = kPrepareK + 2 * kChunk * kLdK;
+  static constexpr size_t kPrepareLowerBytes = kPrepareHeads * 4 * kChunk * kLdL;
+  static constexpr size_t kPrepareQKEnd = kPrepareK + 2 * kChunk * kLdK;
+  static constexpr bool kPrepareSharedLower =
+      PrepareSharedLowerOf<Config>::value && kPrepareLowerBytes <= kPrepareQKEnd;
+  static constexpr size_t kPrepareL = kPrepareSharedLower ? kPrepareQ
+                                                          : kPrepareQKEnd;
   static constexpr size_t kPrepareG =
-      kPrepareL + kPrepareHeads * 4 * kChunk * kLdL;
+      kPrepareSharedLower ? kPrepareQKEnd : kPrepareL + kPrepareLowerBytes;
+  // Blocks per SM the launch bounds ask for (the register cap follows);
+  // without the shared L, no request (as in the first version: shared
+  // memory allows two).
+  static constexpr int kPrepareBlocksPerSM = kPrepareSharedLower ? 4 : 1;
   static constexpr size_t kPrepareBeta = kPrepareG + kPrepareHeads * 4 * kChunk;
   static constexpr size_t kPrepareTile =
       kPrepareBeta + kPrepareHeads * 4 * kChunk;
   static constexpr size_t kPrepareBytes =
       kPrepareTile + kPrepareHeads * 2 * kChunk * kLdC;
 
-  // Scan kernel: kScanStages stages of {Q, K, V tile, M, P, G}, then S^T, R^T,
-  // Vnew^T and the decayed Vnew^T (the B operands of the chunk's products).
+  // Scan kernel: kScanStages stages of {Q, K, V tile, M, P, G}, then S, R,
+  // Vnew and the decayed Vnew (the B operands of the chunk's products).
   static constexpr size_t kStageQ = 0;
   static constexpr size_t kStageK = kStageQ + 2 * kChunk * kLdK;
   static constexpr size_t kStageV = kStageK + 2 * kChunk * kLdK;
@@ -161,11 +198,19 @@ template <class Config> struct DeltaRuleShape {
   static constexpr size_t kStageP = kStageM + 2 * kChunk * kLdC;
   static constexpr size_t kStageG = kStageP + 2 * kChunk * kLdC;
   static constexpr size_t kStageBytes = kStageG + 4 * kChunk;
+  // Row-major B tiles: S as [K][Vt], the others as [64][Vt] (row stride
+  // kLdV); transposed ones: S^T as [Vt][K], the others as [Vt][64].
+  static constexpr bool kRowMajorTiles = ScanRowMajorTilesOf<Config>::value;
+  static constexpr int kLdState = kRowMajorTiles ? kLdV : kLdK;
+  static constexpr int kLdChunkB = kRowMajorTiles ? kLdV : kLdC;
   static constexpr size_t kScanStateT = kScanStages * kStageBytes;
-  static constexpr size_t kScanR = kScanStateT + 2 * kVt * kLdK;
-  static constexpr size_t kScanNew = kScanR + 2 * kVt * kLdC;
-  static constexpr size_t kScanNewDecayed = kScanNew + 2 * kVt * kLdC;
-  static constexpr size_t kScanBytes = kScanNewDecayed + 2 * kVt * kLdC;
+  static constexpr size_t kScanR =
+      kScanStateT + 2 * (kRowMajorTiles ? kK * kLdV : kVt * kLdK);
+  static constexpr size_t kScanChunkB =
+      2 * (kRowMajorTiles ? kChunk * kLdV : kVt * kLdC);
+  static constexpr size_t kScanNew = kScanR + kScanChunkB;
+  static constexpr size_t kScanNewDecayed = kScanNew + kScanChunkB;
+  static constexpr size_t kScanBytes = kScanNewDecayed + kScanChunkB;
   static_assert(kStageBytes % 16 == 0 && kPrepareBytes % 16 == 0,
                 "shared tiles must stay 16-byte aligned");
   static_assert(kScanBytes <= 227 * 1024,
@@ -275,7 +320,8 @@ __device__ __forceinline__ void stageRows(__nv_bfloat16 *tile, int ld,
 }
 
 template <class Config>
-__global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads)
+__global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads,
+                                  DeltaRuleShape<Config>::kPrepareBlocksPerSM)
     deltaChunkPrepareKernel(DeltaRuleArgs<Config> args) {
   using S = DeltaRuleShape<Config>;
   using Element = typename Config::Element;
@@ -356,6 +402,8 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads)
       mma16816(qk[n], aq, b[n]);
     }
   }
+  if (S::kPrepareSharedLower)
+    __syncthreads(); // every warp is done with Q and K: L overwrites them
   // Gates, beta and masks per value head. exp(G_i - G_j) is evaluated only
   // where j <= i (there it is <= 1; above the diagonal it could overflow).
 #pragma unroll
@@ -435,6 +483,49 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads)
   }
   __syncthreads();
   storeTiles(args.workspace.transform);
+}
+
+/// The float value of bf16 bits (exact).
+__device__ __forceinline__ float bf16BitsToFloat(uint32_t bits) {
+  const uint32_t word = bits << 16;
+  float value;
+  memcpy(&value, &word, 4);
+  return value;
+}
+
+/// Stores one accumulator tile's four values of this lane (v[e] at row
+/// `row` + 8 (e / 2), column `column` + e % 2, i.e. row and column of
+/// element 0) into a B-operand tile of the scan, bf16 rounded to nearest:
+/// row-major ([k][n], two 32-bit pair stores) or transposed ([n][k], four
+/// 16-bit stores). Both hold the same values, so both paths compute the
+/// same bits.
+template <bool kRowMajor>
+__device__ __forceinline__ void storeTileB(__nv_bfloat16 *tile, int ld,
+                                           int row, int column,
+                                           const float (&v)[4]) {
+  if (kRowMajor) {
+    *reinterpret_cast<uint32_t *>(tile + row * ld + column) =
+        packBf16(v[0], v[1]);
+    *reinterpret_cast<uint32_t *>(tile + (row + 8) * ld + column) =
+        packBf16(v[2], v[3]);
+  } else {
+    tile[column * ld + row] = __float2bfloat16_rn(v[0]);
+    tile[(column + 1) * ld + row] = __float2bfloat16_rn(v[1]);
+    tile[column * ld + row + 8] = __float2bfloat16_rn(v[2]);
+    tile[(column + 1) * ld + row + 8] = __float2bfloat16_rn(v[3]);
+  }
+}
+
+/// The B fragments of kTiles 16 x 8 tiles at (k0, n0) of a scan B-operand
+/// tile stored as storeTileB stores it.
+template <bool kRowMajor, int kTiles>
+__device__ __forceinline__ void loadTileB(const __nv_bfloat16 *tile, int ld,
+                                          int k0, int n0, int lane,
+                                          FragmentB (&b)[kTiles]) {
+  if (kRowMajor)
+    loadBRowMajor(tile + k0 * ld + n0, ld, lane, b);
+  else
+    loadBTransposed(tile + n0 * ld + k0, ld, lane, b);
 }
 
 /// Block index -> (sequence, value head, V tile), V tiles fastest so that
@@ -572,21 +663,17 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
       fetch(c);
       commitAsyncCopies();
     }
-    // S^T in bf16: the B operand of K S and Q S (its readers in chunk c - 1
+    // S in bf16: the B operand of K S and Q S (its readers in chunk c - 1
     // passed two barriers since).
 #pragma unroll
     for (int m = 0; m < S::kStateTiles; ++m)
 #pragma unroll
       for (int n = 0; n < S::kColumnTiles; ++n)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int row = stateRow0 + 16 * m + accumulatorRow(lane, e);
-          const int column = columnBase + 8 * n + accumulatorColumn(lane, e);
-          stateT[column * S::kLdK + row] =
-              __float2bfloat16_rn(state[m][n].c[e]);
-        }
+        storeTileB<S::kRowMajorTiles>(
+            stateT, S::kLdState, stateRow0 + 16 * m + accumulatorRow(lane, 0),
+            columnBase + 8 * n + accumulatorColumn(lane, 0), state[m][n].c);
     waitAsyncCopies<0>(); // chunk c, the only group in flight
-    // Chunk c has landed, S^T is whole, and every warp is done with chunk
+    // Chunk c has landed, S is whole, and every warp is done with chunk
     // c - 1, whose stage the next fetch overwrites (two stages).
     __syncthreads();
     if (S::kScanStages == 2) {
@@ -619,30 +706,41 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
       const FragmentA aq =
           loadA(qs + row0 * S::kLdK + 16 * step, S::kLdK, lane);
       FragmentB b[S::kColumnTiles];
-      loadBTransposed(stateT + columnBase * S::kLdK + 16 * step, S::kLdK, lane,
-                      b);
+      loadTileB<S::kRowMajorTiles>(stateT, S::kLdState, 16 * step, columnBase,
+                                   lane, b);
 #pragma unroll
       for (int n = 0; n < S::kColumnTiles; ++n) {
         mma16816(ksAcc[n], ak, b[n]);
         mma16816(out[n], aq, b[n]);
       }
     }
-    // R = V - exp(G) K S (to shared, transposed); O starts as exp(G) Q S.
+    // R = V - exp(G) K S (to shared); O starts as exp(G) Q S.
     float rowDecay[2];
 #pragma unroll
     for (int half = 0; half < 2; ++half)
       rowDecay[half] = decay(gate[row0 + accumulatorRow(lane, 2 * half)]);
 #pragma unroll
-    for (int n = 0; n < S::kColumnTiles; ++n)
+    for (int n = 0; n < S::kColumnTiles; ++n) {
+      // V's two adjacent columns of each row as one 32-bit load.
+      float value[4];
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int row = row0 + accumulatorRow(lane, 2 * half);
+        const int column = columnBase + 8 * n + accumulatorColumn(lane, 0);
+        const uint32_t pair = loadPair(vs + row * S::kLdV + column);
+        value[2 * half] = bf16BitsToFloat(pair & 0xffffu);
+        value[2 * half + 1] = bf16BitsToFloat(pair >> 16);
+      }
+      float residual[4];
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const int row = row0 + accumulatorRow(lane, e);
-        const int column = columnBase + 8 * n + accumulatorColumn(lane, e);
-        const float value = __bfloat162float(vs[row * S::kLdV + column]) -
-                            rowDecay[e / 2] * ksAcc[n].c[e];
-        residualT[column * S::kLdC + row] = __float2bfloat16_rn(value);
+        residual[e] = value[e] - rowDecay[e / 2] * ksAcc[n].c[e];
         out[n].c[e] *= rowDecay[e / 2];
       }
+      storeTileB<S::kRowMajorTiles>(
+          residualT, S::kLdChunkB, row0 + accumulatorRow(lane, 0),
+          columnBase + 8 * n + accumulatorColumn(lane, 0), residual);
+    }
     __syncthreads();
 
     // Vnew = M R for this warp's rows; shared twice: as is (the B operand
@@ -655,8 +753,8 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
     for (int step = 0; step < kC / 16; ++step) {
       const FragmentA a = loadA(ms + row0 * S::kLdC + 16 * step, S::kLdC, lane);
       FragmentB b[S::kColumnTiles];
-      loadBTransposed(residualT + columnBase * S::kLdC + 16 * step, S::kLdC,
-                      lane, b);
+      loadTileB<S::kRowMajorTiles>(residualT, S::kLdChunkB, 16 * step,
+                                   columnBase, lane, b);
 #pragma unroll
       for (int n = 0; n < S::kColumnTiles; ++n)
         mma16816(fresh[n], a, b[n]);
@@ -668,15 +766,18 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
       toEnd[half] =
           decay(lastGate - gate[row0 + accumulatorRow(lane, 2 * half)]);
 #pragma unroll
-    for (int n = 0; n < S::kColumnTiles; ++n)
+    for (int n = 0; n < S::kColumnTiles; ++n) {
+      const int row = row0 + accumulatorRow(lane, 0);
+      const int column = columnBase + 8 * n + accumulatorColumn(lane, 0);
+      float decayed[4];
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int row = row0 + accumulatorRow(lane, e);
-        const int column = columnBase + 8 * n + accumulatorColumn(lane, e);
-        newT[column * S::kLdC + row] = __float2bfloat16_rn(fresh[n].c[e]);
-        newDecayedT[column * S::kLdC + row] =
-            __float2bfloat16_rn(fresh[n].c[e] * toEnd[e / 2]);
-      }
+      for (int e = 0; e < 4; ++e)
+        decayed[e] = fresh[n].c[e] * toEnd[e / 2];
+      storeTileB<S::kRowMajorTiles>(newT, S::kLdChunkB, row, column,
+                                    fresh[n].c);
+      storeTileB<S::kRowMajorTiles>(newDecayedT, S::kLdChunkB, row, column,
+                                    decayed);
+    }
     __syncthreads();
 
     // O += P Vnew, then the store of the real rows.
@@ -684,8 +785,8 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
     for (int step = 0; step < kC / 16; ++step) {
       const FragmentA a = loadA(ps + row0 * S::kLdC + 16 * step, S::kLdC, lane);
       FragmentB b[S::kColumnTiles];
-      loadBTransposed(newT + columnBase * S::kLdC + 16 * step, S::kLdC, lane,
-                      b);
+      loadTileB<S::kRowMajorTiles>(newT, S::kLdChunkB, 16 * step, columnBase,
+                                   lane, b);
 #pragma unroll
       for (int n = 0; n < S::kColumnTiles; ++n)
         mma16816(out[n], a, b[n]);
@@ -718,8 +819,8 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
 #pragma unroll
     for (int step = 0; step < kC / 16; ++step) {
       FragmentB b[S::kColumnTiles];
-      loadBTransposed(newDecayedT + columnBase * S::kLdC + 16 * step, S::kLdC,
-                      lane, b);
+      loadTileB<S::kRowMajorTiles>(newDecayedT, S::kLdChunkB, 16 * step,
+                                   columnBase, lane, b);
 #pragma unroll
       for (int m = 0; m < S::kStateTiles; ++m) {
         const FragmentA a = loadATransposed(

@@ -199,6 +199,40 @@ __device__ __forceinline__ void loadBTransposed(const __nv_bfloat16 *tileT,
   }
 }
 
+/// The B fragments of kTiles consecutive 16 x 8 (k x n) tiles of a
+/// row-major [k][n] matrix with row stride `ld`, starting at `tile` (tile j
+/// is columns 8 j .. 8 j + 7). ldmatrix.trans loads two tiles at a time:
+/// matrix i is rows (k) 8 (i & 1), columns (n) 8 (i >> 1) of the pair.
+/// Accumulators store into such a matrix as 32-bit pairs (adjacent
+/// columns), which is why the scan keeps its B operands this way.
+template <int kTiles, bool kLdmatrix = GDN_MMA_LDMATRIX>
+__device__ __forceinline__ void loadBRowMajor(const __nv_bfloat16 *tile,
+                                              int ld, int lane,
+                                              FragmentB (&b)[kTiles]) {
+  if (kLdmatrix && kTiles % 2 == 0) {
+    const int i = lane >> 3;
+    const __nv_bfloat16 *row =
+        tile + ((i & 1) * 8 + (lane & 7)) * ld + (i >> 1) * 8;
+#pragma unroll
+    for (int j = 0; j < kTiles; j += 2) {
+      uint32_t r[4];
+      loadMatrices<true>(r, row + j * 8);
+      b[j].r[0] = r[0];
+      b[j].r[1] = r[1];
+      b[j + 1].r[0] = r[2];
+      b[j + 1].r[1] = r[3];
+    }
+    return;
+  }
+  const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+  for (int j = 0; j < kTiles; ++j) {
+    const __nv_bfloat16 *p = tile + (2 * t) * ld + 8 * j + g;
+    b[j].r[0] = loadStridedPair(p, ld);
+    b[j].r[1] = loadStridedPair(p + 8 * ld, ld);
+  }
+}
+
 /// Row and column (within the 16 x 8 tile) of accumulator element i.
 __device__ __forceinline__ int accumulatorRow(int lane, int i) {
   return (lane >> 2) + (i >= 2 ? 8 : 0);
