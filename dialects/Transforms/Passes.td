@@ -50,7 +50,7 @@ def GdnFuse : Pass<"gdn-fuse"> {
     into a `gdn_kernel.gated_rmsnorm`, and lowers every `gdn.delta_rule`
     the chunked kernel can take (bf16, K and V in {64, 128}) to
     `gdn_kernel.delta_rule`. The kernel ops get the tile chosen by the
-    options (the delta rule: V tile 64, one scan stage);
+    options (the delta rule: the widest V tile, 128 when V is);
     `gdn-select-kernels` revises it. Dataflow that does not match (a conv
     whose output has other users, q/k without their L2 norm, heads that do
     not fill whole 16-byte vectors, an f32 delta rule) is left alone.
@@ -212,14 +212,14 @@ def GdnSelectKernels : Pass<"gdn-select-kernels"> {
     Sets the tile attributes of every `gdn_kernel.delta_rule` from what the
     packing says about the work and from the device, by the rule measured on
     the H200 (docs/performance.md). The scan kernel runs one block per
-    (sequence, value head, V tile): when `N * HV * V / 64` blocks would
-    leave SMs idle (fewer than `sm-count`, e.g. one long sequence), it uses
-    V tiles of 32 with two chunks staged per block (twice the blocks, each
-    hiding its loads); otherwise V tiles of 64 with one chunk staged (two
-    blocks per SM hide each other's loads). N is the packing's static
-    sequence count, else `expected-seqs`; with neither, the many-sequence
-    tile is kept. The choice is the op's attributes, which the emitted
-    kernel's banner comment repeats.
+    (sequence, value head, V tile); the pass picks the widest V tile (128,
+    64, 32) whose `N * HV * V / tile` blocks still fill `sm-count` SMs
+    (within an eighth), with the stage count measured best for it (128: 2,
+    64: 1, 32: 2). Wide tiles read each chunk's shared operands once for
+    more columns; narrow ones make blocks when sequences are few (one long
+    sequence). N is the packing's static sequence count, else
+    `expected-seqs`; with neither, sequences count as many. The choice is
+    the op's attributes, which the emitted kernel's banner repeats.
   }];
   let dependentDialects = ["::mlir::gdn::kernel::GdnKernelDialect"];
   let options = [

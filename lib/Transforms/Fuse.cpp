@@ -195,8 +195,8 @@ struct GdnFusePass : public mlir::gdn::impl::GdnFuseBase<GdnFusePass> {
   }
 
   /// gdn.delta_rule -> gdn_kernel.delta_rule, with the tile measured best
-  /// on many (sequence, head) pairs (docs/performance.md); gdn-select-kernels
-  /// revises it from the packing. Rules the kernel cannot take (not bf16,
+  /// on many (sequence, head) pairs (docs/performance.md: V tile 128, two
+  /// staged chunks); gdn-select-kernels revises it from the packing. Rules the kernel cannot take (not bf16,
   /// head dims other than 64 and 128, token layouts other than a rank's own
   /// contiguous shard) stay as they are.
   void lowerDeltaRule(IRRewriter &rewriter, DeltaRuleOp rule) {
@@ -212,8 +212,10 @@ struct GdnFusePass : public mlir::gdn::impl::GdnFuseBase<GdnFusePass> {
             shard.getKind() == SeqLayoutKind::Contiguous))
         return;
     }
-    if (!kernel::isSupportedDeltaRuleTile(qType.getDimSize(2),
-                                          vType.getDimSize(2), 64, 1))
+    const int64_t headDimV = vType.getDimSize(2);
+    const int64_t tile = headDimV == 128 ? 128 : 64, stages = tile == 128 ? 2 : 1;
+    if (!kernel::isSupportedDeltaRuleTile(qType.getDimSize(2), headDimV, tile,
+                                          stages))
       return;
     rewriter.setInsertionPoint(rule);
     // The final state is computed only when something reads it.
@@ -227,8 +229,8 @@ struct GdnFusePass : public mlir::gdn::impl::GdnFuseBase<GdnFusePass> {
         static_cast<uint64_t>(vType.getDimSize(1)),
         static_cast<uint64_t>(qType.getDimSize(2)),
         static_cast<uint64_t>(vType.getDimSize(2)),
-        llvm::APFloat(rule.getEffectiveScale()), /*value_tile=*/64,
-        /*scan_stages=*/1);
+        llvm::APFloat(rule.getEffectiveScale()),
+        static_cast<uint64_t>(tile), static_cast<uint64_t>(stages));
     if (!verifiesQuietly(lowered)) {
       rewriter.eraseOp(lowered);
       return;

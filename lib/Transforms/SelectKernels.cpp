@@ -1,10 +1,10 @@
 //===- SelectKernels.cpp - kernel tiles from the packing and the device ---===//
 //
 // Implements gdn-select-kernels. The tiles it picks are the ones measured
-// fastest on the H200 for each regime (docs/performance.md, 2026-11-29): the
-// delta-rule scan is latency-bound per block, so with few (sequence, head)
-// pairs it needs more, smaller blocks; with many, fewer and leaner blocks
-// that share an SM.
+// fastest on the H200 for each regime (docs/performance.md, 2026-11-29): V
+// tiles of 128 when (sequence, head) pairs fill the SMs (8192x4: 1.00 ms
+// against 1.23 with tiles of 64), tiles of 32 with two staged chunks when
+// they do not (1x32768: 1.46 ms against 2.87 with tiles of 128).
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +21,30 @@ using namespace mlir;
 using namespace mlir::gdn;
 
 namespace {
+
+struct Tile {
+  int64_t valueTile, scanStages;
+};
+
+/// The widest V tile whose scan blocks (one per sequence, value head and
+/// tile) still fill the GPU (within an eighth), with the stage count measured
+/// best for it: wide tiles read each chunk's shared operands once for more
+/// columns, narrow ones make blocks when sequences are few. Unknown `seqs`
+/// (0) counts as many.
+Tile chooseTile(kernel::DeltaRuleOp op, int64_t seqs, int64_t smCount) {
+  static constexpr Tile kTiles[] = {{128, 2}, {64, 1}, {32, 2}};
+  const int64_t enough = smCount - smCount / 8;
+  for (const Tile &tile : kTiles) {
+    if (!kernel::isSupportedDeltaRuleTile(op.getHeadDimK(), op.getHeadDimV(),
+                                          tile.valueTile, tile.scanStages))
+      continue;
+    const int64_t blocks =
+        seqs * op.getValueHeads() * (op.getHeadDimV() / tile.valueTile);
+    if (seqs == 0 || blocks >= enough)
+      return tile;
+  }
+  return kTiles[2]; // the most blocks a validated tile makes
+}
 
 struct GdnSelectKernelsPass
     : public mlir::gdn::impl::GdnSelectKernelsBase<GdnSelectKernelsPass> {
@@ -39,15 +63,9 @@ struct GdnSelectKernelsPass
       PackingType packing = op.getPacking().getType();
       const int64_t seqs =
           packing.hasStaticSeqs() ? packing.getSeqs() : expectedSeqs;
-      // Scan blocks with 64-column V tiles.
-      const int64_t blocks = seqs * op.getValueHeads() * op.getHeadDimV() / 64;
-      const bool fewBlocks = seqs > 0 && blocks < smCount;
-      const int64_t tile = fewBlocks ? 32 : 64, stages = fewBlocks ? 2 : 1;
-      if (!kernel::isSupportedDeltaRuleTile(op.getHeadDimK(), op.getHeadDimV(),
-                                            tile, stages))
-        return;
-      op.setValueTileAttr(builder.getI64IntegerAttr(tile));
-      op.setScanStagesAttr(builder.getI64IntegerAttr(stages));
+      Tile tile = chooseTile(op, seqs, smCount);
+      op.setValueTileAttr(builder.getI64IntegerAttr(tile.valueTile));
+      op.setScanStagesAttr(builder.getI64IntegerAttr(tile.scanStages));
     });
   }
 };

@@ -30,7 +30,7 @@
 // The delta rule (bf16, K = V = 128) becomes the chunked kernel; its final
 // state is unused, so the kernel does not compute it.
 // CHECK-NEXT: %[[O:[^ ,]+]] = gdn_kernel.delta_rule %[[Q]], %[[K]], %[[V]], %[[G]], %[[BETA]], %[[P]]
-// CHECK-SAME: {head_dim_k = 128 : i64, head_dim_v = 128 : i64, key_heads = 16 : i64, scale = 0.088388347648318433 : f64, scan_stages = 1 : i64, value_heads = 32 : i64, value_tile = 64 : i64}
+// CHECK-SAME: {head_dim_k = 128 : i64, head_dim_v = 128 : i64, key_heads = 16 : i64, scale = 0.088388347648318433 : f64, scan_stages = 2 : i64, value_heads = 32 : i64, value_tile = 128 : i64}
 // CHECK-SAME: -> tensor<8192x32x128xbf16>
 // CHECK-NEXT: return %[[O]], %[[Q]], %[[G]]
 // OPTS-LABEL: func.func @qwen3_next_prologue

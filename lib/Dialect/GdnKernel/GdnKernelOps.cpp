@@ -210,7 +210,8 @@ bool mlir::gdn::kernel::isSupportedDeltaRuleTile(int64_t headDimK,
                                                  int64_t scanStages) {
   auto dimOk = [](int64_t dim) { return dim == 64 || dim == 128; };
   return dimOk(headDimK) && dimOk(headDimV) &&
-         (valueTile == 32 || valueTile == 64) && headDimV % valueTile == 0 &&
+         (valueTile == 32 || valueTile == 64 || valueTile == 128) &&
+         headDimV % valueTile == 0 &&
          (scanStages == 1 || scanStages == 2);
 }
 
@@ -224,8 +225,8 @@ LogicalResult kernel::DeltaRuleOp::verify() {
   if (!isSupportedDeltaRuleTile(headDimK, headDimV, getValueTile(),
                                 getScanStages()))
     return emitOpError()
-           << "the kernel takes K and V in {64, 128}, value_tile 32 or 64 "
-              "dividing V and scan_stages 1 or 2; found K = "
+           << "the kernel takes K and V in {64, 128}, value_tile 32, 64 or "
+              "128 dividing V and scan_stages 1 or 2; found K = "
            << headDimK << ", V = " << headDimV << ", value_tile = "
            << getValueTile() << ", scan_stages = " << getScanStages();
   if (!(getScale().convertToDouble() > 0.0))

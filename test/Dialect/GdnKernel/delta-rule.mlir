@@ -20,7 +20,7 @@ func.func @states(%q: tensor<?x2x64xbf16>, %v: tensor<?x4x64xbf16>, %g: tensor<?
 // -----
 
 func.func @head_dim(%q: tensor<?x2x32xbf16>, %v: tensor<?x4x64xbf16>, %g: tensor<?x4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
-  // expected-error @+1 {{the kernel takes K and V in {64, 128}, value_tile 32 or 64 dividing V and scan_stages 1 or 2; found K = 32, V = 64, value_tile = 64, scan_stages = 1}}
+  // expected-error @+1 {{the kernel takes K and V in {64, 128}, value_tile 32, 64 or 128 dividing V and scan_stages 1 or 2; found K = 32, V = 64, value_tile = 64, scan_stages = 1}}
   %o = gdn_kernel.delta_rule %q, %q, %v, %g, %g, %p
       {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 32 : i64, head_dim_v = 64 : i64, scale = 0.125 : f64, value_tile = 64 : i64, scan_stages = 1 : i64}
       : (tensor<?x2x32xbf16>, tensor<?x2x32xbf16>, tensor<?x4x64xbf16>, tensor<?x4xf32>, tensor<?x4xf32>, !gdn.packing<seqs = ?, tokens = ?>) -> tensor<?x4x64xbf16>

@@ -33,8 +33,8 @@ int64_t getPrologueSharedBytes(int64_t threads, int64_t rowsInFlight,
 constexpr int64_t kMaxSharedBytesPerBlock = 227 * 1024;
 
 /// True for the head dims and tiles of gdn_kernel.delta_rule that the device
-/// template instantiates: K and V in {64, 128}, a value tile of 32 or 64
-/// dividing V, and 1 or 2 scan stages.
+/// template instantiates and the GPU suite checks: K and V in {64, 128}, a
+/// value tile of 32, 64 or 128 dividing V, and 1 or 2 scan stages.
 bool isSupportedDeltaRuleTile(int64_t headDimK, int64_t headDimV,
                               int64_t valueTile, int64_t scanStages);
 
