@@ -117,10 +117,6 @@ struct GdnSequenceParallelPass
         return fail("expects out_proj's result to be returned or read by the "
                     "next layer's input projections");
     }
-    if (!core.delta.getFinalState().use_empty() ||
-        (core.conv.getFinalState() && !core.conv.getFinalState().use_empty()))
-      return fail("final states of a sequence-parallel layer are not "
-                  "supported yet");
     // Every value inside the layer is replaced by its head-sharded form, so
     // nothing outside may read one.
     llvm::DenseSet<Operation *> inside;
@@ -257,6 +253,19 @@ struct GdnSequenceParallelPass
         withDim(yType, 0, divided(yType.getDimSize(0), p), shard),
         map.lookup(layer.outProj.getY()), group, 0);
     layer.outProj.getY().replaceAllUsesWith(y);
+    // Final states read by the caller: each rank holds its heads' (and its
+    // channels', per q/k/v section), gathered over the group; the conv
+    // state's channels go back to q | k | v order.
+    if (Value state = core.delta.getFinalState(); !state.use_empty())
+      state.replaceAllUsesWith(comm::AllGatherOp::create(
+          builder, core.delta.getLoc(), state.getType(), map.lookup(state),
+          group, 1));
+    if (Value state = core.conv.getFinalState(); state && !state.use_empty())
+      state.replaceAllUsesWith(slicer.regroup(
+          comm::AllGatherOp::create(builder, core.conv.getLoc(),
+                                    state.getType(), map.lookup(state), group,
+                                    1),
+          1, /*inverse=*/true));
     for (Operation *op : llvm::reverse(ops))
       op->erase();
     refreshFunctionType(func);

@@ -29,6 +29,22 @@
 // RUN: gdn-run --compare %S/Inputs/cp_layer.mlir %t/h.mlir --entry=qwen3_5 --seqlens=130,2 --seed=2 | FileCheck %s --check-prefix=SAME
 // RUN: gdn-run --compare %S/Inputs/cp_layer.mlir %t/h.mlir --entry=stacked --seqlens=0,1,63,64,65,7 --seed=4 | FileCheck %s --check-prefix=SAME
 
+// Final states returned: gathered over the SP heads (SP alone, P = 2 and 4),
+// then over the CP group.
+// RUN: gdn-opt --gdn-sequence-parallel="ranks=2" %S/Inputs/sp_final_state.mlir -o %t/fs_s2.mlir
+// RUN: gdn-opt --gdn-sequence-parallel="ranks=4" %S/Inputs/sp_final_state.mlir -o %t/fs_s4.mlir
+// RUN: gdn-opt --gdn-sequence-parallel="ranks=2" --gdn-context-parallel="ranks=2 mode=headwise" %S/Inputs/sp_final_state.mlir -o %t/fs_h.mlir
+// RUN: gdn-opt --gdn-sequence-parallel="ranks=2" --gdn-context-parallel="ranks=4 mode=chunkwise" %S/Inputs/sp_final_state.mlir -o %t/fs_c.mlir
+// RUN: FileCheck %s --check-prefix=FINAL < %t/fs_s2.mlir
+// RUN: gdn-run --compare %S/Inputs/sp_final_state.mlir %t/fs_s2.mlir --seqlens=0,1,63,64,65,7 | FileCheck %s --check-prefix=STATES
+// RUN: gdn-run --compare %S/Inputs/sp_final_state.mlir %t/fs_s4.mlir --seqlens=0,1,63,64,65,7 --seed=2 | FileCheck %s --check-prefix=STATES
+// RUN: gdn-run --compare %S/Inputs/sp_final_state.mlir %t/fs_h.mlir --seqlens=0,1,63,64,65,7 --seed=3 | FileCheck %s --check-prefix=STATES
+// RUN: gdn-run --compare %S/Inputs/sp_final_state.mlir %t/fs_c.mlir --seqlens=0,1,63,64,65,15 --seed=4 | FileCheck %s --check-prefix=STATES
+// FINAL: %[[S:.*]] = gdn_comm.all_gather %{{.*}} {dim = 1 : i64, group = #gdn_comm.group<sp, 2>} : tensor<?x4x2x2xf64> -> tensor<?x8x2x2xf64>
+// FINAL: return %{{.*}}, %[[S]]
+// STATES: result #0: {{.*}} ok
+// STATES-NEXT: result #1: {{.*}} ok
+
 // Zigzag CP shards do not nest SP's contiguous pieces.
 // RUN: not gdn-opt --gdn-expand-layer --gdn-sequence-parallel="ranks=2" --gdn-context-parallel="ranks=2 layout=zigzag" %S/Inputs/sp_cp_layer_slow_decay.mlir 2>&1 | FileCheck %s --check-prefix=ZIGZAG
 // ZIGZAG: error: gdn-context-parallel: a sequence-parallel program composes with contiguous CP shards only (SP cuts each CP shard into contiguous pieces); use layout=contiguous
