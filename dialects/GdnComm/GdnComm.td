@@ -184,12 +184,14 @@ def GdnComm_AllToAllOp : GdnComm_Op<"all_to_all"> {
 def GdnComm_HaloExchangeOp : GdnComm_Op<"halo_exchange"> {
   let summary = "receives the previous rank's last tokens (the conv halo)";
   let description = [{
-    Rank `r` sends the last `tokens` rows of its token shard to rank `r + 1`
-    and returns the rows received from rank `r - 1` (zeros on rank 0). The
-    chunkwise-CP conv uses them as the `W - 1` taps before its first token
-    when that token continues a sequence from the previous rank. The input
-    is a contiguous token shard of the group (or carries no layout) with at
-    least `tokens` rows; the halo carries no layout.
+    Returns the `tokens` buffer rows just before this rank's contiguous
+    token shard: the previous rank's last rows, and further back when
+    shards are shorter than `tokens` (any shard size works, empty ones
+    included); rows before the buffer's start are zeros (all of rank 0's
+    halo). The chunkwise-CP conv uses them as the `W - 1` taps before its
+    first token when that token continues a sequence from the previous
+    rank. The input is a contiguous token shard of the group (or carries no
+    layout); the halo carries no layout.
 
     ```mlir
     %h = gdn_comm.halo_exchange %x {group = #gdn_comm.group<cp, 4>, tokens = 3 : i64}

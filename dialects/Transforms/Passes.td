@@ -143,7 +143,8 @@ def GdnContextParallel : Pass<"gdn-context-parallel", "::mlir::func::FuncOp"> {
       the delta rule runs once from the received state
       (`gdn_comm.continue_state`). Final states come from the rank that
       ends each sequence (`gdn_comm.gather_sequence_states`). No
-      head-count constraint; each shard needs at least `W-1` tokens.
+      head-count constraint; shards of any size (the halo reaches back over
+      as many ranks as it needs).
     * `mode=auto` picks, per core, the mode the cost model prices lower:
       bytes each rank sends over a link of `link-gbps`, extra FLOPs at
       `tflops`, and `collective-us` per collective (docs/parallel.md).

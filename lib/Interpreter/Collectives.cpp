@@ -293,24 +293,26 @@ llvm::Error mlir::gdn::interp::executeCollectiveUnchecked(
     if (auto error = sameShapesExcept(op, inputs, 0))
       return error;
     const int64_t rows = halo.getTokens();
-    for (int64_t rank = 0; rank + 1 < ranks; ++rank)
-      if (inputs[rank]->getDimSize(0) < rows)
-        return makeOpError(op, rank,
-                           llvm::formatv("the halo needs the last {0} tokens "
-                                         "but this rank holds only {1}",
-                                         rows, inputs[rank]->getDimSize(0)));
+    const int64_t width = inputs[0]->getNumElements() /
+                          std::max<int64_t>(inputs[0]->getDimSize(0), 1);
     bindAll([&](int64_t rank) {
+      // The `rows` buffer rows before this rank's shard, from however many
+      // previous ranks hold them (shards may be shorter than the halo), and
+      // zeros before the buffer's first row.
       std::vector<int64_t> shape(inputs[0]->getShape().begin(),
                                  inputs[0]->getShape().end());
       shape[0] = rows;
       Tensor result(inputs[0]->getKind(), shape);
-      if (rank > 0) {
-        const Tensor &previous = *inputs[rank - 1];
-        const int64_t width = previous.getNumElements() /
-                              std::max<int64_t>(previous.getDimSize(0), 1);
+      int64_t filled = 0; // rows taken, counted from the end of the halo
+      for (int64_t source = rank - 1; source >= 0 && filled < rows; --source) {
+        const Tensor &previous = *inputs[source];
+        const int64_t take =
+            std::min(rows - filled, previous.getDimSize(0));
         const double *from =
-            previous.getData() + (previous.getDimSize(0) - rows) * width;
-        std::copy(from, from + rows * width, result.getData());
+            previous.getData() + (previous.getDimSize(0) - take) * width;
+        std::copy(from, from + take * width,
+                  result.getData() + (rows - filled - take) * width);
+        filled += take;
       }
       return result;
     });

@@ -31,7 +31,9 @@ LogicalResult cp::distributeChunkwise(func::FuncOp func, Core core,
                                       const Sharding &sharding) {
   const int64_t p = sharding.ranks;
   MLIRContext *context = func.getContext();
-  OpBuilder builder(core.conv);
+  // At the delta rule, which every operand of the core dominates (the
+  // conv's need not: the gate inputs may be computed after it).
+  OpBuilder builder(core.delta);
   Location loc = core.conv.getLoc();
   const comm::GroupAttr group = sharding.group;
   Value packing = core.conv.getPacking();

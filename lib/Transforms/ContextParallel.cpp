@@ -259,16 +259,6 @@ struct GdnContextParallelPass
                << "into " << layout << " shards over " << p
                << " ranks; pad the pack to a multiple of " << multiple;
     }
-    for (auto [core, chosen] : llvm::zip(cores, modes)) {
-      int64_t count = core.conv.getY().getType().getDimSize(0);
-      int64_t taps = core.conv.getWidth() - 1;
-      if (chosen == Mode::Chunkwise && !ShapedType::isDynamic(count) &&
-          count / p < taps)
-        return core.delta.emitError()
-               << "gdn-context-parallel: chunkwise gives each rank " << count / p
-               << " tokens, fewer than the conv's " << taps
-               << " halo rows; use fewer ranks or mode=headwise";
-    }
     // The token-indexed arguments, and everything computed from them token
     // by token outside the cores, become this rank's token shard.
     Sharding sharding = getSharding();

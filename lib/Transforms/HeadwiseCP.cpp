@@ -19,7 +19,9 @@ LogicalResult cp::distributeHeadwise(func::FuncOp func, Core core,
                                      const DenseSet<Operation *> &coreOps,
                                      const Sharding &sharding) {
   const int64_t p = sharding.ranks;
-  OpBuilder builder(core.conv);
+  // At the delta rule, which every operand of the core dominates (the
+  // conv's need not: the gate inputs may be computed after it).
+  OpBuilder builder(core.delta);
   Location loc = core.conv.getLoc();
   Value packing = core.conv.getPacking();
   HeadSlicer slicer(builder, loc, sharding.group, core);

@@ -34,6 +34,19 @@
 // RUN: gdn-run --compare %S/Inputs/cp_core_slow_decay.mlir %t/p8.mlir --seqlens=50,30 --slots=56,40 --seed=4 | FileCheck %s --check-prefix=SAME
 // RUN: gdn-run --compare %S/Inputs/cp_core_slow_decay.mlir %t/s8.mlir --seqlens=0,1,63,64,65,7 --slots=8,8,64,72,72,8 --seed=5 | FileCheck %s --check-prefix=SAME
 
+// Shards shorter than the conv halo (2 rows, W - 1 = 3: the halo reaches
+// back over two ranks), and an empty pack.
+// RUN: gdn-run --compare %S/Inputs/cp_core_slow_decay.mlir %t/p8.mlir --seqlens=5,3,1,7 --seed=10 | FileCheck %s --check-prefix=SAME
+// RUN: gdn-run --compare %S/Inputs/cp_core_slow_decay.mlir %t/p4.mlir --seqlens=0,0 --slots=4,4 | FileCheck %s --check-prefix=SAME
+
+// A gate input computed after the conv (both modes).
+// RUN: gdn-opt --gdn-context-parallel="ranks=2 mode=chunkwise" %S/Inputs/cp_core_late_gates.mlir -o %t/late-c.mlir
+// RUN: gdn-opt --gdn-context-parallel="ranks=2 mode=headwise" %S/Inputs/cp_core_late_gates.mlir -o %t/late-h.mlir
+// RUN: gdn-run --compare %S/Inputs/cp_core_late_gates.mlir %t/late-c.mlir --seqlens=0,1,63,64,65,7 | FileCheck %s --check-prefix=LATE
+// RUN: gdn-run --compare %S/Inputs/cp_core_late_gates.mlir %t/late-h.mlir --seqlens=0,1,63,64,65,7 | FileCheck %s --check-prefix=LATE
+// LATE: result #0: {{.*}} ok
+// LATE-NEXT: result #1: {{.*}} ok
+
 // Zigzag token shards are made contiguous around the core.
 // RUN: gdn-opt --gdn-context-parallel="ranks=2 mode=chunkwise layout=zigzag" %S/Inputs/cp_core_slow_decay.mlir -o %t/z2.mlir
 // RUN: gdn-opt --gdn-context-parallel="ranks=4 mode=chunkwise layout=zigzag" %S/Inputs/cp_core_slow_decay.mlir -o %t/z4.mlir

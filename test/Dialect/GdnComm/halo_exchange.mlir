@@ -33,3 +33,11 @@ func.func @dynamic_halo(%x: tensor<?x?x128xf16, #gdn.seq<contiguous, ranks = 8>>
       : tensor<?x?x128xf16, #gdn.seq<contiguous, ranks = 8>> -> tensor<?x?x128xf16>
   return %h : tensor<?x?x128xf16>
 }
+
+// A shard shorter than the halo: the rows come from further back.
+// CHECK-LABEL: func.func @short_shard
+// CHECK: gdn_comm.halo_exchange %{{.*}} {group = #gdn_comm.group<cp, 4>, tokens = 3 : i64} : tensor<2x8xf32> -> tensor<3x8xf32>
+func.func @short_shard(%x: tensor<2x8xf32>) -> tensor<3x8xf32> {
+  %h = gdn_comm.halo_exchange %x {group = #gdn_comm.group<cp, 4>, tokens = 3 : i64} : tensor<2x8xf32> -> tensor<3x8xf32>
+  return %h : tensor<3x8xf32>
+}
