@@ -140,12 +140,19 @@ LogicalResult StateSummaryOp::verify() {
       getPartialState().getType().getElementType())
     return emitOpError() << "transition and partial_state must share one "
                             "element type";
-  if (Value initial = getInitialState())
+  if (Value initial = getInitialState()) {
     if (failed(checkShape(*this, initial, "initial_state",
                           {getPacking().getType().getSeqs(), valueHeads,
                            headDimK, headDimV},
                           "[N, HV, K, V]")))
       return failure();
+    if (getElementTypeOrSelf(initial.getType()) !=
+        getPartialState().getType().getElementType())
+      return emitOpError() << "initial_state must hold the partial state's "
+                              "element type ("
+                           << getPartialState().getType().getElementType()
+                           << "), found " << initial.getType();
+  }
   return success();
 }
 

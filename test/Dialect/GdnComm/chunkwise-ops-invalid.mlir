@@ -106,6 +106,14 @@ func.func @summary_initial(%q: tensor<16x2x4xf32>, %v: tensor<16x4x4xf32>, %g: t
 
 // -----
 
+func.func @summary_initial_element(%q: tensor<16x2x4xf32>, %v: tensor<16x4x4xf32>, %g: tensor<16x4xf32>, %p: !gdn.packing<seqs = 2, tokens = ?>, %s0: tensor<2x4x4x4xf64>) {
+  // expected-error @+1 {{initial_state must hold the partial state's element type ('f32'), found 'tensor<2x4x4x4xf64>'}}
+  %m, %s = gdn_comm.state_summary %q, %q, %v, %g, %g, %p initial_state(%s0) {group = #gdn_comm.group<cp, 4>} : (tensor<16x2x4xf32>, tensor<16x2x4xf32>, tensor<16x4x4xf32>, tensor<16x4xf32>, tensor<16x4xf32>, !gdn.packing<seqs = 2, tokens = ?>, tensor<2x4x4x4xf64>) -> (tensor<4x4x4xf32>, tensor<4x4x4xf32>)
+  return
+}
+
+// -----
+
 func.func @continue_state_shape(%in: tensor<4x4x4xf32>, %p: !gdn.packing<seqs = 2, tokens = ?>) {
   // expected-error @+1 {{the result must be [N, HV, K, V] with dimension 1 = 4}}
   %s = gdn_comm.continue_state %in, %p {group = #gdn_comm.group<cp, 4>} : (tensor<4x4x4xf32>, !gdn.packing<seqs = 2, tokens = ?>) -> tensor<2x8x4x4xf32>
