@@ -55,7 +55,7 @@ LogicalResult cp::distributeChunkwise(func::FuncOp func, Core core,
   };
 
   // The conv on the shard; the sequence continuing from the previous rank
-  // takes its first W-1 taps from that rank's last rows.
+  // takes its first W-1 taps from the buffer rows before the shard.
   CausalConv1dOp conv = core.conv;
   Value mixed = toContiguous(conv.getX());
   Value convState = conv.getInitialState();
