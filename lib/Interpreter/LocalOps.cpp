@@ -224,8 +224,12 @@ llvm::Error checkDeltaRule(Operation *op, const Environment &env,
   return llvm::Error::success();
 }
 
-llvm::Error executeDeltaRule(DeltaRuleOp op, Environment &env,
-                             const InterpreterOptions &options) {
+/// The gated delta rule of `op` (gdn.delta_rule or gdn_kernel.delta_rule):
+/// binds the output, and the final state when `finalState` is given.
+template <class Op>
+llvm::Error runDeltaRule(Op op, Environment &env,
+                         const InterpreterOptions &options, double scale,
+                         int64_t chunkSize, Value finalState) {
   DeltaRuleInputs inputs{env.tensor(op.getQ()),
                          env.tensor(op.getK()),
                          env.tensor(op.getV()),
@@ -233,42 +237,18 @@ llvm::Error executeDeltaRule(DeltaRuleOp op, Environment &env,
                          env.tensor(op.getBeta()),
                          env.packing(op.getPacking()),
                          env.optionalTensor(op.getInitialState()),
-                         op.getEffectiveScale()};
-  if (auto error = checkDeltaRule(op, env, inputs))
-    return error;
-  DeltaRuleResult result =
-      options.deltaRule == DeltaRuleAlgorithm::Chunked
-          ? deltaRuleChunked(inputs, op.getChunkSize(), resultKind(op, 0),
-                             resultKind(op, 1))
-          : deltaRuleRecurrent(inputs, resultKind(op, 0), resultKind(op, 1));
-  env.bind(op.getO(), std::move(result.o));
-  env.bind(op.getFinalState(), std::move(result.finalState));
-  return llvm::Error::success();
-}
-
-/// gdn_kernel.delta_rule: the same function with the kernel's scale and
-/// chunk of 64; the final state only when the op returns it.
-llvm::Error executeKernelDeltaRule(kernel::DeltaRuleOp op, Environment &env,
-                                   const InterpreterOptions &options) {
-  DeltaRuleInputs inputs{env.tensor(op.getQ()),
-                         env.tensor(op.getK()),
-                         env.tensor(op.getV()),
-                         env.tensor(op.getG()),
-                         env.tensor(op.getBeta()),
-                         env.packing(op.getPacking()),
-                         env.optionalTensor(op.getInitialState()),
-                         op.getScale().convertToDouble()};
+                         scale};
   if (auto error = checkDeltaRule(op, env, inputs))
     return error;
   const ElementKind stateKind =
-      op.getFinalState() ? resultKind(op, 1) : ElementKind::F32;
+      finalState ? resultKind(op, 1) : ElementKind::F32;
   DeltaRuleResult result =
       options.deltaRule == DeltaRuleAlgorithm::Chunked
-          ? deltaRuleChunked(inputs, 64, resultKind(op, 0), stateKind)
+          ? deltaRuleChunked(inputs, chunkSize, resultKind(op, 0), stateKind)
           : deltaRuleRecurrent(inputs, resultKind(op, 0), stateKind);
   env.bind(op.getO(), std::move(result.o));
-  if (op.getFinalState())
-    env.bind(op.getFinalState(), std::move(result.finalState));
+  if (finalState)
+    env.bind(finalState, std::move(result.finalState));
   return llvm::Error::success();
 }
 
@@ -586,7 +566,8 @@ mlir::gdn::interp::executeLocalOp(Operation *op, Environment &env,
   else if (auto gatesOp = dyn_cast<GatesOp>(op))
     error = executeGates(gatesOp, env);
   else if (auto delta = dyn_cast<DeltaRuleOp>(op))
-    error = executeDeltaRule(delta, env, options);
+    error = runDeltaRule(delta, env, options, delta.getEffectiveScale(),
+                         delta.getChunkSize(), delta.getFinalState());
   else if (auto rmsNorm = dyn_cast<GatedRMSNormOp>(op))
     error = executeGatedRMSNorm(rmsNorm, env);
   else if (auto linearOp = dyn_cast<LinearOp>(op))
@@ -600,7 +581,10 @@ mlir::gdn::interp::executeLocalOp(Operation *op, Environment &env,
   else if (auto prologue = dyn_cast<kernel::PrologueOp>(op))
     error = executePrologue(prologue, env);
   else if (auto rule = dyn_cast<kernel::DeltaRuleOp>(op))
-    error = executeKernelDeltaRule(rule, env, options);
+    // The kernel's chunks are 64 tokens; the final state only when it
+    // returns one.
+    error = runDeltaRule(rule, env, options, rule.getScale().convertToDouble(),
+                         64, rule.getFinalState());
   else if (auto norm = dyn_cast<kernel::GatedRMSNormOp>(op))
     env.bind(norm.getY(),
              gatedRMSNorm(env.tensor(norm.getX()), env.tensor(norm.getZ()),

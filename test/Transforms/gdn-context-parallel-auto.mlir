@@ -14,6 +14,13 @@
 // RUN: FileCheck %s --check-prefix=CHUNKWISE < %t/auto3.mlir
 // RUN: gdn-run --compare %S/Inputs/cp_core_slow_decay.mlir %t/auto3.mlir --seqlens=0,1,63,64,65,7 --slots=8,8,64,72,72,10 | FileCheck %s --check-prefix=SAME
 
+// The machine options: a link this fast makes headwise's all_to_alls cheaper
+// than chunkwise's summary FLOPs; the log-depth scan's 5 collectives cost
+// more than headwise's 2 at 20 us each, and nothing at 0 us.
+// RUN: gdn-opt --gdn-context-parallel="ranks=4 mode=auto link-gbps=1000000" %S/Inputs/cp_core_slow_decay.mlir | FileCheck %s --check-prefix=HEADWISE
+// RUN: gdn-opt --gdn-context-parallel="ranks=4 mode=auto chain=scan" %S/Inputs/cp_core_slow_decay.mlir | FileCheck %s --check-prefix=HEADWISE
+// RUN: gdn-opt --gdn-context-parallel="ranks=4 mode=auto chain=scan collective-us=0" %S/Inputs/cp_core_slow_decay.mlir | FileCheck %s --check-prefix=CHUNKWISE
+
 // The dynamic token count is priced at 32768 tokens (8192 per rank):
 // headwise 8192 x (64 + 32 + 32) x 8 bytes x 3/4; chunkwise 3 x 64 x 8 halo
 // bytes plus 3 summaries of 16 x (4 + 4) x 8 bytes.

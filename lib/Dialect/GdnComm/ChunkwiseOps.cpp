@@ -59,6 +59,17 @@ LogicalResult checkStateElement(Operation *op, Value value, StringRef name) {
                            << element;
 }
 
+/// The per-sequence initial states a continue_* op replaces one entry of
+/// have the result's type.
+LogicalResult checkInitialIsResultType(Operation *op, Value initial,
+                                       Value result) {
+  if (!initial || initial.getType() == result.getType())
+    return success();
+  return op->emitOpError() << "initial_state must have the result's type "
+                           << result.getType() << ", found "
+                           << initial.getType();
+}
+
 int64_t dimOf(Value value, unsigned dim) {
   return cast<RankedTensorType>(value.getType()).getDimSize(dim);
 }
@@ -103,12 +114,7 @@ LogicalResult ContinueConvStateOp::verify() {
       getElementTypeOrSelf(getState().getType()))
     return emitOpError() << "the result's element type must be the halo's ("
                          << getElementTypeOrSelf(getHalo().getType()) << ")";
-  if (Value initial = getInitialState(); initial &&
-                                         initial.getType() != getState().getType())
-    return emitOpError() << "initial_state must have the result's type "
-                         << getState().getType() << ", found "
-                         << initial.getType();
-  return success();
+  return checkInitialIsResultType(*this, getInitialState(), getState());
 }
 
 LogicalResult StateSummaryOp::verify() {
@@ -172,12 +178,7 @@ LogicalResult ContinueStateOp::verify() {
   if (incoming.getElementType() != getElementTypeOrSelf(getState().getType()))
     return emitOpError() << "the result's element type must be incoming's ("
                          << incoming.getElementType() << ")";
-  if (Value initial = getInitialState(); initial &&
-                                         initial.getType() != getState().getType())
-    return emitOpError() << "initial_state must have the result's type "
-                         << getState().getType() << ", found "
-                         << initial.getType();
-  return success();
+  return checkInitialIsResultType(*this, getInitialState(), getState());
 }
 
 LogicalResult GatherSequenceStatesOp::verify() {

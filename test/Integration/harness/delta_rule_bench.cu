@@ -30,6 +30,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gdn/device/delta_rule.cuh"
+#include "cuda_check.h"
 
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -46,16 +47,6 @@
 using namespace gdn::device;
 
 namespace {
-
-#define CUDA_OK(call)                                                          \
-  do {                                                                         \
-    cudaError_t status_ = (call);                                              \
-    if (status_ != cudaSuccess) {                                              \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,       \
-                   cudaGetErrorString(status_));                               \
-      std::exit(2);                                                            \
-    }                                                                          \
-  } while (0)
 
 int failures = 0;
 

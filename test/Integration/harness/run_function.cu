@@ -20,6 +20,7 @@
 
 #include GDN_HEADER
 #include "npy.h"
+#include "cuda_check.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -51,16 +52,6 @@ void expect(bool ok, const std::string &what) {
   if (!ok)
     ++failures;
 }
-
-#define CUDA_OK(call)                                                          \
-  do {                                                                         \
-    cudaError_t status_ = (call);                                              \
-    if (status_ != cudaSuccess) {                                              \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,       \
-                   cudaGetErrorString(status_));                               \
-      std::exit(2);                                                            \
-    }                                                                          \
-  } while (0)
 
 size_t elementBytes(gdn_dtype_t dtype) {
   return dtype == GDN_BF16 || dtype == GDN_F16 ? 2
