@@ -52,7 +52,11 @@ typedef enum gdn_error {
   GDN_SUCCESS = 0,
   GDN_ERROR_INVALID_ARGUMENT = 1, /**< a null pointer, wrong rank/shape/dtype */
   GDN_ERROR_INVALID_PACKING = 2,  /**< cu_seqlens / cu_padded break the rules */
-  GDN_ERROR_CUDA = 3              /**< a CUDA call failed */
+  GDN_ERROR_CUDA = 3,             /**< a CUDA call failed */
+  GDN_ERROR_NCCL = 4,             /**< an NCCL call failed (gdnrt) */
+  GDN_ERROR_TIMEOUT = 5,          /**< a peer did not answer in time (gdnrt) */
+  GDN_ERROR_CUBLAS = 6,           /**< a cuBLASLt call failed (gdnrt) */
+  GDN_ERROR_SYSTEM = 7            /**< a file or socket call failed (gdnrt) */
 } gdn_error_t;
 
 /** Validation codes written by the device into gdn_status_t.code. */
