@@ -347,7 +347,7 @@ bool planStateExchange(const Shape &transition, const Shape &partial,
   Shape expectedTransition = partial;
   expectedTransition.dims = {heads, K, K};
   if (!checkOutput(transition, expectedTransition, "transition",
-                   "a partial state " + describe(partial.dims) + " needs [HV, K, K]",
+                   "a partial state " + describe(partial.dims) + " ([HV, K, V])",
                    error) ||
       !checkOutput(incoming, partial, "incoming state",
                    "the partial state's shape", error))

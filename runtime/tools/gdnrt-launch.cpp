@@ -196,8 +196,10 @@ int main(int argc, char **argv) {
         Clock::now() - start >
             std::chrono::duration<double>(options.timeoutSeconds)) {
       result = 124;
-      stopOthers("the job ran past its " +
-                 std::to_string(options.timeoutSeconds) + " s timeout");
+      char seconds[32];
+      std::snprintf(seconds, sizeof(seconds), "%g", options.timeoutSeconds);
+      stopOthers(std::string("the job ran past its ") + seconds +
+                 " s timeout");
     }
     if (stopping && Clock::now() > killAt)
       for (pid_t child : children)
