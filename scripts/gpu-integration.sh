@@ -2,7 +2,8 @@
 #===- gpu-integration.sh - build, check and time generated kernels on a GPU ===#
 #
 # Runs on the GPU machine over what scripts/prepare-gpu-tests.sh prepared:
-# builds each case's emitted CUDA with the generic harness (sm_90a), checks
+# builds gdnrt from runtime/ (the generated entry points call it), then each
+# case's emitted CUDA with the generic harness (sm_90a), linked to it; checks
 # it against gdn-run's float64 results (SEMANTICS.md's bf16 tolerance),
 # packed == alone bit for bit, run-to-run determinism, and invalid metadata;
 # then times the prologue at the TARGETS.md shapes. Prints a summary last.
@@ -15,9 +16,30 @@ cases="${1:-$root/device-carry/integration}"
 work="${OUT:-/tmp}/gpu-integration"
 mkdir -p "$work"
 nvcc=${NVCC:-nvcc}
+cuda="${CUDA_HOME:-$(dirname "$(dirname "$(command -v "$nvcc" || echo /usr/local/cuda/bin/nvcc)")")}"
 flags=(-std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -I "$root/runtime/include")
 summary=()
 status=0
+
+# gdnrt needs no MLIR: runtime/build.sh builds it where the runtime provides
+# that script, else its sources are compiled here directly. Every harness
+# links it, with the shared CUDA runtime gdnrt uses (one per process).
+gdnrt="$work/gdnrt"
+mkdir -p "$gdnrt"
+if [ -f "$root/runtime/build.sh" ]; then
+  bash "$root/runtime/build.sh" "$gdnrt" >"$gdnrt/build.log" 2>&1
+else
+  "${CXX:-g++-12}" -std=c++17 -O2 -shared -fPIC -fvisibility=hidden \
+    -I "$root/runtime/include" -I "$cuda/include" "$root"/runtime/lib/*.cpp \
+    -L "$cuda/lib64" -lcudart -lnccl -lcublasLt -Wl,-rpath,"$cuda/lib64" \
+    -o "$gdnrt/libgdnrt.so" >"$gdnrt/build.log" 2>&1
+fi
+if [ ! -f "$gdnrt/libgdnrt.so" ]; then
+  cat "$gdnrt/build.log"
+  echo "FAIL build gdnrt"
+  exit 1
+fi
+link=(-cudart shared -L "$gdnrt" -lgdnrt -Xlinker "-rpath=$gdnrt")
 
 # Builds every case and variant at once (nvcc is the slow part of a run;
 # the GPU machine has cores to spare), then checks them one by one.
@@ -26,7 +48,7 @@ status=0
 build() { # dir exe
   local own=(); [ -d "$1/include" ] && own=(-I "$1/include")
   "$nvcc" "${own[@]}" "${flags[@]}" -I "$1" -DGDN_FN="$(cat "$1/function")" -DGDN_HEADER="\"kernels.h\"" \
-    "$1/kernels.cu" "$root/test/Integration/harness/run_function.cu" -o "$2" >"$2.build.log" 2>&1
+    "$1/kernels.cu" "$root/test/Integration/harness/run_function.cu" "${link[@]}" -o "$2" >"$2.build.log" 2>&1
 }
 for dir in "$cases"/*/ "$cases"/../variants/*/; do
   [ -d "$dir" ] || continue

@@ -42,6 +42,10 @@ cases=(
   # over several chunks.
   "core_gqa16x32|core_gqa16x32|--seqlens=1,64,0,65,130 --seed=10|"
   "core_gqa2x4_padded|core_gqa2x4_padded|--seqlens=0,1,63,64,65,130,7 --slots=8,8,64,72,72,136,8 --seed=11|"
+  # Whole layers at P = 1: the projections run on gdnrt_linear (cuBLASLt)
+  # and split_qkvz as device copies, between the kernels, in one entry point.
+  "layer_qwen3_next_small|layer_qwen3_next_small|--seqlens=1,63,64,65,0,130 --seed=12|"
+  "layer_qwen3_5_small_padded|layer_qwen3_5_small_padded|--seqlens=0,1,63,64,65,130,7 --slots=8,8,64,72,72,136,8 --seed=13|"
 )
 for entry in "${cases[@]}"; do
   IFS='|' read -r name program options fuse <<<"$entry"

@@ -76,3 +76,9 @@ config.substitutions.append(("%gdn_runtime_include",
 # CUDA toolkit with NCCL was found at configure time.
 if config.gdn_have_gdnrt.upper() in ("ON", "TRUE", "1"):
     config.available_features.add("gdnrt")
+# Generated whole-function entry points call gdnrt: %gdnrt_link links it
+# into an nvcc-built program or library, with the shared CUDA runtime gdnrt
+# itself uses (one runtime per process) and an rpath to the build tree.
+_gdnrt_dir = os.path.join(config.gdn_obj_root, "lib")
+config.substitutions.append(("%gdnrt_link", "-cudart shared -L%s -lgdnrt -Xlinker -rpath=%s"
+                             % (_gdnrt_dir, _gdnrt_dir)))
