@@ -29,7 +29,7 @@ mkdir -p "$gdnrt"
 if [ -f "$root/runtime/build.sh" ]; then
   bash "$root/runtime/build.sh" "$gdnrt" >"$gdnrt/build.log" 2>&1
 else
-  "${CXX:-g++-12}" -std=c++17 -O2 -shared -fPIC -fvisibility=hidden \
+  "${CXX:-$(command -v g++-12 || echo g++)}" -std=c++17 -O2 -shared -fPIC -fvisibility=hidden \
     -I "$root/runtime/include" -I "$cuda/include" "$root"/runtime/lib/*.cpp \
     -L "$cuda/lib64" -lcudart -lnccl -lcublasLt -Wl,-rpath,"$cuda/lib64" \
     -o "$gdnrt/libgdnrt.so" >"$gdnrt/build.log" 2>&1

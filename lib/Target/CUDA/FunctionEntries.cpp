@@ -15,6 +15,7 @@
 #include "FunctionEntries.h"
 #include "RuntimeCalls.h"
 
+#include "gdn/Dialect/Gdn/SequenceLayout.h"
 #include "gdn/Dialect/GdnKernel/GdnKernelDialect.h"
 
 #include "llvm/ADT/MapVector.h"
@@ -225,7 +226,11 @@ std::optional<StringRef> roleOfUses(Value value) {
 }
 
 std::string argumentRole(Value argument) {
-  return roleOfUses(argument).value_or("GDN_ROLE_PARAMETER").str();
+  if (std::optional<StringRef> role = roleOfUses(argument))
+    return role->str();
+  // A token or head shard is an activation even where no op tells.
+  return getSequenceLayout(argument.getType()) ? "GDN_ROLE_TOKENS"
+                                                : "GDN_ROLE_PARAMETER";
 }
 
 /// The role of a value the function returns, from where it comes from.
@@ -241,6 +246,10 @@ std::string resultRole(Value value) {
   if (auto rule = dyn_cast<kernel::DeltaRuleOp>(producer))
     if (value == rule.getFinalState())
       return "GDN_ROLE_PER_SEQUENCE";
+  // A halo's rows and an incoming state are whole tensors of one rank, not
+  // rows of the pack: tools must not slice them by sequence.
+  if (isa<comm::HaloExchangeOp, comm::StateExchangeOp>(producer))
+    return "GDN_ROLE_PARAMETER";
   return "GDN_ROLE_TOKENS";
 }
 
