@@ -80,5 +80,8 @@ if config.gdn_have_gdnrt.upper() in ("ON", "TRUE", "1"):
 # into an nvcc-built program or library, with the shared CUDA runtime gdnrt
 # itself uses (one runtime per process) and an rpath to the build tree.
 _gdnrt_dir = os.path.join(config.gdn_obj_root, "lib")
+# scripts/gdn-compile, with the tools and gdnrt of this build.
+config.substitutions.append(("%gdn_compile", "env GDN_BUILD_DIR=%s %s" % (
+    config.gdn_obj_root, os.path.join(config.gdn_src_root, "scripts", "gdn-compile"))))
 config.substitutions.append(("%gdnrt_link", "-cudart shared -L%s -lgdnrt -Xlinker -rpath=%s"
                              % (_gdnrt_dir, _gdnrt_dir)))
