@@ -134,13 +134,14 @@ void checkCopies(func::FuncOp function) {
   }
   auto expected =
       interp::runOnRanks({function}, {inputs}, interp::InterpreterOptions());
-  ASSERT_TRUE(static_cast<bool>(expected)) << llvm::toString(expected.takeError());
+  ASSERT_TRUE(static_cast<bool>(expected))
+      << llvm::toString(expected.takeError());
 
   std::vector<Bytes> targets;
   std::vector<std::vector<int>> writes;
   for (Value result : op->getResults()) {
-    Bytes bytes{widthOf(result),
-                std::vector<uint8_t>(countOf(shapeOf(result)) * widthOf(result))};
+    Bytes bytes{widthOf(result), std::vector<uint8_t>(countOf(shapeOf(result)) *
+                                                      widthOf(result))};
     writes.emplace_back(bytes.data.size(), 0);
     targets.push_back(std::move(bytes));
   }

@@ -119,8 +119,8 @@ public:
          << "  {\n    const gdn_packing_t counts = {nullptr, nullptr, "
          << "static_cast<int32_t>(" << seqsExpr(packing)
          << "), static_cast<int32_t>(" << tokensExpr(packing)
-         << "), nullptr};\n    bytes += gdn::alignWorkspace("
-         << k->entryName << "_scratch_bytes(&counts));\n  }\n";
+         << "), nullptr};\n    bytes += gdn::alignWorkspace(" << k->entryName
+         << "_scratch_bytes(&counts));\n  }\n";
     }
     // gdnrt sizes the staging of its collectives from the tensors' shapes.
     for (Operation *op : staging) {
@@ -230,7 +230,7 @@ std::string argumentRole(Value argument) {
     return role->str();
   // A token or head shard is an activation even where no op tells.
   return getSequenceLayout(argument.getType()) ? "GDN_ROLE_TOKENS"
-                                                : "GDN_ROLE_PARAMETER";
+                                               : "GDN_ROLE_PARAMETER";
 }
 
 /// The role of a value the function returns, from where it comes from.
@@ -375,7 +375,8 @@ void printRun(const FunctionPlan &plan, const FunctionLayout &layout,
      << "  if (int error = " << plan.prefix << "_check_args(args))\n"
      << "    return error;\n"
      << "  size_t offsets[" << slots + 1 << "];\n"
-     << "  const size_t bytes = " << plan.prefix << "_layout(args, offsets);\n"
+     << "  const size_t bytes = " << plan.prefix
+     << "_layout(args, offsets);\n"
      // A function that needs no workspace (for these shapes) accepts none.
      << "  if (!results || !context || (bytes && !workspace))\n"
      << "    return GDN_ERROR_INVALID_ARGUMENT;\n";

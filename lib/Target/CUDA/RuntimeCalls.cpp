@@ -175,8 +175,8 @@ std::vector<ShapeExprs> deriveShapes(Operation *op,
       })
       .Case([&](comm::LocalShardOp shard) {
         ShapeExprs dims = operands[0];
-        dims[shard.getDim()] = dividedBy(
-            dims[shard.getDim()], ranksOf(shard.getGroup()), conditions);
+        dims[shard.getDim()] = dividedBy(dims[shard.getDim()],
+                                         ranksOf(shard.getGroup()), conditions);
         return std::vector<ShapeExprs>{dims};
       })
       .Default([](Operation *) { return std::vector<ShapeExprs>{}; });
@@ -230,16 +230,16 @@ void printStridedCopy(const StridedCopy &copy, Operation *op,
        << ", stream) != cudaSuccess)\n"
        << indent << "  return GDN_ERROR_CUDA;\n";
   };
-  const bool rowsContiguous = copy.width == copy.sourceRowPitch &&
-                              copy.width == copy.targetRowPitch;
+  const bool rowsContiguous =
+      copy.width == copy.sourceRowPitch && copy.width == copy.targetRowPitch;
   if (copy.rows == 1 || rowsContiguous) {
     copy2D("  ", dst, copy.targetSlicePitch, src, copy.sourceSlicePitch,
            copy.width * copy.rows, slices);
     return;
   }
   if (copy.sliceDims == 0) {
-    copy2D("  ", dst, copy.targetRowPitch, src, copy.sourceRowPitch,
-           copy.width, std::to_string(copy.rows));
+    copy2D("  ", dst, copy.targetRowPitch, src, copy.sourceRowPitch, copy.width,
+           std::to_string(copy.rows));
     return;
   }
   auto sliceRows = [&](int64_t slicePitch, int64_t rowPitch) -> int64_t {
@@ -247,10 +247,8 @@ void printStridedCopy(const StridedCopy &copy, Operation *op,
                ? slicePitch / rowPitch
                : 0;
   };
-  const int64_t srcRows =
-      sliceRows(copy.sourceSlicePitch, copy.sourceRowPitch);
-  const int64_t dstRows =
-      sliceRows(copy.targetSlicePitch, copy.targetRowPitch);
+  const int64_t srcRows = sliceRows(copy.sourceSlicePitch, copy.sourceRowPitch);
+  const int64_t dstRows = sliceRows(copy.targetSlicePitch, copy.targetRowPitch);
   if (srcRows && dstRows) {
     os << "  if (gdn::copy3D(" << dst << ", " << copy.targetRowPitch << ", "
        << dstRows << ", " << src << ", " << copy.sourceRowPitch << ", "
@@ -363,8 +361,8 @@ std::string mlir::gdn::cuda::getStagingQuery(Operation *op, StringRef tensor) {
       })
       .Case([&](comm::AllToAllOp exchange) {
         os << "gdnrt_all_to_all_workspace_bytes(&" << tensor << ", " << ranks
-           << ", " << exchange.getSplitDim() << ", "
-           << exchange.getConcatDim() << ")";
+           << ", " << exchange.getSplitDim() << ", " << exchange.getConcatDim()
+           << ")";
       })
       .Case([&](comm::StateExchangeOp exchange) {
         os << "gdnrt_state_exchange_workspace_bytes(&" << tensor << ", "
@@ -406,16 +404,16 @@ std::vector<StridedCopy> mlir::gdn::cuda::getStridedCopies(Operation *op) {
                         targetRow, 1, heads * groupWidth,
                         target == 0 ? channels : heads * groupV * e});
     };
-    part(0, 0, 0, headK * e, headK * e);                          // q
-    part(0, headK * e, heads * headK * e, headK * e, headK * e);  // k
-    part(0, 2 * headK * e, 2 * heads * headK * e, groupV * e,     // v
+    part(0, 0, 0, headK * e, headK * e);                         // q
+    part(0, headK * e, heads * headK * e, headK * e, headK * e); // k
+    part(0, 2 * headK * e, 2 * heads * headK * e, groupV * e,    // v
          groupV * e);
     part(1, (2 * headK + groupV) * e, 0, groupV * e, groupV * e); // z
     const int64_t g = elementBytes(split.getBa());
     for (unsigned target : {2u, 3u}) // b, then a
       copies.push_back({1, target, target == 2 ? 0 : ratio * g, 0, ratio * g,
-                        heads, 2 * ratio * g, ratio * g, 1,
-                        2 * valueHeads * g, valueHeads * g});
+                        heads, 2 * ratio * g, ratio * g, 1, 2 * valueHeads * g,
+                        valueHeads * g});
     return copies;
   }
   auto regroup = dyn_cast<RegroupSectionsOp>(op);

@@ -1,4 +1,4 @@
-//===- RuntimeCalls.h - ops a whole-function entry runs as calls -*- C++ -*-===//
+//===- RuntimeCalls.h - ops an entry point runs as calls --------*- C++ -*-===//
 //
 // Between the kernels of a whole-function entry point run the ops that are
 // not kernels of ours: gdn.linear and the gdn_comm collectives become gdnrt
@@ -77,7 +77,8 @@ std::vector<StridedCopy> getStridedCopies(Operation *op);
 /// the error code from the enclosing function when a call fails. `place`
 /// names the gdn_tensor_t holding a value (`args[0]`, `temp3`); `staging`
 /// is the staging pointer (null at run time when the query said 0 bytes).
-void printRuntimeCall(Operation *op, llvm::function_ref<std::string(Value)> place,
+void printRuntimeCall(Operation *op,
+                      llvm::function_ref<std::string(Value)> place,
                       StringRef staging, llvm::raw_ostream &os);
 
 } // namespace mlir::gdn::cuda

@@ -1,4 +1,4 @@
-//===- copies.h - strided device copies of generated entry points -*- C++ -*-===//
+//===- copies.h - strided copies of generated entry points ------*- C++ -*-===//
 //
 // Data-movement ops (gdn.split_qkvz, gdn.regroup_sections) lower to block
 // copies whose strides the emitter knows statically; these wrappers give the
@@ -29,9 +29,9 @@ inline cudaError_t copy2D(void *dst, size_t dstPitch, const void *src,
 /// `depth` slices of `height` rows of `width` bytes: on each side, rows are
 /// `pitch` bytes apart and slices `pitch * sliceRows` bytes apart.
 inline cudaError_t copy3D(void *dst, size_t dstPitch, size_t dstSliceRows,
-                          const void *src, size_t srcPitch,
-                          size_t srcSliceRows, size_t width, size_t height,
-                          size_t depth, cudaStream_t stream) {
+                          const void *src, size_t srcPitch, size_t srcSliceRows,
+                          size_t width, size_t height, size_t depth,
+                          cudaStream_t stream) {
   if (width == 0 || height == 0 || depth == 0)
     return cudaSuccess;
   cudaMemcpy3DParms copy = {};
