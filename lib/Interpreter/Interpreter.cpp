@@ -138,6 +138,13 @@ SmallVector<int64_t> groupMembers(Operation *op, const RankGrid &grid,
                                   int64_t ranks, int64_t rank) {
   SmallVector<int64_t> members;
   auto group = op->getAttrOfType<comm::GroupAttr>("group");
+  // A layout conversion names no group: the layouts it converts between are
+  // CP shards (SP moves tokens only with collectives, and the verifier
+  // rejects converting a nested SP x CP shard), so in an S x P grid it runs
+  // over each CP group.
+  if (isa<ConvertLayoutOp>(op) && grid.isTwoDimensional())
+    group = comm::GroupAttr::get(op->getContext(), comm::GroupKind::CP,
+                                 grid.cpRanks);
   if (!group || !grid.isTwoDimensional()) {
     for (int64_t r = 0; r < ranks; ++r)
       members.push_back(r);
