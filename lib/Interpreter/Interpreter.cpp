@@ -185,8 +185,18 @@ llvm::Error executeGrouped(ArrayRef<Operation *> ops,
     llvm::Error error = executeCollective(groupOps, groupEnvs);
     for (auto [index, member] : llvm::enumerate(members))
       envs[member] = std::move(groupEnvs[index]);
-    if (error)
-      return error;
+    if (error) {
+      // The collective counts ranks within its group; say which global
+      // ranks the group is, so "rank 1" can be found in the grid.
+      std::string globals;
+      for (int64_t member : members)
+        globals += (globals.empty() ? "" : ", ") + std::to_string(member);
+      auto group = groupOps[0]->getAttrOfType<comm::GroupAttr>("group");
+      return llvm::createStringError(llvm::formatv(
+          "{0} (ranks are counted within the {1} group of global ranks {2})",
+          llvm::toString(std::move(error)),
+          group ? comm::stringifyGroupKind(group.getKind()) : "CP", globals));
+    }
   }
   return llvm::Error::success();
 }

@@ -44,6 +44,19 @@
 // RUN: gdn-run --compare %S/Inputs/cp_layer.mlir %t/stacked.mlir --entry=stacked --seqlens=4,4,0,8,12,4 --seed=7 | FileCheck %s --check-prefix=SAME
 // RUN: gdn-run --compare %S/Inputs/cp_layer.mlir %t/stacked.mlir --entry=qwen3_5 --seqlens=4,4,0,8,12,4 --seed=8 | FileCheck %s --check-prefix=SAME
 
+// Tail and alignment padding with very short sequences (1, 3, 5 tokens in
+// slots of 2P), both layouts, both modes, P = 2, 4, 8.
+// RUN: gdn-opt --gdn-expand-layer --gdn-sequence-parallel="ranks=2" --gdn-context-parallel="ranks=2 mode=headwise layout=zigzag" %S/Inputs/sp_cp_layer_padded.mlir -o %t/pz2h.mlir
+// RUN: gdn-opt --gdn-expand-layer --gdn-sequence-parallel="ranks=2" --gdn-context-parallel="ranks=4 mode=chunkwise layout=zigzag" %S/Inputs/sp_cp_layer_padded.mlir -o %t/pz4c.mlir
+// RUN: gdn-opt --gdn-expand-layer --gdn-sequence-parallel="ranks=2" --gdn-context-parallel="ranks=8 mode=headwise layout=zigzag" %S/Inputs/sp_cp_layer_padded.mlir -o %t/pz8h.mlir
+// RUN: gdn-opt --gdn-expand-layer --gdn-sequence-parallel="ranks=2" --gdn-context-parallel="ranks=8 mode=chunkwise layout=contiguous" %S/Inputs/sp_cp_layer_padded.mlir -o %t/pc8c.mlir
+// RUN: gdn-opt --gdn-expand-layer --gdn-sequence-parallel="ranks=2" --gdn-context-parallel="ranks=4 mode=headwise layout=contiguous" %S/Inputs/sp_cp_layer_padded.mlir -o %t/pc4h.mlir
+// RUN: gdn-run --compare %S/Inputs/sp_cp_layer_padded.mlir %t/pz2h.mlir --seqlens=1,3,0,8,30,5 --slots=4,4,0,8,32,8 | FileCheck %s --check-prefix=SAME
+// RUN: gdn-run --compare %S/Inputs/sp_cp_layer_padded.mlir %t/pz4c.mlir --seqlens=1,3,0,8,30,5 --slots=8,8,0,8,32,8 --seed=2 | FileCheck %s --check-prefix=SAME
+// RUN: gdn-run --compare %S/Inputs/sp_cp_layer_padded.mlir %t/pz8h.mlir --seqlens=1,3,0,8,30,5 --slots=16,16,0,16,32,16 --seed=3 | FileCheck %s --check-prefix=SAME
+// RUN: gdn-run --compare %S/Inputs/sp_cp_layer_padded.mlir %t/pc8c.mlir --seqlens=1,3,0,8,30,5 --slots=1,8,7,8,32,8 --seed=4 | FileCheck %s --check-prefix=SAME
+// RUN: gdn-run --compare %S/Inputs/sp_cp_layer_padded.mlir %t/pc4h.mlir --seqlens=1,3,0,8,30,5 --slots=1,8,7,8,32,8 --seed=5 | FileCheck %s --check-prefix=SAME
+
 // A length that zigzag cannot cut is named.
 // RUN: not gdn-run --compare %S/Inputs/sp_cp_layer_slow_decay.mlir %t/c4.mlir --seqlens=8,2,38,16,64 2>&1 | FileCheck %s --check-prefix=LENGTH
 
