@@ -140,11 +140,13 @@ struct GdnHoistLayoutsPass
       return;
     Operation *returnOp = func.getBody().front().getTerminator();
     // Moving a region erases conversions, so the walk restarts after each
-    // move; regions that stay are remembered by their values.
+    // move; regions that stay are remembered by their values until then (a
+    // move changes its neighbours' edges, so they are weighed again).
     DenseSet<Value> kept;
     bool moved = true;
     while (moved) {
       moved = false;
+      kept.clear();
       SmallVector<ConvertLayoutOp> converts;
       func.walk([&](ConvertLayoutOp convert) { converts.push_back(convert); });
       for (ConvertLayoutOp convert : converts) {
