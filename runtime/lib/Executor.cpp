@@ -54,34 +54,41 @@ int communicate(const Group &group, gdnrt_context_t *context,
     return GDN_SUCCESS;
   cudaStream_t stream = context->stream;
   ncclResult_t result = ncclGroupStart();
+  std::string failed; // the call that failed, for the message
   for (const Message &message : group.messages) {
-    if (result != ncclSuccess)
+    if (result != ncclSuccess && result != ncclInProgress)
       break;
     switch (message.kind) {
     case Message::Send:
       result = ncclSend(at(message.buffer), message.bytes, ncclUint8,
                         message.peer, comm->nccl, stream);
+      failed = "ncclSend to rank " + std::to_string(message.peer);
       break;
     case Message::Recv:
       result = ncclRecv(at(message.buffer), message.bytes, ncclUint8,
                         message.peer, comm->nccl, stream);
+      failed = "ncclRecv from rank " + std::to_string(message.peer);
       break;
     case Message::AllGather:
       result = ncclAllGather(at(message.buffer), at(message.result),
                              message.bytes, ncclUint8, comm->nccl, stream);
+      failed = "ncclAllGather";
       break;
     case Message::ReduceScatter:
       result = ncclReduceScatter(
           at(message.buffer), at(message.result),
           message.bytes / elementBytes(message.dtype), ncclType(message.dtype),
           ncclSum, comm->nccl, stream);
+      failed = "ncclReduceScatter";
       break;
     }
   }
   ncclResult_t ended = ncclGroupEnd();
-  if (result == ncclSuccess || result == ncclInProgress)
+  if (result == ncclSuccess || result == ncclInProgress) {
     result = ended;
-  return settle(comm, result, call, "the NCCL group");
+    failed = "ncclGroupEnd";
+  }
+  return settle(comm, result, call, failed.c_str());
 }
 
 } // namespace

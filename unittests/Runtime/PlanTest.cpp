@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CollectiveReference.h"
 #include "PlanSimulator.h"
 
 #include <gtest/gtest.h>
@@ -19,42 +20,14 @@
 
 using namespace gdnrt;
 using namespace gdnrt::testing;
+using gdnrt::reference::Tensor;
+using gdnrt::reference::concat;
+using gdnrt::reference::slice;
+using gdnrt::reference::chain;
 
 namespace {
 
-/// A dense row-major f64 tensor.
-struct Tensor {
-  std::vector<int64_t> shape;
-  std::vector<double> data;
-
-  explicit Tensor(std::vector<int64_t> dims) : shape(std::move(dims)) {
-    data.assign(count(), 0.0);
-  }
-  int64_t count() const {
-    return std::accumulate(shape.begin(), shape.end(), int64_t(1),
-                           std::multiplies<int64_t>());
-  }
-  int64_t outer(size_t dim) const {
-    int64_t n = 1;
-    for (size_t d = 0; d < dim; ++d)
-      n *= shape[d];
-    return n;
-  }
-  int64_t inner(size_t dim) const { return count() / std::max<int64_t>(outer(dim), 1); }
-  Shape planShape() const { return Shape{shape, sizeof(double)}; }
-  std::vector<char> bytes() const {
-    std::vector<char> raw(data.size() * sizeof(double));
-    std::memcpy(raw.data(), data.data(), raw.size());
-    return raw;
-  }
-  static Tensor fromBytes(std::vector<int64_t> dims, const std::vector<char> &raw) {
-    Tensor t(std::move(dims));
-    EXPECT_EQ(raw.size(), t.data.size() * sizeof(double));
-    std::memcpy(t.data.data(), raw.data(),
-                std::min(raw.size(), t.data.size() * sizeof(double)));
-    return t;
-  }
-};
+Shape planShape(const Tensor &t) { return Shape{t.shape, sizeof(double)}; }
 
 Tensor randomTensor(std::vector<int64_t> shape, std::mt19937 &rng) {
   Tensor t(std::move(shape));
@@ -62,39 +35,6 @@ Tensor randomTensor(std::vector<int64_t> shape, std::mt19937 &rng) {
   for (double &x : t.data)
     x = uniform(rng);
   return t;
-}
-
-/// Concatenation along `dim` (the definition of all_gather).
-Tensor concat(const std::vector<Tensor> &parts, size_t dim) {
-  std::vector<int64_t> shape = parts[0].shape;
-  shape[dim] = 0;
-  for (const Tensor &p : parts)
-    shape[dim] += p.shape[dim];
-  Tensor result(shape);
-  const int64_t outer = parts[0].outer(dim);
-  int64_t offset = 0;
-  const int64_t row = result.inner(dim);
-  for (const Tensor &p : parts) {
-    const int64_t width = p.inner(dim);
-    for (int64_t o = 0; o < outer; ++o)
-      std::copy_n(p.data.begin() + o * width, width,
-                  result.data.begin() + o * row + offset);
-    offset += width;
-  }
-  return result;
-}
-
-/// Piece `i` of `P` along `dim`.
-Tensor slice(const Tensor &t, size_t dim, int P, int i) {
-  std::vector<int64_t> shape = t.shape;
-  shape[dim] /= P;
-  Tensor result(shape);
-  const int64_t outer = t.outer(dim), width = result.inner(dim),
-                row = t.inner(dim);
-  for (int64_t o = 0; o < outer; ++o)
-    std::copy_n(t.data.begin() + o * row + i * width, width,
-                result.data.begin() + o * width);
-  return result;
 }
 
 void expectEqual(const Tensor &expected, const Tensor &actual,
@@ -142,7 +82,7 @@ TEST(PlanTest, AllGatherConcatenatesAlongEveryDim) {
       auto outputs = runRanks(
           P,
           [&](int r, Plan &plan, std::string &error) {
-            return planAllGather(inputs[r].planShape(), expected.planShape(),
+            return planAllGather(planShape(inputs[r]), planShape(expected),
                                  P, r, static_cast<int>(dim), plan, error);
           },
           inputs, {}, expected.data.size() * sizeof(double));
@@ -169,7 +109,7 @@ TEST(PlanTest, ReduceScatterSumsAndSlices) {
       auto planner = [&](int r, Plan &plan, std::string &error) {
         std::vector<int64_t> out = shape;
         out[dim] /= P;
-        return planReduceScatter(inputs[r].planShape(),
+        return planReduceScatter(planShape(inputs[r]),
                                  Shape{out, sizeof(double)}, P, r,
                                  static_cast<int>(dim), GDN_F64, plan, error);
       };
@@ -204,8 +144,8 @@ TEST(PlanTest, AllToAllExchangesBetweenEveryPairOfDims) {
         auto outputs = runRanks(
             P,
             [&](int r, Plan &plan, std::string &error) {
-              return planAllToAll(inputs[r].planShape(),
-                                  expected[r].planShape(), P, r, split,
+              return planAllToAll(planShape(inputs[r]),
+                                  planShape(expected[r]), P, r, split,
                                   concatDim, plan, error);
             },
             inputs, {}, expected[0].data.size() * sizeof(double));
@@ -230,7 +170,7 @@ TEST(PlanTest, HaloTakesTheRowsBeforeTheShardFromAsManyRanksAsNeeded) {
         auto outputs = runRanks(
             P,
             [&](int r, Plan &plan, std::string &error) {
-              return planHaloExchange(inputs[r].planShape(),
+              return planHaloExchange(planShape(inputs[r]),
                                       Shape{{halo, 2}, sizeof(double)}, P, r,
                                       plan, error);
             },
@@ -260,7 +200,7 @@ TEST(PlanTest, LocalShardTakesThisRanksBlock) {
         auto outputs = runRanks(
             1,
             [&](int, Plan &plan, std::string &error) {
-              return planLocalShard(whole.planShape(), expected.planShape(), P,
+              return planLocalShard(planShape(whole), planShape(expected), P,
                                     r, dim, plan, error);
             },
             {whole}, {}, expected.data.size() * sizeof(double));
@@ -268,26 +208,6 @@ TEST(PlanTest, LocalShardTakesThisRanksBlock) {
                     "local_shard");
       }
     }
-}
-
-/// S_in(0) = 0, S_in(r + 1) = M_r S_in(r) + S_r per head, in f64.
-std::vector<Tensor> chain(const std::vector<Tensor> &M,
-                          const std::vector<Tensor> &S) {
-  const int64_t heads = S[0].shape[0], K = S[0].shape[1], V = S[0].shape[2];
-  std::vector<Tensor> incoming;
-  Tensor state({heads, K, V});
-  for (size_t r = 0; r < M.size(); ++r) {
-    incoming.push_back(state);
-    Tensor next = S[r];
-    for (int64_t h = 0; h < heads; ++h)
-      for (int64_t i = 0; i < K; ++i)
-        for (int64_t j = 0; j < V; ++j)
-          for (int64_t l = 0; l < K; ++l)
-            next.data[(h * K + i) * V + j] += M[r].data[(h * K + i) * K + l] *
-                                              state.data[(h * K + l) * V + j];
-    state = next;
-  }
-  return incoming;
 }
 
 TEST(PlanTest, StateExchangeChainsBothWays) {
@@ -304,8 +224,8 @@ TEST(PlanTest, StateExchangeChainsBothWays) {
       auto outputs = runRanks(
           P,
           [&](int r, Plan &plan, std::string &error) {
-            return planStateExchange(M[r].planShape(), S[r].planShape(),
-                                     S[r].planShape(), P, r, scan, GDN_F64,
+            return planStateExchange(planShape(M[r]), planShape(S[r]),
+                                     planShape(S[r]), P, r, scan, GDN_F64,
                                      plan, error);
           },
           M, S, heads * K * V * sizeof(double));
