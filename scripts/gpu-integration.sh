@@ -16,26 +16,15 @@ cases="${1:-$root/device-carry/integration}"
 work="${OUT:-/tmp}/gpu-integration"
 mkdir -p "$work"
 nvcc=${NVCC:-nvcc}
-cuda="${CUDA_HOME:-$(dirname "$(dirname "$(command -v "$nvcc" || echo /usr/local/cuda/bin/nvcc)")")}"
 flags=(-std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -I "$root/runtime/include")
 summary=()
 status=0
 
-# gdnrt needs no MLIR: runtime/build.sh builds it where the runtime provides
-# that script, else its sources are compiled here directly. Every harness
-# links it, with the shared CUDA runtime gdnrt uses (one per process).
+# gdnrt needs no MLIR: runtime/build.sh builds it here. Every harness links
+# it, with the shared CUDA runtime gdnrt uses (one per process).
 gdnrt="$work/gdnrt"
-mkdir -p "$gdnrt"
-if [ -f "$root/runtime/build.sh" ]; then
-  bash "$root/runtime/build.sh" "$gdnrt" >"$gdnrt/build.log" 2>&1
-else
-  "${CXX:-$(command -v g++-12 || echo g++)}" -std=c++17 -O2 -shared -fPIC -fvisibility=hidden \
-    -I "$root/runtime/include" -I "$cuda/include" "$root"/runtime/lib/*.cpp \
-    -L "$cuda/lib64" -lcudart -lnccl -lcublasLt -Wl,-rpath,"$cuda/lib64" \
-    -o "$gdnrt/libgdnrt.so" >"$gdnrt/build.log" 2>&1
-fi
-if [ ! -f "$gdnrt/libgdnrt.so" ]; then
-  cat "$gdnrt/build.log"
+if ! bash "$root/runtime/build.sh" "$gdnrt" >"$work/gdnrt.build.log" 2>&1; then
+  cat "$work/gdnrt.build.log"
   echo "FAIL build gdnrt"
   exit 1
 fi
