@@ -26,11 +26,16 @@ install(DIRECTORY ${GDN_SOURCE_DIR}/runtime/include/gdn
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT gdn-headers
   FILES_MATCHING PATTERN "*.h" PATTERN "*.cuh")
 
-# The runtime exists only where the CUDA toolkit does (runtime/CMakeLists.txt).
-set(GDN_PACKAGE_NEEDS_CUDA OFF)
+# The runtime exists only where the CUDA toolkit and NCCL do
+# (runtime/CMakeLists.txt). It is plain C++ over CUDA, not an MLIR library:
+# its own include directories are already install-ready, and consumers need
+# CUDA::cudart, so GDNConfig.cmake finds the CUDA toolkit when it is here.
+set(GDN_PACKAGE_HAS_GDNRT OFF)
 if(TARGET gdnrt)
-  gdn_install_library(gdnrt)
-  set(GDN_PACKAGE_NEEDS_CUDA ON)
+  install(TARGETS gdnrt EXPORT GDNTargets
+    LIBRARY DESTINATION ${GDN_INSTALL_LIBDIR} COMPONENT gdnrt
+    ARCHIVE DESTINATION ${GDN_INSTALL_LIBDIR} COMPONENT gdnrt)
+  set(GDN_PACKAGE_HAS_GDNRT ON)
 endif()
 if(TARGET gdnrt-launch)
   gdn_install_tool(gdnrt-launch)

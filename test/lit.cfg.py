@@ -88,3 +88,8 @@ if _nvcc:
     config.substitutions.append(("%nvcc", "%s %s-std=c++17" % (_nvcc, _host)))
 config.substitutions.append(("%gdn_runtime_include",
                              os.path.join(config.gdn_src_root, "runtime", "include")))
+
+# gdnrt and its tools (gdnrt-launch, the host unit tests) exist only when the
+# CUDA toolkit with NCCL was found at configure time.
+if config.gdn_have_gdnrt.upper() in ("ON", "TRUE", "1"):
+    config.available_features.add("gdnrt")

@@ -33,6 +33,13 @@
 extern "C" {
 #endif
 
+/* The library is built with hidden visibility; these are its exports. */
+#if defined(__GNUC__)
+#define GDNRT_API __attribute__((visibility("default")))
+#else
+#define GDNRT_API
+#endif
+
 typedef struct gdnrt_context gdnrt_context_t;
 typedef struct gdnrt_comm gdnrt_comm_t;
 
@@ -62,72 +69,72 @@ typedef struct gdnrt_unique_id {
 /*--- Errors ----------------------------------------------------------------*/
 
 /** The message of the last failed call on this thread ("" if none). */
-const char *gdnrt_last_error(void);
+GDNRT_API const char *gdnrt_last_error(void);
 
 /** A short name for an error code ("GDN_ERROR_NCCL"). */
-const char *gdnrt_error_name(int code);
+GDNRT_API const char *gdnrt_error_name(int code);
 
 /*--- Context ---------------------------------------------------------------*/
 
 /** A context on `device` that enqueues on `stream` (0: the legacy default
  *  stream). Allocates the cuBLASLt handle and workspace. */
-int gdnrt_context_create(int device, cudaStream_t stream,
+GDNRT_API int gdnrt_context_create(int device, cudaStream_t stream,
                          gdnrt_context_t **context);
-int gdnrt_context_destroy(gdnrt_context_t *context);
-int gdnrt_context_set_stream(gdnrt_context_t *context, cudaStream_t stream);
-cudaStream_t gdnrt_context_stream(const gdnrt_context_t *context);
+GDNRT_API int gdnrt_context_destroy(gdnrt_context_t *context);
+GDNRT_API int gdnrt_context_set_stream(gdnrt_context_t *context, cudaStream_t stream);
+GDNRT_API cudaStream_t gdnrt_context_stream(const gdnrt_context_t *context);
 /** How long communicator set-up and gdnrt_comm_wait may take (ms, > 0). */
-int gdnrt_context_set_timeout(gdnrt_context_t *context, int64_t timeout_ms);
+GDNRT_API int gdnrt_context_set_timeout(gdnrt_context_t *context, int64_t timeout_ms);
 
 /** Binds `comm` to a group role: the IR's `#gdn_comm.group<cp, P>` then runs
  *  on it. The context does not own it. NULL unbinds. */
-int gdnrt_context_bind(gdnrt_context_t *context, gdnrt_group_t group,
+GDNRT_API int gdnrt_context_bind(gdnrt_context_t *context, gdnrt_group_t group,
                        gdnrt_comm_t *comm);
 
 /*--- Communicators ---------------------------------------------------------*/
 
 /** A fresh NCCL unique id (rank 0 makes it and shares it). */
-int gdnrt_unique_id(gdnrt_unique_id_t *id);
+GDNRT_API int gdnrt_unique_id(gdnrt_unique_id_t *id);
 
 /** Joins the communicator of `size` ranks named by `id` as `rank`. Fails
  *  after the context's timeout if the other ranks do not join. */
-int gdnrt_comm_init(gdnrt_context_t *context, const gdnrt_unique_id_t *id,
+GDNRT_API int gdnrt_comm_init(gdnrt_context_t *context, const gdnrt_unique_id_t *id,
                     int rank, int size, gdnrt_comm_t **comm);
 
 /** Wraps a communicator the host framework owns (a `ncclComm_t`, passed as
  *  a pointer so that this header needs no nccl.h); destroy does not free it. */
-int gdnrt_comm_wrap(gdnrt_context_t *context, void *nccl_comm,
+GDNRT_API int gdnrt_comm_wrap(gdnrt_context_t *context, void *nccl_comm,
                     gdnrt_comm_t **comm);
 
 /** Standalone runs: `rendezvous` is "file:<path>" (rank 0 writes the id
  *  there; the path must be fresh for each job) or "tcp:<host>:<port>" (rank
  *  0 listens, the others connect). Every rank must pass the same size. */
-int gdnrt_comm_bootstrap(gdnrt_context_t *context, const char *rendezvous,
+GDNRT_API int gdnrt_comm_bootstrap(gdnrt_context_t *context, const char *rendezvous,
                          int rank, int size, gdnrt_comm_t **comm);
 
 /** gdnrt_comm_bootstrap with the rank, size and rendezvous that
  *  `gdnrt-launch` exports (GDNRT_RANK, GDNRT_WORLD_SIZE, GDNRT_RENDEZVOUS). */
-int gdnrt_comm_from_environment(gdnrt_context_t *context, gdnrt_comm_t **comm);
+GDNRT_API int gdnrt_comm_from_environment(gdnrt_context_t *context, gdnrt_comm_t **comm);
 
 /** Splits `world` into the groups of an S x P grid, SP innermost (world rank
  *  = cp_rank * sp_size + sp_rank, Megatron's order). Either output may be
  *  NULL when not wanted. */
-int gdnrt_comm_split_grid(gdnrt_comm_t *world, int sp_size,
+GDNRT_API int gdnrt_comm_split_grid(gdnrt_comm_t *world, int sp_size,
                           gdnrt_comm_t **sp, gdnrt_comm_t **cp);
 
-int gdnrt_comm_rank(const gdnrt_comm_t *comm);
-int gdnrt_comm_size(const gdnrt_comm_t *comm);
+GDNRT_API int gdnrt_comm_rank(const gdnrt_comm_t *comm);
+GDNRT_API int gdnrt_comm_size(const gdnrt_comm_t *comm);
 /** The wrapped ncclComm_t. */
-void *gdnrt_comm_nccl(const gdnrt_comm_t *comm);
+GDNRT_API void *gdnrt_comm_nccl(const gdnrt_comm_t *comm);
 
 /** Waits for the context's stream while watching the communicator: returns
  *  when the stream is idle, fails (and aborts the communicator) on an NCCL
  *  error or when the timeout passes. */
-int gdnrt_comm_wait(gdnrt_comm_t *comm, gdnrt_context_t *context);
+GDNRT_API int gdnrt_comm_wait(gdnrt_comm_t *comm, gdnrt_context_t *context);
 
 /** Frees the communicator (aborting NCCL's if an error or timeout was
  *  seen; a wrapped one is left to its owner). */
-int gdnrt_comm_destroy(gdnrt_comm_t *comm);
+GDNRT_API int gdnrt_comm_destroy(gdnrt_comm_t *comm);
 
 /*--- The collectives of gdn_comm --------------------------------------------
  *
@@ -138,51 +145,51 @@ int gdnrt_comm_destroy(gdnrt_comm_t *comm);
  *---------------------------------------------------------------------------*/
 
 /** gdn_comm.all_gather: out = rank-ordered concatenation along `dim`. */
-size_t gdnrt_all_gather_workspace_bytes(const gdn_tensor_t *input, int ranks,
+GDNRT_API size_t gdnrt_all_gather_workspace_bytes(const gdn_tensor_t *input, int ranks,
                                         int dim);
-int gdnrt_all_gather(gdnrt_context_t *context, gdnrt_group_t group, int ranks,
+GDNRT_API int gdnrt_all_gather(gdnrt_context_t *context, gdnrt_group_t group, int ranks,
                      const gdn_tensor_t *input, const gdn_tensor_t *output,
                      int dim, void *workspace);
 
 /** gdn_comm.reduce_scatter: the sum over ranks, slice `rank` along `dim`. */
-size_t gdnrt_reduce_scatter_workspace_bytes(const gdn_tensor_t *input,
+GDNRT_API size_t gdnrt_reduce_scatter_workspace_bytes(const gdn_tensor_t *input,
                                             int ranks, int dim);
-int gdnrt_reduce_scatter(gdnrt_context_t *context, gdnrt_group_t group,
+GDNRT_API int gdnrt_reduce_scatter(gdnrt_context_t *context, gdnrt_group_t group,
                          int ranks, const gdn_tensor_t *input,
                          const gdn_tensor_t *output, int dim, void *workspace);
 
 /** gdn_comm.all_to_all: piece j along `split_dim` goes to rank j; received
  *  pieces are concatenated in rank order along `concat_dim`. */
-size_t gdnrt_all_to_all_workspace_bytes(const gdn_tensor_t *input, int ranks,
+GDNRT_API size_t gdnrt_all_to_all_workspace_bytes(const gdn_tensor_t *input, int ranks,
                                         int split_dim, int concat_dim);
-int gdnrt_all_to_all(gdnrt_context_t *context, gdnrt_group_t group, int ranks,
+GDNRT_API int gdnrt_all_to_all(gdnrt_context_t *context, gdnrt_group_t group, int ranks,
                      const gdn_tensor_t *input, const gdn_tensor_t *output,
                      int split_dim, int concat_dim, void *workspace);
 
 /** gdn_comm.halo_exchange: the `output.shape[0]` buffer rows before this
  *  rank's contiguous token shard (zeros before the buffer's first row). */
-int gdnrt_halo_exchange(gdnrt_context_t *context, gdnrt_group_t group,
+GDNRT_API int gdnrt_halo_exchange(gdnrt_context_t *context, gdnrt_group_t group,
                         int ranks, const gdn_tensor_t *input,
                         const gdn_tensor_t *output);
 
 /** gdn_comm.state_exchange: transition [HV, K, K], partial [HV, K, V] (f32
  *  or f64); incoming = S_in(rank) with S_in(0) = 0 and
  *  S_in(r + 1) = M_r S_in(r) + S_r. */
-size_t gdnrt_state_exchange_workspace_bytes(const gdn_tensor_t *partial,
+GDNRT_API size_t gdnrt_state_exchange_workspace_bytes(const gdn_tensor_t *partial,
                                             int ranks, gdnrt_chain_t chain);
-int gdnrt_state_exchange(gdnrt_context_t *context, gdnrt_group_t group,
+GDNRT_API int gdnrt_state_exchange(gdnrt_context_t *context, gdnrt_group_t group,
                          int ranks, const gdn_tensor_t *transition,
                          const gdn_tensor_t *partial,
                          const gdn_tensor_t *incoming, gdnrt_chain_t chain,
                          void *workspace);
 
 /** gdn_comm.local_shard: block `rank` of `ranks` along `dim` (no traffic). */
-int gdnrt_local_shard(gdnrt_context_t *context, gdnrt_group_t group,
+GDNRT_API int gdnrt_local_shard(gdnrt_context_t *context, gdnrt_group_t group,
                       int ranks, const gdn_tensor_t *input,
                       const gdn_tensor_t *output, int dim);
 
 /** gdn_comm.rank: this process's rank in the bound group. */
-int gdnrt_group_rank(const gdnrt_context_t *context, gdnrt_group_t group,
+GDNRT_API int gdnrt_group_rank(const gdnrt_context_t *context, gdnrt_group_t group,
                      int ranks, int *rank);
 
 /*--- Projections -----------------------------------------------------------*/
@@ -190,7 +197,7 @@ int gdnrt_group_rank(const gdnrt_context_t *context, gdnrt_group_t group,
 /** gdn.linear: y[t] = W x[t] for every token; x [T, In...], weight
  *  [Out, In] (nn.Linear), y [T, Out...]; one dtype (bf16, f16 or f32),
  *  fp32 accumulation. Runs on cuBLASLt with the context's workspace. */
-int gdnrt_linear(gdnrt_context_t *context, const gdn_tensor_t *x,
+GDNRT_API int gdnrt_linear(gdnrt_context_t *context, const gdn_tensor_t *x,
                  const gdn_tensor_t *weight, const gdn_tensor_t *y);
 
 #ifdef __cplusplus

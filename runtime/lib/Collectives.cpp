@@ -1,0 +1,286 @@
+//===- Collectives.cpp - the gdn_comm ops as gdnrt calls ------------------===//
+//
+// Each entry point checks, in this order and before enqueueing anything:
+// the context, the group binding (a communicator of the size the IR was
+// compiled for), every tensor argument, and the shapes (the planner), then
+// runs the plan. Messages name the call, the rank and the offending value.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Executor.h"
+#include "Internal.h"
+#include "Plan.h"
+
+#include <functional>
+
+using namespace gdnrt;
+
+namespace {
+
+/// The communicator bound to `group`, checked against the IR's group size.
+int boundComm(gdnrt_context_t *context, gdnrt_group_t group, int ranks,
+              const char *call, gdnrt_comm_t **comm) {
+  if (!context)
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call, "the context is null");
+  if (group < 0 || group >= GDNRT_NUM_GROUPS)
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call,
+                "group " + std::to_string(static_cast<int>(group)) +
+                    " is neither GDNRT_GROUP_SP nor GDNRT_GROUP_CP");
+  *comm = context->groups[group];
+  if (!*comm)
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call,
+                std::string("no communicator is bound to the ") +
+                    groupName(group) +
+                    " group; call gdnrt_context_bind first");
+  if ((*comm)->size != ranks)
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call,
+                std::string("the program was compiled for a ") +
+                    groupName(group) + " group of " + std::to_string(ranks) +
+                    " ranks but the communicator bound to it has " +
+                    std::to_string((*comm)->size));
+  if (!(*comm)->broken.empty())
+    return fail(GDN_ERROR_NCCL, call,
+                "the " + std::string(groupName(group)) +
+                    " communicator was aborted: " + (*comm)->broken);
+  return GDN_SUCCESS;
+}
+
+int checkTensors(const char *call,
+                 std::initializer_list<std::pair<const gdn_tensor_t *, const char *>>
+                     tensors) {
+  std::string error;
+  for (auto [tensor, name] : tensors)
+    if (!checkTensorArgument(tensor, name, error))
+      return fail(GDN_ERROR_INVALID_ARGUMENT, call, error);
+  return GDN_SUCCESS;
+}
+
+/// Checks the workspace against the plan, then runs it.
+int run(const Plan &plan, gdnrt_context_t *context, gdnrt_comm_t *comm,
+        gdnrt_group_t group, const Buffers &buffers, const char *call) {
+  if (plan.workspaceBytes > 0 && !buffers.workspace)
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call,
+                "the workspace is null but this call needs " +
+                    std::to_string(plan.workspaceBytes) +
+                    " bytes (see the matching _workspace_bytes query)");
+  if (int error = execute(plan, context, comm, buffers,
+                          std::string(call) + " (" +
+                              describeRank(comm, group) + ")"))
+    return error;
+  return succeed();
+}
+
+int planFailed(const char *call, gdnrt_comm_t *comm, gdnrt_group_t group,
+               const std::string &error) {
+  return fail(GDN_ERROR_INVALID_ARGUMENT,
+              std::string(call) + " (" + describeRank(comm, group) + ")",
+              error);
+}
+
+/// Workspace queries plan for rank 0 with the output the op would produce.
+size_t workspaceOf(const std::function<bool(Plan &, std::string &)> &planner) {
+  Plan plan;
+  std::string error;
+  return planner(plan, error) ? plan.workspaceBytes : 0;
+}
+
+bool valid(const gdn_tensor_t *tensor) {
+  std::string ignored;
+  return checkTensorArgument(tensor, "tensor", ignored);
+}
+
+} // namespace
+
+extern "C" size_t gdnrt_all_gather_workspace_bytes(const gdn_tensor_t *input,
+                                                   int ranks, int dim) {
+  if (!valid(input) || dim < 0 || dim >= input->rank || ranks < 1)
+    return 0;
+  Shape in = Shape::of(*input), out = in;
+  out.dims[dim] *= ranks;
+  return workspaceOf([&](Plan &plan, std::string &error) {
+    return planAllGather(in, out, ranks, 0, dim, plan, error);
+  });
+}
+
+extern "C" int gdnrt_all_gather(gdnrt_context_t *context, gdnrt_group_t group,
+                                int ranks, const gdn_tensor_t *input,
+                                const gdn_tensor_t *output, int dim,
+                                void *workspace) {
+  const char *call = "gdnrt_all_gather";
+  gdnrt_comm_t *comm = nullptr;
+  if (int error = boundComm(context, group, ranks, call, &comm))
+    return error;
+  if (int error = checkTensors(call, {{input, "input"}, {output, "output"}}))
+    return error;
+  Plan plan;
+  std::string error;
+  if (!planAllGather(Shape::of(*input), Shape::of(*output), ranks, comm->rank,
+                     dim, plan, error))
+    return planFailed(call, comm, group, error);
+  return run(plan, context, comm, group,
+             {input->data, nullptr, output->data, workspace}, call);
+}
+
+extern "C" size_t gdnrt_reduce_scatter_workspace_bytes(
+    const gdn_tensor_t *input, int ranks, int dim) {
+  if (!valid(input) || dim < 0 || dim >= input->rank || ranks < 1)
+    return 0;
+  Shape in = Shape::of(*input), out = in;
+  out.dims[dim] /= ranks;
+  return workspaceOf([&](Plan &plan, std::string &error) {
+    return planReduceScatter(in, out, ranks, 0, dim, input->dtype, plan, error);
+  });
+}
+
+extern "C" int gdnrt_reduce_scatter(gdnrt_context_t *context,
+                                    gdnrt_group_t group, int ranks,
+                                    const gdn_tensor_t *input,
+                                    const gdn_tensor_t *output, int dim,
+                                    void *workspace) {
+  const char *call = "gdnrt_reduce_scatter";
+  gdnrt_comm_t *comm = nullptr;
+  if (int error = boundComm(context, group, ranks, call, &comm))
+    return error;
+  if (int error = checkTensors(call, {{input, "input"}, {output, "output"}}))
+    return error;
+  if (input->dtype != GDN_BF16 && input->dtype != GDN_F16 &&
+      input->dtype != GDN_F32 && input->dtype != GDN_F64)
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call,
+                "reduce_scatter sums floating-point tensors only");
+  Plan plan;
+  std::string error;
+  if (!planReduceScatter(Shape::of(*input), Shape::of(*output), ranks,
+                         comm->rank, dim, input->dtype, plan, error))
+    return planFailed(call, comm, group, error);
+  return run(plan, context, comm, group,
+             {input->data, nullptr, output->data, workspace}, call);
+}
+
+extern "C" size_t gdnrt_all_to_all_workspace_bytes(const gdn_tensor_t *input,
+                                                   int ranks, int splitDim,
+                                                   int concatDim) {
+  if (!valid(input) || splitDim < 0 || splitDim >= input->rank ||
+      concatDim < 0 || concatDim >= input->rank || ranks < 1)
+    return 0;
+  Shape in = Shape::of(*input), out = in;
+  out.dims[splitDim] /= ranks;
+  out.dims[concatDim] *= ranks;
+  return workspaceOf([&](Plan &plan, std::string &error) {
+    return planAllToAll(in, out, ranks, 0, splitDim, concatDim, plan, error);
+  });
+}
+
+extern "C" int gdnrt_all_to_all(gdnrt_context_t *context, gdnrt_group_t group,
+                                int ranks, const gdn_tensor_t *input,
+                                const gdn_tensor_t *output, int splitDim,
+                                int concatDim, void *workspace) {
+  const char *call = "gdnrt_all_to_all";
+  gdnrt_comm_t *comm = nullptr;
+  if (int error = boundComm(context, group, ranks, call, &comm))
+    return error;
+  if (int error = checkTensors(call, {{input, "input"}, {output, "output"}}))
+    return error;
+  Plan plan;
+  std::string error;
+  if (!planAllToAll(Shape::of(*input), Shape::of(*output), ranks, comm->rank,
+                    splitDim, concatDim, plan, error))
+    return planFailed(call, comm, group, error);
+  return run(plan, context, comm, group,
+             {input->data, nullptr, output->data, workspace}, call);
+}
+
+extern "C" int gdnrt_halo_exchange(gdnrt_context_t *context,
+                                   gdnrt_group_t group, int ranks,
+                                   const gdn_tensor_t *input,
+                                   const gdn_tensor_t *output) {
+  const char *call = "gdnrt_halo_exchange";
+  gdnrt_comm_t *comm = nullptr;
+  if (int error = boundComm(context, group, ranks, call, &comm))
+    return error;
+  if (int error = checkTensors(call, {{input, "input"}, {output, "halo"}}))
+    return error;
+  Plan plan;
+  std::string error;
+  if (!planHaloExchange(Shape::of(*input), Shape::of(*output), ranks,
+                        comm->rank, plan, error))
+    return planFailed(call, comm, group, error);
+  return run(plan, context, comm, group,
+             {input->data, nullptr, output->data, nullptr}, call);
+}
+
+extern "C" size_t gdnrt_state_exchange_workspace_bytes(
+    const gdn_tensor_t *partial, int ranks, gdnrt_chain_t chain) {
+  if (!valid(partial) || partial->rank != 3 || ranks < 1)
+    return 0;
+  Shape s = Shape::of(*partial), m = s;
+  m.dims[2] = m.dims[1];
+  return workspaceOf([&](Plan &plan, std::string &error) {
+    return planStateExchange(m, s, s, ranks, 0, chain == GDNRT_CHAIN_SCAN,
+                             partial->dtype, plan, error);
+  });
+}
+
+extern "C" int gdnrt_state_exchange(gdnrt_context_t *context,
+                                    gdnrt_group_t group, int ranks,
+                                    const gdn_tensor_t *transition,
+                                    const gdn_tensor_t *partial,
+                                    const gdn_tensor_t *incoming,
+                                    gdnrt_chain_t chain, void *workspace) {
+  const char *call = "gdnrt_state_exchange";
+  gdnrt_comm_t *comm = nullptr;
+  if (int error = boundComm(context, group, ranks, call, &comm))
+    return error;
+  if (int error = checkTensors(call, {{transition, "transition"},
+                                      {partial, "partial state"},
+                                      {incoming, "incoming state"}}))
+    return error;
+  if (chain != GDNRT_CHAIN_ALL_GATHER && chain != GDNRT_CHAIN_SCAN)
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call,
+                "chain " + std::to_string(static_cast<int>(chain)) +
+                    " is neither GDNRT_CHAIN_ALL_GATHER nor GDNRT_CHAIN_SCAN");
+  if (transition->dtype != partial->dtype || incoming->dtype != partial->dtype)
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call,
+                "the transition, partial and incoming states must share one "
+                "element type");
+  Plan plan;
+  std::string error;
+  if (!planStateExchange(Shape::of(*transition), Shape::of(*partial),
+                         Shape::of(*incoming), ranks, comm->rank,
+                         chain == GDNRT_CHAIN_SCAN, partial->dtype, plan,
+                         error))
+    return planFailed(call, comm, group, error);
+  return run(plan, context, comm, group,
+             {transition->data, partial->data, incoming->data, workspace},
+             call);
+}
+
+extern "C" int gdnrt_local_shard(gdnrt_context_t *context, gdnrt_group_t group,
+                                 int ranks, const gdn_tensor_t *input,
+                                 const gdn_tensor_t *output, int dim) {
+  const char *call = "gdnrt_local_shard";
+  gdnrt_comm_t *comm = nullptr;
+  if (int error = boundComm(context, group, ranks, call, &comm))
+    return error;
+  if (int error = checkTensors(call, {{input, "input"}, {output, "output"}}))
+    return error;
+  Plan plan;
+  std::string error;
+  if (!planLocalShard(Shape::of(*input), Shape::of(*output), ranks, comm->rank,
+                      dim, plan, error))
+    return planFailed(call, comm, group, error);
+  return run(plan, context, comm, group,
+             {input->data, nullptr, output->data, nullptr}, call);
+}
+
+extern "C" int gdnrt_group_rank(const gdnrt_context_t *context,
+                                gdnrt_group_t group, int ranks, int *rank) {
+  const char *call = "gdnrt_group_rank";
+  if (!rank)
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call, "the output pointer is null");
+  gdnrt_comm_t *comm = nullptr;
+  if (int error = boundComm(const_cast<gdnrt_context_t *>(context), group,
+                            ranks, call, &comm))
+    return error;
+  *rank = comm->rank;
+  return succeed();
+}

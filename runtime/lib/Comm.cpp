@@ -1,0 +1,360 @@
+//===- Comm.cpp - NCCL communicators that fail instead of hanging ---------===//
+//
+// Communicators gdnrt creates are non-blocking (ncclConfig_t::blocking = 0):
+// NCCL calls return ncclInProgress at once and `settle` polls
+// ncclCommGetAsyncError until the call completes, fails, or the timeout
+// passes, in which case the communicator is aborted. An unreachable peer
+// thus becomes an error with a message, never a hang.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Internal.h"
+#include "Rendezvous.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <thread>
+
+using namespace gdnrt;
+
+namespace gdnrt {
+
+void abortComm(gdnrt_comm_t *comm, const std::string &reason) {
+  if (!comm->broken.empty())
+    return;
+  comm->broken = reason;
+  // A wrapped communicator belongs to the framework; aborting it is still
+  // the only way to release kernels stuck waiting for a peer.
+  if (comm->nccl)
+    ncclCommAbort(comm->nccl);
+  comm->nccl = nullptr;
+}
+
+int settle(gdnrt_comm_t *comm, ncclResult_t issued, const std::string &call,
+           const char *what) {
+  const std::string who = "rank " + std::to_string(comm->rank) + " of " +
+                          std::to_string(comm->size);
+  if (issued != ncclSuccess && issued != ncclInProgress) {
+    std::string reason = who + ": " + describeNccl(what, issued, comm->nccl);
+    abortComm(comm, reason);
+    return fail(GDN_ERROR_NCCL, call, reason);
+  }
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(comm->timeoutMs);
+  ncclResult_t state = issued;
+  while (state == ncclInProgress) {
+    if (ncclResult_t queried = ncclCommGetAsyncError(comm->nccl, &state))
+      state = queried;
+    if (state == ncclInProgress) {
+      if (std::chrono::steady_clock::now() >= deadline) {
+        std::string reason = who + ": " + what + " did not complete within " +
+                             std::to_string(comm->timeoutMs) +
+                             " ms (a peer is missing or stuck); the "
+                             "communicator was aborted";
+        abortComm(comm, reason);
+        return fail(GDN_ERROR_TIMEOUT, call, reason);
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
+  if (state != ncclSuccess) {
+    std::string reason = who + ": " + describeNccl(what, state, comm->nccl);
+    abortComm(comm, reason);
+    return fail(GDN_ERROR_NCCL, call, reason);
+  }
+  return GDN_SUCCESS;
+}
+
+} // namespace gdnrt
+
+namespace {
+
+ncclConfig_t nonBlockingConfig() {
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  return config;
+}
+
+int checkRankAndSize(const char *call, int rank, int size) {
+  if (size < 1)
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call,
+                "the world size is " + std::to_string(size) +
+                    "; it must be at least 1");
+  if (rank < 0 || rank >= size)
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call,
+                "rank " + std::to_string(rank) + " is not in 0.." +
+                    std::to_string(size - 1));
+  return GDN_SUCCESS;
+}
+
+} // namespace
+
+extern "C" int gdnrt_unique_id(gdnrt_unique_id_t *id) {
+  static_assert(sizeof(ncclUniqueId) == GDNRT_UNIQUE_ID_BYTES,
+                "GDNRT_UNIQUE_ID_BYTES must match NCCL_UNIQUE_ID_BYTES");
+  if (!id)
+    return fail(GDN_ERROR_INVALID_ARGUMENT, "gdnrt_unique_id",
+                "the output pointer is null");
+  ncclUniqueId nccl;
+  if (ncclResult_t result = ncclGetUniqueId(&nccl))
+    return fail(GDN_ERROR_NCCL, "gdnrt_unique_id",
+                describeNccl("ncclGetUniqueId", result, nullptr));
+  std::memcpy(id->bytes, nccl.internal, GDNRT_UNIQUE_ID_BYTES);
+  return succeed();
+}
+
+extern "C" int gdnrt_comm_init(gdnrt_context_t *context,
+                               const gdnrt_unique_id_t *id, int rank, int size,
+                               gdnrt_comm_t **comm) {
+  const char *call = "gdnrt_comm_init";
+  if (!comm)
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call, "the output pointer is null");
+  *comm = nullptr;
+  if (!context || !id)
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call,
+                !context ? "the context is null" : "the unique id is null");
+  if (int error = checkRankAndSize(call, rank, size))
+    return error;
+  if (cudaError_t error = cudaSetDevice(context->device))
+    return fail(GDN_ERROR_CUDA, call, describeCuda("cudaSetDevice", error));
+  auto *created = new (std::nothrow) gdnrt_comm;
+  if (!created)
+    return fail(GDN_ERROR_SYSTEM, call, "out of host memory");
+  created->rank = rank;
+  created->size = size;
+  created->timeoutMs = context->timeoutMs;
+  ncclUniqueId nccl;
+  std::memcpy(nccl.internal, id->bytes, GDNRT_UNIQUE_ID_BYTES);
+  ncclConfig_t config = nonBlockingConfig();
+  ncclResult_t issued =
+      ncclCommInitRankConfig(&created->nccl, size, nccl, rank, &config);
+  if (issued != ncclSuccess && issued != ncclInProgress) {
+    int error = fail(GDN_ERROR_NCCL, call,
+                     "rank " + std::to_string(rank) + " of " +
+                         std::to_string(size) + ": " +
+                         describeNccl("ncclCommInitRankConfig", issued,
+                                      created->nccl));
+    if (created->nccl)
+      ncclCommAbort(created->nccl);
+    delete created;
+    return error;
+  }
+  if (int error = settle(created, issued, call,
+                         "ncclCommInitRankConfig (joining the other ranks)")) {
+    delete created;
+    return error;
+  }
+  *comm = created;
+  return succeed();
+}
+
+extern "C" int gdnrt_comm_wrap(gdnrt_context_t *context, void *ncclComm,
+                               gdnrt_comm_t **comm) {
+  const char *call = "gdnrt_comm_wrap";
+  if (!comm)
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call, "the output pointer is null");
+  *comm = nullptr;
+  if (!context || !ncclComm)
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call,
+                !context ? "the context is null" : "the ncclComm_t is null");
+  auto nccl = static_cast<ncclComm_t>(ncclComm);
+  int rank = 0, size = 0;
+  if (ncclResult_t result = ncclCommUserRank(nccl, &rank))
+    return fail(GDN_ERROR_NCCL, call,
+                describeNccl("ncclCommUserRank", result, nccl));
+  if (ncclResult_t result = ncclCommCount(nccl, &size))
+    return fail(GDN_ERROR_NCCL, call, describeNccl("ncclCommCount", result, nccl));
+  auto *created = new (std::nothrow) gdnrt_comm;
+  if (!created)
+    return fail(GDN_ERROR_SYSTEM, call, "out of host memory");
+  created->nccl = nccl;
+  created->owned = false;
+  created->rank = rank;
+  created->size = size;
+  created->timeoutMs = context->timeoutMs;
+  *comm = created;
+  return succeed();
+}
+
+extern "C" int gdnrt_comm_bootstrap(gdnrt_context_t *context,
+                                    const char *rendezvous, int rank, int size,
+                                    gdnrt_comm_t **comm) {
+  const char *call = "gdnrt_comm_bootstrap";
+  if (!comm)
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call, "the output pointer is null");
+  *comm = nullptr;
+  if (!context || !rendezvous)
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call,
+                !context ? "the context is null" : "the rendezvous is null");
+  if (int error = checkRankAndSize(call, rank, size))
+    return error;
+  gdnrt_unique_id_t id{};
+  if (rank == 0)
+    if (int error = gdnrt_unique_id(&id))
+      return error;
+  std::string message;
+  if (int error = exchangeUniqueId(rendezvous, rank, size, context->timeoutMs,
+                                   id.bytes, message))
+    return fail(error, call, message);
+  return gdnrt_comm_init(context, &id, rank, size, comm);
+}
+
+extern "C" int gdnrt_comm_from_environment(gdnrt_context_t *context,
+                                           gdnrt_comm_t **comm) {
+  const char *call = "gdnrt_comm_from_environment";
+  const char *rank = std::getenv("GDNRT_RANK");
+  const char *size = std::getenv("GDNRT_WORLD_SIZE");
+  const char *rendezvous = std::getenv("GDNRT_RENDEZVOUS");
+  if (!rank || !size || !rendezvous)
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call,
+                std::string(!rank ? "GDNRT_RANK" : !size ? "GDNRT_WORLD_SIZE"
+                                                         : "GDNRT_RENDEZVOUS") +
+                    " is not set; start the ranks with gdnrt-launch, or set "
+                    "GDNRT_RANK, GDNRT_WORLD_SIZE and GDNRT_RENDEZVOUS");
+  char *end = nullptr;
+  long parsedRank = std::strtol(rank, &end, 10);
+  bool rankOk = *rank && !*end;
+  long parsedSize = std::strtol(size, &end, 10);
+  if (!rankOk || !*size || *end)
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call,
+                std::string("GDNRT_RANK=\"") + rank + "\" or GDNRT_WORLD_SIZE=\"" +
+                    size + "\" is not an integer");
+  if (const char *timeout = std::getenv("GDNRT_TIMEOUT_MS"))
+    if (int error = gdnrt_context_set_timeout(context, std::atoll(timeout)))
+      return error;
+  return gdnrt_comm_bootstrap(context, rendezvous, static_cast<int>(parsedRank),
+                              static_cast<int>(parsedSize), comm);
+}
+
+extern "C" int gdnrt_comm_split_grid(gdnrt_comm_t *world, int spSize,
+                                     gdnrt_comm_t **sp, gdnrt_comm_t **cp) {
+  const char *call = "gdnrt_comm_split_grid";
+  if (sp)
+    *sp = nullptr;
+  if (cp)
+    *cp = nullptr;
+  if (!world)
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call, "the world communicator is null");
+  if (!world->broken.empty())
+    return fail(GDN_ERROR_NCCL, call,
+                "the world communicator was aborted: " + world->broken);
+  if (spSize < 1 || world->size % spSize != 0)
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call,
+                "an SP group of " + std::to_string(spSize) +
+                    " ranks does not divide the world of " +
+                    std::to_string(world->size) +
+                    "; the grid is S x P with S * P = world size");
+  const int spRank = world->rank % spSize, cpRank = world->rank / spSize;
+  // SP innermost: the SP group of a rank is its row of the grid (same CP
+  // position), the CP group its column (same SP position).
+  struct Part {
+    gdnrt_comm_t **out;
+    int color, key, size;
+    const char *name;
+  } parts[2] = {{sp, cpRank, spRank, spSize, "SP"},
+                {cp, spRank, cpRank, world->size / spSize, "CP"}};
+  for (Part &part : parts) {
+    // Every rank takes part in both splits (NCCL requires it), even when
+    // the caller does not want one of the results.
+    auto *created = new (std::nothrow) gdnrt_comm;
+    if (!created)
+      return fail(GDN_ERROR_SYSTEM, call, "out of host memory");
+    ncclConfig_t config = nonBlockingConfig();
+    ncclResult_t issued = ncclCommSplit(world->nccl, part.color, part.key,
+                                        &created->nccl, &config);
+    created->rank = part.key;
+    created->size = part.size;
+    created->timeoutMs = world->timeoutMs;
+    // The split completes through the world communicator.
+    if (int error = settle(world, issued, call,
+                           (std::string("ncclCommSplit (") + part.name +
+                            " group)").c_str())) {
+      delete created;
+      return error;
+    }
+    if (issued == ncclInProgress && created->nccl)
+      if (int error = settle(created, ncclInProgress, call,
+                             (std::string("ncclCommSplit (") + part.name +
+                              " group)").c_str())) {
+        delete created;
+        return error;
+      }
+    if (part.out)
+      *part.out = created;
+    else
+      gdnrt_comm_destroy(created);
+  }
+  return succeed();
+}
+
+extern "C" int gdnrt_comm_rank(const gdnrt_comm_t *comm) {
+  return comm ? comm->rank : -1;
+}
+
+extern "C" int gdnrt_comm_size(const gdnrt_comm_t *comm) {
+  return comm ? comm->size : -1;
+}
+
+extern "C" void *gdnrt_comm_nccl(const gdnrt_comm_t *comm) {
+  return comm ? comm->nccl : nullptr;
+}
+
+extern "C" int gdnrt_comm_wait(gdnrt_comm_t *comm, gdnrt_context_t *context) {
+  const char *call = "gdnrt_comm_wait";
+  if (!comm || !context)
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call,
+                !comm ? "the communicator is null" : "the context is null");
+  if (!comm->broken.empty())
+    return fail(GDN_ERROR_NCCL, call,
+                "the communicator was aborted: " + comm->broken);
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(comm->timeoutMs);
+  const std::string who = "rank " + std::to_string(comm->rank) + " of " +
+                          std::to_string(comm->size);
+  while (true) {
+    cudaError_t state = cudaStreamQuery(context->stream);
+    ncclResult_t async = ncclSuccess;
+    ncclCommGetAsyncError(comm->nccl, &async);
+    if (async != ncclSuccess && async != ncclInProgress) {
+      std::string reason = who + ": " + describeNccl("an NCCL operation", async,
+                                                     comm->nccl);
+      abortComm(comm, reason);
+      return fail(GDN_ERROR_NCCL, call, reason);
+    }
+    if (state == cudaSuccess)
+      return succeed();
+    if (state != cudaErrorNotReady)
+      return fail(GDN_ERROR_CUDA, call, describeCuda("cudaStreamQuery", state));
+    if (std::chrono::steady_clock::now() >= deadline) {
+      std::string reason = who + ": the stream did not finish within " +
+                           std::to_string(comm->timeoutMs) +
+                           " ms (a peer is missing or stuck); the "
+                           "communicator was aborted";
+      abortComm(comm, reason);
+      return fail(GDN_ERROR_TIMEOUT, call, reason);
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+}
+
+extern "C" int gdnrt_comm_destroy(gdnrt_comm_t *comm) {
+  if (!comm)
+    return succeed();
+  ncclResult_t result = ncclSuccess;
+  if (comm->owned && comm->nccl) {
+    // ncclCommDestroy may wait for peers; a broken one was aborted already.
+    result = ncclCommFinalize(comm->nccl);
+    if (result == ncclSuccess || result == ncclInProgress)
+      result = settle(comm, result, "gdnrt_comm_destroy", "ncclCommFinalize")
+                   ? ncclInternalError
+                   : ncclSuccess;
+    if (comm->nccl)
+      ncclCommDestroy(comm->nccl);
+  }
+  delete comm;
+  if (result != ncclSuccess)
+    return GDN_ERROR_NCCL; // settle recorded the message
+  return succeed();
+}

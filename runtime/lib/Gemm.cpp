@@ -1,0 +1,145 @@
+//===- Gemm.cpp - cuBLASLt matmuls for projections and state chains -------===//
+
+#include "Gemm.h"
+
+#include <memory>
+
+namespace gdnrt {
+namespace {
+
+cudaDataType dataType(gdn_dtype_t dtype) {
+  switch (dtype) {
+  case GDN_BF16:
+    return CUDA_R_16BF;
+  case GDN_F16:
+    return CUDA_R_16F;
+  case GDN_F64:
+    return CUDA_R_64F;
+  default:
+    return CUDA_R_32F;
+  }
+}
+
+/// Owns the cuBLASLt descriptors of one call.
+struct Descriptors {
+  cublasLtMatmulDesc_t operation = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr, d = nullptr;
+  cublasLtMatmulPreference_t preference = nullptr;
+  ~Descriptors() {
+    if (preference)
+      cublasLtMatmulPreferenceDestroy(preference);
+    for (cublasLtMatrixLayout_t layout : {a, b, c, d})
+      if (layout)
+        cublasLtMatrixLayoutDestroy(layout);
+    if (operation)
+      cublasLtMatmulDescDestroy(operation);
+  }
+};
+
+cublasStatus_t makeLayout(cublasLtMatrixLayout_t *layout, cudaDataType type,
+                          int64_t rows, int64_t columns, int64_t ld,
+                          int64_t batch, int64_t stride) {
+  if (cublasStatus_t status = cublasLtMatrixLayoutCreate(
+          layout, type, static_cast<uint64_t>(rows),
+          static_cast<uint64_t>(columns), ld))
+    return status;
+  if (batch <= 1)
+    return CUBLAS_STATUS_SUCCESS;
+  int32_t count = static_cast<int32_t>(batch);
+  if (cublasStatus_t status = cublasLtMatrixLayoutSetAttribute(
+          *layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)))
+    return status;
+  return cublasLtMatrixLayoutSetAttribute(
+      *layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
+      sizeof(stride));
+}
+
+} // namespace
+
+int runGemm(gdnrt_context_t *context, const ColumnMajorGemm &gemm,
+            const std::string &call) {
+  if (gemm.m == 0 || gemm.n == 0 || gemm.batch == 0)
+    return GDN_SUCCESS;
+  const bool f64 = gemm.dtype == GDN_F64;
+  const cudaDataType type = dataType(gemm.dtype);
+  const cudaDataType scaleType = f64 ? CUDA_R_64F : CUDA_R_32F;
+  const cublasComputeType_t compute =
+      f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
+  Descriptors descriptors;
+  auto check = [&](cublasStatus_t status, const char *what) {
+    return status == CUBLAS_STATUS_SUCCESS
+               ? GDN_SUCCESS
+               : fail(GDN_ERROR_CUBLAS, call, describeCublas(what, status));
+  };
+  if (int error = check(cublasLtMatmulDescCreate(&descriptors.operation,
+                                                 compute, scaleType),
+                        "cublasLtMatmulDescCreate"))
+    return error;
+  cublasOperation_t transposeA = gemm.transposeA ? CUBLAS_OP_T : CUBLAS_OP_N;
+  if (int error = check(cublasLtMatmulDescSetAttribute(
+                            descriptors.operation, CUBLASLT_MATMUL_DESC_TRANSA,
+                            &transposeA, sizeof(transposeA)),
+                        "cublasLtMatmulDescSetAttribute(TRANSA)"))
+    return error;
+  const int64_t aRows = gemm.transposeA ? gemm.k : gemm.m;
+  const int64_t aColumns = gemm.transposeA ? gemm.m : gemm.k;
+  if (int error = check(makeLayout(&descriptors.a, type, aRows, aColumns,
+                                   gemm.lda, gemm.batch, gemm.strideA),
+                        "cublasLtMatrixLayoutCreate(A)"))
+    return error;
+  if (int error = check(makeLayout(&descriptors.b, type, gemm.k, gemm.n,
+                                   gemm.ldb, gemm.batch, gemm.strideB),
+                        "cublasLtMatrixLayoutCreate(B)"))
+    return error;
+  if (int error = check(makeLayout(&descriptors.c, type, gemm.m, gemm.n,
+                                   gemm.ldc, gemm.batch, gemm.strideC),
+                        "cublasLtMatrixLayoutCreate(C)"))
+    return error;
+  if (int error = check(makeLayout(&descriptors.d, type, gemm.m, gemm.n,
+                                   gemm.ldd, gemm.batch, gemm.strideD),
+                        "cublasLtMatrixLayoutCreate(D)"))
+    return error;
+
+  const GemmKey key{static_cast<int>(gemm.dtype) * 2 + gemm.transposeA,
+                    gemm.m, gemm.n, gemm.k, gemm.batch};
+  auto found = context->algorithms.find(key);
+  if (found == context->algorithms.end()) {
+    if (int error = check(cublasLtMatmulPreferenceCreate(&descriptors.preference),
+                          "cublasLtMatmulPreferenceCreate"))
+      return error;
+    size_t workspace = context->ltWorkspaceBytes;
+    if (int error = check(cublasLtMatmulPreferenceSetAttribute(
+                              descriptors.preference,
+                              CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                              &workspace, sizeof(workspace)),
+                          "cublasLtMatmulPreferenceSetAttribute"))
+      return error;
+    cublasLtMatmulHeuristicResult_t heuristic{};
+    int returned = 0;
+    if (int error = check(cublasLtMatmulAlgoGetHeuristic(
+                              context->lt, descriptors.operation, descriptors.a,
+                              descriptors.b, descriptors.c, descriptors.d,
+                              descriptors.preference, 1, &heuristic, &returned),
+                          "cublasLtMatmulAlgoGetHeuristic"))
+      return error;
+    if (returned == 0)
+      return fail(GDN_ERROR_CUBLAS, call,
+                  "cuBLASLt has no algorithm for a " + std::to_string(gemm.m) +
+                      " x " + std::to_string(gemm.n) + " x " +
+                      std::to_string(gemm.k) + " GEMM (batch " +
+                      std::to_string(gemm.batch) + ")");
+    found = context->algorithms.emplace(key, heuristic.algo).first;
+  }
+  const double one64 = 1.0, beta64 = gemm.beta;
+  const float one32 = 1.0f, beta32 = static_cast<float>(gemm.beta);
+  const void *alpha = f64 ? static_cast<const void *>(&one64) : &one32;
+  const void *beta = f64 ? static_cast<const void *>(&beta64) : &beta32;
+  return check(cublasLtMatmul(context->lt, descriptors.operation, alpha, gemm.a,
+                              descriptors.a, gemm.b, descriptors.b, beta,
+                              gemm.c, descriptors.c, gemm.d, descriptors.d,
+                              &found->second, context->ltWorkspace,
+                              context->ltWorkspaceBytes, context->stream),
+               "cublasLtMatmul");
+}
+
+} // namespace gdnrt

@@ -1,0 +1,34 @@
+//===- Gemm.h - one cuBLASLt call, its algorithm cached per problem -*- C++ -*-===//
+
+#ifndef GDN_RUNTIME_LIB_GEMM_H
+#define GDN_RUNTIME_LIB_GEMM_H
+
+#include "Internal.h"
+
+namespace gdnrt {
+
+/// D = op(A) * B + beta * C in cuBLASLt's column-major terms, batched with
+/// strides (in elements). A, B, C and D share `dtype`; the accumulation is
+/// fp32 for 16- and 32-bit types (never TF32) and fp64 for f64.
+struct ColumnMajorGemm {
+  gdn_dtype_t dtype;
+  bool transposeA;
+  int64_t m, n, k, batch;
+  const void *a;
+  int64_t lda, strideA;
+  const void *b;
+  int64_t ldb, strideB;
+  const void *c;
+  int64_t ldc, strideC;
+  void *d;
+  int64_t ldd, strideD;
+  double beta;
+};
+
+/// Enqueues the GEMM on the context's stream.
+int runGemm(gdnrt_context_t *context, const ColumnMajorGemm &gemm,
+            const std::string &call);
+
+} // namespace gdnrt
+
+#endif // GDN_RUNTIME_LIB_GEMM_H

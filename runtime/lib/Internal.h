@@ -1,0 +1,83 @@
+//===- Internal.h - gdnrt's objects and error reporting ----------*- C++ -*-===//
+//
+// The structs behind the opaque handles of gdnrt.h, and the one way errors
+// are reported: `fail(code, call, message)` records "call: message" as this
+// thread's last error and returns the code, so every public function ends
+// in `return fail(...)` or `return GDN_SUCCESS`.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GDN_RUNTIME_LIB_INTERNAL_H
+#define GDN_RUNTIME_LIB_INTERNAL_H
+
+#include "gdn/runtime/gdnrt.h"
+
+#include <cublasLt.h>
+#include <nccl.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+
+struct gdnrt_comm {
+  ncclComm_t nccl = nullptr;
+  bool owned = true;       ///< false when wrapped around the host's comm
+  int rank = 0;
+  int size = 1;
+  int64_t timeoutMs = GDNRT_DEFAULT_TIMEOUT_MS;
+  /// Set once the communicator is aborted: why, for every later call.
+  std::string broken;
+};
+
+namespace gdnrt {
+/// A cuBLASLt algorithm chosen for one GEMM problem.
+using GemmKey = std::tuple<int, int64_t, int64_t, int64_t, int64_t>;
+} // namespace gdnrt
+
+struct gdnrt_context {
+  int device = 0;
+  cudaStream_t stream = nullptr;
+  int64_t timeoutMs = GDNRT_DEFAULT_TIMEOUT_MS;
+  cublasLtHandle_t lt = nullptr;
+  void *ltWorkspace = nullptr;
+  size_t ltWorkspaceBytes = 0;
+  gdnrt_comm_t *groups[GDNRT_NUM_GROUPS] = {nullptr, nullptr};
+  /// Heuristic results per (dtype, m, n, k, batch): the search runs once.
+  std::map<gdnrt::GemmKey, cublasLtMatmulAlgo_t> algorithms;
+};
+
+namespace gdnrt {
+
+/// Records "call: message" as the last error and returns `code`.
+int fail(int code, const std::string &call, const std::string &message);
+/// Clears the last error and returns GDN_SUCCESS.
+int succeed();
+
+/// "cudaMemcpy2DAsync failed: invalid argument (cudaErrorInvalidValue)".
+std::string describeCuda(const char *what, cudaError_t error);
+std::string describeNccl(const char *what, ncclResult_t result,
+                         ncclComm_t comm);
+std::string describeCublas(const char *what, cublasStatus_t status);
+
+/// "rank 1 of 4 of the cp group" for messages.
+std::string describeRank(const gdnrt_comm_t *comm, gdnrt_group_t group);
+const char *groupName(gdnrt_group_t group);
+
+/// Waits until a non-blocking communicator has finished its last call
+/// (ncclInProgress) or its timeout passes; aborts it on error or timeout.
+/// Returns GDN_SUCCESS or fails with a message naming `call`.
+int settle(gdnrt_comm_t *comm, ncclResult_t issued, const std::string &call,
+           const char *what);
+
+/// Aborts `comm` (once) and remembers `reason`.
+void abortComm(gdnrt_comm_t *comm, const std::string &reason);
+
+/// Checks a tensor argument: non-null, a valid rank and dtype, non-negative
+/// sizes, data unless empty. On failure sets `error`.
+bool checkTensorArgument(const gdn_tensor_t *tensor, const char *name,
+                         std::string &error);
+
+} // namespace gdnrt
+
+#endif // GDN_RUNTIME_LIB_INTERNAL_H

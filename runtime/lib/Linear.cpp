@@ -1,0 +1,64 @@
+//===- Linear.cpp - gdn.linear through cuBLASLt ---------------------------===//
+//
+// y[T, Out] = x[T, In] W^T with W stored [Out, In] (nn.Linear). In
+// cuBLASLt's column-major view y is Out x T, W is In x Out and x is In x T,
+// so y = op(W) x with op = transpose: the "TN" GEMM cuBLASLt is fastest at.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Gemm.h"
+#include "Internal.h"
+#include "Plan.h"
+
+using namespace gdnrt;
+
+extern "C" int gdnrt_linear(gdnrt_context_t *context, const gdn_tensor_t *x,
+                            const gdn_tensor_t *weight, const gdn_tensor_t *y) {
+  const char *call = "gdnrt_linear";
+  if (!context)
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call, "the context is null");
+  std::string error;
+  if (!checkTensorArgument(x, "input x", error) ||
+      !checkTensorArgument(weight, "weight", error) ||
+      !checkTensorArgument(y, "output y", error))
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call, error);
+  if (x->dtype != weight->dtype || y->dtype != x->dtype ||
+      (x->dtype != GDN_BF16 && x->dtype != GDN_F16 && x->dtype != GDN_F32))
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call,
+                "x, the weight and y must share one dtype among bf16, f16 and "
+                "f32");
+  const Shape xs = Shape::of(*x), ws = Shape::of(*weight), ys = Shape::of(*y);
+  if (ws.dims.size() != 2)
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call,
+                "the weight has rank " + std::to_string(ws.dims.size()) +
+                    "; it must be [Out, In]");
+  const int64_t tokens = xs.dims[0];
+  const int64_t in = xs.product(1, xs.dims.size());
+  const int64_t out = ys.product(1, ys.dims.size());
+  if (ws.dims[1] != in)
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call,
+                "the weight has " + std::to_string(ws.dims[1]) +
+                    " input features but every token of x has " +
+                    std::to_string(in));
+  if (ys.dims[0] != tokens || ws.dims[0] != out)
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call,
+                "y has " + std::to_string(ys.dims[0]) + " tokens of " +
+                    std::to_string(out) + " features but x has " +
+                    std::to_string(tokens) + " tokens and the weight " +
+                    std::to_string(ws.dims[0]) + " outputs");
+  if (tokens > 0 && out > 0 && in == 0) {
+    // A product over nothing is zero; cuBLASLt does not take k = 0.
+    if (cudaError_t failed = cudaMemsetAsync(
+            y->data, 0, static_cast<size_t>(tokens * out) * xs.elementBytes,
+            context->stream))
+      return fail(GDN_ERROR_CUDA, call, describeCuda("cudaMemsetAsync", failed));
+    return succeed();
+  }
+  ColumnMajorGemm gemm{x->dtype, true,     out,     tokens,  in,   1,
+                       weight->data, in,   0,       x->data, in,   0,
+                       y->data,  out,      0,       y->data, out,  0,
+                       0.0};
+  if (int failed = runGemm(context, gemm, call))
+    return failed;
+  return succeed();
+}

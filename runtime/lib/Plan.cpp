@@ -1,0 +1,443 @@
+//===- Plan.cpp - where every byte of a gdn_comm collective goes ----------===//
+//
+// A dimension `dim` of a row-major tensor splits it into `outer` rows (the
+// product of the dimensions before it) of `inner` bytes (the dimension and
+// everything after it). Cutting or concatenating P pieces along `dim` is
+// then a strided copy of `outer` rows: piece i lives at byte i * B of every
+// row of P * B bytes. When `outer` is 1 the pieces are contiguous and NCCL
+// reads and writes the tensors directly; otherwise the pieces go through the
+// workspace, packed one after the other.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Plan.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace gdnrt {
+
+size_t elementBytes(gdn_dtype_t dtype) {
+  switch (dtype) {
+  case GDN_BF16:
+  case GDN_F16:
+    return 2;
+  case GDN_F32:
+  case GDN_I32:
+    return 4;
+  case GDN_F64:
+  case GDN_I64:
+    return 8;
+  }
+  return 0;
+}
+
+Shape Shape::of(const gdn_tensor_t &tensor) {
+  Shape shape;
+  for (int32_t d = 0; d < tensor.rank && d < GDN_MAX_RANK; ++d)
+    shape.dims.push_back(tensor.shape[d]);
+  shape.elementBytes = gdnrt::elementBytes(tensor.dtype);
+  return shape;
+}
+
+int64_t Shape::product(size_t from, size_t to) const {
+  int64_t result = 1;
+  for (size_t d = from; d < to && d < dims.size(); ++d)
+    result *= dims[d];
+  return result;
+}
+
+void Plan::copy(Address dst, size_t dstPitch, Address src, size_t srcPitch,
+                size_t width, size_t height) {
+  if (width == 0 || height == 0)
+    return;
+  Step step;
+  step.kind = Step::Copy;
+  step.copy = {dst, dstPitch, src, srcPitch, width, height};
+  steps.push_back(step);
+}
+
+void Plan::zero(Address dst, size_t bytes) {
+  if (bytes == 0)
+    return;
+  Step step;
+  step.kind = Step::Zero;
+  step.zero = {dst, bytes};
+  steps.push_back(step);
+}
+
+Group &Plan::communicate() {
+  Step step;
+  step.kind = Step::Communicate;
+  steps.push_back(step);
+  return steps.back().group;
+}
+
+void Plan::gemm(const BatchedGemm &gemm) {
+  Step step;
+  step.kind = Step::Gemm;
+  step.gemm = gemm;
+  steps.push_back(step);
+}
+
+namespace {
+
+std::string describe(const std::vector<int64_t> &dims) {
+  std::ostringstream os;
+  os << "[";
+  for (size_t d = 0; d < dims.size(); ++d)
+    os << (d ? ", " : "") << dims[d];
+  os << "]";
+  return os.str();
+}
+
+/// Checks `ranks`, `rank`, and that `dim` indexes `shape`.
+bool checkGroupAndDim(const Shape &shape, int ranks, int rank, int dim,
+                      const char *dimName, std::string &error) {
+  if (ranks < 1 || rank < 0 || rank >= ranks) {
+    error = "rank " + std::to_string(rank) + " is not in a group of " +
+            std::to_string(ranks) + " ranks";
+    return false;
+  }
+  if (dim < 0 || static_cast<size_t>(dim) >= shape.dims.size()) {
+    error = std::string(dimName) + " " + std::to_string(dim) +
+            " is out of range for a tensor of rank " +
+            std::to_string(shape.dims.size());
+    return false;
+  }
+  return true;
+}
+
+/// Checks that `actual` is `expected` (shape and element size).
+bool checkOutput(const Shape &actual, const Shape &expected, const char *what,
+                 const std::string &because, std::string &error) {
+  if (actual.elementBytes != expected.elementBytes) {
+    error = std::string("the ") + what +
+            " has another element type than the input; " + because +
+            " keeps it";
+    return false;
+  }
+  if (actual.dims != expected.dims) {
+    error = std::string("the ") + what + " has shape " +
+            describe(actual.dims) + " but " + because + " gives " +
+            describe(expected.dims);
+    return false;
+  }
+  return true;
+}
+
+bool checkDivisible(const Shape &shape, int dim, int ranks, const char *what,
+                    std::string &error) {
+  if (shape.dims[dim] % ranks != 0) {
+    error = std::string("the ") + what + " " + describe(shape.dims) +
+            " has " + std::to_string(shape.dims[dim]) + " entries along dim " +
+            std::to_string(dim) + ", not a multiple of the " +
+            std::to_string(ranks) + " ranks";
+    return false;
+  }
+  return true;
+}
+
+std::string opText(const char *op, const Shape &input, int ranks, int dim) {
+  return std::string(op) + " of " + describe(input.dims) + " over " +
+         std::to_string(ranks) + " ranks along dim " + std::to_string(dim);
+}
+
+} // namespace
+
+bool planAllGather(const Shape &input, const Shape &output, int ranks,
+                   int rank, int dim, Plan &plan, std::string &error) {
+  if (!checkGroupAndDim(input, ranks, rank, dim, "dim", error))
+    return false;
+  Shape expected = input;
+  expected.dims[dim] *= ranks;
+  if (!checkOutput(output, expected, "output",
+                   opText("all_gather", input, ranks, dim), error))
+    return false;
+  const size_t outer = input.product(0, dim);
+  const size_t piece = input.product(dim, input.dims.size()) *
+                       input.elementBytes;
+  if (outer <= 1) {
+    plan.communicate().messages.push_back(
+        {Message::AllGather, {Buffer::Input}, {Buffer::Output}, outer * piece});
+    return true;
+  }
+  const size_t pieceBytes = outer * piece;
+  plan.workspaceBytes = ranks * pieceBytes;
+  plan.communicate().messages.push_back(
+      {Message::AllGather, {Buffer::Input}, {Buffer::Workspace}, pieceBytes});
+  for (int i = 0; i < ranks; ++i)
+    plan.copy({Buffer::Output, i * piece}, ranks * piece,
+              {Buffer::Workspace, i * pieceBytes}, piece, piece, outer);
+  return true;
+}
+
+bool planReduceScatter(const Shape &input, const Shape &output, int ranks,
+                       int rank, int dim, gdn_dtype_t dtype, Plan &plan,
+                       std::string &error) {
+  if (!checkGroupAndDim(input, ranks, rank, dim, "dim", error) ||
+      !checkDivisible(input, dim, ranks, "input", error))
+    return false;
+  Shape expected = input;
+  expected.dims[dim] /= ranks;
+  if (!checkOutput(output, expected, "output",
+                   opText("reduce_scatter", input, ranks, dim), error))
+    return false;
+  const size_t outer = input.product(0, dim);
+  const size_t piece = expected.product(dim, expected.dims.size()) *
+                       input.elementBytes;
+  Message message{Message::ReduceScatter, {Buffer::Input}, {Buffer::Output},
+                  outer * piece};
+  message.dtype = dtype;
+  if (outer > 1) {
+    const size_t pieceBytes = outer * piece;
+    plan.workspaceBytes = ranks * pieceBytes;
+    for (int i = 0; i < ranks; ++i)
+      plan.copy({Buffer::Workspace, i * pieceBytes}, piece,
+                {Buffer::Input, i * piece}, ranks * piece, piece, outer);
+    message.buffer = {Buffer::Workspace};
+  }
+  plan.communicate().messages.push_back(message);
+  return true;
+}
+
+bool planAllToAll(const Shape &input, const Shape &output, int ranks,
+                  int rank, int splitDim, int concatDim, Plan &plan,
+                  std::string &error) {
+  if (!checkGroupAndDim(input, ranks, rank, splitDim, "split_dim", error) ||
+      !checkGroupAndDim(input, ranks, rank, concatDim, "concat_dim", error) ||
+      !checkDivisible(input, splitDim, ranks, "input", error))
+    return false;
+  Shape piece = input;
+  piece.dims[splitDim] /= ranks;
+  Shape expected = piece;
+  expected.dims[concatDim] *= ranks;
+  if (!checkOutput(output, expected, "output",
+                   "all_to_all of " + describe(input.dims) + " over " +
+                       std::to_string(ranks) + " ranks from split_dim " +
+                       std::to_string(splitDim) + " to concat_dim " +
+                       std::to_string(concatDim),
+                   error))
+    return false;
+  const size_t n = input.dims.size();
+  const size_t outerSplit = input.product(0, splitDim);
+  const size_t rowSplit = piece.product(splitDim, n) * input.elementBytes;
+  const size_t outerConcat = piece.product(0, concatDim);
+  const size_t rowConcat = piece.product(concatDim, n) * input.elementBytes;
+  const size_t pieceBytes = outerSplit * rowSplit;
+
+  // Pieces to send: straight from the input when they are contiguous.
+  auto sendAddress = [&](int j) -> Address {
+    return outerSplit <= 1 ? Address{Buffer::Input, j * rowSplit}
+                           : Address{Buffer::Workspace, j * pieceBytes};
+  };
+  const size_t recvBase = outerSplit <= 1 ? 0 : ranks * pieceBytes;
+  auto recvAddress = [&](int i) -> Address {
+    return outerConcat <= 1
+               ? Address{Buffer::Output, i * rowConcat}
+               : Address{Buffer::Workspace, recvBase + i * pieceBytes};
+  };
+  plan.workspaceBytes = recvBase + (outerConcat <= 1 ? 0 : ranks * pieceBytes);
+  if (outerSplit > 1)
+    for (int j = 0; j < ranks; ++j)
+      plan.copy(sendAddress(j), rowSplit, {Buffer::Input, j * rowSplit},
+                ranks * rowSplit, rowSplit, outerSplit);
+  Group &group = plan.communicate();
+  for (int j = 0; j < ranks; ++j) {
+    group.messages.push_back(
+        {Message::Send, sendAddress(j), {Buffer::Input}, pieceBytes, j});
+    group.messages.push_back(
+        {Message::Recv, recvAddress(j), {Buffer::Input}, pieceBytes, j});
+  }
+  if (outerConcat > 1)
+    for (int i = 0; i < ranks; ++i)
+      plan.copy({Buffer::Output, i * rowConcat}, ranks * rowConcat,
+                recvAddress(i), rowConcat, rowConcat, outerConcat);
+  return true;
+}
+
+bool planHaloExchange(const Shape &input, const Shape &output, int ranks,
+                      int rank, Plan &plan, std::string &error) {
+  if (!checkGroupAndDim(input, ranks, rank, 0, "dim", error))
+    return false;
+  if (output.dims.size() != input.dims.size() ||
+      output.elementBytes != input.elementBytes ||
+      !std::equal(input.dims.begin() + 1, input.dims.end(),
+                  output.dims.begin() + 1)) {
+    std::vector<int64_t> rows = input.dims;
+    if (!rows.empty())
+      rows[0] = output.dims.empty() ? 0 : output.dims[0];
+    error = "the halo has shape " + describe(output.dims) +
+            " but the rows of the shard " + describe(input.dims) + " give " +
+            describe(rows) + " (and the input's element type)";
+    return false;
+  }
+  const int64_t shard = input.dims[0], halo = output.dims[0];
+  const size_t row = input.product(1, input.dims.size()) * input.elementBytes;
+  const int64_t first = rank * shard; // this shard's first buffer row
+  // Rows before the buffer's first row are zeros.
+  plan.zero({Buffer::Output}, std::min(halo, std::max<int64_t>(0, halo - first)) *
+                                  row);
+  Group &group = plan.communicate();
+  if (shard == 0 || halo == 0 || row == 0)
+    return true;
+  // The rows of rank q's shard [q*n, (q+1)*n) that rank t needs:
+  // [max(q*n, t*n - h), min((q+1)*n, t*n)).
+  auto segment = [&](int64_t q, int64_t t) {
+    return std::make_pair(std::max(q * shard, t * shard - halo),
+                          std::min((q + 1) * shard, t * shard));
+  };
+  for (int64_t q = 0; q < rank; ++q) {
+    auto [begin, end] = segment(q, rank);
+    if (begin < end)
+      group.messages.push_back({Message::Recv,
+                                {Buffer::Output,
+                                 static_cast<size_t>(begin - (first - halo)) * row},
+                                {Buffer::Output},
+                                static_cast<size_t>(end - begin) * row,
+                                static_cast<int>(q)});
+  }
+  for (int64_t t = rank + 1; t < ranks; ++t) {
+    auto [begin, end] = segment(rank, t);
+    if (begin < end)
+      group.messages.push_back(
+          {Message::Send,
+           {Buffer::Input, static_cast<size_t>(begin - first) * row},
+           {Buffer::Input},
+           static_cast<size_t>(end - begin) * row,
+           static_cast<int>(t)});
+  }
+  return true;
+}
+
+bool planLocalShard(const Shape &input, const Shape &output, int ranks,
+                    int rank, int dim, Plan &plan, std::string &error) {
+  if (!checkGroupAndDim(input, ranks, rank, dim, "dim", error) ||
+      !checkDivisible(input, dim, ranks, "input", error))
+    return false;
+  Shape expected = input;
+  expected.dims[dim] /= ranks;
+  if (!checkOutput(output, expected, "output",
+                   opText("local_shard", input, ranks, dim), error))
+    return false;
+  const size_t outer = input.product(0, dim);
+  const size_t piece = expected.product(dim, expected.dims.size()) *
+                       input.elementBytes;
+  plan.copy({Buffer::Output}, piece, {Buffer::Input, rank * piece},
+            ranks * piece, piece, outer);
+  return true;
+}
+
+bool planStateExchange(const Shape &transition, const Shape &partial,
+                       const Shape &incoming, int ranks, int rank, bool scan,
+                       gdn_dtype_t dtype, Plan &plan, std::string &error) {
+  if (!checkGroupAndDim(partial, ranks, rank, 0, "dim", error))
+    return false;
+  if (dtype != GDN_F32 && dtype != GDN_F64) {
+    error = "the state summaries must be f32 or f64";
+    return false;
+  }
+  if (partial.dims.size() != 3) {
+    error = "the partial state has shape " + describe(partial.dims) +
+            ", not [HV, K, V]";
+    return false;
+  }
+  const int64_t heads = partial.dims[0], K = partial.dims[1],
+                V = partial.dims[2];
+  Shape expectedTransition = partial;
+  expectedTransition.dims = {heads, K, K};
+  if (!checkOutput(transition, expectedTransition, "transition",
+                   "a partial state " + describe(partial.dims) + " ([HV, K, V])",
+                   error) ||
+      !checkOutput(incoming, partial, "incoming state",
+                   "the partial state's shape", error))
+    return false;
+  const size_t e = partial.elementBytes;
+  const size_t mBytes = heads * K * K * e, sBytes = heads * K * V * e;
+  // S_next = M * S + S_r, per head; M_next = M_later * M_earlier.
+  auto stateGemm = [&](Address m, Address s, Address add, Address out) {
+    plan.gemm({m, s, add, out, K, V, K, heads,
+               static_cast<size_t>(K * K), static_cast<size_t>(K * V),
+               static_cast<size_t>(K * V), static_cast<size_t>(K * V), true,
+               dtype});
+  };
+  auto transitionGemm = [&](Address later, Address earlier, Address out) {
+    plan.gemm({later, earlier, later, out, K, K, K, heads,
+               static_cast<size_t>(K * K), static_cast<size_t>(K * K),
+               static_cast<size_t>(K * K), static_cast<size_t>(K * K), false,
+               dtype});
+  };
+  auto copyAll = [&](Address dst, Address src, size_t bytes) {
+    plan.copy(dst, bytes, src, bytes, bytes, 1);
+  };
+
+  if (!scan) {
+    // Gather every summary, then fold ranks 0 .. rank-1 locally:
+    // S_in(1) = S_0, S_in(j + 1) = M_j S_in(j) + S_j. The running state
+    // alternates between the output and a temporary so it ends in the output.
+    const Address allM{Buffer::Workspace, 0};
+    const size_t allS = ranks * mBytes, temp = allS + ranks * sBytes;
+    plan.workspaceBytes = temp + sBytes;
+    Group &group = plan.communicate();
+    group.messages.push_back(
+        {Message::AllGather, {Buffer::Input}, allM, mBytes});
+    group.messages.push_back({Message::AllGather,
+                              {Buffer::Input2},
+                              {Buffer::Workspace, allS},
+                              sBytes});
+    if (rank == 0) {
+      plan.zero({Buffer::Output}, sBytes);
+      return true;
+    }
+    const int gemms = rank - 1;
+    Address current = gemms % 2 == 0 ? Address{Buffer::Output}
+                                     : Address{Buffer::Workspace, temp};
+    Address other = gemms % 2 == 0 ? Address{Buffer::Workspace, temp}
+                                   : Address{Buffer::Output};
+    copyAll(current, {Buffer::Workspace, allS}, sBytes);
+    for (int j = 1; j < rank; ++j) {
+      stateGemm({Buffer::Workspace, j * mBytes},
+                current, {Buffer::Workspace, allS + j * sBytes}, other);
+      std::swap(current, other);
+    }
+    return true;
+  }
+
+  // Log-depth (Hillis-Steele) inclusive scan of the summaries over ranks,
+  // then a shift by one rank: S_in(r) is the state part of prefix r - 1.
+  Address curM{Buffer::Workspace, 0}, curS{Buffer::Workspace, mBytes};
+  const Address recvM{Buffer::Workspace, mBytes + sBytes},
+      recvS{Buffer::Workspace, 2 * mBytes + sBytes};
+  Address newM{Buffer::Workspace, 2 * mBytes + 2 * sBytes},
+      newS{Buffer::Workspace, 3 * mBytes + 2 * sBytes};
+  plan.workspaceBytes = 3 * (mBytes + sBytes);
+  copyAll(curM, {Buffer::Input}, mBytes);
+  copyAll(curS, {Buffer::Input2}, sBytes);
+  for (int step = 1; step < ranks; step *= 2) {
+    Group &group = plan.communicate();
+    if (rank + step < ranks) {
+      group.messages.push_back({Message::Send, curM, {}, mBytes, rank + step});
+      group.messages.push_back({Message::Send, curS, {}, sBytes, rank + step});
+    }
+    if (rank - step >= 0) {
+      group.messages.push_back({Message::Recv, recvM, {}, mBytes, rank - step});
+      group.messages.push_back({Message::Recv, recvS, {}, sBytes, rank - step});
+      // This rank's prefix comes after the received one.
+      transitionGemm(curM, recvM, newM);
+      stateGemm(curM, recvS, curS, newS);
+      std::swap(curM, newM);
+      std::swap(curS, newS);
+    }
+  }
+  if (rank == 0)
+    plan.zero({Buffer::Output}, sBytes);
+  Group &shift = plan.communicate();
+  if (rank + 1 < ranks)
+    shift.messages.push_back({Message::Send, curS, {}, sBytes, rank + 1});
+  if (rank >= 1)
+    shift.messages.push_back({Message::Recv, {Buffer::Output}, {}, sBytes,
+                              rank - 1});
+  return true;
+}
+
+} // namespace gdnrt

@@ -1,0 +1,180 @@
+//===- ApiTest.cpp - gdnrt's C API rejects bad calls before touching CUDA -===//
+//
+// Contexts and communicators are built by hand here (no GPU, no NCCL), so
+// these checks run in CI: every call below must fail with its code and a
+// message naming the value and the fix, without enqueueing anything.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Internal.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+namespace {
+
+gdn_tensor_t tensor(std::vector<int64_t> shape, gdn_dtype_t dtype,
+                    void *data = reinterpret_cast<void *>(0x1000)) {
+  gdn_tensor_t t{};
+  t.data = data;
+  t.rank = static_cast<int32_t>(shape.size());
+  t.dtype = dtype;
+  for (size_t d = 0; d < shape.size(); ++d)
+    t.shape[d] = shape[d];
+  return t;
+}
+
+/// A context and a CP communicator of `size` ranks, with no device behind.
+struct FakeRuntime {
+  gdnrt_context context;
+  gdnrt_comm comm;
+  explicit FakeRuntime(int size, int rank = 0) {
+    comm.size = size;
+    comm.rank = rank;
+    gdnrt_context_bind(&context, GDNRT_GROUP_CP, &comm);
+  }
+};
+
+TEST(ApiTest, ErrorNames) {
+  EXPECT_STREQ(gdnrt_error_name(GDN_SUCCESS), "GDN_SUCCESS");
+  EXPECT_STREQ(gdnrt_error_name(GDN_ERROR_TIMEOUT), "GDN_ERROR_TIMEOUT");
+  EXPECT_STREQ(gdnrt_error_name(GDN_ERROR_NCCL), "GDN_ERROR_NCCL");
+  EXPECT_STREQ(gdnrt_error_name(99), "unknown gdn error code");
+}
+
+TEST(ApiTest, NullPointers) {
+  EXPECT_EQ(gdnrt_context_create(0, nullptr, nullptr),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(gdnrt_last_error(),
+               "gdnrt_context_create: the output pointer is null");
+  gdnrt_context_t *context = reinterpret_cast<gdnrt_context_t *>(0x1);
+  EXPECT_EQ(gdnrt_context_create(-1, nullptr, &context),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(context, nullptr);
+  gdn_tensor_t x = tensor({4, 8}, GDN_BF16);
+  EXPECT_EQ(gdnrt_all_gather(nullptr, GDNRT_GROUP_CP, 2, &x, &x, 0, nullptr),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(gdnrt_last_error(), "gdnrt_all_gather: the context is null");
+  EXPECT_EQ(gdnrt_linear(nullptr, &x, &x, &x), GDN_ERROR_INVALID_ARGUMENT);
+  FakeRuntime runtime(2);
+  EXPECT_EQ(gdnrt_all_gather(&runtime.context, GDNRT_GROUP_CP, 2, nullptr, &x,
+                             0, nullptr),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(gdnrt_last_error(),
+               "gdnrt_all_gather: the input is a null pointer");
+  gdn_tensor_t noData = tensor({4, 8}, GDN_BF16, nullptr);
+  gdn_tensor_t out = tensor({8, 8}, GDN_BF16);
+  EXPECT_EQ(gdnrt_all_gather(&runtime.context, GDNRT_GROUP_CP, 2, &noData,
+                             &out, 0, nullptr),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(gdnrt_last_error(), "gdnrt_all_gather: the input has 32 "
+                                   "elements but a null data pointer");
+  int rank = 0;
+  EXPECT_EQ(gdnrt_group_rank(&runtime.context, GDNRT_GROUP_CP, 2, nullptr),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(gdnrt_group_rank(&runtime.context, GDNRT_GROUP_CP, 2, &rank),
+            GDN_SUCCESS);
+  EXPECT_STREQ(gdnrt_last_error(), "");
+}
+
+TEST(ApiTest, GroupBindingMustMatchTheProgram) {
+  FakeRuntime runtime(2);
+  gdn_tensor_t in = tensor({4, 8}, GDN_BF16), out = tensor({16, 8}, GDN_BF16);
+  EXPECT_EQ(gdnrt_all_gather(&runtime.context, GDNRT_GROUP_SP, 2, &in, &out, 0,
+                             nullptr),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(gdnrt_last_error(),
+               "gdnrt_all_gather: no communicator is bound to the sp group; "
+               "call gdnrt_context_bind first");
+  EXPECT_EQ(gdnrt_all_gather(&runtime.context, GDNRT_GROUP_CP, 4, &in, &out, 0,
+                             nullptr),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(gdnrt_last_error(),
+               "gdnrt_all_gather: the program was compiled for a cp group of 4 "
+               "ranks but the communicator bound to it has 2");
+  runtime.comm.broken = "rank 0 of 2: ncclAllGather failed";
+  EXPECT_EQ(gdnrt_halo_exchange(&runtime.context, GDNRT_GROUP_CP, 2, &in, &in),
+            GDN_ERROR_NCCL);
+  EXPECT_STREQ(gdnrt_last_error(),
+               "gdnrt_halo_exchange: the cp communicator was aborted: rank 0 "
+               "of 2: ncclAllGather failed");
+}
+
+TEST(ApiTest, SizeMismatchesNameTheShapesAndTheRank) {
+  FakeRuntime runtime(2, 1);
+  gdn_tensor_t in = tensor({4, 8}, GDN_BF16), out = tensor({4, 8}, GDN_BF16);
+  EXPECT_EQ(gdnrt_all_gather(&runtime.context, GDNRT_GROUP_CP, 2, &in, &out, 0,
+                             nullptr),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(gdnrt_last_error(),
+               "gdnrt_all_gather (rank 1 of 2 of the cp group): the output has "
+               "shape [4, 8] but all_gather of [4, 8] over 2 ranks along dim 0 "
+               "gives [8, 8]");
+  gdn_tensor_t wide = tensor({4, 16}, GDN_BF16);
+  EXPECT_EQ(gdnrt_all_gather(&runtime.context, GDNRT_GROUP_CP, 2, &in, &wide, 1,
+                             nullptr),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(gdnrt_last_error(),
+               "gdnrt_all_gather: the workspace is null but this call needs "
+               "128 bytes (see the matching _workspace_bytes query)");
+  EXPECT_EQ(gdnrt_all_gather_workspace_bytes(&in, 2, 1), 128u);
+  EXPECT_EQ(gdnrt_all_gather_workspace_bytes(&in, 2, 0), 0u);
+  EXPECT_EQ(gdnrt_all_gather_workspace_bytes(nullptr, 2, 0), 0u);
+  gdn_tensor_t m = tensor({2, 4, 4}, GDN_F32), s = tensor({2, 4, 3}, GDN_F32);
+  EXPECT_EQ(gdnrt_state_exchange(&runtime.context, GDNRT_GROUP_CP, 2, &m, &s,
+                                 &s, static_cast<gdnrt_chain_t>(7), nullptr),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(gdnrt_last_error(),
+               "gdnrt_state_exchange: chain 7 is neither "
+               "GDNRT_CHAIN_ALL_GATHER nor GDNRT_CHAIN_SCAN");
+  EXPECT_GT(gdnrt_state_exchange_workspace_bytes(&s, 2, GDNRT_CHAIN_SCAN), 0u);
+}
+
+TEST(ApiTest, LinearChecksDtypesAndFeatures) {
+  gdnrt_context context;
+  gdn_tensor_t x = tensor({16, 4, 8}, GDN_BF16), w = tensor({12, 32}, GDN_BF16),
+               y = tensor({16, 12}, GDN_BF16);
+  gdn_tensor_t wrongWeight = tensor({12, 30}, GDN_BF16);
+  EXPECT_EQ(gdnrt_linear(&context, &x, &wrongWeight, &y),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(gdnrt_last_error(), "gdnrt_linear: the weight has 30 input "
+                                   "features but every token of x has 32");
+  gdn_tensor_t wrongY = tensor({15, 3, 4}, GDN_BF16);
+  EXPECT_EQ(gdnrt_linear(&context, &x, &w, &wrongY), GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(gdnrt_last_error(),
+               "gdnrt_linear: y has 15 tokens of 12 features but x has 16 "
+               "tokens and the weight 12 outputs");
+  gdn_tensor_t f32 = tensor({16, 12}, GDN_F32);
+  EXPECT_EQ(gdnrt_linear(&context, &x, &w, &f32), GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(gdnrt_last_error(),
+               "gdnrt_linear: x, the weight and y must share one dtype among "
+               "bf16, f16 and f32");
+}
+
+TEST(ApiTest, CommunicatorSetUpErrors) {
+  gdnrt_context context;
+  gdnrt_comm_t *comm = nullptr;
+  unsetenv("GDNRT_RANK");
+  EXPECT_EQ(gdnrt_comm_from_environment(&context, &comm),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(gdnrt_last_error(),
+               "gdnrt_comm_from_environment: GDNRT_RANK is not set; start the "
+               "ranks with gdnrt-launch, or set GDNRT_RANK, GDNRT_WORLD_SIZE "
+               "and GDNRT_RENDEZVOUS");
+  EXPECT_EQ(gdnrt_comm_bootstrap(&context, "tcp:127.0.0.1:1", 3, 2, &comm),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(gdnrt_last_error(), "gdnrt_comm_bootstrap: rank 3 is not in 0..1");
+  EXPECT_EQ(gdnrt_context_set_timeout(&context, 0), GDN_ERROR_INVALID_ARGUMENT);
+  gdnrt_comm world;
+  world.size = 4;
+  EXPECT_EQ(gdnrt_comm_split_grid(&world, 3, &comm, nullptr),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(gdnrt_last_error(),
+               "gdnrt_comm_split_grid: an SP group of 3 ranks does not divide "
+               "the world of 4; the grid is S x P with S * P = world size");
+  EXPECT_EQ(gdnrt_context_bind(&context, static_cast<gdnrt_group_t>(5), &world),
+            GDN_ERROR_INVALID_ARGUMENT);
+}
+
+} // namespace

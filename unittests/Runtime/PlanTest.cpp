@@ -1,0 +1,315 @@
+//===- PlanTest.cpp - the collectives' plans against their definitions ----===//
+//
+// For P simulated ranks, each collective's plans are run by the simulator
+// and the outputs compared with the op's definition (SEMANTICS.md and
+// GdnComm.td), written here directly on whole tensors: concatenation,
+// sum-and-slice, the halo rows, and the state chain.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CollectiveReference.h"
+#include "PlanSimulator.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <numeric>
+#include <random>
+
+using namespace gdnrt;
+using namespace gdnrt::testing;
+using gdnrt::reference::Tensor;
+using gdnrt::reference::concat;
+using gdnrt::reference::slice;
+using gdnrt::reference::chain;
+
+namespace {
+
+Shape planShape(const Tensor &t) { return Shape{t.shape, sizeof(double)}; }
+
+Tensor randomTensor(std::vector<int64_t> shape, std::mt19937 &rng) {
+  Tensor t(std::move(shape));
+  std::uniform_real_distribution<double> uniform(-1, 1);
+  for (double &x : t.data)
+    x = uniform(rng);
+  return t;
+}
+
+void expectEqual(const Tensor &expected, const Tensor &actual,
+                 const std::string &where, double tolerance = 0) {
+  ASSERT_EQ(expected.shape, actual.shape) << where;
+  for (size_t i = 0; i < expected.data.size(); ++i)
+    ASSERT_NEAR(expected.data[i], actual.data[i],
+                tolerance * (1 + std::abs(expected.data[i])))
+        << where << " at element " << i;
+}
+
+using Planner = std::function<bool(int rank, Plan &, std::string &)>;
+
+/// Plans every rank, simulates, and returns the outputs.
+std::vector<std::vector<char>> runRanks(int P, const Planner &planner,
+                                        const std::vector<Tensor> &inputs,
+                                        const std::vector<Tensor> &inputs2,
+                                        size_t outputBytes) {
+  std::vector<Plan> plans(P);
+  std::vector<RankMemory> memory(P);
+  for (int r = 0; r < P; ++r) {
+    std::string error;
+    EXPECT_TRUE(planner(r, plans[r], error)) << error;
+    memory[r].input = inputs[r].bytes();
+    if (!inputs2.empty())
+      memory[r].input2 = inputs2[r].bytes();
+    memory[r].output.assign(outputBytes, 0x7f); // garbage until written
+  }
+  std::string failure = simulate(plans, memory);
+  EXPECT_EQ(failure, "");
+  std::vector<std::vector<char>> outputs;
+  for (RankMemory &m : memory)
+    outputs.push_back(m.output);
+  return outputs;
+}
+
+TEST(PlanTest, AllGatherConcatenatesAlongEveryDim) {
+  std::mt19937 rng(1);
+  for (int P : {1, 2, 3, 4})
+    for (size_t dim : {0, 1, 2}) {
+      std::vector<Tensor> inputs;
+      for (int r = 0; r < P; ++r)
+        inputs.push_back(randomTensor({3, 2, 5}, rng));
+      Tensor expected = concat(inputs, dim);
+      auto outputs = runRanks(
+          P,
+          [&](int r, Plan &plan, std::string &error) {
+            return planAllGather(planShape(inputs[r]), planShape(expected),
+                                 P, r, static_cast<int>(dim), plan, error);
+          },
+          inputs, {}, expected.data.size() * sizeof(double));
+      for (int r = 0; r < P; ++r)
+        expectEqual(expected, Tensor::fromBytes(expected.shape, outputs[r]),
+                    "all_gather P=" + std::to_string(P) +
+                        " dim=" + std::to_string(dim));
+    }
+}
+
+TEST(PlanTest, ReduceScatterSumsAndSlices) {
+  std::mt19937 rng(2);
+  for (int P : {1, 2, 3, 4})
+    for (size_t dim : {0, 1, 2}) {
+      std::vector<int64_t> shape = {2, 3, 2};
+      shape[dim] *= P;
+      std::vector<Tensor> inputs;
+      Tensor sum(shape);
+      for (int r = 0; r < P; ++r) {
+        inputs.push_back(randomTensor(shape, rng));
+        for (size_t i = 0; i < sum.data.size(); ++i)
+          sum.data[i] += inputs.back().data[i];
+      }
+      auto planner = [&](int r, Plan &plan, std::string &error) {
+        std::vector<int64_t> out = shape;
+        out[dim] /= P;
+        return planReduceScatter(planShape(inputs[r]),
+                                 Shape{out, sizeof(double)}, P, r,
+                                 static_cast<int>(dim), GDN_F64, plan, error);
+      };
+      Tensor piece = slice(sum, dim, P, 0);
+      auto outputs = runRanks(P, planner, inputs, {},
+                              piece.data.size() * sizeof(double));
+      for (int r = 0; r < P; ++r)
+        expectEqual(slice(sum, dim, P, r),
+                    Tensor::fromBytes(piece.shape, outputs[r]),
+                    "reduce_scatter P=" + std::to_string(P) +
+                        " dim=" + std::to_string(dim),
+                    1e-15);
+    }
+}
+
+TEST(PlanTest, AllToAllExchangesBetweenEveryPairOfDims) {
+  std::mt19937 rng(3);
+  for (int P : {1, 2, 3})
+    for (int split : {0, 1, 2})
+      for (int concatDim : {0, 1, 2}) {
+        std::vector<Tensor> inputs;
+        for (int r = 0; r < P; ++r)
+          inputs.push_back(randomTensor({2 * P, 3 * P, P}, rng));
+        // Rank r receives piece r of every rank, in rank order.
+        std::vector<Tensor> expected;
+        for (int r = 0; r < P; ++r) {
+          std::vector<Tensor> pieces;
+          for (int q = 0; q < P; ++q)
+            pieces.push_back(slice(inputs[q], split, P, r));
+          expected.push_back(concat(pieces, concatDim));
+        }
+        auto outputs = runRanks(
+            P,
+            [&](int r, Plan &plan, std::string &error) {
+              return planAllToAll(planShape(inputs[r]),
+                                  planShape(expected[r]), P, r, split,
+                                  concatDim, plan, error);
+            },
+            inputs, {}, expected[0].data.size() * sizeof(double));
+        for (int r = 0; r < P; ++r)
+          expectEqual(expected[r],
+                      Tensor::fromBytes(expected[r].shape, outputs[r]),
+                      "all_to_all P=" + std::to_string(P) + " split=" +
+                          std::to_string(split) + " concat=" +
+                          std::to_string(concatDim));
+      }
+}
+
+TEST(PlanTest, HaloTakesTheRowsBeforeTheShardFromAsManyRanksAsNeeded) {
+  std::mt19937 rng(4);
+  for (int P : {1, 2, 3, 5})
+    for (int64_t shard : {0, 1, 2, 5})
+      for (int64_t halo : {1, 3, 7}) {
+        std::vector<Tensor> inputs;
+        for (int r = 0; r < P; ++r)
+          inputs.push_back(randomTensor({shard, 2}, rng));
+        Tensor whole = concat(inputs, 0);
+        auto outputs = runRanks(
+            P,
+            [&](int r, Plan &plan, std::string &error) {
+              return planHaloExchange(planShape(inputs[r]),
+                                      Shape{{halo, 2}, sizeof(double)}, P, r,
+                                      plan, error);
+            },
+            inputs, {}, halo * 2 * sizeof(double));
+        for (int r = 0; r < P; ++r) {
+          Tensor expected({halo, 2});
+          for (int64_t i = 0; i < halo; ++i) {
+            int64_t row = r * shard - halo + i;
+            for (int c = 0; c < 2 && row >= 0; ++c)
+              expected.data[i * 2 + c] = whole.data[row * 2 + c];
+          }
+          expectEqual(expected, Tensor::fromBytes({halo, 2}, outputs[r]),
+                      "halo P=" + std::to_string(P) + " shard=" +
+                          std::to_string(shard) + " halo=" +
+                          std::to_string(halo) + " rank=" + std::to_string(r));
+        }
+      }
+}
+
+TEST(PlanTest, LocalShardTakesThisRanksBlock) {
+  std::mt19937 rng(5);
+  for (int P : {1, 2, 4})
+    for (int dim : {0, 1, 2}) {
+      Tensor whole = randomTensor({4, 4, 4}, rng);
+      for (int r = 0; r < P; ++r) {
+        Tensor expected = slice(whole, dim, P, r);
+        auto outputs = runRanks(
+            1,
+            [&](int, Plan &plan, std::string &error) {
+              return planLocalShard(planShape(whole), planShape(expected), P,
+                                    r, dim, plan, error);
+            },
+            {whole}, {}, expected.data.size() * sizeof(double));
+        expectEqual(expected, Tensor::fromBytes(expected.shape, outputs[0]),
+                    "local_shard");
+      }
+    }
+}
+
+TEST(PlanTest, StateExchangeChainsBothWays) {
+  std::mt19937 rng(6);
+  for (bool scan : {false, true})
+    for (int P : {1, 2, 3, 5, 8}) {
+      const int64_t heads = 2, K = 3, V = 2;
+      std::vector<Tensor> M, S;
+      for (int r = 0; r < P; ++r) {
+        M.push_back(randomTensor({heads, K, K}, rng));
+        S.push_back(randomTensor({heads, K, V}, rng));
+      }
+      std::vector<Tensor> expected = chain(M, S);
+      auto outputs = runRanks(
+          P,
+          [&](int r, Plan &plan, std::string &error) {
+            return planStateExchange(planShape(M[r]), planShape(S[r]),
+                                     planShape(S[r]), P, r, scan, GDN_F64,
+                                     plan, error);
+          },
+          M, S, heads * K * V * sizeof(double));
+      for (int r = 0; r < P; ++r)
+        expectEqual(expected[r], Tensor::fromBytes({heads, K, V}, outputs[r]),
+                    std::string(scan ? "scan" : "all_gather") +
+                        " P=" + std::to_string(P) + " rank=" + std::to_string(r),
+                    1e-12);
+    }
+}
+
+TEST(PlanTest, TwoByteElementsMoveWhole) {
+  // bf16 tensors move as bytes: an all_to_all of 2-byte elements lands each
+  // element intact (checked through their bit patterns).
+  const int P = 2;
+  std::vector<std::vector<char>> inputs(P);
+  for (int r = 0; r < P; ++r)
+    for (int i = 0; i < 4 * 6; ++i) {
+      uint16_t value = static_cast<uint16_t>(r * 1000 + i);
+      inputs[r].insert(inputs[r].end(), reinterpret_cast<char *>(&value),
+                       reinterpret_cast<char *>(&value) + 2);
+    }
+  std::vector<Plan> plans(P);
+  std::vector<RankMemory> memory(P);
+  for (int r = 0; r < P; ++r) {
+    std::string error;
+    ASSERT_TRUE(planAllToAll(Shape{{4, 6}, 2}, Shape{{8, 3}, 2}, P, r, 1, 0,
+                             plans[r], error))
+        << error;
+    memory[r].input = inputs[r];
+    memory[r].output.assign(8 * 3 * 2, 0);
+  }
+  ASSERT_EQ(simulate(plans, memory), "");
+  for (int r = 0; r < P; ++r)
+    for (int q = 0; q < P; ++q)
+      for (int t = 0; t < 4; ++t)
+        for (int c = 0; c < 3; ++c) {
+          uint16_t got;
+          std::memcpy(&got, memory[r].output.data() + ((q * 4 + t) * 3 + c) * 2, 2);
+          EXPECT_EQ(got, q * 1000 + t * 6 + r * 3 + c);
+        }
+}
+
+TEST(PlanTest, BadShapesAreRejectedWithTheShapes) {
+  Plan plan;
+  std::string error;
+  EXPECT_FALSE(planAllGather(Shape{{4, 8}, 2}, Shape{{4, 8}, 2}, 2, 0, 0, plan,
+                             error));
+  EXPECT_EQ(error, "the output has shape [4, 8] but all_gather of [4, 8] over "
+                   "2 ranks along dim 0 gives [8, 8]");
+  EXPECT_FALSE(planReduceScatter(Shape{{5, 8}, 2}, Shape{{2, 8}, 2}, 2, 0, 0,
+                                 GDN_BF16, plan, error));
+  EXPECT_EQ(error, "the input [5, 8] has 5 entries along dim 0, not a multiple "
+                   "of the 2 ranks");
+  EXPECT_FALSE(planAllGather(Shape{{4, 8}, 2}, Shape{{8, 8}, 2}, 2, 2, 0, plan,
+                             error));
+  EXPECT_EQ(error, "rank 2 is not in a group of 2 ranks");
+  EXPECT_FALSE(planAllToAll(Shape{{4, 8}, 2}, Shape{{8, 4}, 2}, 2, 0, 2, 0,
+                            plan, error));
+  EXPECT_EQ(error, "split_dim 2 is out of range for a tensor of rank 2");
+  EXPECT_FALSE(planHaloExchange(Shape{{4, 8}, 2}, Shape{{3, 4}, 2}, 2, 0, plan,
+                                error));
+  EXPECT_EQ(error, "the halo has shape [3, 4] but the rows of the shard [4, 8] "
+                   "give [3, 8] (and the input's element type)");
+  EXPECT_FALSE(planStateExchange(Shape{{2, 3, 2}, 4}, Shape{{2, 3, 2}, 4},
+                                 Shape{{2, 3, 2}, 4}, 2, 0, false, GDN_F32,
+                                 plan, error));
+  EXPECT_EQ(error, "the transition has shape [2, 3, 2] but a partial state "
+                   "[2, 3, 2] ([HV, K, V]) gives [2, 3, 3]");
+  EXPECT_FALSE(planAllGather(Shape{{4, 8}, 2}, Shape{{8, 8}, 4}, 2, 0, 0, plan,
+                             error));
+  EXPECT_EQ(error, "the output has another element type than the input; "
+                   "all_gather of [4, 8] over 2 ranks along dim 0 keeps it");
+}
+
+TEST(PlanTest, WorkspaceIsOnlyUsedWhenPiecesAreStrided) {
+  Plan outer, inner;
+  std::string error;
+  ASSERT_TRUE(planAllGather(Shape{{4, 8}, 2}, Shape{{8, 8}, 2}, 2, 0, 0, outer,
+                            error));
+  EXPECT_EQ(outer.workspaceBytes, 0u);
+  ASSERT_TRUE(planAllGather(Shape{{4, 8}, 2}, Shape{{4, 16}, 2}, 2, 0, 1, inner,
+                            error));
+  EXPECT_EQ(inner.workspaceBytes, 2u * 4 * 8 * 2);
+}
+
+} // namespace
