@@ -11,8 +11,8 @@
 
 include(GNUInstallDirs)
 
+# lib/, not GNUInstallDirs' libdir: the tools' run path is $ORIGIN/../lib.
 set(GDN_INSTALL_LIBDIR "lib${LLVM_LIBDIR_SUFFIX}")
-set(GDN_INSTALL_PACKAGE_DIR "${GDN_INSTALL_LIBDIR}/cmake/gdn")
 
 # gdn_install_library(name): installs a library into the GDNTargets export
 # set. MLIR's own install rule (add_mlir_library without DISABLE_INSTALL)
@@ -33,7 +33,6 @@ endfunction()
 function(gdn_install_tool name)
   install(TARGETS ${name} EXPORT GDNTargets
     RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT gdn-tools)
-  set_property(GLOBAL APPEND PROPERTY GDN_EXPORTED_TOOLS ${name})
 endfunction()
 
 # add_gdn_library(name sources... [DEPENDS targets] [MLIR_LIBS libs] [LINK_LIBS libs])

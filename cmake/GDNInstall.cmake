@@ -14,6 +14,8 @@
 
 include(CMakePackageConfigHelpers)
 
+set(GDN_INSTALL_PACKAGE_DIR "${GDN_INSTALL_LIBDIR}/cmake/gdn")
+
 # Headers: the sources, and the .inc files tablegen writes next to them in
 # the build tree. runtime/include/gdn merges into the same include/gdn.
 install(DIRECTORY ${GDN_SOURCE_DIR}/include/gdn ${GDN_SOURCE_DIR}/include/gdn-c
@@ -41,8 +43,8 @@ if(TARGET gdnrt-launch)
   gdn_install_tool(gdnrt-launch)
 endif()
 
+# The MLIR-based libraries, to which GDNConfig.cmake adds MLIR's includes.
 get_property(GDN_EXPORTED_LIBS GLOBAL PROPERTY GDN_EXPORTED_LIBS)
-get_property(GDN_EXPORTED_TOOLS GLOBAL PROPERTY GDN_EXPORTED_TOOLS)
 
 install(EXPORT GDNTargets NAMESPACE GDN::
   DESTINATION ${GDN_INSTALL_PACKAGE_DIR} COMPONENT gdn-cmake-exports)

@@ -1,4 +1,4 @@
-//===- Diagnostics.h - diagnostics of a C API call to a callback -*- C++ -*-===//
+//===- Diagnostics.h - C API diagnostics to a callback ----------*- C++ -*-===//
 //
 // The C API's entry points report problems through an MlirStringCallback
 // rather than through whatever handlers the context has: a C caller gets

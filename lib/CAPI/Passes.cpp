@@ -79,10 +79,10 @@ MlirLogicalResult gdnRunPassPipeline(MlirModule module, MlirStringRef pipeline,
   StringRef text = unwrap(pipeline);
   std::string parseErrors;
   llvm::raw_string_ostream parseErrorStream(parseErrors);
-  if (failed(parsePassPipeline(stripModuleAnchor(text), pm,
-                               parseErrorStream))) {
-    diagnostics.emitError("invalid pass pipeline '" + text + "': " +
-                          withoutBlankLines(parseErrors));
+  if (failed(
+          parsePassPipeline(stripModuleAnchor(text), pm, parseErrorStream))) {
+    diagnostics.emitError("invalid pass pipeline '" + text +
+                          "': " + withoutBlankLines(parseErrors));
     return mlirLogicalResultFailure();
   }
 

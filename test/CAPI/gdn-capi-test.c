@@ -3,10 +3,10 @@
 // A C program (no C++) that drives the compiler through include/gdn-c and
 // MLIR's core C API the way an embedder would, and prints what each step
 // gives so that capi.test can check it: dialect handles, a layer parsed and
-// compiled by gdn-pipeline, pipelines that fail (a pass that does not exist,
-// an option a pass does not take, a function pass not nested, a pass that
-// refuses the IR) and one that works after them, and the CUDA translation
-// and its refusal.
+// compiled by gdn-pipeline, a pass created as an MlirPass, pipelines that fail
+// (a pass that does not exist, an option a pass does not take, a function pass
+// not nested, a pass that refuses the IR) and one that works after them, and
+// the CUDA translation and its refusal.
 //
 // Usage: gdn-capi-test <layer.mlir>
 //
@@ -74,8 +74,8 @@ static void runPipeline(MlirModule module, const char *pipeline) {
 static int testLayer(const char *path) {
   printf("== layer\n");
   MlirContext context = createContext();
-  MlirModule module =
-      mlirModuleCreateParseFromFile(context, mlirStringRefCreateFromCString(path));
+  MlirModule module = mlirModuleCreateParseFromFile(
+      context, mlirStringRefCreateFromCString(path));
   if (mlirModuleIsNull(module)) {
     printf("cannot parse %s\n", path);
     mlirContextDestroy(context);
@@ -107,6 +107,25 @@ static int testLayer(const char *path) {
   return 0;
 }
 
+// The generated per-pass functions, in a pass manager of MLIR's C API.
+static void testPassObjects(const char *path) {
+  printf("== pass objects\n");
+  MlirContext context = createContext();
+  MlirModule module = mlirModuleCreateParseFromFile(
+      context, mlirStringRefCreateFromCString(path));
+  MlirPassManager pm = mlirPassManagerCreate(context);
+  mlirPassManagerAddOwnedPass(pm, mlirCreateGdnTransformsGdnExpandLayer());
+  MlirLogicalResult result =
+      mlirPassManagerRunOnOp(pm, mlirModuleGetOperation(module));
+  printf("gdn-expand-layer: %s\n",
+         mlirLogicalResultIsSuccess(result) ? "success" : "failure");
+  mlirOperationPrint(mlirModuleGetOperation(module), printToStdout, NULL);
+  printf("\n");
+  mlirPassManagerDestroy(pm);
+  mlirModuleDestroy(module);
+  mlirContextDestroy(context);
+}
+
 // A gated RMSNorm over a dynamic head count: valid IR that the CUDA emitter
 // refuses, since a kernel's head count is part of its specialisation.
 static const char *dynamicHeads =
@@ -121,8 +140,8 @@ static const char *dynamicHeads =
 static void testErrors(const char *path) {
   printf("== errors\n");
   MlirContext context = createContext();
-  MlirModule module =
-      mlirModuleCreateParseFromFile(context, mlirStringRefCreateFromCString(path));
+  MlirModule module = mlirModuleCreateParseFromFile(
+      context, mlirStringRefCreateFromCString(path));
   runPipeline(module, "gdn-expand-layer,gdn-no-such-pass");
   runPipeline(module, "gdn-fuse{tile=7}");
   runPipeline(module, "gdn-context-parallel{ranks=2}");
@@ -147,8 +166,9 @@ static void testErrors(const char *path) {
   // What mlirModuleCreateParse returns for text that does not parse.
   MlirModule null = {NULL};
   errors.count = 0;
-  result = gdnRunPassPipeline(null, mlirStringRefCreateFromCString("gdn-pipeline"),
-                              printError, &errors);
+  result =
+      gdnRunPassPipeline(null, mlirStringRefCreateFromCString("gdn-pipeline"),
+                         printError, &errors);
   printf("null module: %s, %d error message(s)\n",
          mlirLogicalResultIsSuccess(result) ? "success" : "failure",
          errors.count);
@@ -165,6 +185,7 @@ int main(int argc, char **argv) {
   testDialectHandles();
   if (testLayer(argv[1]))
     return 1;
+  testPassObjects(argv[1]);
   testErrors(argv[1]);
   return 0;
 }
