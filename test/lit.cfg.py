@@ -68,6 +68,14 @@ def _cuda_device_present():
 
 if _cuda_device_present():
     config.available_features.add("cuda")
+    # Tests of P ranks on P GPUs (NCCL refuses two ranks on one GPU).
+    try:
+        _gpus = subprocess.run([shutil.which("nvidia-smi"), "-L"], capture_output=True,
+                               text=True, timeout=20).stdout.count("GPU ")
+    except (OSError, subprocess.SubprocessError):
+        _gpus = 0
+    if _gpus >= 2:
+        config.available_features.add("multi-gpu")
 
 
 # nvcc without a GPU (CI): generated code is compiled, never run. Tests

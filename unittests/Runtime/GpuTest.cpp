@@ -507,4 +507,33 @@ TEST_F(MultiRank, GathersScattersAndExchanges) {
   }
 }
 
+TEST_F(MultiRank, GridSplitPutsSequenceParallelismInnermost) {
+  using namespace gdnrt::reference;
+  for (int spSize : {1, P}) {
+    gdnrt_comm_t *sp = nullptr, *cp = nullptr;
+    GDN_OK(gdnrt_comm_split_grid(comm, spSize, &sp, &cp));
+    EXPECT_EQ(gdnrt_comm_size(sp), spSize);
+    EXPECT_EQ(gdnrt_comm_rank(sp), rank % spSize);
+    EXPECT_EQ(gdnrt_comm_size(cp), P / spSize);
+    EXPECT_EQ(gdnrt_comm_rank(cp), rank / spSize);
+    GDN_OK(gdnrt_context_bind(context, GDNRT_GROUP_SP, sp));
+    // Gathering over the SP group concatenates the ranks of this rank's row
+    // of the grid, in SP order.
+    const int row = rank / spSize;
+    std::vector<Tensor> members;
+    for (int s = 0; s < spSize; ++s)
+      members.push_back(inputOf(row * spSize + s, 50, {2, 3}));
+    Tensor expected = concat(members, 0);
+    DeviceTensor x(members[rank % spSize]), out(expected.shape);
+    gdn_tensor_t in = x.tensor(), o = out.tensor();
+    GDN_OK(gdnrt_all_gather(context, GDNRT_GROUP_SP, spSize, &in, &o, 0,
+                            nullptr));
+    GDN_OK(gdnrt_comm_wait(sp, context));
+    expectNear(expected, out.fetch(), 0, "SP all_gather");
+    GDN_OK(gdnrt_context_bind(context, GDNRT_GROUP_SP, nullptr));
+    GDN_OK(gdnrt_comm_destroy(sp));
+    GDN_OK(gdnrt_comm_destroy(cp));
+  }
+}
+
 } // namespace
