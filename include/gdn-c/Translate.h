@@ -15,13 +15,13 @@
 extern "C" {
 #endif
 
-/// Prints the CUDA source (.cu) of `module`, which must be kernel-level IR
-/// (run gdn-pipeline first): one specialised kernel and one `extern "C"`
-/// entry point per gdn_kernel op, and a whole-function entry point where a
-/// function consists of kernels only.
+/// Prints the CUDA source (.cu) of `module`: one specialised kernel and one
+/// `extern "C"` entry point per gdn_kernel op, and a whole-function entry
+/// point where a function consists of kernels only. Run gdn-pipeline first:
+/// ops above the kernel level get no code (the source says which).
 ///
-/// On success the whole source is passed to `outputCallback`, in one or more
-/// pieces; on failure nothing is, and every diagnostic goes to
+/// On success the whole source is passed to `outputCallback` in one call; on
+/// failure nothing is, and every diagnostic goes to
 /// `errorCallback` as in gdnRunPassPipeline (to the context's handlers when
 /// it is NULL).
 MLIR_CAPI_EXPORTED MlirLogicalResult
