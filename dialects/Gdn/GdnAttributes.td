@@ -68,6 +68,12 @@ def Gdn_SeqLayoutAttr : Gdn_Attr<"SeqLayout", "seq",
     * `zigzag, ranks = P`: every sequence is cut into `2P` equal pieces and
       rank `r` holds pieces `r` and `2P - 1 - r` of each sequence, so causal
       work is balanced. Needs every sequence length to be a multiple of `2P`.
+    * `zigzag, ranks = P, inner = S`: sequence parallelism inside zigzag
+      context parallelism. Each of the `P` zigzag shards is cut into `S`
+      contiguous pieces; of the `S * P` ranks (SP innermost), rank
+      `c * S + s` holds piece `s` of zigzag shard `c`. Gathering over the SP
+      group of `S` ranks gives back the zigzag shard. (Contiguous shards
+      nest without this: contiguous over `S * P` ranks.)
 
     ```mlir
     tensor<2048x8192xbf16, #gdn.seq<zigzag, ranks = 4>>
@@ -78,12 +84,21 @@ def Gdn_SeqLayoutAttr : Gdn_Attr<"SeqLayout", "seq",
     so adding a zigzag shard to a naturally ordered tensor does not verify.
   }];
   let parameters = (ins EnumParameter<Gdn_SeqLayoutKind>:$kind,
-                        DefaultValuedParameter<"int64_t", "1">:$ranks);
-  let assemblyFormat = "`<` $kind (`,` `ranks` `=` $ranks^)? `>`";
+                        DefaultValuedParameter<"int64_t", "1">:$ranks,
+                        DefaultValuedParameter<"int64_t", "1">:$inner);
+  let builders = [
+    AttrBuilder<(ins "SeqLayoutKind":$kind, "int64_t":$ranks), [{
+      return $_get($_ctxt, kind, ranks, 1);
+    }]>
+  ];
+  let assemblyFormat =
+      "`<` $kind (`,` `ranks` `=` $ranks^)? (`,` `inner` `=` $inner^)? `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     /// True when the tensor holds only this rank's share of the tokens.
     bool isSharded() const { return getKind() != SeqLayoutKind::Natural; }
+    /// All ranks the tokens are spread over: `ranks * inner`.
+    int64_t getTotalRanks() const { return getRanks() * getInner(); }
   }];
 }
 

@@ -90,10 +90,15 @@ llvm::Expected<ShardMap> getShardMap(Attribute layout,
                                     " tokens but the zigzag tensor has " +
                                     Twine(globalShape[0]) + " globally")
                                        .str());
-  auto rows = getZigzagRows(*packing, ranks, rank);
+  // Nested in an SP group of `inner` ranks (SP innermost): rank
+  // c * inner + s holds contiguous piece s of zigzag shard c.
+  const int64_t inner = seq.getInner();
+  auto rows = getZigzagRows(*packing, seq.getRanks(), rank / inner);
   if (!rows)
     return rows.takeError();
-  map.indices = std::move(*rows);
+  const int64_t piece = static_cast<int64_t>(rows->size()) / inner;
+  map.indices.assign(rows->begin() + (rank % inner) * piece,
+                     rows->begin() + (rank % inner + 1) * piece);
   return map;
 }
 

@@ -138,6 +138,13 @@ SmallVector<int64_t> groupMembers(Operation *op, const RankGrid &grid,
                                   int64_t ranks, int64_t rank) {
   SmallVector<int64_t> members;
   auto group = op->getAttrOfType<comm::GroupAttr>("group");
+  // A layout conversion names no group: the layouts it converts between are
+  // CP shards (SP moves tokens only with collectives, and the verifier
+  // rejects converting a nested SP x CP shard), so in an S x P grid it runs
+  // over each CP group.
+  if (isa<ConvertLayoutOp>(op) && grid.isTwoDimensional())
+    group = comm::GroupAttr::get(op->getContext(), comm::GroupKind::CP,
+                                 grid.cpRanks);
   if (!group || !grid.isTwoDimensional()) {
     for (int64_t r = 0; r < ranks; ++r)
       members.push_back(r);
@@ -178,8 +185,18 @@ llvm::Error executeGrouped(ArrayRef<Operation *> ops,
     llvm::Error error = executeCollective(groupOps, groupEnvs);
     for (auto [index, member] : llvm::enumerate(members))
       envs[member] = std::move(groupEnvs[index]);
-    if (error)
-      return error;
+    if (error) {
+      // The collective counts ranks within its group; say which global
+      // ranks the group is, so "rank 1" can be found in the grid.
+      std::string globals;
+      for (int64_t member : members)
+        globals += (globals.empty() ? "" : ", ") + std::to_string(member);
+      auto group = groupOps[0]->getAttrOfType<comm::GroupAttr>("group");
+      return llvm::createStringError(llvm::formatv(
+          "{0} (ranks are counted within the {1} group of global ranks {2})",
+          llvm::toString(std::move(error)),
+          group ? comm::stringifyGroupKind(group.getKind()) : "CP", globals));
+    }
   }
   return llvm::Error::success();
 }

@@ -20,6 +20,8 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <numeric>
+
 namespace mlir::gdn {
 #define GEN_PASS_DEF_GDNCONTEXTPARALLEL
 #include "gdn/Transforms/Passes.h.inc"
@@ -82,14 +84,13 @@ LogicalResult cp::shardTokenValues(ArrayRef<Value> starts,
       auto sp = result ? dyn_cast_or_null<SeqLayoutAttr>(getSequenceLayout(result))
                        : SeqLayoutAttr();
       if (scatter && sp && scatter.getGroup().getKind() == comm::GroupKind::SP &&
-          scatter.getDim() == 0 && sharding.tokenShard == sharding.contiguous) {
+          scatter.getDim() == 0) {
         // Reached again from another token-indexed operand: nested already.
-        if (sp.getRanks() != scatter.getGroup().getRanks())
+        if (sp.getTotalRanks() != scatter.getGroup().getRanks())
           continue;
-        scatter.getResult().setType(withDim(
-            result, 0, divided(result.getDimSize(0), sharding.ranks),
-            SeqLayoutAttr::get(result.getContext(), SeqLayoutKind::Contiguous,
-                               sp.getRanks() * sharding.ranks)));
+        scatter.getResult().setType(
+            withDim(result, 0, divided(result.getDimSize(0), sharding.ranks),
+                    sharding.nestedIn(sp.getRanks())));
         continue;
       }
       return user->emitError()
@@ -243,14 +244,13 @@ struct GdnContextParallelPass
       if (failed(findTokenArguments(func, core, coreOps, tokenArguments,
                                     spGathers)))
         return failure();
-    if (!spGathers.empty() && layout == "zigzag")
-      return comm::AllGatherOp(spGathers.front()).emitError()
-             << "gdn-context-parallel: a sequence-parallel program composes "
-                "with contiguous CP shards only (SP cuts each CP shard into "
-                "contiguous pieces); use layout=contiguous";
     // Zigzag cuts every sequence into 2P pieces, so the total is a
-    // multiple of 2P too.
-    const int64_t multiple = layout == "zigzag" ? 2 * p : p;
+    // multiple of 2P too; under SP each rank's shard is cut S ways more.
+    int64_t multiple = layout == "zigzag" ? 2 * p : p;
+    if (!spGathers.empty()) {
+      const int64_t s = comm::AllGatherOp(spGathers.front()).getGroup().getRanks();
+      multiple = std::lcm(multiple, s * p);
+    }
     for (BlockArgument argument : tokenArguments) {
       int64_t count = cast<RankedTensorType>(argument.getType()).getDimSize(0);
       if (!ShapedType::isDynamic(count) && count % multiple != 0)
@@ -292,15 +292,12 @@ struct GdnContextParallelPass
            gather.getDim() == 0 && getSequenceLayout(gather.getInput().getType());
   }
 
-  /// A token shard over the SP group of S ranks, nested in the CP shard:
-  /// the shard over S * P ranks (SP innermost).
+  /// A token shard over the SP group of S ranks, nested in the CP shard.
   static Type nestedShard(Type type, const Sharding &sharding) {
     auto tensor = cast<RankedTensorType>(type);
     auto sp = cast<SeqLayoutAttr>(getSequenceLayout(tensor));
-    const int64_t ranks = sp.getRanks() * sharding.ranks;
     return withDim(tensor, 0, divided(tensor.getDimSize(0), sharding.ranks),
-                   SeqLayoutAttr::get(tensor.getContext(),
-                                      SeqLayoutKind::Contiguous, ranks));
+                   sharding.nestedIn(sp.getRanks()));
   }
 
   /// The function arguments the core's token-indexed inputs come from,

@@ -34,6 +34,16 @@ struct Sharding {
   /// The inverse of toContiguous.
   Value toTokenShard(OpBuilder &builder, Location loc, Value value,
                      Value packing) const;
+  /// The token shard of an SP group of `spRanks` ranks nested inside this
+  /// rank's CP shard (SP innermost): contiguous over spRanks * P ranks, or
+  /// zigzag over P with `inner = spRanks`.
+  SeqLayoutAttr nestedIn(int64_t spRanks) const {
+    return tokenShard.getKind() == SeqLayoutKind::Zigzag
+               ? SeqLayoutAttr::get(tokenShard.getContext(),
+                                    SeqLayoutKind::Zigzag, ranks, spRanks)
+               : SeqLayoutAttr::get(tokenShard.getContext(),
+                                    SeqLayoutKind::Contiguous, ranks * spRanks);
+  }
 };
 
 /// Gives every token-indexed value reachable from `starts` through token-local

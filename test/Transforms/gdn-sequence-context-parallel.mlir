@@ -45,9 +45,7 @@
 // STATES: result #0: {{.*}} ok
 // STATES-NEXT: result #1: {{.*}} ok
 
-// Zigzag CP shards do not nest SP's contiguous pieces.
-// RUN: not gdn-opt --gdn-expand-layer --gdn-sequence-parallel="ranks=2" --gdn-context-parallel="ranks=2 layout=zigzag" %S/Inputs/sp_cp_layer_slow_decay.mlir 2>&1 | FileCheck %s --check-prefix=ZIGZAG
-// ZIGZAG: error: gdn-context-parallel: a sequence-parallel program composes with contiguous CP shards only (SP cuts each CP shard into contiguous pieces); use layout=contiguous
+// Zigzag CP shards under SP: gdn-sequence-context-parallel-zigzag.mlir.
 
 // CHECK-LABEL: func.func @layer(
 // CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<?x8xf64, #gdn.seq<contiguous, ranks = 8>>

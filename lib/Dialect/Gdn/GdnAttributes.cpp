@@ -29,7 +29,15 @@ void GdnDialect::registerAttributes() {
 
 LogicalResult
 SeqLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                      SeqLayoutKind kind, int64_t ranks) {
+                      SeqLayoutKind kind, int64_t ranks, int64_t inner) {
+  if (inner < 1)
+    return emitError() << "#gdn.seq needs inner >= 1, found inner = " << inner;
+  if (inner > 1 && kind != SeqLayoutKind::Zigzag)
+    return emitError()
+           << "only zigzag shards nest an inner (SP) sharding; a "
+           << stringifySeqLayoutKind(kind) << " shard over " << ranks
+           << " ranks with inner = " << inner << " is #gdn.seq<contiguous, "
+           << "ranks = " << ranks * inner << ">";
   if (kind == SeqLayoutKind::Natural) {
     if (ranks != 1)
       return emitError() << "#gdn.seq<natural> holds all tokens and takes no "

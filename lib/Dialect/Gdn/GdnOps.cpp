@@ -465,7 +465,7 @@ int64_t globalSize(RankedTensorType type, unsigned dim) {
     return local;
   Attribute layout = getSequenceLayout(type);
   if (auto seq = dyn_cast_or_null<SeqLayoutAttr>(layout); seq && dim == 0)
-    return local * seq.getRanks();
+    return local * seq.getTotalRanks();
   if (auto heads = dyn_cast_or_null<HeadsLayoutAttr>(layout); heads && dim == 1)
     return local * heads.getRanks();
   return local;
@@ -482,6 +482,13 @@ LogicalResult ConvertLayoutOp::verify() {
     return emitOpError() << "changes only the layout; element types differ ("
                          << source.getElementType() << " vs "
                          << target.getElementType() << ")";
+  for (RankedTensorType type : {source, target})
+    if (auto seq = dyn_cast_or_null<SeqLayoutAttr>(getSequenceLayout(type));
+        seq && seq.getInner() > 1)
+      return emitOpError()
+             << "cannot convert " << describeLayout(seq)
+             << ": it spans the SP and CP groups; gather it over the SP "
+                "group first (gdn_comm.all_gather, dim = 0)";
   if (source.getRank() != target.getRank())
     return emitOpError() << "changes only the layout; ranks differ ("
                          << source.getRank() << " vs " << target.getRank()

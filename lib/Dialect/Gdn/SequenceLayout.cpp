@@ -26,7 +26,7 @@ Attribute mlir::gdn::getSequenceLayout(Type type) {
 int64_t mlir::gdn::getLayoutRanks(Type type) {
   Attribute layout = getSequenceLayout(type);
   if (auto seq = dyn_cast_or_null<SeqLayoutAttr>(layout))
-    return seq.getRanks();
+    return seq.getTotalRanks();
   if (auto heads = dyn_cast_or_null<HeadsLayoutAttr>(layout))
     return heads.getRanks();
   return 1;

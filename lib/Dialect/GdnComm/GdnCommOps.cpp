@@ -150,9 +150,10 @@ LogicalResult checkTokensStay(Operation *op, Type input, Type result,
 }
 /// In a program with an SP group of S ranks and a CP group of P ranks, SP
 /// ranks are innermost: a contiguous token shard over S * P ranks, gathered
-/// along tokens over the SP group, is the contiguous CP shard over P ranks
-/// (and a reduce-scatter does the reverse). `fine` is the shard over more
-/// ranks, `coarse` the one over fewer.
+/// along tokens over the SP group, is the contiguous CP shard over P ranks,
+/// and `#gdn.seq<zigzag, ranks = P, inner = S>` gathers to the zigzag CP
+/// shard `#gdn.seq<zigzag, ranks = P>` (a reduce-scatter does the reverse).
+/// `fine` is the shard over more ranks, `coarse` the one over fewer.
 LogicalResult checkNestedShard(Operation *op, GroupAttr group, Type fine,
                                Type coarse, StringRef fineName,
                                StringRef coarseName) {
@@ -162,14 +163,18 @@ LogicalResult checkNestedShard(Operation *op, GroupAttr group, Type fine,
            << coarseName << " is a token shard over " << out.getRanks()
            << " ranks: only an SP group, the innermost ranks, moves between "
               "nested shards";
-  if (!in || in.getKind() != SeqLayoutKind::Contiguous ||
-      out.getKind() != SeqLayoutKind::Contiguous ||
-      in.getRanks() != out.getRanks() * group.getRanks())
+  const bool zigzag = out.getKind() == SeqLayoutKind::Zigzag;
+  SeqLayoutAttr expected =
+      zigzag ? SeqLayoutAttr::get(op->getContext(), SeqLayoutKind::Zigzag,
+                                  out.getRanks(), group.getRanks())
+             : SeqLayoutAttr::get(op->getContext(), SeqLayoutKind::Contiguous,
+                                  out.getRanks() * group.getRanks());
+  if (out.getInner() != 1 || in != expected)
     return op->emitOpError()
            << "with " << coarseName << " sharded as " << describeLayout(out)
-           << ", " << fineName << " must be the contiguous shard over "
-           << out.getRanks() * group.getRanks() << " ranks, found "
-           << describeLayout(in);
+           << ", " << fineName << " must be " << describeLayout(expected)
+           << " (the SP group's " << group.getRanks()
+           << " ranks nested inside), found " << describeLayout(in);
   return success();
 }
 } // namespace

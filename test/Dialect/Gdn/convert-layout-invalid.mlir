@@ -92,3 +92,11 @@ func.func @packing_tokens_of_shard(%x: tensor<1024x16x128xbf16, #gdn.seq<zigzag,
   %y = gdn.convert_layout %x, %p : (tensor<1024x16x128xbf16, #gdn.seq<zigzag, ranks = 4>>, !gdn.packing<seqs = 4, tokens = 8192>) -> tensor<4096x16x128xbf16>
   return
 }
+
+// -----
+
+func.func @nested_shard(%x: tensor<512x16xbf16, #gdn.seq<zigzag, ranks = 4, inner = 2>>, %p: !gdn.packing<seqs = 4, tokens = 4096>) {
+  // expected-error @+1 {{cannot convert #gdn.seq<zigzag, ranks = 4, inner = 2>: it spans the SP and CP groups; gather it over the SP group first (gdn_comm.all_gather, dim = 0)}}
+  %y = gdn.convert_layout %x, %p : (tensor<512x16xbf16, #gdn.seq<zigzag, ranks = 4, inner = 2>>, !gdn.packing<seqs = 4, tokens = 4096>) -> tensor<4096x16xbf16>
+  return
+}

@@ -64,3 +64,18 @@ func.func @unknown_kind(%a: tensor<16xf32, #gdn.seq<striped, ranks = 2>>) {
 func.func @heads_without_ranks(%a: tensor<16x4xf32, #gdn.heads<>>) {
   return
 }
+
+// -----
+
+// Only zigzag shards nest an SP sharding; nested contiguous shards are one.
+// expected-error @+1 {{only zigzag shards nest an inner (SP) sharding; a contiguous shard over 4 ranks with inner = 2 is #gdn.seq<contiguous, ranks = 8>}}
+func.func @contiguous_with_inner(%a: tensor<16xf32, #gdn.seq<contiguous, ranks = 4, inner = 2>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#gdn.seq needs inner >= 1, found inner = 0}}
+func.func @zero_inner(%a: tensor<16xf32, #gdn.seq<zigzag, ranks = 4, inner = 0>>) {
+  return
+}

@@ -6,9 +6,11 @@
 // CHECK-SAME: tensor<8192x2048xbf16, #gdn.seq<natural>>
 // CHECK-SAME: tensor<2048x2048xbf16, #gdn.seq<contiguous, ranks = 4>>
 // CHECK-SAME: tensor<1024x2048xbf16, #gdn.seq<zigzag, ranks = 8>>
+// CHECK-SAME: tensor<512x2048xbf16, #gdn.seq<zigzag, ranks = 8, inner = 2>>
 func.func @seq_kinds(%a: tensor<8192x2048xbf16, #gdn.seq<natural>>,
                      %b: tensor<2048x2048xbf16, #gdn.seq<contiguous, ranks = 4>>,
-                     %c: tensor<1024x2048xbf16, #gdn.seq<zigzag, ranks = 8>>) {
+                     %c: tensor<1024x2048xbf16, #gdn.seq<zigzag, ranks = 8>>,
+                     %d: tensor<512x2048xbf16, #gdn.seq<zigzag, ranks = 8, inner = 2>>) {
   return
 }
 

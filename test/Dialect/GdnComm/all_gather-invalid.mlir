@@ -98,7 +98,7 @@ func.func @shard_of_other_group(%x: tensor<512x64xbf16, #gdn.seq<contiguous, ran
 // -----
 
 func.func @sharded_result(%x: tensor<512x64xbf16, #gdn.seq<contiguous, ranks = 4>>) -> tensor<2048x64xbf16, #gdn.seq<contiguous, ranks = 4>> {
-  // expected-error @+1 {{with the result sharded as #gdn.seq<contiguous, ranks = 4>, the input must be the contiguous shard over 16 ranks, found #gdn.seq<contiguous, ranks = 4>}}
+  // expected-error @+1 {{with the result sharded as #gdn.seq<contiguous, ranks = 4>, the input must be #gdn.seq<contiguous, ranks = 16> (the SP group's 4 ranks nested inside), found #gdn.seq<contiguous, ranks = 4>}}
   %g = gdn_comm.all_gather %x {group = #gdn_comm.group<sp, 4>, dim = 0 : i64} : tensor<512x64xbf16, #gdn.seq<contiguous, ranks = 4>> -> tensor<2048x64xbf16, #gdn.seq<contiguous, ranks = 4>>
   return %g : tensor<2048x64xbf16, #gdn.seq<contiguous, ranks = 4>>
 }
@@ -109,4 +109,28 @@ func.func @nested_over_cp(%x: tensor<512x64xbf16, #gdn.seq<contiguous, ranks = 8
   // expected-error @+1 {{the result is a token shard over 4 ranks: only an SP group, the innermost ranks, moves between nested shards}}
   %g = gdn_comm.all_gather %x {group = #gdn_comm.group<cp, 2>, dim = 0 : i64} : tensor<512x64xbf16, #gdn.seq<contiguous, ranks = 8>> -> tensor<1024x64xbf16, #gdn.seq<contiguous, ranks = 4>>
   return %g : tensor<1024x64xbf16, #gdn.seq<contiguous, ranks = 4>>
+}
+
+// -----
+
+func.func @zigzag_not_nested(%x: tensor<256x64xbf16, #gdn.seq<zigzag, ranks = 4>>) -> tensor<512x64xbf16, #gdn.seq<zigzag, ranks = 4>> {
+  // expected-error @+1 {{with the result sharded as #gdn.seq<zigzag, ranks = 4>, the input must be #gdn.seq<zigzag, ranks = 4, inner = 2> (the SP group's 2 ranks nested inside), found #gdn.seq<zigzag, ranks = 4>}}
+  %g = gdn_comm.all_gather %x {group = #gdn_comm.group<sp, 2>, dim = 0 : i64} : tensor<256x64xbf16, #gdn.seq<zigzag, ranks = 4>> -> tensor<512x64xbf16, #gdn.seq<zigzag, ranks = 4>>
+  return %g : tensor<512x64xbf16, #gdn.seq<zigzag, ranks = 4>>
+}
+
+// -----
+
+func.func @zigzag_nested_wrong_inner(%x: tensor<128x64xbf16, #gdn.seq<zigzag, ranks = 4, inner = 4>>) -> tensor<256x64xbf16, #gdn.seq<zigzag, ranks = 4>> {
+  // expected-error @+1 {{must be #gdn.seq<zigzag, ranks = 4, inner = 2> (the SP group's 2 ranks nested inside), found #gdn.seq<zigzag, ranks = 4, inner = 4>}}
+  %g = gdn_comm.all_gather %x {group = #gdn_comm.group<sp, 2>, dim = 0 : i64} : tensor<128x64xbf16, #gdn.seq<zigzag, ranks = 4, inner = 4>> -> tensor<256x64xbf16, #gdn.seq<zigzag, ranks = 4>>
+  return %g : tensor<256x64xbf16, #gdn.seq<zigzag, ranks = 4>>
+}
+
+// -----
+
+func.func @nested_zigzag_to_all_tokens(%x: tensor<128x64xbf16, #gdn.seq<zigzag, ranks = 4, inner = 2>>) -> tensor<256x64xbf16> {
+  // expected-error @+1 {{the input is a zigzag shard; only contiguous shards map to rank order, use gdn.convert_layout for the others}}
+  %g = gdn_comm.all_gather %x {group = #gdn_comm.group<sp, 2>, dim = 0 : i64} : tensor<128x64xbf16, #gdn.seq<zigzag, ranks = 4, inner = 2>> -> tensor<256x64xbf16>
+  return %g : tensor<256x64xbf16>
 }

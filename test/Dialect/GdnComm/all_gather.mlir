@@ -78,3 +78,15 @@ func.func @gather_sp_inside_cp(%x: tensor<512x64xbf16, #gdn.seq<contiguous, rank
       : tensor<512x64xbf16, #gdn.seq<contiguous, ranks = 8>> -> tensor<1024x64xbf16, #gdn.seq<contiguous, ranks = 4>>
   return %g : tensor<1024x64xbf16, #gdn.seq<contiguous, ranks = 4>>
 }
+
+// SP inside zigzag CP: each zigzag shard over 4 ranks cut into 2 SP pieces;
+// gathering over the SP group gives the zigzag shard.
+// CHECK-LABEL: func.func @gather_sp_inside_zigzag_cp
+// CHECK: gdn_comm.all_gather
+// CHECK-SAME: : tensor<256x64xbf16, #gdn.seq<zigzag, ranks = 4, inner = 2>> -> tensor<512x64xbf16, #gdn.seq<zigzag, ranks = 4>>
+func.func @gather_sp_inside_zigzag_cp(%x: tensor<256x64xbf16, #gdn.seq<zigzag, ranks = 4, inner = 2>>)
+    -> tensor<512x64xbf16, #gdn.seq<zigzag, ranks = 4>> {
+  %g = gdn_comm.all_gather %x {group = #gdn_comm.group<sp, 2>, dim = 0 : i64}
+      : tensor<256x64xbf16, #gdn.seq<zigzag, ranks = 4, inner = 2>> -> tensor<512x64xbf16, #gdn.seq<zigzag, ranks = 4>>
+  return %g : tensor<512x64xbf16, #gdn.seq<zigzag, ranks = 4>>
+}

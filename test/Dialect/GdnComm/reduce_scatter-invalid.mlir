@@ -76,7 +76,7 @@ func.func @feature_scatter_adds_shard(%y: tensor<512x256xbf16>) -> tensor<512x64
 // -----
 
 func.func @sharded_input(%y: tensor<2048x64xbf16, #gdn.seq<zigzag, ranks = 2>>) -> tensor<512x64xbf16, #gdn.seq<contiguous, ranks = 4>> {
-  // expected-error @+1 {{with the input sharded as #gdn.seq<zigzag, ranks = 2>, the result must be the contiguous shard over 8 ranks, found #gdn.seq<contiguous, ranks = 4>}}
+  // expected-error @+1 {{with the input sharded as #gdn.seq<zigzag, ranks = 2>, the result must be #gdn.seq<zigzag, ranks = 2, inner = 4> (the SP group's 4 ranks nested inside), found #gdn.seq<contiguous, ranks = 4>}}
   %r = gdn_comm.reduce_scatter %y {group = #gdn_comm.group<sp, 4>, dim = 0 : i64} : tensor<2048x64xbf16, #gdn.seq<zigzag, ranks = 2>> -> tensor<512x64xbf16, #gdn.seq<contiguous, ranks = 4>>
   return %r : tensor<512x64xbf16, #gdn.seq<contiguous, ranks = 4>>
 }

@@ -67,3 +67,14 @@ func.func @scatter_sp_inside_cp(%y: tensor<1024x64xbf16, #gdn.seq<contiguous, ra
       : tensor<1024x64xbf16, #gdn.seq<contiguous, ranks = 4>> -> tensor<512x64xbf16, #gdn.seq<contiguous, ranks = 8>>
   return %r : tensor<512x64xbf16, #gdn.seq<contiguous, ranks = 8>>
 }
+
+// The reverse: the zigzag CP shard scattered over the SP group nests it.
+// CHECK-LABEL: func.func @scatter_into_zigzag_cp
+// CHECK: gdn_comm.reduce_scatter
+// CHECK-SAME: : tensor<512x64xbf16, #gdn.seq<zigzag, ranks = 4>> -> tensor<256x64xbf16, #gdn.seq<zigzag, ranks = 4, inner = 2>>
+func.func @scatter_into_zigzag_cp(%y: tensor<512x64xbf16, #gdn.seq<zigzag, ranks = 4>>)
+    -> tensor<256x64xbf16, #gdn.seq<zigzag, ranks = 4, inner = 2>> {
+  %r = gdn_comm.reduce_scatter %y {group = #gdn_comm.group<sp, 2>, dim = 0 : i64}
+      : tensor<512x64xbf16, #gdn.seq<zigzag, ranks = 4>> -> tensor<256x64xbf16, #gdn.seq<zigzag, ranks = 4, inner = 2>>
+  return %r : tensor<256x64xbf16, #gdn.seq<zigzag, ranks = 4, inner = 2>>
+}
