@@ -33,6 +33,23 @@ config.substitutions.append(("%make_npy", "%s %s" % (
     sys.executable,
     os.path.join(config.gdn_src_root, "test", "Interpreter", "Inputs", "make_npy.py"))))
 
+# Projects configured by the tests (test/Install) use this tree's generator,
+# compilers and compiler cache; ccache needs its environment to find the cache.
+llvm_config.with_system_environment(["HOME", "CCACHE_DIR", "CCACHE_BASEDIR",
+                                     "CCACHE_DISABLE"])
+config.substitutions.append(("%cmake", config.cmake_command))
+_host_cmake_flags = [
+    "-G", '"%s"' % config.cmake_generator,
+    "-DCMAKE_MAKE_PROGRAM=%s" % config.cmake_make_program,
+    "-DCMAKE_BUILD_TYPE=%s" % (config.cmake_build_type or "Release"),
+    "-DCMAKE_C_COMPILER=%s" % config.host_c_compiler,
+    "-DCMAKE_CXX_COMPILER=%s" % config.host_cxx_compiler,
+]
+if config.gdn_ccache and not config.gdn_ccache.endswith("-NOTFOUND"):
+    _host_cmake_flags += ["-DCMAKE_C_COMPILER_LAUNCHER=%s" % config.gdn_ccache,
+                          "-DCMAKE_CXX_COMPILER_LAUNCHER=%s" % config.gdn_ccache]
+config.substitutions.append(("%host_cmake_flags", " ".join(_host_cmake_flags)))
+
 llvm_config.add_tool_substitutions([ToolSubst("gdn-opt", unresolved="fatal"),
                                     ToolSubst("gdn-run", unresolved="fatal"),
                                     ToolSubst("gdn-translate", unresolved="fatal")],
