@@ -485,7 +485,7 @@ int bench(const std::string &lengthsText, int iterations) {
   return failures ? 1 : 0;
 }
 
-int run(const std::string &mode, int argc, char **argv) {
+int runMode(const std::string &mode, char **argv) {
   if (mode == "check")
     return check(argv[2], argv[3], argv[4], std::atof(argv[5]));
   if (mode == "corrupt")
@@ -507,7 +507,7 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "gdnrt_context_create: %s\n", gdnrt_last_error());
     return 2;
   }
-  const int status = run(mode, argc, argv);
+  const int status = runMode(mode, argv);
   if (gdnrt_context_destroy(context) != GDN_SUCCESS) {
     std::fprintf(stderr, "gdnrt_context_destroy: %s\n", gdnrt_last_error());
     return 1;
