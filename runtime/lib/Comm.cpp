@@ -274,13 +274,21 @@ extern "C" int gdnrt_comm_split_grid(gdnrt_comm_t *world, int spSize,
       delete created;
       return error;
     }
-    if (issued == ncclInProgress && created->nccl)
+    // The child is non-blocking too and may still be joining even when the
+    // split returned ncclSuccess; NCCL refuses the next split on the parent
+    // until it has.
+    if (created->nccl)
       if (int error = settle(created, ncclInProgress, call,
                              (std::string("ncclCommSplit (") + part.name +
-                              " group)").c_str())) {
+                              " group, joining)").c_str())) {
         delete created;
         return error;
       }
+    if (int error = settle(world, ncclInProgress, call,
+                           "ncclCommSplit (the parent, after the split)")) {
+      gdnrt_comm_destroy(created);
+      return error;
+    }
     if (part.out)
       *part.out = created;
     else
