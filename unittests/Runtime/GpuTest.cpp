@@ -410,15 +410,19 @@ protected:
       GTEST_SKIP() << "run under gdnrt-launch -n P with P >= 2 GPUs";
     Runtime::SetUp();
     GDN_OK(gdnrt_context_set_timeout(context, 60000));
-    GDN_OK(gdnrt_comm_from_environment(context, &comm));
-    GDN_OK(gdnrt_context_bind(context, GDNRT_GROUP_CP, comm));
-    P = gdnrt_comm_size(comm);
-    rank = gdnrt_comm_rank(comm);
+    // One rendezvous per job (a file rendezvous refuses a second use), so
+    // the world communicator outlives the tests; each test binds it.
+    if (!world)
+      GDN_OK(gdnrt_comm_from_environment(context, &world));
+    GDN_OK(gdnrt_context_bind(context, GDNRT_GROUP_CP, world));
+    P = gdnrt_comm_size(world);
+    rank = gdnrt_comm_rank(world);
   }
   /// Rank q's input of case `c`: every rank can make every rank's.
   static Tensor inputOf(int q, int c, std::vector<int64_t> shape) {
     return randomTensor(std::move(shape), 1000 * c + q);
   }
+  static inline gdnrt_comm_t *world = nullptr;
   int P = 1, rank = 0;
 };
 
@@ -435,7 +439,7 @@ TEST_F(MultiRank, GathersScattersAndExchanges) {
     DeviceBuffer workspace(gdnrt_all_gather_workspace_bytes(&in, P, dim));
     GDN_OK(gdnrt_all_gather(context, GDNRT_GROUP_CP, P, &in, &o, dim,
                             workspace.data));
-    GDN_OK(gdnrt_comm_wait(comm, context));
+    GDN_OK(gdnrt_comm_wait(world, context));
     expectNear(expected, out.fetch(), 0, "all_gather dim " + std::to_string(dim));
 
     std::vector<int64_t> big = {4, 3, 2};
@@ -454,7 +458,7 @@ TEST_F(MultiRank, GathersScattersAndExchanges) {
     DeviceBuffer rs(gdnrt_reduce_scatter_workspace_bytes(&si, P, dim));
     GDN_OK(gdnrt_reduce_scatter(context, GDNRT_GROUP_CP, P, &si, &so, dim,
                                 rs.data));
-    GDN_OK(gdnrt_comm_wait(comm, context));
+    GDN_OK(gdnrt_comm_wait(world, context));
     expectNear(mine, scattered.fetch(), 1e-13, "reduce_scatter");
   }
   for (auto [split, concatDim] : {std::pair{1, 0}, std::pair{0, 1}}) {
@@ -471,7 +475,7 @@ TEST_F(MultiRank, GathersScattersAndExchanges) {
         gdnrt_all_to_all_workspace_bytes(&in, P, split, concatDim));
     GDN_OK(gdnrt_all_to_all(context, GDNRT_GROUP_CP, P, &in, &o, split,
                             concatDim, workspace.data));
-    GDN_OK(gdnrt_comm_wait(comm, context));
+    GDN_OK(gdnrt_comm_wait(world, context));
     expectNear(expected, out.fetch(), 0, "all_to_all");
   }
   // The halo (3 rows, shards of 2: it reaches two ranks back).
@@ -487,7 +491,7 @@ TEST_F(MultiRank, GathersScattersAndExchanges) {
   DeviceTensor shard(shards[rank]), halo({3, 5});
   gdn_tensor_t in = shard.tensor(), h = halo.tensor();
   GDN_OK(gdnrt_halo_exchange(context, GDNRT_GROUP_CP, P, &in, &h));
-  GDN_OK(gdnrt_comm_wait(comm, context));
+  GDN_OK(gdnrt_comm_wait(world, context));
   expectNear(expectedHalo, halo.fetch(), 0, "halo");
   // The state chain, both ways.
   std::vector<Tensor> M, S;
@@ -502,7 +506,7 @@ TEST_F(MultiRank, GathersScattersAndExchanges) {
     DeviceBuffer workspace(gdnrt_state_exchange_workspace_bytes(&st, P, kind));
     GDN_OK(gdnrt_state_exchange(context, GDNRT_GROUP_CP, P, &mt, &st, &it,
                                 kind, workspace.data));
-    GDN_OK(gdnrt_comm_wait(comm, context));
+    GDN_OK(gdnrt_comm_wait(world, context));
     expectNear(expectedState, incoming.fetch(), 1e-12, "state_exchange");
   }
 }
@@ -511,7 +515,7 @@ TEST_F(MultiRank, GridSplitPutsSequenceParallelismInnermost) {
   using namespace gdnrt::reference;
   for (int spSize : {1, P}) {
     gdnrt_comm_t *sp = nullptr, *cp = nullptr;
-    GDN_OK(gdnrt_comm_split_grid(comm, spSize, &sp, &cp));
+    GDN_OK(gdnrt_comm_split_grid(world, spSize, &sp, &cp));
     EXPECT_EQ(gdnrt_comm_size(sp), spSize);
     EXPECT_EQ(gdnrt_comm_rank(sp), rank % spSize);
     EXPECT_EQ(gdnrt_comm_size(cp), P / spSize);
