@@ -42,6 +42,12 @@ endif()
 if(TARGET gdnrt-launch)
   gdn_install_tool(gdnrt-launch)
 endif()
+# The one-command build flow (gdn-opt, gdn-translate, nvcc, linked to
+# gdnrt); installed, it finds its tools, headers and gdnrt in the prefix.
+if(TARGET gdnrt)
+  install(PROGRAMS ${GDN_SOURCE_DIR}/scripts/gdn-compile
+    DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT gdnrt)
+endif()
 
 # The MLIR-based libraries, to which GDNConfig.cmake adds MLIR's includes.
 get_property(GDN_EXPORTED_LIBS GLOBAL PROPERTY GDN_EXPORTED_LIBS)
