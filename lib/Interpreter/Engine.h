@@ -46,6 +46,7 @@ public:
     values[value] = std::move(runtime);
   }
   void erase(Value value) { values.erase(value); }
+  bool contains(Value value) const { return values.count(value) != 0; }
   const Tensor &tensor(Value value) const {
     return std::get<Tensor>(values.find(value)->second);
   }
@@ -92,6 +93,42 @@ llvm::Error executeCollective(llvm::ArrayRef<Operation *> rankOps,
 /// The collective itself, on operands already checked against their types.
 llvm::Error executeCollectiveUnchecked(llvm::ArrayRef<Operation *> rankOps,
                                        llvm::MutableArrayRef<Environment> envs);
+
+/// The process grid of `function` run on `ranks` ranks; an error when its
+/// groups do not tile them.
+llvm::Expected<RankGrid> findRankGrid(func::FuncOp function, int64_t ranks);
+
+/// The ranks that execute one instance of the collective `op` together with
+/// `rank`: all of them, or (two-dimensional grids) `rank`'s SP or CP group.
+SmallVector<int64_t> getGroupMembers(Operation *op, const RankGrid &grid,
+                                     int64_t ranks, int64_t rank);
+
+/// "'op' at LOC (group G)", for messages about ranks waiting at collectives.
+std::string describeWaiting(Operation *op);
+
+/// Two ranks agree on a collective when it is the same op with the same
+/// attributes (group, dims, chain) on the same types.
+bool isSameCollective(Operation *a, Operation *b);
+
+/// runOnRanks, but every value each rank computed stays bound: `envs`
+/// receives the ranks' environments (the gradient driver reads forward
+/// values from them).
+llvm::Expected<RankTensors>
+runOnRanksKeepingValues(llvm::ArrayRef<func::FuncOp> rankFunctions,
+                        RankTensors inputs, const InterpreterOptions &options,
+                        SmallVectorImpl<Environment> &envs);
+
+/// The global packing of `func`'s inputs, needed to cut zigzag shards:
+/// std::nullopt when it takes no cu_seqlens, or when they are invalid and no
+/// zigzag layout needs them (the program's gdn.packing reports them then).
+llvm::Expected<std::optional<PackingInfo>>
+getDistributionPacking(func::FuncOp func,
+                       const std::vector<Tensor> &globalInputs);
+
+/// gdn.regroup_sections's permutation along its dimension: result index i
+/// reads operand index `sources[i]`.
+std::vector<int64_t> getRegroupSources(ArrayRef<int64_t> sectionSizes,
+                                       int64_t groups, bool inverse);
 
 /// Checks a tensor against the static parts of the MLIR type it is bound to:
 /// rank, static sizes and element type.

@@ -382,6 +382,32 @@ Tensor permuteAlong(const Tensor &input, unsigned dim,
   return result;
 }
 
+} // namespace
+
+std::vector<int64_t>
+mlir::gdn::interp::getRegroupSources(ArrayRef<int64_t> sections,
+                                     int64_t groups, bool inverse) {
+  // regrouped[i] = original[index[i]].
+  std::vector<int64_t> index;
+  for (int64_t g = 0; g < groups; ++g) {
+    int64_t start = 0;
+    for (int64_t size : sections) {
+      const int64_t part = size / groups;
+      for (int64_t j = 0; j < part; ++j)
+        index.push_back(start + g * part + j);
+      start += size;
+    }
+  }
+  if (!inverse)
+    return index;
+  std::vector<int64_t> source(index.size());
+  for (size_t i = 0; i < index.size(); ++i)
+    source[index[i]] = static_cast<int64_t>(i);
+  return source;
+}
+
+namespace {
+
 /// gdn.regroup_sections: part g of every section, for g = 0 .. groups-1.
 llvm::Error executeRegroupSections(RegroupSectionsOp op, Environment &env) {
   const Tensor &x = env.tensor(op.getX());
@@ -397,21 +423,8 @@ llvm::Error executeRegroupSections(RegroupSectionsOp op, Environment &env) {
                            std::to_string(x.getDimSize(dim)) +
                            " elements, but the sections cover " +
                            std::to_string(total));
-  // regrouped[i] = original[index[i]].
-  std::vector<int64_t> index;
-  for (int64_t g = 0; g < groups; ++g) {
-    int64_t start = 0;
-    for (int64_t size : sections) {
-      const int64_t part = size / groups;
-      for (int64_t j = 0; j < part; ++j)
-        index.push_back(start + g * part + j);
-      start += size;
-    }
-  }
-  std::vector<int64_t> source = index;
-  if (op.getInverse())
-    for (int64_t i = 0; i < total; ++i)
-      source[index[i]] = i;
+  std::vector<int64_t> source =
+      getRegroupSources(sections, groups, op.getInverse());
   env.bind(op.getY(), permuteAlong(x, dim,
                                    [&](int64_t i) { return source[i]; },
                                    total));
