@@ -28,6 +28,7 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Parallel.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
@@ -111,8 +112,9 @@ static cl::opt<int64_t> gradcheckEntries(
     cl::init(64));
 static cl::opt<double> gradcheckStep(
     "gradcheck-step",
-    cl::desc("Finite-difference step relative to max(1, |x|) (default 1e-4)"),
-    cl::init(1e-4));
+    cl::desc("Largest finite-difference step, relative to max(1, |x|); "
+             "eight halvings follow (default 1e-3)"),
+    cl::init(1e-3));
 static cl::opt<double> gradcheckTolerance(
     "gradcheck-tolerance",
     cl::desc("Largest relative error --gradcheck accepts (default 1e-6)"),
@@ -567,8 +569,10 @@ int main(int argc, char **argv) {
 
   InterpreterOptions options;
   options.deltaRule = deltaRule;
-  if (gradcheck)
+  if (gradcheck) {
+    llvm::parallel::strategy = llvm::hardware_concurrency(1);
     return runGradientCheck(*first, *inputs, options);
+  }
   auto outputs = runOnGlobalInputs(first->rankFunctions, *inputs, options);
   if (!outputs)
     return fail(llvm::toString(outputs.takeError()));

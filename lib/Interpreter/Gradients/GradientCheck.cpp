@@ -1,18 +1,21 @@
 //===- GradientCheck.cpp - gradients against finite differences -----------===//
 //
 // For each differentiable argument and each sampled entry x of it, the
-// derivative of L = sum_i <result_i, c_i> is estimated by central
-// differences with Richardson extrapolation:
+// derivative of L = sum_i <result_i, c_i> is estimated from central
+// differences, without looking at the gradient under test:
 //
-//   D(h) = sum_i <result_i(x + h) - result_i(x - h), c_i> / 2h
-//   numeric = (4 D(h/2) - D(h)) / 3,     h = step * max(1, |x|)
+//   D(h)  = sum_i <result_i(x + h) - result_i(x - h), c_i> / 2h
+//   R(h)  = (4 D(h/2) - D(h)) / 3        (Richardson: error O(h^4))
 //
-// Central differences are exact up to O(h^2); the extrapolation removes
-// that term, leaving O(h^4), so h can be large enough (1e-4) that rounding
-// in the forward (~1e-16 relative, ~1e-12 after dividing by h) stays far
-// below the tolerance while the truncation error stays below it too.
-// Differencing each result element before summing keeps the sum's own
-// rounding out of the estimate.
+// over a ladder of steps h_j = h0 / 2^j, j = 0 .. 6, h0 = step * max(1, |x|).
+// Large steps suffer truncation (layers with 2-wide heads are strongly
+// curved: an L2 norm of a short vector), small steps suffer rounding in the
+// forward (~1e-16 relative, amplified by 1/h). Where both are small,
+// consecutive estimates agree, so the estimate is R(h_{k+1}) for the k with
+// the smallest |R(h_k) - R(h_{k+1})|, searched from the largest step down
+// and stopped once the gap grows past twice the best (as in Ridders'
+// method). Differencing each result element before summing keeps the sum's
+// own rounding out of D.
 //
 // The error of an entry is |numeric - analytic| / max(|analytic|,
 // |numeric|, floor), with floor = 1e-3 times the argument's largest
@@ -37,6 +40,9 @@ using namespace mlir::gdn;
 using namespace mlir::gdn::interp;
 
 namespace {
+
+/// Central differences at h0, h0/2, ..., h0/2^8.
+constexpr int kLadderSteps = 9;
 
 /// The first value of `function` (argument, result or op result) whose
 /// floating-point elements are not f64, described for an error message.
@@ -173,17 +179,34 @@ llvm::Expected<std::vector<ArgumentCheck>> mlir::gdn::interp::checkGradients(
          sampleEntries(check.total, checkOptions.maxEntries, checkOptions.seed,
                        argument)) {
       const double x = globalInputs[argument].getData()[index];
-      const double h = checkOptions.step * std::max(1.0, std::fabs(x));
-      auto coarse = difference(argument, index, h);
-      if (!coarse)
-        return coarse.takeError();
-      auto fine = difference(argument, index, h / 2);
-      if (!fine)
-        return fine.takeError();
+      const double h0 = checkOptions.step * std::max(1.0, std::fabs(x));
+      // R(h_j) for every step of the ladder.
+      double differences[kLadderSteps], extrapolated[kLadderSteps - 1];
+      for (int j = 0; j < kLadderSteps; ++j) {
+        auto d = difference(argument, index, std::ldexp(h0, -j));
+        if (!d)
+          return d.takeError();
+        differences[j] = *d;
+      }
+      for (int j = 0; j + 1 < kLadderSteps; ++j)
+        extrapolated[j] = (4.0 * differences[j + 1] - differences[j]) / 3.0;
+      // The estimate whose neighbours on both sides agree with it best.
+      // Two neighbours, not one: at large steps the truncation error need
+      // not shrink monotonically, and two estimates can agree by accident.
+      double numeric = extrapolated[1], bestSpread = INFINITY;
+      for (int j = 1; j + 2 < kLadderSteps; ++j) {
+        const double spread =
+            std::max(std::fabs(extrapolated[j] - extrapolated[j - 1]),
+                     std::fabs(extrapolated[j] - extrapolated[j + 1]));
+        if (spread < bestSpread) {
+          bestSpread = spread;
+          numeric = extrapolated[j];
+        }
+      }
       EntryCheck entry;
       entry.index = index;
       entry.analytic = analytic.getData()[index];
-      entry.numeric = (4.0 * *fine - *coarse) / 3.0;
+      entry.numeric = numeric;
       const double scale = std::max(
           {std::fabs(entry.analytic), std::fabs(entry.numeric), floor});
       const double gap = std::fabs(entry.numeric - entry.analytic);
