@@ -66,6 +66,19 @@ struct DeltaRuleGradients {
 DeltaRuleGradients deltaRuleVJP(const DeltaRuleInputs &inputs,
                                 const Tensor &dout, const Tensor *dfinalState);
 
+struct DeltaRuleSummaryGradients {
+  Tensor dk, dv, dg, dbeta; ///< q does not enter a summary
+  Tensor dinitialState;     ///< empty without an initial state
+};
+
+/// VJP of deltaRuleSummary (chunkwise CP's per-rank summary), by a reverse
+/// sweep over its rows. `dtransition` and `dpartial` ([HV, K, K] and
+/// [HV, K, V]) may be null.
+DeltaRuleSummaryGradients
+deltaRuleSummaryVJP(const DeltaRuleInputs &inputs, int64_t seq,
+                    int64_t firstRow, int64_t endRow, bool startsHere,
+                    const Tensor *dtransition, const Tensor *dpartial);
+
 struct GatedRMSNormGradients {
   Tensor dx, dz, dweight;
 };
