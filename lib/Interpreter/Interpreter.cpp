@@ -100,8 +100,8 @@ int64_t mlir::gdn::interp::getRequiredRanks(func::FuncOp func) {
   return ranks;
 }
 
-llvm::Expected<RankGrid>
-mlir::gdn::interp::findRankGrid(func::FuncOp function, int64_t ranks) {
+llvm::Expected<RankGrid> mlir::gdn::interp::findRankGrid(func::FuncOp function,
+                                                         int64_t ranks) {
   RankGrid grid;
   std::string error;
   function.walk([&](Operation *op) {

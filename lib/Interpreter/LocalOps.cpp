@@ -385,8 +385,8 @@ Tensor permuteAlong(const Tensor &input, unsigned dim,
 } // namespace
 
 std::vector<int64_t>
-mlir::gdn::interp::getRegroupSources(ArrayRef<int64_t> sections,
-                                     int64_t groups, bool inverse) {
+mlir::gdn::interp::getRegroupSources(ArrayRef<int64_t> sections, int64_t groups,
+                                     bool inverse) {
   // regrouped[i] = original[index[i]].
   std::vector<int64_t> index;
   for (int64_t g = 0; g < groups; ++g) {

@@ -1,4 +1,5 @@
-//===- RandomStream.h - the interpreter's portable random numbers -*- C++ -*-===//
+//===- RandomStream.h - the interpreter's portable random numbers -*- C++
+//-*-===//
 //
 // Inputs, cotangents and the entries a gradient check samples are all drawn
 // from this generator: splitmix64 with Box-Muller normals, so the same seed

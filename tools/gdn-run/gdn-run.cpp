@@ -101,10 +101,10 @@ static cl::opt<std::string> cotangentsDir(
     "cotangents",
     cl::desc("Directory of cotangentN.npy files (global result shapes) to use "
              "instead of random cotangents"));
-static cl::opt<bool> gradcheck(
-    "gradcheck",
-    cl::desc("Check every argument's gradient against central finite "
-             "differences (float64 programs)"));
+static cl::opt<bool>
+    gradcheck("gradcheck",
+              cl::desc("Check every argument's gradient against central finite "
+                       "differences (float64 programs)"));
 static cl::opt<int64_t> gradcheckEntries(
     "gradcheck-entries",
     cl::desc("Entries checked per argument: all when it has at most this "
@@ -113,7 +113,7 @@ static cl::opt<int64_t> gradcheckEntries(
 static cl::opt<double> gradcheckStep(
     "gradcheck-step",
     cl::desc("Largest finite-difference step, relative to max(1, |x|); "
-             "eight halvings follow (default 1e-3)"),
+             "halvings follow while the estimates converge (default 1e-3)"),
     cl::init(1e-3));
 static cl::opt<double> gradcheckTolerance(
     "gradcheck-tolerance",
@@ -413,12 +413,6 @@ llvm::Error writeGradients(StringRef directory,
   return llvm::Error::success();
 }
 
-/// Describes argument `index` of `function` by its element type and role.
-std::string describeArgument(func::FuncOp function, unsigned index) {
-  std::vector<InputRole> roles = inferInputRoles(function);
-  return getInputRoleName(roles[index]);
-}
-
 /// --gradcheck: prints one line per argument and fails on the first
 /// argument whose worst entry exceeds the tolerance.
 int runGradientCheck(const Program &program, const std::vector<Tensor> &inputs,
@@ -430,10 +424,13 @@ int runGradientCheck(const Program &program, const std::vector<Tensor> &inputs,
   auto cotangents = loadCotangents(function, *forward);
   if (!cotangents)
     return fail(llvm::toString(cotangents.takeError()));
+  if (!saveInputsDir.empty())
+    if (auto error = writeTensors(saveInputsDir, "cotangent", *cotangents))
+      return fail(llvm::toString(std::move(error)));
   std::vector<std::optional<Tensor>> gradients;
   if (checkGradientsDir.empty()) {
-    auto run = runWithGradients(program.rankFunctions, inputs, *cotangents,
-                                options);
+    auto run =
+        runWithGradients(program.rankFunctions, inputs, *cotangents, options);
     if (!run)
       return fail(llvm::toString(run.takeError()));
     gradients = std::move(run->gradients);
@@ -461,11 +458,14 @@ int runGradientCheck(const Program &program, const std::vector<Tensor> &inputs,
                << llvm::format("): step %.1e, tolerance %.1e\n",
                                gradcheckStep.getValue(),
                                gradcheckTolerance.getValue());
+  // Arguments are named by the role the input generator reads from their
+  // uses (as arguments have no names in the IR).
+  std::vector<InputRole> roles = inferInputRoles(function);
   const ArgumentCheck *firstFailure = nullptr;
   for (const ArgumentCheck &check : *checks) {
     const Tensor &argument = inputs[check.argument];
     llvm::outs() << "gradient #" << check.argument << " ("
-                 << describeArgument(function, check.argument)
+                 << getInputRoleName(roles[check.argument])
                  << "): " << argument.describe() << "  checked "
                  << check.entries.size() << " of " << check.total
                  << llvm::format("  max_rel_err = %.2e  ", check.worst.error)
@@ -479,8 +479,7 @@ int runGradientCheck(const Program &program, const std::vector<Tensor> &inputs,
   return fail(llvm::formatv(
       "gradient check failed: argument #{0} ({1}) entry {2}: the gradient is "
       "{3:e} but finite differences give {4:e} (relative error {5:e} > {6:e})",
-      firstFailure->argument,
-      describeArgument(function, firstFailure->argument),
+      firstFailure->argument, getInputRoleName(roles[firstFailure->argument]),
       describeEntry(inputs[firstFailure->argument].getShape(), worst.index),
       worst.analytic, worst.numeric, worst.error,
       gradcheckTolerance.getValue()));
@@ -646,8 +645,8 @@ int main(int argc, char **argv) {
                << " rank(s))\n";
   bool allPass = true;
   for (size_t index = 0; index < outputs->size(); ++index)
-    allPass &= printComparison("result", index, (*outputs)[index],
-                               (*expected)[index]);
+    allPass &=
+        printComparison("result", index, (*outputs)[index], (*expected)[index]);
   for (size_t index = 0; index < gradients.size(); ++index) {
     if (!gradients[index] || !expectedGradients[index]) {
       // Not differentiable in one program: differentiable in neither,
@@ -663,10 +662,9 @@ int main(int argc, char **argv) {
                                *expectedGradients[index]);
   }
   if (!allPass)
-    return fail(llvm::formatv("{0} differ by more than --rtol = {1}",
-                              gradientsFlag ? "results or gradients"
-                                            : "results",
-                              rtol)
-                    .str());
+    return fail(
+        llvm::formatv("{0} differ by more than --rtol = {1}",
+                      gradientsFlag ? "results or gradients" : "results", rtol)
+            .str());
   return 0;
 }

@@ -1,4 +1,5 @@
-//===- Gradients.h - gradients of gdn programs and their check ---*- C++ -*-===//
+//===- Gradients.h - gradients of gdn programs and their check ---*- C++
+//-*-===//
 //
 // The interpreter differentiates a whole function in reverse mode: it runs
 // it forward keeping every value, then sweeps its ops backwards, each op's
@@ -56,7 +57,8 @@ struct GradientCheckOptions {
   /// most this many, otherwise this many distinct ones drawn at random.
   int64_t maxEntries = 64;
   /// The largest perturbation of entry x is h0 = step * max(1, |x|);
-  /// smaller ones halve it eight times (GradientCheck.cpp).
+  /// smaller ones halve it as far as the estimates keep converging
+  /// (GradientCheck.cpp).
   double step = 1e-3;
   /// The largest relative error accepted.
   double tolerance = 1e-6;

@@ -1,4 +1,5 @@
-//===- ReferenceGradients.h - float64 VJPs of the reference kernels -*- C++ -*-===//
+//===- ReferenceGradients.h - float64 VJPs of the reference kernels -*- C++
+//-*-===//
 //
 // Reverse-mode derivatives (vector-Jacobian products) of the functions in
 // ReferenceKernels.h: given the forward inputs and the cotangents of the
@@ -74,10 +75,11 @@ struct DeltaRuleSummaryGradients {
 /// VJP of deltaRuleSummary (chunkwise CP's per-rank summary), by a reverse
 /// sweep over its rows. `dtransition` and `dpartial` ([HV, K, K] and
 /// [HV, K, V]) may be null.
-DeltaRuleSummaryGradients
-deltaRuleSummaryVJP(const DeltaRuleInputs &inputs, int64_t seq,
-                    int64_t firstRow, int64_t endRow, bool startsHere,
-                    const Tensor *dtransition, const Tensor *dpartial);
+DeltaRuleSummaryGradients deltaRuleSummaryVJP(const DeltaRuleInputs &inputs,
+                                              int64_t seq, int64_t firstRow,
+                                              int64_t endRow, bool startsHere,
+                                              const Tensor *dtransition,
+                                              const Tensor *dpartial);
 
 struct GatedRMSNormGradients {
   Tensor dx, dz, dweight;

@@ -24,8 +24,8 @@ namespace {
 llvm::Expected<ChunkwiseShard> shardOf(Operation *op, const Environment &env,
                                        const PackingInfo &packing,
                                        comm::GroupAttr group) {
-  auto shard = getChunkwiseShard(packing, group.getRanks(),
-                                 getRankInGroup(env, group));
+  auto shard =
+      getChunkwiseShard(packing, group.getRanks(), getRankInGroup(env, group));
   if (!shard)
     return makeOpError(op, env.getRank(), llvm::toString(shard.takeError()));
   return shard;
@@ -59,8 +59,9 @@ llvm::Error propagateContinueConvState(Operation *operation,
         if (row >= first)
           dHalo.getData()[j * channels + c] += from[c * taps + j];
         else if (initial)
-          dInitial.getData()[(seq * channels + c) * taps + taps -
-                             (first - row)] += from[c * taps + j];
+          dInitial
+              .getData()[(seq * channels + c) * taps + taps - (first - row)] +=
+              from[c * taps + j];
       }
     }
   }
@@ -70,8 +71,7 @@ llvm::Error propagateContinueConvState(Operation *operation,
   return llvm::Error::success();
 }
 
-llvm::Error propagateContinueState(Operation *operation,
-                                   const Environment &env,
+llvm::Error propagateContinueState(Operation *operation, const Environment &env,
                                    CotangentMap &cotangents,
                                    const InterpreterOptions &) {
   auto op = cast<comm::ContinueStateOp>(operation);
@@ -100,16 +100,18 @@ llvm::Error propagateStateSummary(Operation *operation, const Environment &env,
                                   const InterpreterOptions &) {
   auto op = cast<comm::StateSummaryOp>(operation);
   const PackingInfo &packing = env.packing(op.getPacking());
-  DeltaRuleInputs inputs{env.tensor(op.getQ()),    env.tensor(op.getK()),
-                         env.tensor(op.getV()),    env.tensor(op.getG()),
-                         env.tensor(op.getBeta()), packing,
+  DeltaRuleInputs inputs{env.tensor(op.getQ()),
+                         env.tensor(op.getK()),
+                         env.tensor(op.getV()),
+                         env.tensor(op.getG()),
+                         env.tensor(op.getBeta()),
+                         packing,
                          env.optionalTensor(op.getInitialState()),
                          /*scale=*/1.0};
   auto shard = shardOf(op, env, packing, op.getGroup());
   if (!shard)
     return shard.takeError();
-  std::optional<Tensor> dTransition =
-      cotangents.takeIfAny(op.getTransition());
+  std::optional<Tensor> dTransition = cotangents.takeIfAny(op.getTransition());
   std::optional<Tensor> dPartial = cotangents.takeIfAny(op.getPartialState());
   // Without a leaving sequence the summary is constant (zero).
   if (!shard->leaving)

@@ -125,9 +125,8 @@ void propagateAllToAll(ArrayRef<Operation *> rankOps,
     const int64_t sliceLength = dx.getDimSize(split) / ranks;
     for (int64_t rank = 0; rank < ranks; ++rank) {
       const int64_t pieceLength = dy[rank].getDimSize(concat) / ranks;
-      addSlab(dx,
-              slab(dy[rank], concat, source * pieceLength, pieceLength), split,
-              rank * sliceLength);
+      addSlab(dx, slab(dy[rank], concat, source * pieceLength, pieceLength),
+              split, rank * sliceLength);
     }
     cotangents[source]->add(operand, std::move(dx));
   }
@@ -150,8 +149,7 @@ void propagateHaloExchange(ArrayRef<Operation *> rankOps,
     for (int64_t source = rank - 1; source >= 0 && filled < rows; --source) {
       const int64_t previousRows = dx[source].getDimSize(0);
       const int64_t take = std::min(rows - filled, previousRows);
-      const double *from =
-          dy[rank].getData() + (rows - filled - take) * width;
+      const double *from = dy[rank].getData() + (rows - filled - take) * width;
       double *to = dx[source].getData() + (previousRows - take) * width;
       for (int64_t i = 0; i < take * width; ++i)
         to[i] += from[i];
@@ -214,8 +212,7 @@ void propagateStateExchange(ArrayRef<Operation *> rankOps,
           }
         }
     later = std::move(total);
-    cotangents[rank]->add(rankOps[rank]->getOperand(0),
-                          std::move(dTransition));
+    cotangents[rank]->add(rankOps[rank]->getOperand(0), std::move(dTransition));
     cotangents[rank]->add(rankOps[rank]->getOperand(1), std::move(dPartial));
   }
 }
@@ -234,8 +231,8 @@ void propagateGatherSequenceStates(ArrayRef<Operation *> rankOps,
       dx[0].getNumElements() / std::max<int64_t>(packing.getNumSeqs(), 1);
   // Every rank's copy of sequence i came from its owner's entry.
   for (int64_t seq = 0; seq < packing.getNumSeqs(); ++seq) {
-    double *to = dx[getSequenceOwner(packing, ranks, seq)].getData() +
-                 seq * perSequence;
+    double *to =
+        dx[getSequenceOwner(packing, ranks, seq)].getData() + seq * perSequence;
     for (const Tensor &cotangent : dy)
       for (int64_t i = 0; i < perSequence; ++i)
         to[i] += cotangent.getData()[seq * perSequence + i];
@@ -285,9 +282,10 @@ llvm::Error propagateConvertLayout(ArrayRef<Operation *> rankOps,
 
 } // namespace
 
-llvm::Error mlir::gdn::interp::propagateCollective(
-    ArrayRef<Operation *> rankOps, ArrayRef<const Environment *> envs,
-    ArrayRef<CotangentMap *> cotangents) {
+llvm::Error
+mlir::gdn::interp::propagateCollective(ArrayRef<Operation *> rankOps,
+                                       ArrayRef<const Environment *> envs,
+                                       ArrayRef<CotangentMap *> cotangents) {
   Operation *op = rankOps[0];
   using Rule = void (*)(ArrayRef<Operation *>, ArrayRef<const Environment *>,
                         ArrayRef<CotangentMap *>);

@@ -41,9 +41,9 @@ void propagateLayer(LayerOp op, const Environment &env,
 
   Tensor qkvz, ba, mixed, z, b, a;
   if (next) {
-    qkvz = linear(
-        x, env.tensor(w.inProjQkvz),
-        {tokens, 2 * keyHeads * headDimK + 2 * valueHeads * headDimV}, act);
+    qkvz = linear(x, env.tensor(w.inProjQkvz),
+                  {tokens, 2 * keyHeads * headDimK + 2 * valueHeads * headDimV},
+                  act);
     ba = linear(x, env.tensor(w.inProjBa), {tokens, 2 * valueHeads}, act);
     SplitQkvzResult split =
         splitQkvz(qkvz, ba, keyHeads, headDimK, valueHeads, headDimV);
@@ -65,8 +65,7 @@ void propagateLayer(LayerOp op, const Environment &env,
       splitQkv(conv.y, keyHeads, headDimK, valueHeads, headDimV);
   Tensor q = l2norm(qkv.q, 1e-6), k = l2norm(qkv.k, 1e-6);
   const Tensor &aLog = env.tensor(w.aLog), &dtBias = env.tensor(w.dtBias);
-  GatesResult gate =
-      gates(a, b, aLog, dtBias, op.getAllowNegEigval(), state);
+  GatesResult gate = gates(a, b, aLog, dtBias, op.getAllowNegEigval(), state);
   double scale = op.getScaleAttr() ? op.getScaleAttr().getValueAsDouble()
                                    : getDefaultDeltaRuleScale(headDimK);
   DeltaRuleInputs inputs{q,         k,       qkv.v,   gate.g,
@@ -86,9 +85,8 @@ void propagateLayer(LayerOp op, const Environment &env,
   GatedRMSNormGradients rms = gatedRMSNormVJP(delta.o, z, norm, eps, out.dx);
   cotangents.add(w.norm, std::move(rms.dweight));
   DeltaRuleGradients core = deltaRuleVJP(inputs, rms.dx, nullptr);
-  GatesGradients gateGrads = gatesVJP(a, b, aLog, dtBias,
-                                      op.getAllowNegEigval(), &core.dg,
-                                      &core.dbeta);
+  GatesGradients gateGrads = gatesVJP(
+      a, b, aLog, dtBias, op.getAllowNegEigval(), &core.dg, &core.dbeta);
   cotangents.add(w.aLog, std::move(gateGrads.daLog));
   cotangents.add(w.dtBias, std::move(gateGrads.ddtBias));
   Tensor dqRaw = l2normVJP(qkv.q, 1e-6, core.dq);
@@ -108,9 +106,9 @@ void propagateLayer(LayerOp op, const Environment &env,
     cotangents.add(weight, std::move(grads.dweight));
   };
   if (next) {
-    SplitQkvzGradients split = splitQkvzVJP(
-        &convGrads.dx, &rms.dz, &gateGrads.db, &gateGrads.da, qkvz, ba,
-        keyHeads, headDimK, valueHeads, headDimV);
+    SplitQkvzGradients split =
+        splitQkvzVJP(&convGrads.dx, &rms.dz, &gateGrads.db, &gateGrads.da, qkvz,
+                     ba, keyHeads, headDimK, valueHeads, headDimV);
     project(w.inProjQkvz, split.dqkvz);
     project(w.inProjBa, split.dba);
   } else {
@@ -131,10 +129,9 @@ void propagatePrologue(kernel::PrologueOp op, const Environment &env,
   const Tensor *initial = env.optionalTensor(op.getConvInitialState());
   const PackingInfo &packing = env.packing(op.getPacking());
   const bool silu = op.getActivation() == Activation::Silu;
-  ConvResult conv =
-      causalConv1d(mixed, convWeight, bias, packing, initial, silu,
-                   ElementKind::F64, /*wantFinalState=*/false,
-                   ElementKind::F32);
+  ConvResult conv = causalConv1d(mixed, convWeight, bias, packing, initial,
+                                 silu, ElementKind::F64,
+                                 /*wantFinalState=*/false, ElementKind::F32);
   SplitQkvResult split = splitQkv(conv.y, op.getKeyHeads(), op.getHeadDimK(),
                                   op.getValueHeads(), op.getHeadDimV());
   const double eps = op.getL2normEps().convertToDouble();
@@ -144,8 +141,8 @@ void propagatePrologue(kernel::PrologueOp op, const Environment &env,
   std::optional<Tensor> dbeta = cotangents.takeIfAny(op.getBeta());
   GatesGradients gateGrads = gatesVJP(
       env.tensor(op.getA()), env.tensor(op.getB()), env.tensor(op.getALog()),
-      env.tensor(op.getDtBias()), op.getAllowNegEigval(),
-      dg ? &*dg : nullptr, dbeta ? &*dbeta : nullptr);
+      env.tensor(op.getDtBias()), op.getAllowNegEigval(), dg ? &*dg : nullptr,
+      dbeta ? &*dbeta : nullptr);
   cotangents.add(op.getA(), std::move(gateGrads.da));
   cotangents.add(op.getB(), std::move(gateGrads.db));
   cotangents.add(op.getALog(), std::move(gateGrads.daLog));
@@ -156,9 +153,9 @@ void propagatePrologue(kernel::PrologueOp op, const Environment &env,
   Tensor dk = l2normVJP(split.k, eps,
                         cotangents.take(op.getK(), env.tensor(op.getK())));
   Tensor dv = cotangents.take(op.getV(), env.tensor(op.getV()));
-  Tensor dconvY = splitQkvVJP(&dq, &dk, &dv, conv.y, op.getKeyHeads(),
-                              op.getHeadDimK(), op.getValueHeads(),
-                              op.getHeadDimV());
+  Tensor dconvY =
+      splitQkvVJP(&dq, &dk, &dv, conv.y, op.getKeyHeads(), op.getHeadDimK(),
+                  op.getValueHeads(), op.getHeadDimV());
   std::optional<Tensor> dfinal;
   if (op.getConvFinalState())
     dfinal = cotangents.takeIfAny(op.getConvFinalState());
@@ -187,9 +184,8 @@ llvm::Error adaptCompositeRule(Operation *op, const Environment &env,
 
 GradientRule mlir::gdn::interp::findCompositeRule(Operation *op) {
   return llvm::TypeSwitch<Operation *, GradientRule>(op)
-      .Case<LayerOp>([](auto) {
-        return &adaptCompositeRule<LayerOp, propagateLayer>;
-      })
+      .Case<LayerOp>(
+          [](auto) { return &adaptCompositeRule<LayerOp, propagateLayer>; })
       .Case<kernel::PrologueOp>([](auto) {
         return &adaptCompositeRule<kernel::PrologueOp, propagatePrologue>;
       })

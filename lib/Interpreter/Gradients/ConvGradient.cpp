@@ -71,9 +71,9 @@ ConvGradients mlir::gdn::interp::causalConv1dVJP(
     if (dfinalState)
       for (int64_t c = 0; c < channels; ++c)
         for (int64_t m = 0; m < history; ++m)
-          addToInput(length - history + m, c,
-                     dfinalState->getData()[(seq * channels + c) * history +
-                                            m]);
+          addToInput(
+              length - history + m, c,
+              dfinalState->getData()[(seq * channels + c) * history + m]);
   }
   return grads;
 }

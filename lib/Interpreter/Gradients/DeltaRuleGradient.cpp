@@ -47,9 +47,9 @@ void stepState(std::vector<double> &state, const double *k, const double *v,
 }
 } // namespace
 
-DeltaRuleGradients
-mlir::gdn::interp::deltaRuleVJP(const DeltaRuleInputs &in, const Tensor &dout,
-                                const Tensor *dfinalState) {
+DeltaRuleGradients mlir::gdn::interp::deltaRuleVJP(const DeltaRuleInputs &in,
+                                                   const Tensor &dout,
+                                                   const Tensor *dfinalState) {
   const int64_t tokens = in.q.getDimSize(0);
   const int64_t keyHeads = in.q.getDimSize(1), K = in.q.getDimSize(2);
   const int64_t valueHeads = in.v.getDimSize(1), V = in.v.getDimSize(2);
@@ -57,9 +57,8 @@ mlir::gdn::interp::deltaRuleVJP(const DeltaRuleInputs &in, const Tensor &dout,
   const int64_t seqs = in.packing.getNumSeqs();
   constexpr int64_t segment = 64;
 
-  DeltaRuleGradients grads{zerosLike(in.q),    zerosLike(in.k),
-                           zerosLike(in.v),    zerosLike(in.g),
-                           zerosLike(in.beta), Tensor()};
+  DeltaRuleGradients grads{zerosLike(in.q), zerosLike(in.k),    zerosLike(in.v),
+                           zerosLike(in.g), zerosLike(in.beta), Tensor()};
   if (in.initialState)
     grads.dinitialState = zerosLike(*in.initialState);
   Tensor dqPerValueHead(ElementKind::F64, {tokens, valueHeads, K});
@@ -85,8 +84,8 @@ mlir::gdn::interp::deltaRuleVJP(const DeltaRuleInputs &in, const Tensor &dout,
 
     std::vector<double> state(K * V, 0.0), scratch(V);
     if (in.initialState) {
-      const double *from = in.initialState->getData() +
-                           (seq * valueHeads + head) * K * V;
+      const double *from =
+          in.initialState->getData() + (seq * valueHeads + head) * K * V;
       std::copy(from, from + K * V, state.begin());
     }
     // Forward: the state before tokens 0, 64, 128, ...

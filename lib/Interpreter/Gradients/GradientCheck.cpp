@@ -7,15 +7,18 @@
 //   D(h)  = sum_i <result_i(x + h) - result_i(x - h), c_i> / 2h
 //   R(h)  = (4 D(h/2) - D(h)) / 3        (Richardson: error O(h^4))
 //
-// over a ladder of steps h_j = h0 / 2^j, j = 0 .. 6, h0 = step * max(1, |x|).
-// Large steps suffer truncation (layers with 2-wide heads are strongly
-// curved: an L2 norm of a short vector), small steps suffer rounding in the
-// forward (~1e-16 relative, amplified by 1/h). Where both are small,
-// consecutive estimates agree, so the estimate is R(h_{k+1}) for the k with
-// the smallest |R(h_k) - R(h_{k+1})|, searched from the largest step down
-// and stopped once the gap grows past twice the best (as in Ridders'
-// method). Differencing each result element before summing keeps the sum's
-// own rounding out of D.
+// over a ladder of steps h_j = h0 / 2^j, h0 = step * max(1, |x|). Large
+// steps suffer truncation (layers with 2-wide heads are strongly curved
+// wherever an L2 norm sees a short vector: steps of 1e-5 can be needed),
+// small steps suffer rounding in the forward (~1e-16 relative, amplified by
+// 1/h). Where both are small, neighbouring estimates agree, so the estimate
+// is the R(h_j) whose two neighbours agree with it best. The walk goes down
+// the ladder while that spread keeps shrinking and stops four steps after
+// it last did (rounding has taken over) or at h0 / 2^29. Two neighbours,
+// not one: far from the asymptotic regime two estimates can agree by
+// accident. The estimate never looks at the gradient it checks.
+// Differencing each result element before summing keeps the sum's own
+// rounding out of D.
 //
 // The error of an entry is |numeric - analytic| / max(|analytic|,
 // |numeric|, floor), with floor = 1e-3 times the argument's largest
@@ -41,8 +44,10 @@ using namespace mlir::gdn::interp;
 
 namespace {
 
-/// Central differences at h0, h0/2, ..., h0/2^8.
-constexpr int kLadderSteps = 9;
+/// Central differences at h0, h0/2, ..., at most h0/2^29 (~2e-12 h0).
+constexpr int kMaxLadderSteps = 30;
+/// Steps down the ladder without a better estimate before the walk stops.
+constexpr int kPatience = 4;
 
 /// The first value of `function` (argument, result or op result) whose
 /// floating-point elements are not f64, described for an error message.
@@ -81,8 +86,8 @@ std::optional<std::string> findNonF64Value(func::FuncOp function) {
 
 /// `count` distinct entries of `total`, in increasing order: all of them
 /// when there are at most `count`, else a seeded random sample.
-std::vector<int64_t> sampleEntries(int64_t total, int64_t count,
-                                   uint64_t seed, unsigned argument) {
+std::vector<int64_t> sampleEntries(int64_t total, int64_t count, uint64_t seed,
+                                   unsigned argument) {
   std::vector<int64_t> entries(total);
   for (int64_t i = 0; i < total; ++i)
     entries[i] = i;
@@ -157,9 +162,9 @@ llvm::Expected<std::vector<ArgumentCheck>> mlir::gdn::interp::checkGradients(
     if (!isDifferentiable(type))
       continue;
     if (!gradients[argument])
-      return llvm::createStringError(llvm::formatv(
-          "argument #{0} of @{1} has no gradient to check", argument,
-          function.getName()));
+      return llvm::createStringError(
+          llvm::formatv("argument #{0} of @{1} has no gradient to check",
+                        argument, function.getName()));
     const Tensor &analytic = *gradients[argument];
     if (analytic.getShape() != globalInputs[argument].getShape())
       return llvm::createStringError(llvm::formatv(
@@ -175,33 +180,47 @@ llvm::Expected<std::vector<ArgumentCheck>> mlir::gdn::interp::checkGradients(
     ArgumentCheck check;
     check.argument = argument;
     check.total = analytic.getNumElements();
-    for (int64_t index :
-         sampleEntries(check.total, checkOptions.maxEntries, checkOptions.seed,
-                       argument)) {
+    for (int64_t index : sampleEntries(check.total, checkOptions.maxEntries,
+                                       checkOptions.seed, argument)) {
       const double x = globalInputs[argument].getData()[index];
       const double h0 = checkOptions.step * std::max(1.0, std::fabs(x));
-      // R(h_j) for every step of the ladder.
-      double differences[kLadderSteps], extrapolated[kLadderSteps - 1];
-      for (int j = 0; j < kLadderSteps; ++j) {
-        auto d = difference(argument, index, std::ldexp(h0, -j));
+      // D(h0 / 2^j), computed as the walk down the ladder needs them.
+      std::vector<double> differences, extrapolated;
+      auto extend = [&]() -> llvm::Error {
+        auto d =
+            difference(argument, index,
+                       std::ldexp(h0, -static_cast<int>(differences.size())));
         if (!d)
           return d.takeError();
-        differences[j] = *d;
-      }
-      for (int j = 0; j + 1 < kLadderSteps; ++j)
-        extrapolated[j] = (4.0 * differences[j + 1] - differences[j]) / 3.0;
-      // The estimate whose neighbours on both sides agree with it best.
-      // Two neighbours, not one: at large steps the truncation error need
-      // not shrink monotonically, and two estimates can agree by accident.
+        differences.push_back(*d);
+        if (differences.size() >= 2)
+          extrapolated.push_back(
+              (4.0 * differences.back() - differences[differences.size() - 2]) /
+              3.0);
+        return llvm::Error::success();
+      };
+      // R(h_j) for j = 0, 1, 2 to start with.
+      for (int j = 0; j < 4; ++j)
+        if (auto error = extend())
+          return std::move(error);
+      // Walk down while the spread of R(h_j) and its two neighbours keeps
+      // shrinking (truncation dominates); stop once it has not shrunk for
+      // kPatience steps (rounding dominates), or at the ladder's end.
       double numeric = extrapolated[1], bestSpread = INFINITY;
-      for (int j = 1; j + 2 < kLadderSteps; ++j) {
+      int best = 1;
+      for (int j = 1;; ++j) {
         const double spread =
             std::max(std::fabs(extrapolated[j] - extrapolated[j - 1]),
                      std::fabs(extrapolated[j] - extrapolated[j + 1]));
         if (spread < bestSpread) {
           bestSpread = spread;
           numeric = extrapolated[j];
+          best = j;
         }
+        if (j - best >= kPatience || j + 2 >= kMaxLadderSteps)
+          break;
+        if (auto error = extend())
+          return std::move(error);
       }
       EntryCheck entry;
       entry.index = index;

@@ -63,9 +63,10 @@ llvm::Error sweepBackwards(ArrayRef<func::FuncOp> rankFunctions,
   std::vector<std::vector<Operation *>> order(ranks);
   std::vector<size_t> next(ranks, 0);
   for (int64_t rank = 0; rank < ranks; ++rank)
-    for (Operation &op : llvm::reverse(
-             func::FuncOp(rankFunctions[rank]).getBody().front()
-                 .without_terminator()))
+    for (Operation &op : llvm::reverse(func::FuncOp(rankFunctions[rank])
+                                           .getBody()
+                                           .front()
+                                           .without_terminator()))
       order[rank].push_back(&op);
 
   while (true) {
@@ -74,8 +75,8 @@ llvm::Error sweepBackwards(ArrayRef<func::FuncOp> rankFunctions,
         Operation *op = order[rank][next[rank]];
         if (isCollective(op))
           break;
-        if (auto error = propagateLocalOp(op, envs[rank], cotangents[rank],
-                                          options))
+        if (auto error =
+                propagateLocalOp(op, envs[rank], cotangents[rank], options))
           return error;
       }
 
@@ -88,12 +89,11 @@ llvm::Error sweepBackwards(ArrayRef<func::FuncOp> rankFunctions,
     // meets them too; these errors guard against programs whose ranks
     // differ in ways the forward tolerated.
     if (!finished.empty())
-      return llvm::createStringError(
-          llvm::formatv("gradient sweep: rank {0} reached the start of its "
-                        "function while rank {1} waits at {2}",
-                        finished.front(), waiting.front(),
-                        describeWaiting(order[waiting.front()]
-                                             [next[waiting.front()]])));
+      return llvm::createStringError(llvm::formatv(
+          "gradient sweep: rank {0} reached the start of its "
+          "function while rank {1} waits at {2}",
+          finished.front(), waiting.front(),
+          describeWaiting(order[waiting.front()][next[waiting.front()]])));
     SmallVector<Operation *> ops;
     for (int64_t rank = 0; rank < ranks; ++rank)
       ops.push_back(order[rank][next[rank]]);
@@ -128,10 +128,11 @@ llvm::Error sweepBackwards(ArrayRef<func::FuncOp> rankFunctions,
 
 } // namespace
 
-llvm::Expected<GradientRun> mlir::gdn::interp::runWithGradients(
-    ArrayRef<func::FuncOp> rankFunctions,
-    const std::vector<Tensor> &globalInputs,
-    const std::vector<Tensor> &cotangents, const InterpreterOptions &options) {
+llvm::Expected<GradientRun>
+mlir::gdn::interp::runWithGradients(ArrayRef<func::FuncOp> rankFunctions,
+                                    const std::vector<Tensor> &globalInputs,
+                                    const std::vector<Tensor> &cotangents,
+                                    const InterpreterOptions &options) {
   const int64_t ranks = static_cast<int64_t>(rankFunctions.size());
   func::FuncOp first = rankFunctions[0];
   for (func::FuncOp function : rankFunctions)
@@ -211,13 +212,12 @@ llvm::Expected<GradientRun> mlir::gdn::interp::runWithGradients(
     }
     for (int64_t rank = 0; rank < ranks; ++rank)
       if (shares[rank])
-        rankCotangents[rank].add(
-            func::FuncOp(rankFunctions[rank])
-                .getBody()
-                .front()
-                .getTerminator()
-                ->getOperand(index),
-            std::move(*shares[rank]));
+        rankCotangents[rank].add(func::FuncOp(rankFunctions[rank])
+                                     .getBody()
+                                     .front()
+                                     .getTerminator()
+                                     ->getOperand(index),
+                                 std::move(*shares[rank]));
   }
 
   auto grid = findRankGrid(first, ranks);
@@ -234,7 +234,8 @@ llvm::Expected<GradientRun> mlir::gdn::interp::runWithGradients(
     }
     std::vector<Tensor> locals;
     for (int64_t rank = 0; rank < ranks; ++rank) {
-      BlockArgument argument = func::FuncOp(rankFunctions[rank]).getArgument(index);
+      BlockArgument argument =
+          func::FuncOp(rankFunctions[rank]).getArgument(index);
       locals.push_back(
           rankCotangents[rank].take(argument, envs[rank].tensor(argument)));
     }
@@ -242,10 +243,9 @@ llvm::Expected<GradientRun> mlir::gdn::interp::runWithGradients(
     if (getSequenceLayout(localType)) {
       auto gradient = gatherFromRanks(locals, localType, packingPtr);
       if (!gradient)
-        return llvm::createStringError(
-            llvm::formatv("the gradient of argument #{0} of @{1}: {2}", index,
-                          first.getName(),
-                          llvm::toString(gradient.takeError())));
+        return llvm::createStringError(llvm::formatv(
+            "the gradient of argument #{0} of @{1}: {2}", index,
+            first.getName(), llvm::toString(gradient.takeError())));
       run.gradients.push_back(std::move(*gradient));
       continue;
     }

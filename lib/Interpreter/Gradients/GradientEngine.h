@@ -1,4 +1,5 @@
-//===- GradientEngine.h - reverse-sweep internals ----------------*- C++ -*-===//
+//===- GradientEngine.h - reverse-sweep internals ----------------*- C++
+//-*-===//
 //
 // The gradient driver runs a program forward keeping every value, then walks
 // its ops backwards. Each op's rule reads the forward values of its operands
@@ -49,8 +50,7 @@ using GradientRule = llvm::Error (*)(Operation *op, const Environment &env,
 
 /// Adapts `void rule(OpTy, const Environment &, CotangentMap &)`, for rules
 /// that cannot fail, to a GradientRule.
-template <class OpTy,
-          void (*Rule)(OpTy, const Environment &, CotangentMap &)>
+template <class OpTy, void (*Rule)(OpTy, const Environment &, CotangentMap &)>
 llvm::Error adaptRule(Operation *op, const Environment &env,
                       CotangentMap &cotangents, const InterpreterOptions &) {
   if constexpr (std::is_same_v<OpTy, Operation *>)

@@ -101,10 +101,10 @@ void propagateConv(CausalConv1dOp op, const Environment &env,
   std::optional<Tensor> dfinal;
   if (op.getFinalState())
     dfinal = cotangents.takeIfAny(op.getFinalState());
-  ConvGradients grads = causalConv1dVJP(
-      x, env.tensor(op.getWeight()), bias, env.packing(op.getPacking()),
-      initial, op.getActivation() == Activation::Silu, dy,
-      dfinal ? &*dfinal : nullptr);
+  ConvGradients grads = causalConv1dVJP(x, env.tensor(op.getWeight()), bias,
+                                        env.packing(op.getPacking()), initial,
+                                        op.getActivation() == Activation::Silu,
+                                        dy, dfinal ? &*dfinal : nullptr);
   cotangents.add(op.getX(), std::move(grads.dx));
   cotangents.add(op.getWeight(), std::move(grads.dweight));
   if (bias)
@@ -119,8 +119,8 @@ void propagateGates(GatesOp op, const Environment &env,
   std::optional<Tensor> dbeta = cotangents.takeIfAny(op.getBeta());
   GatesGradients grads = gatesVJP(
       env.tensor(op.getA()), env.tensor(op.getB()), env.tensor(op.getALog()),
-      env.tensor(op.getDtBias()), op.getAllowNegEigval(),
-      dg ? &*dg : nullptr, dbeta ? &*dbeta : nullptr);
+      env.tensor(op.getDtBias()), op.getAllowNegEigval(), dg ? &*dg : nullptr,
+      dbeta ? &*dbeta : nullptr);
   cotangents.add(op.getA(), std::move(grads.da));
   cotangents.add(op.getB(), std::move(grads.db));
   cotangents.add(op.getALog(), std::move(grads.daLog));
@@ -129,9 +129,8 @@ void propagateGates(GatesOp op, const Environment &env,
 
 /// gdn.delta_rule and gdn_kernel.delta_rule (whose final state is optional).
 template <class Op>
-void propagateDeltaRule(Op op, const Environment &env,
-                        CotangentMap &cotangents, double scale,
-                        Value finalState) {
+void propagateDeltaRule(Op op, const Environment &env, CotangentMap &cotangents,
+                        double scale, Value finalState) {
   DeltaRuleInputs inputs{env.tensor(op.getQ()),
                          env.tensor(op.getK()),
                          env.tensor(op.getV()),
@@ -201,18 +200,16 @@ void propagateSplitQkv(SplitQkvOp op, const Environment &env,
   std::optional<Tensor> dv = cotangents.takeIfAny(op.getV());
   cotangents.add(op.getMixedQkv(),
                  splitQkvVJP(dq ? &*dq : nullptr, dk ? &*dk : nullptr,
-                             dv ? &*dv : nullptr,
-                             env.tensor(op.getMixedQkv()), qType.getDimSize(1),
-                             qType.getDimSize(2), vType.getDimSize(1),
-                             vType.getDimSize(2)));
+                             dv ? &*dv : nullptr, env.tensor(op.getMixedQkv()),
+                             qType.getDimSize(1), qType.getDimSize(2),
+                             vType.getDimSize(1), vType.getDimSize(2)));
 }
 
 /// tensor.collapse_shape / expand_shape keep the row-major data: the
 /// cotangent is the result's, read in the operand's shape.
 void propagateReshape(Operation *op, const Environment &env,
                       CotangentMap &cotangents) {
-  Tensor dy =
-      cotangents.take(op->getResult(0), env.tensor(op->getResult(0)));
+  Tensor dy = cotangents.take(op->getResult(0), env.tensor(op->getResult(0)));
   Tensor dx = zerosLike(env.tensor(op->getOperand(0)));
   dx.values() = std::move(dy.values());
   cotangents.add(op->getOperand(0), std::move(dx));
@@ -221,11 +218,10 @@ void propagateReshape(Operation *op, const Environment &env,
 void propagateRegroupSections(RegroupSectionsOp op, const Environment &env,
                               CotangentMap &cotangents) {
   Tensor dy = cotangents.take(op.getY(), env.tensor(op.getY()));
-  std::vector<int64_t> source = getRegroupSources(
-      op.getSectionSizes(), op.getGroups(), op.getInverse());
-  cotangents.add(op.getX(),
-                 scatterAlong(dy, env.tensor(op.getX()), op.getDim(),
-                              [&](int64_t i) { return source[i]; }));
+  std::vector<int64_t> source =
+      getRegroupSources(op.getSectionSizes(), op.getGroups(), op.getInverse());
+  cotangents.add(op.getX(), scatterAlong(dy, env.tensor(op.getX()), op.getDim(),
+                                         [&](int64_t i) { return source[i]; }));
 }
 
 void propagateLocalShard(comm::LocalShardOp op, const Environment &env,
@@ -267,15 +263,13 @@ GradientRule mlir::gdn::interp::findLocalRule(Operation *op) {
   return llvm::TypeSwitch<Operation *, GradientRule>(op)
       .Case<arith::ConstantOp, PackingOp, comm::RankOp, comm::LocalPackingOp>(
           [](Operation *) { return &adaptRule<Operation *, propagateNothing>; })
-      .Case<CausalConv1dOp>([](auto) {
-        return &adaptRule<CausalConv1dOp, propagateConv>;
-      })
+      .Case<CausalConv1dOp>(
+          [](auto) { return &adaptRule<CausalConv1dOp, propagateConv>; })
       .Case<L2NormOp>(
           [](auto) { return &adaptRule<L2NormOp, propagateL2Norm>; })
       .Case<GatesOp>([](auto) { return &adaptRule<GatesOp, propagateGates>; })
-      .Case<DeltaRuleOp>([](auto) {
-        return &adaptRule<DeltaRuleOp, propagateGdnDeltaRule>;
-      })
+      .Case<DeltaRuleOp>(
+          [](auto) { return &adaptRule<DeltaRuleOp, propagateGdnDeltaRule>; })
       .Case<GatedRMSNormOp>([](auto) {
         return &adaptRule<GatedRMSNormOp,
                           propagateGatedRMSNorm<GatedRMSNormOp>>;

@@ -32,17 +32,15 @@ Tensor mlir::gdn::interp::l2normVJP(const Tensor &x, double eps,
     }
     const double r = 1.0 / std::sqrt(sumSquares + eps);
     for (int64_t i = 0; i < dim; ++i)
-      dx.getData()[row * dim + i] = r * dout[i] - r * r * r * in[i] * projection;
+      dx.getData()[row * dim + i] =
+          r * dout[i] - r * r * r * in[i] * projection;
   }
   return dx;
 }
 
-GatesGradients mlir::gdn::interp::gatesVJP(const Tensor &a, const Tensor &b,
-                                           const Tensor &aLog,
-                                           const Tensor &dtBias,
-                                           bool allowNegEigval,
-                                           const Tensor *dg,
-                                           const Tensor *dbeta) {
+GatesGradients mlir::gdn::interp::gatesVJP(
+    const Tensor &a, const Tensor &b, const Tensor &aLog, const Tensor &dtBias,
+    bool allowNegEigval, const Tensor *dg, const Tensor *dbeta) {
   const int64_t tokens = a.getDimSize(0), heads = a.getDimSize(1);
   GatesGradients grads{zerosLike(a), zerosLike(b), zerosLike(aLog),
                        zerosLike(dtBias)};

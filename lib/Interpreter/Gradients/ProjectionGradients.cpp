@@ -69,8 +69,8 @@ SplitQkvzGradients mlir::gdn::interp::splitQkvzVJP(
       }
       const int64_t groupValues = ratio * headDimV;
       for (int64_t i = 0; i < groupValues; ++i) {
-        g[2 * headDimK + i] = read(
-            dmixedQkv, t * channels + 2 * keyDim + group * groupValues + i);
+        g[2 * headDimK + i] = read(dmixedQkv, t * channels + 2 * keyDim +
+                                                  group * groupValues + i);
         g[2 * headDimK + groupValues + i] =
             read(dz, t * valueDim + group * groupValues + i);
       }

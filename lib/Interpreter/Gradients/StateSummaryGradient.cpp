@@ -39,7 +39,8 @@ void applyDecayedReflection(std::vector<double> &m, int64_t columns,
       scratch[j] += k[i] * m[i * columns + j];
   for (int64_t i = 0; i < K; ++i)
     for (int64_t j = 0; j < columns; ++j)
-      m[i * columns + j] = alpha * (m[i * columns + j] - beta * k[i] * scratch[j]);
+      m[i * columns + j] =
+          alpha * (m[i * columns + j] - beta * k[i] * scratch[j]);
 }
 
 /// The VJP of m' = A m for one row (see the file comment): updates dm in
@@ -106,8 +107,8 @@ DeltaRuleSummaryGradients mlir::gdn::interp::deltaRuleSummaryVJP(
     };
     std::vector<double> state(K * V, 0.0), transition(K * K, 0.0);
     if (startsHere && in.initialState) {
-      const double *from = in.initialState->getData() +
-                           (seq * valueHeads + head) * K * V;
+      const double *from =
+          in.initialState->getData() + (seq * valueHeads + head) * K * V;
       std::copy(from, from + K * V, state.begin());
     }
     if (tracksTransition)
@@ -176,12 +177,11 @@ DeltaRuleSummaryGradients mlir::gdn::interp::deltaRuleSummaryVJP(
           }
           dk[i] += beta * sum;
         }
-        reflectionVJP(beforeState.data() + (r - first) * K * V, dState, V, k,
-                      K, alpha, beta, dg, dbeta, dk, p, u);
+        reflectionVJP(beforeState.data() + (r - first) * K * V, dState, V, k, K,
+                      alpha, beta, dg, dbeta, dk, p, u);
         if (tracksTransition)
           reflectionVJP(beforeTransition.data() + (r - first) * K * K,
-                        dTransition, K, k, K, alpha, beta, dg, dbeta, dk, p,
-                        u);
+                        dTransition, K, k, K, alpha, beta, dg, dbeta, dk, p, u);
         grads.dg.getData()[row * valueHeads + head] = dg;
         grads.dbeta.getData()[row * valueHeads + head] = dbeta;
       }
