@@ -2,8 +2,10 @@
 """The fused prologue and FLA's causal_conv1d on the *same* inputs.
 
 Loads the generated prologue (built as a shared library from
-device-carry/integration/prologue_gqa16x32/kernels.cu, see --build) through
-ctypes, feeds it torch tensors, and times it against FLA's varlen
+device-carry/integration/prologue_gqa16x32/kernels.cu, linked to gdnrt,
+which runtime/build.sh builds when --gdnrt has none) through ctypes, runs it
+on a gdnrt context on torch's current stream, feeds it torch tensors, and
+times it against FLA's varlen
 causal_conv1d on the same conv input, in the same process on the same GPU.
 Timing: CUDA events around each call after warm-up, median of 50, inputs
 rotating over 4 buffer sets. Prints one line per shape.
@@ -39,10 +41,12 @@ def describe(t):
     return d
 
 
-def build(source, output, include):
+def build(source, output, include, gdnrt):
     subprocess.run(["nvcc", "-std=c++17", "-O3", "-shared", "-Xcompiler", "-fPIC",
                     "-gencode=arch=compute_90a,code=sm_90a", "-I", include,
-                    "-I", os.path.dirname(source), source, "-o", output], check=True)
+                    "-I", os.path.dirname(source), source, "-cudart", "shared",
+                    "-L", gdnrt, "-lgdnrt", "-Xlinker", "-rpath=" + gdnrt,
+                    "-o", output], check=True)
 
 
 def main():
@@ -50,9 +54,18 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--case", default=os.path.join(root, "device-carry/integration/prologue_gqa16x32"))
     parser.add_argument("--lib", default="/tmp/libgdn_prologue.so")
+    parser.add_argument("--gdnrt", default="/tmp/gdnrt")
     args = parser.parse_args()
-    build(os.path.join(args.case, "kernels.cu"), args.lib, os.path.join(root, "runtime/include"))
+    if not os.path.exists(os.path.join(args.gdnrt, "libgdnrt.so")):
+        subprocess.run(["bash", os.path.join(root, "runtime/build.sh"), args.gdnrt], check=True)
+    build(os.path.join(args.case, "kernels.cu"), args.lib, os.path.join(root, "runtime/include"),
+          os.path.abspath(args.gdnrt))
     lib = ctypes.CDLL(args.lib)
+    # The whole-function entry point runs on a gdnrt context (gdnrt, which
+    # the library links, is reachable through it).
+    lib.gdnrt_context_create.argtypes = [ctypes.c_int, ctypes.c_void_p,
+                                         ctypes.POINTER(ctypes.c_void_p)]
+    context = ctypes.c_void_p()
     fn = lib.gdn_prologue_gqa16x32
     fn.argtypes = [ctypes.POINTER(Tensor), ctypes.POINTER(Tensor), ctypes.c_void_p, ctypes.c_void_p]
     shapes = lib.gdn_prologue_gqa16x32_result_shapes
@@ -85,10 +98,13 @@ def main():
         for i, out in enumerate(outs):
             results[i] = describe(out)
         workspace = torch.empty(max(workspace_bytes(arg_arrays[0]), 256), dtype=torch.uint8, device=device)
-        stream = torch.cuda.current_stream().cuda_stream
+        if not context:
+            assert lib.gdnrt_context_create(torch.cuda.current_device(),
+                                            torch.cuda.current_stream().cuda_stream,
+                                            ctypes.byref(context)) == 0
 
         def ours(i):
-            status = fn(arg_arrays[i % 4], results, workspace.data_ptr(), stream)
+            status = fn(arg_arrays[i % 4], results, workspace.data_ptr(), context)
             assert status == 0, status
 
         ours_ms = median_ms(ours)

@@ -2,7 +2,8 @@
 #===- gpu-integration.sh - build, check and time generated kernels on a GPU ===#
 #
 # Runs on the GPU machine over what scripts/prepare-gpu-tests.sh prepared:
-# builds each case's emitted CUDA with the generic harness (sm_90a), checks
+# builds gdnrt from runtime/ (the generated entry points call it), then each
+# case's emitted CUDA with the generic harness (sm_90a), linked to it; checks
 # it against gdn-run's float64 results (SEMANTICS.md's bf16 tolerance),
 # packed == alone bit for bit, run-to-run determinism, and invalid metadata;
 # then times the prologue at the TARGETS.md shapes. Prints a summary last.
@@ -19,6 +20,16 @@ flags=(-std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -I "$root/runtime/in
 summary=()
 status=0
 
+# gdnrt needs no MLIR: runtime/build.sh builds it here. Every harness links
+# it, with the shared CUDA runtime gdnrt uses (one per process).
+gdnrt="$work/gdnrt"
+if ! bash "$root/runtime/build.sh" "$gdnrt" >"$work/gdnrt.build.log" 2>&1; then
+  cat "$work/gdnrt.build.log"
+  echo "FAIL build gdnrt"
+  exit 1
+fi
+link=(-cudart shared -L "$gdnrt" -lgdnrt -Xlinker "-rpath=$gdnrt")
+
 # Builds every case and variant at once (nvcc is the slow part of a run;
 # the GPU machine has cores to spare), then checks them one by one.
 # A case or variant directory may carry its own device headers under
@@ -26,7 +37,7 @@ status=0
 build() { # dir exe
   local own=(); [ -d "$1/include" ] && own=(-I "$1/include")
   "$nvcc" "${own[@]}" "${flags[@]}" -I "$1" -DGDN_FN="$(cat "$1/function")" -DGDN_HEADER="\"kernels.h\"" \
-    "$1/kernels.cu" "$root/test/Integration/harness/run_function.cu" -o "$2" >"$2.build.log" 2>&1
+    "$1/kernels.cu" "$root/test/Integration/harness/run_function.cu" "${link[@]}" -o "$2" >"$2.build.log" 2>&1
 }
 for dir in "$cases"/*/ "$cases"/../variants/*/; do
   [ -d "$dir" ] || continue

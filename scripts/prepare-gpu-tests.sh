@@ -6,7 +6,8 @@
 # computes the float64 reference with gdn-run on the *unfused* program, fuses
 # it (gdn-opt --gdn-pipeline) and emits the CUDA source and header
 # (gdn-translate). The result, under device-carry/integration/<case>/, is what
-# scripts/gpu-integration.sh builds and checks on the GPU.
+# scripts/gpu-integration.sh builds and checks on the GPU, where it also
+# builds gdnrt from runtime/ (the entry points call it).
 #
 #===------------------------------------------------------------------------===#
 set -euo pipefail
@@ -42,6 +43,12 @@ cases=(
   # over several chunks.
   "core_gqa16x32|core_gqa16x32|--seqlens=1,64,0,65,130 --seed=10|"
   "core_gqa2x4_padded|core_gqa2x4_padded|--seqlens=0,1,63,64,65,130,7 --slots=8,8,64,72,72,136,8 --seed=11|"
+  # Whole layers at P = 1: the projections run on gdnrt_linear (cuBLASLt)
+  # and split_qkvz as device copies, between the kernels, in one entry point.
+  "layer_qwen3_next_small|layer_qwen3_next_small|--seqlens=1,63,64,65,0,130 --seed=12|"
+  "layer_qwen3_5_small_padded|layer_qwen3_5_small_padded|--seqlens=0,1,63,64,65,130,7 --slots=8,8,64,72,72,136,8 --seed=13|"
+  # The data-movement ops' copy calls (2D, 3D, one 2D per row).
+  "copies_split_regroup|copies_split_regroup|--seqlens=300 --seed=14|"
 )
 for entry in "${cases[@]}"; do
   IFS='|' read -r name program options fuse <<<"$entry"

@@ -33,6 +33,23 @@ config.substitutions.append(("%make_npy", "%s %s" % (
     sys.executable,
     os.path.join(config.gdn_src_root, "test", "Interpreter", "Inputs", "make_npy.py"))))
 
+# Projects configured by the tests (test/Install) use this tree's generator,
+# compilers and compiler cache; ccache needs its environment to find the cache.
+llvm_config.with_system_environment(["HOME", "CCACHE_DIR", "CCACHE_BASEDIR",
+                                     "CCACHE_DISABLE"])
+config.substitutions.append(("%cmake", config.cmake_command))
+_host_cmake_flags = [
+    "-G", '"%s"' % config.cmake_generator,
+    "-DCMAKE_MAKE_PROGRAM=%s" % config.cmake_make_program,
+    "-DCMAKE_BUILD_TYPE=%s" % (config.cmake_build_type or "Release"),
+    "-DCMAKE_C_COMPILER=%s" % config.host_c_compiler,
+    "-DCMAKE_CXX_COMPILER=%s" % config.host_cxx_compiler,
+]
+if config.gdn_ccache and not config.gdn_ccache.endswith("-NOTFOUND"):
+    _host_cmake_flags += ["-DCMAKE_C_COMPILER_LAUNCHER=%s" % config.gdn_ccache,
+                          "-DCMAKE_CXX_COMPILER_LAUNCHER=%s" % config.gdn_ccache]
+config.substitutions.append(("%host_cmake_flags", " ".join(_host_cmake_flags)))
+
 llvm_config.add_tool_substitutions([ToolSubst("gdn-opt", unresolved="fatal"),
                                     ToolSubst("gdn-run", unresolved="fatal"),
                                     ToolSubst("gdn-translate", unresolved="fatal")],
@@ -84,3 +101,12 @@ config.substitutions.append(("%gdn_runtime_include",
 # CUDA toolkit with NCCL was found at configure time.
 if config.gdn_have_gdnrt.upper() in ("ON", "TRUE", "1"):
     config.available_features.add("gdnrt")
+# Generated whole-function entry points call gdnrt: %gdnrt_link links it
+# into an nvcc-built program or library, with the shared CUDA runtime gdnrt
+# itself uses (one runtime per process) and an rpath to the build tree.
+_gdnrt_dir = os.path.join(config.gdn_obj_root, "lib")
+# scripts/gdn-compile, with the tools and gdnrt of this build.
+config.substitutions.append(("%gdn_compile", "env GDN_BUILD_DIR=%s %s" % (
+    config.gdn_obj_root, os.path.join(config.gdn_src_root, "scripts", "gdn-compile"))))
+config.substitutions.append(("%gdnrt_link", "-cudart shared -L%s -lgdnrt -Xlinker -rpath=%s"
+                             % (_gdnrt_dir, _gdnrt_dir)))

@@ -7,7 +7,9 @@
 // one token layout. When every conversion on the region's edge goes to or
 // comes from one other layout (the contiguous shard the cores need), the
 // region can run in that layout instead: the edge conversions vanish, and
-// the region's function arguments and returned values are converted instead.
+// the region's function arguments and returned values are converted instead
+// (under sequence parallelism, the results of the SP gathers and the inputs
+// of the SP reduce-scatters play the part of arguments and returns).
 // The pass does that when the second set moves fewer bytes per token row.
 //
 //===----------------------------------------------------------------------===//
@@ -17,6 +19,7 @@
 #include "GdnCore.h"
 
 #include "gdn/Dialect/Gdn/SequenceLayout.h"
+#include "gdn/Dialect/GdnComm/GdnCommDialect.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -65,8 +68,22 @@ struct Region {
   SmallVector<ConvertLayoutOp> edgeConverts; // read or write a region value
   SmallVector<BlockArgument> arguments;      // function arguments inside
   SmallVector<OpOperand *> returned;         // return operands inside
+  SmallVector<Value> gathered;               // SP gather results inside
+  SmallVector<OpOperand *> scattered;        // SP reduce-scatter inputs
   bool closed = true; // false when another op reads a region value
 };
+
+/// gdn-sequence-parallel's gather of a layer's input or reduce-scatter of
+/// its output: the tokens cross the SP group there, so a region ends there.
+bool isSequenceParallel(Operation *op) {
+  if (auto gather = dyn_cast<comm::AllGatherOp>(op))
+    return gather.getGroup().getKind() == comm::GroupKind::SP &&
+           gather.getDim() == 0;
+  if (auto scatter = dyn_cast<comm::ReduceScatterOp>(op))
+    return scatter.getGroup().getKind() == comm::GroupKind::SP &&
+           scatter.getDim() == 0;
+  return false;
+}
 
 Region collectRegion(Value start, Operation *returnOp) {
   Region region;
@@ -92,11 +109,19 @@ Region collectRegion(Value start, Operation *returnOp) {
       for (Value next : linked)
         worklist.push_back(next);
     };
-    if (Operation *def = value.getDefiningOp())
-      visit(def);
+    if (Operation *def = value.getDefiningOp()) {
+      if (isSequenceParallel(def))
+        region.gathered.push_back(value);
+      else
+        visit(def);
+    }
     for (OpOperand &use : value.getUses()) {
       if (use.getOwner() == returnOp) {
         region.returned.push_back(&use);
+        continue;
+      }
+      if (isSequenceParallel(use.getOwner())) {
+        region.scattered.push_back(&use);
         continue;
       }
       visit(use.getOwner());
@@ -115,11 +140,13 @@ struct GdnHoistLayoutsPass
       return;
     Operation *returnOp = func.getBody().front().getTerminator();
     // Moving a region erases conversions, so the walk restarts after each
-    // move; regions that stay are remembered by their values.
+    // move; regions that stay are remembered by their values until then (a
+    // move changes its neighbours' edges, so they are weighed again).
     DenseSet<Value> kept;
     bool moved = true;
     while (moved) {
       moved = false;
+      kept.clear();
       SmallVector<ConvertLayoutOp> converts;
       func.walk([&](ConvertLayoutOp convert) { converts.push_back(convert); });
       for (ConvertLayoutOp convert : converts) {
@@ -171,6 +198,10 @@ struct GdnHoistLayoutsPass
       movedBytes += rowBytes(argument);
     for (OpOperand *use : region.returned)
       movedBytes += rowBytes(use->get());
+    for (Value value : region.gathered)
+      movedBytes += rowBytes(value);
+    for (OpOperand *use : region.scattered)
+      movedBytes += rowBytes(use->get());
     if (movedBytes >= edgeBytes)
       return false;
 
@@ -204,7 +235,19 @@ struct GdnHoistLayoutsPass
                                              inside, argument, packing);
       argument.replaceAllUsesExcept(convert.getY(), convert);
     }
-    for (OpOperand *use : region.returned) {
+    for (Value value : region.gathered) {
+      // The gather keeps producing the SP-nested layout's CP shard; the
+      // region reads its conversion.
+      Type inside = value.getType();
+      value.setType(withLayout(value, current));
+      builder.setInsertionPointAfter(value.getDefiningOp());
+      auto convert =
+          ConvertLayoutOp::create(builder, value.getLoc(), inside, value, packing);
+      value.replaceAllUsesExcept(convert.getY(), convert);
+    }
+    SmallVector<OpOperand *> leaving(region.returned);
+    llvm::append_range(leaving, region.scattered);
+    for (OpOperand *use : leaving) {
       builder.setInsertionPoint(use->getOwner());
       Value value = use->get();
       use->set(ConvertLayoutOp::create(builder, value.getLoc(),

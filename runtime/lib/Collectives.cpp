@@ -45,16 +45,6 @@ int boundComm(gdnrt_context_t *context, gdnrt_group_t group, int ranks,
   return GDN_SUCCESS;
 }
 
-int checkTensors(const char *call,
-                 std::initializer_list<std::pair<const gdn_tensor_t *, const char *>>
-                     tensors) {
-  std::string error;
-  for (auto [tensor, name] : tensors)
-    if (!checkTensorArgument(tensor, name, error))
-      return fail(GDN_ERROR_INVALID_ARGUMENT, call, error);
-  return GDN_SUCCESS;
-}
-
 /// Checks the workspace against the plan, then runs it.
 int run(const Plan &plan, gdnrt_context_t *context, gdnrt_comm_t *comm,
         gdnrt_group_t group, const Buffers &buffers, const char *call) {
@@ -75,6 +65,42 @@ int planFailed(const char *call, gdnrt_comm_t *comm, gdnrt_group_t group,
   return fail(GDN_ERROR_INVALID_ARGUMENT,
               std::string(call) + " (" + describeRank(comm, group) + ")",
               error);
+}
+
+/// A collective's tensors: what it reads (one or two) and what it writes.
+struct Operands {
+  const gdn_tensor_t *input;
+  const char *inputName;
+  const gdn_tensor_t *input2; ///< null for one-input ops
+  const char *input2Name;
+  const gdn_tensor_t *output;
+  const char *outputName;
+};
+
+using Planner = std::function<bool(int rank, Plan &, std::string &)>;
+
+/// The body every collective shares: the group binding, the tensors, the
+/// plan for this rank, then the run.
+int collective(const char *call, gdnrt_context_t *context, gdnrt_group_t group,
+               int ranks, const Operands &operands, void *workspace,
+               const Planner &planner) {
+  gdnrt_comm_t *comm = nullptr;
+  if (int error = boundComm(context, group, ranks, call, &comm))
+    return error;
+  std::string error;
+  if (!checkTensorArgument(operands.input, operands.inputName, error) ||
+      (operands.input2Name &&
+       !checkTensorArgument(operands.input2, operands.input2Name, error)) ||
+      !checkTensorArgument(operands.output, operands.outputName, error))
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call, error);
+  Plan plan;
+  if (!planner(comm->rank, plan, error))
+    return planFailed(call, comm, group, error);
+  return run(plan, context, comm, group,
+             {operands.input->data,
+              operands.input2 ? operands.input2->data : nullptr,
+              operands.output->data, workspace},
+             call);
 }
 
 /// Workspace queries plan for rank 0 with the output the op would produce.
@@ -106,19 +132,12 @@ extern "C" int gdnrt_all_gather(gdnrt_context_t *context, gdnrt_group_t group,
                                 int ranks, const gdn_tensor_t *input,
                                 const gdn_tensor_t *output, int dim,
                                 void *workspace) {
-  const char *call = "gdnrt_all_gather";
-  gdnrt_comm_t *comm = nullptr;
-  if (int error = boundComm(context, group, ranks, call, &comm))
-    return error;
-  if (int error = checkTensors(call, {{input, "input"}, {output, "output"}}))
-    return error;
-  Plan plan;
-  std::string error;
-  if (!planAllGather(Shape::of(*input), Shape::of(*output), ranks, comm->rank,
-                     dim, plan, error))
-    return planFailed(call, comm, group, error);
-  return run(plan, context, comm, group,
-             {input->data, nullptr, output->data, workspace}, call);
+  return collective("gdnrt_all_gather", context, group, ranks,
+                    {input, "input", nullptr, nullptr, output, "output"}, workspace,
+                    [&](int rank, Plan &plan, std::string &error) {
+                      return planAllGather(Shape::of(*input), Shape::of(*output), ranks,
+                                           rank, dim, plan, error);
+                    });
 }
 
 extern "C" size_t gdnrt_reduce_scatter_workspace_bytes(
@@ -137,23 +156,18 @@ extern "C" int gdnrt_reduce_scatter(gdnrt_context_t *context,
                                     const gdn_tensor_t *input,
                                     const gdn_tensor_t *output, int dim,
                                     void *workspace) {
-  const char *call = "gdnrt_reduce_scatter";
-  gdnrt_comm_t *comm = nullptr;
-  if (int error = boundComm(context, group, ranks, call, &comm))
-    return error;
-  if (int error = checkTensors(call, {{input, "input"}, {output, "output"}}))
-    return error;
-  if (input->dtype != GDN_BF16 && input->dtype != GDN_F16 &&
-      input->dtype != GDN_F32 && input->dtype != GDN_F64)
-    return fail(GDN_ERROR_INVALID_ARGUMENT, call,
-                "reduce_scatter sums floating-point tensors only");
-  Plan plan;
-  std::string error;
-  if (!planReduceScatter(Shape::of(*input), Shape::of(*output), ranks,
-                         comm->rank, dim, input->dtype, plan, error))
-    return planFailed(call, comm, group, error);
-  return run(plan, context, comm, group,
-             {input->data, nullptr, output->data, workspace}, call);
+  return collective(
+      "gdnrt_reduce_scatter", context, group, ranks,
+      {input, "input", nullptr, nullptr, output, "output"}, workspace,
+      [&](int rank, Plan &plan, std::string &error) {
+        if (input->dtype != GDN_BF16 && input->dtype != GDN_F16 &&
+            input->dtype != GDN_F32 && input->dtype != GDN_F64) {
+          error = "reduce_scatter sums floating-point tensors only";
+          return false;
+        }
+        return planReduceScatter(Shape::of(*input), Shape::of(*output), ranks,
+                                 rank, dim, input->dtype, plan, error);
+      });
 }
 
 extern "C" size_t gdnrt_all_to_all_workspace_bytes(const gdn_tensor_t *input,
@@ -174,38 +188,26 @@ extern "C" int gdnrt_all_to_all(gdnrt_context_t *context, gdnrt_group_t group,
                                 int ranks, const gdn_tensor_t *input,
                                 const gdn_tensor_t *output, int splitDim,
                                 int concatDim, void *workspace) {
-  const char *call = "gdnrt_all_to_all";
-  gdnrt_comm_t *comm = nullptr;
-  if (int error = boundComm(context, group, ranks, call, &comm))
-    return error;
-  if (int error = checkTensors(call, {{input, "input"}, {output, "output"}}))
-    return error;
-  Plan plan;
-  std::string error;
-  if (!planAllToAll(Shape::of(*input), Shape::of(*output), ranks, comm->rank,
-                    splitDim, concatDim, plan, error))
-    return planFailed(call, comm, group, error);
-  return run(plan, context, comm, group,
-             {input->data, nullptr, output->data, workspace}, call);
+  return collective("gdnrt_all_to_all", context, group, ranks,
+                    {input, "input", nullptr, nullptr, output, "output"},
+                    workspace, [&](int rank, Plan &plan, std::string &error) {
+                      return planAllToAll(Shape::of(*input), Shape::of(*output),
+                                          ranks, rank, splitDim, concatDim,
+                                          plan, error);
+                    });
 }
 
 extern "C" int gdnrt_halo_exchange(gdnrt_context_t *context,
                                    gdnrt_group_t group, int ranks,
                                    const gdn_tensor_t *input,
                                    const gdn_tensor_t *output) {
-  const char *call = "gdnrt_halo_exchange";
-  gdnrt_comm_t *comm = nullptr;
-  if (int error = boundComm(context, group, ranks, call, &comm))
-    return error;
-  if (int error = checkTensors(call, {{input, "input"}, {output, "halo"}}))
-    return error;
-  Plan plan;
-  std::string error;
-  if (!planHaloExchange(Shape::of(*input), Shape::of(*output), ranks,
-                        comm->rank, plan, error))
-    return planFailed(call, comm, group, error);
-  return run(plan, context, comm, group,
-             {input->data, nullptr, output->data, nullptr}, call);
+  return collective("gdnrt_halo_exchange", context, group, ranks,
+                    {input, "input", nullptr, nullptr, output, "halo"},
+                    nullptr, [&](int rank, Plan &plan, std::string &error) {
+                      return planHaloExchange(Shape::of(*input),
+                                              Shape::of(*output), ranks, rank,
+                                              plan, error);
+                    });
 }
 
 extern "C" size_t gdnrt_state_exchange_workspace_bytes(
@@ -227,49 +229,38 @@ extern "C" int gdnrt_state_exchange(gdnrt_context_t *context,
                                     const gdn_tensor_t *incoming,
                                     gdnrt_chain_t chain, void *workspace) {
   const char *call = "gdnrt_state_exchange";
-  gdnrt_comm_t *comm = nullptr;
-  if (int error = boundComm(context, group, ranks, call, &comm))
-    return error;
-  if (int error = checkTensors(call, {{transition, "transition"},
-                                      {partial, "partial state"},
-                                      {incoming, "incoming state"}}))
-    return error;
   if (chain != GDNRT_CHAIN_ALL_GATHER && chain != GDNRT_CHAIN_SCAN)
     return fail(GDN_ERROR_INVALID_ARGUMENT, call,
                 "chain " + std::to_string(static_cast<int>(chain)) +
                     " is neither GDNRT_CHAIN_ALL_GATHER nor GDNRT_CHAIN_SCAN");
-  if (transition->dtype != partial->dtype || incoming->dtype != partial->dtype)
-    return fail(GDN_ERROR_INVALID_ARGUMENT, call,
-                "the transition, partial and incoming states must share one "
-                "element type");
-  Plan plan;
-  std::string error;
-  if (!planStateExchange(Shape::of(*transition), Shape::of(*partial),
-                         Shape::of(*incoming), ranks, comm->rank,
-                         chain == GDNRT_CHAIN_SCAN, partial->dtype, plan,
-                         error))
-    return planFailed(call, comm, group, error);
-  return run(plan, context, comm, group,
-             {transition->data, partial->data, incoming->data, workspace},
-             call);
+  return collective(
+      call, context, group, ranks,
+      {transition, "transition", partial, "partial state", incoming,
+       "incoming state"},
+      workspace, [&](int rank, Plan &plan, std::string &error) {
+        if (transition->dtype != partial->dtype ||
+            incoming->dtype != partial->dtype) {
+          error = "the transition, partial and incoming states must share "
+                  "one element type";
+          return false;
+        }
+        return planStateExchange(Shape::of(*transition), Shape::of(*partial),
+                                 Shape::of(*incoming), ranks, rank,
+                                 chain == GDNRT_CHAIN_SCAN, partial->dtype,
+                                 plan, error);
+      });
 }
 
 extern "C" int gdnrt_local_shard(gdnrt_context_t *context, gdnrt_group_t group,
                                  int ranks, const gdn_tensor_t *input,
                                  const gdn_tensor_t *output, int dim) {
-  const char *call = "gdnrt_local_shard";
-  gdnrt_comm_t *comm = nullptr;
-  if (int error = boundComm(context, group, ranks, call, &comm))
-    return error;
-  if (int error = checkTensors(call, {{input, "input"}, {output, "output"}}))
-    return error;
-  Plan plan;
-  std::string error;
-  if (!planLocalShard(Shape::of(*input), Shape::of(*output), ranks, comm->rank,
-                      dim, plan, error))
-    return planFailed(call, comm, group, error);
-  return run(plan, context, comm, group,
-             {input->data, nullptr, output->data, nullptr}, call);
+  return collective("gdnrt_local_shard", context, group, ranks,
+                    {input, "input", nullptr, nullptr, output, "output"},
+                    nullptr, [&](int rank, Plan &plan, std::string &error) {
+                      return planLocalShard(Shape::of(*input),
+                                            Shape::of(*output), ranks, rank,
+                                            dim, plan, error);
+                    });
 }
 
 extern "C" int gdnrt_group_rank(const gdnrt_context_t *context,

@@ -12,24 +12,15 @@
 
 #include "Plan.h"
 
+#include "gdn/device/host_checks.h"
+
 #include <algorithm>
 #include <sstream>
 
 namespace gdnrt {
 
 size_t elementBytes(gdn_dtype_t dtype) {
-  switch (dtype) {
-  case GDN_BF16:
-  case GDN_F16:
-    return 2;
-  case GDN_F32:
-  case GDN_I32:
-    return 4;
-  case GDN_F64:
-  case GDN_I64:
-    return 8;
-  }
-  return 0;
+  return dtype >= GDN_BF16 && dtype <= GDN_I64 ? gdn::elementBytes(dtype) : 0;
 }
 
 Shape Shape::of(const gdn_tensor_t &tensor) {
@@ -143,6 +134,25 @@ std::string opText(const char *op, const Shape &input, int ranks, int dim) {
          std::to_string(ranks) + " ranks along dim " + std::to_string(dim);
 }
 
+/// The view of an op that cuts `input` into `ranks` pieces along `dim`
+/// (one piece per rank, `output` the rank's): `outer` rows, pieces of
+/// `piece` bytes per row. Checks the shapes first.
+bool splitView(const Shape &input, const Shape &output, int ranks, int rank,
+               int dim, const char *op, size_t &outer, size_t &piece,
+               std::string &error) {
+  if (!checkGroupAndDim(input, ranks, rank, dim, "dim", error) ||
+      !checkDivisible(input, dim, ranks, "input", error))
+    return false;
+  Shape expected = input;
+  expected.dims[dim] /= ranks;
+  if (!checkOutput(output, expected, "output",
+                   opText(op, input, ranks, dim), error))
+    return false;
+  outer = input.product(0, dim);
+  piece = expected.product(dim, expected.dims.size()) * input.elementBytes;
+  return true;
+}
+
 } // namespace
 
 bool planAllGather(const Shape &input, const Shape &output, int ranks,
@@ -175,17 +185,10 @@ bool planAllGather(const Shape &input, const Shape &output, int ranks,
 bool planReduceScatter(const Shape &input, const Shape &output, int ranks,
                        int rank, int dim, gdn_dtype_t dtype, Plan &plan,
                        std::string &error) {
-  if (!checkGroupAndDim(input, ranks, rank, dim, "dim", error) ||
-      !checkDivisible(input, dim, ranks, "input", error))
+  size_t outer, piece;
+  if (!splitView(input, output, ranks, rank, dim, "reduce_scatter", outer,
+                 piece, error))
     return false;
-  Shape expected = input;
-  expected.dims[dim] /= ranks;
-  if (!checkOutput(output, expected, "output",
-                   opText("reduce_scatter", input, ranks, dim), error))
-    return false;
-  const size_t outer = input.product(0, dim);
-  const size_t piece = expected.product(dim, expected.dims.size()) *
-                       input.elementBytes;
   Message message{Message::ReduceScatter, {Buffer::Input}, {Buffer::Output},
                   outer * piece};
   message.dtype = dtype;
@@ -312,17 +315,10 @@ bool planHaloExchange(const Shape &input, const Shape &output, int ranks,
 
 bool planLocalShard(const Shape &input, const Shape &output, int ranks,
                     int rank, int dim, Plan &plan, std::string &error) {
-  if (!checkGroupAndDim(input, ranks, rank, dim, "dim", error) ||
-      !checkDivisible(input, dim, ranks, "input", error))
+  size_t outer, piece;
+  if (!splitView(input, output, ranks, rank, dim, "local_shard", outer,
+                 piece, error))
     return false;
-  Shape expected = input;
-  expected.dims[dim] /= ranks;
-  if (!checkOutput(output, expected, "output",
-                   opText("local_shard", input, ranks, dim), error))
-    return false;
-  const size_t outer = input.product(0, dim);
-  const size_t piece = expected.product(dim, expected.dims.size()) *
-                       input.elementBytes;
   plan.copy({Buffer::Output}, piece, {Buffer::Input, rank * piece},
             ranks * piece, piece, outer);
   return true;

@@ -57,6 +57,24 @@
 // RUN: gdn-run --compare %S/Inputs/sp_cp_layer_padded.mlir %t/pc8c.mlir --seqlens=1,3,0,8,30,5 --slots=1,8,7,8,32,8 --seed=4 | FileCheck %s --check-prefix=SAME
 // RUN: gdn-run --compare %S/Inputs/sp_cp_layer_padded.mlir %t/pc4h.mlir --seqlens=1,3,0,8,30,5 --slots=1,8,7,8,32,8 --seed=5 | FileCheck %s --check-prefix=SAME
 
+// gdn-hoist-layouts: each layer's token-local ops run in the cores'
+// contiguous layout, converting once after the SP gather and once before
+// the SP reduce-scatter (16 conversions -> 8 for the file's 3 functions,
+// 4 layers).
+// RUN: grep -c gdn.convert_layout %t/stacked.mlir | FileCheck %s --check-prefix=BEFORE
+// RUN: gdn-opt --gdn-hoist-layouts %t/stacked.mlir -o %t/hoisted.mlir
+// RUN: grep -c gdn.convert_layout %t/hoisted.mlir | FileCheck %s --check-prefix=AFTER
+// RUN: FileCheck %s --check-prefix=HOISTED < %t/hoisted.mlir
+// RUN: gdn-run --compare %S/Inputs/cp_layer.mlir %t/hoisted.mlir --entry=stacked --seqlens=4,4,0,8,12,4 --seed=9 | FileCheck %s --check-prefix=SAME
+// RUN: gdn-run --compare %S/Inputs/cp_layer.mlir %t/hoisted.mlir --entry=qwen3_next --seqlens=4,4,0,8,12,4 --seed=10 | FileCheck %s --check-prefix=SAME
+// BEFORE: 16
+// AFTER: 8
+// HOISTED-LABEL: func.func @qwen3_next(
+// HOISTED: %[[G:.*]] = gdn_comm.all_gather {{.*}} -> tensor<?x8xf64, #gdn.seq<zigzag, ranks = 2>>
+// HOISTED-NEXT: gdn.convert_layout %[[G]], {{.*}} -> tensor<?x8xf64, #gdn.seq<contiguous, ranks = 2>>
+// HOISTED: %[[C:.*]] = gdn.convert_layout {{.*}} -> tensor<?x8xf64, #gdn.seq<zigzag, ranks = 2>>
+// HOISTED-NEXT: gdn_comm.reduce_scatter %[[C]]
+
 // A length that zigzag cannot cut is named.
 // RUN: not gdn-run --compare %S/Inputs/sp_cp_layer_slow_decay.mlir %t/c4.mlir --seqlens=8,2,38,16,64 2>&1 | FileCheck %s --check-prefix=LENGTH
 

@@ -1,22 +1,21 @@
 //===- EmitCUDA.cpp - kernel-level IR to CUDA C++ -------------------------===//
 //
 // Walks each function: every gdn_kernel op becomes a Config struct and a C
-// entry point (KernelPrinters.cpp). A function made only of gdn.packing,
-// kernel ops and a return also gets a whole-function entry point with a
-// signature table, a workspace query, a result-shape query and a status
-// check, so generic callers (the GPU test harness, the PyTorch extension)
-// can run it. Functions that still hold ops without a CUDA lowering get their
-// kernels only, and a comment saying what is missing.
+// entry point (KernelPrinters.cpp). A function whose other ops all run as
+// gdnrt calls or device copies (RuntimeCalls.cpp) also gets whole-function
+// entry points (FunctionEntries.cpp), so generic callers (the GPU test
+// harness, the PyTorch extension) can run it. Functions that still hold ops
+// without a CUDA lowering get their kernels only, and a comment saying what
+// is missing.
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelPrinters.h"
+#include "FunctionEntries.h"
+#include "RuntimeCalls.h"
 
 #include "gdn/Dialect/GdnKernel/GdnKernelDialect.h"
 #include "gdn/Target/CUDA.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 using namespace mlir;
@@ -33,15 +32,6 @@ std::string sanitize(StringRef name) {
   return id;
 }
 
-/// How one function is printed.
-struct FunctionPlan {
-  mutable func::FuncOp function; // op handles are const-incorrect
-  std::string prefix;            ///< gdn_<function>
-  std::vector<KernelContext> kernels;
-  /// Why the function has no whole-function entry point; empty if it has one.
-  std::string notEmittable;
-};
-
 FunctionPlan planFunction(func::FuncOp function) {
   FunctionPlan plan;
   plan.function = function;
@@ -57,6 +47,14 @@ FunctionPlan planFunction(func::FuncOp function) {
       std::string entry =
           plan.prefix + "_k" + std::to_string(index++) + "_" + mnemonic;
       plan.kernels.push_back({&op, entry, entry + "_config"});
+      plan.steps.push_back(&op);
+      continue;
+    }
+    if (isRuntimeCall(&op)) {
+      std::string limitation = getRuntimeCallLimitation(&op);
+      if (plan.notEmittable.empty())
+        plan.notEmittable = limitation;
+      plan.steps.push_back(&op);
       continue;
     }
     if (isa<PackingOp, func::ReturnOp>(op))
@@ -120,395 +118,17 @@ void printPreamble(ModuleOp module, llvm::raw_ostream &os, bool header) {
      << (header ? "-header" : "")
      << ". Do not edit: change the IR or the emitter.\n";
   if (header) {
-    os << "#pragma once\n\n#include \"gdn/runtime/abi.h\"\n\n"
-       << "#include <cuda_runtime.h>\n\n#ifdef __cplusplus\nextern \"C\" {\n"
-       << "#endif\n\n";
+    os << "#pragma once\n\n#include \"gdn/runtime/gdnrt.h\"\n\n"
+       << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
     return;
   }
-  os << "#include \"gdn/device/delta_rule.cuh\"\n"
+  os << "#include \"gdn/device/copies.h\"\n"
+     << "#include \"gdn/device/delta_rule.cuh\"\n"
      << "#include \"gdn/device/epilogue.cuh\"\n"
      << "#include \"gdn/device/host_checks.h\"\n"
      << "#include \"gdn/device/packing.cuh\"\n"
      << "#include \"gdn/device/prologue.cuh\"\n"
-     << "#include \"gdn/runtime/abi.h\"\n\n";
-}
-
-//===----------------------------------------------------------------------===//
-// Whole-function entry points
-//===----------------------------------------------------------------------===//
-
-/// Where every tensor of the function lives at run time, and its shape.
-class FunctionLayout {
-public:
-  explicit FunctionLayout(const FunctionPlan &plan) : plan(plan) {
-    Block &body = plan.function.getBody().front();
-    for (auto [index, argument] : llvm::enumerate(body.getArguments())) {
-      auto type = cast<RankedTensorType>(argument.getType());
-      ShapeExprs dims;
-      for (int64_t d = 0; d < type.getRank(); ++d)
-        dims.push_back("args[" + std::to_string(index) + "].shape[" +
-                       std::to_string(d) + "]");
-      shapes[argument] = dims;
-      places[argument] = "args[" + std::to_string(index) + "]";
-    }
-    for (auto [index, result] :
-         llvm::enumerate(body.getTerminator()->getOperands()))
-      if (!places.count(result))
-        places[result] = "results[" + std::to_string(index) + "]";
-    unsigned packingIndex = 0;
-    for (PackingOp packing : body.getOps<PackingOp>())
-      packings[packing.getPacking()] = "p" + std::to_string(packingIndex++);
-    for (const KernelContext &k : plan.kernels) {
-      if (usesScratch(k.op))
-        scratch.push_back(&k);
-      std::vector<ShapeExprs> operandShapes;
-      for (Value operand : getKernelTensorOperands(k.op))
-        operandShapes.push_back(shapes[operand]);
-      std::string seqs = "0";
-      for (Value operand : k.op->getOperands())
-        if (auto packing = operand.getDefiningOp<PackingOp>()) {
-          seqs = "(" + shapes[packing.getCuSeqlens()][0] + " - 1)";
-          tokensOf.try_emplace(packing.getPacking(), operandShapes.front()[0]);
-        }
-      for (auto [result, dims] :
-           llvm::zip(k.op->getResults(),
-                     getResultShapes(k.op, operandShapes, seqs))) {
-        shapes[result] = dims;
-        if (!places.count(result)) {
-          places[result] = "temp" + std::to_string(temps.size());
-          temps.push_back(result);
-        }
-      }
-    }
-  }
-
-  /// Prints a static function computing workspace offsets; returns its name.
-  void printLayoutFunction(llvm::raw_ostream &os) const {
-    os << "static size_t " << plan.prefix
-       << "_layout(const gdn_tensor_t *args, size_t *offsets) {\n"
-       << "  size_t bytes = 0;\n";
-    unsigned slot = 0;
-    for (auto &[packing, name] : packings) {
-      os << "  offsets[" << slot++ << "] = bytes; // packing " << name << "\n"
-         << "  bytes += "
-            "gdn::alignWorkspace(gdn::device::PackingWorkspace::bytes("
-         << tokensExpr(packing) << "));\n";
-    }
-    for (Value temp : temps) {
-      auto type = cast<RankedTensorType>(temp.getType());
-      os << "  offsets[" << slot++ << "] = bytes; // " << places.lookup(temp)
-         << "\n  bytes += gdn::alignWorkspace(sizeof("
-         << getDeviceType(type.getElementType()) << ")";
-      for (const std::string &dim : shapes.lookup(temp))
-        os << " * static_cast<size_t>(" << dim << ")";
-      os << ");\n";
-    }
-    for (const KernelContext *k : scratch) {
-      Value packing = packingOf(*k);
-      os << "  offsets[" << slot++ << "] = bytes; // scratch of "
-         << k->entryName << "\n"
-         << "  {\n    const gdn_packing_t counts = {nullptr, nullptr, "
-         << "static_cast<int32_t>(" << seqsExpr(packing)
-         << "), static_cast<int32_t>(" << tokensExpr(packing)
-         << "), nullptr};\n    bytes += gdn::alignWorkspace("
-         << k->entryName << "_scratch_bytes(&counts));\n  }\n";
-    }
-    os << "  return bytes;\n}\n\n";
-  }
-
-  /// The packing a kernel op reads.
-  static Value packingOf(const KernelContext &k) {
-    for (Value operand : k.op->getOperands())
-      if (isa<PackingType>(operand.getType()))
-        return operand;
-    return {};
-  }
-
-  /// The packing's sequence count: the length of its cu_seqlens minus one.
-  std::string seqsExpr(Value packing) const {
-    auto op = packing.getDefiningOp<PackingOp>();
-    return "(" + shapes.lookup(op.getCuSeqlens())[0] + " - 1)";
-  }
-
-  size_t getNumSlots() const {
-    return packings.size() + temps.size() + scratch.size();
-  }
-
-  std::string tokensExpr(Value packing) const {
-    auto type = cast<PackingType>(packing.getType());
-    if (type.hasStaticTokens())
-      return std::to_string(type.getTokens());
-    auto it = tokensOf.find(packing);
-    return it == tokensOf.end() ? std::string("0") : it->second;
-  }
-
-  const FunctionPlan &plan;
-  llvm::MapVector<Value, std::string> packings;
-  llvm::DenseMap<Value, std::string> tokensOf;
-  llvm::DenseMap<Value, ShapeExprs> shapes;
-  llvm::DenseMap<Value, std::string> places;
-  std::vector<Value> temps;
-  /// Kernels that take scratch, in the order of their workspace slots.
-  std::vector<const KernelContext *> scratch;
-};
-
-std::string roleOf(Value value, bool isResult) {
-  for (OpOperand &use : value.getUses()) {
-    if (auto packing = dyn_cast<PackingOp>(use.getOwner()))
-      return use.getOperandNumber() == 0 ? "GDN_ROLE_CU_SEQLENS"
-                                         : "GDN_ROLE_CU_PADDED";
-    if (auto prologue = dyn_cast<kernel::PrologueOp>(use.getOwner())) {
-      if (value == prologue.getMixedQkv() || value == prologue.getA() ||
-          value == prologue.getB())
-        return "GDN_ROLE_TOKENS";
-      if (value == prologue.getConvInitialState())
-        return "GDN_ROLE_PER_SEQUENCE";
-      return "GDN_ROLE_PARAMETER";
-    }
-    if (auto norm = dyn_cast<kernel::GatedRMSNormOp>(use.getOwner()))
-      return value == norm.getWeight() ? "GDN_ROLE_PARAMETER"
-                                       : "GDN_ROLE_TOKENS";
-    if (auto rule = dyn_cast<kernel::DeltaRuleOp>(use.getOwner()))
-      return value == rule.getInitialState() ? "GDN_ROLE_PER_SEQUENCE"
-                                             : "GDN_ROLE_TOKENS";
-  }
-  if (isResult) {
-    if (auto prologue = value.getDefiningOp<kernel::PrologueOp>())
-      if (value == prologue.getConvFinalState())
-        return "GDN_ROLE_PER_SEQUENCE";
-    if (auto rule = value.getDefiningOp<kernel::DeltaRuleOp>())
-      if (value == rule.getFinalState())
-        return "GDN_ROLE_PER_SEQUENCE";
-  }
-  return isResult ? "GDN_ROLE_TOKENS" : "GDN_ROLE_PARAMETER";
-}
-
-void printSignature(const FunctionPlan &plan, llvm::raw_ostream &os) {
-  FunctionType type = plan.function.getFunctionType();
-  Block &body = plan.function.getBody().front();
-  auto printArray = [&](StringRef ctype, StringRef suffix,
-                        ArrayRef<std::string> values) {
-    os << "static const " << ctype << " " << plan.prefix << "_" << suffix
-       << "[] = {";
-    llvm::interleaveComma(values, os);
-    if (values.empty())
-      os << "(" << ctype << ")0";
-    os << "};\n";
-  };
-  std::vector<std::string> argDtypes, argRanks, argRoles, resDtypes, resRanks,
-      resRoles;
-  for (auto [argument, t] : llvm::zip(body.getArguments(), type.getInputs())) {
-    auto tensor = cast<RankedTensorType>(t);
-    argDtypes.push_back(getAbiDtype(tensor.getElementType()));
-    argRanks.push_back(std::to_string(tensor.getRank()));
-    argRoles.push_back(roleOf(argument, false));
-  }
-  for (auto [value, t] :
-       llvm::zip(body.getTerminator()->getOperands(), type.getResults())) {
-    auto tensor = cast<RankedTensorType>(t);
-    resDtypes.push_back(getAbiDtype(tensor.getElementType()));
-    resRanks.push_back(std::to_string(tensor.getRank()));
-    resRoles.push_back(roleOf(value, true));
-  }
-  printArray("gdn_dtype_t", "arg_dtypes", argDtypes);
-  printArray("int32_t", "arg_ranks", argRanks);
-  printArray("gdn_role_t", "arg_roles", argRoles);
-  printArray("gdn_dtype_t", "result_dtypes", resDtypes);
-  printArray("int32_t", "result_ranks", resRanks);
-  printArray("gdn_role_t", "result_roles", resRoles);
-  os << "extern \"C\" const gdn_signature_t " << plan.prefix
-     << "_signature = {\"" << plan.function.getName() << "\", "
-     << type.getNumInputs() << ", " << type.getNumResults() << ", "
-     << plan.prefix << "_arg_dtypes, " << plan.prefix << "_arg_ranks, "
-     << plan.prefix << "_arg_roles, " << plan.prefix << "_result_dtypes, "
-     << plan.prefix << "_result_ranks, " << plan.prefix
-     << "_result_roles};\n\n";
-}
-
-void printFunctionEntries(const FunctionPlan &plan, llvm::raw_ostream &os) {
-  FunctionLayout layout(plan);
-  Block &body = plan.function.getBody().front();
-  const size_t slots = layout.getNumSlots();
-  os << "//===--- @" << plan.function.getName() << ": whole-function entry "
-     << "points ---===//\n\n";
-  printSignature(plan, os);
-  layout.printLayoutFunction(os);
-
-  // Argument checks: dtype and rank, and static sizes.
-  os << "static int " << plan.prefix
-     << "_check_args(const gdn_tensor_t *args) {\n"
-     << "  if (!args)\n    return GDN_ERROR_INVALID_ARGUMENT;\n";
-  for (auto [index, argument] : llvm::enumerate(body.getArguments())) {
-    auto type = cast<RankedTensorType>(argument.getType());
-    os << "  if (!gdn::checkTensor(args[" << index << "], "
-       << getAbiDtype(type.getElementType()) << ", {";
-    for (int64_t d = 0; d < type.getRank(); ++d)
-      os << (d ? ", " : "")
-         << (type.isDynamicDim(d) ? std::string("gdn::kAnySize")
-                                  : std::to_string(type.getDimSize(d)));
-    os << "}))\n    return GDN_ERROR_INVALID_ARGUMENT;\n";
-  }
-  // Packings: at least one offset, cu_padded as long as cu_seqlens, and
-  // counts that fit the kernels' int32 offsets.
-  for (auto &[value, name] : layout.packings) {
-    auto packing = cast<PackingOp>(value.getDefiningOp());
-    std::string cu = layout.places.lookup(packing.getCuSeqlens());
-    os << "  if (" << cu << ".shape[0] < 1 || " << cu
-       << ".shape[0] > INT32_MAX)\n    return GDN_ERROR_INVALID_ARGUMENT;\n";
-    if (packing.getCuPadded())
-      os << "  if (" << layout.places.lookup(packing.getCuPadded())
-         << ".shape[0] != " << cu
-         << ".shape[0])\n    return GDN_ERROR_INVALID_ARGUMENT;\n";
-    os << "  if (static_cast<int64_t>(" << layout.tokensExpr(value)
-       << ") > INT32_MAX)\n    return GDN_ERROR_INVALID_ARGUMENT;\n";
-  }
-  os << "  return GDN_SUCCESS;\n}\n\n";
-
-  os << "extern \"C\" size_t " << plan.prefix
-     << "_workspace_bytes(const gdn_tensor_t *args) {\n"
-     << "  size_t offsets[" << slots + 1 << "];\n"
-     << "  return " << plan.prefix << "_check_args(args) == GDN_SUCCESS ? "
-     << plan.prefix << "_layout(args, offsets) : 0;\n}\n\n";
-
-  os << "extern \"C\" int " << plan.prefix
-     << "_result_shapes(const gdn_tensor_t *args, gdn_tensor_t *results) {\n"
-     << "  if (int error = " << plan.prefix << "_check_args(args))\n"
-     << "    return error;\n"
-     << "  if (!results)\n    return GDN_ERROR_INVALID_ARGUMENT;\n";
-  for (auto [index, value] :
-       llvm::enumerate(body.getTerminator()->getOperands())) {
-    auto type = cast<RankedTensorType>(value.getType());
-    os << "  results[" << index << "].rank = " << type.getRank() << ";\n"
-       << "  results[" << index
-       << "].dtype = " << getAbiDtype(type.getElementType()) << ";\n";
-    for (auto [d, dim] : llvm::enumerate(layout.shapes.lookup(value)))
-      os << "  results[" << index << "].shape[" << d << "] = " << dim << ";\n";
-  }
-  os << "  return GDN_SUCCESS;\n}\n\n";
-
-  os << "extern \"C\" int " << plan.prefix
-     << "(const gdn_tensor_t *args, gdn_tensor_t *results, void *workspace,\n"
-     << "    cudaStream_t stream) {\n"
-     << "  if (int error = " << plan.prefix << "_check_args(args))\n"
-     << "    return error;\n"
-     // A function that needs no workspace accepts a null one.
-     << (slots ? "  if (!results || !workspace)\n" : "  if (!results)\n")
-     << "    return GDN_ERROR_INVALID_ARGUMENT;\n"
-     << "  size_t offsets[" << slots + 1 << "];\n"
-     << "  " << plan.prefix << "_layout(args, offsets);\n";
-  if (slots > 0)
-    os << "  char *base = static_cast<char *>(workspace);\n";
-  unsigned slot = 0;
-  for (auto &[value, name] : layout.packings) {
-    auto packing = cast<PackingOp>(value.getDefiningOp());
-    std::string cu = layout.places.lookup(packing.getCuSeqlens());
-    os << "  gdn_packing_t " << name << " = {static_cast<const int32_t *>("
-       << cu << ".data), ";
-    if (packing.getCuPadded())
-      os << "static_cast<const int32_t *>("
-         << layout.places.lookup(packing.getCuPadded()) << ".data), ";
-    else
-      os << "nullptr, ";
-    os << "static_cast<int32_t>(" << cu
-       << ".shape[0] - 1), static_cast<int32_t>(" << layout.tokensExpr(value)
-       << "), base + offsets[" << slot++ << "]};\n";
-  }
-  for (Value temp : layout.temps) {
-    auto type = cast<RankedTensorType>(temp.getType());
-    std::string name = layout.places.lookup(temp);
-    os << "  gdn_tensor_t " << name << " = {base + offsets[" << slot++
-       << "], {";
-    llvm::interleaveComma(layout.shapes.lookup(temp), os);
-    os << "}, " << type.getRank() << ", " << getAbiDtype(type.getElementType())
-       << "};\n";
-  }
-  llvm::DenseMap<const KernelContext *, std::string> scratchOf;
-  for (const KernelContext *k : layout.scratch) {
-    std::string name = "scratch" + std::to_string(scratchOf.size());
-    os << "  void *" << name << " = base + offsets[" << slot++ << "];\n";
-    scratchOf[k] = name;
-  }
-  for (auto [index, value] :
-       llvm::enumerate(body.getTerminator()->getOperands())) {
-    // The caller allocated results from _result_shapes; make sure it did.
-    auto type = cast<RankedTensorType>(value.getType());
-    os << "  if (!gdn::checkTensor(results[" << index << "], "
-       << getAbiDtype(type.getElementType()) << ", {";
-    llvm::interleaveComma(layout.shapes.lookup(value), os);
-    os << "}))\n    return GDN_ERROR_INVALID_ARGUMENT;\n";
-  }
-  // Every kernel's tensors are checked before anything is launched, so an
-  // error leaves the results untouched.
-  auto printKernelCalls = [&](bool launch) {
-    for (const KernelContext &k : plan.kernels) {
-      os << "  {\n    const gdn_tensor_t operands[] = {";
-      llvm::interleaveComma(getKernelTensorOperands(k.op), os,
-                            [&](Value v) { os << layout.places.lookup(v); });
-      os << "};\n    const gdn_tensor_t outputs[] = {";
-      llvm::interleaveComma(k.op->getResults(), os,
-                            [&](Value v) { os << layout.places.lookup(v); });
-      os << "};\n    if (int error = " << k.entryName
-         << (launch ? "" : "_validate") << "(operands, outputs";
-      for (Value operand : k.op->getOperands())
-        if (layout.packings.count(operand))
-          os << ", &" << layout.packings.lookup(operand);
-      if (usesScratch(k.op))
-        os << ", " << scratchOf.lookup(&k);
-      os << (launch ? ", stream" : "") << "))\n      return error;\n  }\n";
-    }
-  };
-  printKernelCalls(/*launch=*/false);
-  for (auto &[value, name] : layout.packings)
-    os << "  if (gdn::device::buildPackingMetadata({" << name << ".cu_seqlens, "
-       << name << ".cu_padded, " << name << ".num_seqs, " << name
-       << ".buffer_tokens}, gdn::device::PackingWorkspace::carve(" << name
-       << ".workspace), stream) != cudaSuccess)\n"
-       << "    return GDN_ERROR_CUDA;\n";
-  printKernelCalls(/*launch=*/true);
-  os << "  return GDN_SUCCESS;\n}\n\n";
-
-  os << "extern \"C\" int " << plan.prefix
-     << "_check(const gdn_tensor_t *args, const void *workspace,\n"
-     << "    cudaStream_t stream, char *message, size_t size) {\n"
-     << "  size_t offsets[" << slots + 1 << "];\n"
-     << "  if (!workspace || " << plan.prefix << "_check_args(args))\n"
-     << "    return GDN_ERROR_INVALID_ARGUMENT;\n"
-     << "  " << plan.prefix << "_layout(args, offsets);\n";
-  slot = 0;
-  for (unsigned i = 0; i < layout.packings.size(); ++i)
-    os << "  if (int error = gdn::device::describePackingStatus(\n"
-       << "          reinterpret_cast<const gdn_status_t *>(static_cast<const "
-          "char *>(workspace) + offsets["
-       << slot++ << "]),\n          stream, message, size))\n"
-       << "    return error;\n";
-  if (layout.packings.empty())
-    os << "  if (cudaStreamSynchronize(stream) != cudaSuccess)\n"
-       << "    return GDN_ERROR_CUDA;\n";
-  os << "  return GDN_SUCCESS;\n}\n\n";
-}
-
-void printFunctionPrototypes(const FunctionPlan &plan, llvm::raw_ostream &os) {
-  os << "/* @" << plan.function.getName() << " */\n";
-  for (const KernelContext &k : plan.kernels) {
-    printKernelPrototype(k, os);
-    os << ";\n";
-  }
-  if (!plan.notEmittable.empty()) {
-    os << "/* No whole-function entry point for @" << plan.function.getName()
-       << ": " << plan.notEmittable << ". */\n\n";
-    return;
-  }
-  os << "extern const gdn_signature_t " << plan.prefix << "_signature;\n"
-     << "size_t " << plan.prefix
-     << "_workspace_bytes(const gdn_tensor_t *args);\n"
-     << "int " << plan.prefix
-     << "_result_shapes(const gdn_tensor_t *args, gdn_tensor_t *results);\n"
-     << "int " << plan.prefix
-     << "(const gdn_tensor_t *args, gdn_tensor_t *results, void *workspace,\n"
-     << "    cudaStream_t stream);\n"
-     << "int " << plan.prefix
-     << "_check(const gdn_tensor_t *args, const void *workspace,\n"
-     << "    cudaStream_t stream, char *message, size_t size);\n\n";
+     << "#include \"gdn/runtime/gdnrt.h\"\n\n";
 }
 
 } // namespace

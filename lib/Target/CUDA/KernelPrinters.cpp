@@ -23,6 +23,8 @@ std::string mlir::gdn::cuda::getDeviceType(Type type) {
     return "__nv_bfloat16";
   if (type.isF16())
     return "__half";
+  if (type.isF64())
+    return "double";
   return "float";
 }
 

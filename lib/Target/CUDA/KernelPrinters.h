@@ -21,7 +21,7 @@ namespace mlir::gdn::cuda {
 /// A tensor shape as C++ expressions, one per dimension.
 using ShapeExprs = std::vector<std::string>;
 
-/// `__nv_bfloat16`, `__half` or `float`.
+/// `__nv_bfloat16`, `__half`, `float` or `double`.
 std::string getDeviceType(Type elementType);
 /// `GDN_BF16`, ... for the ABI.
 std::string getAbiDtype(Type elementType);

@@ -2,7 +2,9 @@
 //
 // A generic driver for the whole-function entry points that gdn-translate
 // emits. Compiled together with a generated .cu (GDN_FN names the function's
-// prefix, GDN_HEADER its header). Modes:
+// prefix, GDN_HEADER its header) and linked with gdnrt, which runs the
+// function's projections and owns the context (device 0, the legacy default
+// stream) every entry point takes. Modes:
 //
 //   check IN EXPECTED OUT RTOL  run on IN/argN.npy, write OUT/resultN.npy,
 //                               compare with EXPECTED/resultN.npy (gdn-run's
@@ -46,6 +48,7 @@
 namespace {
 
 int failures = 0;
+gdnrt_context_t *context = nullptr;
 
 void expect(bool ok, const std::string &what) {
   std::printf("%s: %s\n", ok ? "PASS" : "FAIL", what.c_str());
@@ -193,10 +196,13 @@ Run runOnce(const std::vector<HostTensor> &inputs, int poison = 0xFF) {
   size_t workspaceBytes = FN_WORKSPACE(run.args.data());
   void *workspace = nullptr;
   CUDA_OK(cudaMalloc(&workspace, std::max<size_t>(workspaceBytes, 256)));
-  run.status = FN(run.args.data(), run.results.data(), workspace, 0);
+  run.status = FN(run.args.data(), run.results.data(), workspace, context);
   char message[512] = "";
   if (run.status == GDN_SUCCESS)
-    run.status = FN_CHECK(run.args.data(), workspace, 0, message, sizeof(message));
+    run.status =
+        FN_CHECK(run.args.data(), workspace, context, message, sizeof(message));
+  else // a gdnrt call failed (its message), or a generated check did
+    std::snprintf(message, sizeof(message), "%s", gdnrt_last_error());
   run.message = message;
   CUDA_OK(cudaDeviceSynchronize());
   for (gdn_tensor_t &r : run.results) {
@@ -429,15 +435,16 @@ int bench(const std::string &lengthsText, int iterations) {
   CUDA_OK(cudaEventCreate(&begin));
   CUDA_OK(cudaEventCreate(&end));
   for (int i = 0; i < 5; ++i)
-    if (int error = FN(args.data(), results.data(), workspace, 0)) {
+    if (int error = FN(args.data(), results.data(), workspace, context)) {
       expect(false, "the function runs on the bench inputs (status " +
-                        std::to_string(error) + ")");
+                        std::to_string(error) + ": " + gdnrt_last_error() +
+                        ")");
       return 1;
     }
   std::vector<float> times;
   for (int i = 0; i < iterations; ++i) {
     CUDA_OK(cudaEventRecord(begin));
-    FN(args.data(), results.data(), workspace, 0);
+    FN(args.data(), results.data(), workspace, context);
     CUDA_OK(cudaEventRecord(end));
     CUDA_OK(cudaEventSynchronize(end));
     float ms;
@@ -445,7 +452,8 @@ int bench(const std::string &lengthsText, int iterations) {
     times.push_back(ms);
   }
   char message[256];
-  expect(FN_CHECK(args.data(), workspace, 0, message, sizeof(message)) == GDN_SUCCESS,
+  expect(FN_CHECK(args.data(), workspace, context, message, sizeof(message)) ==
+             GDN_SUCCESS,
          std::string("bench inputs are valid: ") + message);
   std::sort(times.begin(), times.end());
   double median = times[times.size() / 2];
@@ -477,17 +485,32 @@ int bench(const std::string &lengthsText, int iterations) {
   return failures ? 1 : 0;
 }
 
+int runMode(const std::string &mode, char **argv) {
+  if (mode == "check")
+    return check(argv[2], argv[3], argv[4], std::atof(argv[5]));
+  if (mode == "corrupt")
+    return corrupt(argv[2]);
+  return bench(argv[2], std::atoi(argv[3]));
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   std::string mode = argc > 1 ? argv[1] : "";
-  if (mode == "check" && argc == 6)
-    return check(argv[2], argv[3], argv[4], std::atof(argv[5]));
-  if (mode == "corrupt" && argc == 3)
-    return corrupt(argv[2]);
-  if (mode == "bench" && argc == 4)
-    return bench(argv[2], std::atoi(argv[3]));
-  std::fprintf(stderr, "usage: %s check IN EXPECTED OUT RTOL | corrupt IN | "
-                       "bench LENGTHS ITERS\n", argv[0]);
-  return 2;
+  if (!(mode == "check" && argc == 6) && !(mode == "corrupt" && argc == 3) &&
+      !(mode == "bench" && argc == 4)) {
+    std::fprintf(stderr, "usage: %s check IN EXPECTED OUT RTOL | corrupt IN | "
+                         "bench LENGTHS ITERS\n", argv[0]);
+    return 2;
+  }
+  if (gdnrt_context_create(0, /*stream=*/0, &context) != GDN_SUCCESS) {
+    std::fprintf(stderr, "gdnrt_context_create: %s\n", gdnrt_last_error());
+    return 2;
+  }
+  const int status = runMode(mode, argv);
+  if (gdnrt_context_destroy(context) != GDN_SUCCESS) {
+    std::fprintf(stderr, "gdnrt_context_destroy: %s\n", gdnrt_last_error());
+    return 1;
+  }
+  return status;
 }

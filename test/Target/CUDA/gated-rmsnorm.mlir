@@ -64,6 +64,7 @@
 // Nothing to lay out: no packing, no temporaries.
 // CHECK: static size_t gdn_epilogue_gqa16x32_layout(const gdn_tensor_t *args, size_t *offsets) {
 // CHECK-NEXT:   size_t bytes = 0;
+// CHECK-NEXT:   offsets[0] = bytes;
 // CHECK-NEXT:   return bytes;
 // CHECK: static int gdn_epilogue_gqa16x32_check_args(const gdn_tensor_t *args) {
 // CHECK:   if (!gdn::checkTensor(args[0], GDN_BF16, {gdn::kAnySize, 32, 128}))

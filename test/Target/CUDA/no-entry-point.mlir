@@ -1,11 +1,12 @@
-// Functions the whole-function ABI cannot express get their kernels only, with a comment saying why: an op without a CUDA lowering (a whole layer's gdn.linear), an argument returned unchanged, one value returned twice, a !gdn.packing argument, a declaration.
+// Functions the whole-function ABI cannot express get their kernels only, with a comment saying why: an op without a CUDA lowering (chunkwise CP's per-rank ops), a runtime call gdnrt cannot take (an f64 or mixed-type gdn.linear, a dynamic non-token size, more than 6 dimensions), an argument returned unchanged, one value returned twice, a !gdn.packing argument, a declaration.
 // Whatever the reason, no function gets a signature table, a workspace or
 // result-shape query, or an entry point of its own.
 // RUN: gdn-translate --gdn-to-cuda %s | FileCheck %s --check-prefix=SOURCE \
 // RUN:   --implicit-check-not=_signature --implicit-check-not=_workspace_bytes --implicit-check-not=_result_shapes
 // RUN: gdn-translate --gdn-to-cuda-header %s | FileCheck %s --check-prefix=HEADER \
 // RUN:   --implicit-check-not=_signature --implicit-check-not=_workspace_bytes --implicit-check-not=_result_shapes
-// RUN: gdn-opt --gdn-pipeline %examples/qwen3_5_layer.mlir | gdn-translate --gdn-to-cuda | FileCheck %s --check-prefix=LAYER \
+// RUN: gdn-opt --gdn-expand-layer --gdn-context-parallel="ranks=2 mode=chunkwise" --gdn-pipeline %examples/qwen3_5_layer.mlir \
+// RUN:   | gdn-translate --gdn-to-cuda | FileCheck %s --check-prefix=LAYER \
 // RUN:   --implicit-check-not=_signature --implicit-check-not=_workspace_bytes --implicit-check-not=_result_shapes
 
 // SOURCE-LABEL: // @returns_argument: 1 kernel(s)
@@ -64,10 +65,46 @@ func.func @packing_argument(%mixed: tensor<?x384xbf16>, %conv: tensor<384x4xbf16
 // HEADER-NEXT: /* No whole-function entry point for @external: it is a declaration. */
 func.func private @external(tensor<?x4x32xbf16>) -> tensor<?x4x32xbf16>
 
-// An expanded and fused layer: the prologue, delta-rule and epilogue kernels
-// are there, the function is not, because of the projections.
+// gdnrt_linear runs bf16, f16 and f32 GEMMs of one element type; reference
+// programs in f64 keep their kernels only.
+// SOURCE-LABEL: // @linear_f64: 0 kernel(s)
+// SOURCE: // No whole-function entry point: gdn.linear of tensor<?x8xf64> by tensor<4x8xf64> has no CUDA lowering (gdnrt_linear takes one element type among bf16, f16 and f32).
+// HEADER-LABEL: /* @linear_f64 */
+// HEADER-NEXT: /* No whole-function entry point for @linear_f64: gdn.linear of tensor<?x8xf64> by tensor<4x8xf64> has no CUDA lowering (gdnrt_linear takes one element type among bf16, f16 and f32). */
+func.func @linear_f64(%x: tensor<?x8xf64>, %w: tensor<4x8xf64>) -> tensor<?x4xf64> {
+  %y = gdn.linear %x, %w : (tensor<?x8xf64>, tensor<4x8xf64>) -> tensor<?x4xf64>
+  return %y : tensor<?x4xf64>
+}
+
+// SOURCE-LABEL: // @linear_mixed: 0 kernel(s)
+// SOURCE: // No whole-function entry point: gdn.linear of tensor<?x8xbf16> by tensor<4x8xf32> has no CUDA lowering (gdnrt_linear takes one element type among bf16, f16 and f32).
+func.func @linear_mixed(%x: tensor<?x8xbf16>, %w: tensor<4x8xf32>) -> tensor<?x4xbf16> {
+  %y = gdn.linear %x, %w : (tensor<?x8xbf16>, tensor<4x8xf32>) -> tensor<?x4xbf16>
+  return %y : tensor<?x4xbf16>
+}
+
+// Shapes are C expressions of the arguments' token counts; other sizes must
+// be static, as for the kernels.
+// SOURCE-LABEL: // @gather_dynamic_features: 0 kernel(s)
+// SOURCE: // No whole-function entry point: gdn_comm.all_gather on tensor<?x?xbf16> has no CUDA lowering (static sizes are needed except the token dimension).
+func.func @gather_dynamic_features(%x: tensor<?x?xbf16>) -> tensor<?x?xbf16> {
+  %y = gdn_comm.all_gather %x {group = #gdn_comm.group<sp, 2>, dim = 0 : i64}
+      : tensor<?x?xbf16> -> tensor<?x?xbf16>
+  return %y : tensor<?x?xbf16>
+}
+
+// SOURCE-LABEL: // @shard_rank7: 0 kernel(s)
+// SOURCE: // No whole-function entry point: gdn_comm.local_shard on tensor<2x2x2x2x2x2x2xf32> has no CUDA lowering (gdn_tensor_t holds at most 6 dimensions).
+func.func @shard_rank7(%x: tensor<2x2x2x2x2x2x2xf32>) -> tensor<1x2x2x2x2x2x2xf32> {
+  %y = gdn_comm.local_shard %x {group = #gdn_comm.group<cp, 2>, dim = 0 : i64}
+      : tensor<2x2x2x2x2x2x2xf32> -> tensor<1x2x2x2x2x2x2xf32>
+  return %y : tensor<1x2x2x2x2x2x2xf32>
+}
+
+// A chunkwise-CP layer: the prologue, delta-rule and epilogue kernels are
+// there, the function is not, because of the per-rank packing and state ops.
 // LAYER-LABEL: // @qwen3_5_gdn_layer: 3 kernel(s)
-// LAYER: // No whole-function entry point: gdn.linear has no CUDA lowering yet.
+// LAYER: // No whole-function entry point: gdn_comm.local_packing has no CUDA lowering yet.
 // LAYER: // Kernel gdn_qwen3_5_gdn_layer_k0_prologue: gdn_kernel.prologue
 // LAYER: // Kernel gdn_qwen3_5_gdn_layer_k1_delta_rule: gdn_kernel.delta_rule
 // LAYER: // Kernel gdn_qwen3_5_gdn_layer_k2_gated_rmsnorm: gdn_kernel.gated_rmsnorm

@@ -1,7 +1,7 @@
 // The whole-function entry rejects packings the kernels cannot take before
 // launching anything: no offsets at all, cu_padded of another length than
-// cu_seqlens, counts beyond int32; and a function that needs no workspace
-// accepts a null one.
+// cu_seqlens, counts beyond int32, a null context; and a function that
+// needs no workspace accepts a null one.
 // RUN: gdn-opt --gdn-pipeline %gdn_src_root/test/Integration/Inputs/prologue_states_padded.mlir | gdn-translate --gdn-to-cuda | FileCheck %s
 // RUN: gdn-opt --gdn-pipeline %gdn_src_root/test/Integration/Inputs/epilogue_gqa16x32.mlir | gdn-translate --gdn-to-cuda | FileCheck %s --check-prefix=NOWS
 
@@ -20,8 +20,13 @@
 // CHECK-NEXT:   return GDN_ERROR_INVALID_ARGUMENT;
 // CHECK-NEXT: return GDN_SUCCESS;
 // CHECK-LABEL: extern "C" int gdn_prologue_states_padded(
-// CHECK: if (!results || !workspace)
+// CHECK: const size_t bytes = gdn_prologue_states_padded_layout(args, offsets);
+// CHECK-NEXT: if (!results || !context || (bytes && !workspace))
 
+// NOWS-LABEL: static size_t gdn_epilogue_gqa16x32_layout(
+// NOWS-NEXT: size_t bytes = 0;
+// NOWS-NEXT: offsets[0] = bytes;
+// NOWS-NEXT: return bytes;
 // NOWS-LABEL: extern "C" int gdn_epilogue_gqa16x32(
-// NOWS: if (!results)
+// NOWS: if (!results || !context || (bytes && !workspace))
 // NOWS-NEXT: return GDN_ERROR_INVALID_ARGUMENT;

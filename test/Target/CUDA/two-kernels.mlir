@@ -35,6 +35,7 @@
 // CHECK-NEXT:   bytes += gdn::alignWorkspace(sizeof(float) * static_cast<size_t>(args[0].shape[0]) * static_cast<size_t>(4));
 // CHECK-NEXT:   offsets[5] = bytes; // temp4
 // CHECK-NEXT:   bytes += gdn::alignWorkspace(sizeof(float) * static_cast<size_t>(args[0].shape[0]) * static_cast<size_t>(4));
+// CHECK-NEXT:   offsets[6] = bytes;
 // CHECK-NEXT:   return bytes;
 // CHECK: extern "C" size_t gdn_prologue_then_rmsnorm_workspace_bytes(const gdn_tensor_t *args) {
 // CHECK-NEXT:   size_t offsets[7];

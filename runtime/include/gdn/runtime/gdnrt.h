@@ -68,7 +68,8 @@ typedef struct gdnrt_unique_id {
 
 /*--- Errors ----------------------------------------------------------------*/
 
-/** The message of the last failed call on this thread ("" if none). */
+/** Why the last gdnrt call on this thread failed: "" after a call that
+ *  succeeded, so read it right after the failing call. */
 GDNRT_API const char *gdnrt_last_error(void);
 
 /** A short name for an error code ("GDN_ERROR_NCCL"). */

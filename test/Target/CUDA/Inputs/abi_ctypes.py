@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Calls the host-side entry points of a generated prologue library through
 ctypes, as a Python caller (the PyTorch extension, a benchmark) would: the
-result shapes and the workspace size for T tokens, and the argument checks.
+result shapes and the workspace size for T tokens, and the argument checks
+(a null gdnrt context, a wrong conv weight), which all return before any
+CUDA call.
 
 usage: abi_ctypes.py LIBRARY TOKENS
 """
@@ -43,6 +45,14 @@ def main():
     for r in results:
         print("  rank", r.rank, "dtype", r.dtype, "shape", list(r.shape)[:r.rank])
     print("workspace_bytes:", workspace(args))
+    run = lib.gdn_prologue_gqa16x32
+    run.argtypes = [ctypes.POINTER(Tensor), ctypes.POINTER(Tensor),
+                    ctypes.c_void_p, ctypes.c_void_p]
+    print("null context:", run(args, results, 256, None))
+    check = lib.gdn_prologue_gqa16x32_check
+    check.argtypes = [ctypes.POINTER(Tensor), ctypes.c_void_p, ctypes.c_void_p,
+                      ctypes.c_char_p, ctypes.c_size_t]
+    print("null context (_check):", check(args, 256, None, None, 0))
     args[1] = tensor([8192, 3], BF16)  # a conv weight of the wrong width
     print("wrong conv weight:", shapes(args, results))
 

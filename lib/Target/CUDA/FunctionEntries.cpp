@@ -1,0 +1,545 @@
+//===- FunctionEntries.cpp - whole-function entry points ------------------===//
+//
+// Every tensor of a function has a place at run time: an argument, a result,
+// or a temporary in the caller's workspace, laid out after the packing
+// metadata, with the kernels' scratch and the collectives' staging after
+// the temporaries. Shapes are C++ expressions of the arguments' shapes, so
+// the workspace and the results can be sized before anything runs. The
+// entry point checks everything it can (tensors, shape conditions, the
+// communicators bound to the context, every kernel's operands) before it
+// enqueues anything, then runs the steps in program order on the context's
+// stream.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FunctionEntries.h"
+#include "RuntimeCalls.h"
+
+#include "gdn/Dialect/Gdn/SequenceLayout.h"
+#include "gdn/Dialect/GdnKernel/GdnKernelDialect.h"
+
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+
+using namespace mlir;
+using namespace mlir::gdn;
+using namespace mlir::gdn::cuda;
+
+namespace {
+
+/// Where every tensor of the function lives at run time, and its shape.
+class FunctionLayout {
+public:
+  explicit FunctionLayout(const FunctionPlan &plan) : plan(plan) {
+    Block &body = plan.function.getBody().front();
+    for (auto [index, argument] : llvm::enumerate(body.getArguments())) {
+      auto type = cast<RankedTensorType>(argument.getType());
+      // _check_args holds every argument to its type's static sizes.
+      ShapeExprs dims;
+      for (int64_t d = 0; d < type.getRank(); ++d)
+        dims.push_back(type.isDynamicDim(d)
+                           ? "args[" + std::to_string(index) + "].shape[" +
+                                 std::to_string(d) + "]"
+                           : std::to_string(type.getDimSize(d)));
+      shapes[argument] = dims;
+      places[argument] = "args[" + std::to_string(index) + "]";
+    }
+    for (auto [index, result] :
+         llvm::enumerate(body.getTerminator()->getOperands()))
+      if (!places.count(result))
+        places[result] = "results[" + std::to_string(index) + "]";
+    unsigned packingIndex = 0;
+    for (PackingOp packing : body.getOps<PackingOp>())
+      packings[packing.getPacking()] = "p" + std::to_string(packingIndex++);
+    for (const KernelContext &k : plan.kernels)
+      kernelOf[k.op] = &k;
+    for (Operation *op : plan.steps) {
+      std::vector<ShapeExprs> operandShapes;
+      for (Value operand : getKernelTensorOperands(op))
+        operandShapes.push_back(shapes[operand]);
+      std::vector<ShapeExprs> resultShapes;
+      if (const KernelContext *k = kernelOf.lookup(op)) {
+        if (usesScratch(op))
+          scratch.push_back(k);
+        std::string seqs = "0";
+        for (Value operand : op->getOperands())
+          if (auto packing = operand.getDefiningOp<PackingOp>()) {
+            seqs = "(" + shapes[packing.getCuSeqlens()][0] + " - 1)";
+            tokensOf.try_emplace(packing.getPacking(),
+                                 operandShapes.front()[0]);
+          }
+        resultShapes = getResultShapes(op, operandShapes, seqs);
+      } else {
+        RuntimeCallShapes call = getRuntimeCallShapes(op, operandShapes);
+        for (std::string &condition : call.conditions)
+          if (!llvm::is_contained(conditions, condition))
+            conditions.push_back(std::move(condition));
+        resultShapes = std::move(call.results);
+        if (getStagingOperand(op))
+          staging.push_back(op);
+        if (comm::GroupAttr group = getRuntimeCallGroup(op))
+          groups.insert(group);
+      }
+      for (auto [result, dims] : llvm::zip(op->getResults(), resultShapes)) {
+        shapes[result] = dims;
+        if (!places.count(result)) {
+          places[result] = "temp" + std::to_string(temps.size());
+          temps.push_back(result);
+        }
+      }
+    }
+  }
+
+  /// Prints a static function that fills `offsets` with each workspace
+  /// slot's start and, last, the total; returns the total.
+  void printLayoutFunction(llvm::raw_ostream &os) const {
+    os << "static size_t " << plan.prefix
+       << "_layout(const gdn_tensor_t *args, size_t *offsets) {\n"
+       << "  size_t bytes = 0;\n";
+    unsigned slot = 0;
+    for (auto &[packing, name] : packings) {
+      os << "  offsets[" << slot++ << "] = bytes; // packing " << name << "\n"
+         << "  bytes += "
+            "gdn::alignWorkspace(gdn::device::PackingWorkspace::bytes("
+         << tokensExpr(packing) << "));\n";
+    }
+    for (Value temp : temps) {
+      auto type = cast<RankedTensorType>(temp.getType());
+      os << "  offsets[" << slot++ << "] = bytes; // " << places.lookup(temp)
+         << "\n  bytes += gdn::alignWorkspace(sizeof("
+         << getDeviceType(type.getElementType()) << ")";
+      for (const std::string &dim : shapes.lookup(temp))
+        os << " * static_cast<size_t>(" << dim << ")";
+      os << ");\n";
+    }
+    for (const KernelContext *k : scratch) {
+      Value packing = packingOf(*k);
+      os << "  offsets[" << slot++ << "] = bytes; // scratch of "
+         << k->entryName << "\n"
+         << "  {\n    const gdn_packing_t counts = {nullptr, nullptr, "
+         << "static_cast<int32_t>(" << seqsExpr(packing)
+         << "), static_cast<int32_t>(" << tokensExpr(packing)
+         << "), nullptr};\n    bytes += gdn::alignWorkspace(" << k->entryName
+         << "_scratch_bytes(&counts));\n  }\n";
+    }
+    // gdnrt sizes the staging of its collectives from the tensors' shapes.
+    for (Operation *op : staging) {
+      Value operand = getStagingOperand(op);
+      auto type = cast<RankedTensorType>(operand.getType());
+      os << "  offsets[" << slot++ << "] = bytes; // staging of "
+         << op->getName() << " at " << op->getLoc() << "\n"
+         << "  {\n    const gdn_tensor_t tensor = gdn::shapeOnlyTensor("
+         << getAbiDtype(type.getElementType()) << ", {";
+      llvm::interleaveComma(shapes.lookup(operand), os);
+      os << "});\n    bytes += gdn::alignWorkspace("
+         << getStagingQuery(op, "tensor") << ");\n  }\n";
+    }
+    os << "  offsets[" << slot << "] = bytes;\n"
+       << "  return bytes;\n}\n\n";
+  }
+
+  /// The packing a kernel op reads.
+  static Value packingOf(const KernelContext &k) {
+    for (Value operand : k.op->getOperands())
+      if (isa<PackingType>(operand.getType()))
+        return operand;
+    return {};
+  }
+
+  /// The packing's sequence count: the length of its cu_seqlens minus one.
+  std::string seqsExpr(Value packing) const {
+    auto op = packing.getDefiningOp<PackingOp>();
+    return "(" + shapes.lookup(op.getCuSeqlens())[0] + " - 1)";
+  }
+
+  size_t getNumSlots() const {
+    return packings.size() + temps.size() + scratch.size() + staging.size();
+  }
+
+  std::string tokensExpr(Value packing) const {
+    auto type = cast<PackingType>(packing.getType());
+    if (type.hasStaticTokens())
+      return std::to_string(type.getTokens());
+    auto it = tokensOf.find(packing);
+    return it == tokensOf.end() ? std::string("0") : it->second;
+  }
+
+  const FunctionPlan &plan;
+  llvm::MapVector<Value, std::string> packings;
+  llvm::DenseMap<Value, std::string> tokensOf;
+  llvm::DenseMap<Value, ShapeExprs> shapes;
+  llvm::DenseMap<Value, std::string> places;
+  llvm::DenseMap<Operation *, const KernelContext *> kernelOf;
+  std::vector<Value> temps;
+  /// Kernels that take scratch, in the order of their workspace slots.
+  std::vector<const KernelContext *> scratch;
+  /// Runtime calls that take staging, in the order of their slots.
+  std::vector<Operation *> staging;
+  /// What the arguments' shapes must satisfy beyond their types.
+  std::vector<std::string> conditions;
+  /// The process groups the steps run on.
+  llvm::SetVector<comm::GroupAttr> groups;
+};
+
+//===----------------------------------------------------------------------===//
+// Roles
+//===----------------------------------------------------------------------===//
+
+/// Ops whose result indexes what their input indexes (tokens, sequences or
+/// parameter rows): collectives and permutations move data, not meaning.
+bool keepsRole(Operation *op) {
+  return isa<RegroupSectionsOp, comm::LocalShardOp, comm::AllGatherOp,
+             comm::ReduceScatterOp, comm::AllToAllOp>(op);
+}
+
+/// The role of a value the function takes, from the first use that tells.
+std::optional<StringRef> roleOfUses(Value value) {
+  for (OpOperand &use : value.getUses()) {
+    Operation *owner = use.getOwner();
+    if (isa<PackingOp>(owner))
+      return use.getOperandNumber() == 0 ? "GDN_ROLE_CU_SEQLENS"
+                                         : "GDN_ROLE_CU_PADDED";
+    if (auto prologue = dyn_cast<kernel::PrologueOp>(owner)) {
+      if (value == prologue.getMixedQkv() || value == prologue.getA() ||
+          value == prologue.getB())
+        return StringRef("GDN_ROLE_TOKENS");
+      if (value == prologue.getConvInitialState())
+        return StringRef("GDN_ROLE_PER_SEQUENCE");
+      return StringRef("GDN_ROLE_PARAMETER");
+    }
+    if (auto norm = dyn_cast<kernel::GatedRMSNormOp>(owner))
+      return value == norm.getWeight() ? "GDN_ROLE_PARAMETER"
+                                       : "GDN_ROLE_TOKENS";
+    if (auto rule = dyn_cast<kernel::DeltaRuleOp>(owner))
+      return value == rule.getInitialState() ? "GDN_ROLE_PER_SEQUENCE"
+                                             : "GDN_ROLE_TOKENS";
+    if (auto linear = dyn_cast<LinearOp>(owner))
+      return value == linear.getWeight() ? "GDN_ROLE_PARAMETER"
+                                         : "GDN_ROLE_TOKENS";
+    if (isa<SplitQkvzOp, comm::HaloExchangeOp>(owner))
+      return StringRef("GDN_ROLE_TOKENS");
+    if (keepsRole(owner))
+      if (std::optional<StringRef> role = roleOfUses(owner->getResult(0)))
+        return role;
+  }
+  return std::nullopt;
+}
+
+std::string argumentRole(Value argument) {
+  if (std::optional<StringRef> role = roleOfUses(argument))
+    return role->str();
+  // A token or head shard is an activation even where no op tells.
+  return getSequenceLayout(argument.getType()) ? "GDN_ROLE_TOKENS"
+                                               : "GDN_ROLE_PARAMETER";
+}
+
+/// The role of a value the function returns, from where it comes from.
+std::string resultRole(Value value) {
+  if (isa<BlockArgument>(value))
+    return argumentRole(value);
+  Operation *producer = value.getDefiningOp();
+  if (keepsRole(producer))
+    return resultRole(producer->getOperand(0));
+  if (auto prologue = dyn_cast<kernel::PrologueOp>(producer))
+    if (value == prologue.getConvFinalState())
+      return "GDN_ROLE_PER_SEQUENCE";
+  if (auto rule = dyn_cast<kernel::DeltaRuleOp>(producer))
+    if (value == rule.getFinalState())
+      return "GDN_ROLE_PER_SEQUENCE";
+  // A halo's rows and an incoming state are whole tensors of one rank, not
+  // rows of the pack: tools must not slice them by sequence.
+  if (isa<comm::HaloExchangeOp, comm::StateExchangeOp>(producer))
+    return "GDN_ROLE_PARAMETER";
+  return "GDN_ROLE_TOKENS";
+}
+
+void printSignature(const FunctionPlan &plan, llvm::raw_ostream &os) {
+  FunctionType type = plan.function.getFunctionType();
+  Block &body = plan.function.getBody().front();
+  auto printArray = [&](StringRef ctype, StringRef suffix,
+                        ArrayRef<std::string> values) {
+    os << "static const " << ctype << " " << plan.prefix << "_" << suffix
+       << "[] = {";
+    llvm::interleaveComma(values, os);
+    if (values.empty())
+      os << "(" << ctype << ")0";
+    os << "};\n";
+  };
+  std::vector<std::string> argDtypes, argRanks, argRoles, resDtypes, resRanks,
+      resRoles;
+  for (auto [argument, t] : llvm::zip(body.getArguments(), type.getInputs())) {
+    auto tensor = cast<RankedTensorType>(t);
+    argDtypes.push_back(getAbiDtype(tensor.getElementType()));
+    argRanks.push_back(std::to_string(tensor.getRank()));
+    argRoles.push_back(argumentRole(argument));
+  }
+  for (auto [value, t] :
+       llvm::zip(body.getTerminator()->getOperands(), type.getResults())) {
+    auto tensor = cast<RankedTensorType>(t);
+    resDtypes.push_back(getAbiDtype(tensor.getElementType()));
+    resRanks.push_back(std::to_string(tensor.getRank()));
+    resRoles.push_back(resultRole(value));
+  }
+  printArray("gdn_dtype_t", "arg_dtypes", argDtypes);
+  printArray("int32_t", "arg_ranks", argRanks);
+  printArray("gdn_role_t", "arg_roles", argRoles);
+  printArray("gdn_dtype_t", "result_dtypes", resDtypes);
+  printArray("int32_t", "result_ranks", resRanks);
+  printArray("gdn_role_t", "result_roles", resRoles);
+  os << "extern \"C\" const gdn_signature_t " << plan.prefix
+     << "_signature = {\"" << plan.function.getName() << "\", "
+     << type.getNumInputs() << ", " << type.getNumResults() << ", "
+     << plan.prefix << "_arg_dtypes, " << plan.prefix << "_arg_ranks, "
+     << plan.prefix << "_arg_roles, " << plan.prefix << "_result_dtypes, "
+     << plan.prefix << "_result_ranks, " << plan.prefix
+     << "_result_roles};\n\n";
+}
+
+//===----------------------------------------------------------------------===//
+// Entry points
+//===----------------------------------------------------------------------===//
+
+void printCheckArgs(const FunctionPlan &plan, const FunctionLayout &layout,
+                    llvm::raw_ostream &os) {
+  Block &body = plan.function.getBody().front();
+  // Argument checks: dtype and rank, and static sizes.
+  os << "static int " << plan.prefix
+     << "_check_args(const gdn_tensor_t *args) {\n"
+     << "  if (!args)\n    return GDN_ERROR_INVALID_ARGUMENT;\n";
+  for (auto [index, argument] : llvm::enumerate(body.getArguments())) {
+    auto type = cast<RankedTensorType>(argument.getType());
+    os << "  if (!gdn::checkTensor(args[" << index << "], "
+       << getAbiDtype(type.getElementType()) << ", {";
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      os << (d ? ", " : "")
+         << (type.isDynamicDim(d) ? std::string("gdn::kAnySize")
+                                  : std::to_string(type.getDimSize(d)));
+    os << "}))\n    return GDN_ERROR_INVALID_ARGUMENT;\n";
+  }
+  // Packings: at least one offset, cu_padded as long as cu_seqlens, and
+  // counts that fit the kernels' int32 offsets.
+  for (auto &[value, name] : layout.packings) {
+    auto packing = cast<PackingOp>(value.getDefiningOp());
+    std::string cu = layout.places.lookup(packing.getCuSeqlens());
+    os << "  if (" << cu << ".shape[0] < 1 || " << cu
+       << ".shape[0] > INT32_MAX)\n    return GDN_ERROR_INVALID_ARGUMENT;\n";
+    if (packing.getCuPadded())
+      os << "  if (" << layout.places.lookup(packing.getCuPadded())
+         << ".shape[0] != " << cu
+         << ".shape[0])\n    return GDN_ERROR_INVALID_ARGUMENT;\n";
+    os << "  if (static_cast<int64_t>(" << layout.tokensExpr(value)
+       << ") > INT32_MAX)\n    return GDN_ERROR_INVALID_ARGUMENT;\n";
+  }
+  // What the runtime calls need of dynamic sizes (a token count that a
+  // reduce_scatter divides), so that none fails halfway through the steps.
+  for (const std::string &condition : layout.conditions)
+    os << "  if (!(" << condition
+       << "))\n    return GDN_ERROR_INVALID_ARGUMENT;\n";
+  os << "  return GDN_SUCCESS;\n}\n\n";
+}
+
+void printQueries(const FunctionPlan &plan, const FunctionLayout &layout,
+                  llvm::raw_ostream &os) {
+  Block &body = plan.function.getBody().front();
+  os << "extern \"C\" size_t " << plan.prefix
+     << "_workspace_bytes(const gdn_tensor_t *args) {\n"
+     << "  size_t offsets[" << layout.getNumSlots() + 1 << "];\n"
+     << "  return " << plan.prefix << "_check_args(args) == GDN_SUCCESS ? "
+     << plan.prefix << "_layout(args, offsets) : 0;\n}\n\n";
+
+  os << "extern \"C\" int " << plan.prefix
+     << "_result_shapes(const gdn_tensor_t *args, gdn_tensor_t *results) {\n"
+     << "  if (int error = " << plan.prefix << "_check_args(args))\n"
+     << "    return error;\n"
+     << "  if (!results)\n    return GDN_ERROR_INVALID_ARGUMENT;\n";
+  for (auto [index, value] :
+       llvm::enumerate(body.getTerminator()->getOperands())) {
+    auto type = cast<RankedTensorType>(value.getType());
+    os << "  results[" << index << "].rank = " << type.getRank() << ";\n"
+       << "  results[" << index
+       << "].dtype = " << getAbiDtype(type.getElementType()) << ";\n";
+    for (auto [d, dim] : llvm::enumerate(layout.shapes.lookup(value)))
+      os << "  results[" << index << "].shape[" << d << "] = " << dim << ";\n";
+  }
+  os << "  return GDN_SUCCESS;\n}\n\n";
+}
+
+/// Prints the whole-function entry point: checks, then the steps.
+void printRun(const FunctionPlan &plan, const FunctionLayout &layout,
+              llvm::raw_ostream &os) {
+  Block &body = plan.function.getBody().front();
+  const size_t slots = layout.getNumSlots();
+  os << "extern \"C\" int " << plan.prefix
+     << "(const gdn_tensor_t *args, gdn_tensor_t *results, void *workspace,\n"
+     << "    gdnrt_context_t *context) {\n"
+     << "  if (int error = " << plan.prefix << "_check_args(args))\n"
+     << "    return error;\n"
+     << "  size_t offsets[" << slots + 1 << "];\n"
+     << "  const size_t bytes = " << plan.prefix
+     << "_layout(args, offsets);\n"
+     // A function that needs no workspace (for these shapes) accepts none.
+     << "  if (!results || !context || (bytes && !workspace))\n"
+     << "    return GDN_ERROR_INVALID_ARGUMENT;\n";
+  // Kernels, packing metadata and copies enqueue on the context's stream;
+  // gdnrt calls take the context itself.
+  const bool usesStream =
+      !layout.packings.empty() || llvm::any_of(plan.steps, [&](Operation *op) {
+        return layout.kernelOf.count(op) || !getStridedCopies(op).empty();
+      });
+  if (usesStream)
+    os << "  cudaStream_t stream = gdnrt_context_stream(context);\n";
+  if (slots > 0)
+    os << "  char *base = static_cast<char *>(workspace);\n";
+  unsigned slot = 0;
+  for (auto &[value, name] : layout.packings) {
+    auto packing = cast<PackingOp>(value.getDefiningOp());
+    std::string cu = layout.places.lookup(packing.getCuSeqlens());
+    os << "  gdn_packing_t " << name << " = {static_cast<const int32_t *>("
+       << cu << ".data), ";
+    if (packing.getCuPadded())
+      os << "static_cast<const int32_t *>("
+         << layout.places.lookup(packing.getCuPadded()) << ".data), ";
+    else
+      os << "nullptr, ";
+    os << "static_cast<int32_t>(" << cu
+       << ".shape[0] - 1), static_cast<int32_t>(" << layout.tokensExpr(value)
+       << "), base + offsets[" << slot++ << "]};\n";
+  }
+  for (Value temp : layout.temps) {
+    auto type = cast<RankedTensorType>(temp.getType());
+    std::string name = layout.places.lookup(temp);
+    os << "  gdn_tensor_t " << name << " = {base + offsets[" << slot++
+       << "], {";
+    llvm::interleaveComma(layout.shapes.lookup(temp), os);
+    os << "}, " << type.getRank() << ", " << getAbiDtype(type.getElementType())
+       << "};\n";
+  }
+  llvm::DenseMap<const KernelContext *, std::string> scratchOf;
+  for (const KernelContext *k : layout.scratch) {
+    std::string name = "scratch" + std::to_string(scratchOf.size());
+    os << "  void *" << name << " = base + offsets[" << slot++ << "];\n";
+    scratchOf[k] = name;
+  }
+  // gdnrt takes a null staging pointer where it asked for no bytes.
+  llvm::DenseMap<Operation *, std::string> stagingOf;
+  for (Operation *op : layout.staging) {
+    std::string name = "staging" + std::to_string(stagingOf.size());
+    os << "  void *" << name << " = offsets[" << slot + 1 << "] > offsets["
+       << slot << "] ? base + offsets[" << slot << "] : nullptr;\n";
+    ++slot;
+    stagingOf[op] = name;
+  }
+  for (auto [index, value] :
+       llvm::enumerate(body.getTerminator()->getOperands())) {
+    // The caller allocated results from _result_shapes; make sure it did.
+    auto type = cast<RankedTensorType>(value.getType());
+    os << "  if (!gdn::checkTensor(results[" << index << "], "
+       << getAbiDtype(type.getElementType()) << ", {";
+    llvm::interleaveComma(layout.shapes.lookup(value), os);
+    os << "}))\n    return GDN_ERROR_INVALID_ARGUMENT;\n";
+  }
+  // A collective fails on a group without a communicator of the compiled
+  // size; asking first keeps the steps before it from running.
+  for (comm::GroupAttr group : layout.groups)
+    os << "  {\n    int rank = 0;\n    if (int error = gdnrt_group_rank("
+       << "context, " << getGroupRole(group) << ", " << group.getRanks()
+       << ", &rank))\n      return error;\n  }\n";
+
+  // Every kernel's tensors are checked before anything is enqueued, so an
+  // error leaves the results untouched.
+  auto printKernelCall = [&](const KernelContext &k, bool launch) {
+    os << "  {\n    const gdn_tensor_t operands[] = {";
+    llvm::interleaveComma(getKernelTensorOperands(k.op), os,
+                          [&](Value v) { os << layout.places.lookup(v); });
+    os << "};\n    const gdn_tensor_t outputs[] = {";
+    llvm::interleaveComma(k.op->getResults(), os,
+                          [&](Value v) { os << layout.places.lookup(v); });
+    os << "};\n    if (int error = " << k.entryName
+       << (launch ? "" : "_validate") << "(operands, outputs";
+    for (Value operand : k.op->getOperands())
+      if (layout.packings.count(operand))
+        os << ", &" << layout.packings.lookup(operand);
+    if (usesScratch(k.op))
+      os << ", " << scratchOf.lookup(&k);
+    os << (launch ? ", stream" : "") << "))\n      return error;\n  }\n";
+  };
+  for (const KernelContext &k : plan.kernels)
+    printKernelCall(k, /*launch=*/false);
+  for (auto &[value, name] : layout.packings)
+    os << "  if (gdn::device::buildPackingMetadata({" << name << ".cu_seqlens, "
+       << name << ".cu_padded, " << name << ".num_seqs, " << name
+       << ".buffer_tokens}, gdn::device::PackingWorkspace::carve(" << name
+       << ".workspace), stream) != cudaSuccess)\n"
+       << "    return GDN_ERROR_CUDA;\n";
+  auto place = [&](Value value) { return layout.places.lookup(value); };
+  for (Operation *op : plan.steps) {
+    if (const KernelContext *k = layout.kernelOf.lookup(op))
+      printKernelCall(*k, /*launch=*/true);
+    else
+      printRuntimeCall(op, place, stagingOf.lookup(op), os);
+  }
+  os << "  return GDN_SUCCESS;\n}\n\n";
+}
+
+void printCheck(const FunctionPlan &plan, const FunctionLayout &layout,
+                llvm::raw_ostream &os) {
+  os << "extern \"C\" int " << plan.prefix
+     << "_check(const gdn_tensor_t *args, const void *workspace,\n"
+     << "    gdnrt_context_t *context, char *message, size_t size) {\n"
+     << "  size_t offsets[" << layout.getNumSlots() + 1 << "];\n"
+     << "  if (!context || " << plan.prefix << "_check_args(args))\n"
+     << "    return GDN_ERROR_INVALID_ARGUMENT;\n"
+     << "  if (" << plan.prefix << "_layout(args, offsets) && !workspace)\n"
+     << "    return GDN_ERROR_INVALID_ARGUMENT;\n"
+     << "  cudaStream_t stream = gdnrt_context_stream(context);\n";
+  for (unsigned slot = 0; slot < layout.packings.size(); ++slot)
+    os << "  if (int error = gdn::device::describePackingStatus(\n"
+       << "          reinterpret_cast<const gdn_status_t *>(static_cast<const "
+          "char *>(workspace) + offsets["
+       << slot << "]),\n          stream, message, size))\n"
+       << "    return error;\n";
+  if (layout.packings.empty())
+    os << "  if (cudaStreamSynchronize(stream) != cudaSuccess)\n"
+       << "    return GDN_ERROR_CUDA;\n";
+  os << "  return GDN_SUCCESS;\n}\n\n";
+}
+
+} // namespace
+
+void mlir::gdn::cuda::printFunctionEntries(const FunctionPlan &plan,
+                                           llvm::raw_ostream &os) {
+  FunctionLayout layout(plan);
+  os << "//===--- @" << plan.function.getName() << ": whole-function entry "
+     << "points ---===//\n\n";
+  printSignature(plan, os);
+  layout.printLayoutFunction(os);
+  printCheckArgs(plan, layout, os);
+  printQueries(plan, layout, os);
+  printRun(plan, layout, os);
+  printCheck(plan, layout, os);
+}
+
+void mlir::gdn::cuda::printFunctionPrototypes(const FunctionPlan &plan,
+                                              llvm::raw_ostream &os) {
+  os << "/* @" << plan.function.getName() << " */\n";
+  for (const KernelContext &k : plan.kernels) {
+    printKernelPrototype(k, os);
+    os << ";\n";
+  }
+  if (!plan.notEmittable.empty()) {
+    os << "/* No whole-function entry point for @" << plan.function.getName()
+       << ": " << plan.notEmittable << ". */\n\n";
+    return;
+  }
+  os << "extern const gdn_signature_t " << plan.prefix << "_signature;\n"
+     << "size_t " << plan.prefix
+     << "_workspace_bytes(const gdn_tensor_t *args);\n"
+     << "int " << plan.prefix
+     << "_result_shapes(const gdn_tensor_t *args, gdn_tensor_t *results);\n"
+     << "int " << plan.prefix
+     << "(const gdn_tensor_t *args, gdn_tensor_t *results, void *workspace,\n"
+     << "    gdnrt_context_t *context);\n"
+     << "int " << plan.prefix
+     << "_check(const gdn_tensor_t *args, const void *workspace,\n"
+     << "    gdnrt_context_t *context, char *message, size_t size);\n\n";
+}

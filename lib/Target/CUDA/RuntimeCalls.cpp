@@ -1,0 +1,524 @@
+//===- RuntimeCalls.cpp - ops a whole-function entry runs as calls --------===//
+//
+// gdn.linear and the gdn_comm collectives map one to one onto gdnrt calls
+// with the IR's group role, ranks and dimensions. gdn.split_qkvz and
+// gdn.regroup_sections only move data: each is a few strided block copies
+// (StridedCopy), printed as cudaMemcpy2DAsync / cudaMemcpy3DAsync calls
+// through gdn/device/copies.h. Shapes are C++ expressions of the function
+// arguments' shapes, folded to numbers where the types are static.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RuntimeCalls.h"
+
+#include "gdn/Dialect/Gdn/GdnOps.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <numeric>
+#include <optional>
+
+using namespace mlir;
+using namespace mlir::gdn;
+using namespace mlir::gdn::cuda;
+
+namespace {
+
+RankedTensorType tensorType(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+int64_t elementBytes(Value value) {
+  return tensorType(value).getElementTypeBitWidth() / 8;
+}
+
+//===----------------------------------------------------------------------===//
+// Shape expressions
+//===----------------------------------------------------------------------===//
+
+std::optional<int64_t> literal(StringRef expr) {
+  int64_t value;
+  if (expr.getAsInteger(10, value))
+    return std::nullopt;
+  return value;
+}
+
+/// A size as `base * num / den`, so that a gather's factor and a scatter's
+/// divisor over the same group cancel (`T * 2 / 2` is `T`). Parses only the
+/// forms `print` produces; anything else is an opaque base.
+struct Extent {
+  std::string base; ///< empty for a number
+  int64_t num = 1, den = 1;
+
+  static Extent parse(StringRef expr) {
+    if (std::optional<int64_t> value = literal(expr))
+      return {"", *value, 1};
+    Extent extent{expr.str()};
+    if (!expr.consume_front("(") || !expr.consume_back(")"))
+      return extent;
+    auto [rest, divisor] = expr.rsplit(" / ");
+    int64_t den = 1, num = 1;
+    if (!divisor.empty() && !divisor.getAsInteger(10, den))
+      expr = rest;
+    auto [base, factor] = expr.rsplit(" * ");
+    if (!factor.empty() && !factor.getAsInteger(10, num))
+      expr = base;
+    if (num == 1 && den == 1)
+      return extent;
+    return {expr.str(), num, den};
+  }
+
+  std::string print() const {
+    if (base.empty())
+      return std::to_string(num / den);
+    if (num == 1 && den == 1)
+      return base;
+    std::string text = "(" + base;
+    if (num != 1)
+      text += " * " + std::to_string(num);
+    if (den != 1)
+      text += " / " + std::to_string(den);
+    return text + ")";
+  }
+
+  Extent scaled(int64_t factor, int64_t divisor) const {
+    Extent result = *this;
+    result.num *= factor;
+    result.den *= divisor;
+    const int64_t common = std::gcd(result.num, result.den);
+    result.num /= common;
+    result.den /= common;
+    return result;
+  }
+};
+
+std::string times(const std::string &expr, int64_t factor) {
+  return Extent::parse(expr).scaled(factor, 1).print();
+}
+
+/// `expr / divisor`; a dynamic `expr` must divide, which the caller checks
+/// at run time (the condition joins `conditions`).
+std::string dividedBy(const std::string &expr, int64_t divisor,
+                      std::vector<std::string> &conditions) {
+  Extent extent = Extent::parse(expr).scaled(1, divisor);
+  if (!extent.base.empty() && extent.den != 1)
+    conditions.push_back(extent.base + " % " + std::to_string(extent.den) +
+                         " == 0");
+  return extent.print();
+}
+
+/// `[tokens, the type's static sizes...]`.
+ShapeExprs withTokens(Value value, const std::string &tokens) {
+  auto type = tensorType(value);
+  ShapeExprs dims{tokens};
+  for (int64_t d = 1; d < type.getRank(); ++d)
+    dims.push_back(std::to_string(type.getDimSize(d)));
+  return dims;
+}
+
+/// The result shapes by each op's definition, from its operands' shapes.
+std::vector<ShapeExprs> deriveShapes(Operation *op,
+                                     ArrayRef<ShapeExprs> operands,
+                                     std::vector<std::string> &conditions) {
+  auto ranksOf = [](comm::GroupAttr group) { return group.getRanks(); };
+  return llvm::TypeSwitch<Operation *, std::vector<ShapeExprs>>(op)
+      .Case([&](LinearOp linear) {
+        return std::vector<ShapeExprs>{
+            withTokens(linear.getY(), operands[0][0])};
+      })
+      .Case([&](SplitQkvzOp split) {
+        std::vector<ShapeExprs> shapes;
+        for (Value result : split->getResults())
+          shapes.push_back(withTokens(result, operands[0][0]));
+        if (operands[0][0] != operands[1][0])
+          conditions.push_back(operands[0][0] + " == " + operands[1][0]);
+        return shapes;
+      })
+      .Case([&](RegroupSectionsOp regroup) {
+        int64_t total = 0;
+        for (int64_t size : regroup.getSectionSizes())
+          total += size;
+        const std::string &extent = operands[0][regroup.getDim()];
+        if (!literal(extent))
+          conditions.push_back(extent + " == " + std::to_string(total));
+        return std::vector<ShapeExprs>{operands[0]};
+      })
+      .Case([&](comm::AllGatherOp gather) {
+        ShapeExprs dims = operands[0];
+        dims[gather.getDim()] =
+            times(dims[gather.getDim()], ranksOf(gather.getGroup()));
+        return std::vector<ShapeExprs>{dims};
+      })
+      .Case([&](comm::ReduceScatterOp scatter) {
+        ShapeExprs dims = operands[0];
+        dims[scatter.getDim()] = dividedBy(
+            dims[scatter.getDim()], ranksOf(scatter.getGroup()), conditions);
+        return std::vector<ShapeExprs>{dims};
+      })
+      .Case([&](comm::AllToAllOp exchange) {
+        const int64_t ranks = ranksOf(exchange.getGroup());
+        ShapeExprs dims = operands[0];
+        dims[exchange.getSplitDim()] =
+            dividedBy(dims[exchange.getSplitDim()], ranks, conditions);
+        dims[exchange.getConcatDim()] =
+            times(dims[exchange.getConcatDim()], ranks);
+        return std::vector<ShapeExprs>{dims};
+      })
+      .Case([&](comm::HaloExchangeOp halo) {
+        ShapeExprs dims = operands[0];
+        dims[0] = std::to_string(halo.getTokens());
+        return std::vector<ShapeExprs>{dims};
+      })
+      .Case([&](comm::StateExchangeOp exchange) {
+        return std::vector<ShapeExprs>{operands[1]};
+      })
+      .Case([&](comm::LocalShardOp shard) {
+        ShapeExprs dims = operands[0];
+        dims[shard.getDim()] = dividedBy(dims[shard.getDim()],
+                                         ranksOf(shard.getGroup()), conditions);
+        return std::vector<ShapeExprs>{dims};
+      })
+      .Default([](Operation *) { return std::vector<ShapeExprs>{}; });
+}
+
+//===----------------------------------------------------------------------===//
+// Printing
+//===----------------------------------------------------------------------===//
+
+std::string chainName(comm::ChainKind chain) {
+  return chain == comm::ChainKind::Scan ? "GDNRT_CHAIN_SCAN"
+                                        : "GDNRT_CHAIN_ALL_GATHER";
+}
+
+/// `if (int error = <call>)\n    return error;` with the call's arguments.
+void printChecked(llvm::raw_ostream &os, StringRef function,
+                  ArrayRef<std::string> arguments) {
+  os << "  if (int error = " << function << "(";
+  llvm::interleaveComma(arguments, os);
+  os << "))\n    return error;\n";
+}
+
+/// Prints one strided copy, choosing the fewest CUDA copy calls that express
+/// it: one 2D copy when rows or slices collapse, one 3D copy when both
+/// sides' slices are whole numbers of rows, else one 2D copy per row.
+void printStridedCopy(const StridedCopy &copy, Operation *op,
+                      llvm::function_ref<std::string(Value)> place,
+                      llvm::raw_ostream &os) {
+  if (copy.width == 0 || copy.rows == 0)
+    return;
+  Value source = op->getOperand(copy.source);
+  Value target = op->getResult(copy.target);
+  std::string from = place(source), to = place(target);
+  std::string src = "static_cast<const char *>(" + from + ".data) + " +
+                    std::to_string(copy.sourceOffset);
+  std::string dst = "static_cast<char *>(" + to + ".data) + " +
+                    std::to_string(copy.targetOffset);
+  // The slice count is read from the source tensor, which every step
+  // checked before anything was enqueued.
+  SmallVector<std::string> factors;
+  for (unsigned d = 0; d < copy.sliceDims; ++d)
+    factors.push_back("static_cast<size_t>(" + from + ".shape[" +
+                      std::to_string(d) + "])");
+  std::string slices = factors.empty() ? "1" : llvm::join(factors, " * ");
+  auto copy2D = [&](StringRef indent, const std::string &dstAt,
+                    int64_t dstPitch, const std::string &srcAt,
+                    int64_t srcPitch, int64_t width,
+                    const std::string &height) {
+    os << indent << "if (gdn::copy2D(" << dstAt << ", " << dstPitch << ", "
+       << srcAt << ", " << srcPitch << ", " << width << ", " << height
+       << ", stream) != cudaSuccess)\n"
+       << indent << "  return GDN_ERROR_CUDA;\n";
+  };
+  const bool rowsContiguous =
+      copy.width == copy.sourceRowPitch && copy.width == copy.targetRowPitch;
+  if (copy.rows == 1 || rowsContiguous) {
+    copy2D("  ", dst, copy.targetSlicePitch, src, copy.sourceSlicePitch,
+           copy.width * copy.rows, slices);
+    return;
+  }
+  if (copy.sliceDims == 0) {
+    copy2D("  ", dst, copy.targetRowPitch, src, copy.sourceRowPitch, copy.width,
+           std::to_string(copy.rows));
+    return;
+  }
+  auto sliceRows = [&](int64_t slicePitch, int64_t rowPitch) -> int64_t {
+    return slicePitch % rowPitch == 0 && slicePitch / rowPitch >= copy.rows
+               ? slicePitch / rowPitch
+               : 0;
+  };
+  const int64_t srcRows = sliceRows(copy.sourceSlicePitch, copy.sourceRowPitch);
+  const int64_t dstRows = sliceRows(copy.targetSlicePitch, copy.targetRowPitch);
+  if (srcRows && dstRows) {
+    os << "  if (gdn::copy3D(" << dst << ", " << copy.targetRowPitch << ", "
+       << dstRows << ", " << src << ", " << copy.sourceRowPitch << ", "
+       << srcRows << ", " << copy.width << ", " << copy.rows << ", " << slices
+       << ", stream) != cudaSuccess)\n"
+       << "    return GDN_ERROR_CUDA;\n";
+    return;
+  }
+  // A slice is not a whole number of rows on one side (the conv channels of
+  // some head configurations): one 2D copy over the slices per row.
+  os << "  for (int64_t row = 0; row < " << copy.rows << "; ++row)\n";
+  copy2D("    ", dst + " + row * " + std::to_string(copy.targetRowPitch),
+         copy.targetSlicePitch,
+         src + " + row * " + std::to_string(copy.sourceRowPitch),
+         copy.sourceSlicePitch, copy.width, slices);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Queries
+//===----------------------------------------------------------------------===//
+
+bool mlir::gdn::cuda::isRuntimeCall(Operation *op) {
+  return isa<LinearOp, SplitQkvzOp, RegroupSectionsOp, comm::AllGatherOp,
+             comm::ReduceScatterOp, comm::AllToAllOp, comm::HaloExchangeOp,
+             comm::StateExchangeOp, comm::LocalShardOp, comm::RankOp>(op);
+}
+
+std::string mlir::gdn::cuda::getRuntimeCallLimitation(Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  const std::string name = op->getName().getStringRef().str();
+  for (Type type :
+       llvm::concat<const Type>(op->getOperandTypes(), op->getResultTypes())) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor)
+      continue;
+    if (tensor.getRank() > 6) {
+      os << name << " on " << type
+         << " has no CUDA lowering (gdn_tensor_t holds at most 6 dimensions)";
+      return text;
+    }
+    for (int64_t d = 1; d < tensor.getRank(); ++d)
+      if (tensor.isDynamicDim(d)) {
+        os << name << " on " << type
+           << " has no CUDA lowering (static sizes are needed except the "
+              "token dimension)";
+        return text;
+      }
+  }
+  if (auto linear = dyn_cast<LinearOp>(op)) {
+    Type element = linear.getX().getType().getElementType();
+    if (element != linear.getWeight().getType().getElementType() ||
+        element != linear.getY().getType().getElementType() ||
+        !(element.isBF16() || element.isF16() || element.isF32()))
+      os << name << " of " << linear.getX().getType() << " by "
+         << linear.getWeight().getType()
+         << " has no CUDA lowering (gdnrt_linear takes one element type "
+            "among bf16, f16 and f32)";
+  }
+  // The verifiers already hold the copies' and state_exchange's element
+  // types to what the lowering needs.
+  return text;
+}
+
+RuntimeCallShapes
+mlir::gdn::cuda::getRuntimeCallShapes(Operation *op,
+                                      ArrayRef<ShapeExprs> operands) {
+  RuntimeCallShapes shapes;
+  shapes.results = deriveShapes(op, operands, shapes.conditions);
+  // A static size in a result type must be what the definition gives; it is
+  // known here when the operands' sizes are, and checked at run time when
+  // they are not (a dynamic token count meeting a static result).
+  for (auto [result, dims] : llvm::zip(op->getResults(), shapes.results)) {
+    auto type = tensorType(result);
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      if (type.isDynamicDim(d) || literal(dims[d]))
+        continue;
+      shapes.conditions.push_back(dims[d] +
+                                  " == " + std::to_string(type.getDimSize(d)));
+      dims[d] = std::to_string(type.getDimSize(d));
+    }
+  }
+  return shapes;
+}
+
+Value mlir::gdn::cuda::getStagingOperand(Operation *op) {
+  return llvm::TypeSwitch<Operation *, Value>(op)
+      .Case<comm::AllGatherOp, comm::ReduceScatterOp, comm::AllToAllOp>(
+          [](auto collective) { return collective.getInput(); })
+      .Case([](comm::StateExchangeOp exchange) {
+        return exchange.getPartialState();
+      })
+      .Default([](Operation *) { return Value(); });
+}
+
+std::string mlir::gdn::cuda::getStagingQuery(Operation *op, StringRef tensor) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  const std::string ranks = std::to_string(getRuntimeCallGroup(op).getRanks());
+  llvm::TypeSwitch<Operation *>(op)
+      .Case([&](comm::AllGatherOp gather) {
+        os << "gdnrt_all_gather_workspace_bytes(&" << tensor << ", " << ranks
+           << ", " << gather.getDim() << ")";
+      })
+      .Case([&](comm::ReduceScatterOp scatter) {
+        os << "gdnrt_reduce_scatter_workspace_bytes(&" << tensor << ", "
+           << ranks << ", " << scatter.getDim() << ")";
+      })
+      .Case([&](comm::AllToAllOp exchange) {
+        os << "gdnrt_all_to_all_workspace_bytes(&" << tensor << ", " << ranks
+           << ", " << exchange.getSplitDim() << ", " << exchange.getConcatDim()
+           << ")";
+      })
+      .Case([&](comm::StateExchangeOp exchange) {
+        os << "gdnrt_state_exchange_workspace_bytes(&" << tensor << ", "
+           << ranks << ", " << chainName(exchange.getChain()) << ")";
+      });
+  return text;
+}
+
+comm::GroupAttr mlir::gdn::cuda::getRuntimeCallGroup(Operation *op) {
+  return op->getAttrOfType<comm::GroupAttr>("group");
+}
+
+std::string mlir::gdn::cuda::getGroupRole(comm::GroupAttr group) {
+  return group.getKind() == comm::GroupKind::CP ? "GDNRT_GROUP_CP"
+                                                : "GDNRT_GROUP_SP";
+}
+
+//===----------------------------------------------------------------------===//
+// Copies
+//===----------------------------------------------------------------------===//
+
+std::vector<StridedCopy> mlir::gdn::cuda::getStridedCopies(Operation *op) {
+  std::vector<StridedCopy> copies;
+  if (auto split = dyn_cast<SplitQkvzOp>(op)) {
+    // Per token and key-head group g, qkvz holds [q | k | v (r*V) | z (r*V)]
+    // and ba holds [b (r) | a (r)]; each part goes to its own result, group
+    // g's block after group g-1's.
+    const int64_t heads = split.getKeyHeads(), headK = split.getHeadDimK();
+    auto zType = tensorType(split.getZ());
+    const int64_t valueHeads = zType.getDimSize(1);
+    const int64_t groupV = valueHeads / heads * zType.getDimSize(2);
+    const int64_t ratio = valueHeads / heads;
+    const int64_t e = elementBytes(split.getQkvz());
+    const int64_t groupWidth = (2 * headK + 2 * groupV) * e;
+    const int64_t channels = (2 * heads * headK + heads * groupV) * e;
+    auto part = [&](unsigned target, int64_t from, int64_t to, int64_t width,
+                    int64_t targetRow) {
+      copies.push_back({0, target, from, to, width, heads, groupWidth,
+                        targetRow, 1, heads * groupWidth,
+                        target == 0 ? channels : heads * groupV * e});
+    };
+    part(0, 0, 0, headK * e, headK * e);                         // q
+    part(0, headK * e, heads * headK * e, headK * e, headK * e); // k
+    part(0, 2 * headK * e, 2 * heads * headK * e, groupV * e,    // v
+         groupV * e);
+    part(1, (2 * headK + groupV) * e, 0, groupV * e, groupV * e); // z
+    const int64_t g = elementBytes(split.getBa());
+    for (unsigned target : {2u, 3u}) // b, then a
+      copies.push_back({1, target, target == 2 ? 0 : ratio * g, 0, ratio * g,
+                        heads, 2 * ratio * g, ratio * g, 1, 2 * valueHeads * g,
+                        valueHeads * g});
+    return copies;
+  }
+  auto regroup = dyn_cast<RegroupSectionsOp>(op);
+  if (!regroup)
+    return copies;
+  // Along `dim`, section s's part g moves between [start_s + g * part_s] (the
+  // sections in order) and [g * total / groups + sum of the earlier parts]
+  // (grouped); every index before `dim` is a slice.
+  auto type = tensorType(regroup.getX());
+  const int64_t dim = regroup.getDim(), groups = regroup.getGroups();
+  int64_t inner = elementBytes(regroup.getX());
+  for (int64_t d = dim + 1; d < type.getRank(); ++d)
+    inner *= type.getDimSize(d);
+  int64_t total = 0;
+  for (int64_t size : regroup.getSectionSizes())
+    total += size;
+  int64_t start = 0, before = 0;
+  for (int64_t size : regroup.getSectionSizes()) {
+    const int64_t part = size / groups;
+    StridedCopy copy{0,
+                     0,
+                     start * inner,
+                     before * inner,
+                     part * inner,
+                     groups,
+                     part * inner,
+                     total / groups * inner,
+                     static_cast<unsigned>(dim),
+                     total * inner,
+                     total * inner};
+    if (regroup.getInverse()) {
+      std::swap(copy.sourceOffset, copy.targetOffset);
+      std::swap(copy.sourceRowPitch, copy.targetRowPitch);
+    }
+    copies.push_back(copy);
+    start += size;
+    before += part;
+  }
+  return copies;
+}
+
+//===----------------------------------------------------------------------===//
+// Calls
+//===----------------------------------------------------------------------===//
+
+void mlir::gdn::cuda::printRuntimeCall(
+    Operation *op, llvm::function_ref<std::string(Value)> place,
+    StringRef staging, llvm::raw_ostream &os) {
+  auto ref = [&](Value value) { return "&" + place(value); };
+  comm::GroupAttr group = getRuntimeCallGroup(op);
+  std::string role = group ? getGroupRole(group) : "";
+  std::string ranks = group ? std::to_string(group.getRanks()) : "";
+  std::string stagingArg = staging.str();
+  os << "  // " << op->getName() << " at " << op->getLoc() << "\n";
+  llvm::TypeSwitch<Operation *>(op)
+      .Case([&](LinearOp linear) {
+        printChecked(os, "gdnrt_linear",
+                     {"context", ref(linear.getX()), ref(linear.getWeight()),
+                      ref(linear.getY())});
+      })
+      .Case([&](comm::AllGatherOp gather) {
+        printChecked(os, "gdnrt_all_gather",
+                     {"context", role, ranks, ref(gather.getInput()),
+                      ref(gather.getResult()), std::to_string(gather.getDim()),
+                      stagingArg});
+      })
+      .Case([&](comm::ReduceScatterOp scatter) {
+        printChecked(os, "gdnrt_reduce_scatter",
+                     {"context", role, ranks, ref(scatter.getInput()),
+                      ref(scatter.getResult()),
+                      std::to_string(scatter.getDim()), stagingArg});
+      })
+      .Case([&](comm::AllToAllOp exchange) {
+        printChecked(os, "gdnrt_all_to_all",
+                     {"context", role, ranks, ref(exchange.getInput()),
+                      ref(exchange.getResult()),
+                      std::to_string(exchange.getSplitDim()),
+                      std::to_string(exchange.getConcatDim()), stagingArg});
+      })
+      .Case([&](comm::HaloExchangeOp halo) {
+        printChecked(os, "gdnrt_halo_exchange",
+                     {"context", role, ranks, ref(halo.getInput()),
+                      ref(halo.getHalo())});
+      })
+      .Case([&](comm::StateExchangeOp exchange) {
+        printChecked(os, "gdnrt_state_exchange",
+                     {"context", role, ranks, ref(exchange.getTransition()),
+                      ref(exchange.getPartialState()),
+                      ref(exchange.getIncomingState()),
+                      chainName(exchange.getChain()), stagingArg});
+      })
+      .Case([&](comm::LocalShardOp shard) {
+        printChecked(os, "gdnrt_local_shard",
+                     {"context", role, ranks, ref(shard.getInput()),
+                      ref(shard.getResult()), std::to_string(shard.getDim())});
+      })
+      .Case([&](comm::RankOp) {
+        // The index has no consumer a whole-function entry point can hold;
+        // the query still checks the group's binding where the IR asks.
+        os << "  {\n    int rank = 0;\n";
+        os << "    if (int error = gdnrt_group_rank(context, " << role << ", "
+           << ranks << ", &rank))\n      return error;\n  }\n";
+      })
+      .Case<SplitQkvzOp, RegroupSectionsOp>([&](Operation *copyOp) {
+        for (const StridedCopy &copy : getStridedCopies(copyOp))
+          printStridedCopy(copy, copyOp, place, os);
+      });
+}
