@@ -12,12 +12,17 @@
 #include "gdn/Interpreter/Interpreter.h"
 #include "gdn/Dialect/GdnComm/GdnCommDialect.h"
 #include "gdn/Interpreter/Packing.h"
+#include "gdn/Interpreter/ReferenceKernels.h"
 
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/DenseMap.h"
 
 #include <optional>
 #include <variant>
+
+namespace mlir::gdn {
+class LayerOp;
+} // namespace mlir::gdn
 
 namespace mlir::gdn::interp {
 
@@ -129,6 +134,31 @@ getDistributionPacking(func::FuncOp func,
 /// reads operand index `sources[i]`.
 std::vector<int64_t> getRegroupSources(ArrayRef<int64_t> sectionSizes,
                                        int64_t groups, bool inverse);
+
+/// The inner values of a gdn.layer as the interpreter computes it: its own
+/// kernels in the order of SEMANTICS.md, each value stored in the
+/// activations' precision (gates and states in fp32). executeLayer projects
+/// `normed` by out_proj; the layer's gradient rule walks these backwards.
+struct LayerValues {
+  Tensor qkvz, ba; ///< the interleaved projections (qwen3_next only)
+  Tensor mixed, z, b, a;
+  ConvResult conv;
+  SplitQkvResult qkv;
+  Tensor q, k; ///< qkv.q and qkv.k, L2-normalised
+  GatesResult gate;
+  double scale = 0.0;
+  DeltaRuleResult delta;
+  Tensor normed;
+
+  /// The delta rule's operands (referring to this object's tensors).
+  DeltaRuleInputs deltaRuleInputs(const PackingInfo &packing) const {
+    return {q, k, qkv.v, gate.g, gate.beta, packing, nullptr, scale};
+  }
+};
+
+/// Computes the inner values of `op` (operands already checked).
+LayerValues computeLayerValues(LayerOp op, const Environment &env,
+                               const InterpreterOptions &options);
 
 /// Checks a tensor against the static parts of the MLIR type it is bound to:
 /// rank, static sizes and element type.

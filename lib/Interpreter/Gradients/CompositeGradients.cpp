@@ -30,71 +30,32 @@ void propagateLayer(LayerOp op, const Environment &env,
   const Tensor &x = env.tensor(op.getX());
   const PackingInfo &packing = env.packing(op.getPacking());
   LayerOp::Weights w = op.getWeightsByRole();
-  const int64_t tokens = x.getDimSize(0);
   const int64_t keyHeads = op.getKeyHeads(), valueHeads = op.getValueHeads();
   const int64_t headDimK = op.getHeadDimK(), headDimV = op.getHeadDimV();
-  const int64_t channels = op.getConvChannels();
-  const ElementKind act = x.getKind();
-  const ElementKind state =
-      act == ElementKind::F64 ? ElementKind::F64 : ElementKind::F32;
-  const bool next = op.getProjections() == Projections::Qwen3Next;
-
-  Tensor qkvz, ba, mixed, z, b, a;
-  if (next) {
-    qkvz = linear(x, env.tensor(w.inProjQkvz),
-                  {tokens, 2 * keyHeads * headDimK + 2 * valueHeads * headDimV},
-                  act);
-    ba = linear(x, env.tensor(w.inProjBa), {tokens, 2 * valueHeads}, act);
-    SplitQkvzResult split =
-        splitQkvz(qkvz, ba, keyHeads, headDimK, valueHeads, headDimV);
-    mixed = std::move(split.mixedQkv);
-    z = std::move(split.z);
-    b = std::move(split.b);
-    a = std::move(split.a);
-  } else {
-    mixed = linear(x, env.tensor(w.inProjQkv), {tokens, channels}, act);
-    z = linear(x, env.tensor(w.inProjZ), {tokens, valueHeads, headDimV}, act);
-    b = linear(x, env.tensor(w.inProjB), {tokens, valueHeads}, act);
-    a = linear(x, env.tensor(w.inProjA), {tokens, valueHeads}, act);
-  }
-  const Tensor &convWeight = env.tensor(w.conv);
-  ConvResult conv =
-      causalConv1d(mixed, convWeight, nullptr, packing, nullptr,
-                   /*silu=*/true, act, /*wantFinalState=*/false, state);
-  SplitQkvResult qkv =
-      splitQkv(conv.y, keyHeads, headDimK, valueHeads, headDimV);
-  Tensor q = l2norm(qkv.q, 1e-6), k = l2norm(qkv.k, 1e-6);
+  const LayerValues v = computeLayerValues(op, env, options);
   const Tensor &aLog = env.tensor(w.aLog), &dtBias = env.tensor(w.dtBias);
-  GatesResult gate = gates(a, b, aLog, dtBias, op.getAllowNegEigval(), state);
-  double scale = op.getScaleAttr() ? op.getScaleAttr().getValueAsDouble()
-                                   : getDefaultDeltaRuleScale(headDimK);
-  DeltaRuleInputs inputs{q,         k,       qkv.v,   gate.g,
-                         gate.beta, packing, nullptr, scale};
-  DeltaRuleResult delta =
-      options.deltaRule == DeltaRuleAlgorithm::Chunked
-          ? deltaRuleChunked(inputs, op.getChunkSize(), act, state)
-          : deltaRuleRecurrent(inputs, act, state);
   const Tensor &norm = env.tensor(w.norm);
   const double eps = op.getNormEps().convertToDouble();
-  Tensor normed = gatedRMSNorm(delta.o, z, norm, eps, act);
 
   // Backward, part by part.
   Tensor dy = cotangents.take(op.getY(), env.tensor(op.getY()));
-  LinearGradients out = linearVJP(normed, env.tensor(w.outProj), dy);
+  LinearGradients out = linearVJP(v.normed, env.tensor(w.outProj), dy);
   cotangents.add(w.outProj, std::move(out.dweight));
-  GatedRMSNormGradients rms = gatedRMSNormVJP(delta.o, z, norm, eps, out.dx);
+  GatedRMSNormGradients rms =
+      gatedRMSNormVJP(v.delta.o, v.z, norm, eps, out.dx);
   cotangents.add(w.norm, std::move(rms.dweight));
-  DeltaRuleGradients core = deltaRuleVJP(inputs, rms.dx, nullptr);
+  DeltaRuleGradients core =
+      deltaRuleVJP(v.deltaRuleInputs(packing), rms.dx, nullptr);
   GatesGradients gateGrads = gatesVJP(
-      a, b, aLog, dtBias, op.getAllowNegEigval(), &core.dg, &core.dbeta);
+      v.a, v.b, aLog, dtBias, op.getAllowNegEigval(), &core.dg, &core.dbeta);
   cotangents.add(w.aLog, std::move(gateGrads.daLog));
   cotangents.add(w.dtBias, std::move(gateGrads.ddtBias));
-  Tensor dqRaw = l2normVJP(qkv.q, 1e-6, core.dq);
-  Tensor dkRaw = l2normVJP(qkv.k, 1e-6, core.dk);
-  Tensor dconvY = splitQkvVJP(&dqRaw, &dkRaw, &core.dv, conv.y, keyHeads,
+  Tensor dqRaw = l2normVJP(v.qkv.q, 1e-6, core.dq);
+  Tensor dkRaw = l2normVJP(v.qkv.k, 1e-6, core.dk);
+  Tensor dconvY = splitQkvVJP(&dqRaw, &dkRaw, &core.dv, v.conv.y, keyHeads,
                               headDimK, valueHeads, headDimV);
   ConvGradients convGrads =
-      causalConv1dVJP(mixed, convWeight, nullptr, packing, nullptr,
+      causalConv1dVJP(v.mixed, env.tensor(w.conv), nullptr, packing, nullptr,
                       /*silu=*/true, dconvY, nullptr);
   cotangents.add(w.conv, std::move(convGrads.dweight));
 
@@ -105,10 +66,10 @@ void propagateLayer(LayerOp op, const Environment &env,
     accumulateInto(dx, grads.dx);
     cotangents.add(weight, std::move(grads.dweight));
   };
-  if (next) {
+  if (op.getProjections() == Projections::Qwen3Next) {
     SplitQkvzGradients split =
-        splitQkvzVJP(&convGrads.dx, &rms.dz, &gateGrads.db, &gateGrads.da, qkvz,
-                     ba, keyHeads, headDimK, valueHeads, headDimV);
+        splitQkvzVJP(&convGrads.dx, &rms.dz, &gateGrads.db, &gateGrads.da,
+                     v.qkvz, v.ba, keyHeads, headDimK, valueHeads, headDimV);
     project(w.inProjQkvz, split.dqkvz);
     project(w.inProjBa, split.dba);
   } else {

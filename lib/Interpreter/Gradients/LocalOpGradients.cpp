@@ -29,9 +29,11 @@ using namespace mlir::gdn::interp;
 //===----------------------------------------------------------------------===//
 
 void CotangentMap::add(Value value, Tensor cotangent) {
-  auto [it, inserted] = cotangents.try_emplace(value, std::move(cotangent));
-  if (inserted)
+  auto it = cotangents.find(value);
+  if (it == cotangents.end()) {
+    cotangents.try_emplace(value, std::move(cotangent));
     return;
+  }
   if (it->second.getShape() != cotangent.getShape())
     llvm::report_fatal_error("gradient sweep: cotangents of one value with "
                              "shapes " +
