@@ -110,9 +110,10 @@ size_t workspaceOf(const std::function<bool(Plan &, std::string &)> &planner) {
   return planner(plan, error) ? plan.workspaceBytes : 0;
 }
 
+/// Workspace queries size the staging before the tensors have memory.
 bool valid(const gdn_tensor_t *tensor) {
   std::string ignored;
-  return checkTensorArgument(tensor, "tensor", ignored);
+  return checkTensorArgument(tensor, "tensor", ignored, /*requireData=*/false);
 }
 
 } // namespace

@@ -105,3 +105,10 @@ extern "C" int gdnrt_context_bind(gdnrt_context_t *context,
     comm->timeoutMs = context->timeoutMs;
   return succeed();
 }
+
+extern "C" gdnrt_comm_t *gdnrt_context_comm(const gdnrt_context_t *context,
+                                           gdnrt_group_t group) {
+  if (!context || group < 0 || group >= GDNRT_NUM_GROUPS)
+    return nullptr;
+  return context->groups[group];
+}

@@ -83,7 +83,7 @@ std::string describeRank(const gdnrt_comm_t *comm, gdnrt_group_t group) {
 }
 
 bool checkTensorArgument(const gdn_tensor_t *tensor, const char *name,
-                         std::string &error) {
+                         std::string &error, bool requireData) {
   if (!tensor) {
     error = std::string("the ") + name + " is a null pointer";
     return false;
@@ -109,7 +109,7 @@ bool checkTensorArgument(const gdn_tensor_t *tensor, const char *name,
     }
     elements *= tensor->shape[d];
   }
-  if (elements > 0 && !tensor->data) {
+  if (requireData && elements > 0 && !tensor->data) {
     error = std::string("the ") + name + " has " + std::to_string(elements) +
             " elements but a null data pointer";
     return false;

@@ -74,9 +74,10 @@ int settle(gdnrt_comm_t *comm, ncclResult_t issued, const std::string &call,
 void abortComm(gdnrt_comm_t *comm, const std::string &reason);
 
 /// Checks a tensor argument: non-null, a valid rank and dtype, non-negative
-/// sizes, data unless empty. On failure sets `error`.
+/// sizes, and (when `requireData`) data unless empty. On failure sets
+/// `error`.
 bool checkTensorArgument(const gdn_tensor_t *tensor, const char *name,
-                         std::string &error);
+                         std::string &error, bool requireData = true);
 
 } // namespace gdnrt
 

@@ -492,6 +492,19 @@ void printCheck(const FunctionPlan &plan, const FunctionLayout &layout,
      << "  if (" << plan.prefix << "_layout(args, offsets) && !workspace)\n"
      << "    return GDN_ERROR_INVALID_ARGUMENT;\n"
      << "  cudaStream_t stream = gdnrt_context_stream(context);\n";
+  // A dead peer would leave the collectives' kernels waiting forever: wait
+  // through each communicator's watchdog (its timeout) before synchronising.
+  llvm::SmallSetVector<StringRef, 2> roles;
+  plan.function.walk([&](Operation *op) {
+    if (comm::GroupAttr group = getRuntimeCallGroup(op))
+      roles.insert(group.getKind() == comm::GroupKind::CP ? "GDNRT_GROUP_CP"
+                                                          : "GDNRT_GROUP_SP");
+  });
+  for (StringRef role : roles)
+    os << "  if (gdnrt_comm_t *comm = gdnrt_context_comm(context, " << role
+       << "))\n"
+       << "    if (int error = gdnrt_comm_wait(comm, context))\n"
+       << "      return error;\n";
   for (unsigned slot = 0; slot < layout.packings.size(); ++slot)
     os << "  if (int error = gdn::device::describePackingStatus(\n"
        << "          reinterpret_cast<const gdn_status_t *>(static_cast<const "

@@ -96,6 +96,11 @@ func.func @linear(%x: tensor<?x256xbf16>, %w: tensor<256x256xbf16>) -> tensor<?x
 // CHECK-NEXT:   if (gdn_sequence_parallel_layout(args, offsets) && !workspace)
 // CHECK-NEXT:     return GDN_ERROR_INVALID_ARGUMENT;
 // CHECK-NEXT:   cudaStream_t stream = gdnrt_context_stream(context);
+// A dead SP peer makes the wait fail after the communicator's timeout
+// instead of hanging the synchronisation.
+// CHECK-NEXT:   if (gdnrt_comm_t *comm = gdnrt_context_comm(context, GDNRT_GROUP_SP))
+// CHECK-NEXT:     if (int error = gdnrt_comm_wait(comm, context))
+// CHECK-NEXT:       return error;
 // CHECK-NEXT:   if (cudaStreamSynchronize(stream) != cudaSuccess)
 func.func @sequence_parallel(%x: tensor<?x64xbf16, #gdn.seq<contiguous, ranks = 2>>,
                              %w: tensor<64x64xbf16>) -> tensor<?x64xbf16, #gdn.seq<contiguous, ranks = 2>> {

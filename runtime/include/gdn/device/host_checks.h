@@ -61,14 +61,11 @@ inline size_t elementBytes(gdn_dtype_t dtype) {
 inline size_t alignWorkspace(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 /// A descriptor for gdnrt's `*_workspace_bytes` queries, made before the
-/// tensor has memory (the workspace is being sized). The queries read the
-/// shape and dtype only, but check the descriptor as a call checks its
-/// arguments, which wants a data pointer for a non-empty tensor: this one is
-/// a placeholder that is never dereferenced.
+/// tensor has memory (the workspace is being sized): shape and dtype, no
+/// data.
 inline gdn_tensor_t shapeOnlyTensor(gdn_dtype_t dtype,
                                     std::initializer_list<int64_t> shape) {
   gdn_tensor_t tensor = {};
-  tensor.data = reinterpret_cast<void *>(uintptr_t{256});
   tensor.dtype = dtype;
   for (int64_t size : shape)
     if (tensor.rank < GDN_MAX_RANK)

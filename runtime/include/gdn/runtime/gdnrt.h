@@ -91,6 +91,9 @@ GDNRT_API int gdnrt_context_set_timeout(gdnrt_context_t *context, int64_t timeou
  *  on it. The context does not own it. NULL unbinds. */
 GDNRT_API int gdnrt_context_bind(gdnrt_context_t *context, gdnrt_group_t group,
                        gdnrt_comm_t *comm);
+/** The communicator bound to `group`, or NULL. */
+GDNRT_API gdnrt_comm_t *gdnrt_context_comm(const gdnrt_context_t *context,
+                                           gdnrt_group_t group);
 
 /*--- Communicators ---------------------------------------------------------*/
 
@@ -142,7 +145,9 @@ GDNRT_API int gdnrt_comm_destroy(gdnrt_comm_t *comm);
  * Each takes the group role and the group size the IR was compiled for; the
  * bound communicator must have that size. `workspace` is device memory of at
  * least the matching *_workspace_bytes (NULL when that is 0). All enqueue on
- * the context's stream and do not synchronise.
+ * the context's stream and do not synchronise. The workspace queries read
+ * shapes and dtypes only (the data pointers may be NULL) and return 0 for
+ * descriptors the call itself would reject.
  *---------------------------------------------------------------------------*/
 
 /** gdn_comm.all_gather: out = rank-ordered concatenation along `dim`. */
