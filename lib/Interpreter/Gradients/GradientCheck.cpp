@@ -18,7 +18,8 @@
 // not one: far from the asymptotic regime two estimates can agree by
 // accident. The estimate never looks at the gradient it checks.
 // Differencing each result element before summing keeps the sum's own
-// rounding out of D.
+// rounding out of D, and dividing by the step actually taken (x + h and
+// x - h rounded to float64) keeps the step's.
 //
 // The error of an entry is |numeric - analytic| / max(|analytic|,
 // |numeric|, floor), with floor = 1e-3 times the argument's largest
@@ -154,7 +155,9 @@ llvm::Expected<std::vector<ArgumentCheck>> mlir::gdn::interp::checkGradients(
         sum += cotangents[result].getData()[i] *
                (up.getData()[i] - down.getData()[i]);
     }
-    return sum / (2.0 * h);
+    // The steps actually taken: x + h and x - h are rounded to float64,
+    // which matters at the bottom of the ladder.
+    return sum / ((original + h) - (original - h));
   };
 
   std::vector<ArgumentCheck> checks;
