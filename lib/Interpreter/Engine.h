@@ -12,12 +12,17 @@
 #include "gdn/Interpreter/Interpreter.h"
 #include "gdn/Dialect/GdnComm/GdnCommDialect.h"
 #include "gdn/Interpreter/Packing.h"
+#include "gdn/Interpreter/ReferenceKernels.h"
 
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/DenseMap.h"
 
 #include <optional>
 #include <variant>
+
+namespace mlir::gdn {
+class LayerOp;
+} // namespace mlir::gdn
 
 namespace mlir::gdn::interp {
 
@@ -46,6 +51,7 @@ public:
     values[value] = std::move(runtime);
   }
   void erase(Value value) { values.erase(value); }
+  bool contains(Value value) const { return values.count(value) != 0; }
   const Tensor &tensor(Value value) const {
     return std::get<Tensor>(values.find(value)->second);
   }
@@ -92,6 +98,67 @@ llvm::Error executeCollective(llvm::ArrayRef<Operation *> rankOps,
 /// The collective itself, on operands already checked against their types.
 llvm::Error executeCollectiveUnchecked(llvm::ArrayRef<Operation *> rankOps,
                                        llvm::MutableArrayRef<Environment> envs);
+
+/// The process grid of `function` run on `ranks` ranks; an error when its
+/// groups do not tile them.
+llvm::Expected<RankGrid> findRankGrid(func::FuncOp function, int64_t ranks);
+
+/// The ranks that execute one instance of the collective `op` together with
+/// `rank`: all of them, or (two-dimensional grids) `rank`'s SP or CP group.
+SmallVector<int64_t> getGroupMembers(Operation *op, const RankGrid &grid,
+                                     int64_t ranks, int64_t rank);
+
+/// "'op' at LOC (group G)", for messages about ranks waiting at collectives.
+std::string describeWaiting(Operation *op);
+
+/// Two ranks agree on a collective when it is the same op with the same
+/// attributes (group, dims, chain) on the same types.
+bool isSameCollective(Operation *a, Operation *b);
+
+/// runOnRanks, but every value each rank computed stays bound: `envs`
+/// receives the ranks' environments (the gradient driver reads forward
+/// values from them).
+llvm::Expected<RankTensors>
+runOnRanksKeepingValues(llvm::ArrayRef<func::FuncOp> rankFunctions,
+                        RankTensors inputs, const InterpreterOptions &options,
+                        SmallVectorImpl<Environment> &envs);
+
+/// The global packing of `func`'s inputs, needed to cut zigzag shards:
+/// std::nullopt when it takes no cu_seqlens, or when they are invalid and no
+/// zigzag layout needs them (the program's gdn.packing reports them then).
+llvm::Expected<std::optional<PackingInfo>>
+getDistributionPacking(func::FuncOp func,
+                       const std::vector<Tensor> &globalInputs);
+
+/// gdn.regroup_sections's permutation along its dimension: result index i
+/// reads operand index `sources[i]`.
+std::vector<int64_t> getRegroupSources(ArrayRef<int64_t> sectionSizes,
+                                       int64_t groups, bool inverse);
+
+/// The inner values of a gdn.layer as the interpreter computes it: its own
+/// kernels in the order of SEMANTICS.md, each value stored in the
+/// activations' precision (gates and states in fp32). executeLayer projects
+/// `normed` by out_proj; the layer's gradient rule walks these backwards.
+struct LayerValues {
+  Tensor qkvz, ba; ///< the interleaved projections (qwen3_next only)
+  Tensor mixed, z, b, a;
+  ConvResult conv;
+  SplitQkvResult qkv;
+  Tensor q, k; ///< qkv.q and qkv.k, L2-normalised
+  GatesResult gate;
+  double scale = 0.0;
+  DeltaRuleResult delta;
+  Tensor normed;
+
+  /// The delta rule's operands (referring to this object's tensors).
+  DeltaRuleInputs deltaRuleInputs(const PackingInfo &packing) const {
+    return {q, k, qkv.v, gate.g, gate.beta, packing, nullptr, scale};
+  }
+};
+
+/// Computes the inner values of `op` (operands already checked).
+LayerValues computeLayerValues(LayerOp op, const Environment &env,
+                               const InterpreterOptions &options);
 
 /// Checks a tensor against the static parts of the MLIR type it is bound to:
 /// rank, static sizes and element type.

@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Engine.h"
+
 #include "gdn/Dialect/Gdn/SequenceLayout.h"
 #include "gdn/Interpreter/Distribution.h"
 #include "gdn/Interpreter/InputGenerator.h"
@@ -47,6 +49,20 @@ static bool usesZigzag(func::FuncOp func) {
          llvm::any_of(func.getFunctionType().getResults(), isZigzag);
 }
 
+llvm::Expected<std::optional<PackingInfo>>
+mlir::gdn::interp::getDistributionPacking(func::FuncOp func,
+                                          const std::vector<Tensor> &inputs) {
+  // Invalid offsets are reported by the program's gdn.packing op, with its
+  // location; only zigzag layouts need them before the program runs.
+  auto packing = findGlobalPacking(func, inputs);
+  if (packing)
+    return std::move(*packing);
+  if (usesZigzag(func))
+    return packing.takeError();
+  llvm::consumeError(packing.takeError());
+  return std::optional<PackingInfo>();
+}
+
 llvm::Expected<std::vector<Tensor>>
 mlir::gdn::interp::runOnGlobalInputs(ArrayRef<func::FuncOp> rankFunctions,
                                      const std::vector<Tensor> &globalInputs,
@@ -58,17 +74,10 @@ mlir::gdn::interp::runOnGlobalInputs(ArrayRef<func::FuncOp> rankFunctions,
       return llvm::createStringError(
           "every rank's function must have the same signature; @" +
           function.getName().str() + " differs from @" + first.getName().str());
-  // Invalid offsets are reported by the program's gdn.packing op, with its
-  // location; only zigzag layouts need them before the program runs.
-  auto packing = findGlobalPacking(first, globalInputs);
-  std::optional<PackingInfo> validPacking;
-  if (packing)
-    validPacking = std::move(*packing);
-  else if (usesZigzag(first))
-    return packing.takeError();
-  else
-    llvm::consumeError(packing.takeError());
-  const PackingInfo *packingPtr = validPacking ? &*validPacking : nullptr;
+  auto validPacking = getDistributionPacking(first, globalInputs);
+  if (!validPacking)
+    return validPacking.takeError();
+  const PackingInfo *packingPtr = *validPacking ? &**validPacking : nullptr;
 
   RankTensors rankInputs(ranks);
   for (auto [index, type] :

@@ -100,10 +100,8 @@ int64_t mlir::gdn::interp::getRequiredRanks(func::FuncOp func) {
   return ranks;
 }
 
-namespace {
-/// The groups `function` uses; an error when one kind comes in two sizes or
-/// the groups do not tile `ranks`.
-llvm::Expected<RankGrid> findRankGrid(func::FuncOp function, int64_t ranks) {
+llvm::Expected<RankGrid> mlir::gdn::interp::findRankGrid(func::FuncOp function,
+                                                         int64_t ranks) {
   RankGrid grid;
   std::string error;
   function.walk([&](Operation *op) {
@@ -132,10 +130,10 @@ llvm::Expected<RankGrid> findRankGrid(func::FuncOp function, int64_t ranks) {
   return grid;
 }
 
-/// The ranks that execute one instance of a collective together: all of
-/// them, or (two-dimensional grids) `rank`'s SP or CP group.
-SmallVector<int64_t> groupMembers(Operation *op, const RankGrid &grid,
-                                  int64_t ranks, int64_t rank) {
+SmallVector<int64_t> mlir::gdn::interp::getGroupMembers(Operation *op,
+                                                        const RankGrid &grid,
+                                                        int64_t ranks,
+                                                        int64_t rank) {
   SmallVector<int64_t> members;
   auto group = op->getAttrOfType<comm::GroupAttr>("group");
   // A layout conversion names no group: the layouts it converts between are
@@ -160,6 +158,24 @@ SmallVector<int64_t> groupMembers(Operation *op, const RankGrid &grid,
   return members;
 }
 
+std::string mlir::gdn::interp::describeWaiting(Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "'" << op->getName().getStringRef() << "' at " << op->getLoc();
+  if (auto group = op->getAttrOfType<comm::GroupAttr>("group"))
+    os << " (group " << group << ")";
+  return text;
+}
+
+bool mlir::gdn::interp::isSameCollective(Operation *a, Operation *b) {
+  return a->getName() == b->getName() &&
+         a->getAttrDictionary() == b->getAttrDictionary() &&
+         a->getPropertiesAsAttribute() == b->getPropertiesAsAttribute() &&
+         a->getOperandTypes() == b->getOperandTypes() &&
+         a->getResultTypes() == b->getResultTypes();
+}
+
+namespace {
 /// Runs a collective instance by instance over its groups.
 llvm::Error executeGrouped(ArrayRef<Operation *> ops,
                            MutableArrayRef<Environment> envs,
@@ -169,7 +185,7 @@ llvm::Error executeGrouped(ArrayRef<Operation *> ops,
   for (int64_t rank = 0; rank < ranks; ++rank) {
     if (done.contains(rank))
       continue;
-    SmallVector<int64_t> members = groupMembers(ops[0], grid, ranks, rank);
+    SmallVector<int64_t> members = getGroupMembers(ops[0], grid, ranks, rank);
     if (members.size() == static_cast<size_t>(ranks) &&
         llvm::equal(members, llvm::seq<int64_t>(0, ranks)))
       return executeCollective(ops, envs);
@@ -222,30 +238,15 @@ void computeLastUses(RankCursor &cursor) {
     cursor.deadAfter[op].push_back(value);
 }
 
-std::string describeWaiting(Operation *op) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << "'" << op->getName().getStringRef() << "' at " << op->getLoc();
-  if (auto group = op->getAttrOfType<comm::GroupAttr>("group"))
-    os << " (group " << group << ")";
-  return text;
-}
-
-/// Two ranks agree on a collective when it is the same op with the same
-/// attributes (group, dims, chain) on the same types.
-bool sameCollective(Operation *a, Operation *b) {
-  return a->getName() == b->getName() &&
-         a->getAttrDictionary() == b->getAttrDictionary() &&
-         a->getPropertiesAsAttribute() == b->getPropertiesAsAttribute() &&
-         a->getOperandTypes() == b->getOperandTypes() &&
-         a->getResultTypes() == b->getResultTypes();
-}
 } // namespace
 
-llvm::Expected<RankTensors>
-mlir::gdn::interp::runOnRanks(llvm::ArrayRef<func::FuncOp> rankFunctions,
-                              RankTensors inputs,
-                              const InterpreterOptions &options) {
+/// runOnRanks, keeping every rank's values in `*kept` when it is given (the
+/// gradient driver's rules read them) instead of dropping them after their
+/// last use.
+static llvm::Expected<RankTensors>
+runRanks(llvm::ArrayRef<func::FuncOp> rankFunctions, RankTensors inputs,
+         const InterpreterOptions &options,
+         SmallVectorImpl<Environment> *kept) {
   const int64_t ranks = static_cast<int64_t>(rankFunctions.size());
   SmallVector<RankCursor> cursors(ranks);
   SmallVector<Environment> envs;
@@ -280,6 +281,8 @@ mlir::gdn::interp::runOnRanks(llvm::ArrayRef<func::FuncOp> rankFunctions,
   }
 
   auto retire = [&](int64_t rank, Operation *op) {
+    if (kept)
+      return;
     for (Value value : cursors[rank].deadAfter.lookup(op))
       envs[rank].erase(value);
   };
@@ -334,7 +337,7 @@ mlir::gdn::interp::runOnRanks(llvm::ArrayRef<func::FuncOp> rankFunctions,
     for (int64_t rank = 0; rank < ranks; ++rank)
       ops.push_back(&*cursors[rank].next);
     for (int64_t rank = 1; rank < ranks; ++rank)
-      if (!sameCollective(ops[0], ops[rank]))
+      if (!isSameCollective(ops[0], ops[rank]))
         return llvm::createStringError("collective mismatch: rank 0 waits at " +
                                        describeWaiting(ops[0]) + " but rank " +
                                        std::to_string(rank) + " waits at " +
@@ -357,5 +360,21 @@ mlir::gdn::interp::runOnRanks(llvm::ArrayRef<func::FuncOp> rankFunctions,
   RankTensors outputs;
   for (RankCursor &cursor : cursors)
     outputs.push_back(std::move(cursor.results));
+  if (kept)
+    for (Environment &env : envs)
+      kept->push_back(std::move(env));
   return outputs;
+}
+
+llvm::Expected<RankTensors>
+mlir::gdn::interp::runOnRanks(llvm::ArrayRef<func::FuncOp> rankFunctions,
+                              RankTensors inputs,
+                              const InterpreterOptions &options) {
+  return runRanks(rankFunctions, std::move(inputs), options, nullptr);
+}
+
+llvm::Expected<RankTensors> mlir::gdn::interp::runOnRanksKeepingValues(
+    llvm::ArrayRef<func::FuncOp> rankFunctions, RankTensors inputs,
+    const InterpreterOptions &options, SmallVectorImpl<Environment> &envs) {
+  return runRanks(rankFunctions, std::move(inputs), options, &envs);
 }

@@ -382,6 +382,32 @@ Tensor permuteAlong(const Tensor &input, unsigned dim,
   return result;
 }
 
+} // namespace
+
+std::vector<int64_t>
+mlir::gdn::interp::getRegroupSources(ArrayRef<int64_t> sections, int64_t groups,
+                                     bool inverse) {
+  // regrouped[i] = original[index[i]].
+  std::vector<int64_t> index;
+  for (int64_t g = 0; g < groups; ++g) {
+    int64_t start = 0;
+    for (int64_t size : sections) {
+      const int64_t part = size / groups;
+      for (int64_t j = 0; j < part; ++j)
+        index.push_back(start + g * part + j);
+      start += size;
+    }
+  }
+  if (!inverse)
+    return index;
+  std::vector<int64_t> source(index.size());
+  for (size_t i = 0; i < index.size(); ++i)
+    source[index[i]] = static_cast<int64_t>(i);
+  return source;
+}
+
+namespace {
+
 /// gdn.regroup_sections: part g of every section, for g = 0 .. groups-1.
 llvm::Error executeRegroupSections(RegroupSectionsOp op, Environment &env) {
   const Tensor &x = env.tensor(op.getX());
@@ -397,21 +423,8 @@ llvm::Error executeRegroupSections(RegroupSectionsOp op, Environment &env) {
                            std::to_string(x.getDimSize(dim)) +
                            " elements, but the sections cover " +
                            std::to_string(total));
-  // regrouped[i] = original[index[i]].
-  std::vector<int64_t> index;
-  for (int64_t g = 0; g < groups; ++g) {
-    int64_t start = 0;
-    for (int64_t size : sections) {
-      const int64_t part = size / groups;
-      for (int64_t j = 0; j < part; ++j)
-        index.push_back(start + g * part + j);
-      start += size;
-    }
-  }
-  std::vector<int64_t> source = index;
-  if (op.getInverse())
-    for (int64_t i = 0; i < total; ++i)
-      source[index[i]] = i;
+  std::vector<int64_t> source =
+      getRegroupSources(sections, groups, op.getInverse());
   env.bind(op.getY(), permuteAlong(x, dim,
                                    [&](int64_t i) { return source[i]; },
                                    total));
@@ -442,58 +455,14 @@ llvm::Error executeLocalShard(comm::LocalShardOp op, Environment &env) {
 llvm::Error executeLayer(LayerOp op, Environment &env,
                          const InterpreterOptions &options) {
   const Tensor &x = env.tensor(op.getX());
-  const PackingInfo &packing = env.packing(op.getPacking());
   RuntimeChecker check(op, env);
-  if (auto error = check.tokens({{&x, "x"}}, &packing))
+  if (auto error = check.tokens({{&x, "x"}}, &env.packing(op.getPacking())))
     return error;
-  LayerOp::Weights w = op.getWeightsByRole();
-  const int64_t tokens = x.getDimSize(0), hidden = x.getDimSize(1);
-  const int64_t keyHeads = op.getKeyHeads(), valueHeads = op.getValueHeads();
-  const int64_t headDimK = op.getHeadDimK(), headDimV = op.getHeadDimV();
-  const int64_t channels = op.getConvChannels();
-  const ElementKind act = x.getKind();
-  const ElementKind state =
-      act == ElementKind::F64 ? ElementKind::F64 : ElementKind::F32;
-
-  Tensor mixed, z, b, a;
-  if (op.getProjections() == Projections::Qwen3Next) {
-    Tensor qkvz = linear(
-        x, env.tensor(w.inProjQkvz),
-        {tokens, 2 * keyHeads * headDimK + 2 * valueHeads * headDimV}, act);
-    Tensor ba =
-        linear(x, env.tensor(w.inProjBa), {tokens, 2 * valueHeads}, act);
-    SplitQkvzResult split =
-        splitQkvz(qkvz, ba, keyHeads, headDimK, valueHeads, headDimV);
-    mixed = std::move(split.mixedQkv);
-    z = std::move(split.z);
-    b = std::move(split.b);
-    a = std::move(split.a);
-  } else {
-    mixed = linear(x, env.tensor(w.inProjQkv), {tokens, channels}, act);
-    z = linear(x, env.tensor(w.inProjZ), {tokens, valueHeads, headDimV}, act);
-    b = linear(x, env.tensor(w.inProjB), {tokens, valueHeads}, act);
-    a = linear(x, env.tensor(w.inProjA), {tokens, valueHeads}, act);
-  }
-  ConvResult conv =
-      causalConv1d(mixed, env.tensor(w.conv), nullptr, packing, nullptr,
-                   /*silu=*/true, act, /*wantFinalState=*/false, state);
-  SplitQkvResult qkv =
-      splitQkv(conv.y, keyHeads, headDimK, valueHeads, headDimV);
-  Tensor q = l2norm(qkv.q, 1e-6), k = l2norm(qkv.k, 1e-6);
-  GatesResult gate = gates(a, b, env.tensor(w.aLog), env.tensor(w.dtBias),
-                           op.getAllowNegEigval(), state);
-  double scale = op.getScaleAttr() ? op.getScaleAttr().getValueAsDouble()
-                                   : getDefaultDeltaRuleScale(headDimK);
-  DeltaRuleInputs inputs{q,         k,       qkv.v,   gate.g,
-                         gate.beta, packing, nullptr, scale};
-  DeltaRuleResult delta =
-      options.deltaRule == DeltaRuleAlgorithm::Chunked
-          ? deltaRuleChunked(inputs, op.getChunkSize(), act, state)
-          : deltaRuleRecurrent(inputs, act, state);
-  Tensor normed = gatedRMSNorm(delta.o, z, env.tensor(w.norm),
-                               op.getNormEps().convertToDouble(), act);
-  env.bind(op.getY(), linear(normed, env.tensor(w.outProj), {tokens, hidden},
-                             resultKind(op, 0)));
+  LayerValues values = computeLayerValues(op, env, options);
+  const Tensor &outProj = env.tensor(op.getWeightsByRole().outProj);
+  env.bind(op.getY(),
+           linear(values.normed, outProj, {x.getDimSize(0), x.getDimSize(1)},
+                  resultKind(op, 0)));
   return llvm::Error::success();
 }
 
@@ -543,6 +512,56 @@ llvm::Error executePrologue(kernel::PrologueOp op, Environment &env) {
 }
 
 } // namespace
+
+LayerValues
+mlir::gdn::interp::computeLayerValues(LayerOp op, const Environment &env,
+                                      const InterpreterOptions &options) {
+  const Tensor &x = env.tensor(op.getX());
+  const PackingInfo &packing = env.packing(op.getPacking());
+  LayerOp::Weights w = op.getWeightsByRole();
+  const int64_t tokens = x.getDimSize(0);
+  const int64_t keyHeads = op.getKeyHeads(), valueHeads = op.getValueHeads();
+  const int64_t headDimK = op.getHeadDimK(), headDimV = op.getHeadDimV();
+  const int64_t channels = op.getConvChannels();
+  const ElementKind act = x.getKind();
+  const ElementKind state =
+      act == ElementKind::F64 ? ElementKind::F64 : ElementKind::F32;
+
+  LayerValues v;
+  if (op.getProjections() == Projections::Qwen3Next) {
+    v.qkvz = linear(
+        x, env.tensor(w.inProjQkvz),
+        {tokens, 2 * keyHeads * headDimK + 2 * valueHeads * headDimV}, act);
+    v.ba = linear(x, env.tensor(w.inProjBa), {tokens, 2 * valueHeads}, act);
+    SplitQkvzResult split =
+        splitQkvz(v.qkvz, v.ba, keyHeads, headDimK, valueHeads, headDimV);
+    v.mixed = std::move(split.mixedQkv);
+    v.z = std::move(split.z);
+    v.b = std::move(split.b);
+    v.a = std::move(split.a);
+  } else {
+    v.mixed = linear(x, env.tensor(w.inProjQkv), {tokens, channels}, act);
+    v.z = linear(x, env.tensor(w.inProjZ), {tokens, valueHeads, headDimV}, act);
+    v.b = linear(x, env.tensor(w.inProjB), {tokens, valueHeads}, act);
+    v.a = linear(x, env.tensor(w.inProjA), {tokens, valueHeads}, act);
+  }
+  v.conv = causalConv1d(v.mixed, env.tensor(w.conv), nullptr, packing, nullptr,
+                        /*silu=*/true, act, /*wantFinalState=*/false, state);
+  v.qkv = splitQkv(v.conv.y, keyHeads, headDimK, valueHeads, headDimV);
+  v.q = l2norm(v.qkv.q, 1e-6);
+  v.k = l2norm(v.qkv.k, 1e-6);
+  v.gate = gates(v.a, v.b, env.tensor(w.aLog), env.tensor(w.dtBias),
+                 op.getAllowNegEigval(), state);
+  v.scale = op.getScaleAttr() ? op.getScaleAttr().getValueAsDouble()
+                              : getDefaultDeltaRuleScale(headDimK);
+  DeltaRuleInputs inputs = v.deltaRuleInputs(packing);
+  v.delta = options.deltaRule == DeltaRuleAlgorithm::Chunked
+                ? deltaRuleChunked(inputs, op.getChunkSize(), act, state)
+                : deltaRuleRecurrent(inputs, act, state);
+  v.normed = gatedRMSNorm(v.delta.o, v.z, env.tensor(w.norm),
+                          op.getNormEps().convertToDouble(), act);
+  return v;
+}
 
 llvm::Error
 mlir::gdn::interp::executeLocalOp(Operation *op, Environment &env,

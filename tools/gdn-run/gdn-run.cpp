@@ -4,13 +4,18 @@
 // seeded realistic inputs or .npy files, and prints or saves its results.
 // `--compare A B` runs two programs on the same global inputs and fails when
 // they differ by more than --rtol: this is how passes and kernels are checked.
+// `--gradients` also differentiates the program (and compares gradients with
+// --compare); `--gradcheck` checks those gradients against finite
+// differences (docs/gradients.md).
 //
 //===----------------------------------------------------------------------===//
 
 #include "gdn/InitAllDialects.h"
+#include "gdn/Interpreter/Gradients.h"
 #include "gdn/Interpreter/InputGenerator.h"
 #include "gdn/Interpreter/Interpreter.h"
 #include "gdn/Interpreter/Npy.h"
+#include "gdn/Interpreter/ReferenceGradients.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -23,6 +28,7 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Parallel.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
@@ -85,6 +91,38 @@ static cl::opt<DeltaRuleAlgorithm> compareDeltaRule(
              "(default: as --delta-rule)"),
     cl::values(clEnumValN(DeltaRuleAlgorithm::Recurrent, "recurrent", ""),
                clEnumValN(DeltaRuleAlgorithm::Chunked, "chunked", "")));
+static cl::opt<bool> gradientsFlag(
+    "gradients",
+    cl::desc("Also compute the gradient of L = sum_i <result_i, cotangent_i> "
+             "with respect to every floating-point argument (random "
+             "cotangents from --seed, or --cotangents); with --compare, "
+             "compare the gradients too"));
+static cl::opt<std::string> cotangentsDir(
+    "cotangents",
+    cl::desc("Directory of cotangentN.npy files (global result shapes) to use "
+             "instead of random cotangents"));
+static cl::opt<bool>
+    gradcheck("gradcheck",
+              cl::desc("Check every argument's gradient against central finite "
+                       "differences (float64 programs)"));
+static cl::opt<int64_t> gradcheckEntries(
+    "gradcheck-entries",
+    cl::desc("Entries checked per argument: all when it has at most this "
+             "many, else this many at random (default 64)"),
+    cl::init(64));
+static cl::opt<double> gradcheckStep(
+    "gradcheck-step",
+    cl::desc("Largest finite-difference step, relative to max(1, |x|); "
+             "halvings follow while the estimates converge (default 1e-3)"),
+    cl::init(1e-3));
+static cl::opt<double> gradcheckTolerance(
+    "gradcheck-tolerance",
+    cl::desc("Largest relative error --gradcheck accepts (default 1e-6)"),
+    cl::init(1e-6));
+static cl::opt<std::string> checkGradientsDir(
+    "check-gradients",
+    cl::desc("With --gradcheck: check the gradients in DIR/gradN.npy (from "
+             "another implementation) instead of the interpreter's own"));
 static cl::opt<double> rtol("rtol",
                             cl::desc("Largest relative RMS error --compare "
                                      "accepts (default 1e-12)"),
@@ -230,7 +268,8 @@ convertInputs(const std::vector<Tensor> &inputs, func::FuncOp function) {
   return converted;
 }
 
-void printSummary(const Tensor &tensor, unsigned index) {
+void printSummary(const Tensor &tensor, unsigned index,
+                  StringRef what = "result") {
   double sumSquares = 0.0, maxAbs = 0.0;
   bool finite = true;
   for (double value : tensor.values()) {
@@ -241,7 +280,7 @@ void printSummary(const Tensor &tensor, unsigned index) {
   double rms = tensor.getNumElements()
                    ? std::sqrt(sumSquares / tensor.getNumElements())
                    : 0.0;
-  llvm::outs() << "result #" << index << ": " << tensor.describe()
+  llvm::outs() << what << " #" << index << ": " << tensor.describe()
                << llvm::format("  rms = %.6e  max_abs = %.6e", rms, maxAbs)
                << (finite ? "" : "  NON-FINITE") << "\n";
   if (!printValues)
@@ -272,6 +311,192 @@ std::pair<double, double> compareTensors(const Tensor &actual,
                                      : std::sqrt(diffSquares);
   return {relative, maxAbs};
 }
+
+/// Prints a comparison line and returns whether it passed.
+bool printComparison(StringRef what, unsigned index, const Tensor &actual,
+                     const Tensor &expected) {
+  auto [relative, maxAbs] = compareTensors(actual, expected);
+  bool pass = relative <= rtol; // false for NaN
+  llvm::outs() << what << " #" << index << ": " << actual.describe()
+               << llvm::format("  rel_rms = %.3e  max_abs = %.3e  ", relative,
+                               maxAbs)
+               << (pass ? "ok" : "FAIL") << "\n";
+  return pass;
+}
+
+/// `[i, j, k]`: the multi-index of row-major entry `index` of `shape`.
+std::string describeEntry(ArrayRef<int64_t> shape, int64_t index) {
+  SmallVector<int64_t> indices(shape.size());
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+    indices[d] = shape[d] ? index % shape[d] : 0;
+    index = shape[d] ? index / shape[d] : 0;
+  }
+  std::string text = "[";
+  for (auto [d, i] : llvm::enumerate(indices))
+    text += (d ? ", " : "") + std::to_string(i);
+  return text + "]";
+}
+
+/// The cotangents of `function`'s results: cotangentN.npy from
+/// --cotangents where present, random otherwise.
+llvm::Expected<std::vector<Tensor>>
+loadCotangents(func::FuncOp function, const std::vector<Tensor> &results) {
+  std::vector<Tensor> cotangents = generateCotangents(results, seed);
+  if (cotangentsDir.empty())
+    return cotangents;
+  if (!llvm::sys::fs::is_directory(cotangentsDir))
+    return llvm::createStringError("--cotangents " + cotangentsDir +
+                                   " is not a directory");
+  for (unsigned i = 0; i < results.size(); ++i) {
+    llvm::SmallString<128> path(cotangentsDir);
+    llvm::sys::path::append(path, "cotangent" + std::to_string(i) + ".npy");
+    if (!llvm::sys::fs::exists(path) ||
+        !isDifferentiable(function.getFunctionType().getResult(i)))
+      continue;
+    auto tensor = readNpy(path);
+    if (!tensor)
+      return tensor.takeError();
+    if (tensor->getShape() != results[i].getShape())
+      return llvm::createStringError(
+          llvm::formatv("{0} has shape {1} but result #{2} of @{3} has "
+                        "shape {4}",
+                        path, tensor->describe(), i, function.getName(),
+                        results[i].describe()));
+    cotangents[i] = zerosLike(results[i]);
+    cotangents[i].values() = tensor->values();
+  }
+  return cotangents;
+}
+
+/// --check-gradients: gradN.npy for every differentiable argument.
+llvm::Expected<std::vector<std::optional<Tensor>>>
+loadGradients(func::FuncOp function, const std::vector<Tensor> &inputs) {
+  std::vector<std::optional<Tensor>> gradients;
+  for (auto [index, type] :
+       llvm::enumerate(function.getFunctionType().getInputs())) {
+    if (!isDifferentiable(type)) {
+      gradients.push_back(std::nullopt);
+      continue;
+    }
+    llvm::SmallString<128> path(checkGradientsDir);
+    llvm::sys::path::append(path, "grad" + std::to_string(index) + ".npy");
+    auto tensor = readNpy(path);
+    if (!tensor)
+      return tensor.takeError();
+    if (tensor->getShape() != inputs[index].getShape())
+      return llvm::createStringError(
+          llvm::formatv("{0} has shape {1} but argument #{2} of @{3} has "
+                        "shape {4}",
+                        path, tensor->describe(), index, function.getName(),
+                        inputs[index].describe()));
+    Tensor gradient = zerosLike(inputs[index]);
+    gradient.values() = tensor->values();
+    gradients.push_back(std::move(gradient));
+  }
+  return gradients;
+}
+
+/// Writes gradN.npy for every argument that has a gradient.
+llvm::Error writeGradients(StringRef directory,
+                           const std::vector<std::optional<Tensor>> &grads) {
+  if (auto ec = llvm::sys::fs::create_directories(directory))
+    return llvm::createStringError("cannot create " + directory.str() + ": " +
+                                   ec.message());
+  for (auto [index, gradient] : llvm::enumerate(grads)) {
+    if (!gradient)
+      continue;
+    llvm::SmallString<128> path(directory);
+    llvm::sys::path::append(path, "grad" + std::to_string(index) + ".npy");
+    if (auto error = writeNpy(path, *gradient))
+      return error;
+  }
+  return llvm::Error::success();
+}
+
+/// --gradcheck: prints one line per argument and fails on the first
+/// argument whose worst entry exceeds the tolerance.
+int runGradientCheck(const Program &program, const std::vector<Tensor> &inputs,
+                     const InterpreterOptions &options) {
+  func::FuncOp function = program.rankFunctions[0];
+  auto forward = runOnGlobalInputs(program.rankFunctions, inputs, options);
+  if (!forward)
+    return fail(llvm::toString(forward.takeError()));
+  auto cotangents = loadCotangents(function, *forward);
+  if (!cotangents)
+    return fail(llvm::toString(cotangents.takeError()));
+  if (!saveInputsDir.empty())
+    if (auto error = writeTensors(saveInputsDir, "cotangent", *cotangents))
+      return fail(llvm::toString(std::move(error)));
+  std::vector<std::optional<Tensor>> gradients;
+  if (checkGradientsDir.empty()) {
+    auto run =
+        runWithGradients(program.rankFunctions, inputs, *cotangents, options);
+    if (!run)
+      return fail(llvm::toString(run.takeError()));
+    gradients = std::move(run->gradients);
+  } else {
+    auto loaded = loadGradients(function, inputs);
+    if (!loaded)
+      return fail(llvm::toString(loaded.takeError()));
+    gradients = std::move(*loaded);
+  }
+  GradientCheckOptions checkOptions;
+  checkOptions.maxEntries = gradcheckEntries;
+  checkOptions.step = gradcheckStep;
+  checkOptions.tolerance = gradcheckTolerance;
+  checkOptions.seed = seed;
+  auto checks = checkGradients(program.rankFunctions, inputs, *cotangents,
+                               gradients, options, checkOptions);
+  if (!checks)
+    return fail(llvm::toString(checks.takeError()));
+
+  llvm::outs() << "gradient check of @" << function.getName() << " ("
+               << program.rankFunctions.size() << " rank(s)"
+               << (checkGradientsDir.empty()
+                       ? ""
+                       : ", gradients from " + checkGradientsDir)
+               << llvm::format("): step %.1e, tolerance %.1e\n",
+                               gradcheckStep.getValue(),
+                               gradcheckTolerance.getValue());
+  // Arguments are named by the role the input generator reads from their
+  // uses (as arguments have no names in the IR).
+  std::vector<InputRole> roles = inferInputRoles(function);
+  const ArgumentCheck *firstFailure = nullptr;
+  for (const ArgumentCheck &check : *checks) {
+    const Tensor &argument = inputs[check.argument];
+    llvm::outs() << "gradient #" << check.argument << " ("
+                 << getInputRoleName(roles[check.argument])
+                 << "): " << argument.describe() << "  checked "
+                 << check.entries.size() << " of " << check.total
+                 << llvm::format("  max_rel_err = %.2e  ", check.worst.error)
+                 << (check.passed ? "ok" : "FAIL") << "\n";
+    if (!check.passed && !firstFailure)
+      firstFailure = &check;
+  }
+  if (!firstFailure)
+    return 0;
+  const EntryCheck &worst = firstFailure->worst;
+  return fail(llvm::formatv(
+      "gradient check failed: argument #{0} ({1}) entry {2}: the gradient is "
+      "{3:e} but finite differences give {4:e} (relative error {5:e} > {6:e})",
+      firstFailure->argument, getInputRoleName(roles[firstFailure->argument]),
+      describeEntry(inputs[firstFailure->argument].getShape(), worst.index),
+      worst.analytic, worst.numeric, worst.error,
+      gradcheckTolerance.getValue()));
+}
+
+void printGradientSummaries(func::FuncOp function,
+                            const std::vector<std::optional<Tensor>> &grads) {
+  for (auto [index, gradient] : llvm::enumerate(grads)) {
+    if (!gradient) {
+      llvm::outs() << "gradient #" << index << ": none ("
+                   << function.getFunctionType().getInput(index)
+                   << " is not differentiable)\n";
+      continue;
+    }
+    printSummary(*gradient, index, "gradient");
+  }
+}
 } // namespace
 
 int main(int argc, char **argv) {
@@ -281,7 +506,10 @@ int main(int argc, char **argv) {
       "gdn-run: the float64 reference interpreter of gdn programs\n\n"
       "  gdn-run FILE [--entry NAME] [--seed S] [--inputs DIR] [--outputs "
       "DIR]\n"
-      "  gdn-run --compare A.mlir B.mlir [--rtol X]\n");
+      "  gdn-run --compare A.mlir B.mlir [--rtol X] [--gradients]\n"
+      "  gdn-run FILE --gradients [--cotangents DIR] [--outputs DIR]\n"
+      "  gdn-run FILE --gradcheck [--gradcheck-entries N] "
+      "[--check-gradients DIR]\n");
   if (compare != (files.size() == 2))
     return fail(compare ? "--compare needs two programs"
                         : "give one program, or two with --compare");
@@ -295,6 +523,19 @@ int main(int argc, char **argv) {
   for (int64_t slot : slots)
     if (slot < 0)
       return fail("--slots must be lengths >= 0, found " + llvm::Twine(slot));
+  if (gradcheck && compare)
+    return fail("--gradcheck checks one program; compare the gradients of two "
+                "with --gradients --compare");
+  if (gradcheck && gradientsFlag)
+    return fail("give --gradients or --gradcheck, not both");
+  if (!checkGradientsDir.empty() && !gradcheck)
+    return fail("--check-gradients needs --gradcheck");
+  if (!cotangentsDir.empty() && !gradientsFlag && !gradcheck)
+    return fail("--cotangents needs --gradients or --gradcheck");
+  if (gradcheckEntries < 1)
+    return fail("--gradcheck-entries must be at least 1");
+  if (!(gradcheckStep > 0.0) || !(gradcheckTolerance > 0.0))
+    return fail("--gradcheck-step and --gradcheck-tolerance must be positive");
 
   DialectRegistry registry;
   registerAllGdnDialects(registry);
@@ -327,15 +568,43 @@ int main(int argc, char **argv) {
 
   InterpreterOptions options;
   options.deltaRule = deltaRule;
+  if (gradcheck) {
+    llvm::parallel::strategy = llvm::hardware_concurrency(1);
+    return runGradientCheck(*first, *inputs, options);
+  }
   auto outputs = runOnGlobalInputs(first->rankFunctions, *inputs, options);
   if (!outputs)
     return fail(llvm::toString(outputs.takeError()));
 
+  // With --gradients, the cotangents (drawn for the first program's results,
+  // shared by the second) and the gradients.
+  std::vector<Tensor> cotangents;
+  std::vector<std::optional<Tensor>> gradients;
+  if (gradientsFlag) {
+    auto loaded = loadCotangents(function, *outputs);
+    if (!loaded)
+      return fail(llvm::toString(loaded.takeError()));
+    cotangents = std::move(*loaded);
+    if (!saveInputsDir.empty())
+      if (auto error = writeTensors(saveInputsDir, "cotangent", cotangents))
+        return fail(llvm::toString(std::move(error)));
+    auto run =
+        runWithGradients(first->rankFunctions, *inputs, cotangents, options);
+    if (!run)
+      return fail(llvm::toString(run.takeError()));
+    gradients = std::move(run->gradients);
+  }
+
   if (!compare) {
     for (auto [index, tensor] : llvm::enumerate(*outputs))
       printSummary(tensor, index);
+    if (gradientsFlag)
+      printGradientSummaries(function, gradients);
     if (!outputsDir.empty())
       if (auto error = writeTensors(outputsDir, "result", *outputs))
+        return fail(llvm::toString(std::move(error)));
+    if (!outputsDir.empty() && gradientsFlag)
+      if (auto error = writeGradients(outputsDir, gradients))
         return fail(llvm::toString(std::move(error)));
     return 0;
   }
@@ -361,24 +630,41 @@ int main(int argc, char **argv) {
                                     referenceOptions);
   if (!expected)
     return fail(llvm::toString(expected.takeError()));
+  std::vector<std::optional<Tensor>> expectedGradients;
+  if (gradientsFlag) {
+    auto run = runWithGradients(second->rankFunctions, *referenceInputs,
+                                cotangents, referenceOptions);
+    if (!run)
+      return fail(llvm::toString(run.takeError()));
+    expectedGradients = std::move(run->gradients);
+  }
 
   llvm::outs() << "comparing @" << function.getName() << " ("
                << first->rankFunctions.size() << " rank(s)) against @"
                << reference.getName() << " (" << second->rankFunctions.size()
                << " rank(s))\n";
   bool allPass = true;
-  for (size_t index = 0; index < outputs->size(); ++index) {
-    auto [relative, maxAbs] =
-        compareTensors((*outputs)[index], (*expected)[index]);
-    bool pass = relative <= rtol; // false for NaN
-    allPass &= pass;
-    llvm::outs() << "result #" << index << ": " << (*outputs)[index].describe()
-                 << llvm::format("  rel_rms = %.3e  max_abs = %.3e  ", relative,
-                                 maxAbs)
-                 << (pass ? "ok" : "FAIL") << "\n";
+  for (size_t index = 0; index < outputs->size(); ++index)
+    allPass &=
+        printComparison("result", index, (*outputs)[index], (*expected)[index]);
+  for (size_t index = 0; index < gradients.size(); ++index) {
+    if (!gradients[index] || !expectedGradients[index]) {
+      // Not differentiable in one program: differentiable in neither,
+      // unless the signatures' element types differ.
+      if (static_cast<bool>(gradients[index]) !=
+          static_cast<bool>(expectedGradients[index]))
+        return fail(llvm::formatv("argument #{0} is differentiable in one "
+                                  "program but not in the other",
+                                  index));
+      continue;
+    }
+    allPass &= printComparison("gradient", index, *gradients[index],
+                               *expectedGradients[index]);
   }
   if (!allPass)
     return fail(
-        llvm::formatv("results differ by more than --rtol = {0}", rtol).str());
+        llvm::formatv("{0} differ by more than --rtol = {1}",
+                      gradientsFlag ? "results or gradients" : "results", rtol)
+            .str());
   return 0;
 }
