@@ -26,6 +26,18 @@ class LayerOp;
 
 namespace mlir::gdn::interp {
 
+/// Elements before, along and after `dim` of a shape: the view collectives
+/// and their gradients cut and concatenate tensors in.
+struct Extents {
+  Extents(ArrayRef<int64_t> shape, unsigned dim) : along(shape[dim]) {
+    for (unsigned d = 0; d < dim; ++d)
+      outer *= shape[d];
+    for (unsigned d = dim + 1; d < shape.size(); ++d)
+      inner *= shape[d];
+  }
+  int64_t outer = 1, along, inner = 1;
+};
+
 /// What an SSA value holds at run time.
 using RuntimeValue = std::variant<Tensor, PackingInfo, int64_t>;
 

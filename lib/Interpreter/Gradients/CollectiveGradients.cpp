@@ -29,17 +29,6 @@ using namespace mlir::gdn::interp;
 
 namespace {
 
-/// Elements before, along and after `dim` of a shape.
-struct Extents {
-  Extents(ArrayRef<int64_t> shape, unsigned dim) : along(shape[dim]) {
-    for (unsigned d = 0; d < dim; ++d)
-      outer *= shape[d];
-    for (unsigned d = dim + 1; d < shape.size(); ++d)
-      inner *= shape[d];
-  }
-  int64_t outer = 1, along, inner = 1;
-};
-
 /// `into[..., offset + i, ...] += from[..., i, ...]` along `dim` (or `=`
 /// into a fresh tensor), for all i of `from`.
 void addSlab(Tensor &into, const Tensor &from, unsigned dim, int64_t offset) {
