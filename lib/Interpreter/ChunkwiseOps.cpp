@@ -22,17 +22,6 @@ using namespace mlir::gdn::interp;
 
 namespace {
 
-/// This rank's shard of `packing` in `group`, or an error naming the op.
-llvm::Expected<ChunkwiseShard> shardOf(Operation *op, const Environment &env,
-                                       const PackingInfo &packing,
-                                       comm::GroupAttr group) {
-  auto shard = getChunkwiseShard(packing, group.getRanks(),
-                                 getRankInGroup(env, group));
-  if (!shard)
-    return makeOpError(op, env.getRank(), llvm::toString(shard.takeError()));
-  return shard;
-}
-
 /// `tensor` must have `expected` as its shape at run time.
 llvm::Error checkShape(Operation *op, const Environment &env,
                        const Tensor &tensor, StringRef name,
@@ -185,4 +174,14 @@ mlir::gdn::interp::executeChunkwiseOp(Operation *op, Environment &env) {
   if (auto state = dyn_cast<comm::ContinueStateOp>(op))
     return executeContinueState(state, env);
   return std::nullopt;
+}
+
+llvm::Expected<ChunkwiseShard>
+mlir::gdn::interp::shardOf(Operation *op, const Environment &env,
+                           const PackingInfo &packing, comm::GroupAttr group) {
+  auto shard = getChunkwiseShard(packing, group.getRanks(),
+                                 getRankInGroup(env, group));
+  if (!shard)
+    return makeOpError(op, env.getRank(), llvm::toString(shard.takeError()));
+  return shard;
 }

@@ -9,6 +9,7 @@
 #ifndef GDN_LIB_INTERPRETER_ENGINE_H
 #define GDN_LIB_INTERPRETER_ENGINE_H
 
+#include "gdn/Interpreter/Distribution.h"
 #include "gdn/Interpreter/Interpreter.h"
 #include "gdn/Dialect/GdnComm/GdnCommDialect.h"
 #include "gdn/Interpreter/Packing.h"
@@ -141,6 +142,40 @@ runOnRanksKeepingValues(llvm::ArrayRef<func::FuncOp> rankFunctions,
 llvm::Expected<std::optional<PackingInfo>>
 getDistributionPacking(func::FuncOp func,
                        const std::vector<Tensor> &globalInputs);
+
+/// This rank's shard of `packing` in the chunkwise-CP `group`, or an error
+/// naming `op`.
+llvm::Expected<ChunkwiseShard> shardOf(Operation *op, const Environment &env,
+                                       const PackingInfo &packing,
+                                       comm::GroupAttr group);
+
+/// The operands of a delta rule (gdn.delta_rule or gdn_kernel.delta_rule)
+/// as the reference kernels and their gradients take them.
+template <class Op>
+DeltaRuleInputs deltaRuleInputsOf(Op op, const Environment &env,
+                                  double scale) {
+  return {env.tensor(op.getQ()),           env.tensor(op.getK()),
+          env.tensor(op.getV()),           env.tensor(op.getG()),
+          env.tensor(op.getBeta()),        env.packing(op.getPacking()),
+          env.optionalTensor(op.getInitialState()), scale};
+}
+
+/// Every rank runs a function of one signature; an error names the first
+/// that differs.
+llvm::Error checkSameSignature(ArrayRef<func::FuncOp> rankFunctions);
+
+/// `function`'s global arguments cut into each rank's shards by their
+/// layouts (an error names the argument).
+llvm::Expected<RankTensors> scatterArguments(func::FuncOp function,
+                                             const std::vector<Tensor> &globalInputs,
+                                             int64_t ranks,
+                                             const PackingInfo *packing);
+
+/// The ranks' results of `function` put back together by their layouts
+/// (an error names the result).
+llvm::Expected<std::vector<Tensor>> gatherResults(func::FuncOp function,
+                                                  const RankTensors &rankOutputs,
+                                                  const PackingInfo *packing);
 
 /// gdn.regroup_sections's permutation along its dimension: result index i
 /// reads operand index `sources[i]`.

@@ -63,52 +63,73 @@ mlir::gdn::interp::getDistributionPacking(func::FuncOp func,
   return std::optional<PackingInfo>();
 }
 
-llvm::Expected<std::vector<Tensor>>
-mlir::gdn::interp::runOnGlobalInputs(ArrayRef<func::FuncOp> rankFunctions,
-                                     const std::vector<Tensor> &globalInputs,
-                                     const InterpreterOptions &options) {
-  const int64_t ranks = static_cast<int64_t>(rankFunctions.size());
+llvm::Error mlir::gdn::interp::checkSameSignature(
+    ArrayRef<func::FuncOp> rankFunctions) {
   func::FuncOp first = rankFunctions[0];
   for (func::FuncOp function : rankFunctions)
     if (function.getFunctionType() != first.getFunctionType())
       return llvm::createStringError(
           "every rank's function must have the same signature; @" +
           function.getName().str() + " differs from @" + first.getName().str());
-  auto validPacking = getDistributionPacking(first, globalInputs);
-  if (!validPacking)
-    return validPacking.takeError();
-  const PackingInfo *packingPtr = *validPacking ? &**validPacking : nullptr;
+  return llvm::Error::success();
+}
 
+llvm::Expected<RankTensors> mlir::gdn::interp::scatterArguments(
+    func::FuncOp function, const std::vector<Tensor> &globalInputs,
+    int64_t ranks, const PackingInfo *packing) {
   RankTensors rankInputs(ranks);
   for (auto [index, type] :
-       llvm::enumerate(first.getFunctionType().getInputs())) {
-    auto shards = scatterToRanks(
-        globalInputs[index], cast<RankedTensorType>(type), ranks, packingPtr);
+       llvm::enumerate(function.getFunctionType().getInputs())) {
+    auto shards = scatterToRanks(globalInputs[index],
+                                 cast<RankedTensorType>(type), ranks, packing);
     if (!shards)
       return llvm::createStringError(
-          llvm::formatv("argument #{0} of @{1}: {2}", index, first.getName(),
-                        llvm::toString(shards.takeError())));
+          llvm::formatv("argument #{0} of @{1}: {2}", index,
+                        function.getName(), llvm::toString(shards.takeError())));
     for (int64_t rank = 0; rank < ranks; ++rank)
       rankInputs[rank].push_back(std::move((*shards)[rank]));
   }
+  return rankInputs;
+}
 
-  auto rankOutputs = runOnRanks(rankFunctions, std::move(rankInputs), options);
-  if (!rankOutputs)
-    return rankOutputs.takeError();
-
+llvm::Expected<std::vector<Tensor>>
+mlir::gdn::interp::gatherResults(func::FuncOp function,
+                                 const RankTensors &rankOutputs,
+                                 const PackingInfo *packing) {
   std::vector<Tensor> outputs;
   for (auto [index, type] :
-       llvm::enumerate(first.getFunctionType().getResults())) {
+       llvm::enumerate(function.getFunctionType().getResults())) {
     std::vector<Tensor> locals;
-    for (int64_t rank = 0; rank < ranks; ++rank)
-      locals.push_back(std::move((*rankOutputs)[rank][index]));
+    for (const std::vector<Tensor> &rank : rankOutputs)
+      locals.push_back(rank[index]);
     auto global =
-        gatherFromRanks(locals, cast<RankedTensorType>(type), packingPtr);
+        gatherFromRanks(locals, cast<RankedTensorType>(type), packing);
     if (!global)
       return llvm::createStringError(
-          llvm::formatv("result #{0} of @{1}: {2}", index, first.getName(),
+          llvm::formatv("result #{0} of @{1}: {2}", index, function.getName(),
                         llvm::toString(global.takeError())));
     outputs.push_back(std::move(*global));
   }
   return outputs;
+}
+
+llvm::Expected<std::vector<Tensor>>
+mlir::gdn::interp::runOnGlobalInputs(ArrayRef<func::FuncOp> rankFunctions,
+                                     const std::vector<Tensor> &globalInputs,
+                                     const InterpreterOptions &options) {
+  const int64_t ranks = static_cast<int64_t>(rankFunctions.size());
+  func::FuncOp first = rankFunctions[0];
+  if (auto error = checkSameSignature(rankFunctions))
+    return std::move(error);
+  auto validPacking = getDistributionPacking(first, globalInputs);
+  if (!validPacking)
+    return validPacking.takeError();
+  const PackingInfo *packingPtr = *validPacking ? &**validPacking : nullptr;
+  auto rankInputs = scatterArguments(first, globalInputs, ranks, packingPtr);
+  if (!rankInputs)
+    return rankInputs.takeError();
+  auto rankOutputs = runOnRanks(rankFunctions, std::move(*rankInputs), options);
+  if (!rankOutputs)
+    return rankOutputs.takeError();
+  return gatherResults(first, *rankOutputs, packingPtr);
 }

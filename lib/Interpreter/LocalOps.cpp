@@ -230,14 +230,7 @@ template <class Op>
 llvm::Error runDeltaRule(Op op, Environment &env,
                          const InterpreterOptions &options, double scale,
                          int64_t chunkSize, Value finalState) {
-  DeltaRuleInputs inputs{env.tensor(op.getQ()),
-                         env.tensor(op.getK()),
-                         env.tensor(op.getV()),
-                         env.tensor(op.getG()),
-                         env.tensor(op.getBeta()),
-                         env.packing(op.getPacking()),
-                         env.optionalTensor(op.getInitialState()),
-                         scale};
+  DeltaRuleInputs inputs = deltaRuleInputsOf(op, env, scale);
   if (auto error = checkDeltaRule(op, env, inputs))
     return error;
   const ElementKind stateKind =

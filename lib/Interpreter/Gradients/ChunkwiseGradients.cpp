@@ -21,16 +21,6 @@ using namespace mlir::gdn::interp;
 
 namespace {
 
-llvm::Expected<ChunkwiseShard> shardOf(Operation *op, const Environment &env,
-                                       const PackingInfo &packing,
-                                       comm::GroupAttr group) {
-  auto shard =
-      getChunkwiseShard(packing, group.getRanks(), getRankInGroup(env, group));
-  if (!shard)
-    return makeOpError(op, env.getRank(), llvm::toString(shard.takeError()));
-  return shard;
-}
-
 llvm::Error propagateContinueConvState(Operation *operation,
                                        const Environment &env,
                                        CotangentMap &cotangents,

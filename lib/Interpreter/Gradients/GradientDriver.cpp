@@ -135,11 +135,8 @@ mlir::gdn::interp::runWithGradients(ArrayRef<func::FuncOp> rankFunctions,
                                     const InterpreterOptions &options) {
   const int64_t ranks = static_cast<int64_t>(rankFunctions.size());
   func::FuncOp first = rankFunctions[0];
-  for (func::FuncOp function : rankFunctions)
-    if (function.getFunctionType() != first.getFunctionType())
-      return llvm::createStringError(
-          "every rank's function must have the same signature; @" +
-          function.getName().str() + " differs from @" + first.getName().str());
+  if (auto error = checkSameSignature(rankFunctions))
+    return std::move(error);
   FunctionType signature = first.getFunctionType();
   auto packing = getDistributionPacking(first, globalInputs);
   if (!packing)
@@ -147,35 +144,19 @@ mlir::gdn::interp::runWithGradients(ArrayRef<func::FuncOp> rankFunctions,
   const PackingInfo *packingPtr = *packing ? &**packing : nullptr;
 
   // Forward, keeping every value.
-  RankTensors rankInputs(ranks);
-  for (auto [index, type] : llvm::enumerate(signature.getInputs())) {
-    auto shards = scatterToRanks(
-        globalInputs[index], cast<RankedTensorType>(type), ranks, packingPtr);
-    if (!shards)
-      return llvm::createStringError(
-          llvm::formatv("argument #{0} of @{1}: {2}", index, first.getName(),
-                        llvm::toString(shards.takeError())));
-    for (int64_t rank = 0; rank < ranks; ++rank)
-      rankInputs[rank].push_back(std::move((*shards)[rank]));
-  }
+  auto rankInputs = scatterArguments(first, globalInputs, ranks, packingPtr);
+  if (!rankInputs)
+    return rankInputs.takeError();
   SmallVector<Environment> envs;
   auto rankOutputs = runOnRanksKeepingValues(
-      rankFunctions, std::move(rankInputs), options, envs);
+      rankFunctions, std::move(*rankInputs), options, envs);
   if (!rankOutputs)
     return rankOutputs.takeError();
   GradientRun run;
-  for (auto [index, type] : llvm::enumerate(signature.getResults())) {
-    std::vector<Tensor> locals;
-    for (int64_t rank = 0; rank < ranks; ++rank)
-      locals.push_back((*rankOutputs)[rank][index]);
-    auto global =
-        gatherFromRanks(locals, cast<RankedTensorType>(type), packingPtr);
-    if (!global)
-      return llvm::createStringError(
-          llvm::formatv("result #{0} of @{1}: {2}", index, first.getName(),
-                        llvm::toString(global.takeError())));
-    run.results.push_back(std::move(*global));
-  }
+  auto results = gatherResults(first, *rankOutputs, packingPtr);
+  if (!results)
+    return results.takeError();
+  run.results = std::move(*results);
 
   // Seed each rank's results with its share of the cotangents.
   if (cotangents.size() != run.results.size())

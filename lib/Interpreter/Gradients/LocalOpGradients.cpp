@@ -133,14 +133,7 @@ void propagateGates(GatesOp op, const Environment &env,
 template <class Op>
 void propagateDeltaRule(Op op, const Environment &env, CotangentMap &cotangents,
                         double scale, Value finalState) {
-  DeltaRuleInputs inputs{env.tensor(op.getQ()),
-                         env.tensor(op.getK()),
-                         env.tensor(op.getV()),
-                         env.tensor(op.getG()),
-                         env.tensor(op.getBeta()),
-                         env.packing(op.getPacking()),
-                         env.optionalTensor(op.getInitialState()),
-                         scale};
+  DeltaRuleInputs inputs = deltaRuleInputsOf(op, env, scale);
   Tensor dout = cotangents.take(op.getO(), env.tensor(op.getO()));
   std::optional<Tensor> dfinal;
   if (finalState)
