@@ -1,9 +1,11 @@
 //===- DeltaRuleProblem.h - packs and the float64 recurrence for tests ----===//
 //
-// The inputs of the delta-rule emulation tests (a pack of sequences with
-// padding, bf16-exact q, k, v, fp32 gates and states), the token-by-token
-// recurrence of SEMANTICS.md in float64, and the helpers the forward and
-// backward tests share.
+// The inputs of the delta-rule tests (a pack of sequences with padding,
+// bf16-exact q, k, v, fp32 gates and states, and cotangents), the
+// token-by-token recurrence of SEMANTICS.md in float64 and the exact
+// reverse sweep over it: shared by the forward and backward emulation tests
+// and by the GPU backward driver (test/Integration/harness), which compiles
+// this header with nvcc.
 //
 //===----------------------------------------------------------------------===//
 
@@ -156,6 +158,131 @@ inline Problem alone(const Problem &p, int seq) {
   one.state0.assign(p.state0.begin() + seq * state,
                     p.state0.begin() + (seq + 1) * state);
   return one;
+}
+
+/// Gradients in the kernels' layouts (dq, dk [T, H, K]; dv [T, HV, V]; dg,
+/// dbeta [T, HV]; dstate [N, HV, K, V]).
+template <class T> struct Gradients {
+  std::vector<T> dq, dk, dv, dg, dbeta, dstate;
+};
+
+/// The cotangents: dO [T, HV, V] (bf16-exact) and the final states'.
+struct Cotangents {
+  std::vector<float> dO, dFinal;
+};
+
+inline Cotangents makeCotangents(const Problem &p, bool final, std::mt19937 &random) {
+  std::normal_distribution<float> normal;
+  Cotangents c;
+  c.dO.resize(p.v.size());
+  for (float &x : c.dO)
+    x = round16(normal(random));
+  c.dFinal.assign(p.state0.size(), 0.0f);
+  if (final)
+    for (float &x : c.dFinal)
+      x = 0.5f * normal(random);
+  return c;
+}
+
+/// The exact gradients by a reverse sweep over the recurrence of
+/// SEMANTICS.md (S' = a S; d = beta (v - S'^T k); S = S' + k d^T;
+/// o = scale S^T q), states of every token kept (small problems).
+inline Gradients<double> referenceGradients(const Problem &p, const Cotangents &c,
+                                     double scale) {
+  const int n = static_cast<int>(p.lengths.size());
+  const int dk = p.dk, dv = p.dv, group = p.hv / p.h;
+  const size_t kv = size_t(dk) * dv;
+  Gradients<double> r;
+  r.dq.assign(size_t(p.tokens) * p.h * dk, 0.0);
+  r.dk.assign(r.dq.size(), 0.0);
+  r.dv.assign(size_t(p.tokens) * p.hv * dv, 0.0);
+  r.dg.assign(size_t(p.tokens) * p.hv, 0.0);
+  r.dbeta.assign(r.dg.size(), 0.0);
+  r.dstate.assign(p.state0.size(), 0.0);
+  for (int seq = 0; seq < n; ++seq)
+    for (int head = 0; head < p.hv; ++head) {
+      const int kh = head / group, len = p.lengths[seq];
+      const size_t stateAt = (size_t(seq) * p.hv + head) * kv;
+      // states[t] = S after token t - 1 (states[0] = the initial state).
+      std::vector<std::vector<double>> states(len + 1, std::vector<double>(kv));
+      for (size_t i = 0; i < kv; ++i)
+        states[0][i] = p.state0[stateAt + i];
+      auto row = [&](int t) { return size_t(p.cuPadded[seq] + t); };
+      auto key = [&](const std::vector<float> &x, int t, int i) {
+        return double(x[(row(t) * p.h + kh) * dk + i]);
+      };
+      auto value = [&](const std::vector<float> &x, int t, int j) {
+        return double(x[(row(t) * p.hv + head) * dv + j]);
+      };
+      auto gate = [&](const std::vector<float> &x, int t) {
+        return double(x[row(t) * p.hv + head]);
+      };
+      std::vector<double> d(dv), dd(dv);
+      for (int t = 0; t < len; ++t) {
+        const double alpha = std::exp(gate(p.g, t)), beta = gate(p.beta, t);
+        std::vector<double> &s = states[t + 1];
+        for (size_t i = 0; i < kv; ++i)
+          s[i] = alpha * states[t][i];
+        for (int j = 0; j < dv; ++j) {
+          double sk = 0;
+          for (int i = 0; i < dk; ++i)
+            sk += s[size_t(i) * dv + j] * key(p.k, t, i);
+          d[j] = beta * (value(p.v, t, j) - sk);
+        }
+        for (int i = 0; i < dk; ++i)
+          for (int j = 0; j < dv; ++j)
+            s[size_t(i) * dv + j] += key(p.k, t, i) * d[j];
+      }
+      std::vector<double> ds(kv);
+      for (size_t i = 0; i < kv; ++i)
+        ds[i] = c.dFinal[stateAt + i];
+      for (int t = len - 1; t >= 0; --t) {
+        const double alpha = std::exp(gate(p.g, t)), beta = gate(p.beta, t);
+        const std::vector<double> &s = states[t + 1], &before = states[t];
+        // o = scale S^T q.
+        for (int i = 0; i < dk; ++i) {
+          double dq = 0;
+          for (int j = 0; j < dv; ++j) {
+            const double dO = value(c.dO, t, j);
+            ds[size_t(i) * dv + j] += scale * key(p.q, t, i) * dO;
+            dq += scale * s[size_t(i) * dv + j] * dO;
+          }
+          r.dq[(row(t) * p.h + kh) * dk + i] += dq;
+        }
+        // S = S' + k d^T with S' = alpha * before, d = beta (v - S'^T k).
+        for (int j = 0; j < dv; ++j) {
+          double sk = 0, ddj = 0;
+          for (int i = 0; i < dk; ++i) {
+            sk += alpha * before[size_t(i) * dv + j] * key(p.k, t, i);
+            ddj += ds[size_t(i) * dv + j] * key(p.k, t, i);
+          }
+          d[j] = beta * (value(p.v, t, j) - sk);
+          dd[j] = ddj;
+          r.dbeta[row(t) * p.hv + head] += ddj * (value(p.v, t, j) - sk);
+          r.dv[(row(t) * p.hv + head) * dv + j] = beta * ddj;
+        }
+        for (int i = 0; i < dk; ++i) {
+          double dki = 0;
+          for (int j = 0; j < dv; ++j)
+            dki += ds[size_t(i) * dv + j] * d[j] -
+                   beta * alpha * before[size_t(i) * dv + j] * dd[j];
+          r.dk[(row(t) * p.h + kh) * dk + i] += dki;
+        }
+        // dS' = dS - beta k dd^T; dg = <dS', S'>; dS_before = alpha dS'.
+        double dg = 0;
+        for (int i = 0; i < dk; ++i)
+          for (int j = 0; j < dv; ++j) {
+            double &x = ds[size_t(i) * dv + j];
+            x -= beta * key(p.k, t, i) * dd[j];
+            dg += x * alpha * before[size_t(i) * dv + j];
+            x *= alpha;
+          }
+        r.dg[row(t) * p.hv + head] = dg;
+      }
+      for (size_t i = 0; i < kv; ++i)
+        r.dstate[stateAt + i] = ds[i];
+    }
+  return r;
 }
 
 } // namespace gdn::device::testing
