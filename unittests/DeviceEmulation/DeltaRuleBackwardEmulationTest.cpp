@@ -59,10 +59,11 @@ Gradients<float> runBackward(const Problem &p, const Cotangents &cot, float scal
   std::vector<bf16> q = toBf16(p.q), k = toBf16(p.k), v = toBf16(p.v),
                     dO = toBf16(cot.dO);
   constexpr float kSentinel = 777.0f;
+  using G = typename GradientOf<C>::type;
+  std::vector<G> dq(std::max<size_t>(p.q.size(), 1), Element<G>::store(kSentinel)),
+      dk(dq.size(), Element<G>::store(kSentinel)),
+      dv(std::max<size_t>(p.v.size(), 1), Element<G>::store(kSentinel));
   Gradients<float> g;
-  g.dq.assign(std::max<size_t>(p.q.size(), 1), kSentinel);
-  g.dk.assign(g.dq.size(), kSentinel);
-  g.dv.assign(std::max<size_t>(p.v.size(), 1), kSentinel);
   g.dg.assign(std::max<size_t>(p.g.size(), 1), kSentinel);
   g.dbeta.assign(g.dg.size(), kSentinel);
   g.dstate.assign(std::max<size_t>(p.state0.size(), 1), kSentinel);
@@ -83,9 +84,9 @@ Gradients<float> runBackward(const Problem &p, const Cotangents &cot, float scal
   args.initialState = C::kHasInitialState ? p.state0.data() : nullptr;
   args.dO = dO.data();
   args.dFinalState = withFinal ? cot.dFinal.data() : nullptr;
-  args.dq = g.dq.data();
-  args.dk = g.dk.data();
-  args.dv = g.dv.data();
+  args.dq = dq.data();
+  args.dk = dk.data();
+  args.dv = dv.data();
   args.dg = g.dg.data();
   args.dbeta = g.dbeta.data();
   args.dInitialState = C::kHasInitialState ? g.dstate.data() : nullptr;
@@ -127,9 +128,15 @@ Gradients<float> runBackward(const Problem &p, const Cotangents &cot, float scal
   emulation::runGrid(dim3{4, 1, 1}, 64, [&] { deltaRuleBackwardFinishKernel<C>(args); });
   emulation::setCopyOwnership(true);
 
-  g.dq.resize(p.q.size());
-  g.dk.resize(p.k.size());
-  g.dv.resize(p.v.size());
+  auto toFloat = [](const std::vector<G> &x, size_t count) {
+    std::vector<float> y(count);
+    for (size_t i = 0; i < count; ++i)
+      y[i] = Element<G>::load(x[i]);
+    return y;
+  };
+  g.dq = toFloat(dq, p.q.size());
+  g.dk = toFloat(dk, p.k.size());
+  g.dv = toFloat(dv, p.v.size());
   g.dg.resize(p.g.size());
   g.dbeta.resize(p.g.size());
   g.dstate.resize(C::kHasInitialState ? p.state0.size() : 0);
@@ -259,6 +266,16 @@ TEST(DeltaRuleBackwardEmulation, HeadDim128) {
 TEST(DeltaRuleBackwardEmulation, KeyAndValueDimsDiffer) {
   checkBackward<Config<1, 2, 64, true, 128>>({65, 3}, {1, 0}, true, 5, false);
   checkBackward<Config<1, 1, 128, true, 64>>({65, 3}, {}, true, 6, false);
+}
+
+/// dq, dk, dv in bf16 (what autograd returns for bf16 inputs).
+template <class Base> struct Bf16GradientConfig : Base {
+  using Gradient = __nv_bfloat16;
+};
+
+TEST(DeltaRuleBackwardEmulation, Bf16Gradients) {
+  checkBackward<Bf16GradientConfig<Config<1, 2, 64, true>>>({65, 0, 1}, {1, 0, 2}, true, 8,
+                                                            false);
 }
 
 TEST(DeltaRuleBackwardEmulation, InvalidPackingGivesNaN) {

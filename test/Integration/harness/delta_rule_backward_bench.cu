@@ -161,7 +161,8 @@ DeviceCase uploadCase(const Problem &p, const Cotangents &c, bool withFinal) {
   return d;
 }
 
-template <class C> void run(const DeviceCase &d, cudaStream_t stream) {
+template <class C>
+void run(const DeviceCase &d, cudaStream_t stream, unsigned phases = kBackwardAll) {
   DeltaRuleBackwardArgs<C> args = {};
   args.q = d.q;
   args.k = d.k;
@@ -179,7 +180,7 @@ template <class C> void run(const DeviceCase &d, cudaStream_t stream) {
   args.dInitialState = C::kHasInitialState ? d.dstate : nullptr;
   args.scale = 1.0f / std::sqrt(float(C::kHeadDimK));
   args.packing = d.packing();
-  CUDA_OK(launchDeltaRuleBackward<C>(args, d.workspace, stream));
+  CUDA_OK(launchDeltaRuleBackward<C>(args, d.workspace, stream, phases));
 }
 
 bool sameBits(const std::vector<float> &a, const std::vector<float> &b) {
@@ -363,6 +364,10 @@ void benchCase(const char *name, std::vector<int> lengths, int iterations, doubl
   CUDA_OK(cudaStreamCreate(&stream));
 
   const double backward = medianMs(stream, iterations, [&] { run<C>(d, stream); });
+  // Each kernel alone (reading what the full runs left in the workspace).
+  double phase[5];
+  for (int i = 0; i < 5; ++i)
+    phase[i] = medianMs(stream, iterations, [&] { run<C>(d, stream, 1u << i); });
   using ForwardConfig = WithFinalState<C>;
   DeltaRuleArgs<ForwardConfig> forward = {};
   forward.q = d.q;
@@ -392,10 +397,13 @@ void benchCase(const char *name, std::vector<int> lengths, int iterations, doubl
     i = j;
   }
   std::printf("BENCH backward %-10s %-22s %8.4f ms  floor %.0f us = %5.1f%%  %6.1f TFLOP/s"
-              "  (forward %.4f ms; backward / forward %.2f)  workspace %.0f MiB\n",
+              "  (forward %.4f ms; backward / forward %.2f)  workspace %.0f MiB\n"
+              "      kernels: prepare %.4f, forward scan %.4f, reverse scan %.4f, "
+              "chunk gradients %.4f, finish %.4f ms\n",
               name, lens.c_str(), backward, floorUs, 100.0 * floorUs / (backward * 1000.0),
               2.69 * forwardFlop / (backward * 1e-3) / 1e12, forwardMs, backward / forwardMs,
-              DeltaRuleBackwardWorkspace::bytes(d.packing(), d.hv, d.dk, d.dv) / 1048576.0);
+              DeltaRuleBackwardWorkspace::bytes(d.packing(), d.hv, d.dk, d.dv) / 1048576.0,
+              phase[0], phase[1], phase[2], phase[3], phase[4]);
   std::fflush(stdout);
   CUDA_OK(cudaStreamDestroy(stream));
   CUDA_OK(cudaFree(o));

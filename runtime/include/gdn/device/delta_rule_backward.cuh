@@ -46,8 +46,8 @@
 //
 // Precision: products are bf16 x bf16 -> fp32 on the tensor cores; S, dS',
 // Vn, W, N and the chunk's score tiles E1, E2 are rounded to bf16 as mma
-// operands; sums, decays and dg/dbeta run in fp32. Gradients are written in
-// fp32.
+// operands; sums, decays and dg/dbeta run in fp32. dq, dk, dv are written in
+// Config::Gradient (fp32 by default, or bf16), the others in fp32.
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,6 +58,16 @@
 
 namespace gdn {
 namespace device {
+
+/// The element type of dq, dk and dv: Config::Gradient when the Config
+/// names one (bf16 for autograd, which returns gradients in the inputs'
+/// type), fp32 otherwise. dg, dbeta and the states' gradients are fp32.
+template <class C, class = void> struct GradientOf {
+  using type = float;
+};
+template <class C> struct GradientOf<C, std::void_t<typename C::Gradient>> {
+  using type = typename C::Gradient;
+};
 
 /// Sizes and shared-memory layouts of the backward kernels (K, V in {64,
 /// 128}). Both chunk kernels run eight warps: four row groups of 16 chunk
@@ -186,6 +196,7 @@ struct DeltaRuleBackwardWorkspace {
 
 template <class Config> struct DeltaRuleBackwardArgs {
   using Element = typename Config::Element;
+  using Gradient = typename GradientOf<Config>::type;
   // The forward's inputs (as DeltaRuleArgs).
   const Element *q, *k;      ///< [T, H, K]
   const Element *v;          ///< [T, HV, V]
@@ -194,9 +205,9 @@ template <class Config> struct DeltaRuleBackwardArgs {
   // Cotangents of the forward's outputs.
   const Element *dO;         ///< [T, HV, V]
   const float *dFinalState;  ///< [N, HV, K, V], or null for zero
-  // Gradients (fp32; padding rows zero; rows past the pack untouched).
-  float *dq, *dk;            ///< [T, H, K]
-  float *dv;                 ///< [T, HV, V]
+  // Gradients (padding rows zero; rows past the pack untouched).
+  Gradient *dq, *dk;         ///< [T, H, K]
+  Gradient *dv;              ///< [T, HV, V]
   float *dg, *dbeta;         ///< [T, HV]
   float *dInitialState;      ///< [N, HV, K, V]; used when kHasInitialState
   float scale;
@@ -217,6 +228,14 @@ packingInvalid(const DeltaRuleBackwardArgs<Config> &args) {
 __device__ __forceinline__ float2 loadPairAsFloats(const __nv_bfloat16 *p) {
   const uint32_t pair = loadPair(p);
   return make_float2(bf16BitsToFloat(pair & 0xffffu), bf16BitsToFloat(pair >> 16));
+}
+
+/// Two adjacent gradient elements (8-byte aligned for fp32, 4 for bf16).
+__device__ __forceinline__ void storeGradientPair(float *to, float a, float b) {
+  *reinterpret_cast<float2 *>(to) = make_float2(a, b);
+}
+__device__ __forceinline__ void storeGradientPair(__nv_bfloat16 *to, float a, float b) {
+  *reinterpret_cast<uint32_t *>(to) = packBf16(a, b);
 }
 
 /// Sum over the four lanes of a quad (the lanes holding one accumulator
@@ -258,7 +277,8 @@ __global__ void __launch_bounds__(DeltaRuleBackwardShape<Config>::kThreads, 1)
 
   // Padding rows of this sequence's slot get zero dv.
   for (int64_t i = tid; i < (packing.slot(seq) - length) * kV; i += B::kThreads)
-    args.dv[(begin + length + i / kV) * valueRow + head * kV + i % kV] = 0.0f;
+    args.dv[(begin + length + i / kV) * valueRow + head * kV + i % kV] =
+        gdn::device::Element<typename GradientOf<Config>::type>::store(0.0f);
 
   extern __shared__ uint4 shared[];
   char *base = reinterpret_cast<char *>(shared);
@@ -418,7 +438,7 @@ __global__ void __launch_bounds__(DeltaRuleBackwardShape<Config>::kThreads, 1)
               (chunkRow0 + row + 8 * half) * valueRow + head * kV + column;
           *reinterpret_cast<uint32_t *>(ws.weighted + at) =
               packBf16(w[n].c[2 * half], w[n].c[2 * half + 1]);
-          *reinterpret_cast<float2 *>(args.dv + at) = make_float2(dr0, dr1);
+          storeGradientPair(args.dv + at, dr0, dr1);
         }
       }
       storeTileB<true>(yTile, B::kLdV, row, column, y);
@@ -884,12 +904,13 @@ __global__ void deltaRuleBackwardFinishKernel(DeltaRuleBackwardArgs<Config> args
   const PackingView &packing = args.packing;
   const int64_t threads = static_cast<int64_t>(gridDim.x) * blockDim.x;
   const int64_t first = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  using Store = Element<typename GradientOf<Config>::type>;
   if (packingInvalid(args)) {
     const int64_t tokens = packing.bufferTokens;
     for (int64_t i = first; i < tokens * B::kH * B::kK; i += threads)
-      args.dq[i] = args.dk[i] = NAN;
+      args.dq[i] = args.dk[i] = Store::store(NAN);
     for (int64_t i = first; i < tokens * B::kHV * B::kV; i += threads)
-      args.dv[i] = NAN;
+      args.dv[i] = Store::store(NAN);
     for (int64_t i = first; i < tokens * B::kHV; i += threads)
       args.dg[i] = args.dbeta[i] = NAN;
     const int64_t states = static_cast<int64_t>(packing.numSeqs) * B::kHV * B::kK * B::kV;
@@ -910,8 +931,8 @@ __global__ void deltaRuleBackwardFinishKernel(DeltaRuleBackwardArgs<Config> args
       dq += args.workspace.dqParts[part + j * B::kK];
       dk += args.workspace.dkParts[part + j * B::kK];
     }
-    args.dq[i] = dq;
-    args.dk[i] = dk;
+    args.dq[i] = Store::store(dq);
+    args.dk[i] = Store::store(dk);
   }
 }
 
@@ -923,12 +944,25 @@ inline size_t deltaRuleBackwardWorkspaceBytes(const PackingView &packing) {
                                            Config::kHeadDimK, Config::kHeadDimV);
 }
 
+/// Which kernels launchDeltaRuleBackward starts: all in normal use; some at
+/// a time to time them apart (each reads what earlier ones left in the
+/// workspace).
+enum DeltaRuleBackwardPhases : unsigned {
+  kBackwardPrepare = 1,
+  kBackwardForwardScan = 2,
+  kBackwardReverseScan = 4,
+  kBackwardChunkGrad = 8,
+  kBackwardFinish = 16,
+  kBackwardAll = 31
+};
+
 /// Launches the five kernels on `stream`. `workspace` holds
 /// deltaRuleBackwardWorkspaceBytes bytes, 256-byte aligned; args.workspace
 /// is carved from it here. No host synchronisation.
 template <class Config>
 inline cudaError_t launchDeltaRuleBackward(DeltaRuleBackwardArgs<Config> args,
-                                           void *workspace, cudaStream_t stream) {
+                                           void *workspace, cudaStream_t stream,
+                                           unsigned phases = kBackwardAll) {
   using S = DeltaRuleShape<Config>;
   using B = DeltaRuleBackwardShape<Config>;
   const PackingView &packing = args.packing;
@@ -961,24 +995,29 @@ inline cudaError_t launchDeltaRuleBackward(DeltaRuleBackwardArgs<Config> args,
     forward.savedStates = args.workspace.states;
     forward.savedNew = args.workspace.fresh;
     const int64_t slots = DeltaRuleWorkspace::slots(packing);
-    deltaChunkPrepareKernel<Config>
-        <<<dim3(static_cast<unsigned>(slots), S::kHV / S::kPrepareHeads), S::kThreads,
-           S::kPrepareBytes, stream>>>(forward);
-    deltaChunkScanKernel<Config, true>
+    if (phases & kBackwardPrepare)
+      deltaChunkPrepareKernel<Config>
+          <<<dim3(static_cast<unsigned>(slots), S::kHV / S::kPrepareHeads), S::kThreads,
+             S::kPrepareBytes, stream>>>(forward);
+    if (phases & kBackwardForwardScan)
+      deltaChunkScanKernel<Config, true>
         <<<static_cast<unsigned>(static_cast<int64_t>(packing.numSeqs) * S::kHV *
                                  S::kValueTiles),
            S::kScanThreads, S::kScanBytes, stream>>>(forward);
-    deltaChunkReverseScanKernel<Config>
+    if (phases & kBackwardReverseScan)
+      deltaChunkReverseScanKernel<Config>
         <<<static_cast<unsigned>(static_cast<int64_t>(packing.numSeqs) * B::kHV),
            B::kThreads, B::kRevBytes, stream>>>(args);
-    deltaChunkGradKernel<Config>
+    if (phases & kBackwardChunkGrad)
+      deltaChunkGradKernel<Config>
         <<<dim3(static_cast<unsigned>(slots), B::kHV), B::kThreads, B::kGradBytes,
            stream>>>(args);
   }
   const int64_t work = static_cast<int64_t>(packing.bufferTokens) * B::kH * B::kK;
   const unsigned blocks = static_cast<unsigned>(
       work / 256 + 1 < 4096 ? work / 256 + 1 : 4096);
-  deltaRuleBackwardFinishKernel<Config><<<blocks, 256, 0, stream>>>(args);
+  if (phases & kBackwardFinish)
+    deltaRuleBackwardFinishKernel<Config><<<blocks, 256, 0, stream>>>(args);
   return cudaGetLastError();
 }
 #endif // GDN_DEVICE_EMULATION
