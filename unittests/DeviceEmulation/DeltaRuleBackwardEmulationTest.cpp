@@ -123,7 +123,7 @@ Gradients<float> runBackward(const Problem &p, const Cotangents &cot, float scal
                      S::kScanThreads, [&] { deltaChunkScanKernel<C, true>(forward); });
   emulation::runGrid(dim3{unsigned(n * C::kValueHeads), 1, 1}, B::kThreads,
                      [&] { deltaChunkReverseScanKernel<C>(args); });
-  emulation::runGrid(dim3{slots, unsigned(C::kValueHeads), 1}, B::kThreads,
+  emulation::runGrid(dim3{slots, unsigned(C::kKeyHeads), 1}, B::kThreads,
                      [&] { deltaChunkGradKernel<C>(args); });
   emulation::runGrid(dim3{4, 1, 1}, 64, [&] { deltaRuleBackwardFinishKernel<C>(args); });
   emulation::setCopyOwnership(true);

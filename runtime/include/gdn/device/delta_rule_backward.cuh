@@ -38,11 +38,12 @@
 //    sequential over chunks from the last: the dS recurrence in mma
 //    accumulators; writes dS' of every chunk, W, dV, and the initial states'
 //    gradients;
-// 4. deltaChunkGradKernel, one block per (chunk, value head), fully
-//    parallel: everything else from S, dS', Vn, W of its chunk;
-// 5. deltaRuleBackwardFinishKernel: dq and dk summed over the value heads of
-//    each GQA group in head order (or NaN everywhere when the packing status
-//    holds a violation).
+// 4. deltaChunkGradKernel, one block per (chunk, key head), fully
+//    parallel: everything else from S, dS', Vn, W of its chunk, for the
+//    group's value heads in head order (dq and dk summed over them in
+//    registers);
+// 5. deltaRuleBackwardFinishKernel: NaN in every gradient when the packing
+//    status holds a violation (nothing otherwise).
 //
 // Precision: products are bf16 x bf16 -> fp32 on the tensor cores; S, dS',
 // Vn, W, N and the chunk's score tiles E1, E2 are rounded to bf16 as mma
@@ -84,20 +85,21 @@ template <class Config> struct DeltaRuleBackwardShape {
   static constexpr int kStateTiles = kK / 64; // m tiles per warp of dS
   static constexpr int kScoreTiles = 4;       // n tiles per warp, C columns
 
-  // Reverse scan: the chunk's Q, K, dO, N, P, G, beta; dS' and the chunk's
-  // B operands dVn, X = scale diag(e) dO and Y = -diag(e) dR (bf16).
-  static constexpr size_t kRevQ = 0;
-  static constexpr size_t kRevK = kRevQ + 2 * kC * kLdK;
-  static constexpr size_t kRevDO = kRevK + 2 * kC * kLdK;
-  static constexpr size_t kRevN = kRevDO + 2 * kC * kLdV;
-  static constexpr size_t kRevP = kRevN + 2 * kC * kLdC;
-  static constexpr size_t kRevG = kRevP + 2 * kC * kLdC;
-  static constexpr size_t kRevBeta = kRevG + 4 * kC;
-  static constexpr size_t kRevState = kRevBeta + 4 * kC;
+  // Reverse scan: two stages of the chunk's Q, K, dO, N, P, G (the next
+  // chunk streams in while this one is computed); dS' and the chunk's B
+  // operands dVn (later Y = -diag(e) dR in the same tile) and
+  // X = scale diag(e) dO (bf16).
+  static constexpr size_t kRevStageQ = 0;
+  static constexpr size_t kRevStageK = kRevStageQ + 2 * kC * kLdK;
+  static constexpr size_t kRevStageDO = kRevStageK + 2 * kC * kLdK;
+  static constexpr size_t kRevStageN = kRevStageDO + 2 * kC * kLdV;
+  static constexpr size_t kRevStageP = kRevStageN + 2 * kC * kLdC;
+  static constexpr size_t kRevStageG = kRevStageP + 2 * kC * kLdC;
+  static constexpr size_t kRevStageBytes = kRevStageG + 4 * kC;
+  static constexpr size_t kRevState = 2 * kRevStageBytes;
   static constexpr size_t kRevNew = kRevState + 2 * kK * kLdV;
   static constexpr size_t kRevX = kRevNew + 2 * kC * kLdV;
-  static constexpr size_t kRevY = kRevX + 2 * kC * kLdV;
-  static constexpr size_t kRevBytes = kRevY + 2 * kC * kLdV;
+  static constexpr size_t kRevBytes = kRevX + 2 * kC * kLdV;
 
   // Chunk gradients: Q, K, S, dS', dO, Vn, W, V, E1, E2, G, beta, and rows
   // of fp32 partial sums (see GradSums).
@@ -139,18 +141,17 @@ enum GradSums : int {
 };
 
 /// Workspace of the backward: the forward's tiles plus N, the saved states
-/// and state gradients per chunk, Vn and W per row, and per-value-head dq
-/// and dk before the GQA sum. Every region starts 256-byte aligned.
+/// and state gradients per chunk, and Vn and W per row. Every region starts
+/// 256-byte aligned.
 struct DeltaRuleBackwardWorkspace {
   DeltaRuleWorkspace forward; ///< M, P, G and N
   __nv_bfloat16 *states;      ///< S at each chunk start, [slots][HV][K][V]
   __nv_bfloat16 *stateGrads;  ///< dS after each chunk, [slots][HV][K][V]
   __nv_bfloat16 *fresh;       ///< Vn, [buffer rows][HV][V]
   __nv_bfloat16 *weighted;    ///< W = N^T dVn, [buffer rows][HV][V]
-  float *dqParts, *dkParts;   ///< [buffer rows][HV][K]
 
   struct Sizes {
-    size_t forward, inverse, states, rows, parts;
+    size_t forward, inverse, states, rows;
   };
   static size_t align(size_t bytes) { return (bytes + 255) / 256 * 256; }
   static Sizes sizes(const PackingView &p, int valueHeads, int headDimK,
@@ -161,13 +162,13 @@ struct DeltaRuleBackwardWorkspace {
             align(DeltaRuleWorkspace::tileBytes(slots, valueHeads)),
             align(static_cast<size_t>(slots) * valueHeads * headDimK *
                   headDimV * 2),
-            align(rows * headDimV * 2), align(rows * headDimK * 4)};
+            align(rows * headDimV * 2)};
   }
   /// Bytes for a packing (host side, before launching).
   static size_t bytes(const PackingView &p, int valueHeads, int headDimK,
                       int headDimV) {
     const Sizes s = sizes(p, valueHeads, headDimK, headDimV);
-    return s.forward + s.inverse + 2 * s.states + 2 * s.rows + 2 * s.parts;
+    return s.forward + s.inverse + 2 * s.states + 2 * s.rows;
   }
   static DeltaRuleBackwardWorkspace carve(void *base, const PackingView &p,
                                           int valueHeads, int headDimK,
@@ -186,10 +187,6 @@ struct DeltaRuleBackwardWorkspace {
     w.fresh = reinterpret_cast<__nv_bfloat16 *>(at);
     at += s.rows;
     w.weighted = reinterpret_cast<__nv_bfloat16 *>(at);
-    at += s.rows;
-    w.dqParts = reinterpret_cast<float *>(at);
-    at += s.parts;
-    w.dkParts = reinterpret_cast<float *>(at);
     return w;
   }
 };
@@ -282,17 +279,31 @@ __global__ void __launch_bounds__(DeltaRuleBackwardShape<Config>::kThreads, 1)
 
   extern __shared__ uint4 shared[];
   char *base = reinterpret_cast<char *>(shared);
-  Element *qs = reinterpret_cast<Element *>(base + B::kRevQ);
-  Element *ks = reinterpret_cast<Element *>(base + B::kRevK);
-  Element *dos = reinterpret_cast<Element *>(base + B::kRevDO);
-  Element *ns = reinterpret_cast<Element *>(base + B::kRevN);
-  Element *ps = reinterpret_cast<Element *>(base + B::kRevP);
-  float *gate = reinterpret_cast<float *>(base + B::kRevG);
-  float *betas = reinterpret_cast<float *>(base + B::kRevBeta);
   Element *gradTile = reinterpret_cast<Element *>(base + B::kRevState);
   Element *newTile = reinterpret_cast<Element *>(base + B::kRevNew);
   Element *xTile = reinterpret_cast<Element *>(base + B::kRevX);
-  Element *yTile = reinterpret_cast<Element *>(base + B::kRevY);
+  Element *yTile = newTile; // Y replaces dVn once W is computed
+  auto stage = [&](int32_t c) { return base + (c & 1) * B::kRevStageBytes; };
+  // Issues the copies of chunk c into its stage (one commit group).
+  auto fetch = [&](int32_t c) {
+    char *at = stage(c);
+    const int rows = length - c * kC < kC ? length - c * kC : kC;
+    const int64_t chunkRow0 = begin + static_cast<int64_t>(c) * kC;
+    const int64_t tileIndex = (slot0 + c) * B::kHV + head;
+    stageRows<kK, B::kThreads>(reinterpret_cast<Element *>(at + B::kRevStageQ), B::kLdK,
+                               args.q + chunkRow0 * keyRow + keyHead * kK, keyRow, rows);
+    stageRows<kK, B::kThreads>(reinterpret_cast<Element *>(at + B::kRevStageK), B::kLdK,
+                               args.k + chunkRow0 * keyRow + keyHead * kK, keyRow, rows);
+    stageRows<kV, B::kThreads>(reinterpret_cast<Element *>(at + B::kRevStageDO), B::kLdV,
+                               args.dO + chunkRow0 * valueRow + head * kV, valueRow, rows);
+    stageRows<kC, B::kThreads>(reinterpret_cast<Element *>(at + B::kRevStageN), B::kLdC,
+                               ws.forward.inverse + tileIndex * kC * kC, kC, kC);
+    stageRows<kC, B::kThreads>(reinterpret_cast<Element *>(at + B::kRevStageP), B::kLdC,
+                               ws.forward.scores + tileIndex * kC * kC, kC, kC);
+    if (tid < kC / 4)
+      copyAsync16(at + B::kRevStageG + 16 * tid,
+                  ws.forward.gateCumsum + tileIndex * kC + 4 * tid);
+  };
 
   // dS' in accumulators: warp w owns state rows [r K/4, (r+1) K/4) and
   // columns [columnBase, columnBase + V/2).
@@ -313,32 +324,15 @@ __global__ void __launch_bounds__(DeltaRuleBackwardShape<Config>::kThreads, 1)
       }
 
   const int row0 = 16 * rowGroup; // this warp's chunk rows
+  if (chunks > 0)
+    fetch(chunks - 1);
+  commitAsyncCopies();
   for (int32_t c = chunks - 1; c >= 0; --c) {
     const int rows = length - c * kC < kC ? length - c * kC : kC;
     const int64_t chunkRow0 = begin + static_cast<int64_t>(c) * kC;
     const int64_t tileIndex = (slot0 + c) * B::kHV + head;
-    __syncthreads(); // every warp is done with the previous chunk's tiles
-    stageRows<kK, B::kThreads>(qs, B::kLdK,
-                               args.q + chunkRow0 * keyRow + keyHead * kK,
-                               keyRow, rows);
-    stageRows<kK, B::kThreads>(ks, B::kLdK,
-                               args.k + chunkRow0 * keyRow + keyHead * kK,
-                               keyRow, rows);
-    stageRows<kV, B::kThreads>(dos, B::kLdV,
-                               args.dO + chunkRow0 * valueRow + head * kV,
-                               valueRow, rows);
-    stageRows<kC, B::kThreads>(ns, B::kLdC,
-                               ws.forward.inverse + tileIndex * kC * kC, kC,
-                               kC);
-    stageRows<kC, B::kThreads>(ps, B::kLdC,
-                               ws.forward.scores + tileIndex * kC * kC, kC,
-                               kC);
-    if (tid < kC / 4)
-      copyAsync16(gate + 4 * tid, ws.forward.gateCumsum + tileIndex * kC + 4 * tid);
-    commitAsyncCopies();
-    if (tid < kC)
-      betas[tid] = tid < rows ? args.beta[(chunkRow0 + tid) * B::kHV + head] : 0.0f;
-    // dS' as the B operand of K dS', and saved for the chunk kernel.
+    // dS' as the B operand of K dS' (its readers in chunk c + 1 passed three
+    // barriers since), and saved for the chunk kernel.
     Element *savedGrad = ws.stateGrads + tileIndex * kK * kV;
 #pragma unroll
     for (int m = 0; m < B::kStateTiles; ++m)
@@ -349,8 +343,20 @@ __global__ void __launch_bounds__(DeltaRuleBackwardShape<Config>::kThreads, 1)
         storeTileB<true>(gradTile, B::kLdV, row, column, grad[m][n].c);
         storeTileB<true>(savedGrad, kV, row, column, grad[m][n].c);
       }
-    waitAsyncCopies<0>();
+    waitAsyncCopies<0>(); // chunk c, the only group in flight
+    // Chunk c has landed, dS' is whole, and every warp is done with chunk
+    // c + 1, whose stage the next fetch overwrites.
     __syncthreads();
+    if (c > 0)
+      fetch(c - 1);
+    commitAsyncCopies();
+    const char *at = stage(c);
+    const Element *qs = reinterpret_cast<const Element *>(at + B::kRevStageQ);
+    const Element *ks = reinterpret_cast<const Element *>(at + B::kRevStageK);
+    const Element *dos = reinterpret_cast<const Element *>(at + B::kRevStageDO);
+    const Element *ns = reinterpret_cast<const Element *>(at + B::kRevStageN);
+    const Element *ps = reinterpret_cast<const Element *>(at + B::kRevStageP);
+    const float *gate = reinterpret_cast<const float *>(at + B::kRevStageG);
 
     const float lastGate = gate[rows - 1];
     float rowDecay[2], toEnd[2], rowBeta[2];
@@ -359,7 +365,7 @@ __global__ void __launch_bounds__(DeltaRuleBackwardShape<Config>::kThreads, 1)
       const int row = row0 + accumulatorRow(lane, 2 * half);
       rowDecay[half] = decay(gate[row]);
       toEnd[half] = decay(lastGate - gate[row]);
-      rowBeta[half] = betas[row];
+      rowBeta[half] = row < rows ? args.beta[(chunkRow0 + row) * B::kHV + head] : 0.0f;
     }
 
     // dVn = diag(f) K dS' + scale P^T dO; X = scale diag(e) dO.
@@ -422,6 +428,7 @@ __global__ void __launch_bounds__(DeltaRuleBackwardShape<Config>::kThreads, 1)
       for (int n = 0; n < B::kValueTiles; ++n)
         mma16816(w[n], a, b[n]);
     }
+    __syncthreads(); // every warp has read dVn: Y takes its tile
 #pragma unroll
     for (int n = 0; n < B::kValueTiles; ++n) {
       const int row = row0 + accumulatorRow(lane, 0);
@@ -473,6 +480,7 @@ __global__ void __launch_bounds__(DeltaRuleBackwardShape<Config>::kThreads, 1)
       }
     }
   }
+  waitAsyncCopies<0>();
 
   if (Config::kHasInitialState) {
 #pragma unroll
@@ -501,8 +509,10 @@ __global__ void __launch_bounds__(DeltaRuleBackwardShape<Config>::kThreads, 1)
   const PackingView &packing = args.packing;
   if (packing.numSeqs <= 0 || packingInvalid(args))
     return;
+  constexpr int kGroup = B::kHV / B::kH;
+  using Store = gdn::device::Element<typename GradientOf<Config>::type>;
   const int64_t slot = blockIdx.x;
-  const int head = blockIdx.y;
+  const int keyHead = blockIdx.y;
   const int32_t seq = slotSequence(packing, slot);
   const int64_t chunk = slot - firstSlot(packing, seq);
   const int32_t length = packing.length(seq);
@@ -510,28 +520,27 @@ __global__ void __launch_bounds__(DeltaRuleBackwardShape<Config>::kThreads, 1)
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int64_t keyRow = static_cast<int64_t>(B::kH) * kK;
   const int64_t valueRow = static_cast<int64_t>(B::kHV) * kV;
-  const int64_t partRow = static_cast<int64_t>(B::kHV) * kK;
   const DeltaRuleBackwardWorkspace &ws = args.workspace;
 
   if (chunk == 0) {
-    // Padding rows of the sequence's slot: zero dg, dbeta and dq/dk parts.
+    // Padding rows of the sequence's slot: zero dq, dk of this key head and
+    // dg, dbeta of its value heads.
     const int64_t padding = packing.slot(seq) - length;
     for (int64_t i = tid; i < padding * kK; i += B::kThreads) {
-      const int64_t at = (begin + length + i / kK) * partRow + head * kK + i % kK;
-      ws.dqParts[at] = 0.0f;
-      ws.dkParts[at] = 0.0f;
+      const int64_t at = (begin + length + i / kK) * keyRow + keyHead * kK + i % kK;
+      args.dq[at] = Store::store(0.0f);
+      args.dk[at] = Store::store(0.0f);
     }
-    for (int64_t i = tid; i < padding; i += B::kThreads) {
-      args.dg[(begin + length + i) * B::kHV + head] = 0.0f;
-      args.dbeta[(begin + length + i) * B::kHV + head] = 0.0f;
+    for (int64_t i = tid; i < padding * kGroup; i += B::kThreads) {
+      const int64_t at = (begin + length + i / kGroup) * B::kHV + keyHead * kGroup + i % kGroup;
+      args.dg[at] = 0.0f;
+      args.dbeta[at] = 0.0f;
     }
   }
   if (chunk * kC >= length)
     return;
   const int rows = length - chunk * kC < kC ? static_cast<int>(length - chunk * kC) : kC;
   const int64_t chunkRow0 = begin + chunk * kC;
-  const int64_t tileIndex = slot * B::kHV + head;
-  const int keyHead = head / (B::kHV / B::kH);
   const int rowGroup = warp % 4, columnHalf = warp / 4;
   const int row0 = 16 * rowGroup;
 
@@ -555,6 +564,22 @@ __global__ void __launch_bounds__(DeltaRuleBackwardShape<Config>::kThreads, 1)
                              keyRow, rows);
   stageRows<kK, B::kThreads>(ks, B::kLdK, args.k + chunkRow0 * keyRow + keyHead * kK,
                              keyRow, rows);
+  commitAsyncCopies();
+
+  // dq and dk of this warp's 16 rows and half of the K columns, summed over
+  // the value heads of the group in head order.
+  const int keyColumn0 = columnHalf * (kK / 2);
+  Accumulator dqTotal[B::kKeyTiles], dkTotal[B::kKeyTiles];
+#pragma unroll
+  for (int n = 0; n < B::kKeyTiles; ++n) {
+    dqTotal[n].fill(0.0f);
+    dkTotal[n].fill(0.0f);
+  }
+
+  for (int member = 0; member < kGroup; ++member) {
+  const int head = keyHead * kGroup + member;
+  const int64_t tileIndex = slot * B::kHV + head;
+  __syncthreads(); // every warp is done with the previous head's tiles
   // The K x V states: K rows of V elements (stageRows fills 64 rows a call).
 #pragma unroll
   for (int part = 0; part < kK / kC; ++part) {
@@ -778,11 +803,11 @@ __global__ void __launch_bounds__(DeltaRuleBackwardShape<Config>::kThreads, 1)
   }
   __syncthreads(); // E1, E2 and every partial sum are complete
 
-  // (c) dq and dk of this value head (C x K, this warp's half of the
-  // columns), to the per-head parts the finish kernel sums.
+  // (c) this value head's share of dq and dk (C x K, this warp's half of
+  // the columns), added to the group's totals.
   {
-    const int column0 = columnHalf * (kK / 2);
-    Accumulator total[B::kKeyTiles], part[B::kKeyTiles];
+    const int column0 = keyColumn0;
+    Accumulator part[B::kKeyTiles];
     // part = A B^T for A = a C x V tile, B = a K x V state tile.
     auto productWithState = [&](const Element *a, const Element *state) {
 #pragma unroll
@@ -799,7 +824,8 @@ __global__ void __launch_bounds__(DeltaRuleBackwardShape<Config>::kThreads, 1)
       }
     };
     // total += A X for A = E (or E^T) and X = Q or K rows.
-    auto addScoreProduct = [&](const Element *e, bool transposed, const Element *x) {
+    auto addScoreProduct = [&](Accumulator(&total)[B::kKeyTiles], const Element *e,
+                               bool transposed, const Element *x) {
 #pragma unroll
       for (int step = 0; step < kC / 16; ++step) {
         const FragmentA fa =
@@ -812,50 +838,28 @@ __global__ void __launch_bounds__(DeltaRuleBackwardShape<Config>::kThreads, 1)
           mma16816(total[n], fa, b[n]);
       }
     };
-    auto addRowScaled = [&](const float (&scaleOf)[2]) {
+    auto addRowScaled = [&](Accumulator(&total)[B::kKeyTiles], const float (&scaleOf)[2]) {
 #pragma unroll
       for (int n = 0; n < B::kKeyTiles; ++n)
 #pragma unroll
         for (int e = 0; e < 4; ++e)
           total[n].c[e] += scaleOf[e / 2] * part[n].c[e];
     };
-    auto storeParts = [&](float *to) {
-#pragma unroll
-      for (int n = 0; n < B::kKeyTiles; ++n)
-#pragma unroll
-        for (int half = 0; half < 2; ++half) {
-          const int row = row0 + accumulatorRow(lane, 2 * half);
-          if (row < rows)
-            *reinterpret_cast<float2 *>(
-                to + (chunkRow0 + row) * partRow + head * kK + column0 + 8 * n +
-                accumulatorColumn(lane, 0)) =
-                make_float2(total[n].c[2 * half], total[n].c[2 * half + 1]);
-        }
-    };
-
-    // dQ = scale diag(e) dO S^T + E1 K.
-#pragma unroll
-    for (int n = 0; n < B::kKeyTiles; ++n)
-      total[n].fill(0.0f);
-    addScoreProduct(e1, false, ks);
+    // dQ += scale diag(e) dO S^T + E1 K.
+    addScoreProduct(dqTotal, e1, false, ks);
     productWithState(dos, ss);
     const float qScale[2] = {args.scale * rowDecay[0], args.scale * rowDecay[1]};
-    addRowScaled(qScale);
-    storeParts(ws.dqParts);
+    addRowScaled(dqTotal, qScale);
 
-    // dK = E1^T Q + E2 K + E2^T K - diag(e beta) W S^T + diag(f) Vn dS'^T.
-#pragma unroll
-    for (int n = 0; n < B::kKeyTiles; ++n)
-      total[n].fill(0.0f);
-    addScoreProduct(e1, true, qs);
-    addScoreProduct(e2, false, ks);
-    addScoreProduct(e2, true, ks);
+    // dK += E1^T Q + E2 K + E2^T K - diag(e beta) W S^T + diag(f) Vn dS'^T.
+    addScoreProduct(dkTotal, e1, true, qs);
+    addScoreProduct(dkTotal, e2, false, ks);
+    addScoreProduct(dkTotal, e2, true, ks);
     productWithState(wts, ss);
     const float wScale[2] = {-rowDecay[0] * rowBeta[0], -rowDecay[1] * rowBeta[1]};
-    addRowScaled(wScale);
+    addRowScaled(dkTotal, wScale);
     productWithState(news, dss);
-    addRowScaled(toEnd);
-    storeParts(ws.dkParts);
+    addRowScaled(dkTotal, toEnd);
   }
 
   // (d) dG per row, then dg as its reverse cumsum and dbeta, by one thread
@@ -891,49 +895,49 @@ __global__ void __launch_bounds__(DeltaRuleBackwardShape<Config>::kThreads, 1)
     args.dg[(chunkRow0 + t) * B::kHV + head] = dg;
     args.dbeta[(chunkRow0 + t) * B::kHV + head] = dbeta;
   }
+  } // the group's value heads
+
+  // The group's dq and dk rows.
+#pragma unroll
+  for (int n = 0; n < B::kKeyTiles; ++n)
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int row = row0 + accumulatorRow(lane, 2 * half);
+      if (row >= rows)
+        continue;
+      const int64_t at =
+          (chunkRow0 + row) * keyRow + keyHead * kK + keyColumn0 + 8 * n + accumulatorColumn(lane, 0);
+      storeGradientPair(args.dq + at, dqTotal[n].c[2 * half], dqTotal[n].c[2 * half + 1]);
+      storeGradientPair(args.dk + at, dkTotal[n].c[2 * half], dkTotal[n].c[2 * half + 1]);
+    }
 }
 
 //===----------------------------------------------------------------------===//
-// Finish: the GQA sums of dq and dk, or NaN on invalid packing
+// Finish: NaN in every gradient when the packing is invalid
 //===----------------------------------------------------------------------===//
 
+/// The other kernels return at once on invalid offsets; this one writes NaN
+/// over every gradient then (and does nothing otherwise), so that no number
+/// computed from invalid offsets is ever returned.
 template <class Config>
 __global__ void deltaRuleBackwardFinishKernel(DeltaRuleBackwardArgs<Config> args) {
   using B = DeltaRuleBackwardShape<Config>;
-  constexpr int kGroup = B::kHV / B::kH;
+  using Store = Element<typename GradientOf<Config>::type>;
+  if (!packingInvalid(args))
+    return;
   const PackingView &packing = args.packing;
   const int64_t threads = static_cast<int64_t>(gridDim.x) * blockDim.x;
   const int64_t first = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  using Store = Element<typename GradientOf<Config>::type>;
-  if (packingInvalid(args)) {
-    const int64_t tokens = packing.bufferTokens;
-    for (int64_t i = first; i < tokens * B::kH * B::kK; i += threads)
-      args.dq[i] = args.dk[i] = Store::store(NAN);
-    for (int64_t i = first; i < tokens * B::kHV * B::kV; i += threads)
-      args.dv[i] = Store::store(NAN);
-    for (int64_t i = first; i < tokens * B::kHV; i += threads)
-      args.dg[i] = args.dbeta[i] = NAN;
-    const int64_t states = static_cast<int64_t>(packing.numSeqs) * B::kHV * B::kK * B::kV;
-    for (int64_t i = first; Config::kHasInitialState && i < states; i += threads)
-      args.dInitialState[i] = NAN;
-    return;
-  }
-  if (packing.numSeqs <= 0)
-    return;
-  const int64_t rows = packing.begin(packing.numSeqs); // the pack's end
-  for (int64_t i = first; i < rows * B::kH * B::kK; i += threads) {
-    const int64_t row = i / (B::kH * B::kK);
-    const int keyHead = static_cast<int>(i / B::kK % B::kH), column = static_cast<int>(i % B::kK);
-    const int64_t part = (row * B::kHV + keyHead * kGroup) * B::kK + column;
-    float dq = 0.0f, dk = 0.0f;
-#pragma unroll
-    for (int j = 0; j < kGroup; ++j) {
-      dq += args.workspace.dqParts[part + j * B::kK];
-      dk += args.workspace.dkParts[part + j * B::kK];
-    }
-    args.dq[i] = Store::store(dq);
-    args.dk[i] = Store::store(dk);
-  }
+  const int64_t tokens = packing.bufferTokens;
+  for (int64_t i = first; i < tokens * B::kH * B::kK; i += threads)
+    args.dq[i] = args.dk[i] = Store::store(NAN);
+  for (int64_t i = first; i < tokens * B::kHV * B::kV; i += threads)
+    args.dv[i] = Store::store(NAN);
+  for (int64_t i = first; i < tokens * B::kHV; i += threads)
+    args.dg[i] = args.dbeta[i] = NAN;
+  const int64_t states = static_cast<int64_t>(packing.numSeqs) * B::kHV * B::kK * B::kV;
+  for (int64_t i = first; Config::kHasInitialState && i < states; i += threads)
+    args.dInitialState[i] = NAN;
 }
 
 #ifndef GDN_DEVICE_EMULATION // host emulation runs the kernel bodies itself
@@ -1010,7 +1014,7 @@ inline cudaError_t launchDeltaRuleBackward(DeltaRuleBackwardArgs<Config> args,
            B::kThreads, B::kRevBytes, stream>>>(args);
     if (phases & kBackwardChunkGrad)
       deltaChunkGradKernel<Config>
-        <<<dim3(static_cast<unsigned>(slots), B::kHV), B::kThreads, B::kGradBytes,
+        <<<dim3(static_cast<unsigned>(slots), B::kH), B::kThreads, B::kGradBytes,
            stream>>>(args);
   }
   const int64_t work = static_cast<int64_t>(packing.bufferTokens) * B::kH * B::kK;
