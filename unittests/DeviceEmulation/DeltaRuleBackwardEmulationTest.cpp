@@ -121,7 +121,7 @@ Gradients<float> runBackward(const Problem &p, const Cotangents &cot, float scal
                      S::kThreads, [&] { deltaChunkPrepareKernel<C>(forward); });
   emulation::runGrid(dim3{unsigned(n * C::kValueHeads * S::kValueTiles), 1, 1},
                      S::kScanThreads, [&] { deltaChunkScanKernel<C, true>(forward); });
-  emulation::runGrid(dim3{unsigned(n * C::kValueHeads), 1, 1}, B::kThreads,
+  emulation::runGrid(dim3{unsigned(n * C::kValueHeads * B::kRevTiles), 1, 1}, B::kThreads,
                      [&] { deltaChunkReverseScanKernel<C>(args); });
   emulation::runGrid(dim3{slots, unsigned(C::kKeyHeads), 1}, B::kThreads,
                      [&] { deltaChunkGradKernel<C>(args); });
@@ -266,6 +266,16 @@ TEST(DeltaRuleBackwardEmulation, HeadDim128) {
 TEST(DeltaRuleBackwardEmulation, KeyAndValueDimsDiffer) {
   checkBackward<Config<1, 2, 64, true, 128>>({65, 3}, {1, 0}, true, 5, false);
   checkBackward<Config<1, 1, 128, true, 64>>({65, 3}, {}, true, 6, false);
+}
+
+/// The reverse scan with two staged chunks (one block per SM).
+template <class Base> struct TwoStageConfig : Base {
+  static constexpr int kBackwardRevStages = 2;
+};
+
+TEST(DeltaRuleBackwardEmulation, TwoStageReverseScan) {
+  checkBackward<TwoStageConfig<Config<1, 2, 128, true>>>({130, 0, 65}, {1, 2, 0}, true, 9,
+                                                         false);
 }
 
 /// dq, dk, dv in bf16 (what autograd returns for bf16 inputs).

@@ -34,8 +34,8 @@
 // 1. the forward's prepare kernel (M, P, G), also writing N;
 // 2. the forward's scan instantiated with kSave: S at every chunk start and
 //    Vn, in bf16 (exactly the values the forward's products read);
-// 3. deltaChunkReverseScanKernel, one block per (sequence, value head),
-//    sequential over chunks from the last: the dS recurrence in mma
+// 3. deltaChunkReverseScanKernel, one block per (sequence, value head,
+//    64 columns of V), sequential over chunks from the last: the dS recurrence in mma
 //    accumulators; writes dS' of every chunk, W, dV, and the initial states'
 //    gradients;
 // 4. deltaChunkGradKernel, one block per (chunk, key head), fully
@@ -70,6 +70,17 @@ template <class C> struct GradientOf<C, std::void_t<typename C::Gradient>> {
   using type = typename C::Gradient;
 };
 
+/// Optional Config member kBackwardRevStages: chunks the reverse scan stages
+/// (1, default: two blocks share an SM and hide each other's loads; 2: the
+/// next chunk streams in while this one is computed, one block per SM).
+template <class C, class = void> struct RevStagesOf {
+  static constexpr int value = 1;
+};
+template <class C>
+struct RevStagesOf<C, std::void_t<decltype(C::kBackwardRevStages)>> {
+  static constexpr int value = C::kBackwardRevStages;
+};
+
 /// Sizes and shared-memory layouts of the backward kernels (K, V in {64,
 /// 128}). Both chunk kernels run eight warps: four row groups of 16 chunk
 /// rows (or K/4 state rows) times two halves of the output columns.
@@ -85,21 +96,33 @@ template <class Config> struct DeltaRuleBackwardShape {
   static constexpr int kStateTiles = kK / 64; // m tiles per warp of dS
   static constexpr int kScoreTiles = 4;       // n tiles per warp, C columns
 
-  // Reverse scan: two stages of the chunk's Q, K, dO, N, P, G (the next
+  // Reverse scan: one block per (sequence, value head, V tile of 64
+  // columns), so that V = 128 gives twice the blocks and two fit an SM;
+  // kRevStages stages of the chunk's Q, K, dO, N, P, G (with two, the next
   // chunk streams in while this one is computed); dS' and the chunk's B
   // operands dVn (later Y = -diag(e) dR in the same tile) and
   // X = scale diag(e) dO (bf16).
+  static constexpr int kRevTile = 64;
+  static constexpr int kRevTiles = kV / kRevTile;
+  static constexpr int kRevColumnTiles = kRevTile / 16; // n tiles per warp
+  static constexpr int kRevStages = RevStagesOf<Config>::value;
+  static_assert(kRevStages == 1 || kRevStages == 2,
+                "delta rule backward: the reverse scan stages 1 or 2 chunks");
+  static constexpr int kRevBlocksPerSM = kRevStages == 1 ? 2 : 1;
+  static constexpr int kLdT = kRevTile + 8;
   static constexpr size_t kRevStageQ = 0;
   static constexpr size_t kRevStageK = kRevStageQ + 2 * kC * kLdK;
   static constexpr size_t kRevStageDO = kRevStageK + 2 * kC * kLdK;
-  static constexpr size_t kRevStageN = kRevStageDO + 2 * kC * kLdV;
+  static constexpr size_t kRevStageN = kRevStageDO + 2 * kC * kLdT;
   static constexpr size_t kRevStageP = kRevStageN + 2 * kC * kLdC;
   static constexpr size_t kRevStageG = kRevStageP + 2 * kC * kLdC;
   static constexpr size_t kRevStageBytes = kRevStageG + 4 * kC;
-  static constexpr size_t kRevState = 2 * kRevStageBytes;
-  static constexpr size_t kRevNew = kRevState + 2 * kK * kLdV;
-  static constexpr size_t kRevX = kRevNew + 2 * kC * kLdV;
-  static constexpr size_t kRevBytes = kRevX + 2 * kC * kLdV;
+  static constexpr size_t kRevState = kRevStages * kRevStageBytes;
+  static constexpr size_t kRevNew = kRevState + 2 * kK * kLdT;
+  static constexpr size_t kRevX = kRevNew + 2 * kC * kLdT;
+  static constexpr size_t kRevBytes = kRevX + 2 * kC * kLdT;
+  static_assert(kRevBlocksPerSM * kRevBytes <= 227 * 1024,
+                "delta rule backward: the reverse scan's blocks do not fit an SM");
 
   // Chunk gradients: Q, K, S, dS', dO, Vn, W, V, E1, E2, G, beta, and rows
   // of fp32 partial sums (see GradSums).
@@ -248,22 +271,27 @@ __device__ __forceinline__ float quadSum(float x) {
 //===----------------------------------------------------------------------===//
 
 template <class Config>
-__global__ void __launch_bounds__(DeltaRuleBackwardShape<Config>::kThreads, 1)
+__global__ void __launch_bounds__(DeltaRuleBackwardShape<Config>::kThreads,
+                                  DeltaRuleBackwardShape<Config>::kRevBlocksPerSM)
     deltaChunkReverseScanKernel(DeltaRuleBackwardArgs<Config> args) {
   using B = DeltaRuleBackwardShape<Config>;
   using Element = typename Config::Element;
-  constexpr int kC = B::kC, kK = B::kK, kV = B::kV;
+  constexpr int kC = B::kC, kK = B::kK, kV = B::kV, kVt = B::kRevTile;
   const PackingView &packing = args.packing;
   if (packingInvalid(args))
     return;
-  const int32_t seq = static_cast<int32_t>(blockIdx.x / B::kHV);
-  const int head = static_cast<int>(blockIdx.x % B::kHV);
+  // Block -> (sequence, value head, V tile), tiles fastest.
+  const int valueTile = static_cast<int>(blockIdx.x % B::kRevTiles);
+  const int64_t unit = blockIdx.x / B::kRevTiles;
+  const int32_t seq = static_cast<int32_t>(unit / B::kHV);
+  const int head = static_cast<int>(unit % B::kHV);
   if (seq >= packing.numSeqs)
     return;
   const int keyHead = head / (B::kHV / B::kH);
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int rowGroup = warp % 4;
-  const int columnBase = (warp / 4) * (kV / 2);
+  const int column0 = valueTile * kVt;             // the tile's first V column
+  const int columnBase = (warp / 4) * (kVt / 2);   // this warp's, in the tile
   const int32_t length = packing.length(seq);
   const int64_t begin = packing.begin(seq);
   const int32_t chunks = (length + kC - 1) / kC;
@@ -272,9 +300,9 @@ __global__ void __launch_bounds__(DeltaRuleBackwardShape<Config>::kThreads, 1)
   const int64_t valueRow = static_cast<int64_t>(B::kHV) * kV;
   const DeltaRuleBackwardWorkspace &ws = args.workspace;
 
-  // Padding rows of this sequence's slot get zero dv.
-  for (int64_t i = tid; i < (packing.slot(seq) - length) * kV; i += B::kThreads)
-    args.dv[(begin + length + i / kV) * valueRow + head * kV + i % kV] =
+  // Padding rows of this sequence's slot get zero dv in this tile.
+  for (int64_t i = tid; i < (packing.slot(seq) - length) * kVt; i += B::kThreads)
+    args.dv[(begin + length + i / kVt) * valueRow + head * kV + column0 + i % kVt] =
         gdn::device::Element<typename GradientOf<Config>::type>::store(0.0f);
 
   extern __shared__ uint4 shared[];
@@ -283,7 +311,9 @@ __global__ void __launch_bounds__(DeltaRuleBackwardShape<Config>::kThreads, 1)
   Element *newTile = reinterpret_cast<Element *>(base + B::kRevNew);
   Element *xTile = reinterpret_cast<Element *>(base + B::kRevX);
   Element *yTile = newTile; // Y replaces dVn once W is computed
-  auto stage = [&](int32_t c) { return base + (c & 1) * B::kRevStageBytes; };
+  auto stage = [&](int32_t c) {
+    return base + (B::kRevStages == 2 ? (c & 1) : 0) * B::kRevStageBytes;
+  };
   // Issues the copies of chunk c into its stage (one commit group).
   auto fetch = [&](int32_t c) {
     char *at = stage(c);
@@ -294,8 +324,9 @@ __global__ void __launch_bounds__(DeltaRuleBackwardShape<Config>::kThreads, 1)
                                args.q + chunkRow0 * keyRow + keyHead * kK, keyRow, rows);
     stageRows<kK, B::kThreads>(reinterpret_cast<Element *>(at + B::kRevStageK), B::kLdK,
                                args.k + chunkRow0 * keyRow + keyHead * kK, keyRow, rows);
-    stageRows<kV, B::kThreads>(reinterpret_cast<Element *>(at + B::kRevStageDO), B::kLdV,
-                               args.dO + chunkRow0 * valueRow + head * kV, valueRow, rows);
+    stageRows<kVt, B::kThreads>(reinterpret_cast<Element *>(at + B::kRevStageDO), B::kLdT,
+                                args.dO + chunkRow0 * valueRow + head * kV + column0,
+                                valueRow, rows);
     stageRows<kC, B::kThreads>(reinterpret_cast<Element *>(at + B::kRevStageN), B::kLdC,
                                ws.forward.inverse + tileIndex * kC * kC, kC, kC);
     stageRows<kC, B::kThreads>(reinterpret_cast<Element *>(at + B::kRevStageP), B::kLdC,
@@ -305,15 +336,16 @@ __global__ void __launch_bounds__(DeltaRuleBackwardShape<Config>::kThreads, 1)
                   ws.forward.gateCumsum + tileIndex * kC + 4 * tid);
   };
 
-  // dS' in accumulators: warp w owns state rows [r K/4, (r+1) K/4) and
-  // columns [columnBase, columnBase + V/2).
-  Accumulator grad[B::kStateTiles][B::kValueTiles];
+  // dS' in accumulators: warp w owns state rows [r K/4, (r+1) K/4) and the
+  // tile's columns [columnBase, columnBase + Vt/2).
+  Accumulator grad[B::kStateTiles][B::kRevColumnTiles];
   const int stateRow0 = rowGroup * (kK / 4);
-  const int64_t stateBase = (static_cast<int64_t>(seq) * B::kHV + head) * kK * kV;
+  const int64_t stateBase =
+      (static_cast<int64_t>(seq) * B::kHV + head) * kK * kV + column0;
 #pragma unroll
   for (int m = 0; m < B::kStateTiles; ++m)
 #pragma unroll
-    for (int n = 0; n < B::kValueTiles; ++n)
+    for (int n = 0; n < B::kRevColumnTiles; ++n)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int row = stateRow0 + 16 * m + accumulatorRow(lane, e);
@@ -324,32 +356,41 @@ __global__ void __launch_bounds__(DeltaRuleBackwardShape<Config>::kThreads, 1)
       }
 
   const int row0 = 16 * rowGroup; // this warp's chunk rows
-  if (chunks > 0)
+  if (B::kRevStages == 2 && chunks > 0)
     fetch(chunks - 1);
   commitAsyncCopies();
   for (int32_t c = chunks - 1; c >= 0; --c) {
     const int rows = length - c * kC < kC ? length - c * kC : kC;
     const int64_t chunkRow0 = begin + static_cast<int64_t>(c) * kC;
     const int64_t tileIndex = (slot0 + c) * B::kHV + head;
-    // dS' as the B operand of K dS' (its readers in chunk c + 1 passed three
-    // barriers since), and saved for the chunk kernel.
-    Element *savedGrad = ws.stateGrads + tileIndex * kK * kV;
+    if (B::kRevStages == 1) {
+      // One stage: chunk c waits until every warp is done with chunk c + 1.
+      if (c < chunks - 1)
+        __syncthreads();
+      fetch(c);
+      commitAsyncCopies();
+    }
+    // dS' as the B operand of K dS' (its readers in chunk c + 1 passed
+    // three barriers since), and saved for the chunk kernel.
+    Element *savedGrad = ws.stateGrads + tileIndex * kK * kV + column0;
 #pragma unroll
     for (int m = 0; m < B::kStateTiles; ++m)
 #pragma unroll
-      for (int n = 0; n < B::kValueTiles; ++n) {
+      for (int n = 0; n < B::kRevColumnTiles; ++n) {
         const int row = stateRow0 + 16 * m + accumulatorRow(lane, 0);
         const int column = columnBase + 8 * n + accumulatorColumn(lane, 0);
-        storeTileB<true>(gradTile, B::kLdV, row, column, grad[m][n].c);
+        storeTileB<true>(gradTile, B::kLdT, row, column, grad[m][n].c);
         storeTileB<true>(savedGrad, kV, row, column, grad[m][n].c);
       }
     waitAsyncCopies<0>(); // chunk c, the only group in flight
-    // Chunk c has landed, dS' is whole, and every warp is done with chunk
-    // c + 1, whose stage the next fetch overwrites.
+    // Chunk c has landed, dS' is whole, and (two stages) every warp is done
+    // with chunk c + 1, whose stage the next fetch overwrites.
     __syncthreads();
-    if (c > 0)
-      fetch(c - 1);
-    commitAsyncCopies();
+    if (B::kRevStages == 2) {
+      if (c > 0)
+        fetch(c - 1);
+      commitAsyncCopies();
+    }
     const char *at = stage(c);
     const Element *qs = reinterpret_cast<const Element *>(at + B::kRevStageQ);
     const Element *ks = reinterpret_cast<const Element *>(at + B::kRevStageK);
@@ -369,68 +410,68 @@ __global__ void __launch_bounds__(DeltaRuleBackwardShape<Config>::kThreads, 1)
     }
 
     // dVn = diag(f) K dS' + scale P^T dO; X = scale diag(e) dO.
-    Accumulator kds[B::kValueTiles], ptdo[B::kValueTiles];
+    Accumulator kds[B::kRevColumnTiles], ptdo[B::kRevColumnTiles];
 #pragma unroll
-    for (int n = 0; n < B::kValueTiles; ++n) {
+    for (int n = 0; n < B::kRevColumnTiles; ++n) {
       kds[n].fill(0.0f);
       ptdo[n].fill(0.0f);
     }
 #pragma unroll
     for (int step = 0; step < kK / 16; ++step) {
       const FragmentA a = loadA(ks + row0 * B::kLdK + 16 * step, B::kLdK, lane);
-      FragmentB b[B::kValueTiles];
-      loadBRowMajor(gradTile + 16 * step * B::kLdV + columnBase, B::kLdV, lane, b);
+      FragmentB b[B::kRevColumnTiles];
+      loadBRowMajor(gradTile + 16 * step * B::kLdT + columnBase, B::kLdT, lane, b);
 #pragma unroll
-      for (int n = 0; n < B::kValueTiles; ++n)
+      for (int n = 0; n < B::kRevColumnTiles; ++n)
         mma16816(kds[n], a, b[n]);
     }
 #pragma unroll
     for (int step = 0; step < kC / 16; ++step) {
       const FragmentA a =
           loadATransposed(ps + 16 * step * B::kLdC + row0, B::kLdC, lane);
-      FragmentB b[B::kValueTiles];
-      loadBRowMajor(dos + 16 * step * B::kLdV + columnBase, B::kLdV, lane, b);
+      FragmentB b[B::kRevColumnTiles];
+      loadBRowMajor(dos + 16 * step * B::kLdT + columnBase, B::kLdT, lane, b);
 #pragma unroll
-      for (int n = 0; n < B::kValueTiles; ++n)
+      for (int n = 0; n < B::kRevColumnTiles; ++n)
         mma16816(ptdo[n], a, b[n]);
     }
 #pragma unroll
-    for (int n = 0; n < B::kValueTiles; ++n) {
+    for (int n = 0; n < B::kRevColumnTiles; ++n) {
       const int row = row0 + accumulatorRow(lane, 0);
       const int column = columnBase + 8 * n + accumulatorColumn(lane, 0);
       float fresh[4], x[4];
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
-        const float2 dO = loadPairAsFloats(dos + (row + 8 * half) * B::kLdV + column);
+        const float2 dO = loadPairAsFloats(dos + (row + 8 * half) * B::kLdT + column);
         x[2 * half] = args.scale * rowDecay[half] * dO.x;
         x[2 * half + 1] = args.scale * rowDecay[half] * dO.y;
       }
 #pragma unroll
       for (int e = 0; e < 4; ++e)
         fresh[e] = toEnd[e / 2] * kds[n].c[e] + args.scale * ptdo[n].c[e];
-      storeTileB<true>(newTile, B::kLdV, row, column, fresh);
-      storeTileB<true>(xTile, B::kLdV, row, column, x);
+      storeTileB<true>(newTile, B::kLdT, row, column, fresh);
+      storeTileB<true>(xTile, B::kLdT, row, column, x);
     }
     __syncthreads();
 
     // W = N^T dVn, dR = diag(beta) W (= dV); Y = -diag(e) dR.
-    Accumulator w[B::kValueTiles];
+    Accumulator w[B::kRevColumnTiles];
 #pragma unroll
-    for (int n = 0; n < B::kValueTiles; ++n)
+    for (int n = 0; n < B::kRevColumnTiles; ++n)
       w[n].fill(0.0f);
 #pragma unroll
     for (int step = 0; step < kC / 16; ++step) {
       const FragmentA a =
           loadATransposed(ns + 16 * step * B::kLdC + row0, B::kLdC, lane);
-      FragmentB b[B::kValueTiles];
-      loadBRowMajor(newTile + 16 * step * B::kLdV + columnBase, B::kLdV, lane, b);
+      FragmentB b[B::kRevColumnTiles];
+      loadBRowMajor(newTile + 16 * step * B::kLdT + columnBase, B::kLdT, lane, b);
 #pragma unroll
-      for (int n = 0; n < B::kValueTiles; ++n)
+      for (int n = 0; n < B::kRevColumnTiles; ++n)
         mma16816(w[n], a, b[n]);
     }
     __syncthreads(); // every warp has read dVn: Y takes its tile
 #pragma unroll
-    for (int n = 0; n < B::kValueTiles; ++n) {
+    for (int n = 0; n < B::kRevColumnTiles; ++n) {
       const int row = row0 + accumulatorRow(lane, 0);
       const int column = columnBase + 8 * n + accumulatorColumn(lane, 0);
       float y[4];
@@ -442,13 +483,13 @@ __global__ void __launch_bounds__(DeltaRuleBackwardShape<Config>::kThreads, 1)
         y[2 * half + 1] = -rowDecay[half] * dr1;
         if (row + 8 * half < rows) {
           const int64_t at =
-              (chunkRow0 + row + 8 * half) * valueRow + head * kV + column;
+              (chunkRow0 + row + 8 * half) * valueRow + head * kV + column0 + column;
           *reinterpret_cast<uint32_t *>(ws.weighted + at) =
               packBf16(w[n].c[2 * half], w[n].c[2 * half + 1]);
           storeGradientPair(args.dv + at, dr0, dr1);
         }
       }
-      storeTileB<true>(yTile, B::kLdV, row, column, y);
+      storeTileB<true>(yTile, B::kLdT, row, column, y);
     }
     __syncthreads();
 
@@ -457,15 +498,15 @@ __global__ void __launch_bounds__(DeltaRuleBackwardShape<Config>::kThreads, 1)
 #pragma unroll
     for (int m = 0; m < B::kStateTiles; ++m)
 #pragma unroll
-      for (int n = 0; n < B::kValueTiles; ++n)
+      for (int n = 0; n < B::kRevColumnTiles; ++n)
 #pragma unroll
         for (int e = 0; e < 4; ++e)
           grad[m][n].c[e] *= chunkDecay;
 #pragma unroll
     for (int step = 0; step < kC / 16; ++step) {
-      FragmentB bx[B::kValueTiles], by[B::kValueTiles];
-      loadBRowMajor(xTile + 16 * step * B::kLdV + columnBase, B::kLdV, lane, bx);
-      loadBRowMajor(yTile + 16 * step * B::kLdV + columnBase, B::kLdV, lane, by);
+      FragmentB bx[B::kRevColumnTiles], by[B::kRevColumnTiles];
+      loadBRowMajor(xTile + 16 * step * B::kLdT + columnBase, B::kLdT, lane, bx);
+      loadBRowMajor(yTile + 16 * step * B::kLdT + columnBase, B::kLdT, lane, by);
 #pragma unroll
       for (int m = 0; m < B::kStateTiles; ++m) {
         const FragmentA aq = loadATransposed(
@@ -473,7 +514,7 @@ __global__ void __launch_bounds__(DeltaRuleBackwardShape<Config>::kThreads, 1)
         const FragmentA ak = loadATransposed(
             ks + 16 * step * B::kLdK + stateRow0 + 16 * m, B::kLdK, lane);
 #pragma unroll
-        for (int n = 0; n < B::kValueTiles; ++n) {
+        for (int n = 0; n < B::kRevColumnTiles; ++n) {
           mma16816(grad[m][n], aq, bx[n]);
           mma16816(grad[m][n], ak, by[n]);
         }
@@ -486,7 +527,7 @@ __global__ void __launch_bounds__(DeltaRuleBackwardShape<Config>::kThreads, 1)
 #pragma unroll
     for (int m = 0; m < B::kStateTiles; ++m)
 #pragma unroll
-      for (int n = 0; n < B::kValueTiles; ++n)
+      for (int n = 0; n < B::kRevColumnTiles; ++n)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int row = stateRow0 + 16 * m + accumulatorRow(lane, e);
@@ -1010,7 +1051,8 @@ inline cudaError_t launchDeltaRuleBackward(DeltaRuleBackwardArgs<Config> args,
            S::kScanThreads, S::kScanBytes, stream>>>(forward);
     if (phases & kBackwardReverseScan)
       deltaChunkReverseScanKernel<Config>
-        <<<static_cast<unsigned>(static_cast<int64_t>(packing.numSeqs) * B::kHV),
+        <<<static_cast<unsigned>(static_cast<int64_t>(packing.numSeqs) * B::kHV *
+                                 B::kRevTiles),
            B::kThreads, B::kRevBytes, stream>>>(args);
     if (phases & kBackwardChunkGrad)
       deltaChunkGradKernel<Config>
