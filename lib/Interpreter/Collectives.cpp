@@ -227,6 +227,9 @@ llvm::Error mlir::gdn::interp::executeCollectiveUnchecked(
   const int64_t ranks = static_cast<int64_t>(envs.size());
   if (isa<ConvertLayoutOp>(op))
     return convertLayout(rankOps, envs);
+  if (std::optional<llvm::Error> transposed =
+          executeTransposedCollective(rankOps, envs))
+    return std::move(*transposed);
 
   std::vector<const Tensor *> inputs;
   for (int64_t rank = 0; rank < ranks; ++rank)

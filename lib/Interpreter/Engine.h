@@ -100,6 +100,19 @@ llvm::Error executeLocalOp(Operation *op, Environment &env,
 /// (ChunkwiseOps.cpp); std::nullopt when `op` is not one of them.
 std::optional<llvm::Error> executeChunkwiseOp(Operation *op, Environment &env);
 
+/// Executes one of the local gradient ops of a generated backward program
+/// (gdn.*_grad, the inverse copies, gdn_comm's per-rank gradient ops) with
+/// the reverse sweep's VJPs (Gradients/GradientOpExecution.cpp);
+/// std::nullopt when `op` is not one of them.
+std::optional<llvm::Error> executeGradientOp(Operation *op, Environment &env);
+
+/// Executes one of the transposed collectives (gdn_comm.all_reduce,
+/// return_halo, reverse_state_exchange, reduce_sequence_states) for all
+/// ranks of a group; std::nullopt when `op` is not one of them.
+std::optional<llvm::Error>
+executeTransposedCollective(llvm::ArrayRef<Operation *> rankOps,
+                            llvm::MutableArrayRef<Environment> envs);
+
 /// The position of `env`'s rank within its instance of `group`.
 int64_t getRankInGroup(const Environment &env, comm::GroupAttr group);
 
