@@ -60,18 +60,6 @@ Tensor slice(const Tensor &tensor, unsigned dim, int64_t index, int64_t count) {
   return result;
 }
 
-llvm::Error sameShapes(Operation *op, ArrayRef<const Tensor *> inputs) {
-  for (size_t rank = 1; rank < inputs.size(); ++rank)
-    if (inputs[rank]->getShape() != inputs[0]->getShape())
-      return makeOpError(op, rank,
-                         llvm::formatv("the operand has shape {0} but rank 0's "
-                                       "is {1}; every rank must contribute "
-                                       "the same shape",
-                                       inputs[rank]->describe(),
-                                       inputs[0]->describe()));
-  return llvm::Error::success();
-}
-
 llvm::Error divisible(Operation *op, const Tensor &tensor, unsigned dim,
                       int64_t ranks) {
   if (tensor.getDimSize(dim) % ranks == 0)
@@ -178,6 +166,20 @@ llvm::Error convertLayout(ArrayRef<Operation *> rankOps,
 
 } // namespace
 
+llvm::Error
+mlir::gdn::interp::checkSameShapeOnRanks(Operation *op,
+                                         ArrayRef<const Tensor *> inputs) {
+  for (size_t rank = 1; rank < inputs.size(); ++rank)
+    if (inputs[rank]->getShape() != inputs[0]->getShape())
+      return makeOpError(op, rank,
+                         llvm::formatv("the operand has shape {0} but rank 0's "
+                                       "is {1}; every rank must contribute "
+                                       "the same shape",
+                                       inputs[rank]->describe(),
+                                       inputs[0]->describe()));
+  return llvm::Error::success();
+}
+
 /// Checks every rank's tensors against the op's types (dynamic sizes may
 /// differ between ranks; the collectives check what they need of those).
 static llvm::Error checkTypes(ArrayRef<Operation *> rankOps,
@@ -253,7 +255,7 @@ llvm::Error mlir::gdn::interp::executeCollectiveUnchecked(
     return llvm::Error::success();
   }
   if (auto scatter = dyn_cast<comm::ReduceScatterOp>(op)) {
-    if (auto error = sameShapes(op, inputs))
+    if (auto error = checkSameShapeOnRanks(op, inputs))
       return error;
     if (auto error = divisible(op, *inputs[0], scatter.getDim(), ranks))
       return error;
@@ -268,7 +270,7 @@ llvm::Error mlir::gdn::interp::executeCollectiveUnchecked(
     return llvm::Error::success();
   }
   if (auto allToAll = dyn_cast<comm::AllToAllOp>(op)) {
-    if (auto error = sameShapes(op, inputs))
+    if (auto error = checkSameShapeOnRanks(op, inputs))
       return error;
     unsigned split = allToAll.getSplitDim(), concat = allToAll.getConcatDim();
     if (auto error = divisible(op, *inputs[0], split, ranks))
@@ -314,14 +316,14 @@ llvm::Error mlir::gdn::interp::executeCollectiveUnchecked(
     std::vector<const Tensor *> partials;
     for (int64_t rank = 0; rank < ranks; ++rank)
       partials.push_back(&envs[rank].tensor(rankOps[rank]->getOperand(1)));
-    if (auto error = sameShapes(op, partials))
+    if (auto error = checkSameShapeOnRanks(op, partials))
       return error;
-    if (auto error = sameShapes(op, inputs))
+    if (auto error = checkSameShapeOnRanks(op, inputs))
       return error;
     return stateExchange(exchange, inputs, partials, envs);
   }
   if (auto gather = dyn_cast<comm::GatherSequenceStatesOp>(op)) {
-    if (auto error = sameShapes(op, inputs))
+    if (auto error = checkSameShapeOnRanks(op, inputs))
       return error;
     const PackingInfo &packing = envs[0].packing(gather.getPacking());
     if (inputs[0]->getDimSize(0) != packing.getNumSeqs())

@@ -121,6 +121,11 @@ int64_t getRankInGroup(const Environment &env, comm::GroupAttr group);
 llvm::Error executeCollective(llvm::ArrayRef<Operation *> rankOps,
                               llvm::MutableArrayRef<Environment> envs);
 
+/// Every rank's operand of a collective (`inputs[r]` is rank r's) must have
+/// the same shape; an error names the first rank that differs.
+llvm::Error checkSameShapeOnRanks(Operation *op,
+                                  llvm::ArrayRef<const Tensor *> inputs);
+
 /// The collective itself, on operands already checked against their types.
 llvm::Error executeCollectiveUnchecked(llvm::ArrayRef<Operation *> rankOps,
                                        llvm::MutableArrayRef<Environment> envs);

@@ -27,7 +27,8 @@ RecomputeCost mlir::gdn::getRecomputeCost(Operation *op) {
           comm::LocalShardOp, tensor::DimOp>(op))
     return RecomputeCost::Free;
   if (isa<CausalConv1dOp, L2NormOp, GatesOp, GatedRMSNormOp, SplitQkvzOp,
-          SplitQkvOp, RegroupSectionsOp, comm::ContinueConvStateOp,
+          SplitQkvOp, RegroupSectionsOp, tensor::CollapseShapeOp,
+          tensor::ExpandShapeOp, comm::ContinueConvStateOp,
           comm::ContinueStateOp>(op))
     return RecomputeCost::Cheap;
   return RecomputeCost::Expensive;
@@ -149,6 +150,21 @@ Value BackwardBuilder::materialize(Value value) {
     materialize(operand);
   builder.clone(*op, forwardToBackward);
   return forwardToBackward.lookup(value);
+}
+
+SmallVector<Value> BackwardBuilder::materializeAll(ArrayRef<Value> values) {
+  SmallVector<Value> result;
+  for (Value value : values)
+    result.push_back(value ? materialize(value) : Value());
+  return result;
+}
+
+SmallVector<Value>
+BackwardBuilder::getCotangentsOrZeros(ArrayRef<Value> values) {
+  SmallVector<Value> result;
+  for (Value value : values)
+    result.push_back(getCotangentOrZeros(value));
+  return result;
 }
 
 void BackwardBuilder::addCotangent(Value primal, Value cotangent) {

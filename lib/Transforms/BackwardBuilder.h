@@ -79,10 +79,9 @@ public:
   /// cloning its defining op after materialising its operands.
   Value materialize(Value value);
 
-  /// Optional values: null stays null.
-  Value materializeIfAny(Value value) {
-    return value ? materialize(value) : Value();
-  }
+  /// materialize() of each of `values` in order (so that recomputed ops
+  /// appear in a fixed order); null values stay null.
+  SmallVector<Value> materializeAll(ArrayRef<Value> values);
 
   /// Adds `cotangent` (of `primal`'s type) to the cotangent of the forward
   /// value `primal`; values that are not active receive nothing.
@@ -93,6 +92,9 @@ public:
 
   /// The cotangent of `primal`, or a tensor of zeros of its type.
   Value getCotangentOrZeros(Value primal);
+
+  /// getCotangentOrZeros() of each of `values` in order.
+  SmallVector<Value> getCotangentsOrZeros(ArrayRef<Value> values);
 
   /// Removes and returns the cotangent of `primal`, or zeros (for ops that
   /// accumulate into it, such as gdn_comm.return_halo).

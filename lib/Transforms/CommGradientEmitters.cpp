@@ -17,6 +17,8 @@
 
 #include "gdn/Dialect/Gdn/SequenceLayout.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -58,10 +60,10 @@ LogicalResult emitAllToAll(comm::AllToAllOp op, BackwardBuilder &b) {
 }
 
 LogicalResult emitConvertLayout(ConvertLayoutOp op, BackwardBuilder &b) {
+  Value dy = b.getCotangentOrZeros(op.getY());
+  Value packing = b.materialize(op.getPacking());
   auto back = ConvertLayoutOp::create(b.getBuilder(), op.getLoc(),
-                                      op.getX().getType(),
-                                      b.getCotangentOrZeros(op.getY()),
-                                      b.materialize(op.getPacking()));
+                                      op.getX().getType(), dy, packing);
   b.addCotangent(op.getX(), back.getY());
   return success();
 }
@@ -78,12 +80,13 @@ LogicalResult emitHaloExchange(comm::HaloExchangeOp op, BackwardBuilder &b) {
 }
 
 LogicalResult emitStateExchange(comm::StateExchangeOp op, BackwardBuilder &b) {
+  Value dincoming = b.getCotangentOrZeros(op.getIncomingState());
+  SmallVector<Value> in =
+      b.materializeAll({op.getTransition(), op.getPartialState()});
   auto reverse = comm::ReverseStateExchangeOp::create(
       b.getBuilder(), op.getLoc(), op.getTransition().getType(),
-      op.getPartialState().getType(),
-      b.getCotangentOrZeros(op.getIncomingState()),
-      b.materialize(op.getTransition()), b.materialize(op.getPartialState()),
-      op.getGroup(), op.getChain());
+      op.getPartialState().getType(), dincoming, in[0], in[1], op.getGroup(),
+      op.getChain());
   b.addCotangent(op.getTransition(), reverse.getTransitionGrad());
   b.addCotangent(op.getPartialState(), reverse.getPartialStateGrad());
   return success();
@@ -91,9 +94,10 @@ LogicalResult emitStateExchange(comm::StateExchangeOp op, BackwardBuilder &b) {
 
 LogicalResult emitGatherSequenceStates(comm::GatherSequenceStatesOp op,
                                        BackwardBuilder &b) {
+  Value dy = b.getCotangentOrZeros(op.getResult());
+  Value packing = b.materialize(op.getPacking());
   auto reduce = comm::ReduceSequenceStatesOp::create(
-      b.getBuilder(), op.getLoc(), op.getInput().getType(),
-      b.getCotangentOrZeros(op.getResult()), b.materialize(op.getPacking()),
+      b.getBuilder(), op.getLoc(), op.getInput().getType(), dy, packing,
       op.getGroup());
   b.addCotangent(op.getInput(), reduce.getResult());
   return success();
@@ -101,15 +105,16 @@ LogicalResult emitGatherSequenceStates(comm::GatherSequenceStatesOp op,
 
 LogicalResult emitStateSummary(comm::StateSummaryOp op, BackwardBuilder &b) {
   Value initial = op.getInitialState();
+  SmallVector<Value> d =
+      b.getCotangentsOrZeros({op.getTransition(), op.getPartialState()});
+  SmallVector<Value> in = b.materializeAll({op.getK(), op.getV(), op.getG(),
+                                            op.getBeta(), op.getPacking(),
+                                            initial});
   auto grad = comm::StateSummaryGradOp::create(
       b.getBuilder(), op.getLoc(), op.getK().getType(), op.getV().getType(),
       op.getG().getType(), op.getBeta().getType(),
-      initial ? initial.getType() : Type(),
-      b.getCotangentOrZeros(op.getTransition()),
-      b.getCotangentOrZeros(op.getPartialState()), b.materialize(op.getK()),
-      b.materialize(op.getV()), b.materialize(op.getG()),
-      b.materialize(op.getBeta()), b.materialize(op.getPacking()),
-      b.materializeIfAny(initial), op.getGroup());
+      initial ? initial.getType() : Type(), d[0], d[1], in[0], in[1], in[2],
+      in[3], in[4], in[5], op.getGroup());
   b.addCotangent(op.getK(), grad.getKGrad());
   b.addCotangent(op.getV(), grad.getVGrad());
   b.addCotangent(op.getG(), grad.getGGrad());
@@ -122,11 +127,11 @@ LogicalResult emitStateSummary(comm::StateSummaryOp op, BackwardBuilder &b) {
 LogicalResult emitContinueConvState(comm::ContinueConvStateOp op,
                                     BackwardBuilder &b) {
   Value initial = op.getInitialState();
+  Value dstate = b.getCotangentOrZeros(op.getState());
+  Value packing = b.materialize(op.getPacking());
   auto grad = comm::ContinueConvStateGradOp::create(
       b.getBuilder(), op.getLoc(), op.getHalo().getType(),
-      initial ? initial.getType() : Type(),
-      b.getCotangentOrZeros(op.getState()), b.materialize(op.getPacking()),
-      op.getGroup());
+      initial ? initial.getType() : Type(), dstate, packing, op.getGroup());
   b.addCotangent(op.getHalo(), grad.getHaloGrad());
   if (initial)
     b.addCotangent(initial, grad.getInitialStateGrad());
@@ -135,11 +140,11 @@ LogicalResult emitContinueConvState(comm::ContinueConvStateOp op,
 
 LogicalResult emitContinueState(comm::ContinueStateOp op, BackwardBuilder &b) {
   Value initial = op.getInitialState();
+  Value dstate = b.getCotangentOrZeros(op.getState());
+  Value packing = b.materialize(op.getPacking());
   auto grad = comm::ContinueStateGradOp::create(
       b.getBuilder(), op.getLoc(), op.getIncoming().getType(),
-      initial ? initial.getType() : Type(),
-      b.getCotangentOrZeros(op.getState()), b.materialize(op.getPacking()),
-      op.getGroup());
+      initial ? initial.getType() : Type(), dstate, packing, op.getGroup());
   b.addCotangent(op.getIncoming(), grad.getIncomingGrad());
   if (initial)
     b.addCotangent(initial, grad.getInitialStateGrad());
@@ -191,7 +196,7 @@ LogicalResult mlir::gdn::emitGradient(Operation *op, BackwardBuilder &b) {
 LogicalResult mlir::gdn::checkDifferentiable(Operation *op) {
   if (isa<CausalConv1dOp, L2NormOp, GatesOp, DeltaRuleOp, GatedRMSNormOp,
           LinearOp, SplitQkvzOp, SplitQkvOp, RegroupSectionsOp,
-          comm::LocalShardOp, comm::AllGatherOp, comm::ReduceScatterOp,
+          tensor::CollapseShapeOp, tensor::ExpandShapeOp, comm::LocalShardOp, comm::AllGatherOp, comm::ReduceScatterOp,
           comm::AllToAllOp, comm::HaloExchangeOp, comm::StateExchangeOp,
           comm::GatherSequenceStatesOp, comm::StateSummaryOp,
           comm::ContinueConvStateOp, comm::ContinueStateOp>(op))
@@ -227,7 +232,8 @@ LogicalResult mlir::gdn::checkDifferentiable(Operation *op) {
          << "has no gradient op, and a differentiable value reaches a "
             "result through it; gdn-generate-backward differentiates the "
             "primitive gdn ops (conv, L2 norm, gates, delta rule, gated "
-            "RMSNorm, linear, the splits and regroups), the gdn_comm "
+            "RMSNorm, linear, the splits and regroups, tensor reshapes), the "
+            "gdn_comm "
             "collectives and chunkwise ops, and gdn.convert_layout between "
             "shards";
 }

@@ -71,7 +71,7 @@ func.func @calls(%x: tensor<4x2xf64>) -> tensor<4x2xf64> {
 func.func @gathers_to_all(%x: tensor<2x3xf64, #gdn.seq<contiguous, ranks = 4>>, %cu: tensor<3xi32>)
     -> tensor<8x3xf64> {
   %p = gdn.packing %cu : tensor<3xi32> -> !gdn.packing<seqs = 2, tokens = 8>
-  // expected-error@+1 {{'gdn.convert_layout' op converts between a shard and a tensor every rank holds whole (from #gdn.seq<contiguous, ranks = 4> to natural order); gdn-generate-backward transposes conversions between shards only}}
+  // expected-error@+1 {{'gdn.convert_layout' op converts between a shard and a tensor every rank holds whole (from #gdn.seq<contiguous, ranks = 4> to natural); gdn-generate-backward transposes conversions between shards only}}
   %y = gdn.convert_layout %x, %p
       : (tensor<2x3xf64, #gdn.seq<contiguous, ranks = 4>>, !gdn.packing<seqs = 2, tokens = 8>)
       -> tensor<8x3xf64>

@@ -148,15 +148,20 @@ LogicalResult CausalConv1dOp::verify() {
 // L2NormOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult L2NormOp::verify() {
-  if (getX().getType().getRank() < 1)
-    return emitOpError() << "x must have a dimension to normalise, found "
-                         << getX().getType();
+LogicalResult mlir::gdn::verifyL2NormSignature(Operation *op, Value x,
+                                               double eps) {
+  auto type = cast<RankedTensorType>(x.getType());
+  if (type.getRank() < 1)
+    return op->emitOpError()
+           << "x must have a dimension to normalise, found " << type;
   // Written so that NaN fails too.
-  if (!(getEps().convertToDouble() >= 0.0))
-    return emitOpError() << "eps must be >= 0, found "
-                         << getEps().convertToDouble();
+  if (!(eps >= 0.0))
+    return op->emitOpError() << "eps must be >= 0, found " << eps;
   return success();
+}
+
+LogicalResult L2NormOp::verify() {
+  return verifyL2NormSignature(*this, getX(), getEps().convertToDouble());
 }
 
 //===----------------------------------------------------------------------===//

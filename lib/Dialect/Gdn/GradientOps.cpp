@@ -77,13 +77,7 @@ LogicalResult CausalConv1dGradOp::verify() {
 }
 
 LogicalResult L2NormGradOp::verify() {
-  if (getX().getType().getRank() < 1)
-    return emitOpError() << "x must have a dimension to normalise, found "
-                         << getX().getType();
-  if (!(getEps().convertToDouble() >= 0.0))
-    return emitOpError() << "eps must be >= 0, found "
-                         << getEps().convertToDouble();
-  return success();
+  return verifyL2NormSignature(*this, getX(), getEps().convertToDouble());
 }
 
 LogicalResult GatesGradOp::verify() {

@@ -85,6 +85,7 @@ LogicalResult verifyCausalConv1dSignature(Operation *op, Value x, Value weight,
                                           PackingType packing, Value bias,
                                           Value initialState, Value y,
                                           Value finalState, int64_t width);
+LogicalResult verifyL2NormSignature(Operation *op, Value x, double eps);
 LogicalResult verifyGatesSignature(Operation *op, Value a, Value b, Value aLog,
                                    Value dtBias, Value g, Value beta);
 LogicalResult verifyDeltaRuleSignature(Operation *op, Value q, Value k,

@@ -120,14 +120,7 @@ llvm::Error propagateStateSummary(Operation *operation, const Environment &env,
                                   const InterpreterOptions &) {
   auto op = cast<comm::StateSummaryOp>(operation);
   const PackingInfo &packing = env.packing(op.getPacking());
-  DeltaRuleInputs inputs{env.tensor(op.getQ()),
-                         env.tensor(op.getK()),
-                         env.tensor(op.getV()),
-                         env.tensor(op.getG()),
-                         env.tensor(op.getBeta()),
-                         packing,
-                         env.optionalTensor(op.getInitialState()),
-                         /*scale=*/1.0};
+  DeltaRuleInputs inputs = summaryInputsOf(op, env, env.tensor(op.getQ()));
   auto shard = shardOf(op, env, packing, op.getGroup());
   if (!shard)
     return shard.takeError();

@@ -148,6 +148,21 @@ ContinuedStateGradients continueConvStateVJP(Tensor dState,
 ContinuedStateGradients continueStateVJP(Tensor dState,
                                          const ChunkwiseShard &shard);
 
+/// The operands of gdn_comm.state_summary or state_summary_grad as the
+/// delta rule's bundle (`q`, which no summary reads, given by the caller).
+template <class Op>
+DeltaRuleInputs summaryInputsOf(Op op, const Environment &env,
+                                const Tensor &q) {
+  return {q,
+          env.tensor(op.getK()),
+          env.tensor(op.getV()),
+          env.tensor(op.getG()),
+          env.tensor(op.getBeta()),
+          env.packing(op.getPacking()),
+          env.optionalTensor(op.getInitialState()),
+          /*scale=*/1.0};
+}
+
 /// VJP of gdn_comm.state_summary on `shard`; std::nullopt when no sequence
 /// leaves the shard (the summary is constant, every cotangent zero).
 std::optional<DeltaRuleSummaryGradients>

@@ -225,15 +225,8 @@ llvm::Error executeStateSummaryGrad(comm::StateSummaryGradOp op,
                                     Environment &env) {
   const PackingInfo &packing = env.packing(op.getPacking());
   const Tensor &k = env.tensor(op.getK());
-  // No summary reads q; the VJP takes the delta rule's operand bundle.
-  DeltaRuleInputs inputs{k,
-                         k,
-                         env.tensor(op.getV()),
-                         env.tensor(op.getG()),
-                         env.tensor(op.getBeta()),
-                         packing,
-                         env.optionalTensor(op.getInitialState()),
-                         /*scale=*/1.0};
+  // No summary reads q (the gradient op does not take it).
+  DeltaRuleInputs inputs = summaryInputsOf(op, env, /*q=*/k);
   auto shard = shardOf(op, env, packing, op.getGroup());
   if (!shard)
     return shard.takeError();
@@ -298,19 +291,6 @@ std::vector<const Tensor *> onEveryRank(ArrayRef<Operation *> rankOps,
   return tensors;
 }
 
-llvm::Error sameShapeOnRanks(Operation *op,
-                             ArrayRef<const Tensor *> tensors) {
-  for (size_t rank = 1; rank < tensors.size(); ++rank)
-    if (tensors[rank]->getShape() != tensors[0]->getShape())
-      return makeOpError(op, rank,
-                         llvm::formatv("the operand has shape {0} but rank "
-                                       "0's is {1}; every rank must "
-                                       "contribute the same shape",
-                                       tensors[rank]->describe(),
-                                       tensors[0]->describe()));
-  return llvm::Error::success();
-}
-
 std::vector<Tensor> copies(ArrayRef<const Tensor *> tensors) {
   std::vector<Tensor> result;
   for (const Tensor *tensor : tensors) {
@@ -367,7 +347,7 @@ std::optional<llvm::Error> mlir::gdn::interp::executeTransposedCollective(
   const size_t ranks = rankOps.size();
   if (isa<comm::AllReduceOp>(op)) {
     std::vector<const Tensor *> inputs = onEveryRank(rankOps, envs, 0);
-    if (auto error = sameShapeOnRanks(op, inputs))
+    if (auto error = checkSameShapeOnRanks(op, inputs))
       return error;
     Tensor sum = zerosLike(*inputs[0]);
     for (const Tensor *input : inputs)
@@ -378,7 +358,7 @@ std::optional<llvm::Error> mlir::gdn::interp::executeTransposedCollective(
   }
   if (isa<comm::ReturnHaloOp>(op)) {
     std::vector<const Tensor *> halos = onEveryRank(rankOps, envs, 0);
-    if (auto error = sameShapeOnRanks(op, halos))
+    if (auto error = checkSameShapeOnRanks(op, halos))
       return error;
     std::vector<Tensor> dx = copies(onEveryRank(rankOps, envs, 1));
     accumulateHaloExchangeVJP(copies(halos), dx);
@@ -391,7 +371,7 @@ std::optional<llvm::Error> mlir::gdn::interp::executeTransposedCollective(
     std::vector<const Tensor *> partials = onEveryRank(rankOps, envs, 2);
     std::vector<const Tensor *> dIncoming = onEveryRank(rankOps, envs, 0);
     for (ArrayRef<const Tensor *> tensors : {transitions, partials, dIncoming})
-      if (auto error = sameShapeOnRanks(op, tensors))
+      if (auto error = checkSameShapeOnRanks(op, tensors))
         return error;
     if (dIncoming[0]->getShape() != partials[0]->getShape())
       return makeOpError(op, 0,
@@ -410,7 +390,7 @@ std::optional<llvm::Error> mlir::gdn::interp::executeTransposedCollective(
   }
   if (auto reduce = dyn_cast<comm::ReduceSequenceStatesOp>(op)) {
     std::vector<const Tensor *> inputs = onEveryRank(rankOps, envs, 0);
-    if (auto error = sameShapeOnRanks(op, inputs))
+    if (auto error = checkSameShapeOnRanks(op, inputs))
       return error;
     const PackingInfo &packing = envs[0].packing(reduce.getPacking());
     if (inputs[0]->getDimSize(0) != packing.getNumSeqs())
