@@ -34,7 +34,8 @@ RecomputeCost mlir::gdn::getRecomputeCost(Operation *op) {
   return RecomputeCost::Expensive;
 }
 
-SmallVector<comm::GroupAttr> mlir::gdn::findProcessGroups(func::FuncOp function) {
+SmallVector<comm::GroupAttr>
+mlir::gdn::findProcessGroups(func::FuncOp function) {
   comm::GroupAttr sp, cp;
   int64_t layoutRanks = 1;
   auto noteLayouts = [&](TypeRange types) {
@@ -106,8 +107,8 @@ bool Activity::isActive(Operation *op) const {
 
 BackwardBuilder::BackwardBuilder(func::FuncOp forward, func::FuncOp backward,
                                  SavePolicy policy, const Activity &activity)
-    : forward(forward), backward(backward), policy(policy),
-      activity(activity), builder(backward.getContext()) {
+    : forward(forward), backward(backward), policy(policy), activity(activity),
+      builder(backward.getContext()) {
   Block &entry = backward.getBody().front();
   builder.setInsertionPointToEnd(&entry);
   for (auto [index, argument] :

@@ -53,8 +53,8 @@ LogicalResult emitReduceScatter(comm::ReduceScatterOp op, BackwardBuilder &b) {
 LogicalResult emitAllToAll(comm::AllToAllOp op, BackwardBuilder &b) {
   auto back = comm::AllToAllOp::create(
       b.getBuilder(), op.getLoc(), op.getInput().getType(),
-      b.getCotangentOrZeros(op.getResult()), op.getGroup(),
-      op.getConcatDim(), op.getSplitDim());
+      b.getCotangentOrZeros(op.getResult()), op.getGroup(), op.getConcatDim(),
+      op.getSplitDim());
   b.addCotangent(op.getInput(), back.getResult());
   return success();
 }
@@ -72,9 +72,8 @@ LogicalResult emitHaloExchange(comm::HaloExchangeOp op, BackwardBuilder &b) {
   Value dhalo = b.getCotangentOrZeros(op.getHalo());
   // The halo's rows return into the cotangent of the shard they came from.
   Value dest = b.takeCotangentOrZeros(op.getInput());
-  auto returned = comm::ReturnHaloOp::create(b.getBuilder(), op.getLoc(),
-                                             dest.getType(), dhalo, dest,
-                                             op.getGroup());
+  auto returned = comm::ReturnHaloOp::create(
+      b.getBuilder(), op.getLoc(), dest.getType(), dhalo, dest, op.getGroup());
   b.addCotangent(op.getInput(), returned.getResult());
   return success();
 }
@@ -107,9 +106,9 @@ LogicalResult emitStateSummary(comm::StateSummaryOp op, BackwardBuilder &b) {
   Value initial = op.getInitialState();
   SmallVector<Value> d =
       b.getCotangentsOrZeros({op.getTransition(), op.getPartialState()});
-  SmallVector<Value> in = b.materializeAll({op.getK(), op.getV(), op.getG(),
-                                            op.getBeta(), op.getPacking(),
-                                            initial});
+  SmallVector<Value> in =
+      b.materializeAll({op.getK(), op.getV(), op.getG(), op.getBeta(),
+                        op.getPacking(), initial});
   auto grad = comm::StateSummaryGradOp::create(
       b.getBuilder(), op.getLoc(), op.getK().getType(), op.getV().getType(),
       op.getG().getType(), op.getBeta().getType(),
@@ -160,15 +159,13 @@ LogicalResult mlir::gdn::emitCommGradient(Operation *op, BackwardBuilder &b) {
       .Case([&](comm::ReduceScatterOp scatter) {
         return emitReduceScatter(scatter, b);
       })
-      .Case([&](comm::AllToAllOp exchange) {
-        return emitAllToAll(exchange, b);
-      })
+      .Case(
+          [&](comm::AllToAllOp exchange) { return emitAllToAll(exchange, b); })
       .Case([&](ConvertLayoutOp convert) {
         return emitConvertLayout(convert, b);
       })
-      .Case([&](comm::HaloExchangeOp halo) {
-        return emitHaloExchange(halo, b);
-      })
+      .Case(
+          [&](comm::HaloExchangeOp halo) { return emitHaloExchange(halo, b); })
       .Case([&](comm::StateExchangeOp exchange) {
         return emitStateExchange(exchange, b);
       })
@@ -196,8 +193,9 @@ LogicalResult mlir::gdn::emitGradient(Operation *op, BackwardBuilder &b) {
 LogicalResult mlir::gdn::checkDifferentiable(Operation *op) {
   if (isa<CausalConv1dOp, L2NormOp, GatesOp, DeltaRuleOp, GatedRMSNormOp,
           LinearOp, SplitQkvzOp, SplitQkvOp, RegroupSectionsOp,
-          tensor::CollapseShapeOp, tensor::ExpandShapeOp, comm::LocalShardOp, comm::AllGatherOp, comm::ReduceScatterOp,
-          comm::AllToAllOp, comm::HaloExchangeOp, comm::StateExchangeOp,
+          tensor::CollapseShapeOp, tensor::ExpandShapeOp, comm::LocalShardOp,
+          comm::AllGatherOp, comm::ReduceScatterOp, comm::AllToAllOp,
+          comm::HaloExchangeOp, comm::StateExchangeOp,
           comm::GatherSequenceStatesOp, comm::StateSummaryOp,
           comm::ContinueConvStateOp, comm::ContinueStateOp>(op))
     return success();

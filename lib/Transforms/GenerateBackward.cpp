@@ -136,9 +136,9 @@ LogicalResult GenerateBackwardPass::generate(func::FuncOp function,
     }
   OpBuilder moduleBuilder(context);
   moduleBuilder.setInsertionPointAfter(function);
-  auto backward = func::FuncOp::create(
-      moduleBuilder, function.getLoc(), backwardName,
-      FunctionType::get(context, inputs, {}));
+  auto backward =
+      func::FuncOp::create(moduleBuilder, function.getLoc(), backwardName,
+                           FunctionType::get(context, inputs, {}));
   Block *entry = backward.addEntryBlock();
   BackwardBuilder builder(function, backward, policy, activity);
   OpBuilder &b = builder.getBuilder();
@@ -173,14 +173,13 @@ LogicalResult GenerateBackwardPass::generate(func::FuncOp function,
       gradient = builder.zerosLike(entry->getArgument(argument.getArgNumber()));
     else if (!getSequenceLayout(argument.getType()))
       for (comm::GroupAttr group : groups)
-        gradient = comm::AllReduceOp::create(b, function.getLoc(),
-                                             gradient.getType(), gradient,
-                                             group);
+        gradient = comm::AllReduceOp::create(
+            b, function.getLoc(), gradient.getType(), gradient, group);
     gradients.push_back(gradient);
   }
   func::ReturnOp::create(b, function.getLoc(), gradients);
-  backward.setFunctionType(FunctionType::get(
-      context, entry->getArgumentTypes(), ValueRange(gradients).getTypes()));
+  backward.setFunctionType(FunctionType::get(context, entry->getArgumentTypes(),
+                                             ValueRange(gradients).getTypes()));
   backward->setAttr(kBackwardOf, FlatSymbolRefAttr::get(function));
   backward->setAttr(kSavePolicy, StringAttr::get(context, save.getValue()));
 
@@ -231,8 +230,9 @@ void GenerateBackwardPass::runOnOperation() {
       auto function = module.lookupSymbol<func::FuncOp>(name);
       if (!function || function.isExternal()) {
         module.emitError() << "gdn-generate-backward: functions= names @"
-                           << name << ", which is not a function with a body "
-                                      "in this module";
+                           << name
+                           << ", which is not a function with a body "
+                              "in this module";
         return signalPassFailure();
       }
       targets.push_back(function);

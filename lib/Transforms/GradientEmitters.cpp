@@ -32,11 +32,11 @@ SmallVector<Type> typesOf(ArrayRef<Value> values) {
 
 LogicalResult emitConv(CausalConv1dOp op, BackwardBuilder &b) {
   Value dy = b.getCotangentOrZeros(op.getY());
-  Value dfinal = op.getFinalState() ? b.getCotangent(op.getFinalState())
-                                    : Value();
-  SmallVector<Value> in = b.materializeAll(
-      {op.getX(), op.getWeight(), op.getPacking(), op.getBias(),
-       op.getInitialState()});
+  Value dfinal =
+      op.getFinalState() ? b.getCotangent(op.getFinalState()) : Value();
+  SmallVector<Value> in =
+      b.materializeAll({op.getX(), op.getWeight(), op.getPacking(),
+                        op.getBias(), op.getInitialState()});
   auto grad = CausalConv1dGradOp::create(
       b.getBuilder(), op.getLoc(), op.getX().getType(),
       op.getWeight().getType(), typesOf({op.getBias(), op.getInitialState()}),
@@ -101,9 +101,9 @@ LogicalResult emitGatedRMSNorm(GatedRMSNormOp op, BackwardBuilder &b) {
   Value dy = b.getCotangentOrZeros(op.getY());
   SmallVector<Value> in =
       b.materializeAll({op.getX(), op.getZ(), op.getWeight()});
-  auto grad = GatedRMSNormGradOp::create(
-      b.getBuilder(), op.getLoc(), ValueRange(in).getTypes(), dy, in[0], in[1],
-      in[2], op.getEps());
+  auto grad = GatedRMSNormGradOp::create(b.getBuilder(), op.getLoc(),
+                                         ValueRange(in).getTypes(), dy, in[0],
+                                         in[1], in[2], op.getEps());
   b.addCotangent(op.getX(), grad.getXGrad());
   b.addCotangent(op.getZ(), grad.getZGrad());
   b.addCotangent(op.getWeight(), grad.getWeightGrad());
@@ -168,9 +168,8 @@ LogicalResult emitCollapseShape(tensor::CollapseShapeOp op,
     sizes.push_back(
         tensor::DimOp::create(builder, op.getLoc(), src, dim).getResult());
   }
-  auto expand = tensor::ExpandShapeOp::create(builder, op.getLoc(), srcType,
-                                              dy, op.getReassociationIndices(),
-                                              sizes);
+  auto expand = tensor::ExpandShapeOp::create(
+      builder, op.getLoc(), srcType, dy, op.getReassociationIndices(), sizes);
   b.addCotangent(op.getSrc(), expand.getResult());
   return success();
 }

@@ -381,7 +381,8 @@ findGeneratedBackward(Program &program) {
   std::vector<func::FuncOp> forwards, backwards;
   for (func::FuncOp function : program.rankFunctions) {
     std::string name = function.getName().str();
-    auto forward = program.module->lookupSymbol<func::FuncOp>(name + "_forward");
+    auto forward =
+        program.module->lookupSymbol<func::FuncOp>(name + "_forward");
     auto backward =
         program.module->lookupSymbol<func::FuncOp>(name + "_backward");
     if (!forward || !backward || forward.isExternal() || backward.isExternal())
@@ -628,9 +629,8 @@ int main(int argc, char **argv) {
       auto generated = findGeneratedBackward(*first);
       if (!generated)
         return generated.takeError();
-      return runGeneratedBackward(function, generated->first,
-                                  generated->second, *inputs, cotangents,
-                                  options);
+      return runGeneratedBackward(function, generated->first, generated->second,
+                                  *inputs, cotangents, options);
     }();
     if (!run)
       return fail(llvm::toString(run.takeError()));

@@ -54,13 +54,11 @@ runWithGradients(llvm::ArrayRef<func::FuncOp> rankFunctions,
 /// run on the ranks, each rank passing its own saved values on. Inputs,
 /// cotangents and the returned results and gradients are global, as in
 /// runWithGradients, so the two can be compared.
-llvm::Expected<GradientRun>
-runGeneratedBackward(func::FuncOp original,
-                     llvm::ArrayRef<func::FuncOp> forwardRanks,
-                     llvm::ArrayRef<func::FuncOp> backwardRanks,
-                     const std::vector<Tensor> &globalInputs,
-                     const std::vector<Tensor> &cotangents,
-                     const InterpreterOptions &options);
+llvm::Expected<GradientRun> runGeneratedBackward(
+    func::FuncOp original, llvm::ArrayRef<func::FuncOp> forwardRanks,
+    llvm::ArrayRef<func::FuncOp> backwardRanks,
+    const std::vector<Tensor> &globalInputs,
+    const std::vector<Tensor> &cotangents, const InterpreterOptions &options);
 
 /// Standard-normal float64 cotangents shaped like `results`, one random
 /// stream per result (empty tensors for integer results).

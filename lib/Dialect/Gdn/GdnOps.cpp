@@ -101,7 +101,8 @@ LogicalResult PackingOp::verify() {
 // CausalConv1dOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult mlir::gdn::verifyCausalConv1dSignature(Operation *op, Value x, Value weight, PackingType packing, Value bias,
+LogicalResult mlir::gdn::verifyCausalConv1dSignature(
+    Operation *op, Value x, Value weight, PackingType packing, Value bias,
     Value initialState, Value y, Value finalState, int64_t width) {
   ShapeChecker check(op);
   if (failed(check.rank(x, "x", 2, "[T, C]")) ||
@@ -109,7 +110,7 @@ LogicalResult mlir::gdn::verifyCausalConv1dSignature(Operation *op, Value x, Val
       failed(check.rank(y, "y", 2, "[T, C]")))
     return failure();
   int64_t channels = ShapeChecker::size(x, 1);
-      if (failed(check.dim(weight, "weight", 0, channels, "channels")) ||
+  if (failed(check.dim(weight, "weight", 0, channels, "channels")) ||
       failed(check.dim(weight, "weight", 1, width, "width")) ||
       failed(check.dim(y, "y", 1, channels, "channels")) ||
       failed(check.tokens(x, "x")) || failed(check.tokens(y, "y")) ||
@@ -139,9 +140,9 @@ LogicalResult mlir::gdn::verifyCausalConv1dSignature(Operation *op, Value x, Val
 }
 
 LogicalResult CausalConv1dOp::verify() {
-  return verifyCausalConv1dSignature(*this, getX(), getWeight(), getPacking().getType(),
-                                     getBias(), getInitialState(), getY(),
-                                     getFinalState(), getWidth());
+  return verifyCausalConv1dSignature(
+      *this, getX(), getWeight(), getPacking().getType(), getBias(),
+      getInitialState(), getY(), getFinalState(), getWidth());
 }
 
 //===----------------------------------------------------------------------===//
@@ -168,8 +169,9 @@ LogicalResult L2NormOp::verify() {
 // GatesOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult mlir::gdn::verifyGatesSignature(Operation *op, Value a, Value b, Value aLog, Value dtBias,
-    Value g, Value beta) {
+LogicalResult mlir::gdn::verifyGatesSignature(Operation *op, Value a, Value b,
+                                              Value aLog, Value dtBias, Value g,
+                                              Value beta) {
   ShapeChecker check(op);
   if (failed(check.rank(a, "a", 2, "[T, HV]")) ||
       failed(check.rank(b, "b", 2, "[T, HV]")) ||
@@ -185,18 +187,16 @@ LogicalResult mlir::gdn::verifyGatesSignature(Operation *op, Value a, Value b, V
       failed(check.dim(g, "g", 1, heads, "value heads")) ||
       failed(check.dim(beta, "beta", 1, heads, "value heads")) ||
       failed(check.tokens(a, "a")) || failed(check.tokens(b, "b")) ||
-      failed(check.tokens(g, "g")) ||
-      failed(check.tokens(beta, "beta")) ||
+      failed(check.tokens(g, "g")) || failed(check.tokens(beta, "beta")) ||
       failed(check.notTokenSharded(aLog, "a_log")) ||
       failed(check.notTokenSharded(dtBias, "dt_bias")))
     return failure();
-  return verifySameSequenceLayout(op, {a, b, g, beta},
-                                  "a, b, g and beta");
+  return verifySameSequenceLayout(op, {a, b, g, beta}, "a, b, g and beta");
 }
 
 LogicalResult GatesOp::verify() {
-  return verifyGatesSignature(*this, getA(), getB(), getALog(), getDtBias(), getG(),
-                              getBeta());
+  return verifyGatesSignature(*this, getA(), getB(), getALog(), getDtBias(),
+                              getG(), getBeta());
 }
 
 //===----------------------------------------------------------------------===//
@@ -213,7 +213,8 @@ double mlir::gdn::getDefaultDeltaRuleScale(int64_t headDimK) {
   return 1.0 / std::sqrt(static_cast<double>(headDimK));
 }
 
-LogicalResult mlir::gdn::verifyDeltaRuleSignature(Operation *op, Value q, Value k, Value v, Value g, Value beta,
+LogicalResult mlir::gdn::verifyDeltaRuleSignature(
+    Operation *op, Value q, Value k, Value v, Value g, Value beta,
     PackingType packing, Value initialState, Value o, Value finalState,
     int64_t chunkSize, FloatAttr scale) {
   ShapeChecker check(op);
@@ -236,13 +237,14 @@ LogicalResult mlir::gdn::verifyDeltaRuleSignature(Operation *op, Value q, Value 
     return failure();
   if (!ShapedType::isDynamic(keyHeads) && !ShapedType::isDynamic(valueHeads) &&
       valueHeads % keyHeads != 0)
-    return op->emitOpError() << "value heads (" << valueHeads
-                         << ") must be a multiple of key heads (" << keyHeads
-                         << ")";
+    return op->emitOpError()
+           << "value heads (" << valueHeads
+           << ") must be a multiple of key heads (" << keyHeads << ")";
   if (ShapedType::isDynamic(headDimK) && !scale)
-    return op->emitOpError() << "the default scale K^-1/2 needs a static head dim "
-                            "K; give 'scale' explicitly";
-    if (failed(check.dim(k, "k", 1, keyHeads, "key heads")) ||
+    return op->emitOpError()
+           << "the default scale K^-1/2 needs a static head dim "
+              "K; give 'scale' explicitly";
+  if (failed(check.dim(k, "k", 1, keyHeads, "key heads")) ||
       failed(check.dim(k, "k", 2, headDimK, "head dim K")) ||
       failed(check.dim(g, "g", 1, valueHeads, "value heads")) ||
       failed(check.dim(beta, "beta", 1, valueHeads, "value heads")) ||
@@ -250,8 +252,7 @@ LogicalResult mlir::gdn::verifyDeltaRuleSignature(Operation *op, Value q, Value 
       failed(check.dim(o, "o", 2, headDimV, "head dim V")) ||
       failed(check.tokens(q, "q")) || failed(check.tokens(k, "k")) ||
       failed(check.tokens(v, "v")) || failed(check.tokens(g, "g")) ||
-      failed(check.tokens(beta, "beta")) ||
-      failed(check.tokens(o, "o")) ||
+      failed(check.tokens(beta, "beta")) || failed(check.tokens(o, "o")) ||
       failed(check.packingTokens(packing)) ||
       failed(check.sameElementType(o, "o", v, "v")))
     return failure();
@@ -271,24 +272,24 @@ LogicalResult mlir::gdn::verifyDeltaRuleSignature(Operation *op, Value q, Value 
     return failure();
   if (failed(verifyChunkAndScale(op, chunkSize, scale)))
     return failure();
-  return verifySameSequenceLayout(
-      op, {q, k, v, g, beta, o},
-      "q, k, v, g, beta and o");
+  return verifySameSequenceLayout(op, {q, k, v, g, beta, o},
+                                  "q, k, v, g, beta and o");
 }
 
 LogicalResult DeltaRuleOp::verify() {
-  return verifyDeltaRuleSignature(*this, getQ(), getK(), getV(), getG(), getBeta(),
-                                  getPacking().getType(), getInitialState(),
-                                  getO(), getFinalState(), getChunkSize(),
-                                  getScaleAttr());
+  return verifyDeltaRuleSignature(*this, getQ(), getK(), getV(), getG(),
+                                  getBeta(), getPacking().getType(),
+                                  getInitialState(), getO(), getFinalState(),
+                                  getChunkSize(), getScaleAttr());
 }
 
 //===----------------------------------------------------------------------===//
 // GatedRMSNormOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult mlir::gdn::verifyGatedRMSNormSignature(Operation *op, Value x, Value z, Value weight, Value y,
-    double eps) {
+LogicalResult mlir::gdn::verifyGatedRMSNormSignature(Operation *op, Value x,
+                                                     Value z, Value weight,
+                                                     Value y, double eps) {
   ShapeChecker check(op);
   if (failed(check.rank(x, "x", 3, "[T, HV, V]")) ||
       failed(check.rank(z, "z", 3, "[T, HV, V]")) ||
@@ -308,10 +309,8 @@ LogicalResult mlir::gdn::verifyGatedRMSNormSignature(Operation *op, Value x, Val
     return failure();
   // Written so that NaN fails too.
   if (!(eps >= 0.0))
-    return op->emitOpError() << "eps must be >= 0, found "
-                         << eps;
-  return verifySameSequenceLayout(op, {x, z, y},
-                                  "x, z and y");
+    return op->emitOpError() << "eps must be >= 0, found " << eps;
+  return verifySameSequenceLayout(op, {x, z, y}, "x, z and y");
 }
 
 LogicalResult GatedRMSNormOp::verify() {
@@ -334,16 +333,22 @@ static int64_t featureSize(RankedTensorType type) {
   return product;
 }
 
-LogicalResult mlir::gdn::verifyLinearSignature(Operation *op, Value x, Value weight, Value y) {
+LogicalResult mlir::gdn::verifyLinearSignature(Operation *op, Value x,
+                                               Value weight, Value y) {
   ShapeChecker check(op);
-  if (cast<RankedTensorType>(x.getType()).getRank() < 2 || cast<RankedTensorType>(y.getType()).getRank() < 2)
-    return op->emitOpError() << "x and y must be [T, features...] tensors of rank "
-                            ">= 2, found "
-                         << cast<RankedTensorType>(x.getType()) << " and " << cast<RankedTensorType>(y.getType());
+  if (cast<RankedTensorType>(x.getType()).getRank() < 2 ||
+      cast<RankedTensorType>(y.getType()).getRank() < 2)
+    return op->emitOpError()
+           << "x and y must be [T, features...] tensors of rank "
+              ">= 2, found "
+           << cast<RankedTensorType>(x.getType()) << " and "
+           << cast<RankedTensorType>(y.getType());
   if (failed(check.rank(weight, "weight", 2, "[Out, In]")) ||
-      failed(check.dim(weight, "weight", 1, featureSize(cast<RankedTensorType>(x.getType())),
+      failed(check.dim(weight, "weight", 1,
+                       featureSize(cast<RankedTensorType>(x.getType())),
                        "In = features of x")) ||
-      failed(check.dim(weight, "weight", 0, featureSize(cast<RankedTensorType>(y.getType())),
+      failed(check.dim(weight, "weight", 0,
+                       featureSize(cast<RankedTensorType>(y.getType())),
                        "Out = features of y")) ||
       failed(check.tokens(x, "x")) || failed(check.tokens(y, "y")) ||
       failed(check.notTokenSharded(weight, "weight")))
@@ -359,8 +364,11 @@ LogicalResult LinearOp::verify() {
 // SplitQkvzOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult mlir::gdn::verifySplitQkvzSignature(Operation *op, Value qkvz, Value ba, Value mixedQkv, Value z,
-    Value b, Value a, int64_t keyHeads, int64_t headDimK) {
+LogicalResult mlir::gdn::verifySplitQkvzSignature(Operation *op, Value qkvz,
+                                                  Value ba, Value mixedQkv,
+                                                  Value z, Value b, Value a,
+                                                  int64_t keyHeads,
+                                                  int64_t headDimK) {
   ShapeChecker check(op);
   if (failed(check.rank(qkvz, "qkvz", 2, "[T, H * (2K + 2rV)]")) ||
       failed(check.rank(ba, "ba", 2, "[T, 2HV]")) ||
@@ -369,19 +377,19 @@ LogicalResult mlir::gdn::verifySplitQkvzSignature(Operation *op, Value qkvz, Val
       failed(check.rank(b, "b", 2, "[T, HV]")) ||
       failed(check.rank(a, "a", 2, "[T, HV]")))
     return failure();
-    int64_t valueHeads = ShapeChecker::size(z, 1);
+  int64_t valueHeads = ShapeChecker::size(z, 1);
   int64_t headDimV = ShapeChecker::size(z, 2);
   if (ShapedType::isDynamic(valueHeads) || ShapedType::isDynamic(headDimV))
-    return op->emitOpError() << "z must have static heads and head dim to fix the "
-                            "interleaving, found "
-                         << z.getType();
+    return op->emitOpError()
+           << "z must have static heads and head dim to fix the "
+              "interleaving, found "
+           << z.getType();
   if (valueHeads % keyHeads != 0)
-    return op->emitOpError() << "value heads (" << valueHeads
-                         << ") must be a multiple of key heads (" << keyHeads
-                         << ")";
+    return op->emitOpError()
+           << "value heads (" << valueHeads
+           << ") must be a multiple of key heads (" << keyHeads << ")";
   int64_t valueDim = valueHeads * headDimV;
-  if (failed(check.dim(qkvz, "qkvz", 1,
-                       2 * keyHeads * headDimK + 2 * valueDim,
+  if (failed(check.dim(qkvz, "qkvz", 1, 2 * keyHeads * headDimK + 2 * valueDim,
                        "2HK + 2HV*V")) ||
       failed(check.dim(ba, "ba", 1, 2 * valueHeads, "2HV")) ||
       failed(check.dim(mixedQkv, "mixed_qkv", 1,
@@ -389,27 +397,25 @@ LogicalResult mlir::gdn::verifySplitQkvzSignature(Operation *op, Value qkvz, Val
       failed(check.dim(b, "b", 1, valueHeads, "value heads")) ||
       failed(check.dim(a, "a", 1, valueHeads, "value heads")))
     return failure();
-  if (failed(check.tokens(qkvz, "qkvz")) ||
-      failed(check.tokens(ba, "ba")) ||
+  if (failed(check.tokens(qkvz, "qkvz")) || failed(check.tokens(ba, "ba")) ||
       failed(check.tokens(mixedQkv, "mixed_qkv")) ||
       failed(check.tokens(z, "z")) || failed(check.tokens(b, "b")) ||
       failed(check.tokens(a, "a")))
     return failure();
   // The op only moves elements, so it keeps their type.
-  if (failed(check.sameElementType(mixedQkv, "mixed_qkv", qkvz,
-                                   "qkvz")) ||
+  if (failed(check.sameElementType(mixedQkv, "mixed_qkv", qkvz, "qkvz")) ||
       failed(check.sameElementType(z, "z", qkvz, "qkvz")) ||
       failed(check.sameElementType(b, "b", ba, "ba")) ||
       failed(check.sameElementType(a, "a", ba, "ba")))
     return failure();
-  return verifySameSequenceLayout(
-      op, {qkvz, ba, mixedQkv, z, b, a},
-      "qkvz, ba, mixed_qkv, z, b and a");
+  return verifySameSequenceLayout(op, {qkvz, ba, mixedQkv, z, b, a},
+                                  "qkvz, ba, mixed_qkv, z, b and a");
 }
 
 LogicalResult SplitQkvzOp::verify() {
-  return verifySplitQkvzSignature(*this, getQkvz(), getBa(), getMixedQkv(), getZ(),
-                                  getB(), getA(), getKeyHeads(), getHeadDimK());
+  return verifySplitQkvzSignature(*this, getQkvz(), getBa(), getMixedQkv(),
+                                  getZ(), getB(), getA(), getKeyHeads(),
+                                  getHeadDimK());
 }
 
 //===----------------------------------------------------------------------===//
@@ -451,30 +457,32 @@ LogicalResult RegroupSectionsOp::verify() {
 // SplitQkvOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult mlir::gdn::verifySplitQkvSignature(Operation *op, Value mixedQkv, Value q, Value k, Value v) {
+LogicalResult mlir::gdn::verifySplitQkvSignature(Operation *op, Value mixedQkv,
+                                                 Value q, Value k, Value v) {
   ShapeChecker check(op);
   if (failed(check.rank(mixedQkv, "mixed_qkv", 2, "[T, 2HK + HV*V]")) ||
       failed(check.rank(q, "q", 3, "[T, H, K]")) ||
       failed(check.rank(k, "k", 3, "[T, H, K]")) ||
       failed(check.rank(v, "v", 3, "[T, HV, V]")))
     return failure();
-  auto qType = cast<RankedTensorType>(q.getType()), vType = cast<RankedTensorType>(v.getType());
+  auto qType = cast<RankedTensorType>(q.getType()),
+       vType = cast<RankedTensorType>(v.getType());
   if (ShapedType::isDynamic(qType.getDimSize(1)) ||
       ShapedType::isDynamic(qType.getDimSize(2)))
-    return op->emitOpError() << "q must have static heads and head dim, found "
-                         << qType;
+    return op->emitOpError()
+           << "q must have static heads and head dim, found " << qType;
   if (ShapedType::isDynamic(vType.getDimSize(1)) ||
       ShapedType::isDynamic(vType.getDimSize(2)))
-    return op->emitOpError() << "v must have static heads and head dim, found "
-                         << vType;
+    return op->emitOpError()
+           << "v must have static heads and head dim, found " << vType;
   int64_t keyHeads = qType.getDimSize(1), headDimK = qType.getDimSize(2);
   int64_t valueHeads = vType.getDimSize(1), headDimV = vType.getDimSize(2);
   if (failed(check.atLeastOne(q, "q", 1, "key heads")))
     return failure();
   if (valueHeads % keyHeads != 0)
-    return op->emitOpError() << "value heads (" << valueHeads
-                         << ") must be a multiple of key heads (" << keyHeads
-                         << ")";
+    return op->emitOpError()
+           << "value heads (" << valueHeads
+           << ") must be a multiple of key heads (" << keyHeads << ")";
   if (failed(check.dim(k, "k", 1, keyHeads, "key heads")) ||
       failed(check.dim(k, "k", 2, headDimK, "head dim K")) ||
       failed(check.dim(mixedQkv, "mixed_qkv", 1,
@@ -489,8 +497,8 @@ LogicalResult mlir::gdn::verifySplitQkvSignature(Operation *op, Value mixedQkv, 
       failed(check.sameElementType(k, "k", mixedQkv, "mixed_qkv")) ||
       failed(check.sameElementType(v, "v", mixedQkv, "mixed_qkv")))
     return failure();
-  return verifySameSequenceLayout(
-      op, {mixedQkv, q, k, v}, "mixed_qkv, q, k and v");
+  return verifySameSequenceLayout(op, {mixedQkv, q, k, v},
+                                  "mixed_qkv, q, k and v");
 }
 
 LogicalResult SplitQkvOp::verify() {

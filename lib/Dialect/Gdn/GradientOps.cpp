@@ -31,16 +31,16 @@ LogicalResult checkCotangent(Operation *op, Value cotangent, Value primal,
     return op->emitOpError() << "has " << name << " but no " << primalName
                              << " it would be the cotangent of";
   if (cotangent.getType() != primal.getType())
-    return op->emitOpError() << name << " must have the type of "
-                             << primalName << " (" << primal.getType()
-                             << "), found " << cotangent.getType();
+    return op->emitOpError()
+           << name << " must have the type of " << primalName << " ("
+           << primal.getType() << "), found " << cotangent.getType();
   return success();
 }
 
 /// checkCotangent for several (cotangent, primal, names) tuples in order.
-LogicalResult
-checkCotangents(Operation *op,
-                ArrayRef<std::tuple<Value, Value, StringRef, StringRef>> pairs) {
+LogicalResult checkCotangents(
+    Operation *op,
+    ArrayRef<std::tuple<Value, Value, StringRef, StringRef>> pairs) {
   for (auto [cotangent, primal, name, primalName] : pairs)
     if (failed(checkCotangent(op, cotangent, primal, name, primalName)))
       return failure();
@@ -81,8 +81,8 @@ LogicalResult L2NormGradOp::verify() {
 }
 
 LogicalResult GatesGradOp::verify() {
-  if (failed(verifyGatesSignature(*this, getA(), getB(), getALog(),
-                                  getDtBias(), getGGrad(), getBetaGrad())))
+  if (failed(verifyGatesSignature(*this, getA(), getB(), getALog(), getDtBias(),
+                                  getGGrad(), getBetaGrad())))
     return failure();
   if (getGGrad().getType() != getBetaGrad().getType())
     return emitOpError() << "g_grad and beta_grad are cotangents of one "
@@ -114,14 +114,14 @@ LogicalResult DeltaRuleGradOp::verify() {
     return emitOpError() << "final_state_grad must have the states' type "
                          << getInitialState().getType() << ", found "
                          << finalGrad.getType();
-  return checkCotangents(
-      *this, {{getQGrad(), getQ(), "q_grad", "q"},
-              {getKGrad(), getK(), "k_grad", "k"},
-              {getVGrad(), getV(), "v_grad", "v"},
-              {getGGrad(), getG(), "g_grad", "g"},
-              {getBetaGrad(), getBeta(), "beta_grad", "beta"},
-              {getInitialStateGrad(), getInitialState(), "initial_state_grad",
-               "initial_state"}});
+  return checkCotangents(*this,
+                         {{getQGrad(), getQ(), "q_grad", "q"},
+                          {getKGrad(), getK(), "k_grad", "k"},
+                          {getVGrad(), getV(), "v_grad", "v"},
+                          {getGGrad(), getG(), "g_grad", "g"},
+                          {getBetaGrad(), getBeta(), "beta_grad", "beta"},
+                          {getInitialStateGrad(), getInitialState(),
+                           "initial_state_grad", "initial_state"}});
 }
 
 LogicalResult GatedRMSNormGradOp::verify() {

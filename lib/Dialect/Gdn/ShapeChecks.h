@@ -88,11 +88,11 @@ LogicalResult verifyCausalConv1dSignature(Operation *op, Value x, Value weight,
 LogicalResult verifyL2NormSignature(Operation *op, Value x, double eps);
 LogicalResult verifyGatesSignature(Operation *op, Value a, Value b, Value aLog,
                                    Value dtBias, Value g, Value beta);
-LogicalResult verifyDeltaRuleSignature(Operation *op, Value q, Value k,
-                                       Value v, Value g, Value beta,
-                                       PackingType packing, Value initialState,
-                                       Value o, Value finalState,
-                                       int64_t chunkSize, FloatAttr scale);
+LogicalResult verifyDeltaRuleSignature(Operation *op, Value q, Value k, Value v,
+                                       Value g, Value beta, PackingType packing,
+                                       Value initialState, Value o,
+                                       Value finalState, int64_t chunkSize,
+                                       FloatAttr scale);
 LogicalResult verifyGatedRMSNormSignature(Operation *op, Value x, Value z,
                                           Value weight, Value y, double eps);
 LogicalResult verifyLinearSignature(Operation *op, Value x, Value weight,

@@ -38,8 +38,8 @@ LogicalResult checkSameType(Operation *op, Value value, StringRef name,
                             Type expected, StringRef expectedName) {
   if (value.getType() == expected)
     return success();
-  return op->emitOpError() << name << " must have the type of "
-                           << expectedName << " (" << expected << "), found "
+  return op->emitOpError() << name << " must have the type of " << expectedName
+                           << " (" << expected << "), found "
                            << value.getType();
 }
 
@@ -83,8 +83,8 @@ LogicalResult LocalUnshardOp::verify() {
       input.getRank() != result.getRank())
     return emitOpError() << "the result must be the input's kind of tensor "
                             "with one dimension "
-                         << ranks << " times larger, found " << input
-                         << " -> " << result;
+                         << ranks << " times larger, found " << input << " -> "
+                         << result;
   if (dim >= input.getRank())
     return emitOpError() << "dim = " << dim << " is out of range for a rank-"
                          << input.getRank() << " tensor";
@@ -141,8 +141,8 @@ LogicalResult ReverseStateExchangeOp::verify() {
     return emitOpError() << "transition " << transition
                          << " must be [HV, K, K] for the partial state "
                          << partial << " [HV, K, V]";
-  if (failed(checkSameType(*this, getIncomingStateGrad(),
-                           "incoming_state_grad", partial, "partial_state")) ||
+  if (failed(checkSameType(*this, getIncomingStateGrad(), "incoming_state_grad",
+                           partial, "partial_state")) ||
       failed(checkSameType(*this, getTransitionGrad(), "transition_grad",
                            transition, "transition")) ||
       failed(checkSameType(*this, getPartialStateGrad(), "partial_state_grad",
@@ -182,14 +182,14 @@ LogicalResult StateSummaryGradOp::verify() {
       !sizesAgree(partial.getDimSize(0), heads) ||
       !sizesAgree(partial.getDimSize(1), keyDim) ||
       !sizesAgree(partial.getDimSize(2), v.getDimSize(2)))
-    return emitOpError() << "the summary's cotangents " << transition
-                         << " and " << partial
+    return emitOpError() << "the summary's cotangents " << transition << " and "
+                         << partial
                          << " must be [HV, K, K] and [HV, K, V] for k " << k
                          << " and v " << v;
   if (failed(checkSameType(*this, getKGrad(), "k_grad", k, "k")) ||
       failed(checkSameType(*this, getVGrad(), "v_grad", v, "v")) ||
-      failed(checkSameType(*this, getGGrad(), "g_grad", getG().getType(),
-                           "g")) ||
+      failed(
+          checkSameType(*this, getGGrad(), "g_grad", getG().getType(), "g")) ||
       failed(checkSameType(*this, getBetaGrad(), "beta_grad",
                            getBeta().getType(), "beta")))
     return failure();
@@ -205,8 +205,8 @@ LogicalResult StateSummaryGradOp::verify() {
 
 LogicalResult ContinueConvStateGradOp::verify() {
   auto state = tensorType(getStateGrad()), halo = tensorType(getHaloGrad());
-  if (failed(checkRank(*this, getStateGrad(), "state_grad", 3,
-                       "[N, C, W-1]")) ||
+  if (failed(
+          checkRank(*this, getStateGrad(), "state_grad", 3, "[N, C, W-1]")) ||
       failed(checkRank(*this, getHaloGrad(), "halo_grad", 2, "[W-1, C]")) ||
       failed(checkSequences(*this, getStateGrad(), "state_grad",
                             getPacking().getType())))
@@ -229,8 +229,8 @@ LogicalResult ContinueConvStateGradOp::verify() {
 LogicalResult ContinueStateGradOp::verify() {
   auto state = tensorType(getStateGrad()),
        incoming = tensorType(getIncomingGrad());
-  if (failed(checkRank(*this, getStateGrad(), "state_grad", 4,
-                       "[N, HV, K, V]")) ||
+  if (failed(
+          checkRank(*this, getStateGrad(), "state_grad", 4, "[N, HV, K, V]")) ||
       failed(checkRank(*this, getIncomingGrad(), "incoming_grad", 3,
                        "[HV, K, V]")) ||
       failed(checkSequences(*this, getStateGrad(), "state_grad",

@@ -73,10 +73,10 @@ std::optional<DeltaRuleSummaryGradients> mlir::gdn::interp::stateSummaryVJP(
   const PackingInfo &packing = inputs.packing;
   const int64_t seq = *shard.leaving;
   const int64_t first = std::max(packing.getBegin(seq), shard.begin);
-  return deltaRuleSummaryVJP(inputs, seq, first - shard.begin,
-                             shard.end - shard.begin,
-                             /*startsHere=*/packing.getBegin(seq) >= shard.begin,
-                             dtransition, dpartial);
+  return deltaRuleSummaryVJP(
+      inputs, seq, first - shard.begin, shard.end - shard.begin,
+      /*startsHere=*/packing.getBegin(seq) >= shard.begin, dtransition,
+      dpartial);
 }
 
 namespace {

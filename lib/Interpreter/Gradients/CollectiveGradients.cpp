@@ -160,9 +160,9 @@ void propagateGatherSequenceStates(ArrayRef<Operation *> rankOps,
                                    ArrayRef<CotangentMap *> cotangents) {
   auto op = cast<comm::GatherSequenceStatesOp>(rankOps[0]);
   const int64_t ranks = static_cast<int64_t>(rankOps.size());
-  std::vector<Tensor> dx = gatherSequenceStatesVJP(
-      takeResultCotangents(rankOps, envs, cotangents),
-      envs[0]->packing(op.getPacking()));
+  std::vector<Tensor> dx =
+      gatherSequenceStatesVJP(takeResultCotangents(rankOps, envs, cotangents),
+                              envs[0]->packing(op.getPacking()));
   for (int64_t rank = 0; rank < ranks; ++rank)
     cotangents[rank]->add(rankOps[rank]->getOperand(0), std::move(dx[rank]));
 }
@@ -216,15 +216,15 @@ void mlir::gdn::interp::accumulateHaloExchangeVJP(ArrayRef<Tensor> dhalo,
                                                   MutableArrayRef<Tensor> dx) {
   const int64_t ranks = static_cast<int64_t>(dx.size());
   const int64_t rows = dhalo[0].getDimSize(0);
-  const int64_t width =
-      dhalo[0].getNumElements() / std::max<int64_t>(rows, 1);
+  const int64_t width = dhalo[0].getNumElements() / std::max<int64_t>(rows, 1);
   // The forward's copy loop, with the copies reversed.
   for (int64_t rank = 0; rank < ranks; ++rank) {
     int64_t filled = 0;
     for (int64_t source = rank - 1; source >= 0 && filled < rows; --source) {
       const int64_t previousRows = dx[source].getDimSize(0);
       const int64_t take = std::min(rows - filled, previousRows);
-      const double *from = dhalo[rank].getData() + (rows - filled - take) * width;
+      const double *from =
+          dhalo[rank].getData() + (rows - filled - take) * width;
       double *to = dx[source].getData() + (previousRows - take) * width;
       for (int64_t i = 0; i < take * width; ++i)
         to[i] += from[i];

@@ -24,8 +24,7 @@ using namespace mlir::gdn::interp;
 
 /// `tensor`'s values stored as `type`'s elements.
 static llvm::Expected<Tensor> storeAs(const Tensor &tensor, Type type) {
-  auto kind =
-      getElementKind(cast<RankedTensorType>(type).getElementType());
+  auto kind = getElementKind(cast<RankedTensorType>(type).getElementType());
   if (!kind)
     return kind.takeError();
   Tensor stored(*kind, std::vector<int64_t>(tensor.getShape()));
@@ -67,9 +66,8 @@ llvm::Expected<GradientRun> mlir::gdn::interp::runGeneratedBackward(
         "and {5} cotangents, and return {6} gradients; it takes {7} and "
         "returns {8}",
         backward.getName(), original.getName(), signature.getNumInputs(),
-        numSaved, forward.getName(), floatResults.size(),
-        floatArguments.size(), backward.getNumArguments(),
-        backward.getNumResults()));
+        numSaved, forward.getName(), floatResults.size(), floatArguments.size(),
+        backward.getNumArguments(), backward.getNumResults()));
   if (cotangents.size() != numResults)
     return llvm::createStringError(
         llvm::formatv("@{0} has {1} results but {2} cotangents were given",
@@ -117,9 +115,9 @@ llvm::Expected<GradientRun> mlir::gdn::interp::runGeneratedBackward(
     auto shares = scatterToRanks(*stored, cast<RankedTensorType>(type), ranks,
                                  packingPtr);
     if (!shares)
-      return llvm::createStringError(
-          llvm::formatv("the cotangent of result #{0} of @{1}: {2}", index,
-                        original.getName(), llvm::toString(shares.takeError())));
+      return llvm::createStringError(llvm::formatv(
+          "the cotangent of result #{0} of @{1}: {2}", index,
+          original.getName(), llvm::toString(shares.takeError())));
     for (int64_t rank = 0; rank < ranks; ++rank)
       backwardInputs[rank].push_back(std::move((*shares)[rank]));
   }
@@ -136,10 +134,10 @@ llvm::Expected<GradientRun> mlir::gdn::interp::runGeneratedBackward(
     auto gradient = gatherFromRanks(
         locals, cast<RankedTensorType>(signature.getInput(index)), packingPtr);
     if (!gradient)
-      return llvm::createStringError(llvm::formatv(
-          "the gradient of argument #{0} of @{1} from @{2}: {3}", index,
-          original.getName(), backward.getName(),
-          llvm::toString(gradient.takeError())));
+      return llvm::createStringError(
+          llvm::formatv("the gradient of argument #{0} of @{1} from @{2}: {3}",
+                        index, original.getName(), backward.getName(),
+                        llvm::toString(gradient.takeError())));
     Tensor asFloat64 = zerosLike(*gradient);
     asFloat64.values() = gradient->values();
     run.gradients[index] = std::move(asFloat64);

@@ -27,8 +27,8 @@ namespace {
 /// Binds a float64 cotangent to `value`, stored in `value`'s element type
 /// (rounded once, like every stored value).
 void bindStored(Environment &env, Value value, Tensor cotangent) {
-  auto kind = cantFail(getElementKind(
-      cast<RankedTensorType>(value.getType()).getElementType()));
+  auto kind = cantFail(
+      getElementKind(cast<RankedTensorType>(value.getType()).getElementType()));
   Tensor stored(kind, std::vector<int64_t>(cotangent.getShape()));
   stored.values() = std::move(cotangent.values());
   stored.roundToStorage();
@@ -96,11 +96,10 @@ llvm::Error executeGatesGrad(GatesGradOp op, Environment &env) {
         {op.getB(), "b"}})
     if (auto error = sameShape(op, env, value, name, op.getA(), "a"))
       return error;
-  GatesGradients grads =
-      gatesVJP(env.tensor(op.getA()), env.tensor(op.getB()),
-               env.tensor(op.getALog()), env.tensor(op.getDtBias()),
-               op.getAllowNegEigval(), &env.tensor(op.getGGrad()),
-               &env.tensor(op.getBetaGrad()));
+  GatesGradients grads = gatesVJP(
+      env.tensor(op.getA()), env.tensor(op.getB()), env.tensor(op.getALog()),
+      env.tensor(op.getDtBias()), op.getAllowNegEigval(),
+      &env.tensor(op.getGGrad()), &env.tensor(op.getBetaGrad()));
   bindStored(env, op.getAGrad(), std::move(grads.da));
   bindStored(env, op.getBGrad(), std::move(grads.db));
   bindStored(env, op.getALogGrad(), std::move(grads.daLog));
@@ -119,10 +118,9 @@ llvm::Error executeDeltaRuleGrad(DeltaRuleGradOp op, Environment &env) {
       return error;
   if (auto error = sameShape(op, env, op.getOGrad(), "o_grad", op.getV(), "v"))
     return error;
-  DeltaRuleGradients grads =
-      deltaRuleVJP(deltaRuleInputsOf(op, env, op.getEffectiveScale()),
-                   env.tensor(op.getOGrad()),
-                   env.optionalTensor(op.getFinalStateGrad()));
+  DeltaRuleGradients grads = deltaRuleVJP(
+      deltaRuleInputsOf(op, env, op.getEffectiveScale()),
+      env.tensor(op.getOGrad()), env.optionalTensor(op.getFinalStateGrad()));
   bindStored(env, op.getQGrad(), std::move(grads.dq));
   bindStored(env, op.getKGrad(), std::move(grads.dk));
   bindStored(env, op.getVGrad(), std::move(grads.dv));
@@ -173,19 +171,19 @@ llvm::Error executeMergeQkvz(MergeQkvzOp op, Environment &env) {
       cast<RankedTensorType>(op.getQkvz().getType()).getDimSize(1);
   const int64_t baWidth =
       cast<RankedTensorType>(op.getBa().getType()).getDimSize(1);
-  SplitQkvzGradients merged = splitQkvzVJP(
-      &mixed, &env.tensor(op.getZ()), &env.tensor(op.getB()),
-      &env.tensor(op.getA()), zerosOfShape({tokens, qkvzWidth}),
-      zerosOfShape({tokens, baWidth}), op.getKeyHeads(), op.getHeadDimK(),
-      zType.getDimSize(1), zType.getDimSize(2));
+  SplitQkvzGradients merged =
+      splitQkvzVJP(&mixed, &env.tensor(op.getZ()), &env.tensor(op.getB()),
+                   &env.tensor(op.getA()), zerosOfShape({tokens, qkvzWidth}),
+                   zerosOfShape({tokens, baWidth}), op.getKeyHeads(),
+                   op.getHeadDimK(), zType.getDimSize(1), zType.getDimSize(2));
   bindStored(env, op.getQkvz(), std::move(merged.dqkvz));
   bindStored(env, op.getBa(), std::move(merged.dba));
   return llvm::Error::success();
 }
 
 llvm::Error executeMergeQkv(MergeQkvOp op, Environment &env) {
-  for (auto [value, name] : {std::pair<Value, StringRef>{op.getK(), "k"},
-                             {op.getV(), "v"}})
+  for (auto [value, name] :
+       {std::pair<Value, StringRef>{op.getK(), "k"}, {op.getV(), "v"}})
     if (auto error =
             sameShape(op, env, value, name, op.getQ(), "q", /*rowsOnly=*/true))
       return error;
@@ -230,9 +228,9 @@ llvm::Error executeStateSummaryGrad(comm::StateSummaryGradOp op,
   auto shard = shardOf(op, env, packing, op.getGroup());
   if (!shard)
     return shard.takeError();
-  std::optional<DeltaRuleSummaryGradients> grads = stateSummaryVJP(
-      inputs, *shard, &env.tensor(op.getTransitionGrad()),
-      &env.tensor(op.getPartialStateGrad()));
+  std::optional<DeltaRuleSummaryGradients> grads =
+      stateSummaryVJP(inputs, *shard, &env.tensor(op.getTransitionGrad()),
+                      &env.tensor(op.getPartialStateGrad()));
   if (!grads) {
     grads = DeltaRuleSummaryGradients{zerosLike(k), zerosLike(inputs.v),
                                       zerosLike(inputs.g),
@@ -268,8 +266,8 @@ llvm::Error executeContinuedStateGrad(Op op, Environment &env) {
   ContinuedStateGradients grads;
   Value received;
   if constexpr (std::is_same_v<Op, comm::ContinueConvStateGradOp>) {
-    grads = continueConvStateVJP(std::move(dState), packing, *shard,
-                                 hasInitial);
+    grads =
+        continueConvStateVJP(std::move(dState), packing, *shard, hasInitial);
     received = op.getHaloGrad();
   } else {
     grads = continueStateVJP(std::move(dState), *shard);
@@ -307,8 +305,8 @@ mlir::gdn::interp::executeGradientOp(Operation *op, Environment &env) {
   if (auto conv = dyn_cast<CausalConv1dGradOp>(op))
     return executeConvGrad(conv, env);
   if (auto norm = dyn_cast<L2NormGradOp>(op)) {
-    if (auto error = sameShape(op, env, norm.getYGrad(), "y_grad",
-                               norm.getX(), "x"))
+    if (auto error =
+            sameShape(op, env, norm.getYGrad(), "y_grad", norm.getX(), "x"))
       return error;
     bindStored(env, norm.getXGrad(),
                l2normVJP(env.tensor(norm.getX()),

@@ -70,8 +70,10 @@ llvm::Error mlir::gdn::interp::makeNoRuleError(Operation *op, int64_t rank) {
 // Rules
 //===----------------------------------------------------------------------===//
 
-Tensor mlir::gdn::interp::scatterAlong(const Tensor &dy, const Tensor &operand, unsigned dim,
-                    llvm::function_ref<int64_t(int64_t)> source) {
+Tensor
+mlir::gdn::interp::scatterAlong(const Tensor &dy, const Tensor &operand,
+                                unsigned dim,
+                                llvm::function_ref<int64_t(int64_t)> source) {
   Tensor dx = zerosLike(operand);
   int64_t outer = 1, inner = 1;
   for (unsigned d = 0; d < dim; ++d)
