@@ -180,6 +180,17 @@ mlir::gdn::interp::checkSameShapeOnRanks(Operation *op,
   return llvm::Error::success();
 }
 
+llvm::Error mlir::gdn::interp::checkSequenceCount(Operation *op,
+                                                  const Tensor &states,
+                                                  const PackingInfo &packing) {
+  if (states.getDimSize(0) == packing.getNumSeqs())
+    return llvm::Error::success();
+  return makeOpError(op, 0,
+                     llvm::formatv("the states have {0} entries but the "
+                                   "packing {1} sequences",
+                                   states.getDimSize(0), packing.getNumSeqs()));
+}
+
 /// Checks every rank's tensors against the op's types (dynamic sizes may
 /// differ between ranks; the collectives check what they need of those).
 static llvm::Error checkTypes(ArrayRef<Operation *> rankOps,
@@ -326,12 +337,8 @@ llvm::Error mlir::gdn::interp::executeCollectiveUnchecked(
     if (auto error = checkSameShapeOnRanks(op, inputs))
       return error;
     const PackingInfo &packing = envs[0].packing(gather.getPacking());
-    if (inputs[0]->getDimSize(0) != packing.getNumSeqs())
-      return makeOpError(op, 0,
-                         llvm::formatv("the states have {0} entries but the "
-                                       "packing {1} sequences",
-                                       inputs[0]->getDimSize(0),
-                                       packing.getNumSeqs()));
+    if (auto error = checkSequenceCount(op, *inputs[0], packing))
+      return error;
     Tensor result(inputs[0]->getKind(), std::vector<int64_t>(
                                             inputs[0]->getShape().begin(),
                                             inputs[0]->getShape().end()));

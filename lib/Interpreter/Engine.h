@@ -126,6 +126,10 @@ llvm::Error executeCollective(llvm::ArrayRef<Operation *> rankOps,
 llvm::Error checkSameShapeOnRanks(Operation *op,
                                   llvm::ArrayRef<const Tensor *> inputs);
 
+/// Per-sequence states (`[N, ...]`) must have the packing's N entries.
+llvm::Error checkSequenceCount(Operation *op, const Tensor &states,
+                               const PackingInfo &packing);
+
 /// The collective itself, on operands already checked against their types.
 llvm::Error executeCollectiveUnchecked(llvm::ArrayRef<Operation *> rankOps,
                                        llvm::MutableArrayRef<Environment> envs);

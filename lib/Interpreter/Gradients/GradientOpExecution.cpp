@@ -391,12 +391,8 @@ std::optional<llvm::Error> mlir::gdn::interp::executeTransposedCollective(
     if (auto error = checkSameShapeOnRanks(op, inputs))
       return error;
     const PackingInfo &packing = envs[0].packing(reduce.getPacking());
-    if (inputs[0]->getDimSize(0) != packing.getNumSeqs())
-      return makeOpError(op, 0,
-                         llvm::formatv("the states have {0} entries but the "
-                                       "packing {1} sequences",
-                                       inputs[0]->getDimSize(0),
-                                       packing.getNumSeqs()));
+    if (auto error = checkSequenceCount(op, *inputs[0], packing))
+      return error;
     std::vector<Tensor> dx = gatherSequenceStatesVJP(copies(inputs), packing);
     for (size_t rank = 0; rank < ranks; ++rank)
       bindStored(envs[rank], rankOps[rank]->getResult(0), std::move(dx[rank]));
