@@ -136,14 +136,15 @@ static std::optional<InputRole> roleOfUse(OpOperand &use) {
   return std::nullopt;
 }
 
-/// Follows `value` through ops that only move it (layout conversions and
-/// collectives) to the op that decides its role.
+/// Follows `value` through ops that only move it (layout conversions,
+/// collectives and the section regrouping of headwise CP) to the op that
+/// decides its role.
 static std::optional<InputRole> findRole(Value value, int depth) {
   for (OpOperand &use : value.getUses()) {
     if (auto role = roleOfUse(use))
       return role;
     Operation *owner = use.getOwner();
-    bool moves = isa<ConvertLayoutOp>(owner) ||
+    bool moves = isa<ConvertLayoutOp, RegroupSectionsOp>(owner) ||
                  isa<comm::GdnCommDialect>(owner->getDialect());
     if (moves && depth < 4 && owner->getNumResults() == 1)
       if (auto role = findRole(owner->getResult(0), depth + 1))
