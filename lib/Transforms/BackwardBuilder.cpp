@@ -65,7 +65,7 @@ mlir::gdn::findProcessGroups(func::FuncOp function) {
 // Activity
 //===----------------------------------------------------------------------===//
 
-static bool isFloatTensor(Type type) {
+bool mlir::gdn::isDifferentiableType(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   return tensor && isa<FloatType>(tensor.getElementType());
 }
@@ -74,22 +74,22 @@ Activity::Activity(func::FuncOp function) {
   Block &body = function.getBody().front();
   llvm::DenseSet<Value> varied, useful;
   for (BlockArgument argument : body.getArguments())
-    if (isFloatTensor(argument.getType()))
+    if (isDifferentiableType(argument.getType()))
       varied.insert(argument);
   for (Operation &op : body.without_terminator())
     if (llvm::any_of(op.getOperands(),
                      [&](Value operand) { return varied.contains(operand); }))
       for (Value result : op.getResults())
-        if (isFloatTensor(result.getType()))
+        if (isDifferentiableType(result.getType()))
           varied.insert(result);
   for (Value result : body.getTerminator()->getOperands())
-    if (isFloatTensor(result.getType()))
+    if (isDifferentiableType(result.getType()))
       useful.insert(result);
   for (Operation &op : llvm::reverse(body.without_terminator()))
     if (llvm::any_of(op.getResults(),
                      [&](Value result) { return useful.contains(result); }))
       for (Value operand : op.getOperands())
-        if (isFloatTensor(operand.getType()))
+        if (isDifferentiableType(operand.getType()))
           useful.insert(operand);
   for (Value value : varied)
     if (useful.contains(value))

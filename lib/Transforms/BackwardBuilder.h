@@ -40,6 +40,10 @@ enum class RecomputeCost {
   Expensive, ///< GEMMs, the delta rule and its summary, communication
 };
 
+/// True for the values that have cotangents: tensors of floating-point
+/// elements (offsets and other integers have none).
+bool isDifferentiableType(Type type);
+
 /// The cost class of `op`'s results.
 RecomputeCost getRecomputeCost(Operation *op);
 
@@ -107,8 +111,7 @@ public:
   /// The forward values the backward takes as saved arguments, in order.
   ArrayRef<Value> getSaved() const { return saved.getArrayRef(); }
 
-  /// The backward's argument for the cotangent of forward result `index`
-  /// has been created by the caller; the saved ones are counted here.
+  /// How many forward values the backward takes as saved arguments.
   unsigned getNumSaved() const { return saved.size(); }
 
 private:

@@ -39,11 +39,6 @@ static constexpr StringLiteral kForwardOf = "gdn.forward_of";
 static constexpr StringLiteral kBackwardOf = "gdn.backward_of";
 static constexpr StringLiteral kSavePolicy = "gdn.save";
 
-static bool isFloatTensor(Type type) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  return tensor && isa<FloatType>(tensor.getElementType());
-}
-
 namespace {
 
 /// Bytes of one element of `type`.
@@ -130,7 +125,7 @@ LogicalResult GenerateBackwardPass::generate(func::FuncOp function,
   SmallVector<Type> inputs(type.getInputs());
   SmallVector<unsigned> floatResults;
   for (auto [index, result] : llvm::enumerate(type.getResults()))
-    if (isFloatTensor(result)) {
+    if (isDifferentiableType(result)) {
       floatResults.push_back(index);
       inputs.push_back(result);
     }
@@ -166,7 +161,7 @@ LogicalResult GenerateBackwardPass::generate(func::FuncOp function,
   // their ranks' partial sums.
   SmallVector<Value> gradients;
   for (BlockArgument argument : body.getArguments()) {
-    if (!isFloatTensor(argument.getType()))
+    if (!isDifferentiableType(argument.getType()))
       continue;
     Value gradient = builder.getCotangent(argument);
     if (!gradient)

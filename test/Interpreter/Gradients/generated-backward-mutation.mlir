@@ -20,3 +20,7 @@
 // RUN: not gdn-run --compare %t/chunk4-mutant.mlir %S/../../Transforms/Inputs/cp_core.mlir --entry=core --run-backward --seqlens=0,1,63,64,65,7 --slots=8,8,64,72,72,8 | FileCheck %s --check-prefix=REPLICATED
 // REPLICATED: comparing @core (generated backward, 4 rank(s)) against @core (1 rank(s))
 // REPLICATED: gradient #8: {{.*}}  FAIL
+//
+// A program without its generated functions is refused with the fix.
+// RUN: not gdn-run %S/../../Transforms/Inputs/cp_core.mlir --run-backward --seqlens=3,4 2>&1 | FileCheck %s --check-prefix=MISSING
+// MISSING: error: --run-backward needs @core_forward and @core_backward in {{.*}}cp_core.mlir; make them with gdn-opt --gdn-generate-backward

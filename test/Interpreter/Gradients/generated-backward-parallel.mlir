@@ -5,7 +5,7 @@
 // gradients of the P = 1 program (the interpreter's reverse sweep of it)
 // within 1e-12: headwise and chunkwise CP over 4 ranks (contiguous and
 // zigzag shards, both state chains, 8 ranks with the scan), SP over 2 and
-// SP inside CP (2 x 4), on the cores and layers the parallel passes are
+// 4 ranks, SP inside CP (2 x 4), on the cores and layers the parallel passes are
 // tested with (padding, conv and delta states in and out, GQA, sequences
 // of length 0 and 1, sequences that span several shards, stacked layers),
 // under the three save policies.
@@ -47,6 +47,9 @@
 // RUN: gdn-opt --gdn-expand-layer --gdn-sequence-parallel="ranks=2" --gdn-generate-backward=save=none %S/../../Transforms/Inputs/cp_layer.mlir -o %t/sp2.mlir
 // RUN: gdn-run --compare %t/sp2.mlir %S/../../Transforms/Inputs/cp_layer.mlir --entry=qwen3_next --run-backward --seqlens=0,1,63,64,65,7 | FileCheck %s --check-prefix=LAYER
 // RUN: gdn-run --compare %t/sp2.mlir %S/../../Transforms/Inputs/cp_layer.mlir --entry=stacked --run-backward --seqlens=0,1,63,64,65,7 | FileCheck %s --check-prefix=LAYER
+// RUN: gdn-opt --gdn-expand-layer --gdn-sequence-parallel="ranks=4" --gdn-generate-backward %S/../../Transforms/Inputs/cp_layer.mlir -o %t/sp4.mlir
+// RUN: gdn-run --compare %t/sp4.mlir %S/../../Transforms/Inputs/cp_layer.mlir --entry=qwen3_5 --run-backward --seqlens=0,1,63,64,65,7 | FileCheck %s --check-prefix=LAYER
+// RUN: gdn-run --compare %t/sp4.mlir %S/../../Transforms/Inputs/cp_layer.mlir --entry=stacked --run-backward --seqlens=0,1,63,64,65,7 --seed=4 | FileCheck %s --check-prefix=LAYER
 // RUN: gdn-opt --gdn-expand-layer --gdn-sequence-parallel="ranks=2" --gdn-context-parallel="ranks=4 mode=chunkwise layout=zigzag" --gdn-generate-backward %S/../../Transforms/Inputs/sp_cp_layer_slow_decay.mlir -o %t/sp2cp4.mlir
 // RUN: gdn-run --compare %t/sp2cp4.mlir %S/../../Transforms/Inputs/sp_cp_layer_slow_decay.mlir --entry=layer --run-backward --seqlens=8,0,40,16,64 | FileCheck %s --check-prefix=LAYER
 // RUN: gdn-opt --gdn-sequence-parallel="ranks=2" --gdn-context-parallel="ranks=2 mode=chunkwise" --gdn-generate-backward %S/../../Transforms/Inputs/sp_final_state.mlir -o %t/sp-final.mlir
