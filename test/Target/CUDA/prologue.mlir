@@ -116,7 +116,7 @@
 // CHECK: static size_t gdn_qwen3_next_layout(const gdn_tensor_t *args, size_t *offsets) {
 // CHECK-NEXT:   size_t bytes = 0;
 // CHECK-NEXT:   offsets[0] = bytes; // packing p0
-// CHECK-NEXT:   bytes += gdn::alignWorkspace(gdn::device::PackingWorkspace::bytes(8192));
+// CHECK-NEXT:   bytes += gdn::alignWorkspace(gdn::device::PackingWorkspace::bytes());
 // CHECK-NEXT:   offsets[1] = bytes;
 // CHECK-NEXT:   return bytes;
 // CHECK: static int gdn_qwen3_next_check_args(const gdn_tensor_t *args) {
@@ -135,13 +135,14 @@
 // CHECK:   if (!results || !context || (bytes && !workspace))
 // CHECK-NEXT:     return GDN_ERROR_INVALID_ARGUMENT;
 // CHECK-NEXT:   cudaStream_t stream = gdnrt_context_stream(context);
-// Every kernel is validated before the metadata kernels and the kernels run.
+// Every kernel is validated before any kernel runs; the prologue, the
+// packing's first consumer, validates the offsets itself (no metadata launch).
 // CHECK:   gdn_packing_t p0 = {static_cast<const int32_t *>(args[6].data), nullptr, static_cast<int32_t>(args[6].shape[0] - 1), static_cast<int32_t>(8192), base + offsets[0]};
 // CHECK:     const gdn_tensor_t operands[] = {args[0], args[1], args[2], args[3], args[4], args[5]};
 // CHECK-NEXT:     const gdn_tensor_t outputs[] = {results[0], results[1], results[2], results[3], results[4]};
 // CHECK-NEXT:     if (int error = gdn_qwen3_next_k0_prologue_validate(operands, outputs, &p0))
-// CHECK:   if (gdn::device::buildPackingMetadata({p0.cu_seqlens, p0.cu_padded, p0.num_seqs, p0.buffer_tokens}, gdn::device::PackingWorkspace::carve(p0.workspace), stream) != cudaSuccess)
-// CHECK-NEXT:     return GDN_ERROR_CUDA;
+// CHECK:   // p0: validated by its first consumer, gdn_qwen3_next_k0_prologue
+// CHECK-NOT: buildPackingMetadata
 // CHECK:     const gdn_tensor_t operands[] = {args[0], args[1], args[2], args[3], args[4], args[5]};
 // CHECK-NEXT:     const gdn_tensor_t outputs[] = {results[0], results[1], results[2], results[3], results[4]};
 // CHECK-NEXT:     if (int error = gdn_qwen3_next_k0_prologue(operands, outputs, &p0, stream))
@@ -241,8 +242,8 @@ func.func @qwen3_next(%mixed: tensor<8192x8192xbf16>, %conv: tensor<8192x4xbf16>
 // CHECK: static const gdn_role_t gdn_states_padded_arg_roles[] = {GDN_ROLE_TOKENS, GDN_ROLE_PARAMETER, GDN_ROLE_PARAMETER, GDN_ROLE_PER_SEQUENCE, GDN_ROLE_TOKENS, GDN_ROLE_TOKENS, GDN_ROLE_PARAMETER, GDN_ROLE_PARAMETER, GDN_ROLE_CU_SEQLENS, GDN_ROLE_CU_PADDED};
 // CHECK: static const gdn_role_t gdn_states_padded_result_roles[] = {GDN_ROLE_TOKENS, GDN_ROLE_PER_SEQUENCE};
 // CHECK: extern "C" const gdn_signature_t gdn_states_padded_signature = {"states_padded", 10, 2,
-// The packing's buffer has as many rows as mixed_qkv.
-// CHECK:   bytes += gdn::alignWorkspace(gdn::device::PackingWorkspace::bytes(args[0].shape[0]));
+// The packing's workspace is its status record.
+// CHECK:   bytes += gdn::alignWorkspace(gdn::device::PackingWorkspace::bytes());
 // CHECK:   if (!gdn::checkTensor(args[0], GDN_F16, {gdn::kAnySize, 384}))
 // CHECK:   if (!gdn::checkTensor(args[3], GDN_F16, {gdn::kAnySize, 384, 3}))
 // CHECK:   if (!gdn::checkTensor(args[9], GDN_I32, {gdn::kAnySize}))

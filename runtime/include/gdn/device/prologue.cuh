@@ -16,6 +16,9 @@
 // of K / vector-width lanes, so the L2 norm is a shuffle reduction.
 // A sequence boundary resets the window from the sequence's initial state
 // (or zeros): no tap ever reads another sequence's tokens.
+// Each block validates the packing's offsets itself and finds its rows'
+// sequences in them (no table, no launch before it); block (0, 0) writes the
+// status record later kernels read (packing.cuh, docs/codegen.md).
 //
 // The emitter instantiates prologueKernel<Config> with a Config struct that
 // fixes every specialization (types, width, head dim, tile, flags).
