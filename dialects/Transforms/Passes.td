@@ -69,7 +69,9 @@ def GdnFuse : Pass<"gdn-fuse"> {
   let statistics = [
     Statistic<"numPrologues", "prologues", "Prologue kernels formed">,
     Statistic<"numEpilogues", "epilogues", "Gated RMSNorm kernels formed">,
-    Statistic<"numDeltaRules", "delta-rules", "Delta rules lowered to kernels">
+    Statistic<"numDeltaRules", "delta-rules", "Delta rules lowered to kernels">,
+    Statistic<"numDeltaRuleGrads", "delta-rule-grads",
+              "Delta-rule backwards lowered to kernels">
   ];
 }
 

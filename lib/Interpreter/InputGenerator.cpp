@@ -74,6 +74,19 @@ static std::optional<InputRole> roleOfUse(OpOperand &use) {
       return InputRole::State;
     return InputRole::Activation;
   }
+  if (auto grad = dyn_cast<DeltaRuleGradOp>(owner)) {
+    // The backward's operands are drawn as the forward's; the cotangents
+    // as activations, the final states' as states.
+    if (value == grad.getQ() || value == grad.getK())
+      return InputRole::UnitRows;
+    if (value == grad.getG())
+      return InputRole::Decay;
+    if (value == grad.getBeta())
+      return InputRole::Beta;
+    if (value == grad.getInitialState() || value == grad.getFinalStateGrad())
+      return InputRole::State;
+    return InputRole::Activation;
+  }
   if (auto gates = dyn_cast<GatesOp>(owner)) {
     if (value == gates.getALog())
       return InputRole::LogDecayRate;

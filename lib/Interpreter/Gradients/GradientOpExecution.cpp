@@ -12,6 +12,8 @@
 
 #include "GradientEngine.h"
 
+#include "gdn/Dialect/GdnKernel/GdnKernelDialect.h"
+
 #include "gdn/Dialect/Gdn/GdnOps.h"
 #include "gdn/Dialect/GdnComm/GdnCommDialect.h"
 #include "gdn/Interpreter/Distribution.h"
@@ -107,7 +109,10 @@ llvm::Error executeGatesGrad(GatesGradOp op, Environment &env) {
   return llvm::Error::success();
 }
 
-llvm::Error executeDeltaRuleGrad(DeltaRuleGradOp op, Environment &env) {
+/// gdn.delta_rule_grad and the kernel op gdn-fuse lowers it to (same
+/// operands and results; the kernel op's scale is explicit).
+template <class GradOp>
+llvm::Error executeDeltaRuleGrad(GradOp op, Environment &env, double scale) {
   const PackingInfo &packing = env.packing(op.getPacking());
   for (auto [value, name] : {std::pair<Value, StringRef>{op.getQ(), "q"},
                              {op.getK(), "k"},
@@ -118,9 +123,9 @@ llvm::Error executeDeltaRuleGrad(DeltaRuleGradOp op, Environment &env) {
       return error;
   if (auto error = sameShape(op, env, op.getOGrad(), "o_grad", op.getV(), "v"))
     return error;
-  DeltaRuleGradients grads = deltaRuleVJP(
-      deltaRuleInputsOf(op, env, op.getEffectiveScale()),
-      env.tensor(op.getOGrad()), env.optionalTensor(op.getFinalStateGrad()));
+  DeltaRuleGradients grads =
+      deltaRuleVJP(deltaRuleInputsOf(op, env, scale), env.tensor(op.getOGrad()),
+                   env.optionalTensor(op.getFinalStateGrad()));
   bindStored(env, op.getQGrad(), std::move(grads.dq));
   bindStored(env, op.getKGrad(), std::move(grads.dk));
   bindStored(env, op.getVGrad(), std::move(grads.dv));
@@ -317,7 +322,9 @@ mlir::gdn::interp::executeGradientOp(Operation *op, Environment &env) {
   if (auto gates = dyn_cast<GatesGradOp>(op))
     return executeGatesGrad(gates, env);
   if (auto delta = dyn_cast<DeltaRuleGradOp>(op))
-    return executeDeltaRuleGrad(delta, env);
+    return executeDeltaRuleGrad(delta, env, delta.getEffectiveScale());
+  if (auto delta = dyn_cast<kernel::DeltaRuleGradOp>(op))
+    return executeDeltaRuleGrad(delta, env, delta.getScale().convertToDouble());
   if (auto norm = dyn_cast<GatedRMSNormGradOp>(op))
     return executeGatedRMSNormGrad(norm, env);
   if (auto linear = dyn_cast<LinearGradOp>(op))
