@@ -14,6 +14,8 @@
 #
 #   scripts/prepare-backward-gpu-tests.sh OUT [--bundle]
 #
+# BACKWARD_CASES (names separated by spaces) prepares only those cases.
+#
 # --bundle also copies what the GPU run needs from this tree (the script,
 # runtime/include and the harness) to OUT/src, so that OUT alone can travel
 # to a GPU machine whose checkout lacks them: run OUT/src/scripts/
@@ -106,6 +108,9 @@ EOF
 
 for entry in "${cases[@]}"; do
   IFS='|' read -r name program config options kinds <<<"$entry"
+  if [ -n "${BACKWARD_CASES:-}" ] && [[ " $BACKWARD_CASES " != *" $name "* ]]; then
+    continue
+  fi
   dir="$out/$name"
   mkdir -p "$dir/in" "$dir/expected"
   if [ "$config" = epilogue ]; then

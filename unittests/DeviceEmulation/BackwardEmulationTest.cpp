@@ -43,6 +43,8 @@ struct Config {
   using ActivationGrad = T;
   using ConvStateGrad = T;
   using GateInputGrad = T;
+  using ConvWeightGrad = T;
+  using GateParamGrad = float;
   // 24 channels: q and k heads of 8, v heads of 4.
   static constexpr int kKeyHeads = 1, kValueHeads = 2, kHeadDimK = 8,
                        kHeadDimV = 4;
@@ -165,9 +167,8 @@ std::string runPrologueCase(const Pack &pack, int rowBlocks, int gateBlocks,
                  dinitial = output(stateSize),
                  da = output(size_t(tokens) * kHeads),
                  db = output(size_t(tokens) * kHeads);
-  std::vector<float> dweight(kChannels * kW, kUnwritten),
-      dbias(kChannels, kUnwritten), daLog(kHeads, kUnwritten),
-      ddtBias(kHeads, kUnwritten);
+  std::vector<T> dweight = output(kChannels * kW), dbias = output(kChannels);
+  std::vector<float> daLog(kHeads, kUnwritten), ddtBias(kHeads, kUnwritten);
   std::vector<float> convPartials(size_t(rowBlocks) * kChannels * kW, NAN),
       biasPartials(size_t(rowBlocks) * kChannels, NAN),
       gatePartials(size_t(gateBlocks) * 2 * kHeads, NAN);
@@ -385,6 +386,7 @@ template <typename T> struct EpilogueConfig {
   using OutputGrad = T;
   using InputGrad = T;
   using GateGrad = T;
+  using WeightGrad = T;
   static constexpr int kHeadDimV = 16, kThreads = 8, kBlocks = 5;
   static constexpr float kEps = 1e-6f;
 };
@@ -403,8 +405,8 @@ template <class C> void runEpilogue(double tolerance) {
       std::vector<T> dx(std::max<int64_t>(rows * kV, 1),
                         Element<T>::store(kUnwritten)),
           dz = dx;
-      std::vector<float> dweight(kV, kUnwritten),
-          partials(size_t(blocks) * kV, NAN);
+      std::vector<T> dweight(kV, Element<T>::store(kUnwritten));
+      std::vector<float> partials(size_t(blocks) * kV, NAN);
       EpilogueBackwardArgs<C> args = {};
       args.x = x.elements.data();
       args.z = z.elements.data();

@@ -58,11 +58,13 @@ namespace {
 
 /// A prologue backward configuration: bf16 activations, conv weights and
 /// states (as the GPU programs of test/Integration/Inputs), fp32 gate
-/// parameters and g/beta cotangents, bf16 gradients of bf16 tensors.
+/// parameters and g/beta cotangents; every gradient in its tensor's type
+/// (bf16 conv weight and bias gradients), unless WeightGrad says fp32.
 template <int KeyHeads, int ValueHeads, int DimK, int DimV, int Width,
           bool Bias, bool Initial, bool Final, bool NegEigval,
           int VectorBytes = 8, int Threads = 256, int MinBlocks = 2,
-          int RowBlocks = 33, int RowsInFlight = 4>
+          int RowBlocks = 33, int RowsInFlight = 4,
+          typename WeightGrad = bf16>
 struct PrologueConfig {
   using Activation = bf16;
   using ConvWeight = bf16;
@@ -72,6 +74,8 @@ struct PrologueConfig {
   using ActivationGrad = bf16;
   using ConvStateGrad = bf16;
   using GateInputGrad = bf16;
+  using ConvWeightGrad = WeightGrad;
+  using GateParamGrad = float;
   static constexpr int kKeyHeads = KeyHeads, kValueHeads = ValueHeads,
                        kHeadDimK = DimK, kHeadDimV = DimV, kConvWidth = Width;
   static constexpr int kVectorBytes = VectorBytes, kThreads = Threads,
@@ -87,7 +91,9 @@ struct PrologueConfig {
 // The small GQA config of the GPU programs: 2 key heads of 64, 4 value
 // heads of 32, 384 channels.
 using SmallW4All = PrologueConfig<2, 4, 64, 32, 4, true, true, true, true>;
-using SmallW4Final = PrologueConfig<2, 4, 64, 32, 4, false, false, true, false>;
+// fp32 weight gradients (what a trainer keeping fp32 main gradients takes).
+using SmallW4Final = PrologueConfig<2, 4, 64, 32, 4, false, false, true, false,
+                                    8, 256, 2, 33, 4, float>;
 using SmallW3All = PrologueConfig<2, 4, 64, 32, 3, true, true, true, true>;
 using SmallW3Plain = PrologueConfig<2, 4, 64, 32, 3, false, false, false, false>;
 using SmallW2Final = PrologueConfig<2, 4, 64, 32, 2, false, false, true, false>;
@@ -117,6 +123,7 @@ template <int Threads = 256, int Blocks = 528> struct EpilogueTile {
   using OutputGrad = bf16;
   using InputGrad = bf16;
   using GateGrad = bf16;
+  using WeightGrad = bf16;
   static constexpr int kHeadDimV = 128, kThreads = Threads, kBlocks = Blocks;
   static constexpr float kEps = 1e-6f;
 };
@@ -316,7 +323,8 @@ std::vector<Gradients> runPrologue(const PrologueHost &h, int runs,
   DeviceArray<int32_t> cu = uploadOffsets(h.cu), cuPadded = uploadOffsets(h.cuPadded);
 
   DeviceArray<bf16> dmixed(T * kC), dinitial(stateSize), da(T * kHV), db(T * kHV);
-  DeviceArray<float> dweight(kC * kW), dbias(kC), daLog(kHV), ddtBias(kHV);
+  DeviceArray<typename C::ConvWeightGrad> dweight(kC * kW), dbias(kC);
+  DeviceArray<typename C::GateParamGrad> daLog(kHV), ddtBias(kHV);
   PackingView packing = {cu.data, h.cuPadded.empty() ? nullptr : cuPadded.data,
                          n, static_cast<int32_t>(T)};
   DeviceArray<unsigned char> metadata(PackingWorkspace::bytes(T));
@@ -591,7 +599,7 @@ std::vector<Gradients> runEpilogue(const std::vector<double> &x,
   const int64_t rowsCount = static_cast<int64_t>(x.size()) / C::kHeadDimV;
   DeviceArray<bf16> dx(x.size()), dz(x.size()), xd(x.size()), zd(x.size()),
       wd(C::kHeadDimV), dyd(x.size());
-  DeviceArray<float> dw(C::kHeadDimV);
+  DeviceArray<typename C::WeightGrad> dw(C::kHeadDimV);
   xd.upload(x);
   zd.upload(z);
   wd.upload(w);
@@ -808,8 +816,9 @@ void benchPrologue(const char *variant, const char *mix,
   DeviceArray<bf16> mixed(T * kC), weight(kC * kW), a(T * kHV), b(T * kHV),
       dq(T * S::kKeyDim), dk(T * S::kKeyDim), dv(T * (kC - 2 * S::kKeyDim)),
       dmixed(T * kC), da(T * kHV), db(T * kHV);
-  DeviceArray<float> aLog(kHV), dtBias(kHV), dg(T * kHV), dbeta(T * kHV),
-      dweight(kC * kW), daLog(kHV), ddtBias(kHV);
+  DeviceArray<float> aLog(kHV), dtBias(kHV), dg(T * kHV), dbeta(T * kHV);
+  DeviceArray<typename C::ConvWeightGrad> dweight(kC * kW);
+  DeviceArray<typename C::GateParamGrad> daLog(kHV), ddtBias(kHV);
   fill(mixed, 1, 2.0f);
   fill(weight, 2, 0.5f);
   fill(a, 3, 2.0f);
@@ -848,7 +857,8 @@ void benchPrologue(const char *variant, const char *mix,
 
   // Determinism at full size: 5 runs, every gradient byte-identical.
   std::vector<bf16> first, firstDa;
-  std::vector<float> firstW, firstGates;
+  std::vector<typename C::ConvWeightGrad> firstW;
+  std::vector<typename C::GateParamGrad> firstGates;
   for (int run = 0; run < 5; ++run) {
     dmixed.poison();
     dweight.poison();
@@ -857,15 +867,16 @@ void benchPrologue(const char *variant, const char *mix,
     CUDA_OK(launchPrologueBackward<C>(args, workspace.data, 0));
     CUDA_OK(cudaDeviceSynchronize());
     std::vector<bf16> x = dmixed.raw(), d = da.raw();
-    std::vector<float> w = dweight.raw(), g = daLog.raw();
+    std::vector<typename C::ConvWeightGrad> w = dweight.raw();
+    std::vector<typename C::GateParamGrad> g = daLog.raw();
     if (run == 0) {
       first = std::move(x);
       firstDa = std::move(d);
       firstW = std::move(w);
       firstGates = std::move(g);
       size_t nonFinite = 0;
-      for (float v : firstW)
-        nonFinite += !std::isfinite(v);
+      for (const auto &v : firstW)
+        nonFinite += !std::isfinite(HostElement<typename C::ConvWeightGrad>::load(v));
       for (const bf16 &v : first)
         nonFinite += !std::isfinite(__bfloat162float(v));
       if (nonFinite) {
@@ -875,8 +886,8 @@ void benchPrologue(const char *variant, const char *mix,
       }
     } else if (std::memcmp(x.data(), first.data(), x.size() * sizeof(bf16)) ||
                std::memcmp(d.data(), firstDa.data(), d.size() * sizeof(bf16)) ||
-               std::memcmp(w.data(), firstW.data(), w.size() * sizeof(float)) ||
-               std::memcmp(g.data(), firstGates.data(), g.size() * sizeof(float))) {
+               std::memcmp(w.data(), firstW.data(), w.size() * sizeof(w[0])) ||
+               std::memcmp(g.data(), firstGates.data(), g.size() * sizeof(g[0]))) {
       std::printf("FAIL bench %s %s: run %d differs from run 1\n", variant, mix,
                   run + 1);
       deterministic = false;
@@ -916,7 +927,7 @@ void benchEpilogue(const char *variant, int64_t tokens, int reps,
   const size_t size = size_t(rowsCount) * C::kHeadDimV;
   DeviceArray<bf16> x(size), z(size), w(C::kHeadDimV), dy(size), dx(size),
       dz(size);
-  DeviceArray<float> dw(C::kHeadDimV);
+  DeviceArray<typename C::WeightGrad> dw(C::kHeadDimV);
   fill(x, 21, 2.0f);
   fill(z, 22, 4.0f);
   fill(w, 23, 0.5f, 1.0f);
@@ -932,19 +943,19 @@ void benchEpilogue(const char *variant, int64_t tokens, int reps,
   args.dweight = dw.data;
   args.rows = rowsCount;
   std::vector<bf16> first;
-  std::vector<float> firstW;
+  std::vector<typename C::WeightGrad> firstW;
   for (int run = 0; run < 5; ++run) {
     dx.poison();
     dw.poison();
     CUDA_OK(launchEpilogueBackward<C>(args, workspace.data, 0));
     CUDA_OK(cudaDeviceSynchronize());
     std::vector<bf16> got = dx.raw();
-    std::vector<float> gotW = dw.raw();
+    std::vector<typename C::WeightGrad> gotW = dw.raw();
     if (run == 0) {
       first = std::move(got);
       firstW = std::move(gotW);
     } else if (std::memcmp(got.data(), first.data(), got.size() * sizeof(bf16)) ||
-               std::memcmp(gotW.data(), firstW.data(), gotW.size() * sizeof(float))) {
+               std::memcmp(gotW.data(), firstW.data(), gotW.size() * sizeof(gotW[0]))) {
       std::printf("FAIL bench epilogue: run %d differs from run 1\n", run + 1);
       deterministic = false;
     }

@@ -122,15 +122,36 @@ __host__ __device__ constexpr int64_t backwardBlocks(int64_t rows,
              : (rows + rowsPerBlock - 1) / rowsPerBlock;
 }
 
+/// The storage of a finished sum (parameter gradients take their
+/// parameter's type, as the backward program's gradients do).
+enum class SumStorage : int32_t { F32, BF16, F16 };
+template <typename T> struct SumStorageOf;
+template <> struct SumStorageOf<float> {
+  static constexpr SumStorage kValue = SumStorage::F32;
+};
+template <> struct SumStorageOf<__nv_bfloat16> {
+  static constexpr SumStorage kValue = SumStorage::BF16;
+};
+template <> struct SumStorageOf<__half> {
+  static constexpr SumStorage kValue = SumStorage::F16;
+};
+
 /// One parameter gradient to finish: out[i] = sum over p < parts, in order,
-/// of partials[p * stride + i], for i < count.
+/// of partials[p * stride + i], for i < count, stored once as `storage`.
 struct PartialSum {
   const float *partials;
-  float *out;
+  void *out;
+  SumStorage storage;
   int32_t parts;
   int32_t count;
   int64_t stride;
 };
+
+template <typename T>
+inline PartialSum partialSum(const float *partials, T *out, int32_t parts,
+                             int32_t count, int64_t stride) {
+  return {partials, out, SumStorageOf<T>::kValue, parts, count, stride};
+}
 
 /// Up to four sums finished by one launch (blockIdx.y picks the sum).
 struct PartialSums {
@@ -151,7 +172,20 @@ __global__ void sumPartialsKernel(PartialSums job) {
     float total = 0.0f;
     for (int32_t p = 0; p < sum.parts; ++p)
       total += sum.partials[static_cast<int64_t>(p) * sum.stride + i];
-    sum.out[i] = invalid ? NAN : total;
+    if (invalid)
+      total = NAN;
+    switch (sum.storage) {
+    case SumStorage::F32:
+      static_cast<float *>(sum.out)[i] = total;
+      break;
+    case SumStorage::BF16:
+      static_cast<__nv_bfloat16 *>(sum.out)[i] =
+          Element<__nv_bfloat16>::store(total);
+      break;
+    case SumStorage::F16:
+      static_cast<__half *>(sum.out)[i] = Element<__half>::store(total);
+      break;
+    }
   }
 }
 

@@ -32,8 +32,9 @@ namespace device {
 
 /// Config adds to the forward's (epilogue.cuh: Input, Gate, Weight,
 /// kHeadDimV, kThreads, kEps) the gradient types OutputGrad (dy), InputGrad
-/// (dx), GateGrad (dz) and kBlocks, the most blocks (each takes at least
-/// kMinRowsPerBlock rows). dw is fp32.
+/// (dx), GateGrad (dz), WeightGrad (dw: summed in fp32, stored once in
+/// this type) and kBlocks, the most blocks (each takes at least
+/// kMinRowsPerBlock rows).
 template <class Config> struct EpilogueBackwardArgs {
   const typename Config::Input *x;       ///< [rows, V]
   const typename Config::Gate *z;        ///< [rows, V]
@@ -41,7 +42,7 @@ template <class Config> struct EpilogueBackwardArgs {
   const typename Config::OutputGrad *dy; ///< [rows, V]
   typename Config::InputGrad *dx;        ///< [rows, V]
   typename Config::GateGrad *dz;         ///< [rows, V]
-  float *dweight;                        ///< [V]
+  typename Config::WeightGrad *dweight;  ///< [V]
   int64_t rows;                          ///< tokens * heads
   /// [blocks][V] partial sums of dw; carved by launchEpilogueBackward.
   float *partials;
@@ -159,9 +160,10 @@ inline size_t epilogueBackwardWorkspaceBytes(int64_t rows) {
 template <class Config>
 inline PartialSums epilogueBackwardSums(const EpilogueBackwardArgs<Config> &args) {
   PartialSums job = {};
-  job.sums[0] = {args.partials, args.dweight,
-                 static_cast<int32_t>(EpilogueBackwardShape<Config>::blocks(args.rows)),
-                 Config::kHeadDimV, Config::kHeadDimV};
+  job.sums[0] = partialSum(
+      args.partials, args.dweight,
+      static_cast<int32_t>(EpilogueBackwardShape<Config>::blocks(args.rows)),
+      Config::kHeadDimV, Config::kHeadDimV);
   job.status = nullptr;
   return job;
 }

@@ -61,12 +61,14 @@ namespace device {
 /// Config adds to the forward's (prologue.cuh) the gradient types:
 ///   ActivationGrad (the cotangents dq, dk, dv and the gradient of the conv
 ///   input; as wide as Activation), ConvStateGrad (final state's cotangent,
-///   initial state's gradient), GateInputGrad (da, db); and the tile:
+///   initial state's gradient), GateInputGrad (da, db), ConvWeightGrad
+///   (weight and bias) and GateParamGrad (A_log, dt_bias), each fp32, bf16
+///   or f16; and the tile:
 ///   kVectorBytes (8 or 16: the channels a thread owns, as bytes of
 ///   Activation), kThreads, kMinBlocksPerSM (the register budget:
 ///   __launch_bounds__), kRowsInFlight, kRowBlocks (the most row blocks;
 ///   each takes at least kMinRowsPerBlock rows) and kGateBlocks.
-/// Parameter gradients (weight, bias, A_log, dt_bias) are fp32.
+/// Parameter gradients are summed in fp32 and stored once in their type.
 template <class Config> struct PrologueBackwardArgs {
   using Act = typename Config::Activation;
   using ActGrad = typename Config::ActivationGrad;
@@ -84,11 +86,11 @@ template <class Config> struct PrologueBackwardArgs {
   const typename Config::ConvStateGrad *dfinalState; ///< [N, C, W-1] or null
   // The gradients.
   ActGrad *dmixed;                                 ///< [T, C]
-  float *dweight;                                  ///< [C, W]
-  float *dbias;                                    ///< [C] (kHasBias)
+  typename Config::ConvWeightGrad *dweight;        ///< [C, W]
+  typename Config::ConvWeightGrad *dbias;          ///< [C] (kHasBias)
   typename Config::ConvStateGrad *dinitialState;   ///< [N, C, W-1] (kHasInitialState)
   typename Config::GateInputGrad *da, *db;         ///< [T, HV]
-  float *daLog, *ddtBias;                          ///< [HV]
+  typename Config::GateParamGrad *daLog, *ddtBias; ///< [HV]
   PackingView packing;
   PackingWorkspace metadata; ///< built by buildPackingMetadata
   /// Per-block partial sums; launchPrologueBackward carves them from its
@@ -586,15 +588,16 @@ inline PartialSums prologueBackwardSums(const PrologueBackwardArgs<Config> &args
   job.status = args.metadata.status;
   count = 0;
   constexpr int32_t kWeights = S::kChannels * Config::kConvWidth;
-  job.sums[count++] = {args.convPartials, args.dweight, rows, kWeights,
-                       kWeights};
+  job.sums[count++] =
+      partialSum(args.convPartials, args.dweight, rows, kWeights, kWeights);
   if (Config::kHasBias)
-    job.sums[count++] = {args.biasPartials, args.dbias, rows, S::kChannels,
-                         S::kChannels};
+    job.sums[count++] = partialSum(args.biasPartials, args.dbias, rows,
+                                   S::kChannels, S::kChannels);
   // The gate partials are [block][A_log | dt_bias][HV].
-  job.sums[count++] = {args.gatePartials, args.daLog, gates, kHV, 2 * kHV};
-  job.sums[count++] = {args.gatePartials + kHV, args.ddtBias, gates, kHV,
-                       2 * kHV};
+  job.sums[count++] =
+      partialSum(args.gatePartials, args.daLog, gates, kHV, 2 * kHV);
+  job.sums[count++] =
+      partialSum(args.gatePartials + kHV, args.ddtBias, gates, kHV, 2 * kHV);
   return job;
 }
 
