@@ -6,10 +6,10 @@
 // gradient with gdn-run's own rules (BackwardOracle.h): conv widths 1-4;
 // 16- and 8-byte vectors; fp32 and bf16 storage; every pack of up to 3
 // sequences of length 0-3 (with and without padding; up to 2 sequences at
-// every row-block count), and random packs up to 40 rows; initial and final conv states,
-// bias, beta = 2 sigmoid(b); invalid metadata (every gradient NaN). The
-// configurations leave threads inactive (channels that do not fill the
-// last block) and normalise heads of 1, 2 and 4 lanes through warp
+// every row-block count), and random packs up to 40 rows; initial and final
+// conv states, bias, beta = 2 sigmoid(b); invalid metadata (every gradient
+// NaN). The configurations leave threads inactive (channels that do not fill
+// the last block) and normalise heads of 1, 2 and 4 lanes through warp
 // shuffles. The epilogue on rows that do not fill the last pass of a
 // block, at several block counts.
 //
@@ -54,8 +54,7 @@ struct Config {
                        kGateBlocks = 4;
   static constexpr bool kSilu = true, kHasBias = Bias,
                         kHasInitialState = States && Width > 1,
-                        kHasFinalState = States && Width > 1,
-                        kNegEigval = Bias;
+                        kHasFinalState = States && Width > 1, kNegEigval = Bias;
   static constexpr float kNormEps = 1e-6f;
 };
 
@@ -132,8 +131,8 @@ std::string runPrologueCase(const Pack &pack, int rowBlocks, int gateBlocks,
   std::vector<int32_t> cu(n + 1, 0), cuPadded(n + 1, 0), tokenSeq;
   for (int i = 0; i < n; ++i) {
     cu[i + 1] = cu[i] + pack.lengths[i];
-    cuPadded[i + 1] = cuPadded[i] + pack.lengths[i] +
-                      (pack.padded ? pack.padding[i] : 0);
+    cuPadded[i + 1] =
+        cuPadded[i] + pack.lengths[i] + (pack.padded ? pack.padding[i] : 0);
     for (int j = 0; j < cuPadded[i + 1] - cuPadded[i]; ++j)
       tokenSeq.push_back(j < pack.lengths[i] ? i : -1);
   }
@@ -161,7 +160,8 @@ std::string runPrologueCase(const Pack &pack, int rowBlocks, int gateBlocks,
 
   // Gradients start as a sentinel, so an element no thread writes shows.
   auto output = [](size_t size) {
-    return std::vector<T>(std::max<size_t>(size, 1), Element<T>::store(kUnwritten));
+    return std::vector<T>(std::max<size_t>(size, 1),
+                          Element<T>::store(kUnwritten));
   };
   std::vector<T> dmixed = output(size_t(tokens) * kChannels),
                  dinitial = output(stateSize),
@@ -343,9 +343,8 @@ void runAll(int maxSeqs, int everyCountSeqs, int randomPacks,
     for (size_t s = 0; s < pack.lengths.size(); ++s)
       tokens += pack.lengths[s] + (pack.padded ? pack.padding[s] : 0);
     for (int rowBlocks : {1, blocks(random), std::max(1, tokens / 3)}) {
-      std::string mismatch = runPrologueCase<C>(pack, rowBlocks,
-                                                1 + rowBlocks % 4, tolerance,
-                                                random);
+      std::string mismatch = runPrologueCase<C>(
+          pack, rowBlocks, 1 + rowBlocks % 4, tolerance, random);
       ASSERT_TRUE(mismatch.empty())
           << describe(pack, rowBlocks) << ": " << mismatch;
     }
@@ -434,7 +433,9 @@ template <class C> void runEpilogue(double tolerance) {
   }
 }
 
-TEST(EpilogueBackwardEmulation, Fp32) { runEpilogue<EpilogueConfig<float>>(1e-4); }
+TEST(EpilogueBackwardEmulation, Fp32) {
+  runEpilogue<EpilogueConfig<float>>(1e-4);
+}
 TEST(EpilogueBackwardEmulation, Bf16) {
   runEpilogue<EpilogueConfig<__nv_bfloat16>>(2e-2);
 }

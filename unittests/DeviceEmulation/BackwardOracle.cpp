@@ -23,8 +23,8 @@ Tensor tensor(const std::vector<double> &values, std::vector<int64_t> shape) {
 
 PrologueGradients prologueGradients(const PrologueProblem &p) {
   const int64_t n = static_cast<int64_t>(p.cuSeqlens.size()) - 1;
-  const int64_t tokens = p.cuPadded.empty() ? p.cuSeqlens.back()
-                                            : p.cuPadded.back();
+  const int64_t tokens =
+      p.cuPadded.empty() ? p.cuSeqlens.back() : p.cuPadded.back();
   const int64_t keyDim = int64_t(p.keyHeads) * p.headDimK;
   const int64_t channels = 2 * keyDim + int64_t(p.valueHeads) * p.headDimV;
   const int64_t history = p.width - 1;
@@ -44,11 +44,11 @@ PrologueGradients prologueGradients(const PrologueProblem &p) {
   Tensor initial = tensor(p.initialState, {n, channels, history});
   const Tensor *biasPtr = p.bias.empty() ? nullptr : &bias;
   const Tensor *initialPtr = p.initialState.empty() ? nullptr : &initial;
-  ConvResult conv =
-      causalConv1d(mixed, weight, biasPtr, *packing, initialPtr, p.silu,
-                   ElementKind::F64, /*wantFinalState=*/false, ElementKind::F32);
-  SplitQkvResult split = splitQkv(conv.y, p.keyHeads, p.headDimK,
-                                  p.valueHeads, p.headDimV);
+  ConvResult conv = causalConv1d(mixed, weight, biasPtr, *packing, initialPtr,
+                                 p.silu, ElementKind::F64,
+                                 /*wantFinalState=*/false, ElementKind::F32);
+  SplitQkvResult split =
+      splitQkv(conv.y, p.keyHeads, p.headDimK, p.valueHeads, p.headDimV);
   Tensor dq = tensor(p.dq, {tokens, p.keyHeads, p.headDimK});
   Tensor dk = tensor(p.dk, {tokens, p.keyHeads, p.headDimK});
   Tensor dv = tensor(p.dv, {tokens, p.valueHeads, p.headDimV});
@@ -57,9 +57,9 @@ PrologueGradients prologueGradients(const PrologueProblem &p) {
   Tensor dconvY = splitQkvVJP(&dqRaw, &dkRaw, &dv, conv.y, p.keyHeads,
                               p.headDimK, p.valueHeads, p.headDimV);
   Tensor dfinal = tensor(p.dfinalState, {n, channels, history});
-  ConvGradients convGrads = causalConv1dVJP(
-      mixed, weight, biasPtr, *packing, initialPtr, p.silu, dconvY,
-      p.dfinalState.empty() ? nullptr : &dfinal);
+  ConvGradients convGrads =
+      causalConv1dVJP(mixed, weight, biasPtr, *packing, initialPtr, p.silu,
+                      dconvY, p.dfinalState.empty() ? nullptr : &dfinal);
   Tensor a = tensor(p.a, {tokens, p.valueHeads});
   Tensor b = tensor(p.b, {tokens, p.valueHeads});
   Tensor aLog = tensor(p.aLog, {p.valueHeads});
@@ -85,8 +85,8 @@ PrologueGradients prologueGradients(const PrologueProblem &p) {
 EpilogueGradients epilogueGradients(const std::vector<double> &x,
                                     const std::vector<double> &z,
                                     const std::vector<double> &weight,
-                                    const std::vector<double> &dy,
-                                    int headDim, double eps) {
+                                    const std::vector<double> &dy, int headDim,
+                                    double eps) {
   const int64_t rows = static_cast<int64_t>(x.size()) / headDim;
   GatedRMSNormGradients grads = gatedRMSNormVJP(
       tensor(x, {rows, headDim}), tensor(z, {rows, headDim}),

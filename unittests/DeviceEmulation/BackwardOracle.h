@@ -47,8 +47,8 @@ struct EpilogueGradients {
 EpilogueGradients epilogueGradients(const std::vector<double> &x,
                                     const std::vector<double> &z,
                                     const std::vector<double> &weight,
-                                    const std::vector<double> &dy,
-                                    int headDim, double eps);
+                                    const std::vector<double> &dy, int headDim,
+                                    double eps);
 
 } // namespace gdn::test
 

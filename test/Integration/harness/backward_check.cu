@@ -63,8 +63,7 @@ namespace {
 template <int KeyHeads, int ValueHeads, int DimK, int DimV, int Width,
           bool Bias, bool Initial, bool Final, bool NegEigval,
           int VectorBytes = 8, int Threads = 256, int MinBlocks = 2,
-          int RowBlocks = 33, int RowsInFlight = 4,
-          typename WeightGrad = bf16>
+          int RowBlocks = 33, int RowsInFlight = 4, typename WeightGrad = bf16>
 struct PrologueConfig {
   using Activation = bf16;
   using ConvWeight = bf16;
@@ -80,8 +79,8 @@ struct PrologueConfig {
                        kHeadDimK = DimK, kHeadDimV = DimV, kConvWidth = Width;
   static constexpr int kVectorBytes = VectorBytes, kThreads = Threads,
                        kMinBlocksPerSM = MinBlocks,
-                       kRowsInFlight = RowsInFlight,
-                       kRowBlocks = RowBlocks, kGateBlocks = 132;
+                       kRowsInFlight = RowsInFlight, kRowBlocks = RowBlocks,
+                       kGateBlocks = 132;
   static constexpr bool kSilu = true, kHasBias = Bias,
                         kHasInitialState = Initial, kHasFinalState = Final,
                         kNegEigval = NegEigval;
@@ -95,7 +94,8 @@ using SmallW4All = PrologueConfig<2, 4, 64, 32, 4, true, true, true, true>;
 using SmallW4Final = PrologueConfig<2, 4, 64, 32, 4, false, false, true, false,
                                     8, 256, 2, 33, 4, float>;
 using SmallW3All = PrologueConfig<2, 4, 64, 32, 3, true, true, true, true>;
-using SmallW3Plain = PrologueConfig<2, 4, 64, 32, 3, false, false, false, false>;
+using SmallW3Plain =
+    PrologueConfig<2, 4, 64, 32, 3, false, false, false, false>;
 using SmallW2Final = PrologueConfig<2, 4, 64, 32, 2, false, false, true, false>;
 using SmallW2Initial =
     PrologueConfig<2, 4, 64, 32, 2, false, true, false, false>;
@@ -107,8 +107,8 @@ using SmallW2Initial =
 template <int VectorBytes, int Threads, int MinBlocks, int RowBlocks,
           int RowsInFlight>
 using Gqa16x32Tile =
-    PrologueConfig<16, 32, 128, 128, 4, false, false, false, false,
-                   VectorBytes, Threads, MinBlocks, RowBlocks, RowsInFlight>;
+    PrologueConfig<16, 32, 128, 128, 4, false, false, false, false, VectorBytes,
+                   Threads, MinBlocks, RowBlocks, RowsInFlight>;
 using Gqa16x32 = Gqa16x32Tile<8, 256, 2, 33, 4>;
 using Gqa16x32V8R8 = Gqa16x32Tile<8, 256, 2, 33, 8>;
 using Gqa16x32V16 = Gqa16x32Tile<16, 256, 1, 33, 4>;
@@ -171,7 +171,9 @@ template <typename T> struct DeviceArray {
   }
   /// Fills with 0xff bytes: NaN in every float format, so an element the
   /// kernels do not write shows.
-  void poison() { CUDA_OK(cudaMemset(data, 0xff, std::max<size_t>(size, 1) * sizeof(T))); }
+  void poison() {
+    CUDA_OK(cudaMemset(data, 0xff, std::max<size_t>(size, 1) * sizeof(T)));
+  }
   std::vector<T> raw() const {
     std::vector<T> host(size);
     if (size)
@@ -229,10 +231,10 @@ void compareGradient(Verdict &verdict, const char *name,
   }
   const double rel = norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
   char line[256];
-  std::snprintf(line, sizeof(line),
-                "%-9s %8zu elements  rel_rms = %.3e  max_abs = %.3e  (tolerance %.0e)%s",
-                name, got.size(), rel, maxAbs, tolerance,
-                bad ? "  NaN/Inf!" : "");
+  std::snprintf(
+      line, sizeof(line),
+      "%-9s %8zu elements  rel_rms = %.3e  max_abs = %.3e  (tolerance %.0e)%s",
+      name, got.size(), rel, maxAbs, tolerance, bad ? "  NaN/Inf!" : "");
   if (errors)
     (*errors)[name] = rel;
   if (bad || !(rel <= tolerance))
@@ -267,7 +269,9 @@ struct PrologueHost {
   std::vector<double> mixed, weight, bias, initial, a, b, aLog, dtBias;
   std::vector<double> dq, dk, dv, dg, dbeta, dfinal;
   int32_t seqs() const { return static_cast<int32_t>(cu.size()) - 1; }
-  int32_t begin(int32_t s) const { return cuPadded.empty() ? cu[s] : cuPadded[s]; }
+  int32_t begin(int32_t s) const {
+    return cuPadded.empty() ? cu[s] : cuPadded[s];
+  }
   int32_t length(int32_t s) const { return cu[s + 1] - cu[s]; }
 };
 
@@ -300,9 +304,9 @@ std::vector<Gradients> runPrologue(const PrologueHost &h, int runs,
   const int64_t T = h.tokens;
   const int32_t n = h.seqs();
   const size_t stateSize = size_t(std::max(n, 0)) * kC * (kW - 1);
-  DeviceArray<bf16> mixed(T * kC), weight(kC * kW), bias(kC), initial(stateSize),
-      a(T * kHV), b(T * kHV), dq(T * kKeyDim), dk(T * kKeyDim),
-      dv(T * kValueDim), dfinal(stateSize);
+  DeviceArray<bf16> mixed(T * kC), weight(kC * kW), bias(kC),
+      initial(stateSize), a(T * kHV), b(T * kHV), dq(T * kKeyDim),
+      dk(T * kKeyDim), dv(T * kValueDim), dfinal(stateSize);
   DeviceArray<float> aLog(kHV), dtBias(kHV), dg(T * kHV), dbeta(T * kHV);
   mixed.upload(h.mixed);
   weight.upload(h.weight);
@@ -321,9 +325,11 @@ std::vector<Gradients> runPrologue(const PrologueHost &h, int runs,
   dbeta.upload(h.dbeta);
   if (C::kHasFinalState)
     dfinal.upload(h.dfinal);
-  DeviceArray<int32_t> cu = uploadOffsets(h.cu), cuPadded = uploadOffsets(h.cuPadded);
+  DeviceArray<int32_t> cu = uploadOffsets(h.cu),
+                       cuPadded = uploadOffsets(h.cuPadded);
 
-  DeviceArray<bf16> dmixed(T * kC), dinitial(stateSize), da(T * kHV), db(T * kHV);
+  DeviceArray<bf16> dmixed(T * kC), dinitial(stateSize), da(T * kHV),
+      db(T * kHV);
   DeviceArray<typename C::ConvWeightGrad> dweight(kC * kW), dbias(kC);
   DeviceArray<typename C::GateParamGrad> daLog(kHV), ddtBias(kHV);
   PackingView packing = {cu.data, h.cuPadded.empty() ? nullptr : cuPadded.data,
@@ -385,8 +391,8 @@ std::vector<Gradients> runPrologue(const PrologueHost &h, int runs,
   }
   if (status) {
     char message[256];
-    const int code =
-        describePackingStatus(args.metadata.status, 0, message, sizeof(message));
+    const int code = describePackingStatus(args.metadata.status, 0, message,
+                                           sizeof(message));
     *status = std::to_string(code) + ": " + message;
   }
   return results;
@@ -424,11 +430,11 @@ bool checkPrologue(const std::string &dir, const std::string &name,
   bool ok = argument(mixedArg, mixed) && argument(weightArg, weight) &&
             (biasArg < 0 || argument(biasArg, bias)) &&
             (initialArg < 0 || argument(initialArg, initial)) &&
-            argument(aArg, a) && argument(bArg, b) &&
-            argument(aLogArg, aLog) && argument(dtBiasArg, dtBias) &&
-            argument(cuArg, cu) && in("cotangent0", dq) &&
-            in("cotangent1", dk) && in("cotangent2", dv) &&
-            in("cotangent3", dg) && in("cotangent4", dbeta) &&
+            argument(aArg, a) && argument(bArg, b) && argument(aLogArg, aLog) &&
+            argument(dtBiasArg, dtBias) && argument(cuArg, cu) &&
+            in("cotangent0", dq) && in("cotangent1", dk) &&
+            in("cotangent2", dv) && in("cotangent3", dg) &&
+            in("cotangent4", dbeta) &&
             (!C::kHasFinalState || in("cotangent5", dfinal));
   const bool padded =
       exists(dir + "/in/arg" + std::to_string(cuPaddedArg) + ".npy");
@@ -471,8 +477,8 @@ bool checkPrologue(const std::string &dir, const std::string &name,
     npy::Array want;
     if (loadNpy(dir + "/expected/grad" + std::to_string(argIndex) + ".npy",
                 want, verdict))
-      compareGradient(verdict, gradName, first.values.at(gradName),
-                      want.values, tolerance, errorsOut);
+      compareGradient(verdict, gradName, first.values.at(gradName), want.values,
+                      tolerance, errorsOut);
   };
   expect("dmixed", mixedArg, 8e-3);
   expect("dweight", weightArg, 8e-3);
@@ -491,8 +497,8 @@ bool checkPrologue(const std::string &dir, const std::string &name,
     for (const auto &[gradName, bytes] : first.bytes)
       if (runs[r].bytes.at(gradName) != bytes) {
         ++differing;
-        verdict.fail("run " + std::to_string(r + 1) + " differs from run 1 in " +
-                     gradName);
+        verdict.fail("run " + std::to_string(r + 1) +
+                     " differs from run 1 in " + gradName);
       }
   if (!differing)
     verdict.lines.push_back("  5 runs byte-identical (" +
@@ -541,11 +547,13 @@ bool checkPrologue(const std::string &dir, const std::string &name,
     const Gradients single = runPrologue<C>(alone, 1)[0];
     auto same = [&](const char *gradName, int64_t width, int64_t first,
                     int64_t count, size_t elementBytes) {
-      const std::vector<unsigned char> &packedBytes = runs[0].bytes.at(gradName);
+      const std::vector<unsigned char> &packedBytes =
+          runs[0].bytes.at(gradName);
       const std::vector<unsigned char> &aloneBytes = single.bytes.at(gradName);
       const size_t bytes = size_t(width * count) * elementBytes;
-      if (bytes && std::memcmp(packedBytes.data() + first * width * elementBytes,
-                               aloneBytes.data(), bytes) != 0) {
+      if (bytes &&
+          std::memcmp(packedBytes.data() + first * width * elementBytes,
+                      aloneBytes.data(), bytes) != 0) {
         ++mismatches;
         verdict.fail(std::string(gradName) + " of sequence " +
                      std::to_string(s) + " differs from the sequence alone");
@@ -560,8 +568,7 @@ bool checkPrologue(const std::string &dir, const std::string &name,
   if (!mismatches)
     verdict.lines.push_back("  packed == each of " + std::to_string(h.seqs()) +
                             " sequences alone, bit for bit; " +
-                            std::to_string(paddingRows) +
-                            " padding rows zero");
+                            std::to_string(paddingRows) + " padding rows zero");
 
   // Invalid metadata: every gradient NaN, and the status names it.
   if (h.seqs() >= 1) {
@@ -605,7 +612,8 @@ std::vector<Gradients> runEpilogue(const std::vector<double> &x,
   zd.upload(z);
   wd.upload(w);
   dyd.upload(dy);
-  DeviceArray<unsigned char> workspace(epilogueBackwardWorkspaceBytes<C>(rowsCount));
+  DeviceArray<unsigned char> workspace(
+      epilogueBackwardWorkspaceBytes<C>(rowsCount));
   EpilogueBackwardArgs<C> args = {};
   args.x = xd.data;
   args.z = zd.data;
@@ -639,14 +647,15 @@ bool checkEpilogue(const std::string &dir, const std::string &name) {
   auto in = [&](const std::string &file, npy::Array &array) {
     return loadNpy(dir + "/in/" + file + ".npy", array, verdict);
   };
-  if (!(in("arg0", x) && in("arg1", z) && in("arg2", w) && in("cotangent0", dy))) {
+  if (!(in("arg0", x) && in("arg1", z) && in("arg2", w) &&
+        in("cotangent0", dy))) {
     std::printf("FAIL check %s\n", name.c_str());
     for (const std::string &line : verdict.lines)
       std::printf("%s\n", line.c_str());
     return false;
   }
-  std::vector<Gradients> runs = runEpilogue<C>(x.values, z.values, w.values,
-                                               dy.values, 5);
+  std::vector<Gradients> runs =
+      runEpilogue<C>(x.values, z.values, w.values, dy.values, 5);
   const char *names[] = {"dx", "dz", "dweight"};
   for (int i = 0; i < 3; ++i) {
     npy::Array want;
@@ -660,14 +669,16 @@ bool checkEpilogue(const std::string &dir, const std::string &name) {
     for (const auto &[gradName, bytes] : runs[0].bytes)
       if (runs[r].bytes.at(gradName) != bytes) {
         ++differing;
-        verdict.fail("run " + std::to_string(r + 1) + " differs from run 1 in " +
-                     gradName);
+        verdict.fail("run " + std::to_string(r + 1) +
+                     " differs from run 1 in " + gradName);
       }
   if (!differing)
     verdict.lines.push_back("  5 runs byte-identical (3 gradients)");
-  std::printf("%s check %s (%lld rows of %d)\n", verdict.ok ? "PASS" : "FAIL",
-              name.c_str(), static_cast<long long>(x.shape.empty() ? 0 : product(x.shape) / 128),
-              C::kHeadDimV);
+  std::printf(
+      "%s check %s (%lld rows of %d)\n", verdict.ok ? "PASS" : "FAIL",
+      name.c_str(),
+      static_cast<long long>(x.shape.empty() ? 0 : product(x.shape) / 128),
+      C::kHeadDimV);
   for (const std::string &line : verdict.lines)
     std::printf("%s\n", line.c_str());
   return verdict.ok;
@@ -675,36 +686,62 @@ bool checkEpilogue(const std::string &dir, const std::string &name) {
 
 //===--- Check mode -------------------------------------------------------===//
 
-using CheckFunction = std::function<bool(const std::string &, const std::string &)>;
+using CheckFunction =
+    std::function<bool(const std::string &, const std::string &)>;
 
-const std::map<std::string, std::vector<std::pair<std::string, CheckFunction>>> &
-checkTable() {
+const std::map<std::string, std::vector<std::pair<std::string, CheckFunction>>>
+    &checkTable() {
   static const std::map<std::string,
                         std::vector<std::pair<std::string, CheckFunction>>>
       table = {
           {"gqa16x32",
-           {{"", [](auto &d, auto &n) { return checkPrologue<Gqa16x32>(d, n); }},
-            {"v8r8", [](auto &d, auto &n) { return checkPrologue<Gqa16x32V8R8>(d, n); }},
-            {"v16", [](auto &d, auto &n) { return checkPrologue<Gqa16x32V16>(d, n); }},
-            {"v16r8", [](auto &d, auto &n) { return checkPrologue<Gqa16x32V16R8>(d, n); }},
-            {"v8t128", [](auto &d, auto &n) { return checkPrologue<Gqa16x32V8T128>(d, n); }},
-            {"v8t512", [](auto &d, auto &n) { return checkPrologue<Gqa16x32V8T512>(d, n); }}}},
+           {{"",
+             [](auto &d, auto &n) { return checkPrologue<Gqa16x32>(d, n); }},
+            {"v8r8", [](auto &d,
+                        auto &n) { return checkPrologue<Gqa16x32V8R8>(d, n); }},
+            {"v16",
+             [](auto &d, auto &n) { return checkPrologue<Gqa16x32V16>(d, n); }},
+            {"v16r8",
+             [](auto &d, auto &n) {
+               return checkPrologue<Gqa16x32V16R8>(d, n);
+             }},
+            {"v8t128",
+             [](auto &d, auto &n) {
+               return checkPrologue<Gqa16x32V8T128>(d, n);
+             }},
+            {"v8t512",
+             [](auto &d, auto &n) {
+               return checkPrologue<Gqa16x32V8T512>(d, n);
+             }}}},
           {"small_w4_all",
-           {{"", [](auto &d, auto &n) { return checkPrologue<SmallW4All>(d, n); }}}},
+           {{"", [](auto &d,
+                    auto &n) { return checkPrologue<SmallW4All>(d, n); }}}},
           {"small_w4_final",
-           {{"", [](auto &d, auto &n) { return checkPrologue<SmallW4Final>(d, n); }}}},
+           {{"", [](auto &d,
+                    auto &n) { return checkPrologue<SmallW4Final>(d, n); }}}},
           {"small_w3_all",
-           {{"", [](auto &d, auto &n) { return checkPrologue<SmallW3All>(d, n); }}}},
+           {{"", [](auto &d,
+                    auto &n) { return checkPrologue<SmallW3All>(d, n); }}}},
           {"small_w3_plain",
-           {{"", [](auto &d, auto &n) { return checkPrologue<SmallW3Plain>(d, n); }}}},
+           {{"", [](auto &d,
+                    auto &n) { return checkPrologue<SmallW3Plain>(d, n); }}}},
           {"small_w2_final",
-           {{"", [](auto &d, auto &n) { return checkPrologue<SmallW2Final>(d, n); }}}},
+           {{"", [](auto &d,
+                    auto &n) { return checkPrologue<SmallW2Final>(d, n); }}}},
           {"small_w2_initial",
-           {{"", [](auto &d, auto &n) { return checkPrologue<SmallW2Initial>(d, n); }}}},
+           {{"", [](auto &d,
+                    auto &n) { return checkPrologue<SmallW2Initial>(d, n); }}}},
           {"epilogue",
-           {{"", [](auto &d, auto &n) { return checkEpilogue<EpilogueConfig>(d, n); }},
-            {"b1056", [](auto &d, auto &n) { return checkEpilogue<EpilogueTile<256, 1056>>(d, n); }},
-            {"t512", [](auto &d, auto &n) { return checkEpilogue<EpilogueTile<512, 2112>>(d, n); }}}},
+           {{"", [](auto &d,
+                    auto &n) { return checkEpilogue<EpilogueConfig>(d, n); }},
+            {"b1056",
+             [](auto &d, auto &n) {
+               return checkEpilogue<EpilogueTile<256, 1056>>(d, n);
+             }},
+            {"t512",
+             [](auto &d, auto &n) {
+               return checkEpilogue<EpilogueTile<512, 2112>>(d, n);
+             }}}},
       };
   return table;
 }
@@ -877,7 +914,8 @@ void benchPrologue(const char *variant, const char *mix,
       firstGates = std::move(g);
       size_t nonFinite = 0;
       for (const auto &v : firstW)
-        nonFinite += !std::isfinite(HostElement<typename C::ConvWeightGrad>::load(v));
+        nonFinite +=
+            !std::isfinite(HostElement<typename C::ConvWeightGrad>::load(v));
       for (const bf16 &v : first)
         nonFinite += !std::isfinite(__bfloat162float(v));
       if (nonFinite) {
@@ -888,7 +926,8 @@ void benchPrologue(const char *variant, const char *mix,
     } else if (std::memcmp(x.data(), first.data(), x.size() * sizeof(bf16)) ||
                std::memcmp(d.data(), firstDa.data(), d.size() * sizeof(bf16)) ||
                std::memcmp(w.data(), firstW.data(), w.size() * sizeof(w[0])) ||
-               std::memcmp(g.data(), firstGates.data(), g.size() * sizeof(g[0]))) {
+               std::memcmp(g.data(), firstGates.data(),
+                           g.size() * sizeof(g[0]))) {
       std::printf("FAIL bench %s %s: run %d differs from run 1\n", variant, mix,
                   run + 1);
       deterministic = false;
@@ -903,22 +942,22 @@ void benchPrologue(const char *variant, const char *mix,
   // read (fp32). The partial sums (rows x C x W fp32, written then read)
   // are counted apart.
   const double bytes = 3.0 * T * kC * 2 + 4.0 * T * kHV * 2 + 2.0 * T * kHV * 4;
-  const double partialBytes =
-      2.0 * S::rowBlocks(T) * kC * kW * 4 + 2.0 * S::gateBlocks(T) * 2 * kHV * 4;
+  const double partialBytes = 2.0 * S::rowBlocks(T) * kC * kW * 4 +
+                              2.0 * S::gateBlocks(T) * 2 * kHV * 4;
   const double copy = copyMs(static_cast<size_t>(bytes), reps);
   int perSM = 0;
   CUDA_OK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
       &perSM, prologueBackwardKernel<C>, C::kThreads, S::kSharedBytes));
   cudaFuncAttributes attributes;
   CUDA_OK(cudaFuncGetAttributes(&attributes, prologueBackwardKernel<C>));
-  std::printf("BENCH prologue_backward %-8s %-12s T=%lld C=%d: %.3f ms  %.0f GB/s"
-              "  (copy of the same %.2f GB: %.3f ms, %.0f GB/s; %.0f%% of copy)"
-              "  grid %dx%lld, %d regs, %d blocks/SM, partials %.1f MB\n",
-              variant, mix, static_cast<long long>(T), kC, ms,
-              bytes / ms / 1e6, bytes / 1e9, copy, bytes / copy / 1e6,
-              100.0 * copy / ms, S::kChannelBlocks,
-              static_cast<long long>(S::rowBlocks(T)), attributes.numRegs,
-              perSM, partialBytes / 1e6);
+  std::printf(
+      "BENCH prologue_backward %-8s %-12s T=%lld C=%d: %.3f ms  %.0f GB/s"
+      "  (copy of the same %.2f GB: %.3f ms, %.0f GB/s; %.0f%% of copy)"
+      "  grid %dx%lld, %d regs, %d blocks/SM, partials %.1f MB\n",
+      variant, mix, static_cast<long long>(T), kC, ms, bytes / ms / 1e6,
+      bytes / 1e9, copy, bytes / copy / 1e6, 100.0 * copy / ms,
+      S::kChannelBlocks, static_cast<long long>(S::rowBlocks(T)),
+      attributes.numRegs, perSM, partialBytes / 1e6);
 }
 
 template <class C>
@@ -933,7 +972,8 @@ void benchEpilogue(const char *variant, int64_t tokens, int reps,
   fill(z, 22, 4.0f);
   fill(w, 23, 0.5f, 1.0f);
   fill(dy, 24);
-  DeviceArray<unsigned char> workspace(epilogueBackwardWorkspaceBytes<C>(rowsCount));
+  DeviceArray<unsigned char> workspace(
+      epilogueBackwardWorkspaceBytes<C>(rowsCount));
   EpilogueBackwardArgs<C> args = {};
   args.x = x.data;
   args.z = z.data;
@@ -955,8 +995,10 @@ void benchEpilogue(const char *variant, int64_t tokens, int reps,
     if (run == 0) {
       first = std::move(got);
       firstW = std::move(gotW);
-    } else if (std::memcmp(got.data(), first.data(), got.size() * sizeof(bf16)) ||
-               std::memcmp(gotW.data(), firstW.data(), gotW.size() * sizeof(gotW[0]))) {
+    } else if (std::memcmp(got.data(), first.data(),
+                           got.size() * sizeof(bf16)) ||
+               std::memcmp(gotW.data(), firstW.data(),
+                           gotW.size() * sizeof(gotW[0]))) {
       std::printf("FAIL bench epilogue: run %d differs from run 1\n", run + 1);
       deterministic = false;
     }
@@ -966,13 +1008,14 @@ void benchEpilogue(const char *variant, int64_t tokens, int reps,
   });
   const double bytes = 5.0 * size * 2; // x, z, dy read; dx, dz written
   const double copy = copyMs(static_cast<size_t>(bytes), reps);
-  std::printf("BENCH epilogue_backward %-8s T=%lld x 32 heads x 128: %.3f ms  %.0f GB/s"
-              "  (copy of the same %.2f GB: %.3f ms, %.0f GB/s; %.0f%% of copy)"
-              "  %lld blocks of %d\n",
-              variant, static_cast<long long>(tokens), ms, bytes / ms / 1e6, bytes / 1e9,
-              copy, bytes / copy / 1e6, 100.0 * copy / ms,
-              static_cast<long long>(EpilogueBackwardShape<C>::blocks(rowsCount)),
-              C::kThreads);
+  std::printf(
+      "BENCH epilogue_backward %-8s T=%lld x 32 heads x 128: %.3f ms  %.0f GB/s"
+      "  (copy of the same %.2f GB: %.3f ms, %.0f GB/s; %.0f%% of copy)"
+      "  %lld blocks of %d\n",
+      variant, static_cast<long long>(tokens), ms, bytes / ms / 1e6,
+      bytes / 1e9, copy, bytes / copy / 1e6, 100.0 * copy / ms,
+      static_cast<long long>(EpilogueBackwardShape<C>::blocks(rowsCount)),
+      C::kThreads);
 }
 
 /// Runs the bench entries whose "kernel variant mix" label contains
@@ -982,7 +1025,7 @@ int runBench(int reps, const std::string &filter) {
   const std::vector<int32_t> mix8192x4 = {8192, 8192, 8192, 8192};
   const std::vector<int32_t> mix1x32768 = {32768};
   const std::vector<int32_t> mix8random = {1000, 7000, 2500, 4321,
-                                           6000, 1, 8000, 3946};
+                                           6000, 1,    8000, 3946};
   auto wanted = [&](const std::string &label) {
     return label.find(filter) != std::string::npos;
   };
@@ -1008,8 +1051,9 @@ int runBench(int reps, const std::string &filter) {
   GDN_BENCH_EPILOGUE(EpilogueConfig, "b528 again")
 #undef GDN_BENCH_PROLOGUE
 #undef GDN_BENCH_EPILOGUE
-  std::printf("%s bench determinism (5 runs of every timed shape, byte comparison)\n",
-              deterministic ? "PASS" : "FAIL");
+  std::printf(
+      "%s bench determinism (5 runs of every timed shape, byte comparison)\n",
+      deterministic ? "PASS" : "FAIL");
   return deterministic ? 0 : 1;
 }
 

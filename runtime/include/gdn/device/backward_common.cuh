@@ -1,4 +1,4 @@
-//===- backward_common.cuh - pieces the backward kernels share --*- CUDA -*-===//
+//===- backward_common.cuh - shared by the backward ------------*- CUDA -*-===//
 //
 // The backward kernels (prologue_backward.cuh, epilogue_backward.cuh) sum
 // parameter gradients over every token. SEMANTICS.md asks for bit-identical
@@ -91,8 +91,7 @@ __device__ __forceinline__ void copyAsync(void *shared, const void *global) {
 /// 1e-36.
 __device__ __forceinline__ void siluWithSlope(float x, float &value,
                                               float &slope) {
-  const float s =
-      fastReciprocal(1.0f + fastExp2(x * -1.4426950408889634f));
+  const float s = fastReciprocal(1.0f + fastExp2(x * -1.4426950408889634f));
   value = x * s;
   slope = s * (1.0f + x * (1.0f - s));
 }
@@ -113,9 +112,8 @@ balancedRange(int64_t total, int64_t parts, int64_t index, Row &begin,
 /// Blocks of a backward kernel over `rows` rows: one per `rowsPerBlock`
 /// rows, at least one and at most `maxBlocks`. A function of the shape
 /// only, so that the grouping of the parameter sums is too.
-__host__ __device__ constexpr int64_t backwardBlocks(int64_t rows,
-                                                     int64_t rowsPerBlock,
-                                                     int64_t maxBlocks) {
+__host__ __device__ constexpr int64_t
+backwardBlocks(int64_t rows, int64_t rowsPerBlock, int64_t maxBlocks) {
   return rows <= rowsPerBlock ? 1
          : (rows + rowsPerBlock - 1) / rowsPerBlock > maxBlocks
              ? maxBlocks
@@ -199,10 +197,9 @@ inline cudaError_t launchSumPartials(const PartialSums &job, int count,
   for (int i = 0; i < count; ++i)
     widest = job.sums[i].count > widest ? job.sums[i].count : widest;
   constexpr int kThreads = 256;
-  const int blocks =
-      static_cast<int>((widest + kThreads - 1) / kThreads < 1024
-                           ? (widest + kThreads - 1) / kThreads
-                           : 1024);
+  const int blocks = static_cast<int>((widest + kThreads - 1) / kThreads < 1024
+                                          ? (widest + kThreads - 1) / kThreads
+                                          : 1024);
   sumPartialsKernel<<<dim3(blocks, count), kThreads, 0, stream>>>(job);
   return cudaGetLastError();
 }

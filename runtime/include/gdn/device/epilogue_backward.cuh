@@ -1,4 +1,4 @@
-//===- epilogue_backward.cuh - backward of the gated RMSNorm ----*- CUDA -*-===//
+//===- epilogue_backward.cuh - the gated RMSNorm backward ------*- CUDA -*-===//
 //
 // The reverse of epilogue.cuh: for y = w * (x r) * silu(z) per row of V
 // channels, r = rsqrt(mean(x^2) + eps), given dy:
@@ -151,14 +151,15 @@ __global__ void __launch_bounds__(Config::kThreads)
 /// Workspace bytes of launchEpilogueBackward for `rows` rows (host side).
 template <class Config>
 inline size_t epilogueBackwardWorkspaceBytes(int64_t rows) {
-  return alignWorkspace(sizeof(float) * Config::kHeadDimV *
-                        static_cast<size_t>(
-                            EpilogueBackwardShape<Config>::blocks(rows)));
+  return alignWorkspace(
+      sizeof(float) * Config::kHeadDimV *
+      static_cast<size_t>(EpilogueBackwardShape<Config>::blocks(rows)));
 }
 
 /// The final sum of dw (sumPartialsKernel's job).
 template <class Config>
-inline PartialSums epilogueBackwardSums(const EpilogueBackwardArgs<Config> &args) {
+inline PartialSums
+epilogueBackwardSums(const EpilogueBackwardArgs<Config> &args) {
   PartialSums job = {};
   job.sums[0] = partialSum(
       args.partials, args.dweight,

@@ -1,4 +1,4 @@
-//===- prologue_backward.cuh - backward of the fused varlen prologue -*- CUDA -*-===//
+//===- prologue_backward.cuh - the prologue backward -----------*- CUDA -*-===//
 //
 // The reverse of prologue.cuh: given the forward's inputs and the cotangents
 // of q, k (after their L2 norm), v, g, beta and the final conv state, the
@@ -80,15 +80,16 @@ template <class Config> struct PrologueBackwardArgs {
   const typename Config::GateInput *a, *b;         ///< [T, HV]
   const typename Config::GateParam *aLog, *dtBias; ///< [HV]
   // The cotangents of its results.
-  const ActGrad *dq, *dk;                          ///< [T, H*K]
-  const ActGrad *dv;                               ///< [T, HV*V]
-  const float *dg, *dbeta;                         ///< [T, HV]; null: zeros
+  const ActGrad *dq, *dk;                            ///< [T, H*K]
+  const ActGrad *dv;                                 ///< [T, HV*V]
+  const float *dg, *dbeta;                           ///< [T, HV]; null: zeros
   const typename Config::ConvStateGrad *dfinalState; ///< [N, C, W-1] or null
   // The gradients.
-  ActGrad *dmixed;                                 ///< [T, C]
-  typename Config::ConvWeightGrad *dweight;        ///< [C, W]
-  typename Config::ConvWeightGrad *dbias;          ///< [C] (kHasBias)
-  typename Config::ConvStateGrad *dinitialState;   ///< [N, C, W-1] (kHasInitialState)
+  ActGrad *dmixed;                          ///< [T, C]
+  typename Config::ConvWeightGrad *dweight; ///< [C, W]
+  typename Config::ConvWeightGrad *dbias;   ///< [C] (kHasBias)
+  /// [N, C, W-1] when kHasInitialState.
+  typename Config::ConvStateGrad *dinitialState;
   typename Config::GateInputGrad *da, *db;         ///< [T, HV]
   typename Config::GateParamGrad *daLog, *ddtBias; ///< [HV]
   PackingView packing;
@@ -216,9 +217,8 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocksPerSM)
   // The walk reads W-1 rows before the range (conv taps of its first rows)
   // and up to W-1 after it (dpre of the rows its last dx rows need).
   const int32_t fetchBegin = max(rangeBegin - kHistory, 0);
-  const int32_t fetchEnd = static_cast<int32_t>(
-      min(static_cast<int64_t>(rangeEnd) + kHistory,
-          static_cast<int64_t>(tokens)));
+  const int32_t fetchEnd = static_cast<int32_t>(min(
+      static_cast<int64_t>(rangeEnd) + kHistory, static_cast<int64_t>(tokens)));
 
   // The ring: row i of the walk lands in slot i % kRows, [slot][x, dy]
   // [thread]; each thread reads back only its own copies (no barrier), as
@@ -229,16 +229,16 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocksPerSM)
   int fetchSlot = 0, readSlot = 0;
   auto nextSlot = [](int slot) {
     return slot + 2 * kThreads == 2 * kRows * kThreads ? 0
-                                                        : slot + 2 * kThreads;
+                                                       : slot + 2 * kThreads;
   };
   auto fetchNext = [&]() {
     if (active && fetchRow < fetchEnd) {
       copyAsync<sizeof(Raw)>(
           mine + fetchSlot,
           args.mixed + static_cast<int64_t>(fetchRow) * kChannels + c0);
-      copyAsync<sizeof(Raw)>(
-          mine + fetchSlot + kThreads,
-          cotangent + static_cast<int64_t>(fetchRow) * cotangentStride);
+      copyAsync<sizeof(Raw)>(mine + fetchSlot + kThreads,
+                             cotangent + static_cast<int64_t>(fetchRow) *
+                                             cotangentStride);
     }
     commitAsyncCopies();
     ++fetchRow;
@@ -305,9 +305,9 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocksPerSM)
     const int32_t runEnd = min(seqEnd, rangeEnd);
     // dpre is needed W-1 rows past the run when the sequence goes on.
     const int32_t computeEnd =
-        runEnd < seqEnd ? static_cast<int32_t>(min(
-                              static_cast<int64_t>(seqEnd),
-                              static_cast<int64_t>(rangeEnd) + kHistory))
+        runEnd < seqEnd ? static_cast<int32_t>(
+                              min(static_cast<int64_t>(seqEnd),
+                                  static_cast<int64_t>(rangeEnd) + kHistory))
                         : seqEnd;
     const bool startsSequence = runBegin == seqBegin;
 
@@ -323,8 +323,9 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocksPerSM)
       } else if (Config::kHasInitialState && kHistory > 0 && active) {
 #pragma unroll
         for (int i = 0; i < kVec; ++i)
-          window[j].values[i] = loadScalar(
-              args.initialState + stateAt(seq, i, kHistory + tapRow - seqBegin));
+          window[j].values[i] =
+              loadScalar(args.initialState +
+                         stateAt(seq, i, kHistory + tapRow - seqBegin));
       } else {
         window[j].fill(0.0f);
       }
@@ -335,16 +336,16 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocksPerSM)
     // cotangent when s is one of the last W-1 inputs.
     auto emit = [&](int32_t s, Vec &out) {
       const bool row = s >= runBegin && s < runEnd;
-      const bool state = Config::kHasInitialState && startsSequence &&
-                         s < seqBegin;
+      const bool state =
+          Config::kHasInitialState && startsSequence && s < seqBegin;
       if (!active || !(row || state))
         return;
       if (Config::kHasFinalState && args.dfinalState &&
           s >= seqEnd - kHistory) {
 #pragma unroll
         for (int i = 0; i < kVec; ++i)
-          out.values[i] += loadScalar(
-              args.dfinalState + stateAt(seq, i, s - (seqEnd - kHistory)));
+          out.values[i] += loadScalar(args.dfinalState +
+                                      stateAt(seq, i, s - (seqEnd - kHistory)));
       }
       if (row) {
         GradVec stored;
@@ -410,7 +411,8 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocksPerSM)
         for (int i = 0; i < kVec; ++i) {
 #pragma unroll
           for (int j = 0; j < kHistory; ++j)
-            dweight[j][i] += dpre.values[i] * window[(p + j) % kPhases].values[i];
+            dweight[j][i] +=
+                dpre.values[i] * window[(p + j) % kPhases].values[i];
           dweight[kW - 1][i] += dpre.values[i] * x.values[i];
           if (Config::kHasBias)
             dbias[i] += dpre.values[i];
@@ -477,19 +479,17 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocksPerSM)
 
   // Sequences with no rows: their final state is their initial state. With
   // invalid metadata every initial-state gradient is NaN.
-  if (Config::kHasInitialState && kHistory > 0 && active &&
-      blockIdx.y == 0) {
+  if (Config::kHasInitialState && kHistory > 0 && active && blockIdx.y == 0) {
     for (int32_t seq = 0; seq < packing.numSeqs; ++seq) {
       if (!invalid && packing.length(seq) != 0)
         continue;
       for (int i = 0; i < kVec; ++i)
         for (int j = 0; j < kHistory; ++j) {
           const int64_t at = stateAt(seq, i, j);
-          const float value =
-              invalid ? NAN
-              : (Config::kHasFinalState && args.dfinalState)
-                  ? loadScalar(args.dfinalState + at)
-                  : 0.0f;
+          const float value = invalid ? NAN
+                              : (Config::kHasFinalState && args.dfinalState)
+                                  ? loadScalar(args.dfinalState + at)
+                                  : 0.0f;
           args.dinitialState[at] =
               Element<typename Config::ConvStateGrad>::store(value);
         }
@@ -579,9 +579,9 @@ __global__ void __launch_bounds__(Config::kThreads)
 /// partials of `rows` row blocks and `gates` gate blocks; `count` is set to
 /// the number of sums.
 template <class Config>
-inline PartialSums prologueBackwardSums(const PrologueBackwardArgs<Config> &args,
-                                        int32_t rows, int32_t gates,
-                                        int &count) {
+inline PartialSums
+prologueBackwardSums(const PrologueBackwardArgs<Config> &args, int32_t rows,
+                     int32_t gates, int &count) {
   using S = PrologueBackwardShape<Config>;
   constexpr int kHV = Config::kValueHeads;
   PartialSums job = {};
@@ -616,9 +616,9 @@ inline void carvePrologueBackwardWorkspace(PrologueBackwardArgs<Config> &args,
   const PrologueBackwardLayout<Config> layout(args.packing.bufferTokens);
   char *base = static_cast<char *>(workspace);
   args.convPartials = reinterpret_cast<float *>(base + layout.conv);
-  args.biasPartials =
-      Config::kHasBias ? reinterpret_cast<float *>(base + layout.bias)
-                       : nullptr;
+  args.biasPartials = Config::kHasBias
+                          ? reinterpret_cast<float *>(base + layout.bias)
+                          : nullptr;
   args.gatePartials = reinterpret_cast<float *>(base + layout.gates);
 }
 
@@ -635,10 +635,10 @@ inline cudaError_t launchPrologueBackward(PrologueBackwardArgs<Config> args,
   carvePrologueBackwardWorkspace(args, workspace);
   const int64_t tokens = args.packing.bufferTokens;
   if (S::kSharedBytes > 48 * 1024) {
-    cudaError_t error = cudaFuncSetAttribute(
-        prologueBackwardKernel<Config>,
-        cudaFuncAttributeMaxDynamicSharedMemorySize,
-        static_cast<int>(S::kSharedBytes));
+    cudaError_t error =
+        cudaFuncSetAttribute(prologueBackwardKernel<Config>,
+                             cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             static_cast<int>(S::kSharedBytes));
     if (error != cudaSuccess)
       return error;
   }
@@ -652,9 +652,9 @@ inline cudaError_t launchPrologueBackward(PrologueBackwardArgs<Config> args,
   if (error != cudaSuccess)
     return error;
   int count = 0;
-  PartialSums job = prologueBackwardSums(
-      args, static_cast<int32_t>(S::rowBlocks(tokens)),
-      static_cast<int32_t>(S::gateBlocks(tokens)), count);
+  PartialSums job =
+      prologueBackwardSums(args, static_cast<int32_t>(S::rowBlocks(tokens)),
+                           static_cast<int32_t>(S::gateBlocks(tokens)), count);
   return launchSumPartials(job, count, stream);
 }
 #endif // GDN_DEVICE_EMULATION
