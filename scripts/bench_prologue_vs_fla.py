@@ -10,7 +10,6 @@ causal_conv1d on the same conv input, in the same process on the same GPU.
 Timing: CUDA events around each call after warm-up, median of 50, inputs
 rotating over 4 buffer sets. Prints one line per shape.
 
-Status: written after the session's GPU time was spent; not yet run.
 """
 import argparse
 import ctypes
@@ -55,11 +54,14 @@ def main():
     parser.add_argument("--case", default=os.path.join(root, "device-carry/integration/prologue_gqa16x32"))
     parser.add_argument("--lib", default="/tmp/libgdn_prologue.so")
     parser.add_argument("--gdnrt", default="/tmp/gdnrt")
+    parser.add_argument("--prebuilt", action="store_true",
+                        help="use --lib as it is (built elsewhere, linked to gdnrt)")
     args = parser.parse_args()
-    if not os.path.exists(os.path.join(args.gdnrt, "libgdnrt.so")):
-        subprocess.run(["bash", os.path.join(root, "runtime/build.sh"), args.gdnrt], check=True)
-    build(os.path.join(args.case, "kernels.cu"), args.lib, os.path.join(root, "runtime/include"),
-          os.path.abspath(args.gdnrt))
+    if not args.prebuilt:
+        if not os.path.exists(os.path.join(args.gdnrt, "libgdnrt.so")):
+            subprocess.run(["bash", os.path.join(root, "runtime/build.sh"), args.gdnrt], check=True)
+        build(os.path.join(args.case, "kernels.cu"), args.lib, os.path.join(root, "runtime/include"),
+              os.path.abspath(args.gdnrt))
     lib = ctypes.CDLL(args.lib)
     # The whole-function entry point runs on a gdnrt context (gdnrt, which
     # the library links, is reachable through it).

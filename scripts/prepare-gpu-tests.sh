@@ -71,7 +71,7 @@ done
 # Tile variants of the gqa16x32 prologue, for the benchmark (each is also
 # checked on the first case's inputs): threads, tokens per block, rows in flight.
 rm -rf "$out/../variants"
-variants="${GDN_PROLOGUE_VARIANTS:-256,32,8 256,128,8 128,128,8}"
+variants="${GDN_PROLOGUE_VARIANTS:-512,32,8 256,32,8 256,128,8}"
 for variant in $variants; do
   IFS=, read -r threads tokens rows <<<"$variant"
   dir="$out/../variants/t${threads}_b${tokens}_r${rows}"

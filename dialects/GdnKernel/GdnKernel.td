@@ -165,4 +165,55 @@ def GdnKernel_DeltaRuleOp : GdnKernel_Op<"delta_rule", [Pure]> {
   let hasVerifier = 1;
 }
 
+def GdnKernel_DeltaRuleGradOp : GdnKernel_Op<"delta_rule_grad",
+    [Pure, AttrSizedOperandSegments]> {
+  let summary = "the chunked gated delta rule backward (five kernels)";
+  let description = [{
+    The vector-Jacobian product of the gated delta rule by the chunked
+    algorithm of `runtime/include/gdn/device/delta_rule_backward.cuh`:
+    given the forward's operands, the cotangent `o_grad` of its output and
+    the optional cotangent `final_state_grad` of its final states, returns
+    the gradients of `q`, `k`, `v`, `g`, `beta` and, with an
+    `initial_state`, of the initial states. The kernels recompute the
+    forward (the chunk tiles, the state at every chunk start and `Vnew`),
+    run the state-gradient recurrence from each sequence's last chunk, then
+    every chunk's gradients in parallel, and sum `q_grad` and `k_grad` over
+    each GQA group in head order. No atomics: the same inputs give the same
+    bits. `q`, `k`, `v`, `o_grad` are bf16; `q_grad`, `k_grad`, `v_grad`
+    bf16 or f32 (one type for the three); `g`, `beta`, the states and their
+    gradients f32. Padding rows of every gradient are 0.
+
+    ```mlir
+    %dq, %dk, %dv, %dg, %dbeta = gdn_kernel.delta_rule_grad %do, %q, %k, %v,
+        %g, %beta, %p
+        {key_heads = 16 : i64, value_heads = 32 : i64, head_dim_k = 128 : i64,
+         head_dim_v = 128 : i64, scale = 0.088388347648318441 : f64}
+        : (...) -> (tensor<?x16x128xbf16>, tensor<?x16x128xbf16>,
+                    tensor<?x32x128xbf16>, tensor<?x32xf32>, tensor<?x32xf32>)
+    ```
+  }];
+  let arguments = (ins GdnKernel_Tensor:$o_grad, GdnKernel_Tensor:$q,
+                       GdnKernel_Tensor:$k, GdnKernel_Tensor:$v,
+                       GdnKernel_F32Tensor:$g, GdnKernel_F32Tensor:$beta,
+                       Gdn_PackingType:$packing,
+                       Optional<GdnKernel_F32Tensor>:$initial_state,
+                       Optional<GdnKernel_F32Tensor>:$final_state_grad,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$key_heads,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$value_heads,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$head_dim_k,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$head_dim_v,
+                       F64Attr:$scale);
+  let results = (outs GdnKernel_Tensor:$q_grad, GdnKernel_Tensor:$k_grad,
+                      GdnKernel_Tensor:$v_grad, GdnKernel_F32Tensor:$g_grad,
+                      GdnKernel_F32Tensor:$beta_grad,
+                      Optional<GdnKernel_F32Tensor>:$initial_state_grad);
+  let assemblyFormat = [{
+    $o_grad `,` $q `,` $k `,` $v `,` $g `,` $beta `,` $packing
+    (`initial_state` `(` $initial_state^ `)`)?
+    (`final_state_grad` `(` $final_state_grad^ `)`)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // GDN_DIALECT_GDNKERNEL_GDNKERNEL_TD

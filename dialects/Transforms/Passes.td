@@ -219,8 +219,12 @@ def GdnSelectKernels : Pass<"gdn-select-kernels"> {
     64: 1, 32: 2). Wide tiles read each chunk's shared operands once for
     more columns; narrow ones make blocks when sequences are few (one long
     sequence). N is the packing's static sequence count, else
-    `expected-seqs`; with neither, sequences count as many. The choice is
-    the op's attributes, which the emitted kernel's banner repeats.
+    `expected-seqs`; with neither, sequences count as many. Every
+    `gdn_kernel.prologue` gets blocks of 512 threads when whole blocks cover
+    its channels' 16-byte lanes (one block of 16 warps per SM, measured
+    faster than two of 256 on the H200), else 256 when they do, else keeps
+    its own. The choice is the op's attributes, which the emitted kernel's
+    banner repeats.
   }];
   let dependentDialects = ["::mlir::gdn::kernel::GdnKernelDialect"];
   let options = [

@@ -4,7 +4,10 @@
 // fastest on the H200 for each regime (docs/performance.md, 2026-11-29): V
 // tiles of 128 when (sequence, head) pairs fill the SMs (8192x4: 1.00 ms
 // against 1.23 with tiles of 64), tiles of 32 with two staged chunks when
-// they do not (1x32768: 1.46 ms against 2.87 with tiles of 128).
+// they do not (1x32768: 1.46 ms against 2.87 with tiles of 128). Prologue
+// blocks of 512 threads when they divide the channel lanes (2026-11-30:
+// gqa16x32 at T = 32768, 0.305 ms against 0.314 with two blocks of 256
+// per SM).
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,6 +49,27 @@ Tile chooseTile(kernel::DeltaRuleOp op, int64_t seqs, int64_t smCount) {
   return kTiles[2]; // the most blocks a validated tile makes
 }
 
+/// Prologue threads per block: 512 (one block of 16 warps per SM at 128
+/// registers, one row range per SM) when whole blocks cover the channels'
+/// 16-byte lanes and the ring fits in shared memory, else 256 when that
+/// does, else the op's own.
+int64_t choosePrologueThreads(kernel::PrologueOp op) {
+  const int64_t channels = 2 * op.getKeyHeads() * op.getHeadDimK() +
+                           op.getValueHeads() * op.getHeadDimV();
+  const int64_t lanes =
+      channels * kernel::getElementBytes(
+                     cast<RankedTensorType>(op.getMixedQkv().getType())
+                         .getElementType()) /
+      16;
+  for (int64_t threads : {512, 256})
+    if (lanes % threads == 0 &&
+        kernel::getPrologueSharedBytes(threads, op.getRowsInFlight(),
+                                       op.getTokensPerBlock()) <=
+            kernel::kMaxSharedBytesPerBlock)
+      return threads;
+  return op.getThreads();
+}
+
 struct GdnSelectKernelsPass
     : public mlir::gdn::impl::GdnSelectKernelsBase<GdnSelectKernelsPass> {
   using GdnSelectKernelsBase::GdnSelectKernelsBase;
@@ -66,6 +90,9 @@ struct GdnSelectKernelsPass
       Tile tile = chooseTile(op, seqs, smCount);
       op.setValueTileAttr(builder.getI64IntegerAttr(tile.valueTile));
       op.setScanStagesAttr(builder.getI64IntegerAttr(tile.scanStages));
+    });
+    getOperation()->walk([&](kernel::PrologueOp op) {
+      op.setThreadsAttr(builder.getI64IntegerAttr(choosePrologueThreads(op)));
     });
   }
 };

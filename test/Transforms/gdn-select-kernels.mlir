@@ -5,6 +5,9 @@
 // tiles of 128; an unknown count counts as many unless expected-seqs says
 // otherwise. With 512 SMs even four sequences need tiles of 32 (512 blocks).
 // Two sequences with V = 64 take tiles of 64 (128 blocks), one stage.
+// Prologues: blocks of 512 threads when they divide the 16-byte channel
+// lanes (8192 bf16 channels: 1024 lanes), else 256 (6144: 768 lanes), else
+// the op's own (32 channels: 4 lanes).
 // RUN: gdn-opt %s --gdn-select-kernels | FileCheck %s
 // RUN: gdn-opt %s --gdn-select-kernels="expected-seqs=1" | FileCheck %s --check-prefix=EXPECT
 // RUN: gdn-opt %s --gdn-select-kernels="sm-count=512" | FileCheck %s --check-prefix=BIG
@@ -70,4 +73,46 @@ func.func @two_sequences_v64(%q: tensor<?x64x64xbf16>, %k: tensor<?x64x64xbf16>,
       : (tensor<?x64x64xbf16>, tensor<?x64x64xbf16>, tensor<?x64x64xbf16>, tensor<?x64xf32>,
          tensor<?x64xf32>, !gdn.packing<seqs = 2, tokens = ?>) -> tensor<?x64x64xbf16>
   return %o : tensor<?x64x64xbf16>
+}
+
+// CHECK-LABEL: func.func @prologue_lanes
+// CHECK: gdn_kernel.prologue {{.*}}threads = 512 : i64
+// CHECK: gdn_kernel.prologue {{.*}}threads = 256 : i64
+// CHECK: gdn_kernel.prologue {{.*}}threads = 128 : i64
+func.func @prologue_lanes(%x: tensor<?x8192xbf16>, %w: tensor<8192x4xbf16>,
+    %a: tensor<?x32xbf16>, %b: tensor<?x32xbf16>, %alog: tensor<32xf32>,
+    %dt: tensor<32xf32>, %x2: tensor<?x6144xbf16>, %w2: tensor<6144x4xbf16>,
+    %a2: tensor<?x16xbf16>, %b2: tensor<?x16xbf16>, %alog2: tensor<16xf32>,
+    %dt2: tensor<16xf32>, %x3: tensor<?x32xbf16>, %w3: tensor<32x4xbf16>,
+    %a3: tensor<?x2xbf16>, %b3: tensor<?x2xbf16>, %alog3: tensor<2xf32>,
+    %dt3: tensor<2xf32>, %p: !gdn.packing<seqs = 1, tokens = ?>)
+    -> (tensor<?x16x128xbf16>, tensor<?x16x128xbf16>, tensor<?x1x8xbf16>) {
+  %q, %k, %v, %g, %beta = gdn_kernel.prologue %x, %w, %a, %b, %alog, %dt, %p
+      {key_heads = 16 : i64, value_heads = 32 : i64, head_dim_k = 128 : i64,
+       head_dim_v = 128 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>,
+       l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false,
+       threads = 256 : i64, tokens_per_block = 32 : i64, rows_in_flight = 8 : i64}
+      : (tensor<?x8192xbf16>, tensor<8192x4xbf16>, tensor<?x32xbf16>, tensor<?x32xbf16>,
+         tensor<32xf32>, tensor<32xf32>, !gdn.packing<seqs = 1, tokens = ?>)
+      -> (tensor<?x16x128xbf16>, tensor<?x16x128xbf16>, tensor<?x32x128xbf16>,
+          tensor<?x32xf32>, tensor<?x32xf32>)
+  %q2, %k2, %v2, %g2, %beta2 = gdn_kernel.prologue %x2, %w2, %a2, %b2, %alog2, %dt2, %p
+      {key_heads = 16 : i64, value_heads = 16 : i64, head_dim_k = 128 : i64,
+       head_dim_v = 128 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>,
+       l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false,
+       threads = 512 : i64, tokens_per_block = 32 : i64, rows_in_flight = 8 : i64}
+      : (tensor<?x6144xbf16>, tensor<6144x4xbf16>, tensor<?x16xbf16>, tensor<?x16xbf16>,
+         tensor<16xf32>, tensor<16xf32>, !gdn.packing<seqs = 1, tokens = ?>)
+      -> (tensor<?x16x128xbf16>, tensor<?x16x128xbf16>, tensor<?x16x128xbf16>,
+          tensor<?x16xf32>, tensor<?x16xf32>)
+  %q3, %k3, %v3, %g3, %beta3 = gdn_kernel.prologue %x3, %w3, %a3, %b3, %alog3, %dt3, %p
+      {key_heads = 1 : i64, value_heads = 2 : i64, head_dim_k = 8 : i64,
+       head_dim_v = 8 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>,
+       l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false,
+       threads = 128 : i64, tokens_per_block = 32 : i64, rows_in_flight = 8 : i64}
+      : (tensor<?x32xbf16>, tensor<32x4xbf16>, tensor<?x2xbf16>, tensor<?x2xbf16>,
+         tensor<2xf32>, tensor<2xf32>, !gdn.packing<seqs = 1, tokens = ?>)
+      -> (tensor<?x1x8xbf16>, tensor<?x1x8xbf16>, tensor<?x2x8xbf16>,
+          tensor<?x2xf32>, tensor<?x2xf32>)
+  return %q, %q2, %q3 : tensor<?x16x128xbf16>, tensor<?x16x128xbf16>, tensor<?x1x8xbf16>
 }

@@ -255,3 +255,59 @@ LogicalResult kernel::DeltaRuleOp::verify() {
       return failure();
   return success();
 }
+
+LogicalResult kernel::DeltaRuleGradOp::verify() {
+  const int64_t keyHeads = getKeyHeads(), valueHeads = getValueHeads();
+  const int64_t headDimK = getHeadDimK(), headDimV = getHeadDimV();
+  if (valueHeads % keyHeads != 0)
+    return emitOpError() << "value heads (" << valueHeads
+                         << ") must be a multiple of key heads (" << keyHeads
+                         << ")";
+  if ((headDimK != 64 && headDimK != 128) || (headDimV != 64 && headDimV != 128))
+    return emitOpError() << "the kernels take K and V in {64, 128}; found K = "
+                         << headDimK << ", V = " << headDimV;
+  if (!(getScale().convertToDouble() > 0.0))
+    return emitOpError() << "scale must be > 0, found "
+                         << getScale().convertToDouble();
+  for (Value value : {getOGrad(), getQ(), getK(), getV()})
+    if (!getElementTypeOrSelf(value.getType()).isBF16())
+      return emitOpError() << "o_grad, q, k and v must be bf16 (the products "
+                              "use mma.sync .bf16), found "
+                           << value.getType();
+  Type gradient = getElementTypeOrSelf(getQGrad().getType());
+  if (!gradient.isBF16() && !gradient.isF32())
+    return emitOpError() << "q_grad, k_grad and v_grad must be bf16 or f32, found "
+                         << getQGrad().getType();
+  for (Value value : {getKGrad(), getVGrad()})
+    if (getElementTypeOrSelf(value.getType()) != gradient)
+      return emitOpError() << "q_grad, k_grad and v_grad must share one element "
+                              "type, found "
+                           << getQGrad().getType() << " and " << value.getType();
+  if (static_cast<bool>(getInitialState()) != static_cast<bool>(getInitialStateGrad()))
+    return emitOpError() << "initial_state_grad must be returned exactly when "
+                            "an initial_state is given";
+  const int64_t any = ShapedType::kDynamic;
+  PackingType packing = getPacking().getType();
+  const int64_t tokens = packing.hasStaticTokens() ? packing.getTokens() : any;
+  const int64_t seqs = packing.hasStaticSeqs() ? packing.getSeqs() : any;
+  const SmallVector<int64_t> keys = {tokens, keyHeads, headDimK},
+                             values = {tokens, valueHeads, headDimV},
+                             gates = {tokens, valueHeads},
+                             states = {seqs, valueHeads, headDimK, headDimV};
+  if (failed(expectShape(*this, getOGrad(), "o_grad", values)) ||
+      failed(expectShape(*this, getQ(), "q", keys)) ||
+      failed(expectShape(*this, getK(), "k", keys)) ||
+      failed(expectShape(*this, getV(), "v", values)) ||
+      failed(expectShape(*this, getG(), "g", gates)) ||
+      failed(expectShape(*this, getBeta(), "beta", gates)) ||
+      failed(expectShape(*this, getQGrad(), "q_grad", keys)) ||
+      failed(expectShape(*this, getKGrad(), "k_grad", keys)) ||
+      failed(expectShape(*this, getVGrad(), "v_grad", values)) ||
+      failed(expectShape(*this, getGGrad(), "g_grad", gates)) ||
+      failed(expectShape(*this, getBetaGrad(), "beta_grad", gates)))
+    return failure();
+  for (Value state : {getInitialState(), getFinalStateGrad(), getInitialStateGrad()})
+    if (state && failed(expectShape(*this, state, "a state", states)))
+      return failure();
+  return success();
+}

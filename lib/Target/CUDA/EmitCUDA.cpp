@@ -124,6 +124,7 @@ void printPreamble(ModuleOp module, llvm::raw_ostream &os, bool header) {
   }
   os << "#include \"gdn/device/copies.h\"\n"
      << "#include \"gdn/device/delta_rule.cuh\"\n"
+     << "#include \"gdn/device/delta_rule_backward.cuh\"\n"
      << "#include \"gdn/device/epilogue.cuh\"\n"
      << "#include \"gdn/device/host_checks.h\"\n"
      << "#include \"gdn/device/packing.cuh\"\n"

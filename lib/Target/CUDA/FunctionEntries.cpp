@@ -213,6 +213,10 @@ std::optional<StringRef> roleOfUses(Value value) {
     if (auto rule = dyn_cast<kernel::DeltaRuleOp>(owner))
       return value == rule.getInitialState() ? "GDN_ROLE_PER_SEQUENCE"
                                              : "GDN_ROLE_TOKENS";
+    if (auto grad = dyn_cast<kernel::DeltaRuleGradOp>(owner))
+      return value == grad.getInitialState() || value == grad.getFinalStateGrad()
+                 ? "GDN_ROLE_PER_SEQUENCE"
+                 : "GDN_ROLE_TOKENS";
     if (auto linear = dyn_cast<LinearOp>(owner))
       return value == linear.getWeight() ? "GDN_ROLE_PARAMETER"
                                          : "GDN_ROLE_TOKENS";
@@ -245,6 +249,9 @@ std::string resultRole(Value value) {
       return "GDN_ROLE_PER_SEQUENCE";
   if (auto rule = dyn_cast<kernel::DeltaRuleOp>(producer))
     if (value == rule.getFinalState())
+      return "GDN_ROLE_PER_SEQUENCE";
+  if (auto grad = dyn_cast<kernel::DeltaRuleGradOp>(producer))
+    if (value == grad.getInitialStateGrad())
       return "GDN_ROLE_PER_SEQUENCE";
   // A halo's rows and an incoming state are whole tensors of one rank, not
   // rows of the pack: tools must not slice them by sequence.

@@ -47,11 +47,11 @@ static Type elementOf(Value value) {
 }
 
 bool mlir::gdn::cuda::usesPacking(Operation *op) {
-  return isa<kernel::PrologueOp, kernel::DeltaRuleOp>(op);
+  return isa<kernel::PrologueOp, kernel::DeltaRuleOp, kernel::DeltaRuleGradOp>(op);
 }
 
 bool mlir::gdn::cuda::usesScratch(Operation *op) {
-  return isa<kernel::DeltaRuleOp>(op);
+  return isa<kernel::DeltaRuleOp, kernel::DeltaRuleGradOp>(op);
 }
 
 SmallVector<Value> mlir::gdn::cuda::getKernelTensorOperands(Operation *op) {
@@ -392,15 +392,18 @@ static void printDeltaRuleConfig(kernel::DeltaRuleOp op,
      << "};\n\n";
 }
 
-static void printDeltaRuleEntry(kernel::DeltaRuleOp op, const KernelContext &k,
-                                llvm::raw_ostream &os) {
-  // The scratch the kernels need for this packing (the chunk tiles between
-  // prepare and scan): a pure function of its counts, so the whole-function
-  // layout can size it before anything runs.
+/// `<entry>_scratch_bytes` (a pure function of the packing's counts, so
+/// that the whole-function layout can size it before anything runs) and the
+/// opening of `<entry>_validate` with a shape and type check of every
+/// tensor; `perSequence` tells the state tensors from the token ones.
+static void printScratchAndChecks(Operation *op, const KernelContext &k,
+                                  StringRef workspaceBytes,
+                                  llvm::function_ref<bool(Value)> perSequence,
+                                  llvm::raw_ostream &os) {
   os << "extern \"C\" size_t " << k.entryName
      << "_scratch_bytes(const gdn_packing_t *packing) {\n"
      << "  if (!packing)\n    return 0;\n"
-     << "  return gdn::device::deltaRuleWorkspaceBytes<" << k.configName
+     << "  return gdn::device::" << workspaceBytes << "<" << k.configName
      << ">(\n      {packing->cu_seqlens, packing->cu_padded, packing->num_seqs,\n"
      << "       packing->buffer_tokens});\n}\n\n";
   printValidatePrototype(k, os);
@@ -411,17 +414,26 @@ static void printDeltaRuleEntry(kernel::DeltaRuleOp op, const KernelContext &k,
      << "  const int64_t tokens = packing->buffer_tokens;\n"
      << "  const int64_t seqs = packing->num_seqs;\n"
      << "  (void)seqs;\n";
-  SmallVector<Value> operands = getKernelTensorOperands(op);
-  auto check = [&](StringRef array, unsigned index, Value value, bool perSeq) {
+  auto check = [&](StringRef array, unsigned index, Value value) {
+    const bool perSeq = perSequence(value);
     os << "  if (!gdn::checkTensor(" << array << "[" << index << "], "
        << getAbiDtype(elementOf(value)) << ", "
        << expectedShape(value, perSeq ? -1 : 0, perSeq ? 0 : -1) << "))\n"
        << "    return GDN_ERROR_INVALID_ARGUMENT;\n";
   };
-  for (auto [index, value] : llvm::enumerate(operands))
-    check("operands", index, value, value == op.getInitialState());
+  for (auto [index, value] : llvm::enumerate(getKernelTensorOperands(op)))
+    check("operands", index, value);
   for (auto [index, value] : llvm::enumerate(op->getResults()))
-    check("results", index, value, value == op.getFinalState());
+    check("results", index, value);
+}
+
+static void printDeltaRuleEntry(kernel::DeltaRuleOp op, const KernelContext &k,
+                                llvm::raw_ostream &os) {
+  // The scratch holds the chunk tiles between prepare and scan.
+  printScratchAndChecks(op, k, "deltaRuleWorkspaceBytes", [&](Value value) {
+    return value == op.getInitialState() || value == op.getFinalState();
+  }, os);
+  SmallVector<Value> operands = getKernelTensorOperands(op);
   // Rows are copied in 16-byte pieces (cp.async): q, k, v and o must be
   // aligned.
   os << "  if (!gdn::isVectorAligned(operands[0]) ||\n"
@@ -461,6 +473,98 @@ static void printDeltaRuleEntry(kernel::DeltaRuleOp op, const KernelContext &k,
 }
 
 //===----------------------------------------------------------------------===//
+// Delta rule backward
+//===----------------------------------------------------------------------===//
+
+static void printDeltaRuleGradConfig(kernel::DeltaRuleGradOp op,
+                                     const KernelContext &k,
+                                     llvm::raw_ostream &os) {
+  const bool initial = static_cast<bool>(op.getInitialState());
+  os << "// Kernel " << k.entryName << ": gdn_kernel.delta_rule_grad at "
+     << op.getLoc() << "\n"
+     << "//   from gdn.delta_rule_grad; chunked (64 tokens): prepare, forward "
+        "scan (saving S and Vnew),\n"
+     << "//   reverse state-gradient scan, chunk gradients, GQA sums; no "
+        "atomics\n"
+     << "//   key heads " << op.getKeyHeads() << " x " << op.getHeadDimK()
+     << ", value heads " << op.getValueHeads() << " x " << op.getHeadDimV()
+     << ", scale " << op.getScale().convertToDouble() << "\n"
+     << "//   gradients of q, k, v in " << elementOf(op.getQGrad())
+     << "; initial state " << (initial ? "yes" : "no")
+     << ", final state cotangent " << (op.getFinalStateGrad() ? "yes" : "no")
+     << "\n"
+     << "struct " << k.configName << " {\n"
+     << "  using Element = __nv_bfloat16;\n"
+     << "  using Gradient = " << getDeviceType(elementOf(op.getQGrad())) << ";\n"
+     << "  static constexpr int kKeyHeads = " << op.getKeyHeads() << ";\n"
+     << "  static constexpr int kValueHeads = " << op.getValueHeads() << ";\n"
+     << "  static constexpr int kHeadDimK = " << op.getHeadDimK() << ";\n"
+     << "  static constexpr int kHeadDimV = " << op.getHeadDimV() << ";\n"
+     << "  // The forward scan's tile (it recomputes S and Vnew).\n"
+     << "  static constexpr int kValueTile = " << op.getHeadDimV() << ";\n"
+     << "  static constexpr bool kHasInitialState = " << boolText(initial)
+     << ";\n"
+     << "  static constexpr bool kHasFinalState = false;\n"
+     << "};\n\n";
+}
+
+static void printDeltaRuleGradEntry(kernel::DeltaRuleGradOp op,
+                                    const KernelContext &k,
+                                    llvm::raw_ostream &os) {
+  // The scratch holds the recomputed forward (chunk tiles, S per chunk,
+  // Vnew), the state gradients per chunk and the per-head dq/dk parts.
+  printScratchAndChecks(op, k, "deltaRuleBackwardWorkspaceBytes", [&](Value value) {
+    return value == op.getInitialState() || value == op.getFinalStateGrad() ||
+           value == op.getInitialStateGrad();
+  }, os);
+  SmallVector<Value> operands = getKernelTensorOperands(op);
+  auto operandIndex = [&](Value value) {
+    return static_cast<unsigned>(llvm::find(operands, value) - operands.begin());
+  };
+  // Rows are copied in 16-byte pieces (cp.async); gradients are stored in
+  // pairs.
+  os << "  for (int i = 0; i < 4; ++i)\n"
+     << "    if (!gdn::isVectorAligned(operands[i]))\n"
+     << "      return GDN_ERROR_INVALID_ARGUMENT;\n"
+     << "  for (int i = 0; i < 3; ++i)\n"
+     << "    if (!gdn::isVectorAligned(results[i]))\n"
+     << "      return GDN_ERROR_INVALID_ARGUMENT;\n";
+  printLaunchOpening(k, os);
+  const std::string gradient = getDeviceType(elementOf(op.getQGrad()));
+  os << "  gdn::device::DeltaRuleBackwardArgs<Config> args = {};\n"
+     << "  args.dO = static_cast<const __nv_bfloat16 *>(operands[0].data);\n"
+     << "  args.q = static_cast<const __nv_bfloat16 *>(operands[1].data);\n"
+     << "  args.k = static_cast<const __nv_bfloat16 *>(operands[2].data);\n"
+     << "  args.v = static_cast<const __nv_bfloat16 *>(operands[3].data);\n"
+     << "  args.g = static_cast<const float *>(operands[4].data);\n"
+     << "  args.beta = static_cast<const float *>(operands[5].data);\n";
+  if (Value state = op.getInitialState())
+    os << "  args.initialState = static_cast<const float *>(operands["
+       << operandIndex(state) << "].data);\n"
+       << "  args.dInitialState = static_cast<float *>(results[5].data);\n";
+  if (Value cotangent = op.getFinalStateGrad())
+    os << "  args.dFinalState = static_cast<const float *>(operands["
+       << operandIndex(cotangent) << "].data);\n";
+  os << "  args.dq = static_cast<" << gradient << " *>(results[0].data);\n"
+     << "  args.dk = static_cast<" << gradient << " *>(results[1].data);\n"
+     << "  args.dv = static_cast<" << gradient << " *>(results[2].data);\n"
+     << "  args.dg = static_cast<float *>(results[3].data);\n"
+     << "  args.dbeta = static_cast<float *>(results[4].data);\n"
+     << llvm::formatv("  args.scale = {0:e}f;\n", op.getScale().convertToDouble())
+     << "  args.packing = {packing->cu_seqlens, packing->cu_padded,\n"
+     << "                  packing->num_seqs, packing->buffer_tokens};\n"
+     << "  // Invalid offsets turn every gradient into NaN.\n"
+     << "  args.status =\n"
+     << "      gdn::device::PackingWorkspace::carve(packing->workspace).status;\n"
+     << "  return gdn::device::launchDeltaRuleBackward<Config>(args, scratch, "
+        "stream) ==\n"
+     << "                 cudaSuccess\n"
+     << "             ? GDN_SUCCESS\n"
+     << "             : GDN_ERROR_CUDA;\n"
+     << "}\n\n";
+}
+
+//===----------------------------------------------------------------------===//
 // Dispatch
 //===----------------------------------------------------------------------===//
 
@@ -469,7 +573,8 @@ void mlir::gdn::cuda::printKernelConfig(const KernelContext &k,
   llvm::TypeSwitch<Operation *>(k.op)
       .Case([&](kernel::PrologueOp op) { printPrologueConfig(op, k, os); })
       .Case([&](kernel::GatedRMSNormOp op) { printRMSNormConfig(op, k, os); })
-      .Case([&](kernel::DeltaRuleOp op) { printDeltaRuleConfig(op, k, os); });
+      .Case([&](kernel::DeltaRuleOp op) { printDeltaRuleConfig(op, k, os); })
+      .Case([&](kernel::DeltaRuleGradOp op) { printDeltaRuleGradConfig(op, k, os); });
 }
 
 void mlir::gdn::cuda::printKernelEntry(const KernelContext &k,
@@ -477,7 +582,8 @@ void mlir::gdn::cuda::printKernelEntry(const KernelContext &k,
   llvm::TypeSwitch<Operation *>(k.op)
       .Case([&](kernel::PrologueOp op) { printPrologueEntry(op, k, os); })
       .Case([&](kernel::GatedRMSNormOp op) { printRMSNormEntry(op, k, os); })
-      .Case([&](kernel::DeltaRuleOp op) { printDeltaRuleEntry(op, k, os); });
+      .Case([&](kernel::DeltaRuleOp op) { printDeltaRuleEntry(op, k, os); })
+      .Case([&](kernel::DeltaRuleGradOp op) { printDeltaRuleGradEntry(op, k, os); });
 }
 
 void mlir::gdn::cuda::printKernelPrototype(const KernelContext &k,
@@ -505,9 +611,11 @@ mlir::gdn::cuda::getResultShapes(Operation *op, ArrayRef<ShapeExprs> operands,
     if (type.isDynamicDim(0)) {
       auto prologue = dyn_cast<kernel::PrologueOp>(op);
       auto rule = dyn_cast<kernel::DeltaRuleOp>(op);
+      auto grad = dyn_cast<kernel::DeltaRuleGradOp>(op);
       const bool perSequence =
           (prologue && result == prologue.getConvFinalState()) ||
-          (rule && result == rule.getFinalState());
+          (rule && result == rule.getFinalState()) ||
+          (grad && result == grad.getInitialStateGrad());
       dims[0] = perSequence ? seqs : tokens;
     }
     shapes.push_back(std::move(dims));

@@ -228,6 +228,9 @@ struct DeltaRuleWorkspace {
   __nv_bfloat16 *transform; ///< M, [slots][HV][64][64]
   __nv_bfloat16 *scores;    ///< P, [slots][HV][64][64]
   float *gateCumsum;        ///< G, [slots][HV][64]
+  /// N = (I + L)^-1 itself, [slots][HV][64][64]: written by the prepare
+  /// kernel only when set (the backward needs it; the forward does not).
+  __nv_bfloat16 *inverse = nullptr;
 
   static int64_t slots(const PackingView &p) {
     return static_cast<int64_t>(p.bufferTokens) / 64 + p.numSeqs + 1;
@@ -266,6 +269,11 @@ template <class Config> struct DeltaRuleArgs {
   /// NaN, never numbers computed from invalid offsets.
   const gdn_status_t *status;
   DeltaRuleWorkspace workspace;
+  /// Used only by the scan instantiated for the backward (kSave): S at the
+  /// start of every chunk, [slots][HV][K][V] bf16 (the bf16 values the
+  /// chunk's products read), and Vnew, [buffer rows][HV][V] bf16.
+  __nv_bfloat16 *savedStates = nullptr;
+  __nv_bfloat16 *savedNew = nullptr;
 };
 
 /// True when the launch must not trust the offsets.
@@ -480,6 +488,14 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads,
 #pragma unroll
     for (int i = 0; i < kC; ++i)
       tile[h * kTileSize + i * S::kLdC + c] = __float2bfloat16_rn(x[i] * b);
+    if (args.workspace.inverse) {
+      // The backward's N: column c of every row; the 64 threads of a head
+      // write 128 consecutive bytes per row.
+      Element *inverse = args.workspace.inverse + (tileIndex0 + h) * kC * kC;
+#pragma unroll
+      for (int i = 0; i < kC; ++i)
+        inverse[i * kC + c] = __float2bfloat16_rn(x[i]);
+    }
   }
   __syncthreads();
   storeTiles(args.workspace.transform);
@@ -542,7 +558,10 @@ template <class Config> struct ScanUnit {
   }
 };
 
-template <class Config>
+/// kSave: the backward's forward pass. Instead of o and the final states it
+/// writes S at every chunk start and Vnew (args.savedStates, savedNew), the
+/// values the backward's chunk-parallel kernel reads back.
+template <class Config, bool kSave = false>
 __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
                                   DeltaRuleShape<Config>::kScanBlocksPerSM)
     deltaChunkScanKernel(DeltaRuleArgs<Config> args) {
@@ -551,6 +570,8 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
   constexpr int kC = S::kChunk, kVt = S::kVt;
   const PackingView &packing = args.packing;
   if (packingInvalid(args)) {
+    if (kSave)
+      return; // the backward's last kernel writes NaN over the gradients
     // Offsets cannot be trusted: NaN over every output, grid-stride.
     const int64_t threads = static_cast<int64_t>(gridDim.x) * S::kScanThreads;
     const int64_t first =
@@ -584,7 +605,7 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
   const int64_t valueRow = static_cast<int64_t>(S::kHV) * S::kV;
 
   // Padding rows of this sequence's slot: zeros in this tile's columns.
-  {
+  if (!kSave) {
     constexpr int kVectors = kVt / 8;
     const int64_t padding = packing.slot(seq) - length;
     for (int64_t i = tid; i < padding * kVectors; i += S::kScanThreads) {
@@ -672,6 +693,20 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
         storeTileB<S::kRowMajorTiles>(
             stateT, S::kLdState, stateRow0 + 16 * m + accumulatorRow(lane, 0),
             columnBase + 8 * n + accumulatorColumn(lane, 0), state[m][n].c);
+    if constexpr (kSave) {
+      // The same bf16 values, row-major, for the backward.
+      __nv_bfloat16 *saved = args.savedStates +
+                             ((slot0 + c) * S::kHV + head) * S::kK * S::kV +
+                             column0;
+#pragma unroll
+      for (int m = 0; m < S::kStateTiles; ++m)
+#pragma unroll
+        for (int n = 0; n < S::kColumnTiles; ++n)
+          storeTileB<true>(saved, S::kV,
+                           stateRow0 + 16 * m + accumulatorRow(lane, 0),
+                           columnBase + 8 * n + accumulatorColumn(lane, 0),
+                           state[m][n].c);
+    }
     waitAsyncCopies<0>(); // chunk c, the only group in flight
     // Chunk c has landed, S is whole, and every warp is done with chunk
     // c - 1, whose stage the next fetch overwrites (two stages).
@@ -775,6 +810,17 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
         decayed[e] = fresh[n].c[e] * toEnd[e / 2];
       storeTileB<S::kRowMajorTiles>(newT, S::kLdChunkB, row, column,
                                     fresh[n].c);
+      if constexpr (kSave) {
+#pragma unroll
+        for (int half = 0; half < 2; ++half)
+          if (row + 8 * half < rows)
+            *reinterpret_cast<uint32_t *>(
+                args.savedNew +
+                (begin + static_cast<int64_t>(c) * kC + row + 8 * half) *
+                    valueRow +
+                head * S::kV + column0 + column) =
+                packBf16(fresh[n].c[2 * half], fresh[n].c[2 * half + 1]);
+      }
       storeTileB<S::kRowMajorTiles>(newDecayedT, S::kLdChunkB, row, column,
                                     decayed);
     }
@@ -782,7 +828,7 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
 
     // O += P Vnew, then the store of the real rows.
 #pragma unroll
-    for (int step = 0; step < kC / 16; ++step) {
+    for (int step = 0; !kSave && step < kC / 16; ++step) {
       const FragmentA a = loadA(ps + row0 * S::kLdC + 16 * step, S::kLdC, lane);
       FragmentB b[S::kColumnTiles];
       loadTileB<S::kRowMajorTiles>(newT, S::kLdChunkB, 16 * step, columnBase,
@@ -797,7 +843,7 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
 #pragma unroll
       for (int e = 0; e < 4; e += 2) {
         const int row = row0 + accumulatorRow(lane, e);
-        if (row >= rows)
+        if (kSave || row >= rows)
           continue;
         const int column =
             column0 + columnBase + 8 * n + accumulatorColumn(lane, e);
@@ -833,7 +879,7 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
   }
   waitAsyncCopies<0>();
 
-  if (Config::kHasFinalState) {
+  if (Config::kHasFinalState && !kSave) {
 #pragma unroll
     for (int m = 0; m < S::kStateTiles; ++m)
 #pragma unroll

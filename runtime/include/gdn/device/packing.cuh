@@ -64,15 +64,23 @@ __device__ __forceinline__ long long violationKey(int32_t index, int32_t padded,
   return (static_cast<long long>(index) << 8) | (padded << 4) | code;
 }
 
-/// Checks the offsets with one block; writes the first violation (or OK).
-__global__ void validatePackingKernel(PackingView p, gdn_status_t *status) {
+/// Builds the metadata in one launch: on the H200 a launch costs the host
+/// more time (5-6 us, docs/performance.md, 2026-11-30) than validation and
+/// the row table take on the GPU, and the prologue waits for both. Every
+/// block checks all offsets, so that no block writes a table row unless they
+/// are valid (hostile offsets could otherwise make the writes go anywhere);
+/// block 0 records the first violation, or OK. Then each block writes the
+/// rows of its sequences: tokenSeq[row] = the sequence whose real tokens
+/// include `row`, or -1 for padding.
+__global__ void buildPackingKernel(PackingView p, gdn_status_t *status,
+                                   int32_t *tokenSeq) {
   __shared__ unsigned long long firstKey;
   if (threadIdx.x == 0)
     firstKey = ~0ull;
   __syncthreads();
   const int32_t n = p.numSeqs;
   if (n < 0) {
-    if (threadIdx.x == 0) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
       gdn_status_t empty = {};
       empty.code = GDN_STATUS_NO_OFFSETS;
       *status = empty;
@@ -103,44 +111,40 @@ __global__ void validatePackingKernel(PackingView p, gdn_status_t *status) {
                                violationKey(i, 0, GDN_STATUS_SLOT_TOO_SMALL)));
   }
   __syncthreads();
-  if (threadIdx.x != 0)
-    return;
-  gdn_status_t result = {};
-  if (firstKey != ~0ull) {
-    result.code = static_cast<int32_t>(firstKey & 0xf);
-    result.padded = static_cast<int32_t>((firstKey >> 4) & 0xf);
-    result.index = static_cast<int32_t>(firstKey >> 8);
-    const int32_t *cu = result.padded ? p.cuPadded : p.cuSeqlens;
-    const int32_t i = result.index;
-    switch (result.code) {
-    case GDN_STATUS_FIRST_NOT_ZERO:
-      result.value = cu[0];
-      result.bound = 0;
-      break;
-    case GDN_STATUS_DECREASING:
-      result.value = cu[i];
-      result.bound = cu[i - 1];
-      break;
-    case GDN_STATUS_WRONG_TOTAL:
-      result.value = cu[i];
-      result.bound = p.bufferTokens;
-      break;
-    case GDN_STATUS_SLOT_TOO_SMALL:
-      result.value = static_cast<int64_t>(p.cuSeqlens[i + 1]) - p.cuSeqlens[i];
-      result.bound = static_cast<int64_t>(p.cuPadded[i + 1]) - p.cuPadded[i];
-      break;
+  const unsigned long long first = firstKey;
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    gdn_status_t result = {};
+    if (first != ~0ull) {
+      result.code = static_cast<int32_t>(first & 0xf);
+      result.padded = static_cast<int32_t>((first >> 4) & 0xf);
+      result.index = static_cast<int32_t>(first >> 8);
+      const int32_t *cu = result.padded ? p.cuPadded : p.cuSeqlens;
+      const int32_t i = result.index;
+      switch (result.code) {
+      case GDN_STATUS_FIRST_NOT_ZERO:
+        result.value = cu[0];
+        result.bound = 0;
+        break;
+      case GDN_STATUS_DECREASING:
+        result.value = cu[i];
+        result.bound = cu[i - 1];
+        break;
+      case GDN_STATUS_WRONG_TOTAL:
+        result.value = cu[i];
+        result.bound = p.bufferTokens;
+        break;
+      case GDN_STATUS_SLOT_TOO_SMALL:
+        result.value =
+            static_cast<int64_t>(p.cuSeqlens[i + 1]) - p.cuSeqlens[i];
+        result.bound = static_cast<int64_t>(p.cuPadded[i + 1]) - p.cuPadded[i];
+        break;
+      }
     }
+    *status = result;
   }
-  *status = result;
-}
-
-/// tokenSeq[row] = the sequence whose real tokens include `row`, or -1 for
-/// padding. One block per sequence; skipped when validation failed.
-__global__ void tokenSequenceKernel(PackingView p, const gdn_status_t *status,
-                                    int32_t *tokenSeq) {
-  if (status->code != GDN_STATUS_OK)
+  if (first != ~0ull)
     return;
-  for (int32_t seq = blockIdx.x; seq < p.numSeqs; seq += gridDim.x) {
+  for (int32_t seq = blockIdx.x; seq < n; seq += gridDim.x) {
     const int32_t begin = p.begin(seq), length = p.length(seq);
     const int32_t slot = p.slot(seq);
     for (int32_t i = threadIdx.x; i < slot; i += blockDim.x)
@@ -148,12 +152,13 @@ __global__ void tokenSequenceKernel(PackingView p, const gdn_status_t *status,
   }
 }
 
-/// Launches validation and the row table on `stream`. Host code.
+/// Launches validation and the row table on `stream`. Host code. Each block
+/// checks all N + 1 offsets, so the blocks are capped at 128 (a sequence
+/// each, then strided).
 inline cudaError_t buildPackingMetadata(PackingView p, PackingWorkspace w,
                                         cudaStream_t stream) {
-  validatePackingKernel<<<1, 256, 0, stream>>>(p, w.status);
-  int blocks = p.numSeqs < 4096 ? (p.numSeqs > 0 ? p.numSeqs : 1) : 4096;
-  tokenSequenceKernel<<<blocks, 256, 0, stream>>>(p, w.status, w.tokenSeq);
+  const int blocks = p.numSeqs < 128 ? (p.numSeqs > 0 ? p.numSeqs : 1) : 128;
+  buildPackingKernel<<<blocks, 256, 0, stream>>>(p, w.status, w.tokenSeq);
   return cudaGetLastError();
 }
 

@@ -1,0 +1,446 @@
+//===- delta_rule_backward_bench.cu - check and time the delta-rule backward ===//
+//
+// Standalone driver for runtime/include/gdn/device/delta_rule_backward.cuh
+// on a GPU (no MLIR):
+//
+//   delta_rule_backward_bench check      packs with edge lengths, padding,
+//                                        GQA, states, against the exact
+//                                        float64 reverse sweep of
+//                                        unittests/DeviceEmulation/
+//                                        DeltaRuleProblem.h (SEMANTICS.md
+//                                        tolerances: dq, dk, dv, dstate
+//                                        8e-3; dg, dbeta 2e-2), padding rows
+//                                        zero, 5 more runs byte-identical,
+//                                        each sequence alone == packed
+//   delta_rule_backward_bench bench [N]  TARGETS.md shapes: backward and
+//                                        forward times (CUDA events, 5
+//                                        warm-ups, median of N), the ratio
+//                                        to the backward floor and TFLOP/s
+//                                        by 2.69x the forward's chunked count
+//
+// Build: nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a
+//   -I runtime/include -I unittests/DeviceEmulation
+//   test/Integration/harness/delta_rule_backward_bench.cu
+//
+//===----------------------------------------------------------------------===//
+
+#include "gdn/device/delta_rule_backward.cuh"
+
+#include "DeltaRuleProblem.h"
+#include "cuda_check.h"
+#include "device_random.cuh"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace gdn::device;
+using namespace gdn::device::testing;
+
+namespace {
+
+int failures = 0;
+void expect(bool ok, const std::string &what) {
+  std::printf("%s: %s\n", ok ? "PASS" : "FAIL", what.c_str());
+  std::fflush(stdout);
+  if (!ok)
+    ++failures;
+}
+
+template <int H, int HV, int D, bool Initial> struct Config {
+  using Element = __nv_bfloat16;
+  static constexpr int kKeyHeads = H, kValueHeads = HV, kHeadDimK = D,
+                       kHeadDimV = D, kValueTile = 64;
+  static constexpr bool kHasInitialState = Initial, kHasFinalState = false;
+};
+
+/// The forward of the same shape, with final states (timed beside the
+/// backward).
+template <class C> struct WithFinalState : C {
+  static constexpr bool kHasFinalState = true;
+};
+
+template <class T> T *upload(const std::vector<T> &host) {
+  T *p = deviceAlloc<T>(host.size());
+  if (!host.empty())
+    CUDA_OK(cudaMemcpy(p, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return p;
+}
+template <class T> std::vector<T> download(const T *p, size_t count) {
+  std::vector<T> host(count);
+  if (count)
+    CUDA_OK(cudaMemcpy(host.data(), p, count * sizeof(T), cudaMemcpyDeviceToHost));
+  return host;
+}
+std::vector<__nv_bfloat16> toBf16(const std::vector<float> &x) {
+  std::vector<__nv_bfloat16> y(x.size());
+  for (size_t i = 0; i < x.size(); ++i)
+    y[i] = __float2bfloat16_rn(x[i]);
+  return y;
+}
+
+/// Every tensor of one backward call on the device.
+struct DeviceCase {
+  int h = 0, hv = 0, dk = 0, dv = 0, seqs = 0;
+  int64_t tokens = 0;
+  bool padded = false, withFinal = false;
+  __nv_bfloat16 *q = nullptr, *k = nullptr, *v = nullptr, *dO = nullptr;
+  float *g = nullptr, *beta = nullptr, *state0 = nullptr, *dFinal = nullptr;
+  int32_t *cu = nullptr, *cuPadded = nullptr;
+  float *dq = nullptr, *dk_ = nullptr, *dv_ = nullptr, *dg = nullptr, *dbeta = nullptr,
+        *dstate = nullptr;
+  void *workspace = nullptr;
+
+  size_t keyCount() const { return size_t(tokens) * h * dk; }
+  size_t valueCount() const { return size_t(tokens) * hv * dv; }
+  size_t gateCount() const { return size_t(tokens) * hv; }
+  size_t stateCount() const { return size_t(seqs) * hv * dk * dv; }
+  PackingView packing() const {
+    return {cu, padded ? cuPadded : nullptr, seqs, static_cast<int32_t>(tokens)};
+  }
+  void allocateOutputs() {
+    dq = deviceAlloc<float>(keyCount());
+    dk_ = deviceAlloc<float>(keyCount());
+    dv_ = deviceAlloc<float>(valueCount());
+    dg = deviceAlloc<float>(gateCount());
+    dbeta = deviceAlloc<float>(gateCount());
+    dstate = deviceAlloc<float>(stateCount());
+    CUDA_OK(cudaMalloc(&workspace, DeltaRuleBackwardWorkspace::bytes(packing(), hv, dk, dv)));
+  }
+  /// NaN bytes in every output: an element no thread writes cannot pass.
+  void poisonOutputs() {
+    CUDA_OK(cudaMemset(dq, 0xff, keyCount() * 4));
+    CUDA_OK(cudaMemset(dk_, 0xff, keyCount() * 4));
+    CUDA_OK(cudaMemset(dv_, 0xff, valueCount() * 4));
+    CUDA_OK(cudaMemset(dg, 0xff, gateCount() * 4));
+    CUDA_OK(cudaMemset(dbeta, 0xff, gateCount() * 4));
+    CUDA_OK(cudaMemset(dstate, 0xff, stateCount() * 4));
+  }
+  Gradients<float> gradients(bool initial) const {
+    Gradients<float> g_;
+    g_.dq = download(dq, keyCount());
+    g_.dk = download(dk_, keyCount());
+    g_.dv = download(dv_, valueCount());
+    g_.dg = download(dg, gateCount());
+    g_.dbeta = download(dbeta, gateCount());
+    g_.dstate = initial ? download(dstate, stateCount()) : std::vector<float>();
+    return g_;
+  }
+  void release() {
+    for (void *p : {(void *)q, (void *)k, (void *)v, (void *)dO, (void *)g, (void *)beta,
+                    (void *)state0, (void *)dFinal, (void *)cu, (void *)cuPadded,
+                    (void *)dq, (void *)dk_, (void *)dv_, (void *)dg, (void *)dbeta,
+                    (void *)dstate, workspace})
+      CUDA_OK(cudaFree(p));
+  }
+};
+
+DeviceCase uploadCase(const Problem &p, const Cotangents &c, bool withFinal) {
+  DeviceCase d;
+  d.h = p.h;
+  d.hv = p.hv;
+  d.dk = p.dk;
+  d.dv = p.dv;
+  d.seqs = static_cast<int>(p.lengths.size());
+  d.tokens = p.tokens;
+  d.padded = p.cuPadded != p.cu;
+  d.withFinal = withFinal;
+  d.q = upload(toBf16(p.q));
+  d.k = upload(toBf16(p.k));
+  d.v = upload(toBf16(p.v));
+  d.dO = upload(toBf16(c.dO));
+  d.g = upload(p.g);
+  d.beta = upload(p.beta);
+  d.state0 = upload(p.state0);
+  d.dFinal = upload(c.dFinal);
+  d.cu = upload(p.cu);
+  d.cuPadded = upload(p.cuPadded);
+  d.allocateOutputs();
+  return d;
+}
+
+template <class C>
+void run(const DeviceCase &d, cudaStream_t stream, unsigned phases = kBackwardAll) {
+  DeltaRuleBackwardArgs<C> args = {};
+  args.q = d.q;
+  args.k = d.k;
+  args.v = d.v;
+  args.g = d.g;
+  args.beta = d.beta;
+  args.initialState = C::kHasInitialState ? d.state0 : nullptr;
+  args.dO = d.dO;
+  args.dFinalState = d.withFinal ? d.dFinal : nullptr;
+  args.dq = d.dq;
+  args.dk = d.dk_;
+  args.dv = d.dv_;
+  args.dg = d.dg;
+  args.dbeta = d.dbeta;
+  args.dInitialState = C::kHasInitialState ? d.dstate : nullptr;
+  args.scale = 1.0f / std::sqrt(float(C::kHeadDimK));
+  args.packing = d.packing();
+  CUDA_OK(launchDeltaRuleBackward<C>(args, d.workspace, stream, phases));
+}
+
+bool sameBits(const std::vector<float> &a, const std::vector<float> &b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * 4) == 0;
+}
+bool sameGradients(const Gradients<float> &a, const Gradients<float> &b) {
+  return sameBits(a.dq, b.dq) && sameBits(a.dk, b.dk) && sameBits(a.dv, b.dv) &&
+         sameBits(a.dg, b.dg) && sameBits(a.dbeta, b.dbeta) && sameBits(a.dstate, b.dstate);
+}
+std::vector<float> rowsOf(const std::vector<float> &x, const Problem &p, int seq,
+                          size_t width) {
+  return std::vector<float>(x.begin() + p.cuPadded[seq] * width,
+                            x.begin() + (p.cuPadded[seq] + p.lengths[seq]) * width);
+}
+
+template <class C>
+void checkCase(const char *name, std::vector<int> lengths, std::vector<int> padding,
+               bool withFinal, unsigned seed) {
+  std::mt19937 random(seed);
+  const Problem p = makeProblem(C::kKeyHeads, C::kValueHeads, C::kHeadDimK, C::kHeadDimV,
+                                lengths, padding, C::kHasInitialState, random);
+  const Cotangents cot = makeCotangents(p, withFinal, random);
+  std::string what = std::string(name) + " lengths";
+  for (size_t i = 0; i < p.lengths.size(); ++i) {
+    what += " " + std::to_string(p.lengths[i]);
+    const int pad = p.cuPadded[i + 1] - p.cuPadded[i] - p.lengths[i];
+    if (pad)
+      what += "+" + std::to_string(pad);
+  }
+
+  DeviceCase d = uploadCase(p, cot, withFinal);
+  d.poisonOutputs();
+  run<C>(d, 0);
+  CUDA_OK(cudaDeviceSynchronize());
+  const Gradients<float> got = d.gradients(C::kHasInitialState);
+  const Gradients<double> want =
+      referenceGradients(p, cot, 1.0 / std::sqrt(double(C::kHeadDimK)));
+  struct Item {
+    const char *name;
+    const std::vector<float> &got;
+    const std::vector<double> &want;
+    double tolerance;
+  };
+  std::vector<Item> items = {{"dq", got.dq, want.dq, 8e-3},
+                             {"dk", got.dk, want.dk, 8e-3},
+                             {"dv", got.dv, want.dv, 8e-3},
+                             {"dg", got.dg, want.dg, 2e-2},
+                             {"dbeta", got.dbeta, want.dbeta, 2e-2}};
+  if (C::kHasInitialState)
+    items.push_back({"dstate", got.dstate, want.dstate, 8e-3});
+  for (const Item &item : items) {
+    bool finite = true;
+    const double err = relativeRms(item.got, item.want, &finite);
+    char buffer[160];
+    std::snprintf(buffer, sizeof buffer, ": %s relative RMS %.3e (<= %.0e)%s", item.name,
+                  err, item.tolerance, finite ? "" : ", NOT FINITE");
+    expect(finite && err <= item.tolerance, what + buffer);
+  }
+  bool paddingZero = true;
+  for (size_t s = 0; s < p.lengths.size(); ++s)
+    for (int r = p.cuPadded[s] + p.lengths[s]; r < p.cuPadded[s + 1]; ++r) {
+      for (int i = 0; i < p.h * p.dk; ++i)
+        paddingZero = paddingZero && got.dq[size_t(r) * p.h * p.dk + i] == 0.0f &&
+                      got.dk[size_t(r) * p.h * p.dk + i] == 0.0f;
+      for (int i = 0; i < p.hv * p.dv; ++i)
+        paddingZero = paddingZero && got.dv[size_t(r) * p.hv * p.dv + i] == 0.0f;
+      for (int i = 0; i < p.hv; ++i)
+        paddingZero = paddingZero && got.dg[size_t(r) * p.hv + i] == 0.0f &&
+                      got.dbeta[size_t(r) * p.hv + i] == 0.0f;
+    }
+  expect(paddingZero, what + ": padding rows of every gradient are zero");
+
+  bool same = true;
+  for (int i = 0; i < 5; ++i) {
+    d.poisonOutputs();
+    run<C>(d, 0);
+    CUDA_OK(cudaDeviceSynchronize());
+    same = same && sameGradients(d.gradients(C::kHasInitialState), got);
+  }
+  expect(same, what + ": 5 more runs byte-identical");
+
+  bool isolated = true;
+  const size_t state = size_t(p.hv) * p.dk * p.dv;
+  for (int s = 0; s < int(p.lengths.size()); ++s) {
+    const Problem one = alone(p, s);
+    Cotangents oneCot;
+    oneCot.dO = rowsOf(cot.dO, p, s, size_t(p.hv) * p.dv);
+    oneCot.dFinal.assign(cot.dFinal.begin() + s * state, cot.dFinal.begin() + (s + 1) * state);
+    DeviceCase od = uploadCase(one, oneCot, withFinal);
+    run<C>(od, 0);
+    CUDA_OK(cudaDeviceSynchronize());
+    const Gradients<float> g = od.gradients(C::kHasInitialState);
+    isolated = isolated && sameBits(g.dq, rowsOf(got.dq, p, s, size_t(p.h) * p.dk)) &&
+               sameBits(g.dk, rowsOf(got.dk, p, s, size_t(p.h) * p.dk)) &&
+               sameBits(g.dv, rowsOf(got.dv, p, s, size_t(p.hv) * p.dv)) &&
+               sameBits(g.dg, rowsOf(got.dg, p, s, p.hv)) &&
+               sameBits(g.dbeta, rowsOf(got.dbeta, p, s, p.hv));
+    if (C::kHasInitialState)
+      isolated = isolated &&
+                 sameBits(g.dstate, std::vector<float>(got.dstate.begin() + s * state,
+                                                       got.dstate.begin() + (s + 1) * state));
+    od.release();
+  }
+  expect(isolated, what + ": each sequence alone == packed, bit for bit");
+  d.release();
+}
+
+int check() {
+  checkCase<Config<16, 32, 128, true>>("gqa16x32", {0, 1, 63, 64, 65, 130, 300}, {}, true,
+                                       1);
+  checkCase<Config<16, 32, 128, false>>("gqa16x32 padded", {65, 0, 130, 1, 64},
+                                        {3, 5, 62, 0, 1}, false, 2);
+  checkCase<Config<2, 4, 128, true>>("gqa2x4 long", {2048, 777, 0}, {0, 9, 4}, true, 3);
+  checkCase<Config<4, 4, 64, false>>("mha4 d64", {63, 64, 65, 130, 1, 0, 700}, {}, true, 4);
+  checkCase<Config<16, 64, 128, true>>("gqa16x64", {130, 65, 0}, {1, 0, 2}, true, 5);
+  return failures;
+}
+
+//===----------------------------------------------------------------------===//
+// bench
+//===----------------------------------------------------------------------===//
+
+template <class F> double medianMs(cudaStream_t stream, int iterations, F &&call) {
+  for (int i = 0; i < 5; ++i)
+    call();
+  CUDA_OK(cudaStreamSynchronize(stream));
+  std::vector<cudaEvent_t> events(2 * iterations);
+  for (auto &e : events)
+    CUDA_OK(cudaEventCreate(&e));
+  for (int i = 0; i < iterations; ++i) {
+    CUDA_OK(cudaEventRecord(events[2 * i], stream));
+    call();
+    CUDA_OK(cudaEventRecord(events[2 * i + 1], stream));
+  }
+  CUDA_OK(cudaStreamSynchronize(stream));
+  std::vector<float> ms(iterations);
+  for (int i = 0; i < iterations; ++i)
+    CUDA_OK(cudaEventElapsedTime(&ms[i], events[2 * i], events[2 * i + 1]));
+  for (auto &e : events)
+    CUDA_OK(cudaEventDestroy(e));
+  std::sort(ms.begin(), ms.end());
+  return ms[iterations / 2];
+}
+
+template <class C>
+void benchCase(const char *name, std::vector<int> lengths, int iterations, double floorUs) {
+  DeviceCase d;
+  d.h = C::kKeyHeads;
+  d.hv = C::kValueHeads;
+  d.dk = d.dv = C::kHeadDimK;
+  d.seqs = static_cast<int>(lengths.size());
+  std::vector<int32_t> cu(lengths.size() + 1, 0);
+  for (size_t i = 0; i < lengths.size(); ++i)
+    cu[i + 1] = cu[i] + lengths[i];
+  d.tokens = cu.back();
+  d.withFinal = true;
+  d.q = deviceAlloc<__nv_bfloat16>(d.keyCount());
+  d.k = deviceAlloc<__nv_bfloat16>(d.keyCount());
+  d.v = deviceAlloc<__nv_bfloat16>(d.valueCount());
+  d.dO = deviceAlloc<__nv_bfloat16>(d.valueCount());
+  d.g = deviceAlloc<float>(d.gateCount());
+  d.beta = deviceAlloc<float>(d.gateCount());
+  d.state0 = deviceAlloc<float>(d.stateCount());
+  d.dFinal = deviceAlloc<float>(d.stateCount());
+  d.cu = upload(cu);
+  d.cuPadded = upload(cu);
+  fillRows<<<1024, 128>>>(d.q, d.tokens * d.h, d.dk, 1, true);
+  fillRows<<<1024, 128>>>(d.k, d.tokens * d.h, d.dk, 2, true);
+  fillRows<<<1024, 128>>>(d.v, d.tokens * d.hv, d.dv, 3, false);
+  fillRows<<<1024, 128>>>(d.dO, d.tokens * d.hv, d.dv, 4, false);
+  fillGates<<<1024, 256>>>(d.g, d.beta, int64_t(d.gateCount()), 5);
+  fillNormal<<<1024, 256>>>(d.state0, int64_t(d.stateCount()), 0.5f, 7);
+  fillNormal<<<1024, 256>>>(d.dFinal, int64_t(d.stateCount()), 0.5f, 8);
+  CUDA_OK(cudaGetLastError());
+  d.allocateOutputs();
+  float *o = deviceAlloc<float>(d.valueCount()); // bf16 o fits in half of it
+  float *final = deviceAlloc<float>(d.stateCount());
+  void *forwardWorkspace = nullptr;
+  CUDA_OK(cudaMalloc(&forwardWorkspace, DeltaRuleWorkspace::bytes(d.packing(), d.hv)));
+  cudaStream_t stream;
+  CUDA_OK(cudaStreamCreate(&stream));
+
+  const double backward = medianMs(stream, iterations, [&] { run<C>(d, stream); });
+  // Each kernel alone (reading what the full runs left in the workspace).
+  double phase[5];
+  for (int i = 0; i < 5; ++i)
+    phase[i] = medianMs(stream, iterations, [&] { run<C>(d, stream, 1u << i); });
+  using ForwardConfig = WithFinalState<C>;
+  DeltaRuleArgs<ForwardConfig> forward = {};
+  forward.q = d.q;
+  forward.k = d.k;
+  forward.v = d.v;
+  forward.g = d.g;
+  forward.beta = d.beta;
+  forward.initialState = d.state0;
+  forward.finalState = final;
+  forward.o = reinterpret_cast<__nv_bfloat16 *>(o);
+  forward.scale = 1.0f / std::sqrt(float(C::kHeadDimK));
+  forward.packing = d.packing();
+  const double forwardMs = medianMs(stream, iterations, [&] {
+    CUDA_OK(launchDeltaRule<ForwardConfig>(forward, forwardWorkspace, stream));
+  });
+  // The backward's FLOPs: 2.69x the forward's full chunked count
+  // (TARGETS.md, perf-anchor.md section 4.1).
+  const double dd = C::kHeadDimK;
+  const double forwardFlop =
+      (6 * dd * dd + 10 * 64 * dd + 2.0 / 3 * 64 * 64) * double(d.tokens) * C::kValueHeads;
+  std::string lens;
+  for (size_t i = 0; i < lengths.size();) {
+    size_t j = i;
+    while (j < lengths.size() && lengths[j] == lengths[i])
+      ++j;
+    lens += (lens.empty() ? "" : "+") + std::to_string(lengths[i]) + "x" + std::to_string(j - i);
+    i = j;
+  }
+  std::printf("BENCH backward %-10s %-22s %8.4f ms  floor %.0f us = %5.1f%%  %6.1f TFLOP/s"
+              "  (forward %.4f ms; backward / forward %.2f)  workspace %.0f MiB\n"
+              "      kernels: prepare %.4f, forward scan %.4f, reverse scan %.4f, "
+              "chunk gradients %.4f, finish %.4f ms\n",
+              name, lens.c_str(), backward, floorUs, 100.0 * floorUs / (backward * 1000.0),
+              2.69 * forwardFlop / (backward * 1e-3) / 1e12, forwardMs, backward / forwardMs,
+              DeltaRuleBackwardWorkspace::bytes(d.packing(), d.hv, d.dk, d.dv) / 1048576.0,
+              phase[0], phase[1], phase[2], phase[3], phase[4]);
+  std::fflush(stdout);
+  CUDA_OK(cudaStreamDestroy(stream));
+  CUDA_OK(cudaFree(o));
+  CUDA_OK(cudaFree(final));
+  CUDA_OK(cudaFree(forwardWorkspace));
+  d.release();
+}
+
+int bench(int iterations) {
+  using Gqa16x32 = Config<16, 32, 128, true>;
+  // 32K tokens in 8 sequences (the TARGETS.md backward row; fixed uneven
+  // lengths so that runs compare), then the forward table's mixes.
+  benchCase<Gqa16x32>("gqa16x32", {1000, 7000, 3000, 5000, 2768, 6000, 4000, 4000},
+                      iterations, 652);
+  benchCase<Gqa16x32>("gqa16x32", {8192, 8192, 8192, 8192}, iterations, 652);
+  benchCase<Gqa16x32>("gqa16x32", {32768}, iterations, 652);
+  benchCase<Gqa16x32>("gqa16x32", {2048, 2048, 2048, 2048}, iterations, 163);
+  benchCase<Config<32, 32, 128, true>>("mha32", {8192, 8192, 8192, 8192}, iterations, 652);
+  benchCase<Config<16, 64, 128, true>>("gqa16x64", {8192, 8192, 8192, 8192}, iterations,
+                                       1304);
+  return failures;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  const std::string mode = argc > 1 ? argv[1] : "check";
+  if (mode == "check") {
+    const int result = check();
+    std::printf("%s: delta rule backward check, %d failure(s)\n", result ? "FAIL" : "PASS",
+                result);
+    return result ? 1 : 0;
+  }
+  if (mode == "bench") {
+    const int iterations = std::max(10, argc > 2 ? std::atoi(argv[2]) : 30);
+    return bench(iterations);
+  }
+  std::fprintf(stderr, "usage: %s check | bench [iterations]\n", argv[0]);
+  return 2;
+}

@@ -1,0 +1,83 @@
+//===- device_random.cuh - reproducible random inputs made on the GPU ------===//
+//
+// A counter-based hash gives every element its own uniform and normal
+// values (reproducible, no host transfer for the benchmark shapes). Shared
+// by the delta-rule forward and backward drivers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GDN_TEST_INTEGRATION_DEVICE_RANDOM_CUH
+#define GDN_TEST_INTEGRATION_DEVICE_RANDOM_CUH
+
+#include "cuda_check.h"
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+namespace {
+
+__device__ uint32_t mix(uint32_t x) {
+  x ^= x >> 16;
+  x *= 0x7feb352du;
+  x ^= x >> 15;
+  x *= 0x846ca68bu;
+  x ^= x >> 16;
+  return x;
+}
+/// Uniform in (0, 1) from a 64-bit counter and a stream id.
+__device__ float uniformAt(uint64_t i, uint32_t stream) {
+  const uint32_t h =
+      mix(static_cast<uint32_t>(i) ^
+          mix(static_cast<uint32_t>(i >> 32) + stream * 0x9e3779b9u));
+  return ((h >> 8) + 0.5f) * (1.0f / 16777216.0f);
+}
+__device__ float normalAt(uint64_t i, uint32_t stream) {
+  const float u = uniformAt(2 * i, stream), w = uniformAt(2 * i + 1, stream);
+  return sqrtf(-2.0f * logf(u)) * cospif(2.0f * w);
+}
+
+/// rows x dim bf16, N(0,1), each row L2-normalised when `normalise`.
+__global__ void fillRows(__nv_bfloat16 *x, int64_t rows, int dim,
+                         uint32_t stream, bool normalise) {
+  for (int64_t r = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; r < rows;
+       r += int64_t(gridDim.x) * blockDim.x) {
+    float sum = 0.0f;
+    for (int i = 0; i < dim; ++i) {
+      const float value = normalAt(r * dim + i, stream);
+      sum += value * value;
+    }
+    const float scale = normalise ? rsqrtf(sum + 1e-6f) : 1.0f;
+    for (int i = 0; i < dim; ++i)
+      x[r * dim + i] =
+          __float2bfloat16_rn(normalAt(r * dim + i, stream) * scale);
+  }
+}
+
+__global__ void fillGates(float *g, float *beta, int64_t count,
+                          uint32_t stream) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    g[i] = -0.5f * uniformAt(i, stream);
+    beta[i] = 1.0f / (1.0f + expf(-normalAt(i, stream + 1)));
+  }
+}
+
+__global__ void fillNormal(float *x, int64_t count, float scale,
+                           uint32_t stream) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+       i += int64_t(gridDim.x) * blockDim.x)
+    x[i] = scale * normalAt(i, stream);
+}
+
+template <class T> T *deviceAlloc(size_t count) {
+  T *p = nullptr;
+  CUDA_OK(cudaMalloc(&p, std::max<size_t>(count, 1) * sizeof(T)));
+  return p;
+}
+
+} // namespace
+
+#endif // GDN_TEST_INTEGRATION_DEVICE_RANDOM_CUH

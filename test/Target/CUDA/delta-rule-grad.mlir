@@ -1,0 +1,80 @@
+// gdn-translate --gdn-to-cuda on the delta-rule backward kernel op: its
+// banner and Config (bf16 gradients, states), its scratch query (the
+// backward's workspace), its checks (every tensor, per-token and
+// per-sequence, 16-byte alignment), the launch with the packing's status,
+// and the whole function's roles and workspace slot.
+// RUN: gdn-translate --gdn-to-cuda %S/Inputs/delta_rule_grad_gqa16x32.mlir | FileCheck %s
+// RUN: gdn-opt %s --split-input-file --verify-diagnostics
+
+// CHECK: // Kernel gdn_delta_rule_grad_gqa16x32_k0_delta_rule_grad: gdn_kernel.delta_rule_grad at
+// CHECK-NEXT: //   from gdn.delta_rule_grad; chunked (64 tokens): prepare, forward scan (saving S and Vnew),
+// CHECK-NEXT: //   reverse state-gradient scan, chunk gradients, GQA sums; no atomics
+// CHECK-NEXT: //   key heads 16 x 128, value heads 32 x 128, scale 8.838835e-02
+// CHECK-NEXT: //   gradients of q, k, v in bf16; initial state yes, final state cotangent yes
+// CHECK-NEXT: struct gdn_delta_rule_grad_gqa16x32_k0_delta_rule_grad_config {
+// CHECK-NEXT:   using Element = __nv_bfloat16;
+// CHECK-NEXT:   using Gradient = __nv_bfloat16;
+// CHECK-NEXT:   static constexpr int kKeyHeads = 16;
+// CHECK-NEXT:   static constexpr int kValueHeads = 32;
+// CHECK-NEXT:   static constexpr int kHeadDimK = 128;
+// CHECK-NEXT:   static constexpr int kHeadDimV = 128;
+// CHECK:        static constexpr int kValueTile = 128;
+// CHECK-NEXT:   static constexpr bool kHasInitialState = true;
+// CHECK-NEXT:   static constexpr bool kHasFinalState = false;
+// CHECK-NEXT: };
+
+// CHECK: return gdn::device::deltaRuleBackwardWorkspaceBytes<gdn_delta_rule_grad_gqa16x32_k0_delta_rule_grad_config>(
+// CHECK: if (!gdn::checkTensor(operands[0], GDN_BF16, {tokens, 32, 128}))
+// CHECK: if (!gdn::checkTensor(operands[1], GDN_BF16, {tokens, 16, 128}))
+// CHECK: if (!gdn::checkTensor(operands[6], GDN_F32, {seqs, 32, 128, 128}))
+// CHECK: if (!gdn::checkTensor(operands[7], GDN_F32, {seqs, 32, 128, 128}))
+// CHECK: if (!gdn::checkTensor(results[0], GDN_BF16, {tokens, 16, 128}))
+// CHECK: if (!gdn::checkTensor(results[3], GDN_F32, {tokens, 32}))
+// CHECK: if (!gdn::checkTensor(results[5], GDN_F32, {seqs, 32, 128, 128}))
+// CHECK: if (!gdn::isVectorAligned(operands[i]))
+// CHECK: if (!gdn::isVectorAligned(results[i]))
+// CHECK: gdn::device::DeltaRuleBackwardArgs<Config> args = {};
+// CHECK: args.dO = static_cast<const __nv_bfloat16 *>(operands[0].data);
+// CHECK: args.initialState = static_cast<const float *>(operands[6].data);
+// CHECK-NEXT: args.dInitialState = static_cast<float *>(results[5].data);
+// CHECK-NEXT: args.dFinalState = static_cast<const float *>(operands[7].data);
+// CHECK-NEXT: args.dq = static_cast<__nv_bfloat16 *>(results[0].data);
+// CHECK: args.status =
+// CHECK-NEXT: gdn::device::PackingWorkspace::carve(packing->workspace).status;
+// CHECK-NEXT: return gdn::device::launchDeltaRuleBackward<Config>(args, scratch, stream) ==
+
+// CHECK: arg_roles[] = {GDN_ROLE_TOKENS, GDN_ROLE_TOKENS, GDN_ROLE_TOKENS, GDN_ROLE_TOKENS, GDN_ROLE_TOKENS, GDN_ROLE_TOKENS, GDN_ROLE_PER_SEQUENCE, GDN_ROLE_PER_SEQUENCE, GDN_ROLE_CU_SEQLENS};
+// CHECK: result_roles[] = {GDN_ROLE_TOKENS, GDN_ROLE_TOKENS, GDN_ROLE_TOKENS, GDN_ROLE_TOKENS, GDN_ROLE_TOKENS, GDN_ROLE_PER_SEQUENCE};
+// CHECK: offsets[1] = bytes; // scratch of gdn_delta_rule_grad_gqa16x32_k0_delta_rule_grad
+
+// -----
+
+func.func @bad_gradient_type(%do: tensor<?x2x64xbf16>, %q: tensor<?x1x64xbf16>, %v: tensor<?x2x64xbf16>,
+                             %g: tensor<?x2xf32>, %cu: tensor<?xi32>) {
+  %p = gdn.packing %cu : tensor<?xi32> -> !gdn.packing<seqs = ?, tokens = ?>
+  // expected-error @+1 {{q_grad, k_grad and v_grad must share one element type}}
+  %dq, %dk, %dv, %dg, %db = gdn_kernel.delta_rule_grad %do, %q, %q, %v, %g, %g, %p
+      {key_heads = 1 : i64, value_heads = 2 : i64, head_dim_k = 64 : i64,
+       head_dim_v = 64 : i64, scale = 0.125 : f64}
+      : (tensor<?x2x64xbf16>, tensor<?x1x64xbf16>, tensor<?x1x64xbf16>, tensor<?x2x64xbf16>,
+         tensor<?x2xf32>, tensor<?x2xf32>, !gdn.packing<seqs = ?, tokens = ?>)
+      -> (tensor<?x1x64xbf16>, tensor<?x1x64xf32>, tensor<?x2x64xbf16>, tensor<?x2xf32>,
+          tensor<?x2xf32>)
+  return
+}
+
+// -----
+
+func.func @missing_state_gradient(%do: tensor<?x2x64xbf16>, %q: tensor<?x1x64xbf16>, %v: tensor<?x2x64xbf16>,
+                                  %g: tensor<?x2xf32>, %s: tensor<?x2x64x64xf32>, %cu: tensor<?xi32>) {
+  %p = gdn.packing %cu : tensor<?xi32> -> !gdn.packing<seqs = ?, tokens = ?>
+  // expected-error @+1 {{initial_state_grad must be returned exactly when an initial_state is given}}
+  %dq, %dk, %dv, %dg, %db = gdn_kernel.delta_rule_grad %do, %q, %q, %v, %g, %g, %p initial_state(%s)
+      {key_heads = 1 : i64, value_heads = 2 : i64, head_dim_k = 64 : i64,
+       head_dim_v = 64 : i64, scale = 0.125 : f64}
+      : (tensor<?x2x64xbf16>, tensor<?x1x64xbf16>, tensor<?x1x64xbf16>, tensor<?x2x64xbf16>,
+         tensor<?x2xf32>, tensor<?x2xf32>, !gdn.packing<seqs = ?, tokens = ?>, tensor<?x2x64x64xf32>)
+      -> (tensor<?x1x64xf32>, tensor<?x1x64xf32>, tensor<?x2x64xf32>, tensor<?x2xf32>,
+          tensor<?x2xf32>)
+  return
+}
