@@ -12,5 +12,6 @@ include "Gdn/GdnDialect.td"
 include "Gdn/GdnAttributes.td"
 include "Gdn/GdnTypes.td"
 include "Gdn/GdnOps.td"
+include "Gdn/GdnGradientOps.td"
 
 #endif // GDN_DIALECT_GDN_GDN_TD

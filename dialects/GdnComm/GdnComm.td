@@ -383,4 +383,6 @@ def GdnComm_GatherSequenceStatesOp : GdnComm_Op<"gather_sequence_states"> {
   let hasVerifier = 1;
 }
 
+include "GdnComm/GdnCommGradientOps.td"
+
 #endif // GDN_DIALECT_GDNCOMM_GDNCOMM_TD

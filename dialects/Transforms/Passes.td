@@ -69,7 +69,9 @@ def GdnFuse : Pass<"gdn-fuse"> {
   let statistics = [
     Statistic<"numPrologues", "prologues", "Prologue kernels formed">,
     Statistic<"numEpilogues", "epilogues", "Gated RMSNorm kernels formed">,
-    Statistic<"numDeltaRules", "delta-rules", "Delta rules lowered to kernels">
+    Statistic<"numDeltaRules", "delta-rules", "Delta rules lowered to kernels">,
+    Statistic<"numDeltaRuleGrads", "delta-rule-grads",
+              "Delta-rule backwards lowered to kernels">
   ];
 }
 
@@ -233,6 +235,76 @@ def GdnSelectKernels : Pass<"gdn-select-kernels"> {
     Option<"expectedSeqs", "expected-seqs", "int64_t", /*default=*/"0",
            "Sequences per pack when the packing type does not say; 0: "
            "unknown">
+  ];
+}
+
+def GdnGenerateBackward : Pass<"gdn-generate-backward", "::mlir::ModuleOp"> {
+  let summary = "Build the gradient program of each forward function";
+  let description = [{
+    For every function `@f` (or those named by `functions`), adds
+
+    * `@f_forward`: `@f` that also returns the values its backward reads
+      and does not recompute (the *saved* values, after `@f`'s results);
+    * `@f_backward`: takes `@f`'s arguments, the saved values and one
+      cotangent per floating-point result (in `@f`'s result types), and
+      returns the gradient of `L = sum_i <result_i, cotangent_i>` with
+      respect to every floating-point argument, in order, each in its
+      argument's type (element type and layout).
+
+    `@f` itself is left as it is. The backward is explicit IR: one gradient
+    op per differentiable op (`gdn.*_grad`, `gdn.merge_qkvz`,
+    `gdn.merge_qkv`, `gdn.regroup_sections` inverted), the transposed
+    communication for every collective (`all_gather` <-> `reduce_scatter`,
+    `all_to_all` with its dimensions swapped, `gdn.convert_layout` back,
+    `gdn_comm.return_halo`, `reverse_state_exchange`,
+    `reduce_sequence_states`, the chunkwise per-rank `*_grad` ops), and
+    `arith.addf` where a value's cotangents add up. Every sequence-aware
+    gradient op takes the packing, so no gradient crosses a sequence
+    boundary. In a P-rank program, the cotangent of a result without a
+    token layout is given whole to every rank
+    (`gdn_comm.replicated_to_partial` makes it count once) and the gradient
+    of an argument without one is summed over the ranks
+    (`gdn_comm.all_reduce`), so the backward of a context- or
+    sequence-parallel program is itself one, and computes the P = 1
+    program's gradients.
+
+    `save` chooses what the forward keeps (docs/backward.md gives the bytes
+    per token and layer of each choice):
+
+    * `activations`: every value a gradient op reads; nothing is
+      recomputed.
+    * `inputs` (default): the results of the expensive ops (projections,
+      the delta rule, collectives); the cheap per-token ops between them
+      (conv, splits, L2 norms, gates, gated RMSNorm) are recomputed from
+      those in the backward, as a fused prologue would.
+    * `none`: nothing but the arguments; the backward recomputes the whole
+      forward it needs, collectives included.
+
+    The delta rule's per-chunk states are never saved: `gdn.delta_rule_grad`
+    recomputes them from checkpoints. Packings, constants and slices of
+    weights are always recomputed. `report-memory` prints, for every
+    function, the bytes per token its saved values take.
+
+    Programs must be expanded (`gdn-expand-layer`) and not yet fused
+    (`gdn-fuse`); an op without a gradient op is an error naming it.
+  }];
+  let dependentDialects = ["::mlir::gdn::GdnDialect",
+                           "::mlir::gdn::comm::GdnCommDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
+  let options = [
+    Option<"save", "save", "std::string", /*default=*/"\"inputs\"",
+           "What the forward saves for the backward: activations, inputs "
+           "or none">,
+    ListOption<"functions", "functions", "std::string",
+               "Functions to differentiate (default: every function with a "
+               "body that is not itself generated)">,
+    Option<"reportMemory", "report-memory", "bool", /*default=*/"false",
+           "Print the bytes per token the saved values take, as remarks">
+  ];
+  let statistics = [
+    Statistic<"numFunctions", "functions", "Functions differentiated">,
+    Statistic<"numSaved", "saved-values", "Values the forwards save">
   ];
 }
 

@@ -60,18 +60,6 @@ Tensor slice(const Tensor &tensor, unsigned dim, int64_t index, int64_t count) {
   return result;
 }
 
-llvm::Error sameShapes(Operation *op, ArrayRef<const Tensor *> inputs) {
-  for (size_t rank = 1; rank < inputs.size(); ++rank)
-    if (inputs[rank]->getShape() != inputs[0]->getShape())
-      return makeOpError(op, rank,
-                         llvm::formatv("the operand has shape {0} but rank 0's "
-                                       "is {1}; every rank must contribute "
-                                       "the same shape",
-                                       inputs[rank]->describe(),
-                                       inputs[0]->describe()));
-  return llvm::Error::success();
-}
-
 llvm::Error divisible(Operation *op, const Tensor &tensor, unsigned dim,
                       int64_t ranks) {
   if (tensor.getDimSize(dim) % ranks == 0)
@@ -178,6 +166,31 @@ llvm::Error convertLayout(ArrayRef<Operation *> rankOps,
 
 } // namespace
 
+llvm::Error
+mlir::gdn::interp::checkSameShapeOnRanks(Operation *op,
+                                         ArrayRef<const Tensor *> inputs) {
+  for (size_t rank = 1; rank < inputs.size(); ++rank)
+    if (inputs[rank]->getShape() != inputs[0]->getShape())
+      return makeOpError(op, rank,
+                         llvm::formatv("the operand has shape {0} but rank 0's "
+                                       "is {1}; every rank must contribute "
+                                       "the same shape",
+                                       inputs[rank]->describe(),
+                                       inputs[0]->describe()));
+  return llvm::Error::success();
+}
+
+llvm::Error mlir::gdn::interp::checkSequenceCount(Operation *op,
+                                                  const Tensor &states,
+                                                  const PackingInfo &packing) {
+  if (states.getDimSize(0) == packing.getNumSeqs())
+    return llvm::Error::success();
+  return makeOpError(op, 0,
+                     llvm::formatv("the states have {0} entries but the "
+                                   "packing {1} sequences",
+                                   states.getDimSize(0), packing.getNumSeqs()));
+}
+
 /// Checks every rank's tensors against the op's types (dynamic sizes may
 /// differ between ranks; the collectives check what they need of those).
 static llvm::Error checkTypes(ArrayRef<Operation *> rankOps,
@@ -227,6 +240,9 @@ llvm::Error mlir::gdn::interp::executeCollectiveUnchecked(
   const int64_t ranks = static_cast<int64_t>(envs.size());
   if (isa<ConvertLayoutOp>(op))
     return convertLayout(rankOps, envs);
+  if (std::optional<llvm::Error> transposed =
+          executeTransposedCollective(rankOps, envs))
+    return std::move(*transposed);
 
   std::vector<const Tensor *> inputs;
   for (int64_t rank = 0; rank < ranks; ++rank)
@@ -250,7 +266,7 @@ llvm::Error mlir::gdn::interp::executeCollectiveUnchecked(
     return llvm::Error::success();
   }
   if (auto scatter = dyn_cast<comm::ReduceScatterOp>(op)) {
-    if (auto error = sameShapes(op, inputs))
+    if (auto error = checkSameShapeOnRanks(op, inputs))
       return error;
     if (auto error = divisible(op, *inputs[0], scatter.getDim(), ranks))
       return error;
@@ -265,7 +281,7 @@ llvm::Error mlir::gdn::interp::executeCollectiveUnchecked(
     return llvm::Error::success();
   }
   if (auto allToAll = dyn_cast<comm::AllToAllOp>(op)) {
-    if (auto error = sameShapes(op, inputs))
+    if (auto error = checkSameShapeOnRanks(op, inputs))
       return error;
     unsigned split = allToAll.getSplitDim(), concat = allToAll.getConcatDim();
     if (auto error = divisible(op, *inputs[0], split, ranks))
@@ -311,22 +327,18 @@ llvm::Error mlir::gdn::interp::executeCollectiveUnchecked(
     std::vector<const Tensor *> partials;
     for (int64_t rank = 0; rank < ranks; ++rank)
       partials.push_back(&envs[rank].tensor(rankOps[rank]->getOperand(1)));
-    if (auto error = sameShapes(op, partials))
+    if (auto error = checkSameShapeOnRanks(op, partials))
       return error;
-    if (auto error = sameShapes(op, inputs))
+    if (auto error = checkSameShapeOnRanks(op, inputs))
       return error;
     return stateExchange(exchange, inputs, partials, envs);
   }
   if (auto gather = dyn_cast<comm::GatherSequenceStatesOp>(op)) {
-    if (auto error = sameShapes(op, inputs))
+    if (auto error = checkSameShapeOnRanks(op, inputs))
       return error;
     const PackingInfo &packing = envs[0].packing(gather.getPacking());
-    if (inputs[0]->getDimSize(0) != packing.getNumSeqs())
-      return makeOpError(op, 0,
-                         llvm::formatv("the states have {0} entries but the "
-                                       "packing {1} sequences",
-                                       inputs[0]->getDimSize(0),
-                                       packing.getNumSeqs()));
+    if (auto error = checkSequenceCount(op, *inputs[0], packing))
+      return error;
     Tensor result(inputs[0]->getKind(), std::vector<int64_t>(
                                             inputs[0]->getShape().begin(),
                                             inputs[0]->getShape().end()));

@@ -100,6 +100,19 @@ llvm::Error executeLocalOp(Operation *op, Environment &env,
 /// (ChunkwiseOps.cpp); std::nullopt when `op` is not one of them.
 std::optional<llvm::Error> executeChunkwiseOp(Operation *op, Environment &env);
 
+/// Executes one of the local gradient ops of a generated backward program
+/// (gdn.*_grad, the inverse copies, gdn_comm's per-rank gradient ops) with
+/// the reverse sweep's VJPs (Gradients/GradientOpExecution.cpp);
+/// std::nullopt when `op` is not one of them.
+std::optional<llvm::Error> executeGradientOp(Operation *op, Environment &env);
+
+/// Executes one of the transposed collectives (gdn_comm.all_reduce,
+/// return_halo, reverse_state_exchange, reduce_sequence_states) for all
+/// ranks of a group; std::nullopt when `op` is not one of them.
+std::optional<llvm::Error>
+executeTransposedCollective(llvm::ArrayRef<Operation *> rankOps,
+                            llvm::MutableArrayRef<Environment> envs);
+
 /// The position of `env`'s rank within its instance of `group`.
 int64_t getRankInGroup(const Environment &env, comm::GroupAttr group);
 
@@ -107,6 +120,15 @@ int64_t getRankInGroup(const Environment &env, comm::GroupAttr group);
 /// checking every rank's operands and results against the op's types.
 llvm::Error executeCollective(llvm::ArrayRef<Operation *> rankOps,
                               llvm::MutableArrayRef<Environment> envs);
+
+/// Every rank's operand of a collective (`inputs[r]` is rank r's) must have
+/// the same shape; an error names the first rank that differs.
+llvm::Error checkSameShapeOnRanks(Operation *op,
+                                  llvm::ArrayRef<const Tensor *> inputs);
+
+/// Per-sequence states (`[N, ...]`) must have the packing's N entries.
+llvm::Error checkSequenceCount(Operation *op, const Tensor &states,
+                               const PackingInfo &packing);
 
 /// The collective itself, on operands already checked against their types.
 llvm::Error executeCollectiveUnchecked(llvm::ArrayRef<Operation *> rankOps,

@@ -74,6 +74,19 @@ static std::optional<InputRole> roleOfUse(OpOperand &use) {
       return InputRole::State;
     return InputRole::Activation;
   }
+  if (auto grad = dyn_cast<DeltaRuleGradOp>(owner)) {
+    // The backward's operands are drawn as the forward's; the cotangents
+    // as activations, the final states' as states.
+    if (value == grad.getQ() || value == grad.getK())
+      return InputRole::UnitRows;
+    if (value == grad.getG())
+      return InputRole::Decay;
+    if (value == grad.getBeta())
+      return InputRole::Beta;
+    if (value == grad.getInitialState() || value == grad.getFinalStateGrad())
+      return InputRole::State;
+    return InputRole::Activation;
+  }
   if (auto gates = dyn_cast<GatesOp>(owner)) {
     if (value == gates.getALog())
       return InputRole::LogDecayRate;
@@ -136,14 +149,15 @@ static std::optional<InputRole> roleOfUse(OpOperand &use) {
   return std::nullopt;
 }
 
-/// Follows `value` through ops that only move it (layout conversions and
-/// collectives) to the op that decides its role.
+/// Follows `value` through ops that only move it (layout conversions,
+/// collectives and the section regrouping of headwise CP) to the op that
+/// decides its role.
 static std::optional<InputRole> findRole(Value value, int depth) {
   for (OpOperand &use : value.getUses()) {
     if (auto role = roleOfUse(use))
       return role;
     Operation *owner = use.getOwner();
-    bool moves = isa<ConvertLayoutOp>(owner) ||
+    bool moves = isa<ConvertLayoutOp, RegroupSectionsOp>(owner) ||
                  isa<comm::GdnCommDialect>(owner->getDialect());
     if (moves && depth < 4 && owner->getNumResults() == 1)
       if (auto role = findRole(owner->getResult(0), depth + 1))

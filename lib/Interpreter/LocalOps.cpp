@@ -77,6 +77,14 @@ llvm::Error executeConstant(arith::ConstantOp op, Environment &env) {
     env.bind(op.getResult(), integer.getInt());
     return llvm::Error::success();
   }
+  // A float scalar (what tensor.splat fills a tensor with) is a rank-0
+  // tensor.
+  if (auto scalar = dyn_cast<FloatAttr>(op.getValue())) {
+    Tensor tensor(ElementKind::F64, {});
+    tensor.getData()[0] = scalar.getValueAsDouble();
+    env.bind(op.getResult(), std::move(tensor));
+    return llvm::Error::success();
+  }
   auto dense = dyn_cast<DenseElementsAttr>(op.getValue());
   if (!dense)
     return makeOpError(op, env.getRank(),
@@ -326,6 +334,39 @@ llvm::Error executeSplitQkv(SplitQkvOp op, Environment &env) {
   env.bind(op.getQ(), std::move(result.q));
   env.bind(op.getK(), std::move(result.k));
   env.bind(op.getV(), std::move(result.v));
+  return llvm::Error::success();
+}
+
+/// arith.addf on tensors of one shape (cotangents of a value with several
+/// uses add up), rounded to the result's element type.
+llvm::Error executeAddF(arith::AddFOp op, Environment &env) {
+  const Tensor &lhs = env.tensor(op.getLhs()), &rhs = env.tensor(op.getRhs());
+  if (lhs.getShape() != rhs.getShape())
+    return makeOpError(op, env.getRank(),
+                       "adds " + lhs.describe() + " and " + rhs.describe() +
+                           "; the shapes must be equal at run time");
+  Tensor sum(resultKind(op, 0), std::vector<int64_t>(lhs.getShape()));
+  for (int64_t i = 0; i < sum.getNumElements(); ++i)
+    sum.getData()[i] = lhs.getData()[i] + rhs.getData()[i];
+  sum.roundToStorage();
+  env.bind(op.getResult(), std::move(sum));
+  return llvm::Error::success();
+}
+
+/// tensor.splat: the scalar in every element, dynamic sizes from operands.
+llvm::Error executeSplat(tensor::SplatOp op, Environment &env) {
+  auto type = op.getType();
+  std::vector<int64_t> shape;
+  unsigned dynamicIndex = 0;
+  for (int64_t size : type.getShape())
+    shape.push_back(ShapedType::isDynamic(size)
+                        ? env.index(op.getDynamicSizes()[dynamicIndex++])
+                        : size);
+  Tensor tensor(resultKind(op, 0), shape);
+  std::fill(tensor.values().begin(), tensor.values().end(),
+            env.tensor(op.getInput()).getData()[0]);
+  tensor.roundToStorage();
+  env.bind(op.getResult(), std::move(tensor));
   return llvm::Error::success();
 }
 
@@ -612,6 +653,16 @@ mlir::gdn::interp::executeLocalOp(Operation *op, Environment &env,
     env.bind(rank.getRank(), getRankInGroup(env, rank.getGroup()));
   else if (std::optional<llvm::Error> chunkwise = executeChunkwiseOp(op, env))
     error = std::move(*chunkwise);
+  else if (std::optional<llvm::Error> gradient = executeGradientOp(op, env))
+    error = std::move(*gradient);
+  else if (auto add = dyn_cast<arith::AddFOp>(op))
+    error = executeAddF(add, env);
+  else if (auto splat = dyn_cast<tensor::SplatOp>(op))
+    error = executeSplat(splat, env);
+  else if (auto dim = dyn_cast<tensor::DimOp>(op))
+    env.bind(dim.getResult(),
+             env.tensor(dim.getSource())
+                 .getDimSize(static_cast<unsigned>(env.index(dim.getIndex()))));
   else
     return makeOpError(op, env.getRank(),
                        "the reference interpreter does not support this op");

@@ -112,6 +112,10 @@ struct GdnFusePass : public mlir::gdn::impl::GdnFuseBase<GdnFusePass> {
     getOperation()->walk([&](DeltaRuleOp op) { rules.push_back(op); });
     for (DeltaRuleOp rule : rules)
       lowerDeltaRule(rewriter, rule);
+    SmallVector<DeltaRuleGradOp> grads;
+    getOperation()->walk([&](DeltaRuleGradOp op) { grads.push_back(op); });
+    for (DeltaRuleGradOp grad : grads)
+      lowerDeltaRuleGrad(rewriter, grad);
 
     SmallVector<GatedRMSNormOp> norms;
     getOperation()->walk([&](GatedRMSNormOp op) { norms.push_back(op); });
@@ -240,6 +244,36 @@ struct GdnFusePass : public mlir::gdn::impl::GdnFuseBase<GdnFusePass> {
       rewriter.replaceAllUsesWith(finalState, lowered.getFinalState());
     rewriter.eraseOp(rule);
     ++numDeltaRules;
+  }
+
+  /// gdn.delta_rule_grad -> gdn_kernel.delta_rule_grad (the backward's five
+  /// kernels) where the kernels take it: bf16 q, k, v, head dims 64 or 128,
+  /// tokens of one whole pack (no sequence layout). Others stay as they are.
+  void lowerDeltaRuleGrad(IRRewriter &rewriter, DeltaRuleGradOp grad) {
+    for (Value value : grad->getOperands())
+      if (getSequenceLayout(value.getType()))
+        return;
+    auto qType = grad.getQ().getType(), vType = grad.getV().getType();
+    rewriter.setInsertionPoint(grad);
+    Value initialGrad = grad.getInitialStateGrad();
+    auto lowered = kernel::DeltaRuleGradOp::create(
+        rewriter, grad.getLoc(), grad.getQGrad().getType(),
+        grad.getKGrad().getType(), grad.getVGrad().getType(),
+        grad.getGGrad().getType(), grad.getBetaGrad().getType(),
+        initialGrad ? initialGrad.getType() : Type(), grad.getOGrad(),
+        grad.getQ(), grad.getK(), grad.getV(), grad.getG(), grad.getBeta(),
+        grad.getPacking(), grad.getInitialState(), grad.getFinalStateGrad(),
+        static_cast<uint64_t>(qType.getDimSize(1)),
+        static_cast<uint64_t>(vType.getDimSize(1)),
+        static_cast<uint64_t>(qType.getDimSize(2)),
+        static_cast<uint64_t>(vType.getDimSize(2)),
+        llvm::APFloat(grad.getEffectiveScale()));
+    if (!verifiesQuietly(lowered)) {
+      rewriter.eraseOp(lowered);
+      return;
+    }
+    rewriter.replaceOp(grad, lowered->getResults());
+    ++numDeltaRuleGrads;
   }
 
   void fuseEpilogue(IRRewriter &rewriter, GatedRMSNormOp norm) {

@@ -97,6 +97,12 @@ static cl::opt<bool> gradientsFlag(
              "with respect to every floating-point argument (random "
              "cotangents from --seed, or --cotangents); with --compare, "
              "compare the gradients too"));
+static cl::opt<bool> runBackward(
+    "run-backward",
+    cl::desc("Take the first program's results and gradients from its "
+             "generated @ENTRY_forward and @ENTRY_backward "
+             "(gdn-opt --gdn-generate-backward) instead of the interpreter's "
+             "reverse sweep of @ENTRY; implies --gradients"));
 static cl::opt<std::string> cotangentsDir(
     "cotangents",
     cl::desc("Directory of cotangentN.npy files (global result shapes) to use "
@@ -368,6 +374,28 @@ loadCotangents(func::FuncOp function, const std::vector<Tensor> &results) {
   return cotangents;
 }
 
+/// --run-backward: the generated @F_forward and @F_backward of the entry
+/// function F, one per rank like the entry's.
+llvm::Expected<std::pair<std::vector<func::FuncOp>, std::vector<func::FuncOp>>>
+findGeneratedBackward(Program &program) {
+  std::vector<func::FuncOp> forwards, backwards;
+  for (func::FuncOp function : program.rankFunctions) {
+    std::string name = function.getName().str();
+    auto forward =
+        program.module->lookupSymbol<func::FuncOp>(name + "_forward");
+    auto backward =
+        program.module->lookupSymbol<func::FuncOp>(name + "_backward");
+    if (!forward || !backward || forward.isExternal() || backward.isExternal())
+      return llvm::createStringError(
+          "--run-backward needs @" + name + "_forward and @" + name +
+          "_backward in " + program.path +
+          "; make them with gdn-opt --gdn-generate-backward");
+    forwards.push_back(forward);
+    backwards.push_back(backward);
+  }
+  return std::make_pair(std::move(forwards), std::move(backwards));
+}
+
 /// --check-gradients: gradN.npy for every differentiable argument.
 llvm::Expected<std::vector<std::optional<Tensor>>>
 loadGradients(func::FuncOp function, const std::vector<Tensor> &inputs) {
@@ -506,7 +534,8 @@ int main(int argc, char **argv) {
       "gdn-run: the float64 reference interpreter of gdn programs\n\n"
       "  gdn-run FILE [--entry NAME] [--seed S] [--inputs DIR] [--outputs "
       "DIR]\n"
-      "  gdn-run --compare A.mlir B.mlir [--rtol X] [--gradients]\n"
+      "  gdn-run --compare A.mlir B.mlir [--rtol X] [--gradients] "
+      "[--run-backward]\n"
       "  gdn-run FILE --gradients [--cotangents DIR] [--outputs DIR]\n"
       "  gdn-run FILE --gradcheck [--gradcheck-entries N] "
       "[--check-gradients DIR]\n");
@@ -528,6 +557,11 @@ int main(int argc, char **argv) {
                 "with --gradients --compare");
   if (gradcheck && gradientsFlag)
     return fail("give --gradients or --gradcheck, not both");
+  if (runBackward && gradcheck)
+    return fail("--run-backward computes gradients with the generated "
+                "backward; check them with --compare against a sweep");
+  if (runBackward)
+    gradientsFlag = true;
   if (!checkGradientsDir.empty() && !gradcheck)
     return fail("--check-gradients needs --gradcheck");
   if (!cotangentsDir.empty() && !gradientsFlag && !gradcheck)
@@ -588,11 +622,22 @@ int main(int argc, char **argv) {
     if (!saveInputsDir.empty())
       if (auto error = writeTensors(saveInputsDir, "cotangent", cotangents))
         return fail(llvm::toString(std::move(error)));
-    auto run =
-        runWithGradients(first->rankFunctions, *inputs, cotangents, options);
+    auto run = [&]() -> llvm::Expected<GradientRun> {
+      if (!runBackward)
+        return runWithGradients(first->rankFunctions, *inputs, cotangents,
+                                options);
+      auto generated = findGeneratedBackward(*first);
+      if (!generated)
+        return generated.takeError();
+      return runGeneratedBackward(function, generated->first, generated->second,
+                                  *inputs, cotangents, options);
+    }();
     if (!run)
       return fail(llvm::toString(run.takeError()));
     gradients = std::move(run->gradients);
+    // The generated forward's results are the ones compared and printed.
+    if (runBackward)
+      *outputs = std::move(run->results);
   }
 
   if (!compare) {
@@ -639,7 +684,8 @@ int main(int argc, char **argv) {
     expectedGradients = std::move(run->gradients);
   }
 
-  llvm::outs() << "comparing @" << function.getName() << " ("
+  llvm::outs() << "comparing @" << function.getName()
+               << (runBackward ? " (generated backward, " : " (")
                << first->rankFunctions.size() << " rank(s)) against @"
                << reference.getName() << " (" << second->rankFunctions.size()
                << " rank(s))\n";

@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -104,10 +105,22 @@ template <class C> std::string runCase(const Pack &pack, int rowBlocks,
                      g = buffer(size_t(tokens) * kHeads, kUnwritten),
                      beta = buffer(size_t(tokens) * kHeads, kUnwritten),
                      final = buffer(stateSize, kUnwritten);
-  gdn_status_t status = {};
-  status.code = pack.invalid ? GDN_STATUS_DECREASING : GDN_STATUS_OK;
-  std::vector<int32_t> rowSeq = tokenSeq;
-  rowSeq.push_back(-1);
+  // The kernel validates the offsets itself: invalid metadata is a wrong
+  // last slot start (the total), or a nonzero first one when there is no
+  // sequence. The status record starts as garbage, so a block that read it
+  // instead of checking, or a missing write, is caught.
+  gdn_status_t status;
+  std::memset(&status, 0x5a, sizeof(status));
+  std::vector<int32_t> &slotStarts = pack.padded ? cuPadded : cu;
+  gdn_status_t expected = {};
+  if (pack.invalid) {
+    expected.padded = pack.padded;
+    expected.index = n;
+    expected.value = n > 0 ? tokens + 1 : 1;
+    expected.code = n > 0 ? GDN_STATUS_WRONG_TOTAL : GDN_STATUS_FIRST_NOT_ZERO;
+    expected.bound = n > 0 ? tokens : 0;
+    slotStarts[n] = static_cast<int32_t>(expected.value);
+  }
 
   PrologueArgs<C> args = {};
   args.mixed = mixed.data();
@@ -126,7 +139,7 @@ template <class C> std::string runCase(const Pack &pack, int rowBlocks,
   args.beta = beta.data();
   args.packing = {cu.data(), pack.padded ? cuPadded.data() : nullptr, n,
                   tokens};
-  args.workspace = {&status, rowSeq.data()};
+  args.workspace = {&status};
   emulation::setCopySource(mixed.data(),
                            mixed.data() + size_t(tokens) * kChannels);
   constexpr unsigned kChannelBlocks =
@@ -136,6 +149,13 @@ template <class C> std::string runCase(const Pack &pack, int rowBlocks,
 
   // The reference, in double precision.
   std::string mismatch;
+  if (std::memcmp(&status, &expected, sizeof(status)) != 0)
+    mismatch = "status record: code " + std::to_string(status.code) +
+               " index " + std::to_string(status.index) + " value " +
+               std::to_string(status.value) + ", expected code " +
+               std::to_string(expected.code);
+  if (pack.invalid) // the reference reads the offsets: restore them
+    slotStarts[n] = n > 0 ? tokens : 0;
   auto expect = [&](float got, double want, const char *what, int row,
                     int column) {
     const bool good =

@@ -47,6 +47,19 @@ runWithGradients(llvm::ArrayRef<func::FuncOp> rankFunctions,
                  const std::vector<Tensor> &cotangents,
                  const InterpreterOptions &options);
 
+/// The gradients of `original` computed by the program gdn-generate-backward
+/// made from it: `forwardRanks` (@original_forward, which returns
+/// @original's results and then the saved values) and `backwardRanks`
+/// (@original_backward: arguments, saved values, cotangents -> gradients)
+/// run on the ranks, each rank passing its own saved values on. Inputs,
+/// cotangents and the returned results and gradients are global, as in
+/// runWithGradients, so the two can be compared.
+llvm::Expected<GradientRun> runGeneratedBackward(
+    func::FuncOp original, llvm::ArrayRef<func::FuncOp> forwardRanks,
+    llvm::ArrayRef<func::FuncOp> backwardRanks,
+    const std::vector<Tensor> &globalInputs,
+    const std::vector<Tensor> &cotangents, const InterpreterOptions &options);
+
 /// Standard-normal float64 cotangents shaped like `results`, one random
 /// stream per result (empty tensors for integer results).
 std::vector<Tensor> generateCotangents(const std::vector<Tensor> &results,

@@ -101,24 +101,24 @@ LogicalResult PackingOp::verify() {
 // CausalConv1dOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult CausalConv1dOp::verify() {
-  ShapeChecker check(*this);
-  if (failed(check.rank(getX(), "x", 2, "[T, C]")) ||
-      failed(check.rank(getWeight(), "weight", 2, "[C, W]")) ||
-      failed(check.rank(getY(), "y", 2, "[T, C]")))
+LogicalResult mlir::gdn::verifyCausalConv1dSignature(
+    Operation *op, Value x, Value weight, PackingType packing, Value bias,
+    Value initialState, Value y, Value finalState, int64_t width) {
+  ShapeChecker check(op);
+  if (failed(check.rank(x, "x", 2, "[T, C]")) ||
+      failed(check.rank(weight, "weight", 2, "[C, W]")) ||
+      failed(check.rank(y, "y", 2, "[T, C]")))
     return failure();
-  int64_t channels = ShapeChecker::size(getX(), 1);
-  int64_t width = getWidth();
-  PackingType packing = getPacking().getType();
-  if (failed(check.dim(getWeight(), "weight", 0, channels, "channels")) ||
-      failed(check.dim(getWeight(), "weight", 1, width, "width")) ||
-      failed(check.dim(getY(), "y", 1, channels, "channels")) ||
-      failed(check.tokens(getX(), "x")) || failed(check.tokens(getY(), "y")) ||
+  int64_t channels = ShapeChecker::size(x, 1);
+  if (failed(check.dim(weight, "weight", 0, channels, "channels")) ||
+      failed(check.dim(weight, "weight", 1, width, "width")) ||
+      failed(check.dim(y, "y", 1, channels, "channels")) ||
+      failed(check.tokens(x, "x")) || failed(check.tokens(y, "y")) ||
       failed(check.packingTokens(packing)) ||
-      failed(check.sameElementType(getY(), "y", getX(), "x")) ||
-      failed(check.notTokenSharded(getWeight(), "weight")))
+      failed(check.sameElementType(y, "y", x, "x")) ||
+      failed(check.notTokenSharded(weight, "weight")))
     return failure();
-  if (Value bias = getBias())
+  if (bias)
     if (failed(check.rank(bias, "bias", 1, "[C]")) ||
         failed(check.dim(bias, "bias", 0, channels, "channels")) ||
         failed(check.notTokenSharded(bias, "bias")))
@@ -133,54 +133,70 @@ LogicalResult CausalConv1dOp::verify() {
       return failure();
     return check.notTokenSharded(state, name);
   };
-  if (failed(checkState(getInitialState(), "initial_state")) ||
-      failed(checkState(getFinalState(), "final_state")))
+  if (failed(checkState(initialState, "initial_state")) ||
+      failed(checkState(finalState, "final_state")))
     return failure();
-  return verifySameSequenceLayout(*this, {getX(), getY()}, "x and y");
+  return verifySameSequenceLayout(op, {x, y}, "x and y");
+}
+
+LogicalResult CausalConv1dOp::verify() {
+  return verifyCausalConv1dSignature(
+      *this, getX(), getWeight(), getPacking().getType(), getBias(),
+      getInitialState(), getY(), getFinalState(), getWidth());
 }
 
 //===----------------------------------------------------------------------===//
 // L2NormOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult L2NormOp::verify() {
-  if (getX().getType().getRank() < 1)
-    return emitOpError() << "x must have a dimension to normalise, found "
-                         << getX().getType();
+LogicalResult mlir::gdn::verifyL2NormSignature(Operation *op, Value x,
+                                               double eps) {
+  auto type = cast<RankedTensorType>(x.getType());
+  if (type.getRank() < 1)
+    return op->emitOpError()
+           << "x must have a dimension to normalise, found " << type;
   // Written so that NaN fails too.
-  if (!(getEps().convertToDouble() >= 0.0))
-    return emitOpError() << "eps must be >= 0, found "
-                         << getEps().convertToDouble();
+  if (!(eps >= 0.0))
+    return op->emitOpError() << "eps must be >= 0, found " << eps;
   return success();
+}
+
+LogicalResult L2NormOp::verify() {
+  return verifyL2NormSignature(*this, getX(), getEps().convertToDouble());
 }
 
 //===----------------------------------------------------------------------===//
 // GatesOp
 //===----------------------------------------------------------------------===//
 
+LogicalResult mlir::gdn::verifyGatesSignature(Operation *op, Value a, Value b,
+                                              Value aLog, Value dtBias, Value g,
+                                              Value beta) {
+  ShapeChecker check(op);
+  if (failed(check.rank(a, "a", 2, "[T, HV]")) ||
+      failed(check.rank(b, "b", 2, "[T, HV]")) ||
+      failed(check.rank(aLog, "a_log", 1, "[HV]")) ||
+      failed(check.rank(dtBias, "dt_bias", 1, "[HV]")) ||
+      failed(check.rank(g, "g", 2, "[T, HV]")) ||
+      failed(check.rank(beta, "beta", 2, "[T, HV]")))
+    return failure();
+  int64_t heads = ShapeChecker::size(a, 1);
+  if (failed(check.dim(b, "b", 1, heads, "value heads")) ||
+      failed(check.dim(aLog, "a_log", 0, heads, "value heads")) ||
+      failed(check.dim(dtBias, "dt_bias", 0, heads, "value heads")) ||
+      failed(check.dim(g, "g", 1, heads, "value heads")) ||
+      failed(check.dim(beta, "beta", 1, heads, "value heads")) ||
+      failed(check.tokens(a, "a")) || failed(check.tokens(b, "b")) ||
+      failed(check.tokens(g, "g")) || failed(check.tokens(beta, "beta")) ||
+      failed(check.notTokenSharded(aLog, "a_log")) ||
+      failed(check.notTokenSharded(dtBias, "dt_bias")))
+    return failure();
+  return verifySameSequenceLayout(op, {a, b, g, beta}, "a, b, g and beta");
+}
+
 LogicalResult GatesOp::verify() {
-  ShapeChecker check(*this);
-  if (failed(check.rank(getA(), "a", 2, "[T, HV]")) ||
-      failed(check.rank(getB(), "b", 2, "[T, HV]")) ||
-      failed(check.rank(getALog(), "a_log", 1, "[HV]")) ||
-      failed(check.rank(getDtBias(), "dt_bias", 1, "[HV]")) ||
-      failed(check.rank(getG(), "g", 2, "[T, HV]")) ||
-      failed(check.rank(getBeta(), "beta", 2, "[T, HV]")))
-    return failure();
-  int64_t heads = ShapeChecker::size(getA(), 1);
-  if (failed(check.dim(getB(), "b", 1, heads, "value heads")) ||
-      failed(check.dim(getALog(), "a_log", 0, heads, "value heads")) ||
-      failed(check.dim(getDtBias(), "dt_bias", 0, heads, "value heads")) ||
-      failed(check.dim(getG(), "g", 1, heads, "value heads")) ||
-      failed(check.dim(getBeta(), "beta", 1, heads, "value heads")) ||
-      failed(check.tokens(getA(), "a")) || failed(check.tokens(getB(), "b")) ||
-      failed(check.tokens(getG(), "g")) ||
-      failed(check.tokens(getBeta(), "beta")) ||
-      failed(check.notTokenSharded(getALog(), "a_log")) ||
-      failed(check.notTokenSharded(getDtBias(), "dt_bias")))
-    return failure();
-  return verifySameSequenceLayout(*this, {getA(), getB(), getG(), getBeta()},
-                                  "a, b, g and beta");
+  return verifyGatesSignature(*this, getA(), getB(), getALog(), getDtBias(),
+                              getG(), getBeta());
 }
 
 //===----------------------------------------------------------------------===//
@@ -197,45 +213,48 @@ double mlir::gdn::getDefaultDeltaRuleScale(int64_t headDimK) {
   return 1.0 / std::sqrt(static_cast<double>(headDimK));
 }
 
-LogicalResult DeltaRuleOp::verify() {
-  ShapeChecker check(*this);
-  if (failed(check.rank(getQ(), "q", 3, "[T, H, K]")) ||
-      failed(check.rank(getK(), "k", 3, "[T, H, K]")) ||
-      failed(check.rank(getV(), "v", 3, "[T, HV, V]")) ||
-      failed(check.rank(getG(), "g", 2, "[T, HV]")) ||
-      failed(check.rank(getBeta(), "beta", 2, "[T, HV]")) ||
-      failed(check.rank(getO(), "o", 3, "[T, HV, V]")) ||
-      failed(check.rank(getFinalState(), "final_state", 4, "[N, HV, K, V]")))
+LogicalResult mlir::gdn::verifyDeltaRuleSignature(
+    Operation *op, Value q, Value k, Value v, Value g, Value beta,
+    PackingType packing, Value initialState, Value o, Value finalState,
+    int64_t chunkSize, FloatAttr scale) {
+  ShapeChecker check(op);
+  if (failed(check.rank(q, "q", 3, "[T, H, K]")) ||
+      failed(check.rank(k, "k", 3, "[T, H, K]")) ||
+      failed(check.rank(v, "v", 3, "[T, HV, V]")) ||
+      failed(check.rank(g, "g", 2, "[T, HV]")) ||
+      failed(check.rank(beta, "beta", 2, "[T, HV]")) ||
+      failed(check.rank(o, "o", 3, "[T, HV, V]")) ||
+      (finalState &&
+       failed(check.rank(finalState, "final_state", 4, "[N, HV, K, V]"))))
     return failure();
-  int64_t keyHeads = ShapeChecker::size(getQ(), 1);
-  int64_t headDimK = ShapeChecker::size(getQ(), 2);
-  int64_t valueHeads = ShapeChecker::size(getV(), 1);
-  int64_t headDimV = ShapeChecker::size(getV(), 2);
+  int64_t keyHeads = ShapeChecker::size(q, 1);
+  int64_t headDimK = ShapeChecker::size(q, 2);
+  int64_t valueHeads = ShapeChecker::size(v, 1);
+  int64_t headDimV = ShapeChecker::size(v, 2);
   // Zero key heads would divide by zero below, and K = 0 has no K^-1/2.
-  if (failed(check.atLeastOne(getQ(), "q", 1, "key heads")) ||
-      failed(check.atLeastOne(getQ(), "q", 2, "head dim K")))
+  if (failed(check.atLeastOne(q, "q", 1, "key heads")) ||
+      failed(check.atLeastOne(q, "q", 2, "head dim K")))
     return failure();
   if (!ShapedType::isDynamic(keyHeads) && !ShapedType::isDynamic(valueHeads) &&
       valueHeads % keyHeads != 0)
-    return emitOpError() << "value heads (" << valueHeads
-                         << ") must be a multiple of key heads (" << keyHeads
-                         << ")";
-  if (ShapedType::isDynamic(headDimK) && !getScale())
-    return emitOpError() << "the default scale K^-1/2 needs a static head dim "
-                            "K; give 'scale' explicitly";
-  PackingType packing = getPacking().getType();
-  if (failed(check.dim(getK(), "k", 1, keyHeads, "key heads")) ||
-      failed(check.dim(getK(), "k", 2, headDimK, "head dim K")) ||
-      failed(check.dim(getG(), "g", 1, valueHeads, "value heads")) ||
-      failed(check.dim(getBeta(), "beta", 1, valueHeads, "value heads")) ||
-      failed(check.dim(getO(), "o", 1, valueHeads, "value heads")) ||
-      failed(check.dim(getO(), "o", 2, headDimV, "head dim V")) ||
-      failed(check.tokens(getQ(), "q")) || failed(check.tokens(getK(), "k")) ||
-      failed(check.tokens(getV(), "v")) || failed(check.tokens(getG(), "g")) ||
-      failed(check.tokens(getBeta(), "beta")) ||
-      failed(check.tokens(getO(), "o")) ||
+    return op->emitOpError()
+           << "value heads (" << valueHeads
+           << ") must be a multiple of key heads (" << keyHeads << ")";
+  if (ShapedType::isDynamic(headDimK) && !scale)
+    return op->emitOpError()
+           << "the default scale K^-1/2 needs a static head dim "
+              "K; give 'scale' explicitly";
+  if (failed(check.dim(k, "k", 1, keyHeads, "key heads")) ||
+      failed(check.dim(k, "k", 2, headDimK, "head dim K")) ||
+      failed(check.dim(g, "g", 1, valueHeads, "value heads")) ||
+      failed(check.dim(beta, "beta", 1, valueHeads, "value heads")) ||
+      failed(check.dim(o, "o", 1, valueHeads, "value heads")) ||
+      failed(check.dim(o, "o", 2, headDimV, "head dim V")) ||
+      failed(check.tokens(q, "q")) || failed(check.tokens(k, "k")) ||
+      failed(check.tokens(v, "v")) || failed(check.tokens(g, "g")) ||
+      failed(check.tokens(beta, "beta")) || failed(check.tokens(o, "o")) ||
       failed(check.packingTokens(packing)) ||
-      failed(check.sameElementType(getO(), "o", getV(), "v")))
+      failed(check.sameElementType(o, "o", v, "v")))
     return failure();
   auto checkState = [&](Value state, StringRef name) -> LogicalResult {
     if (!state)
@@ -248,44 +267,55 @@ LogicalResult DeltaRuleOp::verify() {
       return failure();
     return check.notTokenSharded(state, name);
   };
-  if (failed(checkState(getInitialState(), "initial_state")) ||
-      failed(checkState(getFinalState(), "final_state")))
+  if (failed(checkState(initialState, "initial_state")) ||
+      failed(checkState(finalState, "final_state")))
     return failure();
-  if (failed(verifyChunkAndScale(*this, getChunkSize(), getScaleAttr())))
+  if (failed(verifyChunkAndScale(op, chunkSize, scale)))
     return failure();
-  return verifySameSequenceLayout(
-      *this, {getQ(), getK(), getV(), getG(), getBeta(), getO()},
-      "q, k, v, g, beta and o");
+  return verifySameSequenceLayout(op, {q, k, v, g, beta, o},
+                                  "q, k, v, g, beta and o");
+}
+
+LogicalResult DeltaRuleOp::verify() {
+  return verifyDeltaRuleSignature(*this, getQ(), getK(), getV(), getG(),
+                                  getBeta(), getPacking().getType(),
+                                  getInitialState(), getO(), getFinalState(),
+                                  getChunkSize(), getScaleAttr());
 }
 
 //===----------------------------------------------------------------------===//
 // GatedRMSNormOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult GatedRMSNormOp::verify() {
-  ShapeChecker check(*this);
-  if (failed(check.rank(getX(), "x", 3, "[T, HV, V]")) ||
-      failed(check.rank(getZ(), "z", 3, "[T, HV, V]")) ||
-      failed(check.rank(getY(), "y", 3, "[T, HV, V]")) ||
-      failed(check.rank(getWeight(), "weight", 1, "[V]")))
+LogicalResult mlir::gdn::verifyGatedRMSNormSignature(Operation *op, Value x,
+                                                     Value z, Value weight,
+                                                     Value y, double eps) {
+  ShapeChecker check(op);
+  if (failed(check.rank(x, "x", 3, "[T, HV, V]")) ||
+      failed(check.rank(z, "z", 3, "[T, HV, V]")) ||
+      failed(check.rank(y, "y", 3, "[T, HV, V]")) ||
+      failed(check.rank(weight, "weight", 1, "[V]")))
     return failure();
-  int64_t heads = ShapeChecker::size(getX(), 1);
-  int64_t headDimV = ShapeChecker::size(getX(), 2);
-  if (failed(check.dim(getZ(), "z", 1, heads, "value heads")) ||
-      failed(check.dim(getZ(), "z", 2, headDimV, "head dim V")) ||
-      failed(check.dim(getY(), "y", 1, heads, "value heads")) ||
-      failed(check.dim(getY(), "y", 2, headDimV, "head dim V")) ||
-      failed(check.dim(getWeight(), "weight", 0, headDimV, "head dim V")) ||
-      failed(check.tokens(getX(), "x")) || failed(check.tokens(getZ(), "z")) ||
-      failed(check.tokens(getY(), "y")) ||
-      failed(check.notTokenSharded(getWeight(), "weight")))
+  int64_t heads = ShapeChecker::size(x, 1);
+  int64_t headDimV = ShapeChecker::size(x, 2);
+  if (failed(check.dim(z, "z", 1, heads, "value heads")) ||
+      failed(check.dim(z, "z", 2, headDimV, "head dim V")) ||
+      failed(check.dim(y, "y", 1, heads, "value heads")) ||
+      failed(check.dim(y, "y", 2, headDimV, "head dim V")) ||
+      failed(check.dim(weight, "weight", 0, headDimV, "head dim V")) ||
+      failed(check.tokens(x, "x")) || failed(check.tokens(z, "z")) ||
+      failed(check.tokens(y, "y")) ||
+      failed(check.notTokenSharded(weight, "weight")))
     return failure();
   // Written so that NaN fails too.
-  if (!(getEps().convertToDouble() >= 0.0))
-    return emitOpError() << "eps must be >= 0, found "
-                         << getEps().convertToDouble();
-  return verifySameSequenceLayout(*this, {getX(), getZ(), getY()},
-                                  "x, z and y");
+  if (!(eps >= 0.0))
+    return op->emitOpError() << "eps must be >= 0, found " << eps;
+  return verifySameSequenceLayout(op, {x, z, y}, "x, z and y");
+}
+
+LogicalResult GatedRMSNormOp::verify() {
+  return verifyGatedRMSNormSignature(*this, getX(), getZ(), getWeight(), getY(),
+                                     getEps().convertToDouble());
 }
 
 //===----------------------------------------------------------------------===//
@@ -303,73 +333,89 @@ static int64_t featureSize(RankedTensorType type) {
   return product;
 }
 
-LogicalResult LinearOp::verify() {
-  ShapeChecker check(*this);
-  if (getX().getType().getRank() < 2 || getY().getType().getRank() < 2)
-    return emitOpError() << "x and y must be [T, features...] tensors of rank "
-                            ">= 2, found "
-                         << getX().getType() << " and " << getY().getType();
-  if (failed(check.rank(getWeight(), "weight", 2, "[Out, In]")) ||
-      failed(check.dim(getWeight(), "weight", 1, featureSize(getX().getType()),
+LogicalResult mlir::gdn::verifyLinearSignature(Operation *op, Value x,
+                                               Value weight, Value y) {
+  ShapeChecker check(op);
+  if (cast<RankedTensorType>(x.getType()).getRank() < 2 ||
+      cast<RankedTensorType>(y.getType()).getRank() < 2)
+    return op->emitOpError()
+           << "x and y must be [T, features...] tensors of rank "
+              ">= 2, found "
+           << cast<RankedTensorType>(x.getType()) << " and "
+           << cast<RankedTensorType>(y.getType());
+  if (failed(check.rank(weight, "weight", 2, "[Out, In]")) ||
+      failed(check.dim(weight, "weight", 1,
+                       featureSize(cast<RankedTensorType>(x.getType())),
                        "In = features of x")) ||
-      failed(check.dim(getWeight(), "weight", 0, featureSize(getY().getType()),
+      failed(check.dim(weight, "weight", 0,
+                       featureSize(cast<RankedTensorType>(y.getType())),
                        "Out = features of y")) ||
-      failed(check.tokens(getX(), "x")) || failed(check.tokens(getY(), "y")) ||
-      failed(check.notTokenSharded(getWeight(), "weight")))
+      failed(check.tokens(x, "x")) || failed(check.tokens(y, "y")) ||
+      failed(check.notTokenSharded(weight, "weight")))
     return failure();
-  return verifySameSequenceLayout(*this, {getX(), getY()}, "x and y");
+  return verifySameSequenceLayout(op, {x, y}, "x and y");
+}
+
+LogicalResult LinearOp::verify() {
+  return verifyLinearSignature(*this, getX(), getWeight(), getY());
 }
 
 //===----------------------------------------------------------------------===//
 // SplitQkvzOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult SplitQkvzOp::verify() {
-  ShapeChecker check(*this);
-  if (failed(check.rank(getQkvz(), "qkvz", 2, "[T, H * (2K + 2rV)]")) ||
-      failed(check.rank(getBa(), "ba", 2, "[T, 2HV]")) ||
-      failed(check.rank(getMixedQkv(), "mixed_qkv", 2, "[T, 2HK + HV*V]")) ||
-      failed(check.rank(getZ(), "z", 3, "[T, HV, V]")) ||
-      failed(check.rank(getB(), "b", 2, "[T, HV]")) ||
-      failed(check.rank(getA(), "a", 2, "[T, HV]")))
+LogicalResult mlir::gdn::verifySplitQkvzSignature(Operation *op, Value qkvz,
+                                                  Value ba, Value mixedQkv,
+                                                  Value z, Value b, Value a,
+                                                  int64_t keyHeads,
+                                                  int64_t headDimK) {
+  ShapeChecker check(op);
+  if (failed(check.rank(qkvz, "qkvz", 2, "[T, H * (2K + 2rV)]")) ||
+      failed(check.rank(ba, "ba", 2, "[T, 2HV]")) ||
+      failed(check.rank(mixedQkv, "mixed_qkv", 2, "[T, 2HK + HV*V]")) ||
+      failed(check.rank(z, "z", 3, "[T, HV, V]")) ||
+      failed(check.rank(b, "b", 2, "[T, HV]")) ||
+      failed(check.rank(a, "a", 2, "[T, HV]")))
     return failure();
-  int64_t keyHeads = getKeyHeads(), headDimK = getHeadDimK();
-  int64_t valueHeads = ShapeChecker::size(getZ(), 1);
-  int64_t headDimV = ShapeChecker::size(getZ(), 2);
+  int64_t valueHeads = ShapeChecker::size(z, 1);
+  int64_t headDimV = ShapeChecker::size(z, 2);
   if (ShapedType::isDynamic(valueHeads) || ShapedType::isDynamic(headDimV))
-    return emitOpError() << "z must have static heads and head dim to fix the "
-                            "interleaving, found "
-                         << getZ().getType();
+    return op->emitOpError()
+           << "z must have static heads and head dim to fix the "
+              "interleaving, found "
+           << z.getType();
   if (valueHeads % keyHeads != 0)
-    return emitOpError() << "value heads (" << valueHeads
-                         << ") must be a multiple of key heads (" << keyHeads
-                         << ")";
+    return op->emitOpError()
+           << "value heads (" << valueHeads
+           << ") must be a multiple of key heads (" << keyHeads << ")";
   int64_t valueDim = valueHeads * headDimV;
-  if (failed(check.dim(getQkvz(), "qkvz", 1,
-                       2 * keyHeads * headDimK + 2 * valueDim,
+  if (failed(check.dim(qkvz, "qkvz", 1, 2 * keyHeads * headDimK + 2 * valueDim,
                        "2HK + 2HV*V")) ||
-      failed(check.dim(getBa(), "ba", 1, 2 * valueHeads, "2HV")) ||
-      failed(check.dim(getMixedQkv(), "mixed_qkv", 1,
+      failed(check.dim(ba, "ba", 1, 2 * valueHeads, "2HV")) ||
+      failed(check.dim(mixedQkv, "mixed_qkv", 1,
                        2 * keyHeads * headDimK + valueDim, "2HK + HV*V")) ||
-      failed(check.dim(getB(), "b", 1, valueHeads, "value heads")) ||
-      failed(check.dim(getA(), "a", 1, valueHeads, "value heads")))
+      failed(check.dim(b, "b", 1, valueHeads, "value heads")) ||
+      failed(check.dim(a, "a", 1, valueHeads, "value heads")))
     return failure();
-  if (failed(check.tokens(getQkvz(), "qkvz")) ||
-      failed(check.tokens(getBa(), "ba")) ||
-      failed(check.tokens(getMixedQkv(), "mixed_qkv")) ||
-      failed(check.tokens(getZ(), "z")) || failed(check.tokens(getB(), "b")) ||
-      failed(check.tokens(getA(), "a")))
+  if (failed(check.tokens(qkvz, "qkvz")) || failed(check.tokens(ba, "ba")) ||
+      failed(check.tokens(mixedQkv, "mixed_qkv")) ||
+      failed(check.tokens(z, "z")) || failed(check.tokens(b, "b")) ||
+      failed(check.tokens(a, "a")))
     return failure();
   // The op only moves elements, so it keeps their type.
-  if (failed(check.sameElementType(getMixedQkv(), "mixed_qkv", getQkvz(),
-                                   "qkvz")) ||
-      failed(check.sameElementType(getZ(), "z", getQkvz(), "qkvz")) ||
-      failed(check.sameElementType(getB(), "b", getBa(), "ba")) ||
-      failed(check.sameElementType(getA(), "a", getBa(), "ba")))
+  if (failed(check.sameElementType(mixedQkv, "mixed_qkv", qkvz, "qkvz")) ||
+      failed(check.sameElementType(z, "z", qkvz, "qkvz")) ||
+      failed(check.sameElementType(b, "b", ba, "ba")) ||
+      failed(check.sameElementType(a, "a", ba, "ba")))
     return failure();
-  return verifySameSequenceLayout(
-      *this, {getQkvz(), getBa(), getMixedQkv(), getZ(), getB(), getA()},
-      "qkvz, ba, mixed_qkv, z, b and a");
+  return verifySameSequenceLayout(op, {qkvz, ba, mixedQkv, z, b, a},
+                                  "qkvz, ba, mixed_qkv, z, b and a");
+}
+
+LogicalResult SplitQkvzOp::verify() {
+  return verifySplitQkvzSignature(*this, getQkvz(), getBa(), getMixedQkv(),
+                                  getZ(), getB(), getA(), getKeyHeads(),
+                                  getHeadDimK());
 }
 
 //===----------------------------------------------------------------------===//
@@ -411,46 +457,52 @@ LogicalResult RegroupSectionsOp::verify() {
 // SplitQkvOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult SplitQkvOp::verify() {
-  ShapeChecker check(*this);
-  if (failed(check.rank(getMixedQkv(), "mixed_qkv", 2, "[T, 2HK + HV*V]")) ||
-      failed(check.rank(getQ(), "q", 3, "[T, H, K]")) ||
-      failed(check.rank(getK(), "k", 3, "[T, H, K]")) ||
-      failed(check.rank(getV(), "v", 3, "[T, HV, V]")))
+LogicalResult mlir::gdn::verifySplitQkvSignature(Operation *op, Value mixedQkv,
+                                                 Value q, Value k, Value v) {
+  ShapeChecker check(op);
+  if (failed(check.rank(mixedQkv, "mixed_qkv", 2, "[T, 2HK + HV*V]")) ||
+      failed(check.rank(q, "q", 3, "[T, H, K]")) ||
+      failed(check.rank(k, "k", 3, "[T, H, K]")) ||
+      failed(check.rank(v, "v", 3, "[T, HV, V]")))
     return failure();
-  auto qType = getQ().getType(), vType = getV().getType();
+  auto qType = cast<RankedTensorType>(q.getType()),
+       vType = cast<RankedTensorType>(v.getType());
   if (ShapedType::isDynamic(qType.getDimSize(1)) ||
       ShapedType::isDynamic(qType.getDimSize(2)))
-    return emitOpError() << "q must have static heads and head dim, found "
-                         << qType;
+    return op->emitOpError()
+           << "q must have static heads and head dim, found " << qType;
   if (ShapedType::isDynamic(vType.getDimSize(1)) ||
       ShapedType::isDynamic(vType.getDimSize(2)))
-    return emitOpError() << "v must have static heads and head dim, found "
-                         << vType;
+    return op->emitOpError()
+           << "v must have static heads and head dim, found " << vType;
   int64_t keyHeads = qType.getDimSize(1), headDimK = qType.getDimSize(2);
   int64_t valueHeads = vType.getDimSize(1), headDimV = vType.getDimSize(2);
-  if (failed(check.atLeastOne(getQ(), "q", 1, "key heads")))
+  if (failed(check.atLeastOne(q, "q", 1, "key heads")))
     return failure();
   if (valueHeads % keyHeads != 0)
-    return emitOpError() << "value heads (" << valueHeads
-                         << ") must be a multiple of key heads (" << keyHeads
-                         << ")";
-  if (failed(check.dim(getK(), "k", 1, keyHeads, "key heads")) ||
-      failed(check.dim(getK(), "k", 2, headDimK, "head dim K")) ||
-      failed(check.dim(getMixedQkv(), "mixed_qkv", 1,
+    return op->emitOpError()
+           << "value heads (" << valueHeads
+           << ") must be a multiple of key heads (" << keyHeads << ")";
+  if (failed(check.dim(k, "k", 1, keyHeads, "key heads")) ||
+      failed(check.dim(k, "k", 2, headDimK, "head dim K")) ||
+      failed(check.dim(mixedQkv, "mixed_qkv", 1,
                        2 * keyHeads * headDimK + valueHeads * headDimV,
                        "2HK + HV*V")) ||
-      failed(check.tokens(getMixedQkv(), "mixed_qkv")) ||
-      failed(check.tokens(getQ(), "q")) || failed(check.tokens(getK(), "k")) ||
-      failed(check.tokens(getV(), "v")))
+      failed(check.tokens(mixedQkv, "mixed_qkv")) ||
+      failed(check.tokens(q, "q")) || failed(check.tokens(k, "k")) ||
+      failed(check.tokens(v, "v")))
     return failure();
   // The op only moves elements, so it keeps their type.
-  if (failed(check.sameElementType(getQ(), "q", getMixedQkv(), "mixed_qkv")) ||
-      failed(check.sameElementType(getK(), "k", getMixedQkv(), "mixed_qkv")) ||
-      failed(check.sameElementType(getV(), "v", getMixedQkv(), "mixed_qkv")))
+  if (failed(check.sameElementType(q, "q", mixedQkv, "mixed_qkv")) ||
+      failed(check.sameElementType(k, "k", mixedQkv, "mixed_qkv")) ||
+      failed(check.sameElementType(v, "v", mixedQkv, "mixed_qkv")))
     return failure();
-  return verifySameSequenceLayout(
-      *this, {getMixedQkv(), getQ(), getK(), getV()}, "mixed_qkv, q, k and v");
+  return verifySameSequenceLayout(op, {mixedQkv, q, k, v},
+                                  "mixed_qkv, q, k and v");
+}
+
+LogicalResult SplitQkvOp::verify() {
+  return verifySplitQkvSignature(*this, getMixedQkv(), getQ(), getK(), getV());
 }
 
 //===----------------------------------------------------------------------===//

@@ -72,6 +72,38 @@ private:
 LogicalResult verifyChunkAndScale(Operation *op, int64_t chunk,
                                   FloatAttr scale);
 
+//===----------------------------------------------------------------------===//
+// Op signatures
+//===----------------------------------------------------------------------===//
+//
+// The invariants of each primitive op, over the values that play its roles,
+// so that an op and its gradient op (GdnGradientOps.td), where the cotangent
+// of a result plays the result's role, check them in one place. Optional
+// values may be null.
+
+LogicalResult verifyCausalConv1dSignature(Operation *op, Value x, Value weight,
+                                          PackingType packing, Value bias,
+                                          Value initialState, Value y,
+                                          Value finalState, int64_t width);
+LogicalResult verifyL2NormSignature(Operation *op, Value x, double eps);
+LogicalResult verifyGatesSignature(Operation *op, Value a, Value b, Value aLog,
+                                   Value dtBias, Value g, Value beta);
+LogicalResult verifyDeltaRuleSignature(Operation *op, Value q, Value k, Value v,
+                                       Value g, Value beta, PackingType packing,
+                                       Value initialState, Value o,
+                                       Value finalState, int64_t chunkSize,
+                                       FloatAttr scale);
+LogicalResult verifyGatedRMSNormSignature(Operation *op, Value x, Value z,
+                                          Value weight, Value y, double eps);
+LogicalResult verifyLinearSignature(Operation *op, Value x, Value weight,
+                                    Value y);
+LogicalResult verifySplitQkvzSignature(Operation *op, Value qkvz, Value ba,
+                                       Value mixedQkv, Value z, Value b,
+                                       Value a, int64_t keyHeads,
+                                       int64_t headDimK);
+LogicalResult verifySplitQkvSignature(Operation *op, Value mixedQkv, Value q,
+                                      Value k, Value v);
+
 } // namespace mlir::gdn
 
 #endif // GDN_LIB_DIALECT_GDN_SHAPECHECKS_H

@@ -19,6 +19,66 @@ using namespace mlir;
 using namespace mlir::gdn;
 using namespace mlir::gdn::interp;
 
+ContinuedStateGradients mlir::gdn::interp::continueConvStateVJP(
+    Tensor dState, const PackingInfo &packing, const ChunkwiseShard &shard,
+    bool hasInitialState) {
+  const int64_t channels = dState.getDimSize(1), taps = dState.getDimSize(2);
+  ContinuedStateGradients grads;
+  grads.dreceived = Tensor(ElementKind::F64, {taps, channels});
+  // Every sequence but the continuing one copies its initial state.
+  grads.dinitialState = std::move(dState);
+  if (!shard.continuing)
+    return grads;
+  const int64_t seq = *shard.continuing;
+  const int64_t first = packing.getBegin(seq);
+  double *entry = grads.dinitialState.getData() + seq * channels * taps;
+  const std::vector<double> from(entry, entry + channels * taps);
+  std::fill_n(entry, channels * taps, 0.0);
+  for (int64_t j = 0; j < taps; ++j) {
+    const int64_t row = shard.begin - taps + j;
+    for (int64_t c = 0; c < channels; ++c) {
+      if (row >= first)
+        grads.dreceived.getData()[j * channels + c] += from[c * taps + j];
+      else if (hasInitialState)
+        entry[c * taps + taps - (first - row)] += from[c * taps + j];
+    }
+  }
+  return grads;
+}
+
+ContinuedStateGradients
+mlir::gdn::interp::continueStateVJP(Tensor dState,
+                                    const ChunkwiseShard &shard) {
+  std::vector<int64_t> shape(dState.getShape().begin() + 1,
+                             dState.getShape().end());
+  ContinuedStateGradients grads;
+  grads.dreceived = Tensor(ElementKind::F64, shape);
+  const int64_t perSequence = grads.dreceived.getNumElements();
+  if (shard.continuing) {
+    double *entry = dState.getData() + *shard.continuing * perSequence;
+    std::copy_n(entry, perSequence, grads.dreceived.getData());
+    // The continuing sequence ignores its initial state.
+    std::fill_n(entry, perSequence, 0.0);
+  }
+  grads.dinitialState = std::move(dState);
+  return grads;
+}
+
+std::optional<DeltaRuleSummaryGradients> mlir::gdn::interp::stateSummaryVJP(
+    const DeltaRuleInputs &inputs, const ChunkwiseShard &shard,
+    const Tensor *dtransition, const Tensor *dpartial) {
+  // Without a leaving sequence the summary is constant (zero).
+  if (!shard.leaving)
+    return std::nullopt;
+  const PackingInfo &packing = inputs.packing;
+  const int64_t seq = *shard.leaving;
+  const int64_t first = std::max(packing.getBegin(seq), shard.begin);
+  return deltaRuleSummaryVJP(
+      inputs, seq, first - shard.begin, shard.end - shard.begin,
+      /*startsHere=*/packing.getBegin(seq) >= shard.begin, dtransition,
+      dpartial);
+}
+
 namespace {
 
 llvm::Error propagateContinueConvState(Operation *operation,
@@ -27,37 +87,15 @@ llvm::Error propagateContinueConvState(Operation *operation,
                                        const InterpreterOptions &) {
   auto op = cast<comm::ContinueConvStateOp>(operation);
   const PackingInfo &packing = env.packing(op.getPacking());
-  const Tensor &halo = env.tensor(op.getHalo());
-  const Tensor *initial = env.optionalTensor(op.getInitialState());
-  const int64_t taps = halo.getDimSize(0), channels = halo.getDimSize(1);
   auto shard = shardOf(op, env, packing, op.getGroup());
   if (!shard)
     return shard.takeError();
-  Tensor dState = cotangents.take(op.getState(), env.tensor(op.getState()));
-  Tensor dHalo = zerosLike(halo);
-  // Every sequence but the continuing one copies its initial state.
-  Tensor dInitial = dState;
-  if (shard->continuing) {
-    const int64_t seq = *shard->continuing;
-    const int64_t first = packing.getBegin(seq);
-    std::fill_n(dInitial.getData() + seq * channels * taps, channels * taps,
-                0.0);
-    const double *from = dState.getData() + seq * channels * taps;
-    for (int64_t j = 0; j < taps; ++j) {
-      const int64_t row = shard->begin - taps + j;
-      for (int64_t c = 0; c < channels; ++c) {
-        if (row >= first)
-          dHalo.getData()[j * channels + c] += from[c * taps + j];
-        else if (initial)
-          dInitial
-              .getData()[(seq * channels + c) * taps + taps - (first - row)] +=
-              from[c * taps + j];
-      }
-    }
-  }
-  cotangents.add(op.getHalo(), std::move(dHalo));
-  if (initial)
-    cotangents.add(op.getInitialState(), std::move(dInitial));
+  ContinuedStateGradients grads = continueConvStateVJP(
+      cotangents.take(op.getState(), env.tensor(op.getState())), packing,
+      *shard, static_cast<bool>(op.getInitialState()));
+  cotangents.add(op.getHalo(), std::move(grads.dreceived));
+  if (op.getInitialState())
+    cotangents.add(op.getInitialState(), std::move(grads.dinitialState));
   return llvm::Error::success();
 }
 
@@ -66,22 +104,14 @@ llvm::Error propagateContinueState(Operation *operation, const Environment &env,
                                    const InterpreterOptions &) {
   auto op = cast<comm::ContinueStateOp>(operation);
   const PackingInfo &packing = env.packing(op.getPacking());
-  const Tensor &incoming = env.tensor(op.getIncoming());
   auto shard = shardOf(op, env, packing, op.getGroup());
   if (!shard)
     return shard.takeError();
-  Tensor dState = cotangents.take(op.getState(), env.tensor(op.getState()));
-  Tensor dIncoming = zerosLike(incoming);
-  const int64_t perSequence = incoming.getNumElements();
-  if (shard->continuing) {
-    double *entry = dState.getData() + *shard->continuing * perSequence;
-    std::copy_n(entry, perSequence, dIncoming.getData());
-    // The continuing sequence ignores its initial state.
-    std::fill_n(entry, perSequence, 0.0);
-  }
-  cotangents.add(op.getIncoming(), std::move(dIncoming));
+  ContinuedStateGradients grads = continueStateVJP(
+      cotangents.take(op.getState(), env.tensor(op.getState())), *shard);
+  cotangents.add(op.getIncoming(), std::move(grads.dreceived));
   if (op.getInitialState())
-    cotangents.add(op.getInitialState(), std::move(dState));
+    cotangents.add(op.getInitialState(), std::move(grads.dinitialState));
   return llvm::Error::success();
 }
 
@@ -90,34 +120,23 @@ llvm::Error propagateStateSummary(Operation *operation, const Environment &env,
                                   const InterpreterOptions &) {
   auto op = cast<comm::StateSummaryOp>(operation);
   const PackingInfo &packing = env.packing(op.getPacking());
-  DeltaRuleInputs inputs{env.tensor(op.getQ()),
-                         env.tensor(op.getK()),
-                         env.tensor(op.getV()),
-                         env.tensor(op.getG()),
-                         env.tensor(op.getBeta()),
-                         packing,
-                         env.optionalTensor(op.getInitialState()),
-                         /*scale=*/1.0};
+  DeltaRuleInputs inputs = summaryInputsOf(op, env, env.tensor(op.getQ()));
   auto shard = shardOf(op, env, packing, op.getGroup());
   if (!shard)
     return shard.takeError();
   std::optional<Tensor> dTransition = cotangents.takeIfAny(op.getTransition());
   std::optional<Tensor> dPartial = cotangents.takeIfAny(op.getPartialState());
-  // Without a leaving sequence the summary is constant (zero).
-  if (!shard->leaving)
+  std::optional<DeltaRuleSummaryGradients> grads =
+      stateSummaryVJP(inputs, *shard, dTransition ? &*dTransition : nullptr,
+                      dPartial ? &*dPartial : nullptr);
+  if (!grads)
     return llvm::Error::success();
-  const int64_t seq = *shard->leaving;
-  const int64_t first = std::max(packing.getBegin(seq), shard->begin);
-  DeltaRuleSummaryGradients grads = deltaRuleSummaryVJP(
-      inputs, seq, first - shard->begin, shard->end - shard->begin,
-      /*startsHere=*/packing.getBegin(seq) >= shard->begin,
-      dTransition ? &*dTransition : nullptr, dPartial ? &*dPartial : nullptr);
-  cotangents.add(op.getK(), std::move(grads.dk));
-  cotangents.add(op.getV(), std::move(grads.dv));
-  cotangents.add(op.getG(), std::move(grads.dg));
-  cotangents.add(op.getBeta(), std::move(grads.dbeta));
+  cotangents.add(op.getK(), std::move(grads->dk));
+  cotangents.add(op.getV(), std::move(grads->dv));
+  cotangents.add(op.getG(), std::move(grads->dg));
+  cotangents.add(op.getBeta(), std::move(grads->dbeta));
   if (inputs.initialState)
-    cotangents.add(op.getInitialState(), std::move(grads.dinitialState));
+    cotangents.add(op.getInitialState(), std::move(grads->dinitialState));
   return llvm::Error::success();
 }
 

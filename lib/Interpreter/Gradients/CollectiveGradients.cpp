@@ -124,27 +124,12 @@ void propagateAllToAll(ArrayRef<Operation *> rankOps,
 void propagateHaloExchange(ArrayRef<Operation *> rankOps,
                            ArrayRef<const Environment *> envs,
                            ArrayRef<CotangentMap *> cotangents) {
-  const int64_t rows = cast<comm::HaloExchangeOp>(rankOps[0]).getTokens();
   const int64_t ranks = static_cast<int64_t>(rankOps.size());
   std::vector<Tensor> dy = takeResultCotangents(rankOps, envs, cotangents);
   std::vector<Tensor> dx;
   for (int64_t rank = 0; rank < ranks; ++rank)
     dx.push_back(zerosLike(envs[rank]->tensor(rankOps[rank]->getOperand(0))));
-  const int64_t width =
-      dx[0].getNumElements() / std::max<int64_t>(dx[0].getDimSize(0), 1);
-  // The forward's copy loop, with the copies reversed.
-  for (int64_t rank = 0; rank < ranks; ++rank) {
-    int64_t filled = 0;
-    for (int64_t source = rank - 1; source >= 0 && filled < rows; --source) {
-      const int64_t previousRows = dx[source].getDimSize(0);
-      const int64_t take = std::min(rows - filled, previousRows);
-      const double *from = dy[rank].getData() + (rows - filled - take) * width;
-      double *to = dx[source].getData() + (previousRows - take) * width;
-      for (int64_t i = 0; i < take * width; ++i)
-        to[i] += from[i];
-      filled += take;
-    }
-  }
+  accumulateHaloExchangeVJP(dy, dx);
   for (int64_t rank = 0; rank < ranks; ++rank)
     cotangents[rank]->add(rankOps[rank]->getOperand(0), std::move(dx[rank]));
 }
@@ -155,54 +140,18 @@ void propagateStateExchange(ArrayRef<Operation *> rankOps,
   const int64_t ranks = static_cast<int64_t>(rankOps.size());
   std::vector<Tensor> dIncoming =
       takeResultCotangents(rankOps, envs, cotangents);
-  const Tensor &firstPartial = envs[0]->tensor(rankOps[0]->getOperand(1));
-  const int64_t heads = firstPartial.getDimSize(0),
-                K = firstPartial.getDimSize(1), V = firstPartial.getDimSize(2);
-  auto transition = [&](int64_t rank) {
-    return envs[rank]->tensor(rankOps[rank]->getOperand(0)).getData();
-  };
-  auto partial = [&](int64_t rank) {
-    return envs[rank]->tensor(rankOps[rank]->getOperand(1)).getData();
-  };
-  // The chain S_in(0) = 0, S_in(r + 1) = M_r S_in(r) + S_r (every chain
-  // kind computes this function), recomputed in float64.
-  std::vector<std::vector<double>> incoming(
-      ranks, std::vector<double>(heads * K * V, 0.0));
-  for (int64_t rank = 0; rank + 1 < ranks; ++rank)
-    for (int64_t h = 0; h < heads; ++h)
-      for (int64_t i = 0; i < K; ++i)
-        for (int64_t j = 0; j < V; ++j) {
-          double sum = partial(rank)[(h * K + i) * V + j];
-          for (int64_t m = 0; m < K; ++m)
-            sum += transition(rank)[(h * K + i) * K + m] *
-                   incoming[rank][(h * K + m) * V + j];
-          incoming[rank + 1][(h * K + i) * V + j] = sum;
-        }
-  // Backwards: G(r) = dS_in(r) + M_r^T G(r + 1) is the whole cotangent of
-  // S_in(r); then dS_r = G(r + 1) and dM_r = G(r + 1) S_in(r)^T. The last
-  // rank's summary feeds nothing.
-  std::vector<double> later(heads * K * V, 0.0); // G(r + 1)
-  for (int64_t rank = ranks - 1; rank >= 0; --rank) {
-    Tensor dTransition =
-        zerosLike(envs[rank]->tensor(rankOps[rank]->getOperand(0)));
-    Tensor dPartial =
-        zerosLike(envs[rank]->tensor(rankOps[rank]->getOperand(1)));
-    std::vector<double> total(dIncoming[rank].values());
-    for (int64_t h = 0; h < heads; ++h)
-      for (int64_t i = 0; i < K; ++i)
-        for (int64_t j = 0; j < V; ++j) {
-          const double g = later[(h * K + i) * V + j];
-          dPartial.getData()[(h * K + i) * V + j] = g;
-          for (int64_t m = 0; m < K; ++m) {
-            dTransition.getData()[(h * K + i) * K + m] +=
-                g * incoming[rank][(h * K + m) * V + j];
-            total[(h * K + m) * V + j] +=
-                transition(rank)[(h * K + i) * K + m] * g;
-          }
-        }
-    later = std::move(total);
-    cotangents[rank]->add(rankOps[rank]->getOperand(0), std::move(dTransition));
-    cotangents[rank]->add(rankOps[rank]->getOperand(1), std::move(dPartial));
+  std::vector<const Tensor *> transitions, partials;
+  for (int64_t rank = 0; rank < ranks; ++rank) {
+    transitions.push_back(&envs[rank]->tensor(rankOps[rank]->getOperand(0)));
+    partials.push_back(&envs[rank]->tensor(rankOps[rank]->getOperand(1)));
+  }
+  StateExchangeGradients grads =
+      stateExchangeVJP(transitions, partials, dIncoming);
+  for (int64_t rank = 0; rank < ranks; ++rank) {
+    cotangents[rank]->add(rankOps[rank]->getOperand(0),
+                          std::move(grads.dtransitions[rank]));
+    cotangents[rank]->add(rankOps[rank]->getOperand(1),
+                          std::move(grads.dpartials[rank]));
   }
 }
 
@@ -211,21 +160,9 @@ void propagateGatherSequenceStates(ArrayRef<Operation *> rankOps,
                                    ArrayRef<CotangentMap *> cotangents) {
   auto op = cast<comm::GatherSequenceStatesOp>(rankOps[0]);
   const int64_t ranks = static_cast<int64_t>(rankOps.size());
-  const PackingInfo &packing = envs[0]->packing(op.getPacking());
-  std::vector<Tensor> dy = takeResultCotangents(rankOps, envs, cotangents);
-  std::vector<Tensor> dx;
-  for (int64_t rank = 0; rank < ranks; ++rank)
-    dx.push_back(zerosLike(envs[rank]->tensor(rankOps[rank]->getOperand(0))));
-  const int64_t perSequence =
-      dx[0].getNumElements() / std::max<int64_t>(packing.getNumSeqs(), 1);
-  // Every rank's copy of sequence i came from its owner's entry.
-  for (int64_t seq = 0; seq < packing.getNumSeqs(); ++seq) {
-    double *to =
-        dx[getSequenceOwner(packing, ranks, seq)].getData() + seq * perSequence;
-    for (const Tensor &cotangent : dy)
-      for (int64_t i = 0; i < perSequence; ++i)
-        to[i] += cotangent.getData()[seq * perSequence + i];
-  }
+  std::vector<Tensor> dx =
+      gatherSequenceStatesVJP(takeResultCotangents(rankOps, envs, cotangents),
+                              envs[0]->packing(op.getPacking()));
   for (int64_t rank = 0; rank < ranks; ++rank)
     cotangents[rank]->add(rankOps[rank]->getOperand(0), std::move(dx[rank]));
 }
@@ -270,6 +207,105 @@ llvm::Error propagateConvertLayout(ArrayRef<Operation *> rankOps,
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// The transposed communication, on every rank's tensors at once
+//===----------------------------------------------------------------------===//
+
+void mlir::gdn::interp::accumulateHaloExchangeVJP(ArrayRef<Tensor> dhalo,
+                                                  MutableArrayRef<Tensor> dx) {
+  const int64_t ranks = static_cast<int64_t>(dx.size());
+  const int64_t rows = dhalo[0].getDimSize(0);
+  const int64_t width = dhalo[0].getNumElements() / std::max<int64_t>(rows, 1);
+  // The forward's copy loop, with the copies reversed.
+  for (int64_t rank = 0; rank < ranks; ++rank) {
+    int64_t filled = 0;
+    for (int64_t source = rank - 1; source >= 0 && filled < rows; --source) {
+      const int64_t previousRows = dx[source].getDimSize(0);
+      const int64_t take = std::min(rows - filled, previousRows);
+      const double *from =
+          dhalo[rank].getData() + (rows - filled - take) * width;
+      double *to = dx[source].getData() + (previousRows - take) * width;
+      for (int64_t i = 0; i < take * width; ++i)
+        to[i] += from[i];
+      filled += take;
+    }
+  }
+}
+
+StateExchangeGradients
+mlir::gdn::interp::stateExchangeVJP(ArrayRef<const Tensor *> transitions,
+                                    ArrayRef<const Tensor *> partials,
+                                    ArrayRef<Tensor> dIncoming) {
+  const int64_t ranks = static_cast<int64_t>(transitions.size());
+  const Tensor &firstPartial = *partials[0];
+  const int64_t heads = firstPartial.getDimSize(0),
+                K = firstPartial.getDimSize(1), V = firstPartial.getDimSize(2);
+  auto transition = [&](int64_t rank) { return transitions[rank]->getData(); };
+  auto partial = [&](int64_t rank) { return partials[rank]->getData(); };
+  // The chain S_in(0) = 0, S_in(r + 1) = M_r S_in(r) + S_r (every chain
+  // kind computes this function), recomputed in float64.
+  std::vector<std::vector<double>> incoming(
+      ranks, std::vector<double>(heads * K * V, 0.0));
+  for (int64_t rank = 0; rank + 1 < ranks; ++rank)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t i = 0; i < K; ++i)
+        for (int64_t j = 0; j < V; ++j) {
+          double sum = partial(rank)[(h * K + i) * V + j];
+          for (int64_t m = 0; m < K; ++m)
+            sum += transition(rank)[(h * K + i) * K + m] *
+                   incoming[rank][(h * K + m) * V + j];
+          incoming[rank + 1][(h * K + i) * V + j] = sum;
+        }
+  // Backwards: G(r) = dS_in(r) + M_r^T G(r + 1) is the whole cotangent of
+  // S_in(r); then dS_r = G(r + 1) and dM_r = G(r + 1) S_in(r)^T. The last
+  // rank's summary feeds nothing.
+  StateExchangeGradients grads;
+  grads.dtransitions.resize(ranks);
+  grads.dpartials.resize(ranks);
+  std::vector<double> later(heads * K * V, 0.0); // G(r + 1)
+  for (int64_t rank = ranks - 1; rank >= 0; --rank) {
+    Tensor dTransition = zerosLike(*transitions[rank]);
+    Tensor dPartial = zerosLike(*partials[rank]);
+    std::vector<double> total(dIncoming[rank].values());
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t i = 0; i < K; ++i)
+        for (int64_t j = 0; j < V; ++j) {
+          const double g = later[(h * K + i) * V + j];
+          dPartial.getData()[(h * K + i) * V + j] = g;
+          for (int64_t m = 0; m < K; ++m) {
+            dTransition.getData()[(h * K + i) * K + m] +=
+                g * incoming[rank][(h * K + m) * V + j];
+            total[(h * K + m) * V + j] +=
+                transition(rank)[(h * K + i) * K + m] * g;
+          }
+        }
+    later = std::move(total);
+    grads.dtransitions[rank] = std::move(dTransition);
+    grads.dpartials[rank] = std::move(dPartial);
+  }
+  return grads;
+}
+
+std::vector<Tensor>
+mlir::gdn::interp::gatherSequenceStatesVJP(ArrayRef<Tensor> dy,
+                                           const PackingInfo &packing) {
+  const int64_t ranks = static_cast<int64_t>(dy.size());
+  std::vector<Tensor> dx;
+  for (int64_t rank = 0; rank < ranks; ++rank)
+    dx.push_back(zerosLike(dy[rank]));
+  const int64_t perSequence =
+      dx[0].getNumElements() / std::max<int64_t>(packing.getNumSeqs(), 1);
+  // Every rank's copy of sequence i came from its owner's entry.
+  for (int64_t seq = 0; seq < packing.getNumSeqs(); ++seq) {
+    double *to =
+        dx[getSequenceOwner(packing, ranks, seq)].getData() + seq * perSequence;
+    for (const Tensor &cotangent : dy)
+      for (int64_t i = 0; i < perSequence; ++i)
+        to[i] += cotangent.getData()[seq * perSequence + i];
+  }
+  return dx;
+}
 
 llvm::Error
 mlir::gdn::interp::propagateCollective(ArrayRef<Operation *> rankOps,

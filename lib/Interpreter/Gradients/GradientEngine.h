@@ -89,6 +89,86 @@ llvm::Error propagateCollective(ArrayRef<Operation *> rankOps,
 /// The error of an op the reverse sweep cannot differentiate.
 llvm::Error makeNoRuleError(Operation *op, int64_t rank);
 
+//===----------------------------------------------------------------------===//
+// VJPs of the copies and the communication, on tensors
+//===----------------------------------------------------------------------===//
+//
+// The sweep's rules above and the interpreter's execution of the gradient
+// ops of a generated backward program (GradientOpExecution.cpp) both call
+// these, so each rule exists once.
+
+/// Moves cotangent slices back along `dim`: result index i of `dy` was read
+/// from operand index `source(i)`; the other indices of `like`'s shape get
+/// zero.
+Tensor scatterAlong(const Tensor &dy, const Tensor &like, unsigned dim,
+                    llvm::function_ref<int64_t(int64_t)> source);
+
+/// VJP of gdn_comm.local_shard on rank `rankInGroup`: `dy` placed at the
+/// rank's block of a zero tensor shaped like `input`.
+Tensor localShardVJP(const Tensor &dy, const Tensor &input, unsigned dim,
+                     int64_t rankInGroup);
+
+/// VJP of gdn_comm.halo_exchange: adds each rank's halo cotangent
+/// (`dhalo[r]`) onto the rows of `dx` (the ranks' shards) it was copied
+/// from.
+void accumulateHaloExchangeVJP(ArrayRef<Tensor> dhalo,
+                               MutableArrayRef<Tensor> dx);
+
+struct StateExchangeGradients {
+  std::vector<Tensor> dtransitions, dpartials; ///< one per rank
+};
+
+/// VJP of gdn_comm.state_exchange by the reverse chain, at every rank's
+/// transition and partial state, given every rank's incoming-state
+/// cotangent.
+StateExchangeGradients stateExchangeVJP(ArrayRef<const Tensor *> transitions,
+                                        ArrayRef<const Tensor *> partials,
+                                        ArrayRef<Tensor> dIncoming);
+
+/// VJP of gdn_comm.gather_sequence_states: every rank's cotangent of
+/// sequence i, summed onto the rank that owns i.
+std::vector<Tensor> gatherSequenceStatesVJP(ArrayRef<Tensor> dy,
+                                            const PackingInfo &packing);
+
+/// The cotangents of what a continue_conv_state or continue_state op read:
+/// the received halo or incoming state, and the per-sequence initial state
+/// (what no initial state read is left out when the op has none).
+struct ContinuedStateGradients {
+  Tensor dreceived, dinitialState;
+};
+
+/// VJP of gdn_comm.continue_conv_state on `shard`, from the cotangent of
+/// its result.
+ContinuedStateGradients continueConvStateVJP(Tensor dState,
+                                             const PackingInfo &packing,
+                                             const ChunkwiseShard &shard,
+                                             bool hasInitialState);
+
+/// VJP of gdn_comm.continue_state on `shard`.
+ContinuedStateGradients continueStateVJP(Tensor dState,
+                                         const ChunkwiseShard &shard);
+
+/// The operands of gdn_comm.state_summary or state_summary_grad as the
+/// delta rule's bundle (`q`, which no summary reads, given by the caller).
+template <class Op>
+DeltaRuleInputs summaryInputsOf(Op op, const Environment &env,
+                                const Tensor &q) {
+  return {q,
+          env.tensor(op.getK()),
+          env.tensor(op.getV()),
+          env.tensor(op.getG()),
+          env.tensor(op.getBeta()),
+          env.packing(op.getPacking()),
+          env.optionalTensor(op.getInitialState()),
+          /*scale=*/1.0};
+}
+
+/// VJP of gdn_comm.state_summary on `shard`; std::nullopt when no sequence
+/// leaves the shard (the summary is constant, every cotangent zero).
+std::optional<DeltaRuleSummaryGradients>
+stateSummaryVJP(const DeltaRuleInputs &inputs, const ChunkwiseShard &shard,
+                const Tensor *dtransition, const Tensor *dpartial);
+
 } // namespace mlir::gdn::interp
 
 #endif // GDN_LIB_INTERPRETER_GRADIENTS_GRADIENTENGINE_H

@@ -70,12 +70,10 @@ llvm::Error mlir::gdn::interp::makeNoRuleError(Operation *op, int64_t rank) {
 // Rules
 //===----------------------------------------------------------------------===//
 
-namespace {
-
-/// Moves cotangent slices back along `dim`: result index i of `dy` was read
-/// from operand index `source(i)`; the other operand indices get zero.
-Tensor scatterAlong(const Tensor &dy, const Tensor &operand, unsigned dim,
-                    llvm::function_ref<int64_t(int64_t)> source) {
+Tensor
+mlir::gdn::interp::scatterAlong(const Tensor &dy, const Tensor &operand,
+                                unsigned dim,
+                                llvm::function_ref<int64_t(int64_t)> source) {
   Tensor dx = zerosLike(operand);
   int64_t outer = 1, inner = 1;
   for (unsigned d = 0; d < dim; ++d)
@@ -93,6 +91,14 @@ Tensor scatterAlong(const Tensor &dy, const Tensor &operand, unsigned dim,
     }
   return dx;
 }
+
+Tensor mlir::gdn::interp::localShardVJP(const Tensor &dy, const Tensor &input,
+                                        unsigned dim, int64_t rankInGroup) {
+  const int64_t first = rankInGroup * dy.getDimSize(dim);
+  return scatterAlong(dy, input, dim, [&](int64_t i) { return first + i; });
+}
+
+namespace {
 
 void propagateConv(CausalConv1dOp op, const Environment &env,
                    CotangentMap &cotangents) {
@@ -222,11 +228,9 @@ void propagateRegroupSections(RegroupSectionsOp op, const Environment &env,
 void propagateLocalShard(comm::LocalShardOp op, const Environment &env,
                          CotangentMap &cotangents) {
   Tensor dy = cotangents.take(op.getResult(), env.tensor(op.getResult()));
-  const int64_t block = dy.getDimSize(op.getDim());
-  const int64_t first = getRankInGroup(env, op.getGroup()) * block;
   cotangents.add(op.getInput(),
-                 scatterAlong(dy, env.tensor(op.getInput()), op.getDim(),
-                              [&](int64_t i) { return first + i; }));
+                 localShardVJP(dy, env.tensor(op.getInput()), op.getDim(),
+                               getRankInGroup(env, op.getGroup())));
 }
 
 void propagateL2Norm(L2NormOp op, const Environment &env,

@@ -100,8 +100,7 @@ public:
     for (auto &[packing, name] : packings) {
       os << "  offsets[" << slot++ << "] = bytes; // packing " << name << "\n"
          << "  bytes += "
-            "gdn::alignWorkspace(gdn::device::PackingWorkspace::bytes("
-         << tokensExpr(packing) << "));\n";
+            "gdn::alignWorkspace(gdn::device::PackingWorkspace::bytes());\n";
     }
     for (Value temp : temps) {
       auto type = cast<RankedTensorType>(temp.getType());
@@ -472,12 +471,29 @@ void printRun(const FunctionPlan &plan, const FunctionLayout &layout,
   };
   for (const KernelContext &k : plan.kernels)
     printKernelCall(k, /*launch=*/false);
-  for (auto &[value, name] : layout.packings)
+  // The packing's first consumer validates the offsets and writes the status
+  // record that later kernels read: the prologue kernel does both itself (in
+  // every block, docs/codegen.md), which saves a launch in front of it;
+  // before any other first consumer, a one-block validation kernel runs.
+  auto firstConsumer = [&](Value packing) -> Operation * {
+    for (Operation *op : plan.steps)
+      if (llvm::is_contained(op->getOperands(), packing))
+        return op;
+    return nullptr;
+  };
+  for (auto &[value, name] : layout.packings) {
+    if (Operation *first = firstConsumer(value);
+        first && isa<kernel::PrologueOp>(first)) {
+      os << "  // " << name << ": validated by its first consumer, "
+         << layout.kernelOf.lookup(first)->entryName << "\n";
+      continue;
+    }
     os << "  if (gdn::device::buildPackingMetadata({" << name << ".cu_seqlens, "
        << name << ".cu_padded, " << name << ".num_seqs, " << name
        << ".buffer_tokens}, gdn::device::PackingWorkspace::carve(" << name
        << ".workspace), stream) != cudaSuccess)\n"
        << "    return GDN_ERROR_CUDA;\n";
+  }
   auto place = [&](Value value) { return layout.places.lookup(value); };
   for (Operation *op : plan.steps) {
     if (const KernelContext *k = layout.kernelOf.lookup(op))

@@ -3,9 +3,11 @@
 // Times the generated gqa16x32 prologue (kernels.cu of
 // test/Integration/Inputs/prologue_gqa16x32.mlir after --gdn-pipeline, or a
 // tile variant) four ways in the same rounds, so that clock drift hits all
-// alike: the whole entry point (packing metadata + prologue, what
-// scripts/gpu-integration.sh reports), the packing metadata alone, the
-// prologue kernel alone on metadata built once, and cudaMemcpyAsync of the
+// alike: the whole entry point (what scripts/gpu-integration.sh reports;
+// since 2026-12 the prologue validates the packing itself, so the entry
+// launches nothing else), the one-block validation kernel that functions
+// without a prologue launch (buildPackingMetadata), the prologue kernel
+// entry alone, and cudaMemcpyAsync of the
 // same bytes (the reference of docs/performance.md), plus a plain 16-byte
 // grid-stride copy kernel. Median of ITERS; random bf16 inputs. Last, an
 // FNV-1a hash of every output byte: tile variants must agree bit for bit.

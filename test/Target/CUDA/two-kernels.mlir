@@ -20,11 +20,11 @@
 // z is token-indexed because the RMSNorm reads it per token.
 // CHECK: static const gdn_role_t gdn_prologue_then_rmsnorm_arg_roles[] = {GDN_ROLE_TOKENS, GDN_ROLE_PARAMETER, GDN_ROLE_TOKENS, GDN_ROLE_TOKENS, GDN_ROLE_PARAMETER, GDN_ROLE_PARAMETER, GDN_ROLE_TOKENS, GDN_ROLE_PARAMETER, GDN_ROLE_CU_SEQLENS, GDN_ROLE_CU_PADDED};
 
-// Workspace: the packing metadata, then q, k, v, g, beta (T = mixed's rows).
+// Workspace: the packing's status record, then q, k, v, g, beta (T = mixed's rows).
 // CHECK: static size_t gdn_prologue_then_rmsnorm_layout(const gdn_tensor_t *args, size_t *offsets) {
 // CHECK-NEXT:   size_t bytes = 0;
 // CHECK-NEXT:   offsets[0] = bytes; // packing p0
-// CHECK-NEXT:   bytes += gdn::alignWorkspace(gdn::device::PackingWorkspace::bytes(args[0].shape[0]));
+// CHECK-NEXT:   bytes += gdn::alignWorkspace(gdn::device::PackingWorkspace::bytes());
 // CHECK-NEXT:   offsets[1] = bytes; // temp0
 // CHECK-NEXT:   bytes += gdn::alignWorkspace(sizeof(__half) * static_cast<size_t>(args[0].shape[0]) * static_cast<size_t>(2) * static_cast<size_t>(64));
 // CHECK-NEXT:   offsets[2] = bytes; // temp1
@@ -61,7 +61,10 @@
 // CHECK-NEXT:     const gdn_tensor_t outputs[] = {temp0, temp1, temp2, temp3, temp4};
 // CHECK-NEXT:     if (int error = gdn_prologue_then_rmsnorm_k0_prologue_validate(operands, outputs, &p0))
 // CHECK:     if (int error = gdn_prologue_then_rmsnorm_k1_gated_rmsnorm_validate(operands, outputs))
-// CHECK:   if (gdn::device::buildPackingMetadata(
+// The prologue is the packing's first consumer: it validates the offsets and
+// writes the status record itself, so no metadata kernel runs before it.
+// CHECK:   // p0: validated by its first consumer, gdn_prologue_then_rmsnorm_k0_prologue
+// CHECK-NOT: buildPackingMetadata
 // CHECK:     const gdn_tensor_t operands[] = {args[0], args[1], args[2], args[3], args[4], args[5]};
 // CHECK-NEXT:     const gdn_tensor_t outputs[] = {temp0, temp1, temp2, temp3, temp4};
 // CHECK-NEXT:     if (int error = gdn_prologue_then_rmsnorm_k0_prologue(operands, outputs, &p0, stream))

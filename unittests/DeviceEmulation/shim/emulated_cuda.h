@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
 
 #define __global__
 #define __device__
@@ -71,6 +72,16 @@ void loadMatrices(uint32_t r[4], const void *row, bool transpose);
 } // namespace gdn::device::emulation
 
 inline void __syncthreads() { gdn::device::emulation::syncThreads(); }
+/// atomicMin on a word that several emulated threads update.
+inline unsigned long long atomicMin(unsigned long long *address,
+                                    unsigned long long value) {
+  static std::mutex mutex;
+  std::lock_guard<std::mutex> lock(mutex);
+  const unsigned long long old = *address;
+  if (value < old)
+    *address = value;
+  return old;
+}
 inline float __shfl_xor_sync(unsigned, float value, int laneMask) {
   return gdn::device::emulation::shuffleXor(value, laneMask);
 }

@@ -1,11 +1,13 @@
 //===- packing.cuh - packed-sequence metadata on the device -----*- CUDA -*-===//
 //
-// Builds what the kernels need from cu_seqlens (and cu_padded) without a host
-// synchronisation: a validation status (the rules of SEMANTICS.md, the first
-// violation recorded with its index and value) and the sequence of every
-// buffer row (-1 for padding). Kernels that find the status set write NaN
+// Validates cu_seqlens (and cu_padded) without a host synchronisation: the
+// rules of SEMANTICS.md, the first violation recorded with its index and
+// value in a status record. Kernels that find the status set write NaN
 // instead of results, so invalid metadata can never pass for a result; the
-// host reads the status when it chooses to (gdnDescribeStatus).
+// host reads the status when it chooses to (gdnDescribeStatus). The record
+// is written by the function's first consumer of the packing: the prologue
+// kernel, which checks the offsets in every block itself, or else a one-block
+// validation launch (buildPackingMetadata) in front of the first kernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,54 +41,45 @@ struct PackingView {
   }
 };
 
-/// Workspace: the status record, then one int32 per buffer row.
+/// Workspace of one packing: the status record. (Until 2026-12 it also held
+/// a per-row sequence table for the prologue; the prologue now finds each
+/// row's sequence in the offsets itself.)
 struct PackingWorkspace {
   gdn_status_t *status;
-  int32_t *tokenSeq;
 
   static constexpr size_t kStatusBytes = 256;
-  static size_t bytes(int64_t bufferTokens) {
-    return kStatusBytes + sizeof(int32_t) * static_cast<size_t>(bufferTokens);
-  }
+  static constexpr size_t bytes() { return kStatusBytes; }
   static PackingWorkspace carve(void *base) {
-    char *bytes = static_cast<char *>(base);
-    return {reinterpret_cast<gdn_status_t *>(bytes),
-            reinterpret_cast<int32_t *>(bytes + kStatusBytes)};
+    return {reinterpret_cast<gdn_status_t *>(base)};
   }
 };
 
-#ifndef GDN_DEVICE_EMULATION // host emulation: the metadata comes from the test
-
 /// One violation as a sortable key: lower index first, cu_seqlens before
 /// cu_padded, so the reported violation does not depend on thread timing.
-__device__ __forceinline__ long long violationKey(int32_t index, int32_t padded,
-                                                  int32_t code) {
-  return (static_cast<long long>(index) << 8) | (padded << 4) | code;
+__device__ __forceinline__ unsigned long long
+violationKey(int32_t index, int32_t padded, int32_t code) {
+  return (static_cast<unsigned long long>(index) << 8) |
+         static_cast<unsigned long long>((padded << 4) | code);
 }
 
-/// Builds the metadata in one launch: on the H200 a launch costs the host
-/// more time (5-6 us, docs/performance.md, 2026-11-30) than validation and
-/// the row table take on the GPU, and the prologue waits for both. Every
-/// block checks all offsets, so that no block writes a table row unless they
-/// are valid (hostile offsets could otherwise make the writes go anywhere);
-/// block 0 records the first violation, or OK. Then each block writes the
-/// rows of its sequences: tokenSeq[row] = the sequence whose real tokens
-/// include `row`, or -1 for padding.
-__global__ void buildPackingKernel(PackingView p, gdn_status_t *status,
-                                   int32_t *tokenSeq) {
-  __shared__ unsigned long long firstKey;
-  if (threadIdx.x == 0)
-    firstKey = ~0ull;
-  __syncthreads();
+/// Key of "no violation".
+constexpr unsigned long long kNoViolation = ~0ull;
+
+/// Checks every offset of `p` (the rules of SEMANTICS.md) with all threads
+/// of the block and returns the key of the first violation, or kNoViolation,
+/// the same in every thread. `blockKey` is one word of shared memory. Every
+/// thread of the block must call it (it has two barriers). A block that
+/// needs the offsets to be valid before it touches memory through them
+/// (hostile offsets could make writes go anywhere) calls this first.
+__device__ inline unsigned long long
+findFirstViolation(const PackingView &p, unsigned long long *blockKey) {
   const int32_t n = p.numSeqs;
-  if (n < 0) {
-    if (blockIdx.x == 0 && threadIdx.x == 0) {
-      gdn_status_t empty = {};
-      empty.code = GDN_STATUS_NO_OFFSETS;
-      *status = empty;
-    }
-    return;
-  }
+  if (n < 0) // uniform: no offsets to read at all
+    return violationKey(0, 0, GDN_STATUS_NO_OFFSETS);
+  if (threadIdx.x == 0)
+    *blockKey = kNoViolation;
+  __syncthreads();
+  unsigned long long mine = kNoViolation;
   for (int32_t i = threadIdx.x; i <= n; i += blockDim.x) {
     for (int32_t padded = 0; padded < 2; ++padded) {
       const int32_t *cu = padded ? p.cuPadded : p.cuSeqlens;
@@ -100,65 +93,74 @@ __global__ void buildPackingKernel(PackingView p, gdn_status_t *status,
       else if (i == n && (padded || !p.cuPadded) && cu[n] != p.bufferTokens)
         code = GDN_STATUS_WRONG_TOTAL;
       if (code != GDN_STATUS_OK)
-        atomicMin(&firstKey, static_cast<unsigned long long>(
-                                 violationKey(i, padded, code)));
+        mine = min(mine, violationKey(i, padded, code));
     }
     // In int64: differences of hostile int32 offsets can overflow.
     if (p.cuPadded && i < n &&
         static_cast<int64_t>(p.cuSeqlens[i + 1]) - p.cuSeqlens[i] >
             static_cast<int64_t>(p.cuPadded[i + 1]) - p.cuPadded[i])
-      atomicMin(&firstKey, static_cast<unsigned long long>(
-                               violationKey(i, 0, GDN_STATUS_SLOT_TOO_SMALL)));
+      mine = min(mine, violationKey(i, 0, GDN_STATUS_SLOT_TOO_SMALL));
   }
+  if (mine != kNoViolation)
+    atomicMin(blockKey, mine);
   __syncthreads();
-  const unsigned long long first = firstKey;
-  if (blockIdx.x == 0 && threadIdx.x == 0) {
-    gdn_status_t result = {};
-    if (first != ~0ull) {
-      result.code = static_cast<int32_t>(first & 0xf);
-      result.padded = static_cast<int32_t>((first >> 4) & 0xf);
-      result.index = static_cast<int32_t>(first >> 8);
-      const int32_t *cu = result.padded ? p.cuPadded : p.cuSeqlens;
-      const int32_t i = result.index;
-      switch (result.code) {
-      case GDN_STATUS_FIRST_NOT_ZERO:
-        result.value = cu[0];
-        result.bound = 0;
-        break;
-      case GDN_STATUS_DECREASING:
-        result.value = cu[i];
-        result.bound = cu[i - 1];
-        break;
-      case GDN_STATUS_WRONG_TOTAL:
-        result.value = cu[i];
-        result.bound = p.bufferTokens;
-        break;
-      case GDN_STATUS_SLOT_TOO_SMALL:
-        result.value =
-            static_cast<int64_t>(p.cuSeqlens[i + 1]) - p.cuSeqlens[i];
-        result.bound = static_cast<int64_t>(p.cuPadded[i + 1]) - p.cuPadded[i];
-        break;
-      }
-    }
-    *status = result;
-  }
-  if (first != ~0ull)
-    return;
-  for (int32_t seq = blockIdx.x; seq < n; seq += gridDim.x) {
-    const int32_t begin = p.begin(seq), length = p.length(seq);
-    const int32_t slot = p.slot(seq);
-    for (int32_t i = threadIdx.x; i < slot; i += blockDim.x)
-      tokenSeq[begin + i] = i < length ? seq : -1;
-  }
+  const unsigned long long first = *blockKey;
+  return first;
 }
 
-/// Launches validation and the row table on `stream`. Host code. Each block
-/// checks all N + 1 offsets, so the blocks are capped at 128 (a sequence
-/// each, then strided).
+/// The status record of violation key `first` (kNoViolation: OK), with the
+/// offending value and its bound. One thread writes it.
+__device__ inline void writeStatus(const PackingView &p,
+                                   unsigned long long first,
+                                   gdn_status_t *status) {
+  gdn_status_t result = {};
+  if (first != kNoViolation) {
+    result.code = static_cast<int32_t>(first & 0xf);
+    result.padded = static_cast<int32_t>((first >> 4) & 0xf);
+    result.index = static_cast<int32_t>(first >> 8);
+    const int32_t *cu = result.padded ? p.cuPadded : p.cuSeqlens;
+    const int32_t i = result.index;
+    switch (result.code) {
+    case GDN_STATUS_FIRST_NOT_ZERO:
+      result.value = cu[0];
+      result.bound = 0;
+      break;
+    case GDN_STATUS_DECREASING:
+      result.value = cu[i];
+      result.bound = cu[i - 1];
+      break;
+    case GDN_STATUS_WRONG_TOTAL:
+      result.value = cu[i];
+      result.bound = p.bufferTokens;
+      break;
+    case GDN_STATUS_SLOT_TOO_SMALL:
+      result.value = static_cast<int64_t>(p.cuSeqlens[i + 1]) - p.cuSeqlens[i];
+      result.bound = static_cast<int64_t>(p.cuPadded[i + 1]) - p.cuPadded[i];
+      break;
+    }
+  }
+  *status = result;
+}
+
+#ifndef GDN_DEVICE_EMULATION // host emulation: the kernels are run directly
+
+/// Validates the offsets and writes the status record, for functions whose
+/// first consumer of the packing is not the prologue (which validates the
+/// offsets itself, in every block, and writes the record from its first
+/// block: docs/codegen.md). One block: it reads N + 1 offsets (twice with
+/// cu_padded).
+__global__ void __launch_bounds__(256)
+    buildPackingKernel(PackingView p, gdn_status_t *status) {
+  __shared__ unsigned long long blockKey;
+  const unsigned long long first = findFirstViolation(p, &blockKey);
+  if (threadIdx.x == 0)
+    writeStatus(p, first, status);
+}
+
+/// Launches the validation on `stream`. Host code.
 inline cudaError_t buildPackingMetadata(PackingView p, PackingWorkspace w,
                                         cudaStream_t stream) {
-  const int blocks = p.numSeqs < 128 ? (p.numSeqs > 0 ? p.numSeqs : 1) : 128;
-  buildPackingKernel<<<blocks, 256, 0, stream>>>(p, w.status, w.tokenSeq);
+  buildPackingKernel<<<1, 256, 0, stream>>>(p, w.status);
   return cudaGetLastError();
 }
 

@@ -16,6 +16,9 @@
 // of K / vector-width lanes, so the L2 norm is a shuffle reduction.
 // A sequence boundary resets the window from the sequence's initial state
 // (or zeros): no tap ever reads another sequence's tokens.
+// Each block validates the packing's offsets itself and finds its rows'
+// sequences in them (no table, no launch before it); block (0, 0) writes the
+// status record later kernels read (packing.cuh, docs/codegen.md).
 //
 // The emitter instantiates prologueKernel<Config> with a Config struct that
 // fixes every specialization (types, width, head dim, tile, flags).
@@ -47,14 +50,13 @@ template <class Config> struct PrologueArgs {
   Act *q, *k, *v;                                  ///< [T, H*K], [T, HV*V]
   float *g, *beta;                                 ///< [T, HV]
   PackingView packing;
-  PackingWorkspace workspace;
+  PackingWorkspace workspace; ///< the status record: block (0, 0) writes it
 };
 
 /// Shared memory of one block, in bytes: the ring of rows in flight (16
-/// bytes per thread and row) and the current chunk's row -> sequence table.
+/// bytes per thread and row) and one 16-byte word for the validation.
 template <class Config> constexpr size_t prologueSharedBytes() {
-  return sizeof(uint4) * Config::kThreads * Config::kRowsInFlight +
-         sizeof(int32_t) * Config::kTokensPerBlock;
+  return sizeof(uint4) * (Config::kThreads * Config::kRowsInFlight + 1);
 }
 
 template <class Config>
@@ -89,19 +91,15 @@ __global__ void __launch_bounds__(Config::kThreads)
   // whole blocks; otherwise the compiler drops every `active` test.
   constexpr bool kAllActive = kChannels % (Config::kThreads * kVec) == 0;
   const bool active = kAllActive || c0 < kChannels;
-  // Invalid packing: write NaN everywhere this block owns, never a result.
-  const bool invalid = args.workspace.status->code != GDN_STATUS_OK;
 
   // Shared memory, carved from the dynamic allocation (prologueSharedBytes):
   // - ring: the block's i-th row lands in slot i % kRows, [slot][thread];
   //   each thread copies and reads back only its own 16 bytes, so the
   //   pipeline needs no barrier, and kRows rows per thread are in flight
   //   without holding registers (the kernel is bound by loads in flight).
-  // - chunkSeq: the sequence of every row of the current chunk.
+  // - then one word for the block's first packing violation.
   extern __shared__ uint4 shared[];
   uint4 *ring = shared;
-  int32_t *chunkSeq =
-      reinterpret_cast<int32_t *>(ring + Config::kThreads * kRows);
 
   // Conv taps and bias in registers: read from shared memory they would cost
   // kVec loads per row, a tenth of the loop's instructions.
@@ -179,6 +177,38 @@ __global__ void __launch_bounds__(Config::kThreads)
   for (int i = 0; i < kRows; ++i)
     fetchNext();
 
+  // The offsets, checked by every block while its first rows are in flight
+  // (the copies read only the buffer's rows, never through the offsets):
+  // this kernel is the packing's first consumer in a function, so no
+  // separate launch validates them before it. Block (0, 0) writes the status
+  // record that later kernels read (stream order); with invalid offsets
+  // every output this block owns is NaN, never a result.
+  const unsigned long long violation = findFirstViolation(
+      packing, reinterpret_cast<unsigned long long *>(
+                   ring + Config::kThreads * kRows));
+  const bool invalid = violation != kNoViolation;
+  if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0)
+    writeStatus(packing, violation, args.workspace.status);
+
+  // The sequence of the next row, the same in every thread: the last one
+  // whose slot starts at or before the row (so empty sequences are passed
+  // over), found by bisection for the range's first row and then advanced
+  // as the walk goes. Valid offsets with rows to walk mean at least one
+  // sequence.
+  const int32_t numSeqs = packing.numSeqs;
+  const int32_t *const slotStarts =
+      packing.cuPadded ? packing.cuPadded : packing.cuSeqlens;
+  int32_t seq = 0;
+  if (!invalid && rangeBegin < rangeEnd) {
+    for (int32_t last = numSeqs - 1; seq < last;) {
+      const int32_t middle = seq + (last - seq + 1) / 2;
+      if (slotStarts[middle] <= rangeBegin)
+        seq = middle;
+      else
+        last = middle - 1;
+    }
+  }
+
   // The kHistory rows before the next row to compute, oldest first, of
   // whatever sequence they belong to: filled from the halo, then carried
   // across runs and chunks. Padding rows do not update it: after padding the
@@ -239,25 +269,26 @@ __global__ void __launch_bounds__(Config::kThreads)
     normaliseAndStore(y);
   };
 
-  // The range in chunks of kTokensPerBlock rows (the size of the row table),
-  // each chunk one run of rows of one sequence (or one padding row) at a
-  // time: the sequence checks happen once per run, not per row.
+  // The range in chunks of kTokensPerBlock rows (the gates are shared out per
+  // chunk), each chunk one run of rows of one sequence (or one padding row)
+  // at a time: the sequence checks happen once per run, not per row.
   // The chunk end is found as begin + min(size, what is left), which cannot
   // overflow int32 even when a range ends near INT32_MAX. (64-bit chunk
   // positions cost 20 registers and half the resident blocks.)
   for (int32_t chunkBegin = rangeBegin, chunkEnd; chunkBegin < rangeEnd;
        chunkBegin = chunkEnd) {
     chunkEnd = chunkBegin + min(Config::kTokensPerBlock, rangeEnd - chunkBegin);
-    __syncthreads(); // every thread is done with the previous chunk's table
-    for (int32_t i = threadIdx.x; i < chunkEnd - chunkBegin;
-         i += Config::kThreads)
-      chunkSeq[i] = invalid ? -1 : args.workspace.tokenSeq[chunkBegin + i];
-    __syncthreads();
 
     int32_t r = chunkBegin;
     while (r < chunkEnd) {
-      const int32_t seq = chunkSeq[r - chunkBegin];
-      if (seq < 0) {
+      int32_t seqBegin = 0, seqEnd = 0; // invalid: every row as padding
+      if (!invalid) {
+        while (seq + 1 < numSeqs && slotStarts[seq + 1] <= r)
+          ++seq;
+        seqBegin = slotStarts[seq];
+        seqEnd = seqBegin + packing.length(seq);
+      }
+      if (r >= seqEnd) { // padding after the sequence's real tokens
         takeRow();
         Vec y;
         y.fill(invalid ? NAN : 0.0f);
@@ -265,8 +296,6 @@ __global__ void __launch_bounds__(Config::kThreads)
         ++r;
         continue;
       }
-      const int32_t seqBegin = packing.begin(seq);
-      const int32_t seqEnd = seqBegin + packing.length(seq);
       const int32_t runEnd = min(seqEnd, chunkEnd);
       // The taps before the run's first row: rows of the sequence (when it
       // started before this run), else its initial conv state (column

@@ -1,0 +1,84 @@
+// The transposed communication's verifiers: no token layout on what every
+// rank holds whole, shapes the forward op's read in reverse, cotangents in
+// their values' types.
+// RUN: gdn-opt %s -split-input-file -verify-diagnostics
+
+func.func @all_reduce_shard(%x: tensor<4x8xf32, #gdn.seq<contiguous, ranks = 2>>) {
+  // expected-error @+1 {{the input is held whole or per sequence by every rank, not a shard; it must carry no layout}}
+  %0 = gdn_comm.all_reduce %x {group = #gdn_comm.group<cp, 2>} : tensor<4x8xf32, #gdn.seq<contiguous, ranks = 2>>
+  return
+}
+
+// -----
+
+func.func @unshard_size(%x: tensor<2x4xf32>) {
+  // expected-error @+1 {{result dimension 0 must be 8 (the input's times the group's ranks), found 6}}
+  %0 = gdn_comm.local_unshard %x {group = #gdn_comm.group<cp, 4>, dim = 0 : i64} : tensor<2x4xf32> -> tensor<6x4xf32>
+  return
+}
+
+// -----
+
+func.func @halo_columns(%dhalo: tensor<3x32xf32>, %dx: tensor<?x64xf32>) {
+  // expected-error @+1 {{halo_grad dimension 1 (32) must match dest's (64)}}
+  %0 = gdn_comm.return_halo %dhalo, %dx {group = #gdn_comm.group<cp, 4>} : tensor<3x32xf32>, tensor<?x64xf32>
+  return
+}
+
+// -----
+
+func.func @halo_zigzag(%dhalo: tensor<3x64xf32>, %dx: tensor<?x64xf32, #gdn.seq<zigzag, ranks = 4>>) {
+  // expected-error @+1 {{dest must be a contiguous token shard of the group's 4 ranks, found #gdn.seq<zigzag, ranks = 4>}}
+  %0 = gdn_comm.return_halo %dhalo, %dx {group = #gdn_comm.group<cp, 4>} : tensor<3x64xf32>, tensor<?x64xf32, #gdn.seq<zigzag, ranks = 4>>
+  return
+}
+
+// -----
+
+func.func @reverse_chain_types(%dsin: tensor<4x8x16xf32>, %m: tensor<4x8x8xf32>, %s: tensor<4x8x8xf32>) {
+  // expected-error @+1 {{incoming_state_grad must have the type of partial_state ('tensor<4x8x8xf32>'), found 'tensor<4x8x16xf32>'}}
+  %dm, %ds = gdn_comm.reverse_state_exchange %dsin, %m, %s {group = #gdn_comm.group<cp, 4>}
+      : (tensor<4x8x16xf32>, tensor<4x8x8xf32>, tensor<4x8x8xf32>) -> (tensor<4x8x8xf32>, tensor<4x8x8xf32>)
+  return
+}
+
+// -----
+
+func.func @reduce_states_count(%d: tensor<4x2x2x2xf32>, %p: !gdn.packing<seqs = 5, tokens = ?>) {
+  // expected-error @+1 {{the input must be per sequence [N, ...] with N = 5, found 'tensor<4x2x2x2xf32>'}}
+  %0 = gdn_comm.reduce_sequence_states %d, %p {group = #gdn_comm.group<cp, 4>}
+      : (tensor<4x2x2x2xf32>, !gdn.packing<seqs = 5, tokens = ?>) -> tensor<4x2x2x2xf32>
+  return
+}
+
+// -----
+
+func.func @summary_grad_initial(%dm: tensor<4x8x8xf32>, %ds: tensor<4x8x8xf32>, %k: tensor<?x2x8xf32>,
+                                %v: tensor<?x4x8xf32>, %g: tensor<?x4xf32>, %beta: tensor<?x4xf32>,
+                                %p: !gdn.packing<seqs = 5, tokens = ?>) {
+  // expected-error @+1 {{returns initial_state_grad exactly when it has an initial_state}}
+  %dk, %dv, %dg, %dbeta, %ds0 = gdn_comm.state_summary_grad %dm, %ds, %k, %v, %g, %beta, %p
+      {group = #gdn_comm.group<cp, 4>}
+      : (tensor<4x8x8xf32>, tensor<4x8x8xf32>, tensor<?x2x8xf32>, tensor<?x4x8xf32>, tensor<?x4xf32>,
+         tensor<?x4xf32>, !gdn.packing<seqs = 5, tokens = ?>)
+      -> (tensor<?x2x8xf32>, tensor<?x4x8xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<5x4x8x8xf32>)
+  return
+}
+
+// -----
+
+func.func @conv_state_grad_halo(%d: tensor<5x64x3xf32>, %p: !gdn.packing<seqs = 5, tokens = ?>) {
+  // expected-error @+1 {{halo_grad must be [W-1, C] of state_grad's element type for state_grad 'tensor<5x64x3xf32>', found 'tensor<2x64xf32>'}}
+  %dh = gdn_comm.continue_conv_state_grad %d, %p {group = #gdn_comm.group<cp, 4>}
+      : (tensor<5x64x3xf32>, !gdn.packing<seqs = 5, tokens = ?>) -> tensor<2x64xf32>
+  return
+}
+
+// -----
+
+func.func @state_grad_incoming(%d: tensor<5x4x8x8xf32>, %p: !gdn.packing<seqs = 5, tokens = ?>) {
+  // expected-error @+1 {{incoming_grad must be [HV, K, V] of state_grad 'tensor<5x4x8x8xf32>', found 'tensor<4x8x4xf32>'}}
+  %din = gdn_comm.continue_state_grad %d, %p {group = #gdn_comm.group<cp, 4>}
+      : (tensor<5x4x8x8xf32>, !gdn.packing<seqs = 5, tokens = ?>) -> tensor<4x8x4xf32>
+  return
+}
