@@ -30,8 +30,9 @@ namespace {
 }
 
 struct Copy {
-  uint4 *to;
+  void *to;
   uint4 data;
+  size_t bytes;
 };
 /// A thread's copies: those not yet committed, then one entry per group.
 struct CopyState {
@@ -90,31 +91,37 @@ float shuffleXor(float value, int laneMask) {
   return result;
 }
 
-void copyAsync16(void *to, const void *from) {
+/// One asynchronous copy of `bytes` (8 or 16): checked, its destination
+/// poisoned until a wait retires its group. Ownership is by word of the
+/// copy's size (a ring of 8-byte slots is owned by 8-byte word).
+static void copyAsync(void *to, const void *from, size_t bytes) {
   const char *source = static_cast<const char *>(from);
   bool inside = false;
   for (const auto &[begin, end] : sources)
-    inside = inside || (source >= begin && source + 16 <= end);
+    inside = inside || (source >= begin && source + bytes <= end);
   if (!inside)
     fail("an asynchronous copy reads outside its source buffers");
-  if (reinterpret_cast<uintptr_t>(source) % 16 != 0 ||
-      reinterpret_cast<uintptr_t>(to) % 16 != 0)
-    fail("an asynchronous 16-byte copy is not 16-byte aligned");
-  uint4 *word = static_cast<uint4 *>(to);
-  const long index = word - shared;
-  if (index < 0 || index >= static_cast<long>(kSharedWords))
+  if (reinterpret_cast<uintptr_t>(source) % bytes != 0 ||
+      reinterpret_cast<uintptr_t>(to) % bytes != 0)
+    fail("an asynchronous copy is not aligned to its size");
+  const char *base = reinterpret_cast<const char *>(shared);
+  const long offset = static_cast<const char *>(to) - base;
+  if (offset < 0 || offset + static_cast<long>(bytes) > static_cast<long>(sizeof(shared)))
     fail("an asynchronous copy lands outside shared memory");
+  const long index = offset / static_cast<long>(bytes);
   if (ownershipRequired && index % blockDim.x != threadIdx.x)
     fail("an asynchronous copy lands in a word another thread owns");
-  Copy copy{word, {}};
-  std::memcpy(&copy.data, source, 16);
+  Copy copy{to, {}, bytes};
+  std::memcpy(&copy.data, source, bytes);
   const float nan = NAN;
-  std::memcpy(&word->x, &nan, 4);
-  std::memcpy(&word->y, &nan, 4);
-  std::memcpy(&word->z, &nan, 4);
-  std::memcpy(&word->w, &nan, 4);
+  for (size_t at = 0; at < bytes; at += 4)
+    std::memcpy(static_cast<char *>(to) + at, &nan, 4);
   copies.open.push_back(copy);
 }
+
+void copyAsync16(void *to, const void *from) { copyAsync(to, from, 16); }
+
+void copyAsync8(void *to, const void *from) { copyAsync(to, from, 8); }
 
 void commitAsyncCopies() {
   copies.groups.push_back(std::move(copies.open));
@@ -124,7 +131,7 @@ void commitAsyncCopies() {
 void waitAsyncCopies(int pending) {
   while (static_cast<int>(copies.groups.size()) > pending) {
     for (const Copy &copy : copies.groups.front())
-      *copy.to = copy.data;
+      std::memcpy(copy.to, &copy.data, copy.bytes);
     copies.groups.pop_front();
   }
 }

@@ -24,6 +24,9 @@
 #define __launch_bounds__(...)
 #define __shared__
 
+struct uint2 {
+  unsigned x, y;
+};
 struct uint4 {
   unsigned x, y, z, w;
 };
@@ -33,6 +36,7 @@ struct float4 {
 struct dim3 {
   unsigned x = 1, y = 1, z = 1;
 };
+inline uint2 make_uint2(unsigned x, unsigned y) { return {x, y}; }
 inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) {
   return {x, y, z, w};
 }
@@ -55,6 +59,8 @@ namespace gdn::device::emulation {
 void syncThreads();
 float shuffleXor(float value, int laneMask);
 void copyAsync16(void *shared, const void *global);
+/// cp.async of 8 bytes: as copyAsync16, owned by 8-byte word.
+void copyAsync8(void *shared, const void *global);
 void commitAsyncCopies();
 void waitAsyncCopies(int pending);
 /// mma.sync.m16n8k16 bf16 -> fp32, warp-collective: d = a * b + d with the

@@ -1,0 +1,443 @@
+//===- BackwardEmulationTest.cpp - the backward kernels on host threads ---===//
+//
+// Runs the real backward kernel bodies (runtime/include/gdn/device/
+// prologue_backward.cuh and epilogue_backward.cuh, and the fixed-order sum
+// of backward_common.cuh) under the device emulator and compares every
+// gradient with gdn-run's own rules (BackwardOracle.h): conv widths 1-4;
+// 16- and 8-byte vectors; fp32 and bf16 storage; every pack of up to 3
+// sequences of length 0-3 (with and without padding; up to 2 sequences at
+// every row-block count), and random packs up to 40 rows; initial and final
+// conv states, bias, beta = 2 sigmoid(b); invalid metadata (every gradient
+// NaN). The configurations leave threads inactive (channels that do not fill
+// the last block) and normalise heads of 1, 2 and 4 lanes through warp
+// shuffles. The epilogue on rows that do not fill the last pass of a
+// block, at several block counts.
+//
+//===----------------------------------------------------------------------===//
+
+#include "BackwardOracle.h"
+#include "DeviceEmulator.h"
+
+#include "gdn/device/epilogue_backward.cuh"
+#include "gdn/device/prologue_backward.cuh"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace gdn::device;
+
+namespace {
+
+template <typename T, int Width, int VectorBytes, bool States, bool Bias,
+          int RowsInFlight = 3>
+struct Config {
+  using Activation = T;
+  using ConvWeight = T;
+  using ConvState = T;
+  using GateInput = T;
+  using GateParam = float;
+  using ActivationGrad = T;
+  using ConvStateGrad = T;
+  using GateInputGrad = T;
+  using ConvWeightGrad = T;
+  using GateParamGrad = float;
+  // 24 channels: q and k heads of 8, v heads of 4.
+  static constexpr int kKeyHeads = 1, kValueHeads = 2, kHeadDimK = 8,
+                       kHeadDimV = 4;
+  static constexpr int kConvWidth = Width, kVectorBytes = VectorBytes,
+                       kThreads = 4, kMinBlocksPerSM = 1,
+                       kRowsInFlight = RowsInFlight, kRowBlocks = 64,
+                       kGateBlocks = 4;
+  static constexpr bool kSilu = true, kHasBias = Bias,
+                        kHasInitialState = States && Width > 1,
+                        kHasFinalState = States && Width > 1, kNegEigval = Bias;
+  static constexpr float kNormEps = 1e-6f;
+};
+
+/// One packing: per sequence its length and the padding after it.
+struct Pack {
+  std::vector<int> lengths, padding;
+  bool padded = false, invalid = false;
+};
+
+std::string describe(const Pack &pack, int rowBlocks) {
+  std::string text = "row blocks " + std::to_string(rowBlocks) + ", lengths";
+  for (size_t i = 0; i < pack.lengths.size(); ++i)
+    text += " " + std::to_string(pack.lengths[i]) + "+" +
+            std::to_string(pack.padded ? pack.padding[i] : 0);
+  return text + (pack.invalid ? ", invalid metadata" : "");
+}
+
+/// Storage of one tensor: the kernel's elements and the values they hold
+/// (what the oracle sees).
+template <typename T> struct Stored {
+  std::vector<T> elements;
+  std::vector<double> values;
+};
+
+template <typename T>
+Stored<T> randomStored(size_t size, std::mt19937 &random, float scale = 2.0f) {
+  std::uniform_real_distribution<float> uniform(-scale, scale);
+  Stored<T> out;
+  out.elements.resize(std::max<size_t>(size, 1));
+  out.values.resize(size);
+  for (size_t i = 0; i < out.elements.size(); ++i) {
+    out.elements[i] = Element<T>::store(uniform(random));
+    if (i < size)
+      out.values[i] = Element<T>::load(out.elements[i]);
+  }
+  return out;
+}
+
+constexpr float kUnwritten = 7777.0f;
+
+/// Compares a gradient with the oracle's: every element written, within
+/// `tolerance` of |want| plus the tensor's RMS; all NaN when `invalid`.
+template <typename T>
+void compare(const std::vector<T> &got, const std::vector<double> &want,
+             const char *what, bool invalid, double tolerance,
+             std::string &mismatch) {
+  double rms = 0.0;
+  for (double value : want)
+    rms += value * value;
+  rms = want.empty() ? 0.0 : std::sqrt(rms / want.size());
+  for (size_t i = 0; i < want.size() && mismatch.empty(); ++i) {
+    const float value = Element<T>::load(got[i]);
+    const bool good =
+        invalid ? std::isnan(value)
+                : value != kUnwritten &&
+                      std::fabs(value - want[i]) <=
+                          tolerance * (std::fabs(want[i]) + rms) + 1e-30;
+    if (!good)
+      mismatch = std::string(what) + "[" + std::to_string(i) +
+                 "] = " + std::to_string(value) + ", expected " +
+                 std::to_string(want[i]);
+  }
+}
+
+template <class C>
+std::string runPrologueCase(const Pack &pack, int rowBlocks, int gateBlocks,
+                            double tolerance, std::mt19937 &random) {
+  using S = PrologueBackwardShape<C>;
+  using T = typename C::Activation;
+  constexpr int kW = C::kConvWidth, kHistory = kW - 1;
+  constexpr int kKeyDim = S::kKeyDim, kChannels = S::kChannels;
+  constexpr int kValueDim = kChannels - 2 * kKeyDim, kHeads = C::kValueHeads;
+  const int n = static_cast<int>(pack.lengths.size());
+  std::vector<int32_t> cu(n + 1, 0), cuPadded(n + 1, 0), tokenSeq;
+  for (int i = 0; i < n; ++i) {
+    cu[i + 1] = cu[i] + pack.lengths[i];
+    cuPadded[i + 1] =
+        cuPadded[i] + pack.lengths[i] + (pack.padded ? pack.padding[i] : 0);
+    for (int j = 0; j < cuPadded[i + 1] - cuPadded[i]; ++j)
+      tokenSeq.push_back(j < pack.lengths[i] ? i : -1);
+  }
+  const int tokens = static_cast<int>(tokenSeq.size());
+  const size_t stateSize = size_t(n) * kChannels * std::max(kHistory, 1);
+  auto mixed = randomStored<T>(size_t(tokens) * kChannels, random);
+  auto weight = randomStored<T>(kChannels * kW, random);
+  auto bias = randomStored<T>(kChannels, random);
+  auto initial = randomStored<T>(stateSize, random);
+  auto a = randomStored<T>(size_t(tokens) * kHeads, random, 4.0f);
+  auto b = randomStored<T>(size_t(tokens) * kHeads, random, 4.0f);
+  auto aLog = randomStored<float>(kHeads, random, 1.0f);
+  auto dtBias = randomStored<float>(kHeads, random, 1.0f);
+  auto dq = randomStored<T>(size_t(tokens) * kKeyDim, random);
+  auto dk = randomStored<T>(size_t(tokens) * kKeyDim, random);
+  auto dv = randomStored<T>(size_t(tokens) * kValueDim, random);
+  auto dg = randomStored<float>(size_t(tokens) * kHeads, random);
+  auto dbeta = randomStored<float>(size_t(tokens) * kHeads, random);
+  auto dfinal = randomStored<T>(stateSize, random);
+  // A gate input above softplus's threshold of 20.
+  if (tokens > 0) {
+    a.elements[0] = Element<T>::store(24.0f);
+    a.values[0] = Element<T>::load(a.elements[0]);
+  }
+
+  // Gradients start as a sentinel, so an element no thread writes shows.
+  auto output = [](size_t size) {
+    return std::vector<T>(std::max<size_t>(size, 1),
+                          Element<T>::store(kUnwritten));
+  };
+  std::vector<T> dmixed = output(size_t(tokens) * kChannels),
+                 dinitial = output(stateSize),
+                 da = output(size_t(tokens) * kHeads),
+                 db = output(size_t(tokens) * kHeads);
+  std::vector<T> dweight = output(kChannels * kW), dbias = output(kChannels);
+  std::vector<float> daLog(kHeads, kUnwritten), ddtBias(kHeads, kUnwritten);
+  std::vector<float> convPartials(size_t(rowBlocks) * kChannels * kW, NAN),
+      biasPartials(size_t(rowBlocks) * kChannels, NAN),
+      gatePartials(size_t(gateBlocks) * 2 * kHeads, NAN);
+  gdn_status_t status = {};
+  status.code = pack.invalid ? GDN_STATUS_DECREASING : GDN_STATUS_OK;
+  std::vector<int32_t> rowSeq = tokenSeq;
+  rowSeq.push_back(-1);
+
+  PrologueBackwardArgs<C> args = {};
+  args.mixed = mixed.elements.data();
+  args.weight = weight.elements.data();
+  args.bias = C::kHasBias ? bias.elements.data() : nullptr;
+  args.initialState = C::kHasInitialState ? initial.elements.data() : nullptr;
+  args.a = a.elements.data();
+  args.b = b.elements.data();
+  args.aLog = aLog.elements.data();
+  args.dtBias = dtBias.elements.data();
+  args.dq = dq.elements.data();
+  args.dk = dk.elements.data();
+  args.dv = dv.elements.data();
+  args.dg = dg.elements.data();
+  args.dbeta = dbeta.elements.data();
+  args.dfinalState = C::kHasFinalState ? dfinal.elements.data() : nullptr;
+  args.dmixed = dmixed.data();
+  args.dweight = dweight.data();
+  args.dbias = C::kHasBias ? dbias.data() : nullptr;
+  args.dinitialState = C::kHasInitialState ? dinitial.data() : nullptr;
+  args.da = da.data();
+  args.db = db.data();
+  args.daLog = daLog.data();
+  args.ddtBias = ddtBias.data();
+  args.packing = {cu.data(), pack.padded ? cuPadded.data() : nullptr, n,
+                  tokens};
+  args.metadata = {&status, rowSeq.data()};
+  args.convPartials = convPartials.data();
+  args.biasPartials = C::kHasBias ? biasPartials.data() : nullptr;
+  args.gatePartials = gatePartials.data();
+
+  emulation::setCopySource(mixed.elements.data(),
+                           mixed.elements.data() + size_t(tokens) * kChannels);
+  emulation::addCopySource(dq.elements.data(),
+                           dq.elements.data() + size_t(tokens) * kKeyDim);
+  emulation::addCopySource(dk.elements.data(),
+                           dk.elements.data() + size_t(tokens) * kKeyDim);
+  emulation::addCopySource(dv.elements.data(),
+                           dv.elements.data() + size_t(tokens) * kValueDim);
+  emulation::runGrid(dim3{unsigned(S::kChannelBlocks), unsigned(rowBlocks), 1},
+                     C::kThreads, [&] { prologueBackwardKernel<C>(args); });
+  emulation::runGrid(dim3{unsigned(gateBlocks), 1, 1}, C::kThreads,
+                     [&] { gatesBackwardKernel<C>(args); });
+  int count = 0;
+  PartialSums job = prologueBackwardSums(args, rowBlocks, gateBlocks, count);
+  emulation::runGrid(dim3{2, unsigned(count), 1}, 8,
+                     [&] { sumPartialsKernel(job); });
+
+  if (pack.invalid && tokens == 0 && !C::kHasInitialState)
+    return ""; // nothing but the parameter sums, checked below
+  std::string mismatch;
+  const bool invalid = pack.invalid;
+  gdn::test::PrologueGradients want;
+  if (!invalid) {
+    gdn::test::PrologueProblem problem;
+    problem.keyHeads = C::kKeyHeads;
+    problem.valueHeads = C::kValueHeads;
+    problem.headDimK = C::kHeadDimK;
+    problem.headDimV = C::kHeadDimV;
+    problem.width = kW;
+    problem.silu = C::kSilu;
+    problem.negEigval = C::kNegEigval;
+    problem.normEps = C::kNormEps;
+    problem.cuSeqlens.assign(cu.begin(), cu.end());
+    if (pack.padded)
+      problem.cuPadded.assign(cuPadded.begin(), cuPadded.end());
+    problem.mixed = mixed.values;
+    problem.weight = weight.values;
+    if (C::kHasBias)
+      problem.bias = bias.values;
+    if (C::kHasInitialState)
+      problem.initialState = initial.values;
+    problem.a = a.values;
+    problem.b = b.values;
+    problem.aLog = aLog.values;
+    problem.dtBias = dtBias.values;
+    problem.dq = dq.values;
+    problem.dk = dk.values;
+    problem.dv = dv.values;
+    problem.dg = dg.values;
+    problem.dbeta = dbeta.values;
+    if (C::kHasFinalState)
+      problem.dfinalState = dfinal.values;
+    want = gdn::test::prologueGradients(problem);
+  } else {
+    // Only the shapes matter: every element must be NaN.
+    want.dmixed.assign(size_t(tokens) * kChannels, 0.0);
+    want.dweight.assign(kChannels * kW, 0.0);
+    want.dbias.assign(C::kHasBias ? kChannels : 0, 0.0);
+    want.dinitialState.assign(C::kHasInitialState ? stateSize : 0, 0.0);
+    want.da.assign(size_t(tokens) * kHeads, 0.0);
+    want.db.assign(size_t(tokens) * kHeads, 0.0);
+    want.daLog.assign(kHeads, 0.0);
+    want.ddtBias.assign(kHeads, 0.0);
+  }
+  compare(dmixed, want.dmixed, "dmixed", invalid, tolerance, mismatch);
+  compare(dweight, want.dweight, "dweight", invalid, tolerance, mismatch);
+  if (C::kHasBias)
+    compare(dbias, want.dbias, "dbias", invalid, tolerance, mismatch);
+  if (C::kHasInitialState)
+    compare(dinitial, want.dinitialState, "dinitial", invalid, tolerance,
+            mismatch);
+  compare(da, want.da, "da", invalid, tolerance, mismatch);
+  compare(db, want.db, "db", invalid, tolerance, mismatch);
+  compare(daLog, want.daLog, "dA_log", invalid, tolerance, mismatch);
+  compare(ddtBias, want.ddtBias, "ddt_bias", invalid, tolerance, mismatch);
+  return mismatch;
+}
+
+/// Every pack of up to `maxSeqs` sequences of length 0-3 (padding 0-1 when
+/// padded), at every row-block count when it has at most `everyCountSeqs`
+/// sequences (else 1 and one row per block), then random packs.
+template <class C>
+void runAll(int maxSeqs, int everyCountSeqs, int randomPacks,
+            double tolerance) {
+  std::mt19937 random(4321);
+  auto check = [&](const Pack &pack, bool everyRowBlockCount) {
+    int tokens = 0;
+    for (size_t i = 0; i < pack.lengths.size(); ++i)
+      tokens += pack.lengths[i] + (pack.padded ? pack.padding[i] : 0);
+    const int most = std::max(1, tokens);
+    for (int rowBlocks = 1; rowBlocks <= most; ++rowBlocks) {
+      if (!everyRowBlockCount && rowBlocks > 1 && rowBlocks < most)
+        continue;
+      const int gateBlocks = 1 + rowBlocks % 3;
+      std::string mismatch =
+          runPrologueCase<C>(pack, rowBlocks, gateBlocks, tolerance, random);
+      ASSERT_TRUE(mismatch.empty())
+          << describe(pack, rowBlocks) << ": " << mismatch;
+    }
+  };
+  for (int n = 0; n <= maxSeqs; ++n) {
+    int combinations = 1;
+    for (int i = 0; i < n; ++i)
+      combinations *= 8;
+    for (int code = 0; code < combinations; ++code)
+      for (bool padded : {false, true}) {
+        Pack pack;
+        pack.padded = padded;
+        bool anyPadding = false;
+        for (int i = 0, rest = code; i < n; ++i, rest /= 8) {
+          pack.lengths.push_back(rest % 4);
+          pack.padding.push_back((rest / 4) % 2);
+          anyPadding |= pack.padding.back() != 0;
+        }
+        if (padded && !anyPadding)
+          continue;
+        check(pack, n <= everyCountSeqs);
+        if (::testing::Test::HasFatalFailure())
+          return;
+      }
+  }
+  std::uniform_int_distribution<int> count(0, 6), shortLength(0, 5),
+      longLength(0, 40), pad(0, 3), coin(0, 9), blocks(1, 7);
+  for (int i = 0; i < randomPacks; ++i) {
+    Pack pack;
+    pack.padded = coin(random) < 5;
+    pack.invalid = coin(random) == 0;
+    for (int s = count(random); s > 0; --s) {
+      pack.lengths.push_back(coin(random) < 7 ? shortLength(random)
+                                              : longLength(random));
+      pack.padding.push_back(pad(random));
+    }
+    int tokens = 0;
+    for (size_t s = 0; s < pack.lengths.size(); ++s)
+      tokens += pack.lengths[s] + (pack.padded ? pack.padding[s] : 0);
+    for (int rowBlocks : {1, blocks(random), std::max(1, tokens / 3)}) {
+      std::string mismatch = runPrologueCase<C>(
+          pack, rowBlocks, 1 + rowBlocks % 4, tolerance, random);
+      ASSERT_TRUE(mismatch.empty())
+          << describe(pack, rowBlocks) << ": " << mismatch;
+    }
+  }
+}
+
+// Storage, width, vector bytes, states, bias[, rows in flight].
+TEST(PrologueBackwardEmulation, Width4) {
+  runAll<Config<float, 4, 16, true, true>>(3, 2, 30, 1e-4);
+}
+TEST(PrologueBackwardEmulation, Width4EightByteVectorsNoStates) {
+  runAll<Config<float, 4, 8, false, false, 1>>(2, 1, 20, 1e-4);
+}
+TEST(PrologueBackwardEmulation, Width3) {
+  runAll<Config<float, 3, 16, true, false>>(2, 1, 20, 1e-4);
+}
+TEST(PrologueBackwardEmulation, Width2EightByteVectors) {
+  runAll<Config<float, 2, 8, true, true, 8>>(2, 1, 20, 1e-4);
+}
+TEST(PrologueBackwardEmulation, Width1) {
+  runAll<Config<float, 1, 16, false, true>>(2, 0, 10, 1e-4);
+}
+// bf16 storage: inputs, cotangents and gradients rounded to 8 bits of
+// mantissa, one 16-byte vector of 8 channels per thread (q/k heads of one
+// lane) and 8-byte vectors of 4 (two lanes).
+TEST(PrologueBackwardEmulation, Bf16Width4) {
+  runAll<Config<__nv_bfloat16, 4, 16, true, true>>(1, 1, 20, 2e-2);
+}
+TEST(PrologueBackwardEmulation, Bf16Width4EightByteVectors) {
+  runAll<Config<__nv_bfloat16, 4, 8, true, false>>(1, 1, 20, 2e-2);
+}
+
+template <typename T> struct EpilogueConfig {
+  using Input = T;
+  using Gate = T;
+  using Weight = T;
+  using Output = T;
+  using OutputGrad = T;
+  using InputGrad = T;
+  using GateGrad = T;
+  using WeightGrad = T;
+  static constexpr int kHeadDimV = 16, kThreads = 8, kBlocks = 5;
+  static constexpr float kEps = 1e-6f;
+};
+
+template <class C> void runEpilogue(double tolerance) {
+  using S = EpilogueBackwardShape<C>;
+  using T = typename C::Input;
+  constexpr int kV = C::kHeadDimV;
+  std::mt19937 random(99);
+  for (int64_t rows : {0, 1, 3, 7, 16, 45, 130}) {
+    for (int blocks : {1, 2, int(S::blocks(rows))}) {
+      auto x = randomStored<T>(size_t(rows) * kV, random);
+      auto z = randomStored<T>(size_t(rows) * kV, random, 6.0f);
+      auto weight = randomStored<T>(kV, random);
+      auto dy = randomStored<T>(size_t(rows) * kV, random);
+      std::vector<T> dx(std::max<int64_t>(rows * kV, 1),
+                        Element<T>::store(kUnwritten)),
+          dz = dx;
+      std::vector<T> dweight(kV, Element<T>::store(kUnwritten));
+      std::vector<float> partials(size_t(blocks) * kV, NAN);
+      EpilogueBackwardArgs<C> args = {};
+      args.x = x.elements.data();
+      args.z = z.elements.data();
+      args.weight = weight.elements.data();
+      args.dy = dy.elements.data();
+      args.dx = dx.data();
+      args.dz = dz.data();
+      args.dweight = dweight.data();
+      args.rows = rows;
+      args.partials = partials.data();
+      emulation::runGrid(dim3{unsigned(blocks), 1, 1}, C::kThreads,
+                         [&] { gatedRMSNormBackwardKernel<C>(args); });
+      PartialSums job = epilogueBackwardSums(args);
+      job.sums[0].parts = blocks;
+      emulation::runGrid(dim3{1, 1, 1}, 8, [&] { sumPartialsKernel(job); });
+      gdn::test::EpilogueGradients want = gdn::test::epilogueGradients(
+          x.values, z.values, weight.values, dy.values, kV, C::kEps);
+      std::string mismatch;
+      compare(dx, want.dx, "dx", false, tolerance, mismatch);
+      compare(dz, want.dz, "dz", false, tolerance, mismatch);
+      compare(dweight, want.dweight, "dweight", false, tolerance, mismatch);
+      ASSERT_TRUE(mismatch.empty())
+          << rows << " rows, " << blocks << " blocks: " << mismatch;
+    }
+  }
+}
+
+TEST(EpilogueBackwardEmulation, Fp32) {
+  runEpilogue<EpilogueConfig<float>>(1e-4);
+}
+TEST(EpilogueBackwardEmulation, Bf16) {
+  runEpilogue<EpilogueConfig<__nv_bfloat16>>(2e-2);
+}
+
+} // namespace
