@@ -69,6 +69,24 @@ namespace device {
 ///   __launch_bounds__), kRowsInFlight, kRowBlocks (the most row blocks;
 ///   each takes at least kMinRowsPerBlock rows) and kGateBlocks.
 /// Parameter gradients are summed in fp32 and stored once in their type.
+/// The packing metadata the prologue backward reads: the status record of
+/// packing.cuh's validation and the sequence of every buffer row (-1 for
+/// padding rows and rows past the pack), which the forward prologue no
+/// longer needs (it finds sequences itself) but this kernel's row walk does.
+struct PrologueBackwardMetadata {
+  gdn_status_t *status;
+  int32_t *tokenSeq;
+
+  static size_t bytes(int64_t rows) {
+    return PackingWorkspace::kStatusBytes + sizeof(int32_t) * static_cast<size_t>(rows);
+  }
+  static PrologueBackwardMetadata carve(void *base) {
+    char *bytes = static_cast<char *>(base);
+    return {reinterpret_cast<gdn_status_t *>(bytes),
+            reinterpret_cast<int32_t *>(bytes + PackingWorkspace::kStatusBytes)};
+  }
+};
+
 template <class Config> struct PrologueBackwardArgs {
   using Act = typename Config::Activation;
   using ActGrad = typename Config::ActivationGrad;
@@ -93,7 +111,7 @@ template <class Config> struct PrologueBackwardArgs {
   typename Config::GateInputGrad *da, *db;         ///< [T, HV]
   typename Config::GateParamGrad *daLog, *ddtBias; ///< [HV]
   PackingView packing;
-  PackingWorkspace metadata; ///< built by buildPackingMetadata
+  PrologueBackwardMetadata metadata; ///< buildPrologueBackwardMetadata
   /// Per-block partial sums; launchPrologueBackward carves them from its
   /// workspace (PrologueBackwardLayout).
   float *convPartials, *biasPartials, *gatePartials;
@@ -603,7 +621,7 @@ prologueBackwardSums(const PrologueBackwardArgs<Config> &args, int32_t rows,
 
 /// Workspace bytes of launchPrologueBackward for a buffer of `tokens` rows
 /// (host side, no device access); the packing metadata is separate
-/// (PackingWorkspace, built by buildPackingMetadata for the forward too).
+/// (PrologueBackwardMetadata, built by buildPrologueBackwardMetadata).
 template <class Config>
 inline size_t prologueBackwardWorkspaceBytes(int64_t tokens) {
   return PrologueBackwardLayout<Config>(tokens).total;
@@ -623,10 +641,49 @@ inline void carvePrologueBackwardWorkspace(PrologueBackwardArgs<Config> &args,
 }
 
 #ifndef GDN_DEVICE_EMULATION // host emulation runs the kernel bodies itself
+/// The row table of PrologueBackwardMetadata, after the validation wrote
+/// the status (nothing is read from invalid offsets): each row's sequence
+/// by a binary search over the slots' starts.
+__global__ void __launch_bounds__(256)
+    buildRowSequencesKernel(PackingView p, PrologueBackwardMetadata m) {
+  if (m.status->code != GDN_STATUS_OK)
+    return;
+  const int64_t threads = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       r < p.bufferTokens; r += threads) {
+    int32_t seq = -1;
+    if (p.numSeqs > 0 && r < p.begin(p.numSeqs)) {
+      int32_t low = 0, high = p.numSeqs - 1;
+      while (low < high) {
+        const int32_t mid = low + (high - low + 1) / 2;
+        if (p.begin(mid) <= r)
+          low = mid;
+        else
+          high = mid - 1;
+      }
+      seq = r - p.begin(low) < p.length(low) ? low : -1;
+    }
+    m.tokenSeq[r] = seq;
+  }
+}
+
+/// Validates the offsets (packing.cuh) and builds the row table, on
+/// `stream`. Host code.
+inline cudaError_t buildPrologueBackwardMetadata(PackingView p, PrologueBackwardMetadata m,
+                                                 cudaStream_t stream) {
+  cudaError_t error = buildPackingMetadata(p, PackingWorkspace{m.status}, stream);
+  if (error != cudaSuccess)
+    return error;
+  const int64_t blocks = p.bufferTokens / 256 + 1;
+  buildRowSequencesKernel<<<static_cast<unsigned>(blocks < 4096 ? blocks : 4096), 256, 0,
+                            stream>>>(p, m);
+  return cudaGetLastError();
+}
+
 /// Launches the three kernels on `stream`; `workspace` holds
 /// prologueBackwardWorkspaceBytes bytes. No host synchronisation; args'
-/// metadata must come from buildPackingMetadata on the same stream (or be
-/// complete before it).
+/// metadata must come from buildPrologueBackwardMetadata on the same stream
+/// (or be complete before it).
 template <class Config>
 inline cudaError_t launchPrologueBackward(PrologueBackwardArgs<Config> args,
                                           void *workspace,
