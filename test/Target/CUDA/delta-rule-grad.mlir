@@ -78,3 +78,83 @@ func.func @missing_state_gradient(%do: tensor<?x2x64xbf16>, %q: tensor<?x1x64xbf
           tensor<?x2xf32>)
   return
 }
+
+// -----
+
+func.func @f32_operands(%do: tensor<?x2x64xf32>, %q: tensor<?x1x64xbf16>, %v: tensor<?x2x64xbf16>,
+                        %g: tensor<?x2xf32>, %cu: tensor<?xi32>) {
+  %p = gdn.packing %cu : tensor<?xi32> -> !gdn.packing<seqs = ?, tokens = ?>
+  // expected-error @+1 {{o_grad, q, k and v must be bf16}}
+  %dq, %dk, %dv, %dg, %db = gdn_kernel.delta_rule_grad %do, %q, %q, %v, %g, %g, %p
+      {key_heads = 1 : i64, value_heads = 2 : i64, head_dim_k = 64 : i64,
+       head_dim_v = 64 : i64, scale = 0.125 : f64}
+      : (tensor<?x2x64xf32>, tensor<?x1x64xbf16>, tensor<?x1x64xbf16>, tensor<?x2x64xbf16>,
+         tensor<?x2xf32>, tensor<?x2xf32>, !gdn.packing<seqs = ?, tokens = ?>)
+      -> (tensor<?x1x64xf32>, tensor<?x1x64xf32>, tensor<?x2x64xf32>, tensor<?x2xf32>,
+          tensor<?x2xf32>)
+  return
+}
+
+// -----
+
+func.func @head_dim_32(%do: tensor<?x2x32xbf16>, %q: tensor<?x1x32xbf16>, %v: tensor<?x2x32xbf16>,
+                       %g: tensor<?x2xf32>, %cu: tensor<?xi32>) {
+  %p = gdn.packing %cu : tensor<?xi32> -> !gdn.packing<seqs = ?, tokens = ?>
+  // expected-error @+1 {{the kernels take K and V in {64, 128}; found K = 32, V = 32}}
+  %dq, %dk, %dv, %dg, %db = gdn_kernel.delta_rule_grad %do, %q, %q, %v, %g, %g, %p
+      {key_heads = 1 : i64, value_heads = 2 : i64, head_dim_k = 32 : i64,
+       head_dim_v = 32 : i64, scale = 0.125 : f64}
+      : (tensor<?x2x32xbf16>, tensor<?x1x32xbf16>, tensor<?x1x32xbf16>, tensor<?x2x32xbf16>,
+         tensor<?x2xf32>, tensor<?x2xf32>, !gdn.packing<seqs = ?, tokens = ?>)
+      -> (tensor<?x1x32xf32>, tensor<?x1x32xf32>, tensor<?x2x32xf32>, tensor<?x2xf32>,
+          tensor<?x2xf32>)
+  return
+}
+
+// -----
+
+func.func @heads_not_grouped(%do: tensor<?x3x64xbf16>, %q: tensor<?x2x64xbf16>, %v: tensor<?x3x64xbf16>,
+                             %g: tensor<?x3xf32>, %cu: tensor<?xi32>) {
+  %p = gdn.packing %cu : tensor<?xi32> -> !gdn.packing<seqs = ?, tokens = ?>
+  // expected-error @+1 {{value heads (3) must be a multiple of key heads (2)}}
+  %dq, %dk, %dv, %dg, %db = gdn_kernel.delta_rule_grad %do, %q, %q, %v, %g, %g, %p
+      {key_heads = 2 : i64, value_heads = 3 : i64, head_dim_k = 64 : i64,
+       head_dim_v = 64 : i64, scale = 0.125 : f64}
+      : (tensor<?x3x64xbf16>, tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x3x64xbf16>,
+         tensor<?x3xf32>, tensor<?x3xf32>, !gdn.packing<seqs = ?, tokens = ?>)
+      -> (tensor<?x2x64xf32>, tensor<?x2x64xf32>, tensor<?x3x64xf32>, tensor<?x3xf32>,
+          tensor<?x3xf32>)
+  return
+}
+
+// -----
+
+func.func @zero_scale(%do: tensor<?x2x64xbf16>, %q: tensor<?x1x64xbf16>, %v: tensor<?x2x64xbf16>,
+                      %g: tensor<?x2xf32>, %cu: tensor<?xi32>) {
+  %p = gdn.packing %cu : tensor<?xi32> -> !gdn.packing<seqs = ?, tokens = ?>
+  // expected-error @+1 {{scale must be > 0, found 0}}
+  %dq, %dk, %dv, %dg, %db = gdn_kernel.delta_rule_grad %do, %q, %q, %v, %g, %g, %p
+      {key_heads = 1 : i64, value_heads = 2 : i64, head_dim_k = 64 : i64,
+       head_dim_v = 64 : i64, scale = 0.0 : f64}
+      : (tensor<?x2x64xbf16>, tensor<?x1x64xbf16>, tensor<?x1x64xbf16>, tensor<?x2x64xbf16>,
+         tensor<?x2xf32>, tensor<?x2xf32>, !gdn.packing<seqs = ?, tokens = ?>)
+      -> (tensor<?x1x64xf32>, tensor<?x1x64xf32>, tensor<?x2x64xf32>, tensor<?x2xf32>,
+          tensor<?x2xf32>)
+  return
+}
+
+// -----
+
+func.func @wrong_gradient_shape(%do: tensor<?x2x64xbf16>, %q: tensor<?x1x64xbf16>, %v: tensor<?x2x64xbf16>,
+                                %g: tensor<?x2xf32>, %cu: tensor<?xi32>) {
+  %p = gdn.packing %cu : tensor<?xi32> -> !gdn.packing<seqs = ?, tokens = ?>
+  // expected-error @+1 {{v_grad}}
+  %dq, %dk, %dv, %dg, %db = gdn_kernel.delta_rule_grad %do, %q, %q, %v, %g, %g, %p
+      {key_heads = 1 : i64, value_heads = 2 : i64, head_dim_k = 64 : i64,
+       head_dim_v = 64 : i64, scale = 0.125 : f64}
+      : (tensor<?x2x64xbf16>, tensor<?x1x64xbf16>, tensor<?x1x64xbf16>, tensor<?x2x64xbf16>,
+         tensor<?x2xf32>, tensor<?x2xf32>, !gdn.packing<seqs = ?, tokens = ?>)
+      -> (tensor<?x1x64xf32>, tensor<?x1x64xf32>, tensor<?x1x64xf32>, tensor<?x2xf32>,
+          tensor<?x2xf32>)
+  return
+}
