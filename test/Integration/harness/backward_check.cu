@@ -334,7 +334,7 @@ std::vector<Gradients> runPrologue(const PrologueHost &h, int runs,
   DeviceArray<typename C::GateParamGrad> daLog(kHV), ddtBias(kHV);
   PackingView packing = {cu.data, h.cuPadded.empty() ? nullptr : cuPadded.data,
                          n, static_cast<int32_t>(T)};
-  DeviceArray<unsigned char> metadata(PackingWorkspace::bytes(T));
+  DeviceArray<unsigned char> metadata(PackingWorkspace::bytes());
   DeviceArray<unsigned char> workspace(prologueBackwardWorkspaceBytes<C>(T));
   PrologueBackwardArgs<C> args = {};
   args.mixed = mixed.data;
@@ -373,7 +373,6 @@ std::vector<Gradients> runPrologue(const PrologueHost &h, int runs,
     daLog.poison();
     ddtBias.poison();
     workspace.poison();
-    CUDA_OK(buildPackingMetadata(packing, args.metadata, 0));
     CUDA_OK(launchPrologueBackward<C>(args, workspace.data, 0));
     CUDA_OK(cudaDeviceSynchronize());
     Gradients g;
@@ -869,7 +868,7 @@ void benchPrologue(const char *variant, const char *mix,
   fill(dg, 10);
   fill(dbeta, 11);
   DeviceArray<int32_t> cu = uploadOffsets(cuHost);
-  DeviceArray<unsigned char> metadata(PackingWorkspace::bytes(T));
+  DeviceArray<unsigned char> metadata(PackingWorkspace::bytes());
   DeviceArray<unsigned char> workspace(prologueBackwardWorkspaceBytes<C>(T));
   PrologueBackwardArgs<C> args = {};
   args.mixed = mixed.data;
@@ -891,7 +890,6 @@ void benchPrologue(const char *variant, const char *mix,
   args.ddtBias = ddtBias.data;
   args.packing = {cu.data, nullptr, n, static_cast<int32_t>(T)};
   args.metadata = PackingWorkspace::carve(metadata.data);
-  CUDA_OK(buildPackingMetadata(args.packing, args.metadata, 0));
 
   // Determinism at full size: 5 runs, every gradient byte-identical.
   std::vector<bf16> first, firstDa;
