@@ -103,7 +103,7 @@ using SmallW2Initial =
 // the bench compares (vector bytes, threads, blocks per SM for the register
 // budget, row blocks: one wave of the H200's 132 SMs at that occupancy,
 // rows in flight). Measured on the H200 (docs/backward.md): 8-byte vectors
-// in 512-thread blocks (V8T512) fastest, 0.57 ms at T = 32768.
+// in 512-thread blocks (V8T512) fastest, 0.60 ms at T = 32768.
 template <int VectorBytes, int Threads, int MinBlocks, int RowBlocks,
           int RowsInFlight>
 using Gqa16x32Tile =
