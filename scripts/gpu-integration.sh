@@ -68,16 +68,19 @@ for dir in "$cases"/*/; do
   fi
   mkdir -p "$work/$name-out"
   gap=$(awk -v c="$name" '$1 == c { print $2 }' "$root/test/Integration/known-gaps.txt")
-  if "$exe" check "$dir/in" "$dir/expected" "$work/$name-out" 5e-3 | tee "$work/$name.log"; then
+  # A case may name its own bound (a backward: SEMANTICS.md's gradient
+  # tolerance, 8e-3); forward outputs are held to 5e-3.
+  rtol=5e-3; [ -f "$dir/rtol" ] && rtol=$(cat "$dir/rtol")
+  if "$exe" check "$dir/in" "$dir/expected" "$work/$name-out" "$rtol" | tee "$work/$name.log"; then
     if [ -n "$gap" ]; then
-      summary+=("XPASS check $name: within 5e-3 now, remove it from test/Integration/known-gaps.txt")
+      summary+=("XPASS check $name: within $rtol now, remove it from test/Integration/known-gaps.txt")
       status=1
     else
       summary+=("PASS check $name")
     fi
   elif [ -n "$gap" ] && "$exe" check "$dir/in" "$dir/expected" "$work/$name-out" "$gap" \
       >"$work/$name.gap.log"; then
-    summary+=("XFAIL check $name: over 5e-3, within its known-gap bound $gap (test/Integration/known-gaps.txt)")
+    summary+=("XFAIL check $name: over $rtol, within its known-gap bound $gap (test/Integration/known-gaps.txt)")
   else
     summary+=("FAIL check $name")
     status=1

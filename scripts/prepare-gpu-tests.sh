@@ -47,6 +47,10 @@ cases=(
   # and split_qkvz as device copies, between the kernels, in one entry point.
   "layer_qwen3_next_small|layer_qwen3_next_small|--seqlens=1,63,64,65,0,130 --seed=12|"
   "layer_qwen3_5_small_padded|layer_qwen3_5_small_padded|--seqlens=0,1,63,64,65,130,7 --slots=8,8,64,72,72,136,8 --seed=13|"
+  # The delta-rule backward (gdn_kernel.delta_rule_grad): bf16 gradients of
+  # q, k, v, fp32 of g, beta and the initial states, against gdn-run's
+  # sweep within SEMANTICS.md's gradient tolerance (the rtol file below).
+  "delta_rule_grad_gqa2x4_padded|delta_rule_grad_gqa2x4_padded|--seqlens=0,1,63,64,65,130,300 --slots=8,8,64,72,72,136,300 --seed=20|"
   # The data-movement ops' copy calls (2D, 3D, one 2D per row).
   "copies_split_regroup|copies_split_regroup|--seqlens=300 --seed=14|"
 )
@@ -65,6 +69,7 @@ for entry in "${cases[@]}"; do
   "$bin/gdn-translate" --gdn-to-cuda "$dir/fused.mlir" -o "$dir/kernels.cu"
   "$bin/gdn-translate" --gdn-to-cuda-header "$dir/fused.mlir" -o "$dir/kernels.h"
   echo "gdn_$program" >"$dir/function"
+  case "$program" in *_grad_*) echo 8e-3 >"$dir/rtol" ;; esac
   echo "prepared $name ($(du -sh "$dir" | cut -f1))"
 done
 
