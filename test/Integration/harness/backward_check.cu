@@ -103,7 +103,7 @@ using SmallW2Initial =
 // the bench compares (vector bytes, threads, blocks per SM for the register
 // budget, row blocks: one wave of the H200's 132 SMs at that occupancy,
 // rows in flight). Measured on the H200 (docs/backward.md): 8-byte vectors
-// in 512-thread blocks (V8T512) fastest, 0.57 ms at T = 32768.
+// in 512-thread blocks (V8T512) fastest, 0.60 ms at T = 32768.
 template <int VectorBytes, int Threads, int MinBlocks, int RowBlocks,
           int RowsInFlight>
 using Gqa16x32Tile =
@@ -334,7 +334,7 @@ std::vector<Gradients> runPrologue(const PrologueHost &h, int runs,
   DeviceArray<typename C::GateParamGrad> daLog(kHV), ddtBias(kHV);
   PackingView packing = {cu.data, h.cuPadded.empty() ? nullptr : cuPadded.data,
                          n, static_cast<int32_t>(T)};
-  DeviceArray<unsigned char> metadata(PrologueBackwardMetadata::bytes(T));
+  DeviceArray<unsigned char> metadata(PackingWorkspace::bytes());
   DeviceArray<unsigned char> workspace(prologueBackwardWorkspaceBytes<C>(T));
   PrologueBackwardArgs<C> args = {};
   args.mixed = mixed.data;
@@ -360,7 +360,7 @@ std::vector<Gradients> runPrologue(const PrologueHost &h, int runs,
   args.daLog = daLog.data;
   args.ddtBias = ddtBias.data;
   args.packing = packing;
-  args.metadata = PrologueBackwardMetadata::carve(metadata.data);
+  args.metadata = PackingWorkspace::carve(metadata.data);
 
   std::vector<Gradients> results;
   for (int run = 0; run < runs; ++run) {
@@ -373,7 +373,6 @@ std::vector<Gradients> runPrologue(const PrologueHost &h, int runs,
     daLog.poison();
     ddtBias.poison();
     workspace.poison();
-    CUDA_OK(buildPrologueBackwardMetadata(packing, args.metadata, 0));
     CUDA_OK(launchPrologueBackward<C>(args, workspace.data, 0));
     CUDA_OK(cudaDeviceSynchronize());
     Gradients g;
@@ -869,7 +868,7 @@ void benchPrologue(const char *variant, const char *mix,
   fill(dg, 10);
   fill(dbeta, 11);
   DeviceArray<int32_t> cu = uploadOffsets(cuHost);
-  DeviceArray<unsigned char> metadata(PrologueBackwardMetadata::bytes(T));
+  DeviceArray<unsigned char> metadata(PackingWorkspace::bytes());
   DeviceArray<unsigned char> workspace(prologueBackwardWorkspaceBytes<C>(T));
   PrologueBackwardArgs<C> args = {};
   args.mixed = mixed.data;
@@ -890,8 +889,7 @@ void benchPrologue(const char *variant, const char *mix,
   args.daLog = daLog.data;
   args.ddtBias = ddtBias.data;
   args.packing = {cu.data, nullptr, n, static_cast<int32_t>(T)};
-  args.metadata = PrologueBackwardMetadata::carve(metadata.data);
-  CUDA_OK(buildPrologueBackwardMetadata(args.packing, args.metadata, 0));
+  args.metadata = PackingWorkspace::carve(metadata.data);
 
   // Determinism at full size: 5 runs, every gradient byte-identical.
   std::vector<bf16> first, firstDa;

@@ -41,7 +41,10 @@
 // counts depend on the token count and the Config only, so the gradients
 // are bit-identical run after run and on any GPU.
 //
-// Invalid packing metadata (packing.cuh's status) makes every gradient NaN.
+// Kernel 1 checks the offsets itself in every block (packing.cuh's
+// findFirstViolation), as the forward prologue does, and its block (0, 0)
+// writes the status record kernels 2 and 3 read: invalid offsets make every
+// gradient NaN, and no kernel reads memory through them.
 // Padding rows get zero gradient in the conv input.
 //
 //===----------------------------------------------------------------------===//
@@ -69,24 +72,6 @@ namespace device {
 ///   __launch_bounds__), kRowsInFlight, kRowBlocks (the most row blocks;
 ///   each takes at least kMinRowsPerBlock rows) and kGateBlocks.
 /// Parameter gradients are summed in fp32 and stored once in their type.
-/// The packing metadata the prologue backward reads: the status record of
-/// packing.cuh's validation and the sequence of every buffer row (-1 for
-/// padding rows and rows past the pack), which the forward prologue no
-/// longer needs (it finds sequences itself) but this kernel's row walk does.
-struct PrologueBackwardMetadata {
-  gdn_status_t *status;
-  int32_t *tokenSeq;
-
-  static size_t bytes(int64_t rows) {
-    return PackingWorkspace::kStatusBytes + sizeof(int32_t) * static_cast<size_t>(rows);
-  }
-  static PrologueBackwardMetadata carve(void *base) {
-    char *bytes = static_cast<char *>(base);
-    return {reinterpret_cast<gdn_status_t *>(bytes),
-            reinterpret_cast<int32_t *>(bytes + PackingWorkspace::kStatusBytes)};
-  }
-};
-
 template <class Config> struct PrologueBackwardArgs {
   using Act = typename Config::Activation;
   using ActGrad = typename Config::ActivationGrad;
@@ -111,7 +96,8 @@ template <class Config> struct PrologueBackwardArgs {
   typename Config::GateInputGrad *da, *db;         ///< [T, HV]
   typename Config::GateParamGrad *daLog, *ddtBias; ///< [HV]
   PackingView packing;
-  PrologueBackwardMetadata metadata; ///< buildPrologueBackwardMetadata
+  /// The status record: kernel 1 validates the offsets and writes it.
+  PackingWorkspace metadata;
   /// Per-block partial sums; launchPrologueBackward carves them from its
   /// workspace (PrologueBackwardLayout).
   float *convPartials, *biasPartials, *gatePartials;
@@ -133,8 +119,10 @@ template <class Config> struct PrologueBackwardShape {
   /// halo rows.
   static constexpr int64_t kMinRowsPerBlock = 64;
   static constexpr int64_t kMinTokensPerGateBlock = 64;
+  /// The ring, then one word for the offsets' check.
   static constexpr size_t kSharedBytes =
-      sizeof(Raw) * 2 * Config::kThreads * Config::kRowsInFlight;
+      sizeof(Raw) * 2 * Config::kThreads * Config::kRowsInFlight +
+      sizeof(unsigned long long);
   /// Heads handled side by side in the gate kernel: lanes x heads slots.
   static constexpr int kGateLanes = Config::kValueHeads <= Config::kThreads
                                         ? Config::kThreads / Config::kValueHeads
@@ -202,7 +190,6 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocksPerSM)
   const int c0 = (blockIdx.x * kThreads + threadIdx.x) * kVec;
   constexpr bool kAllActive = kChannels % (kThreads * kVec) == 0;
   const bool active = kAllActive || c0 < kChannels;
-  const bool invalid = args.metadata.status->code != GDN_STATUS_OK;
 
   float weight[kW][kVec], bias[kVec];
 #pragma unroll
@@ -274,6 +261,16 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocksPerSM)
   for (int i = 0; i < kRows; ++i)
     fetchNext();
 
+  // The offsets, checked by every block while its first rows are in flight
+  // (the copies read only buffer rows, never through the offsets). Block
+  // (0, 0) writes the status record the later kernels read (stream order).
+  const unsigned long long violation = findFirstViolation(
+      packing, reinterpret_cast<unsigned long long *>(
+                   reinterpret_cast<Raw *>(shared) + 2 * kThreads * kRows));
+  const bool invalid = violation != kNoViolation;
+  if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0)
+    writeStatus(packing, violation, args.metadata.status);
+
   // The W-1 inputs before the range, oldest first (zeros before row 0).
   Vec previous[kPhases];
 #pragma unroll
@@ -304,21 +301,48 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocksPerSM)
            i * kHistory + column;
   };
 
+  // The sequence whose slot holds `row`: the last one whose slot starts at
+  // or before it (so empty sequences are passed over), by bisection. Valid
+  // offsets with rows to walk mean at least one sequence.
+  const int32_t *const slotStarts =
+      packing.cuPadded ? packing.cuPadded : packing.cuSeqlens;
+  auto slotOf = [&](int32_t row) {
+    int32_t seq = 0;
+    for (int32_t last = packing.numSeqs - 1; seq < last;) {
+      const int32_t middle = seq + (last - seq + 1) / 2;
+      if (slotStarts[middle] <= row)
+        seq = middle;
+      else
+        last = middle - 1;
+    }
+    return seq;
+  };
+  // A row no tap reads: padding (zero gradient), or any row when the
+  // offsets are invalid (NaN).
+  auto inertRow = [&](int32_t r) {
+    Vec x;
+    GradVec unused, out;
+    takeRow(x, unused);
+    out.fill(invalid ? NAN : 0.0f);
+    if (active)
+      out.store(args.dmixed + static_cast<int64_t>(r) * kChannels + c0);
+  };
+
   for (int32_t r = rangeBegin; r < rangeEnd;) {
-    const int32_t seq = invalid ? -1 : args.metadata.tokenSeq[r];
-    if (seq < 0) {
-      // Padding (or invalid metadata): no tap reads this row.
-      Vec x;
-      GradVec unused, out;
-      takeRow(x, unused);
-      out.fill(invalid ? NAN : 0.0f);
-      if (active)
-        out.store(args.dmixed + static_cast<int64_t>(r) * kChannels + c0);
-      ++r;
+    if (invalid) {
+      inertRow(r++);
       continue;
     }
+    const int32_t seq = slotOf(r);
     const int32_t seqBegin = packing.begin(seq);
     const int32_t seqEnd = seqBegin + packing.length(seq);
+    if (r >= seqEnd) {
+      // The padding after the sequence's real tokens, to its slot's end.
+      const int32_t paddingEnd = min(seqBegin + packing.slot(seq), rangeEnd);
+      while (r < paddingEnd)
+        inertRow(r++);
+      continue;
+    }
     const int32_t runBegin = r;
     const int32_t runEnd = min(seqEnd, rangeEnd);
     // dpre is needed W-1 rows past the run when the sequence goes on.
@@ -620,8 +644,8 @@ prologueBackwardSums(const PrologueBackwardArgs<Config> &args, int32_t rows,
 }
 
 /// Workspace bytes of launchPrologueBackward for a buffer of `tokens` rows
-/// (host side, no device access); the packing metadata is separate
-/// (PrologueBackwardMetadata, built by buildPrologueBackwardMetadata).
+/// (host side, no device access); the status record is separate
+/// (PackingWorkspace).
 template <class Config>
 inline size_t prologueBackwardWorkspaceBytes(int64_t tokens) {
   return PrologueBackwardLayout<Config>(tokens).total;
@@ -641,49 +665,9 @@ inline void carvePrologueBackwardWorkspace(PrologueBackwardArgs<Config> &args,
 }
 
 #ifndef GDN_DEVICE_EMULATION // host emulation runs the kernel bodies itself
-/// The row table of PrologueBackwardMetadata, after the validation wrote
-/// the status (nothing is read from invalid offsets): each row's sequence
-/// by a binary search over the slots' starts.
-__global__ void __launch_bounds__(256)
-    buildRowSequencesKernel(PackingView p, PrologueBackwardMetadata m) {
-  if (m.status->code != GDN_STATUS_OK)
-    return;
-  const int64_t threads = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-       r < p.bufferTokens; r += threads) {
-    int32_t seq = -1;
-    if (p.numSeqs > 0 && r < p.begin(p.numSeqs)) {
-      int32_t low = 0, high = p.numSeqs - 1;
-      while (low < high) {
-        const int32_t mid = low + (high - low + 1) / 2;
-        if (p.begin(mid) <= r)
-          low = mid;
-        else
-          high = mid - 1;
-      }
-      seq = r - p.begin(low) < p.length(low) ? low : -1;
-    }
-    m.tokenSeq[r] = seq;
-  }
-}
-
-/// Validates the offsets (packing.cuh) and builds the row table, on
-/// `stream`. Host code.
-inline cudaError_t buildPrologueBackwardMetadata(PackingView p, PrologueBackwardMetadata m,
-                                                 cudaStream_t stream) {
-  cudaError_t error = buildPackingMetadata(p, PackingWorkspace{m.status}, stream);
-  if (error != cudaSuccess)
-    return error;
-  const int64_t blocks = p.bufferTokens / 256 + 1;
-  buildRowSequencesKernel<<<static_cast<unsigned>(blocks < 4096 ? blocks : 4096), 256, 0,
-                            stream>>>(p, m);
-  return cudaGetLastError();
-}
-
 /// Launches the three kernels on `stream`; `workspace` holds
-/// prologueBackwardWorkspaceBytes bytes. No host synchronisation; args'
-/// metadata must come from buildPrologueBackwardMetadata on the same stream
-/// (or be complete before it).
+/// prologueBackwardWorkspaceBytes bytes. No host synchronisation; the
+/// offsets need no earlier validation (kernel 1 checks them).
 template <class Config>
 inline cudaError_t launchPrologueBackward(PrologueBackwardArgs<Config> args,
                                           void *workspace,
