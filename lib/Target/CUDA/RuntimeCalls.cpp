@@ -143,7 +143,7 @@ std::vector<ShapeExprs> deriveShapes(Operation *op,
         return std::vector<ShapeExprs>{
             withTokens(linear.getY(), operands[0][0])};
       })
-      .Case([&](LinearGradOp grad) {
+      .Case([&](LinearGradOp) {
         sameTokens(operands.take_front(2), conditions); // dy and x
         return std::vector<ShapeExprs>{operands[1], operands[2]};
       })
@@ -155,7 +155,7 @@ std::vector<ShapeExprs> deriveShapes(Operation *op,
         sameTokens(operands, conditions);
         return shapes;
       })
-      .Case([&](arith::AddFOp add) {
+      .Case([&](arith::AddFOp) {
         sameTokens(operands, conditions);
         return std::vector<ShapeExprs>{operands[0]};
       })
