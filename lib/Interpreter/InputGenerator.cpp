@@ -56,6 +56,21 @@ const char *mlir::gdn::interp::getInputRoleName(InputRole role) {
   return "?";
 }
 
+/// A delta rule's gradient (gdn or kernel op) draws its operands as the
+/// forward does; the cotangents as activations, the final states' as states.
+template <class GradOp>
+static InputRole deltaRuleGradRole(GradOp grad, Value value) {
+  if (value == grad.getQ() || value == grad.getK())
+    return InputRole::UnitRows;
+  if (value == grad.getG())
+    return InputRole::Decay;
+  if (value == grad.getBeta())
+    return InputRole::Beta;
+  if (value == grad.getInitialState() || value == grad.getFinalStateGrad())
+    return InputRole::State;
+  return InputRole::Activation;
+}
+
 /// The role `use` gives its value, if it decides one.
 static std::optional<InputRole> roleOfUse(OpOperand &use) {
   Operation *owner = use.getOwner();
@@ -74,19 +89,10 @@ static std::optional<InputRole> roleOfUse(OpOperand &use) {
       return InputRole::State;
     return InputRole::Activation;
   }
-  if (auto grad = dyn_cast<DeltaRuleGradOp>(owner)) {
-    // The backward's operands are drawn as the forward's; the cotangents
-    // as activations, the final states' as states.
-    if (value == grad.getQ() || value == grad.getK())
-      return InputRole::UnitRows;
-    if (value == grad.getG())
-      return InputRole::Decay;
-    if (value == grad.getBeta())
-      return InputRole::Beta;
-    if (value == grad.getInitialState() || value == grad.getFinalStateGrad())
-      return InputRole::State;
-    return InputRole::Activation;
-  }
+  if (auto grad = dyn_cast<DeltaRuleGradOp>(owner))
+    return deltaRuleGradRole(grad, value);
+  if (auto grad = dyn_cast<kernel::DeltaRuleGradOp>(owner))
+    return deltaRuleGradRole(grad, value);
   // The other gradient ops (gdn-generate-backward's, before or after
   // gdn-fuse): parameters as the forward draws them, states (the final
   // states' cotangents too) per sequence, the rest as activations.
@@ -113,17 +119,6 @@ static std::optional<InputRole> roleOfUse(OpOperand &use) {
   if (auto linear = dyn_cast<LinearGradOp>(owner))
     return value == linear.getWeight() ? InputRole::ProjectionWeight
                                        : InputRole::Activation;
-  if (auto grad = dyn_cast<kernel::DeltaRuleGradOp>(owner)) {
-    if (value == grad.getQ() || value == grad.getK())
-      return InputRole::UnitRows;
-    if (value == grad.getG())
-      return InputRole::Decay;
-    if (value == grad.getBeta())
-      return InputRole::Beta;
-    if (value == grad.getInitialState() || value == grad.getFinalStateGrad())
-      return InputRole::State;
-    return InputRole::Activation;
-  }
   if (auto grad = dyn_cast<kernel::PrologueGradOp>(owner)) {
     if (value == grad.getConvWeight())
       return InputRole::ConvWeight;

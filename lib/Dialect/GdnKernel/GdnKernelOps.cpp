@@ -83,17 +83,26 @@ static LogicalResult checkThreads(Operation *op, int64_t threads) {
                            << " must be a multiple of 32, at most 1024";
 }
 
+/// What the prologue and its backward share: whole GQA groups, and conv
+/// widths the kernels unroll (1 to 4).
+static LogicalResult checkPrologueGrouping(Operation *op, int64_t keyHeads,
+                                           int64_t valueHeads, int64_t width) {
+  if (valueHeads % keyHeads != 0)
+    return op->emitOpError() << "value heads (" << valueHeads
+                             << ") must be a multiple of key heads ("
+                             << keyHeads << ")";
+  if (width > 4)
+    return op->emitOpError() << "conv_width = " << width
+                             << " exceeds the kernel's limit of 4";
+  return success();
+}
+
 LogicalResult kernel::PrologueOp::verify() {
   const int64_t keyHeads = getKeyHeads(), valueHeads = getValueHeads();
   const int64_t headDimK = getHeadDimK(), headDimV = getHeadDimV();
   const int64_t width = getConvWidth();
-  if (valueHeads % keyHeads != 0)
-    return emitOpError() << "value heads (" << valueHeads
-                         << ") must be a multiple of key heads (" << keyHeads
-                         << ")";
-  if (width > 4)
-    return emitOpError() << "conv_width = " << width
-                         << " exceeds the kernel's limit of 4";
+  if (failed(checkPrologueGrouping(*this, keyHeads, valueHeads, width)))
+    return failure();
   const int64_t channels = 2 * keyHeads * headDimK + valueHeads * headDimV;
   auto mixedType = getMixedQkv().getType();
   if (mixedType.getRank() != 2)
@@ -363,13 +372,8 @@ LogicalResult kernel::PrologueGradOp::verify() {
   const int64_t keyHeads = getKeyHeads(), valueHeads = getValueHeads();
   const int64_t headDimK = getHeadDimK(), headDimV = getHeadDimV();
   const int64_t width = getConvWidth();
-  if (valueHeads % keyHeads != 0)
-    return emitOpError() << "value heads (" << valueHeads
-                         << ") must be a multiple of key heads (" << keyHeads
-                         << ")";
-  if (width > 4)
-    return emitOpError() << "conv_width = " << width
-                         << " exceeds the kernel's limit of 4";
+  if (failed(checkPrologueGrouping(*this, keyHeads, valueHeads, width)))
+    return failure();
   const int64_t vectorBytes = getVectorBytes();
   if (vectorBytes != 8 && vectorBytes != 16)
     return emitOpError() << "vector_bytes = " << vectorBytes

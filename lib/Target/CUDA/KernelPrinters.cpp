@@ -112,6 +112,23 @@ static void printLaunchOpening(const KernelContext &k, llvm::raw_ostream &os) {
      << "    return error;\n";
 }
 
+/// `args.packing = {...};`: the packing view every packed kernel takes.
+static const char *const kPackingView =
+    "  args.packing = {packing->cu_seqlens, packing->cu_padded,\n"
+    "                  packing->num_seqs, packing->buffer_tokens};\n";
+
+/// Ends an entry point: calls `launch` (a device-header launcher returning
+/// a cudaError_t) on `arguments` and maps its result to a status.
+static void printLaunchReturn(llvm::raw_ostream &os, StringRef launch,
+                              StringRef arguments) {
+  os << "  return gdn::device::" << launch << "<Config>(" << arguments
+     << ") ==\n"
+     << "                 cudaSuccess\n"
+     << "             ? GDN_SUCCESS\n"
+     << "             : GDN_ERROR_CUDA;\n"
+     << "}\n\n";
+}
+
 //===----------------------------------------------------------------------===//
 // Prologue
 //===----------------------------------------------------------------------===//
@@ -270,15 +287,10 @@ static void printPrologueEntry(kernel::PrologueOp op, const KernelContext &k,
      << "  args.v = " << ptr("results", 2, op.getV()) << ";\n"
      << "  args.g = static_cast<float *>(results[3].data);\n"
      << "  args.beta = static_cast<float *>(results[4].data);\n"
-     << "  args.packing = {packing->cu_seqlens, packing->cu_padded,\n"
-     << "                  packing->num_seqs, packing->buffer_tokens};\n"
+     << kPackingView
      << "  args.workspace = "
-        "gdn::device::PackingWorkspace::carve(packing->workspace);\n"
-     << "  return gdn::device::launchPrologue<Config>(args, stream) == "
-        "cudaSuccess\n"
-     << "             ? GDN_SUCCESS\n"
-     << "             : GDN_ERROR_CUDA;\n"
-     << "}\n\n";
+        "gdn::device::PackingWorkspace::carve(packing->workspace);\n";
+  printLaunchReturn(os, "launchPrologue", "args, stream");
 }
 
 //===----------------------------------------------------------------------===//
@@ -482,16 +494,11 @@ static void printDeltaRuleEntry(kernel::DeltaRuleOp op, const KernelContext &k,
   os << "  args.o = static_cast<__nv_bfloat16 *>(results[0].data);\n"
      << llvm::formatv("  args.scale = {0:e}f;\n",
                       op.getScale().convertToDouble())
-     << "  args.packing = {packing->cu_seqlens, packing->cu_padded,\n"
-     << "                  packing->num_seqs, packing->buffer_tokens};\n"
+     << kPackingView
      << "  // Invalid offsets turn every output into NaN (packing.cuh).\n"
      << "  args.status =\n"
-     << "      gdn::device::PackingWorkspace::carve(packing->workspace).status;\n"
-     << "  return gdn::device::launchDeltaRule<Config>(args, scratch, stream) ==\n"
-     << "                 cudaSuccess\n"
-     << "             ? GDN_SUCCESS\n"
-     << "             : GDN_ERROR_CUDA;\n"
-     << "}\n\n";
+     << "      gdn::device::PackingWorkspace::carve(packing->workspace).status;\n";
+  printLaunchReturn(os, "launchDeltaRule", "args, scratch, stream");
 }
 
 //===----------------------------------------------------------------------===//
@@ -577,17 +584,11 @@ static void printDeltaRuleGradEntry(kernel::DeltaRuleGradOp op,
      << "  args.dg = static_cast<float *>(results[3].data);\n"
      << "  args.dbeta = static_cast<float *>(results[4].data);\n"
      << llvm::formatv("  args.scale = {0:e}f;\n", op.getScale().convertToDouble())
-     << "  args.packing = {packing->cu_seqlens, packing->cu_padded,\n"
-     << "                  packing->num_seqs, packing->buffer_tokens};\n"
+     << kPackingView
      << "  // Invalid offsets turn every gradient into NaN.\n"
      << "  args.status =\n"
-     << "      gdn::device::PackingWorkspace::carve(packing->workspace).status;\n"
-     << "  return gdn::device::launchDeltaRuleBackward<Config>(args, scratch, "
-        "stream) ==\n"
-     << "                 cudaSuccess\n"
-     << "             ? GDN_SUCCESS\n"
-     << "             : GDN_ERROR_CUDA;\n"
-     << "}\n\n";
+     << "      gdn::device::PackingWorkspace::carve(packing->workspace).status;\n";
+  printLaunchReturn(os, "launchDeltaRuleBackward", "args, scratch, stream");
 }
 
 //===----------------------------------------------------------------------===//
@@ -759,18 +760,12 @@ static void printPrologueGradEntry(kernel::PrologueGradOp op,
      << "  args.db = " << result(op.getBGrad()) << ";\n"
      << "  args.daLog = " << result(op.getALogGrad()) << ";\n"
      << "  args.ddtBias = " << result(op.getDtBiasGrad()) << ";\n"
-     << "  args.packing = {packing->cu_seqlens, packing->cu_padded,\n"
-     << "                  packing->num_seqs, packing->buffer_tokens};\n"
+     << kPackingView
      << "  // The first kernel checks the offsets (in every block) and writes\n"
      << "  // the status record; invalid offsets make every gradient NaN.\n"
      << "  args.metadata = "
-        "gdn::device::PackingWorkspace::carve(packing->workspace);\n"
-     << "  return gdn::device::launchPrologueBackward<Config>(args, scratch, "
-        "stream) ==\n"
-     << "                 cudaSuccess\n"
-     << "             ? GDN_SUCCESS\n"
-     << "             : GDN_ERROR_CUDA;\n"
-     << "}\n\n";
+        "gdn::device::PackingWorkspace::carve(packing->workspace);\n";
+  printLaunchReturn(os, "launchPrologueBackward", "args, scratch, stream");
 }
 
 //===----------------------------------------------------------------------===//
@@ -851,13 +846,8 @@ static void printRMSNormGradEntry(kernel::GatedRMSNormGradOp op,
      << "  args.dweight = " << pointer("results", 2, op.getWeightGrad(), false)
      << ";\n"
      << "  // No rows still launches: the weight gradient is then 0.\n"
-     << "  args.rows = operands[0].shape[0] * " << heads << ";\n"
-     << "  return gdn::device::launchEpilogueBackward<Config>(args, scratch, "
-        "stream) ==\n"
-     << "                 cudaSuccess\n"
-     << "             ? GDN_SUCCESS\n"
-     << "             : GDN_ERROR_CUDA;\n"
-     << "}\n\n";
+     << "  args.rows = operands[0].shape[0] * " << heads << ";\n";
+  printLaunchReturn(os, "launchEpilogueBackward", "args, scratch, stream");
 }
 
 //===----------------------------------------------------------------------===//

@@ -101,7 +101,8 @@
 // CHECK-NEXT:   args.packing = {packing->cu_seqlens, packing->cu_padded,
 // CHECK-NEXT:                   packing->num_seqs, packing->buffer_tokens};
 // CHECK-NEXT:   args.workspace = gdn::device::PackingWorkspace::carve(packing->workspace);
-// CHECK-NEXT:   return gdn::device::launchPrologue<Config>(args, stream) == cudaSuccess
+// CHECK-NEXT:   return gdn::device::launchPrologue<Config>(args, stream) ==
+// CHECK-NEXT:                  cudaSuccess
 // CHECK-NEXT:              ? GDN_SUCCESS
 // CHECK-NEXT:              : GDN_ERROR_CUDA;
 // CHECK-NEXT: }
