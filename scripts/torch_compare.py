@@ -38,6 +38,8 @@ import torch
 import torch.nn.functional as F
 
 ROWS = []
+SAVED = {}      # this run's results, for --save-reference
+REFERENCE = {}  # an interpreter run's results (--reference), same inputs
 BOUND_OUT, BOUND_GRAD, BOUND_GATE = 5e-3, 8e-3, 2e-2
 
 
@@ -122,8 +124,12 @@ def compare_layer(kind, lengths, device, gdn_torch):
 
     T, D = sum(lengths), spec.hidden
     cu = cu_of(lengths, device)
-    x = torch.randn(T, D, device=device).to(torch.bfloat16)
-    dy = torch.randn(T, D, device=device).to(torch.bfloat16)
+    # Drawn on the CPU, so that a CPU run (the interpreter) sees the same.
+    gen = torch.Generator().manual_seed(4321)
+    x = torch.randn(T, D, generator=gen).to(torch.bfloat16).to(device)
+    dy = torch.randn(T, D, generator=gen).to(torch.bfloat16).to(device)
+    exact = REFERENCE.get(kind, {})
+    mine = SAVED.setdefault(kind, {})
 
     # The reference: transformers' PyTorch path in float64, each sequence alone.
     x64 = x.double().requires_grad_(True)
@@ -148,8 +154,12 @@ def compare_layer(kind, lengths, device, gdn_torch):
     record(section, "transformers bf16 y vs its float64", rel_rms(y_hf, y_ref), None, "context")
 
     with torch.no_grad():
-        y_nograd = ours(x, cu, )
+        y_nograd = ours(x, cu)
     record(section, "y (forward, @f)", rel_rms(y_nograd, y_ref), BOUND_OUT)
+    mine["y"] = y_nograd.cpu()
+    if "y" in exact:
+        record(section, "y vs the exact program (gdn-run)", rel_rms(y_nograd, exact["y"].to(device)),
+               None, "kernels' own error")
     record(section, "y finite", float(torch.isfinite(y_nograd).all().item()), None)
     # Packed == each sequence alone, bit for bit.
     with torch.no_grad():
@@ -170,6 +180,10 @@ def compare_layer(kind, lengths, device, gdn_torch):
     record(section, "y (training forward, @f_forward)", rel_rms(y, y_ref), BOUND_OUT)
     y.backward(dy)
     record(section, "dx", rel_rms(xg.grad, x64.grad), BOUND_GRAD)
+    mine["dx"] = xg.grad.cpu()
+    if "dx" in exact:
+        record(section, "dx vs the exact program", rel_rms(xg.grad, exact["dx"].to(device)), None,
+               "kernels' own error")
     ref_params = dict(ref.named_parameters())
     for name, p in ours.named_parameters():
         bound = BOUND_GATE if name in ("A_log", "dt_bias") else BOUND_GRAD
@@ -177,6 +191,10 @@ def compare_layer(kind, lengths, device, gdn_torch):
         finite = bool(torch.isfinite(g).all()) if g is not None else False
         record(section, f"d{name}", rel_rms(g, ref_params[name].grad) if g is not None else float("nan"),
                bound, "" if finite else "NOT FINITE")
+        mine["d" + name] = g.cpu()
+        if "d" + name in exact:
+            record(section, f"d{name} vs the exact program", rel_rms(g, exact["d" + name].to(device)),
+                   None, "kernels' own error")
     # Deterministic: the same inputs give the same gradient bits.
     xg2 = x.clone().requires_grad_(True)
     ours(xg2, cu).backward(dy)
@@ -236,10 +254,11 @@ def reference_delta_rule(q, k, v, g, beta, scale, h0, lengths):
     return torch.stack(outs), torch.stack(finals)
 
 
-def fla_inputs(lengths, H, HV, K, V, device, seed):
-    gen = torch.Generator(device=device).manual_seed(seed)
+def fla_inputs(lengths, H, HV, K, V, device, seed, on_device=False):
+    gen = torch.Generator(device=device if on_device else "cpu").manual_seed(seed)
     T = sum(lengths)
-    r = lambda *shape: torch.randn(*shape, device=device, generator=gen)
+    r = lambda *shape: torch.randn(*shape, device=device if on_device else "cpu",  # noqa: E731
+                                   generator=gen).to(device)
     q = F.normalize(r(1, T, H, K), dim=-1).to(torch.bfloat16)
     k = F.normalize(r(1, T, H, K), dim=-1).to(torch.bfloat16)
     v = r(1, T, HV, V).to(torch.bfloat16)
@@ -258,15 +277,15 @@ def compare_fla_signature(device, gdn_torch, fla_chunk):
     leaves = [t.clone().requires_grad_(True) for t in (q, k, v, g, beta, h0)]
     o, ht = gdn_torch.chunk_gated_delta_rule(*leaves[:5], initial_state=leaves[5],
                                              output_final_state=True, cu_seqlens=cu)
-    gen = torch.Generator(device=device).manual_seed(9)
-    do = torch.randn(o.shape, device=device, generator=gen).to(torch.bfloat16)
-    dht = torch.randn(ht.shape, device=device, generator=gen)
+    gen = torch.Generator().manual_seed(9)
+    do = torch.randn(o.shape, generator=gen).to(torch.bfloat16).to(device)
+    dht = torch.randn(ht.shape, generator=gen).to(device)
     ref_leaves = [t.detach()[0].double().requires_grad_(True) for t in (q, k, v, g, beta)]
     ref_leaves.append(h0.detach().double().requires_grad_(True))
     o_ref, ht_ref = reference_delta_rule(*ref_leaves[:5], K ** -0.5, ref_leaves[5], lengths)
     record(section, "o vs float64 recurrence", rel_rms(o[0], o_ref), BOUND_OUT)
     record(section, "final state vs float64", rel_rms(ht, ht_ref), BOUND_OUT)
-    prog = gdn_torch.program(gdn_torch.DeltaRuleSpec(H, HV, K, V))
+    prog = gdn_torch.program(gdn_torch.DeltaRuleSpec(H, HV, K, V), device)
     if prog.has_backward:
         ((o.float() * do.float()).sum() + (ht * dht).sum()).backward()
         ((o_ref * do[0].double()).sum() + (ht_ref * dht.double()).sum()).backward()
@@ -317,7 +336,7 @@ def time_delta_rule(device, gdn_torch, fla_chunk):
     H, HV, K, V = 16, 32, 128, 128
     for lengths in ([8192] * 4, random_lengths(32768, 8, 3)):
         label = "8192x4" if len(lengths) == 4 else "32K/8 seqs"
-        q, k, v, g, beta, _ = fla_inputs(lengths, H, HV, K, V, device, seed=11)
+        q, k, v, g, beta, _ = fla_inputs(lengths, H, HV, K, V, device, seed=11, on_device=True)
         cu32, cu64 = cu_of(lengths, device), cu_of(lengths, device).long()
         with torch.no_grad():
             ours_ms = median_ms(lambda: gdn_torch.chunk_gated_delta_rule(q, k, v, g, beta, cu_seqlens=cu32))
@@ -419,10 +438,21 @@ def main():
     parser.add_argument("--json", default=None)
     parser.add_argument("--skip-timing", action="store_true")
     parser.add_argument("--skip-fla", action="store_true")
+    parser.add_argument("--save-reference", default=None,
+                        help="save this run's layer results (a CPU run: the exact program)")
+    parser.add_argument("--reference", default=None,
+                        help="compare with a --save-reference file of a CPU run (same inputs)")
+    parser.add_argument("--device", default="cuda",
+                        help="cpu: run the compiled programs in gdn-run instead (no GPU, no "
+                             "timing, no FLA): checks the extension's Python half")
     args = parser.parse_args()
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     sys.path.insert(0, os.path.join(root, "python"))
-    device = torch.device("cuda")
+    device = torch.device(args.device)
+    if args.reference and os.path.exists(args.reference):
+        REFERENCE.update(torch.load(args.reference))
+    if device.type == "cpu":
+        args.skip_timing = args.skip_fla = True
 
     # transformers first, with FLA and causal_conv1d made unimportable: its
     # modeling files bind their fast path (FLA) at import when it imports.
@@ -434,13 +464,15 @@ def main():
     from transformers.models.qwen3_5 import modeling_qwen3_5  # noqa: F401
     for name in blocked:
         del sys.modules[name]
-    print(f"torch {torch.__version__}, transformers {transformers.__version__}, "
-          f"GPU {torch.cuda.get_device_name()}", flush=True)
+    gpu = torch.cuda.get_device_name() if device.type == "cuda" else "none (interpreter)"
+    print(f"torch {torch.__version__}, transformers {transformers.__version__}, GPU {gpu}",
+          flush=True)
 
     t0 = time.time()
     import gdn_torch
-    gdn_torch.load_extension()
-    print(f"extension built/loaded in {time.time() - t0:.1f} s", flush=True)
+    if device.type == "cuda":
+        gdn_torch.load_extension()
+        print(f"extension built/loaded in {time.time() - t0:.1f} s", flush=True)
 
     fla = fla_chunk = None
     if args.fla_site and not args.skip_fla:
@@ -477,6 +509,8 @@ def main():
             with open(args.json, "w") as f:
                 json.dump(ROWS, f, indent=1)
 
+    if args.save_reference:
+        torch.save(SAVED, args.save_reference)
     print("\nSUMMARY")
     for r in ROWS:
         val = f"{r['value']:.3e}" if isinstance(r["value"], float) else str(r["value"])

@@ -26,21 +26,13 @@ from . import compiler
 from .compiler import DeltaRuleSpec, LayerSpec
 
 __all__ = ["GatedDeltaNet", "GDNLayerFunction", "chunk_gated_delta_rule", "CompiledProgram",
-           "load_extension", "LayerSpec", "DeltaRuleSpec"]
+           "program", "load_extension", "build_extension", "LayerSpec", "DeltaRuleSpec"]
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _extension = None
 
 
-def load_extension(verbose=False):
-    """Builds (once, with torch.utils.cpp_extension) and returns the native
-    half. It links libgdnrt.so from the first cache holding one (or
-    GDN_GDNRT_DIR) and includes the runtime's C headers (GDN_RUNTIME_INCLUDE,
-    else the source tree's runtime/include)."""
-    global _extension
-    if _extension is not None:
-        return _extension
-    from torch.utils import cpp_extension
+def _gdnrt_dir():
     gdnrt = os.environ.get("GDN_GDNRT_DIR")
     if not gdnrt:
         gdnrt = next((d for d in compiler.cache_dirs()
@@ -48,52 +40,168 @@ def load_extension(verbose=False):
     if not gdnrt:
         raise RuntimeError("gdn_torch: no libgdnrt.so: set GDN_GDNRT_DIR, or GDN_TORCH_CACHE to a "
                            "cache that compile_spec filled (it copies libgdnrt.so there)")
+    return os.path.abspath(gdnrt)
+
+
+def _prebuilt_name():
+    return f"gdn_torch_ops-{torch.__version__}.so"
+
+
+def build_extension(out_dir=None, verbose=False):
+    """Builds the native half with torch.utils.cpp_extension (an operator
+    library: no Python module, so it depends on this torch's version only)
+    and returns its path. `out_dir`: also copy it there under the name
+    load_extension looks for (gdn_torch_ops-<torch version>.so)."""
+    import shutil
+
+    from torch.utils import cpp_extension
+    gdnrt = _gdnrt_dir()
     include = os.environ.get("GDN_RUNTIME_INCLUDE",
                              os.path.join(_HERE, "..", "..", "runtime", "include"))
-    _extension = cpp_extension.load(
-        name="gdn_torch_native",
+    path = cpp_extension.load(
+        name="gdn_torch_ops",
         sources=[os.path.join(_HERE, "csrc", "gdn_torch.cpp")],
         extra_include_paths=[os.path.abspath(include)],
         extra_cflags=["-O2"],
-        extra_ldflags=[f"-L{gdnrt}", "-lgdnrt", f"-Wl,-rpath,{os.path.abspath(gdnrt)}", "-ldl"],
+        extra_ldflags=[f"-L{gdnrt}", "-lgdnrt", f"-Wl,-rpath,{gdnrt}", "-ldl"],
         with_cuda=True,
+        is_python_module=False,
         verbose=verbose)
+    if out_dir:
+        shutil.copy2(path, os.path.join(out_dir, _prebuilt_name()))
+    return path
+
+
+def load_extension(verbose=False):
+    """The native half's operators (torch.ops.gdn_torch): a library built
+    for this torch version found in a cache (GDN_TORCH_CACHE) is loaded as it
+    is; otherwise it is built now (build_extension). It links libgdnrt.so
+    from the first cache holding one (or GDN_GDNRT_DIR) and includes the
+    runtime's C headers (GDN_RUNTIME_INCLUDE, else the source tree's
+    runtime/include)."""
+    global _extension
+    if _extension is not None:
+        return _extension
+    prebuilt = next((os.path.join(d, _prebuilt_name()) for d in compiler.cache_dirs()
+                     if os.path.isfile(os.path.join(d, _prebuilt_name()))), None)
+    if prebuilt:
+        # Its run path names the folder it was built against: load the
+        # cache's libgdnrt.so first, which then satisfies its dependency.
+        import ctypes
+        ctypes.CDLL(os.path.join(_gdnrt_dir(), "libgdnrt.so"), mode=ctypes.RTLD_GLOBAL)
+        torch.ops.load_library(prebuilt)
+    else:
+        build_extension(verbose=verbose)
+    _extension = torch.ops.gdn_torch
     return _extension
 
 
 _DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32,
            "f64": torch.float64, "i32": torch.int32, "i64": torch.int64}
 _FLOATS = ("bf16", "f16", "f32", "f64")
+# gdn_dtype_t (runtime/include/gdn/runtime/abi.h) in order.
+_ABI_DTYPES = ["bf16", "f16", "f32", "f64", "i32", "i64"]
 
 
 class _Entry:
-    """One whole-function entry point and its signature."""
+    """One whole-function entry point of a generated library and its
+    signature."""
 
     def __init__(self, library, name):
-        self.native = load_extension().CompiledFunction(library, name)
-        sig = self.native.signature()
-        self.name = name
-        self.arg_dtypes = [_DTYPES[d] for d in sig["arg_dtypes"]]
-        self.arg_is_float = [d in _FLOATS for d in sig["arg_dtypes"]]
-        self.result_dtypes = [_DTYPES[d] for d in sig["result_dtypes"]]
-        self.result_is_float = [d in _FLOATS for d in sig["result_dtypes"]]
-        self.num_args, self.num_results = len(self.arg_dtypes), len(self.result_dtypes)
+        self.ops = load_extension()
+        self.library, self.name = library, name
+        sig = self.ops.signature(library, name)
+        num_args, num_results = sig[0], sig[1]
+        args = [_ABI_DTYPES[sig[2 + 3 * i]] for i in range(num_args)]
+        results = [_ABI_DTYPES[sig[2 + 3 * (num_args + i)]] for i in range(num_results)]
+        self.arg_dtypes = [_DTYPES[d] for d in args]
+        self.arg_is_float = [d in _FLOATS for d in args]
+        self.result_dtypes = [_DTYPES[d] for d in results]
+        self.result_is_float = [d in _FLOATS for d in results]
+        self.num_args, self.num_results = num_args, num_results
 
     def __call__(self, args, check=False):
-        return self.native(list(args), check)
+        return self.ops.call(self.library, self.name, list(args), check)
+
+
+_MLIR_DTYPES = {"bf16": "bf16", "f16": "f16", "f32": "f32", "f64": "f64", "i32": "i32",
+                "i64": "i64"}
+
+
+def _mlir_types(text):
+    """Element types of the `tensor<...xT>` types in `text`, in order."""
+    import re
+    return [m.group(1) for m in re.finditer(r"tensor<[^>]*?x?(bf16|f16|f32|f64|i32|i64)>", text)]
+
+
+class _InterpretedEntry:
+    """The same function run by gdn-run, the float64 reference interpreter,
+    on CPU tensors: slow, exact up to the storage roundings the types ask
+    for. It runs the program as gdn-generate-backward wrote it, before
+    lowering (the same arguments and results, and every op runs there,
+    lowered to CUDA or not). For checking the extension's plumbing, and
+    the layer against other implementations, where there is no GPU."""
+
+    def __init__(self, lowered, name):
+        import re
+        with open(lowered) as f:
+            text = f.read()
+        match = re.search(r"func\.func @" + re.escape(name) + r"\((.*?)\)\s*->\s*(.*?)\s*(attributes|\{)",
+                          text)
+        if not match:
+            raise RuntimeError(f"gdn_torch: no @{name} in {lowered}")
+        args, results = _mlir_types(match.group(1)), _mlir_types(match.group(2))
+        self.lowered, self.name = lowered, name
+        self.arg_dtypes = [_DTYPES[d] for d in args]
+        self.arg_is_float = [d in _FLOATS for d in args]
+        self.result_dtypes = [_DTYPES[d] for d in results]
+        self.result_is_float = [d in _FLOATS for d in results]
+        self.num_args, self.num_results = len(args), len(results)
+        self.tool = compiler.find_tool("gdn-run", "GDN_RUN")
+        if not self.tool:
+            raise RuntimeError("gdn_torch: the interpreter backend needs gdn-run (GDN_RUN, the "
+                               "source tree's build/bin or PATH)")
+
+    def __call__(self, args, check=False):
+        import subprocess
+        import tempfile
+
+        import numpy as np
+        with tempfile.TemporaryDirectory() as tmp:
+            os.makedirs(os.path.join(tmp, "in"))
+            for i, a in enumerate(args):
+                a = a.detach().cpu()
+                a = a.double() if a.is_floating_point() else a
+                np.save(os.path.join(tmp, "in", f"arg{i}.npy"), a.contiguous().numpy())
+            done = subprocess.run([self.tool, self.lowered, f"--entry={self.name}", "--inputs",
+                                   os.path.join(tmp, "in"), "--outputs", os.path.join(tmp, "out")],
+                                  capture_output=True, text=True)
+            if done.returncode:
+                raise RuntimeError(f"gdn_torch: gdn-run @{self.name} failed:\n{done.stderr}")
+            return [torch.from_numpy(np.load(os.path.join(tmp, "out", f"result{i}.npy"))).to(d)
+                    for i, d in enumerate(self.result_dtypes)]
 
 
 class CompiledProgram:
     """A compiled program `@f` with, where they were lowered, the
-    `@f_forward` / `@f_backward` pair of gdn-generate-backward."""
+    `@f_forward` / `@f_backward` pair of gdn-generate-backward.
+    `backend` "cuda" calls the generated library on CUDA tensors;
+    "interpreter" runs the lowered program in gdn-run on CPU tensors."""
 
-    def __init__(self, manifest):
-        self.manifest = manifest
+    def __init__(self, manifest, backend="cuda"):
+        self.manifest, self.backend = manifest, backend
         library, functions = manifest["library"], manifest["functions"]
         self.name = manifest["name"]
-        self.plain = _Entry(library, functions["plain"]) if functions.get("plain") else None
-        self.forward = _Entry(library, functions["forward"]) if functions.get("forward") else None
-        self.backward = _Entry(library, functions["backward"]) if functions.get("backward") else None
+        if backend == "interpreter":
+            lowered = os.path.join(os.path.dirname(library), self.name + ".train.mlir")
+            make = lambda fn: _InterpretedEntry(lowered, fn)  # noqa: E731
+            functions = {k: self.name + ("" if k == "plain" else "_" + k)
+                         for k in ("plain", "forward", "backward")}
+        else:
+            make = lambda fn: _Entry(library, fn)  # noqa: E731
+        self.plain = make(functions["plain"]) if functions.get("plain") else None
+        self.forward = make(functions["forward"]) if functions.get("forward") else None
+        self.backward = make(functions["backward"]) if functions.get("backward") else None
         if self.plain is None:
             raise RuntimeError(f"gdn_torch: {library} has no entry point for @{self.name}")
 
@@ -111,11 +219,14 @@ class CompiledProgram:
 _programs = {}
 
 
-def program(spec):
-    """The compiled program of a LayerSpec or DeltaRuleSpec (cached)."""
-    if spec not in _programs:
-        _programs[spec] = CompiledProgram(compiler.library_for(spec))
-    return _programs[spec]
+def program(spec, device="cuda"):
+    """The compiled program of a LayerSpec or DeltaRuleSpec (cached), for
+    tensors on `device`: CUDA runs the generated library, CPU the
+    interpreter (gdn-run)."""
+    backend = "interpreter" if torch.device(device).type == "cpu" else "cuda"
+    if (spec, backend) not in _programs:
+        _programs[(spec, backend)] = CompiledProgram(compiler.library_for(spec), backend)
+    return _programs[(spec, backend)]
 
 
 class GDNLayerFunction(torch.autograd.Function):
@@ -196,7 +307,6 @@ class GatedDeltaNet(torch.nn.Module):
         super().__init__()
         self.spec = spec
         self.check = check
-        self._prog = None
         for name, shape, dt in spec.weights():
             if name == "conv1d.weight":
                 shape = (shape[0], 1, shape[1])
@@ -225,9 +335,8 @@ class GatedDeltaNet(torch.nn.Module):
 
     @property
     def program(self):
-        if self._prog is None:
-            self._prog = program(self.spec)
-        return self._prog
+        """The compiled program for the device the parameters are on."""
+        return program(self.spec, self.A_log.device)
 
     def weights(self):
         """The weights in the compiled operand order."""
@@ -296,7 +405,7 @@ def chunk_gated_delta_rule(q, k, v, g, beta, scale=None, initial_state=None,
     spec = DeltaRuleSpec(H, HV, K, V, None if scale is None or scale == K ** -0.5 else float(scale))
     if initial_state is None:
         initial_state = torch.zeros(N, HV, K, V, device=q.device, dtype=torch.float32)
-    o, final_state = _apply(program(spec),
+    o, final_state = _apply(program(spec, q.device),
                             [q.reshape(B * T, H, K), k.reshape(B * T, H, K), v.reshape(B * T, HV, V),
                              g.reshape(B * T, HV), beta.reshape(B * T, HV), initial_state, cu],
                             check)

@@ -180,7 +180,8 @@ def _digest(text):
 
 # The pipeline: expand the layer, write @f_forward / @f_backward (save the
 # projections' and the delta rule's outputs, recompute the rest), lower.
-PIPELINE = ["--gdn-expand-layer", "--gdn-generate-backward=save=inputs", "--gdn-pipeline"]
+TRAIN = ["--gdn-expand-layer", "--gdn-generate-backward=save=inputs"]
+PIPELINE = TRAIN + ["--gdn-pipeline"]
 
 
 def cache_dirs():
@@ -202,7 +203,7 @@ def find_library(name):
     return None
 
 
-def _tool(name, env):
+def find_tool(name, env):
     for candidate in (os.environ.get(env), os.path.join(_SOURCE_ROOT, "build", "bin", name),
                       shutil.which(name)):
         if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
@@ -229,7 +230,7 @@ def compile_spec(spec, cache=None, arch="sm_90a", jobs=None):
     its manifest. Needs gdn-opt and gdn-translate (GDN_OPT, GDN_TRANSLATE,
     the source tree's build/bin or PATH), nvcc (NVCC or PATH) and libgdnrt.so
     (GDN_GDNRT_DIR or build/lib)."""
-    opt, translate = _tool("gdn-opt", "GDN_OPT"), _tool("gdn-translate", "GDN_TRANSLATE")
+    opt, translate = find_tool("gdn-opt", "GDN_OPT"), find_tool("gdn-translate", "GDN_TRANSLATE")
     nvcc = os.environ.get("NVCC") or shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
     gdnrt = _gdnrt_dir()
     missing = [n for n, t in (("gdn-opt", opt), ("gdn-translate", translate),
@@ -251,6 +252,8 @@ def compile_spec(spec, cache=None, arch="sm_90a", jobs=None):
     source = os.path.join(out, spec.name + ".mlir")
     with open(source, "w") as f:
         f.write(spec.ir())
+    # The program before lowering, for the interpreter backend (gdn-run).
+    _run([opt, *TRAIN, source, "-o", os.path.join(out, spec.name + ".train.mlir")], "gdn-opt")
     lowered = os.path.join(out, spec.name + ".lowered.mlir")
     _run([opt, *PIPELINE, source, "-o", lowered], "gdn-opt")
     cu, header = os.path.join(out, "lib" + spec.name + ".cu"), os.path.join(out, "lib" + spec.name + ".h")
