@@ -14,13 +14,18 @@
 #   OUT/python/     the gdn_torch package (its C++ half is built there, by
 #                   torch.utils.cpp_extension, on first use);
 #   OUT/scripts/    torch_compare.py;
-#   OUT/whl/        the wheels given (transformers; FLA's under whl/fla/).
+#   OUT/whl/        the wheels given (transformers; FLA's under whl/fla/);
+#   and, where TORCH_PYTHON names a python with the GPU machine's torch
+#   version (CPU-only is fine), the native half prebuilt
+#   (OUT/cache/gdn_torch_ops-<torch version>.so: no build there) and
+#   OUT/reference.pt, the exact program's results on the comparison's
+#   inputs (torch_compare.py --device cpu, through gdn-run).
 #
 # Then, on the GPU machine, from the repository root:
 #   pip install --no-index --no-deps --target /tmp/site OUT/whl/*.whl
 #   pip install --no-index --no-deps --target /tmp/fla OUT/whl/fla/*.whl
 #   PYTHONPATH=/tmp/site GDN_TORCH_CACHE=OUT/cache GDN_RUNTIME_INCLUDE=runtime/include \
-#     python3 OUT/scripts/torch_compare.py --fla-site /tmp/fla
+#     python3 OUT/scripts/torch_compare.py --fla-site /tmp/fla [--reference OUT/reference.pt]
 #
 #===------------------------------------------------------------------------===#
 set -euo pipefail
@@ -58,4 +63,12 @@ for wheel in "$@"; do
     *) cp "$wheel" "$out/whl/" ;;
   esac
 done
+if [ -n "${TORCH_PYTHON:-}" ]; then
+  # No GPU here: name the target, and let cpp_extension find the toolkit.
+  TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-9.0}" CUDA_HOME="${CUDA_HOME:-/usr/local/cuda}" \
+    GDN_RUNTIME_INCLUDE="$root/runtime/include" PYTHONPATH="$root/python" \
+    "$TORCH_PYTHON" -c "import gdn_torch, sys; gdn_torch.build_extension(sys.argv[1])" "$out/cache"
+  GDN_TORCH_CACHE="$out/cache" GDN_RUN="${GDN_RUN:-$build/bin/gdn-run}" \
+    "$TORCH_PYTHON" "$root/scripts/torch_compare.py" --device cpu --save-reference "$out/reference.pt"
+fi
 du -sh "$out"
