@@ -20,7 +20,10 @@ rm -rf "$out"
 mkdir -p "$out"
 
 # case-name | program | gdn-run options (lengths include 0, 1, 63, 64, 65) |
-# gdn-fuse options (empty: the gdn-pipeline defaults).
+# gdn-fuse options (empty: the gdn-pipeline defaults) | backward (non-empty:
+# the case is the program's generated backward, @<program>_backward, made
+# by gdn-generate-backward after gdn-expand-layer; inputs are drawn for it,
+# so saved activations and cotangents are random tensors of their roles).
 # Sizes stay small: inputs travel to the GPU machine as float32 .npy files.
 cases=(
   "prologue_gqa16x32|prologue_gqa16x32|--seqlens=1,63,64,65,0,100 --seed=1|"
@@ -51,14 +54,26 @@ cases=(
   # q, k, v, fp32 of g, beta and the initial states, against gdn-run's
   # sweep within SEMANTICS.md's gradient tolerance (the rtol file below).
   "delta_rule_grad_gqa2x4_padded|delta_rule_grad_gqa2x4_padded|--seqlens=0,1,63,64,65,130,300 --slots=8,8,64,72,72,136,300 --seed=20|"
+  # A whole core's backward with every option: conv bias, initial conv
+  # states and their gradients, the final conv states' cotangents, beta
+  # with negative eigenvalues, the gated RMSNorm; recomputed prologue,
+  # delta-rule backward, prologue backward and epilogue backward kernels.
+  "core_states_backward|core_states|--seqlens=0,1,63,64,65,130,300 --seed=21||backward"
   # The data-movement ops' copy calls (2D, 3D, one 2D per row).
   "copies_split_regroup|copies_split_regroup|--seqlens=300 --seed=14|"
 )
 for entry in "${cases[@]}"; do
-  IFS='|' read -r name program options fuse <<<"$entry"
+  IFS='|' read -r name program options fuse backward <<<"$entry"
   source="$root/test/Integration/Inputs/$program.mlir"
   dir="$out/$name"
   mkdir -p "$dir/in" "$dir/expected"
+  function="$program"
+  if [ -n "$backward" ]; then
+    "$bin/gdn-opt" --gdn-expand-layer --gdn-generate-backward "$source" -o "$dir/program.mlir"
+    source="$dir/program.mlir"
+    function="${program}_backward"
+    options="$options --entry=$function"
+  fi
   # shellcheck disable=SC2086
   "$bin/gdn-run" "$source" $options --save-inputs "$dir/in" --outputs "$dir/expected" >"$dir/reference.txt"
   if [ -z "$fuse" ]; then
@@ -68,8 +83,9 @@ for entry in "${cases[@]}"; do
   fi
   "$bin/gdn-translate" --gdn-to-cuda "$dir/fused.mlir" -o "$dir/kernels.cu"
   "$bin/gdn-translate" --gdn-to-cuda-header "$dir/fused.mlir" -o "$dir/kernels.h"
-  echo "gdn_$program" >"$dir/function"
-  case "$program" in *_grad_*) echo 8e-3 >"$dir/rtol" ;; esac
+  echo "gdn_$function" >"$dir/function"
+  # Gradients are held to SEMANTICS.md's gradient tolerance.
+  case "$function" in *_grad_* | *_backward) echo 8e-3 >"$dir/rtol" ;; esac
   echo "prepared $name ($(du -sh "$dir" | cut -f1))"
 done
 

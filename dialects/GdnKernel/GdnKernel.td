@@ -216,4 +216,114 @@ def GdnKernel_DeltaRuleGradOp : GdnKernel_Op<"delta_rule_grad",
   let hasVerifier = 1;
 }
 
+def GdnKernel_PrologueGradOp : GdnKernel_Op<"prologue_grad",
+    [Pure, AttrSizedOperandSegments]> {
+  let summary = "the prologue's backward: conv, SiLU, split, L2 norms and gates";
+  let description = [{
+    The vector-Jacobian product of `gdn_kernel.prologue` (and of the
+    `gdn.causal_conv1d_grad`, `gdn.merge_qkv`, two `gdn.l2norm_grad` and
+    `gdn.gates_grad` ops it replaces), by the kernels of
+    `runtime/include/gdn/device/prologue_backward.cuh`. Given the
+    prologue's operands and the cotangents of its `q`, `k` (after their L2
+    norm), `v`, `g`, `beta` and, optionally, of its final conv states,
+    returns the gradients of `mixed_qkv`, the conv weight, `a`, `b`,
+    `A_log`, `dt_bias` and (as `optional_grads`, in this order) of the conv
+    bias and the initial conv states when it has them. The conv,
+    the activation and the norms are recomputed from `mixed_qkv`; nothing
+    of the forward is saved. No gradient crosses a sequence boundary;
+    padding rows of `mixed_qkv_grad` are 0.
+
+    Parameter gradients are summed per block in a fixed order, then the
+    blocks' partial sums in block order: no atomics, the same inputs give
+    the same bits. The tile: each of `threads` threads owns `vector_bytes`
+    bytes of channels; `row_blocks` (at most) blocks of rows per channel
+    block, each keeping `rows_in_flight` rows in flight.
+
+    ```mlir
+    %dmixed, %dw, %da, %db, %dalog, %ddt = gdn_kernel.prologue_grad
+        %mixed, %conv, %a, %b, %a_log, %dt_bias, %p
+        cotangents(%dq, %dk, %dv, %dg, %dbeta)
+        {key_heads = 16 : i64, value_heads = 32 : i64, head_dim_k = 128 : i64,
+         head_dim_v = 128 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>,
+         l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false,
+         threads = 512 : i64, vector_bytes = 8 : i64, rows_in_flight = 6 : i64,
+         row_blocks = 33 : i64}
+        : (...) -> (...)
+    ```
+  }];
+  let arguments = (ins GdnKernel_Tensor:$mixed_qkv, GdnKernel_Tensor:$conv_weight,
+                       Optional<GdnKernel_Tensor>:$conv_bias,
+                       Optional<GdnKernel_Tensor>:$conv_initial_state,
+                       GdnKernel_Tensor:$a, GdnKernel_Tensor:$b,
+                       GdnKernel_Tensor:$a_log, GdnKernel_Tensor:$dt_bias,
+                       Gdn_PackingType:$packing,
+                       GdnKernel_Tensor:$q_grad, GdnKernel_Tensor:$k_grad,
+                       GdnKernel_Tensor:$v_grad, GdnKernel_F32Tensor:$g_grad,
+                       GdnKernel_F32Tensor:$beta_grad,
+                       Optional<GdnKernel_Tensor>:$conv_final_state_grad,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$key_heads,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$value_heads,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$head_dim_k,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$head_dim_v,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$conv_width,
+                       Gdn_ActivationAttr:$activation,
+                       F64Attr:$l2norm_eps,
+                       BoolAttr:$allow_neg_eigval,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$threads,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$vector_bytes,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$rows_in_flight,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$row_blocks);
+  let results = (outs GdnKernel_Tensor:$mixed_qkv_grad,
+                      GdnKernel_Tensor:$conv_weight_grad,
+                      GdnKernel_Tensor:$a_grad, GdnKernel_Tensor:$b_grad,
+                      GdnKernel_Tensor:$a_log_grad,
+                      GdnKernel_Tensor:$dt_bias_grad,
+                      Variadic<GdnKernel_Tensor>:$optional_grads);
+  let assemblyFormat = [{
+    $mixed_qkv `,` $conv_weight `,` $a `,` $b `,` $a_log `,` $dt_bias `,` $packing
+    (`bias` `(` $conv_bias^ `)`)? (`initial_state` `(` $conv_initial_state^ `)`)?
+    `cotangents` `(` $q_grad `,` $k_grad `,` $v_grad `,` $g_grad `,` $beta_grad
+    (`,` `final_state` $conv_final_state_grad^)? `)`
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The gradient of the conv bias, null without a bias.
+    ::mlir::Value getConvBiasGrad();
+    /// The gradient of the initial conv states, null without them.
+    ::mlir::Value getConvInitialStateGrad();
+  }];
+}
+
+def GdnKernel_GatedRMSNormGradOp : GdnKernel_Op<"gated_rmsnorm_grad", [Pure]> {
+  let summary = "the gated RMSNorm epilogue's backward";
+  let description = [{
+    The vector-Jacobian product of `gdn_kernel.gated_rmsnorm` (and of
+    `gdn.gated_rmsnorm_grad`), by the kernels of
+    `runtime/include/gdn/device/epilogue_backward.cuh`: given `x`, `z`, the
+    weight and the cotangent `y_grad` of the output, the gradients of `x`,
+    `z` and the weight, in one pass over the rows (`threads` lanes per
+    block, a row of `V` channels per `V / vector width` lanes). The weight
+    gradient is summed per block in row order, then over at most `blocks`
+    blocks in block order: no atomics, the same inputs give the same bits.
+
+    ```mlir
+    %dx, %dz, %dw = gdn_kernel.gated_rmsnorm_grad %dy, %o, %z, %w
+        {eps = 1.0e-06 : f64, threads = 256 : i64, blocks = 528 : i64}
+        : (...) -> (tensor<?x32x128xbf16>, tensor<?x32x128xbf16>, tensor<128xbf16>)
+    ```
+  }];
+  let arguments = (ins GdnKernel_Tensor:$y_grad, GdnKernel_Tensor:$x,
+                       GdnKernel_Tensor:$z, GdnKernel_Tensor:$weight,
+                       F64Attr:$eps,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$threads,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$blocks);
+  let results = (outs GdnKernel_Tensor:$x_grad, GdnKernel_Tensor:$z_grad,
+                      GdnKernel_Tensor:$weight_grad);
+  let assemblyFormat = [{
+    $y_grad `,` $x `,` $z `,` $weight attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // GDN_DIALECT_GDNKERNEL_GDNKERNEL_TD

@@ -49,7 +49,19 @@ def GdnFuse : Pass<"gdn-fuse"> {
     (the conv output never reaches memory), and every `gdn.gated_rmsnorm`
     into a `gdn_kernel.gated_rmsnorm`, and lowers every `gdn.delta_rule`
     the chunked kernel can take (bf16, K and V in {64, 128}) to
-    `gdn_kernel.delta_rule`. The kernel ops get the tile chosen by the
+    `gdn_kernel.delta_rule`.
+
+    In backward programs (`gdn-generate-backward`) it does the same for the
+    gradient ops: every `gdn.delta_rule_grad` the kernels take becomes
+    `gdn_kernel.delta_rule_grad`; the VJPs of the prologue that computed
+    its q, k, v, g and beta (`l2norm_grad` of q and k, `merge_qkv`,
+    `causal_conv1d_grad` and `gates_grad`) become one
+    `gdn_kernel.prologue_grad` (which recomputes the conv and the norms),
+    after which the recomputed prologue itself fuses into a
+    `gdn_kernel.prologue`; and every `gdn.gated_rmsnorm_grad` becomes a
+    `gdn_kernel.gated_rmsnorm_grad`.
+
+    The kernel ops get the tile chosen by the
     options (the delta rule: the widest V tile, 128 when V is);
     `gdn-select-kernels` revises it. Dataflow that does not match (a conv
     whose output has other users, q/k without their L2 norm, heads that do
@@ -71,7 +83,11 @@ def GdnFuse : Pass<"gdn-fuse"> {
     Statistic<"numEpilogues", "epilogues", "Gated RMSNorm kernels formed">,
     Statistic<"numDeltaRules", "delta-rules", "Delta rules lowered to kernels">,
     Statistic<"numDeltaRuleGrads", "delta-rule-grads",
-              "Delta-rule backwards lowered to kernels">
+              "Delta-rule backwards lowered to kernels">,
+    Statistic<"numPrologueGrads", "prologue-grads",
+              "Prologue backward kernels formed">,
+    Statistic<"numEpilogueGrads", "epilogue-grads",
+              "Gated RMSNorm backward kernels formed">
   ];
 }
 

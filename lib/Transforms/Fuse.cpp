@@ -31,8 +31,7 @@ namespace {
 /// The gdn ops one prologue kernel replaces: a GDN core less its delta rule.
 using PrologueMatch = Core;
 
-std::optional<PrologueMatch> matchPrologue(DeltaRuleOp delta) {
-  std::optional<Core> core = findCore(delta);
+std::optional<PrologueMatch> matchPrologue(std::optional<Core> core) {
   if (!core)
     return std::nullopt;
   PrologueMatch &m = *core;
@@ -59,6 +58,105 @@ std::optional<PrologueMatch> matchPrologue(DeltaRuleOp delta) {
       return std::nullopt;
   }
   return core;
+}
+
+/// The gradient ops one prologue_grad kernel replaces, found from the delta
+/// rule's gradient: the VJPs of the L2 norms, the split (merge_qkv), the
+/// conv and the gates of the prologue that computed its q, k, v, g and beta.
+struct PrologueGradMatch {
+  Core core;
+  L2NormGradOp normGradQ, normGradK;
+  MergeQkvOp merge;
+  CausalConv1dGradOp convGrad;
+  GatesGradOp gatesGrad;
+};
+
+/// The only user of `value`, if it is an `OpTy`.
+template <typename OpTy> OpTy soleUser(Value value) {
+  if (!value.hasOneUse())
+    return {};
+  return dyn_cast<OpTy>(*value.getUsers().begin());
+}
+
+std::optional<PrologueGradMatch> matchPrologueGrad(DeltaRuleGradOp grad) {
+  std::optional<Core> core =
+      findCoreInputs(grad.getQ(), grad.getK(), grad.getV(), grad.getG(),
+                     grad.getBeta(), grad.getPacking());
+  if (!core)
+    return std::nullopt;
+  PrologueGradMatch m;
+  m.core = *core;
+  m.normGradQ = soleUser<L2NormGradOp>(grad.getQGrad());
+  m.normGradK = soleUser<L2NormGradOp>(grad.getKGrad());
+  m.gatesGrad = soleUser<GatesGradOp>(grad.getGGrad());
+  if (!m.normGradQ || !m.normGradK || !m.gatesGrad)
+    return std::nullopt;
+  // The norms' VJPs must be of the norms the prologue computes.
+  if (m.normGradQ.getX() != core->split.getQ() ||
+      m.normGradK.getX() != core->split.getK() ||
+      m.normGradQ.getEps() != core->normQ.getEps() ||
+      m.normGradK.getEps() != core->normK.getEps() ||
+      core->normQ.getEps() != core->normK.getEps())
+    return std::nullopt;
+  m.merge = soleUser<MergeQkvOp>(m.normGradQ.getXGrad());
+  if (!m.merge || m.merge.getQ() != m.normGradQ.getXGrad() ||
+      m.merge.getK() != m.normGradK.getXGrad() ||
+      m.merge.getV() != grad.getVGrad() || !grad.getVGrad().hasOneUse() ||
+      !m.normGradK.getXGrad().hasOneUse())
+    return std::nullopt;
+  m.convGrad = soleUser<CausalConv1dGradOp>(m.merge.getMixedQkv());
+  CausalConv1dOp conv = core->conv;
+  if (!m.convGrad || m.convGrad.getX() != conv.getX() ||
+      m.convGrad.getWeight() != conv.getWeight() ||
+      m.convGrad.getBias() != conv.getBias() ||
+      m.convGrad.getInitialState() != conv.getInitialState() ||
+      m.convGrad.getPacking() != conv.getPacking() ||
+      m.convGrad.getWidth() != conv.getWidth() ||
+      m.convGrad.getActivation() != conv.getActivation())
+    return std::nullopt;
+  GatesOp gates = core->gates;
+  GatesGradOp gatesGrad = m.gatesGrad;
+  if (gatesGrad.getGGrad() != grad.getGGrad() ||
+      gatesGrad.getBetaGrad() != grad.getBetaGrad() ||
+      !grad.getBetaGrad().hasOneUse() || gatesGrad.getA() != gates.getA() ||
+      gatesGrad.getB() != gates.getB() ||
+      gatesGrad.getALog() != gates.getALog() ||
+      gatesGrad.getDtBias() != gates.getDtBias() ||
+      gatesGrad.getAllowNegEigval() != gates.getAllowNegEigval())
+    return std::nullopt;
+  // One packed buffer of all tokens: no sequence layouts.
+  for (Operation *op :
+       {m.normGradQ.getOperation(), m.normGradK.getOperation(),
+        m.merge.getOperation(), m.convGrad.getOperation(),
+        m.gatesGrad.getOperation()})
+    for (Value value : llvm::concat<Value>(op->getOperands(), op->getResults()))
+      if (getSequenceLayout(value.getType()))
+        return std::nullopt;
+  return m;
+}
+
+/// The prologue_grad tile: 512 threads of 8-byte channel vectors, 6 rows in
+/// flight, the one measured best for gqa16x32 on the H200
+/// (docs/backward.md); 16-byte vectors where a key head would need more
+/// than a warp of 8-byte ones (f32, K = 128); narrower layers get fewer
+/// threads, so that no block is mostly idle. Row blocks fill one wave of
+/// `smCount` SMs.
+struct PrologueGradTile {
+  int64_t threads, vectorBytes, rowsInFlight, rowBlocks;
+};
+PrologueGradTile choosePrologueGradTile(int64_t channels, int64_t headDimK,
+                                        Type element, int64_t smCount) {
+  PrologueGradTile tile{512, 8, 6, 1};
+  const int64_t bytes = kernel::getElementBytes(element);
+  if (headDimK * bytes > 32 * 8)
+    tile.vectorBytes = 16;
+  const int64_t vectors = channels * bytes / tile.vectorBytes;
+  while (tile.threads > 128 && tile.threads / 2 >= vectors)
+    tile.threads /= 2;
+  const int64_t channelBlocks = (vectors + tile.threads - 1) / tile.threads;
+  const int64_t blocksPerSM = tile.threads >= 512 ? 1 : tile.threads >= 256 ? 2 : 3;
+  tile.rowBlocks = std::max<int64_t>(1, smCount * blocksPerSM / channelBlocks);
+  return tile;
 }
 
 /// True if `op` verifies. Its diagnostics are dropped: a kernel op that does
@@ -101,10 +199,23 @@ struct GdnFusePass : public mlir::gdn::impl::GdnFuseBase<GdnFusePass> {
       return signalPassFailure();
     }
     IRRewriter rewriter(&getContext());
+    // The prologue's gradient ops first: once they are one kernel, the
+    // backward's recomputed prologue has no other users and fuses too.
+    SmallVector<DeltaRuleGradOp> gradCores;
+    getOperation()->walk([&](DeltaRuleGradOp op) { gradCores.push_back(op); });
+    for (DeltaRuleGradOp grad : gradCores)
+      if (std::optional<PrologueGradMatch> m = matchPrologueGrad(grad))
+        fusePrologueGrad(rewriter, grad, *m);
+    for (DeltaRuleGradOp grad : gradCores)
+      if (std::optional<PrologueMatch> m = matchPrologue(findCoreInputs(
+              grad.getQ(), grad.getK(), grad.getV(), grad.getG(),
+              grad.getBeta(), grad.getPacking())))
+        fusePrologue(rewriter, grad, *m);
+
     SmallVector<DeltaRuleOp> deltas;
     getOperation()->walk([&](DeltaRuleOp op) { deltas.push_back(op); });
     for (DeltaRuleOp delta : deltas)
-      if (std::optional<PrologueMatch> m = matchPrologue(delta))
+      if (std::optional<PrologueMatch> m = matchPrologue(findCore(delta)))
         fusePrologue(rewriter, delta, *m);
 
     // Delta rules after the prologues, which match from them.
@@ -121,15 +232,111 @@ struct GdnFusePass : public mlir::gdn::impl::GdnFuseBase<GdnFusePass> {
     getOperation()->walk([&](GatedRMSNormOp op) { norms.push_back(op); });
     for (GatedRMSNormOp norm : norms)
       fuseEpilogue(rewriter, norm);
+    SmallVector<GatedRMSNormGradOp> normGrads;
+    getOperation()->walk([&](GatedRMSNormGradOp op) { normGrads.push_back(op); });
+    for (GatedRMSNormGradOp grad : normGrads)
+      fuseEpilogueGrad(rewriter, grad);
   }
 
-  void fusePrologue(IRRewriter &rewriter, DeltaRuleOp delta, PrologueMatch m) {
+  /// Replaces the prologue's gradient ops by one gdn_kernel.prologue_grad,
+  /// right after the delta rule's gradient (which defines its cotangents).
+  void fusePrologueGrad(IRRewriter &rewriter, DeltaRuleGradOp grad,
+                        PrologueGradMatch m) {
+    CausalConv1dOp conv = m.core.conv;
+    GatesOp gates = m.core.gates;
+    auto qType = m.core.split.getQ().getType();
+    auto vType = m.core.split.getV().getType();
+    const int64_t channels = 2 * qType.getDimSize(1) * qType.getDimSize(2) +
+                             vType.getDimSize(1) * vType.getDimSize(2);
+    const PrologueGradTile tile =
+        choosePrologueGradTile(channels, qType.getDimSize(2),
+                               qType.getElementType(), 132);
+    rewriter.setInsertionPointAfter(grad);
+    CausalConv1dGradOp convGrad = m.convGrad;
+    GatesGradOp gatesGrad = m.gatesGrad;
+    auto fused = kernel::PrologueGradOp::create(
+        rewriter,
+        rewriter.getFusedLoc({m.normGradQ.getLoc(), m.normGradK.getLoc(),
+                              m.merge.getLoc(), convGrad.getLoc(),
+                              gatesGrad.getLoc()}),
+        convGrad.getXGrad().getType(), convGrad.getWeightGrad().getType(),
+        gatesGrad.getAGrad().getType(), gatesGrad.getBGrad().getType(),
+        gatesGrad.getALogGrad().getType(), gatesGrad.getDtBiasGrad().getType(),
+        convGrad.getOptionalGrads().getTypes(),
+        conv.getX(), conv.getWeight(), conv.getBias(), conv.getInitialState(),
+        gates.getA(), gates.getB(), gates.getALog(), gates.getDtBias(),
+        conv.getPacking(), grad.getQGrad(), grad.getKGrad(), grad.getVGrad(),
+        grad.getGGrad(), grad.getBetaGrad(), convGrad.getFinalStateGrad(),
+        qType.getDimSize(1), vType.getDimSize(1), qType.getDimSize(2),
+        vType.getDimSize(2), conv.getWidth(), conv.getActivation(),
+        m.core.normQ.getEps(), gates.getAllowNegEigval(),
+        static_cast<uint64_t>(tile.threads),
+        static_cast<uint64_t>(tile.vectorBytes),
+        static_cast<uint64_t>(tile.rowsInFlight),
+        static_cast<uint64_t>(tile.rowBlocks));
+    if (!verifiesQuietly(fused) || !operandsDefinedBefore(fused)) {
+      rewriter.eraseOp(fused);
+      return;
+    }
+    // Results: the conv's two, the gates' four, then the conv's optional
+    // gradients (both ops put bias before initial state).
+    rewriter.replaceAllUsesWith(convGrad.getXGrad(), fused.getMixedQkvGrad());
+    rewriter.replaceAllUsesWith(convGrad.getWeightGrad(),
+                                fused.getConvWeightGrad());
+    rewriter.replaceAllUsesWith(convGrad.getOptionalGrads(),
+                                fused.getOptionalGrads());
+    rewriter.replaceOp(gatesGrad, fused->getResults().slice(2, 4));
+    for (Operation *op : {convGrad.getOperation(), m.merge.getOperation(),
+                          m.normGradQ.getOperation(),
+                          m.normGradK.getOperation()})
+      rewriter.eraseOp(op);
+    ++numPrologueGrads;
+  }
+
+  /// True when every operand of `op` is defined before it (or is a block
+  /// argument of its block).
+  static bool operandsDefinedBefore(Operation *op) {
+    for (Value operand : op->getOperands()) {
+      if (auto argument = dyn_cast<BlockArgument>(operand)) {
+        if (argument.getOwner() != op->getBlock())
+          return false;
+        continue;
+      }
+      Operation *def = operand.getDefiningOp();
+      if (def->getBlock() != op->getBlock() || !def->isBeforeInBlock(op))
+        return false;
+    }
+    return true;
+  }
+
+  void fuseEpilogueGrad(IRRewriter &rewriter, GatedRMSNormGradOp grad) {
+    rewriter.setInsertionPoint(grad);
+    auto fused = kernel::GatedRMSNormGradOp::create(
+        rewriter, grad.getLoc(), grad.getXGrad().getType(),
+        grad.getZGrad().getType(), grad.getWeightGrad().getType(),
+        grad.getYGrad(), grad.getX(), grad.getZ(), grad.getWeight(),
+        grad.getEpsAttr(), rewriter.getI64IntegerAttr(threads),
+        rewriter.getI64IntegerAttr(kEpilogueGradBlocks));
+    if (!verifiesQuietly(fused)) {
+      rewriter.eraseOp(fused);
+      return;
+    }
+    rewriter.replaceOp(grad, fused->getResults());
+    ++numEpilogueGrads;
+  }
+
+  /// The gated RMSNorm backward's blocks: four waves of the H200's 132 SMs
+  /// (docs/backward.md, 84% of device copy at 32K tokens).
+  static constexpr int64_t kEpilogueGradBlocks = 528;
+
+  void fusePrologue(IRRewriter &rewriter, Operation *consumer,
+                    PrologueMatch m) {
     auto qType = m.split.getQ().getType(), vType = m.split.getV().getType();
     Type element = qType.getElementType();
     if (!kernel::getLanesPerHead(qType.getDimSize(2), element) ||
         m.conv.getWidth() > 4)
       return;
-    rewriter.setInsertionPoint(delta);
+    rewriter.setInsertionPoint(consumer);
     Type finalState =
         m.conv.getFinalState() ? m.conv.getFinalState().getType() : Type();
     auto prologue = kernel::PrologueOp::create(
@@ -166,7 +373,7 @@ struct GdnFusePass : public mlir::gdn::impl::GdnFuseBase<GdnFusePass> {
   }
 
   /// Moves the prologue right before the first user of the values it
-  /// replaces: the delta rule, or an earlier user (say of v, between the
+  /// replaces: the delta rule (or its gradient), or an earlier user (say of v, between the
   /// split and the delta rule). False when one of its operands is only
   /// defined after that point, or the match spans blocks.
   static bool placeBeforeUsers(kernel::PrologueOp prologue, PrologueMatch m) {
@@ -181,7 +388,7 @@ struct GdnFusePass : public mlir::gdn::impl::GdnFuseBase<GdnFusePass> {
                                    m.gates.getBeta()};
     if (m.conv.getFinalState())
       replaced.push_back(m.conv.getFinalState());
-    Operation *first = prologue->getNextNode(); // the delta rule
+    Operation *first = prologue->getNextNode(); // the consumer
     for (Value value : replaced)
       for (Operation *user : value.getUsers()) {
         Operation *ancestor = block->findAncestorOpInBlock(*user);

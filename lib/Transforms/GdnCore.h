@@ -33,23 +33,35 @@ struct Core {
   DeltaRuleOp delta;
 };
 
-inline std::optional<Core> findCore(DeltaRuleOp delta) {
+/// The prologue ops (conv, split, norms, gates; `delta` left null) that
+/// compute a delta rule's or its gradient's q, k, v, g and beta over
+/// `packing`.
+inline std::optional<Core> findCoreInputs(Value q, Value k, Value v, Value g,
+                                          Value beta, Value packing) {
   Core core;
-  core.delta = delta;
-  core.normQ = delta.getQ().getDefiningOp<L2NormOp>();
-  core.normK = delta.getK().getDefiningOp<L2NormOp>();
-  core.gates = delta.getG().getDefiningOp<GatesOp>();
+  core.normQ = q.getDefiningOp<L2NormOp>();
+  core.normK = k.getDefiningOp<L2NormOp>();
+  core.gates = g.getDefiningOp<GatesOp>();
   if (!core.normQ || !core.normK || !core.gates ||
-      delta.getBeta().getDefiningOp<GatesOp>() != core.gates)
+      beta.getDefiningOp<GatesOp>() != core.gates ||
+      g != core.gates.getG() || beta != core.gates.getBeta())
     return std::nullopt;
   core.split = core.normQ.getX().getDefiningOp<SplitQkvOp>();
   if (!core.split || core.normQ.getX() != core.split.getQ() ||
-      core.normK.getX() != core.split.getK() ||
-      delta.getV() != core.split.getV())
+      core.normK.getX() != core.split.getK() || v != core.split.getV())
     return std::nullopt;
   core.conv = core.split.getMixedQkv().getDefiningOp<CausalConv1dOp>();
-  if (!core.conv || core.conv.getPacking() != delta.getPacking())
+  if (!core.conv || core.conv.getPacking() != packing)
     return std::nullopt;
+  return core;
+}
+
+inline std::optional<Core> findCore(DeltaRuleOp delta) {
+  std::optional<Core> core =
+      findCoreInputs(delta.getQ(), delta.getK(), delta.getV(), delta.getG(),
+                     delta.getBeta(), delta.getPacking());
+  if (core)
+    core->delta = delta;
   return core;
 }
 

@@ -311,3 +311,200 @@ LogicalResult kernel::DeltaRuleGradOp::verify() {
       return failure();
   return success();
 }
+
+/// Emits "<what> must have one element type" unless every present value of
+/// `values` has the first one's.
+static LogicalResult expectOneElementType(Operation *op,
+                                          ArrayRef<Value> values,
+                                          StringRef what) {
+  Type first;
+  for (Value value : values) {
+    if (!value)
+      continue;
+    Type element = getElementTypeOrSelf(value.getType());
+    if (!first)
+      first = element;
+    else if (element != first)
+      return op->emitOpError() << what << " must have one element type, found "
+                               << first << " and " << element;
+  }
+  return success();
+}
+
+int64_t mlir::gdn::kernel::getPrologueGradSharedBytes(int64_t threads,
+                                                      int64_t vectorBytes,
+                                                      int64_t rowsInFlight) {
+  // The ring of (x, dy) vectors per row in flight and thread, and a word
+  // for the offsets' check (PrologueBackwardShape::kSharedBytes).
+  return vectorBytes * 2 * threads * rowsInFlight + 8;
+}
+
+Value kernel::PrologueGradOp::getConvBiasGrad() {
+  return getConvBias() && !getOptionalGrads().empty()
+             ? getOptionalGrads().front()
+             : Value();
+}
+
+Value kernel::PrologueGradOp::getConvInitialStateGrad() {
+  return getConvInitialState() && !getOptionalGrads().empty()
+             ? getOptionalGrads().back()
+             : Value();
+}
+
+LogicalResult kernel::PrologueGradOp::verify() {
+  const size_t optionalGrads =
+      (getConvBias() ? 1 : 0) + (getConvInitialState() ? 1 : 0);
+  if (getOptionalGrads().size() != optionalGrads)
+    return emitOpError() << "returns " << getOptionalGrads().size()
+                         << " optional gradients but has " << optionalGrads
+                         << " optional parameters (conv_bias, "
+                            "conv_initial_state): one gradient each, in "
+                            "that order";
+  const int64_t keyHeads = getKeyHeads(), valueHeads = getValueHeads();
+  const int64_t headDimK = getHeadDimK(), headDimV = getHeadDimV();
+  const int64_t width = getConvWidth();
+  if (valueHeads % keyHeads != 0)
+    return emitOpError() << "value heads (" << valueHeads
+                         << ") must be a multiple of key heads (" << keyHeads
+                         << ")";
+  if (width > 4)
+    return emitOpError() << "conv_width = " << width
+                         << " exceeds the kernel's limit of 4";
+  const int64_t vectorBytes = getVectorBytes();
+  if (vectorBytes != 8 && vectorBytes != 16)
+    return emitOpError() << "vector_bytes = " << vectorBytes
+                         << " must be 8 or 16";
+  // One pointer type per role (PrologueBackwardArgs).
+  if (failed(expectOneElementType(*this,
+                                  {getMixedQkvGrad(), getQGrad(), getKGrad(),
+                                   getVGrad()},
+                                  "mixed_qkv_grad, q_grad, k_grad and v_grad")) ||
+      failed(expectOneElementType(*this, {getConvWeight(), getConvBias()},
+                                  "conv_weight and conv_bias")) ||
+      failed(expectOneElementType(*this,
+                                  {getConvWeightGrad(), getConvBiasGrad()},
+                                  "conv_weight_grad and conv_bias_grad")) ||
+      failed(expectOneElementType(
+          *this, {getConvFinalStateGrad(), getConvInitialStateGrad()},
+          "conv_final_state_grad and conv_initial_state_grad")) ||
+      failed(expectOneElementType(*this, {getA(), getB()}, "a and b")) ||
+      failed(expectOneElementType(*this, {getAGrad(), getBGrad()},
+                                  "a_grad and b_grad")) ||
+      failed(expectOneElementType(*this, {getALog(), getDtBias()},
+                                  "a_log and dt_bias")) ||
+      failed(expectOneElementType(*this, {getALogGrad(), getDtBiasGrad()},
+                                  "a_log_grad and dt_bias_grad")))
+    return failure();
+  if (getConvFinalStateGrad() && width < 2)
+    return emitOpError() << "a width-1 conv has no final state";
+  Type element = getElementTypeOrSelf(getMixedQkv().getType());
+  if (getElementBytes(getQGrad().getType()) != getElementBytes(element))
+    return emitOpError() << "the cotangents (" << getQGrad().getType()
+                         << ") must be as wide as mixed_qkv's elements ("
+                         << element << "): they share its vectors";
+  const int64_t perVector = vectorBytes / getElementBytes(element);
+  const int64_t headLanes = perVector ? headDimK / perVector : 0;
+  if (perVector == 0 || headDimK % perVector != 0 || headLanes > 32 ||
+      (headLanes & (headLanes - 1)) != 0)
+    return emitOpError() << "a key head (" << headDimK << " x " << element
+                         << ") must fill a power-of-two group of at most 32 "
+                            "lanes of "
+                         << vectorBytes << " bytes";
+  const int64_t channels = 2 * keyHeads * headDimK + valueHeads * headDimV;
+  if (channels % perVector != 0)
+    return emitOpError() << "the " << channels
+                         << " conv channels must fill whole vectors of "
+                         << vectorBytes << " bytes";
+  if (failed(checkThreads(*this, getThreads())))
+    return failure();
+  if (getRowsInFlight() > 8)
+    return emitOpError() << "rows_in_flight (" << getRowsInFlight()
+                         << ") must be at most 8";
+  const int64_t sharedBytes = getPrologueGradSharedBytes(
+      getThreads(), vectorBytes, getRowsInFlight());
+  if (sharedBytes > kMaxSharedBytesPerBlock)
+    return emitOpError() << "threads = " << getThreads()
+                         << " with rows_in_flight = " << getRowsInFlight()
+                         << " needs " << sharedBytes
+                         << " bytes of shared memory, above "
+                         << kMaxSharedBytesPerBlock;
+  if (!(getL2normEps().convertToDouble() >= 0.0))
+    return emitOpError() << "l2norm_eps must be >= 0";
+
+  const int64_t any = ShapedType::kDynamic;
+  PackingType packing = getPacking().getType();
+  const int64_t tokens = packing.hasStaticTokens() ? packing.getTokens() : any;
+  const int64_t seqs = packing.hasStaticSeqs() ? packing.getSeqs() : any;
+  const SmallVector<int64_t> mixed = {tokens, channels},
+                             keys = {tokens, keyHeads, headDimK},
+                             values = {tokens, valueHeads, headDimV},
+                             gates = {tokens, valueHeads},
+                             weight = {channels, width},
+                             states = {seqs, channels, width - 1};
+  if (failed(expectShape(*this, getMixedQkv(), "mixed_qkv", mixed)) ||
+      failed(expectShape(*this, getMixedQkvGrad(), "mixed_qkv_grad", mixed)) ||
+      failed(expectShape(*this, getConvWeight(), "conv_weight", weight)) ||
+      failed(expectShape(*this, getConvWeightGrad(), "conv_weight_grad",
+                         weight)) ||
+      failed(expectShape(*this, getQGrad(), "q_grad", keys)) ||
+      failed(expectShape(*this, getKGrad(), "k_grad", keys)) ||
+      failed(expectShape(*this, getVGrad(), "v_grad", values)) ||
+      failed(expectShape(*this, getA(), "a", gates)) ||
+      failed(expectShape(*this, getB(), "b", gates)) ||
+      failed(expectShape(*this, getAGrad(), "a_grad", gates)) ||
+      failed(expectShape(*this, getBGrad(), "b_grad", gates)) ||
+      failed(expectShape(*this, getGGrad(), "g_grad", gates)) ||
+      failed(expectShape(*this, getBetaGrad(), "beta_grad", gates)))
+    return failure();
+  for (auto [value, name] :
+       {std::pair<Value, StringRef>{getALog(), "a_log"},
+        {getDtBias(), "dt_bias"},
+        {getALogGrad(), "a_log_grad"},
+        {getDtBiasGrad(), "dt_bias_grad"}})
+    if (failed(expectShape(*this, value, name, {valueHeads})))
+      return failure();
+  for (auto [value, name] :
+       {std::pair<Value, StringRef>{getConvBias(), "conv_bias"},
+        {getConvBiasGrad(), "conv_bias_grad"}})
+    if (value && failed(expectShape(*this, value, name, {channels})))
+      return failure();
+  for (auto [value, name] :
+       {std::pair<Value, StringRef>{getConvInitialState(), "conv_initial_state"},
+        {getConvInitialStateGrad(), "conv_initial_state_grad"},
+        {getConvFinalStateGrad(), "conv_final_state_grad"}})
+    if (value && failed(expectShape(*this, value, name, states)))
+      return failure();
+  return success();
+}
+
+LogicalResult kernel::GatedRMSNormGradOp::verify() {
+  auto xType = getX().getType();
+  if (xType.getRank() != 3)
+    return emitOpError() << "x must be [T, HV, V], found " << xType;
+  const int64_t headDimV = xType.getDimSize(2);
+  if (ShapedType::isDynamic(headDimV))
+    return emitOpError() << "the head dim V must be static";
+  for (auto [value, name] :
+       {std::pair<Value, StringRef>{getZ(), "z"},
+        {getYGrad(), "y_grad"},
+        {getXGrad(), "x_grad"},
+        {getZGrad(), "z_grad"}})
+    if (failed(expectShape(*this, value, name, xType.getShape())))
+      return failure();
+  if (failed(expectShape(*this, getWeight(), "weight", {headDimV})) ||
+      failed(expectShape(*this, getWeightGrad(), "weight_grad", {headDimV})))
+    return failure();
+  // x, z, y_grad, x_grad and z_grad move in vectors of one element count.
+  for (Value value : {getZ(), getYGrad(), getXGrad(), getZGrad()})
+    if (getElementBytes(value.getType()) != getElementBytes(xType))
+      return emitOpError()
+             << "x, z, y_grad, x_grad and z_grad must have elements of one "
+                "width, found "
+             << xType << " and " << value.getType();
+  if (failed(checkLaneGroup(*this, headDimV, xType, "a value head")) ||
+      failed(checkThreads(*this, getThreads())))
+    return failure();
+  if (!(getEps().convertToDouble() >= 0.0))
+    return emitOpError() << "eps must be >= 0";
+  return success();
+}

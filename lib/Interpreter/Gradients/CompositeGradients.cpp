@@ -83,53 +83,28 @@ void propagateLayer(LayerOp op, const Environment &env,
 
 void propagatePrologue(kernel::PrologueOp op, const Environment &env,
                        CotangentMap &cotangents, const InterpreterOptions &) {
-  // Forward, as executePrologue computes it: the conv output in float64.
-  const Tensor &mixed = env.tensor(op.getMixedQkv());
-  const Tensor &convWeight = env.tensor(op.getConvWeight());
-  const Tensor *bias = env.optionalTensor(op.getConvBias());
-  const Tensor *initial = env.optionalTensor(op.getConvInitialState());
-  const PackingInfo &packing = env.packing(op.getPacking());
-  const bool silu = op.getActivation() == Activation::Silu;
-  ConvResult conv = causalConv1d(mixed, convWeight, bias, packing, initial,
-                                 silu, ElementKind::F64,
-                                 /*wantFinalState=*/false, ElementKind::F32);
-  SplitQkvResult split = splitQkv(conv.y, op.getKeyHeads(), op.getHeadDimK(),
-                                  op.getValueHeads(), op.getHeadDimV());
-  const double eps = op.getL2normEps().convertToDouble();
-
-  // Backward: the gates, then the L2 norms, the split and the conv.
   std::optional<Tensor> dg = cotangents.takeIfAny(op.getG());
   std::optional<Tensor> dbeta = cotangents.takeIfAny(op.getBeta());
-  GatesGradients gateGrads = gatesVJP(
-      env.tensor(op.getA()), env.tensor(op.getB()), env.tensor(op.getALog()),
-      env.tensor(op.getDtBias()), op.getAllowNegEigval(), dg ? &*dg : nullptr,
-      dbeta ? &*dbeta : nullptr);
-  cotangents.add(op.getA(), std::move(gateGrads.da));
-  cotangents.add(op.getB(), std::move(gateGrads.db));
-  cotangents.add(op.getALog(), std::move(gateGrads.daLog));
-  cotangents.add(op.getDtBias(), std::move(gateGrads.ddtBias));
-
-  Tensor dq = l2normVJP(split.q, eps,
-                        cotangents.take(op.getQ(), env.tensor(op.getQ())));
-  Tensor dk = l2normVJP(split.k, eps,
-                        cotangents.take(op.getK(), env.tensor(op.getK())));
-  Tensor dv = cotangents.take(op.getV(), env.tensor(op.getV()));
-  Tensor dconvY =
-      splitQkvVJP(&dq, &dk, &dv, conv.y, op.getKeyHeads(), op.getHeadDimK(),
-                  op.getValueHeads(), op.getHeadDimV());
   std::optional<Tensor> dfinal;
   if (op.getConvFinalState())
     dfinal = cotangents.takeIfAny(op.getConvFinalState());
-  ConvGradients convGrads =
-      causalConv1dVJP(mixed, convWeight, bias, packing, initial, silu, dconvY,
-                      dfinal ? &*dfinal : nullptr);
-  cotangents.add(op.getMixedQkv(), std::move(convGrads.dx));
-  cotangents.add(op.getConvWeight(), std::move(convGrads.dweight));
-  if (bias)
-    cotangents.add(op.getConvBias(), std::move(convGrads.dbias));
-  if (initial)
+  Tensor dq = cotangents.take(op.getQ(), env.tensor(op.getQ()));
+  Tensor dk = cotangents.take(op.getK(), env.tensor(op.getK()));
+  Tensor dv = cotangents.take(op.getV(), env.tensor(op.getV()));
+  PrologueGradients grads =
+      prologueVJP(prologueInputsOf(op, env), dq, dk, dv, dg ? &*dg : nullptr,
+                  dbeta ? &*dbeta : nullptr, dfinal ? &*dfinal : nullptr);
+  cotangents.add(op.getA(), std::move(grads.gates.da));
+  cotangents.add(op.getB(), std::move(grads.gates.db));
+  cotangents.add(op.getALog(), std::move(grads.gates.daLog));
+  cotangents.add(op.getDtBias(), std::move(grads.gates.ddtBias));
+  cotangents.add(op.getMixedQkv(), std::move(grads.conv.dx));
+  cotangents.add(op.getConvWeight(), std::move(grads.conv.dweight));
+  if (op.getConvBias())
+    cotangents.add(op.getConvBias(), std::move(grads.conv.dbias));
+  if (op.getConvInitialState())
     cotangents.add(op.getConvInitialState(),
-                   std::move(convGrads.dinitialState));
+                   std::move(grads.conv.dinitialState));
 }
 
 template <class OpTy, void (*Rule)(OpTy, const Environment &, CotangentMap &,
@@ -142,6 +117,29 @@ llvm::Error adaptCompositeRule(Operation *op, const Environment &env,
 }
 
 } // namespace
+
+PrologueGradients mlir::gdn::interp::prologueVJP(
+    const PrologueInputs &in, const Tensor &dq, const Tensor &dk,
+    const Tensor &dv, const Tensor *dg, const Tensor *dbeta,
+    const Tensor *dfinalState) {
+  // Forward, as executePrologue computes it: the conv output in float64.
+  ConvResult conv = causalConv1d(in.mixed, in.convWeight, in.bias, in.packing,
+                                 in.initialState, in.silu, ElementKind::F64,
+                                 /*wantFinalState=*/false, ElementKind::F32);
+  SplitQkvResult split = splitQkv(conv.y, in.keyHeads, in.headDimK,
+                                  in.valueHeads, in.headDimV);
+  // Backward: the gates, then the L2 norms, the split and the conv.
+  PrologueGradients grads;
+  grads.gates = gatesVJP(in.a, in.b, in.aLog, in.dtBias, in.allowNegEigval,
+                         dg, dbeta);
+  Tensor dqRaw = l2normVJP(split.q, in.l2normEps, dq);
+  Tensor dkRaw = l2normVJP(split.k, in.l2normEps, dk);
+  Tensor dconvY = splitQkvVJP(&dqRaw, &dkRaw, &dv, conv.y, in.keyHeads,
+                              in.headDimK, in.valueHeads, in.headDimV);
+  grads.conv = causalConv1dVJP(in.mixed, in.convWeight, in.bias, in.packing,
+                               in.initialState, in.silu, dconvY, dfinalState);
+  return grads;
+}
 
 GradientRule mlir::gdn::interp::findCompositeRule(Operation *op) {
   return llvm::TypeSwitch<Operation *, GradientRule>(op)

@@ -169,6 +169,52 @@ std::optional<DeltaRuleSummaryGradients>
 stateSummaryVJP(const DeltaRuleInputs &inputs, const ChunkwiseShard &shard,
                 const Tensor *dtransition, const Tensor *dpartial);
 
+/// The operands of a fused prologue (gdn_kernel.prologue, or the
+/// prologue_grad that is its VJP as an op).
+struct PrologueInputs {
+  const Tensor &mixed, &convWeight;
+  const Tensor *bias, *initialState;
+  const Tensor &a, &b, &aLog, &dtBias;
+  const PackingInfo &packing;
+  bool silu, allowNegEigval;
+  int64_t keyHeads, headDimK, valueHeads, headDimV;
+  double l2normEps;
+};
+
+template <class Op>
+PrologueInputs prologueInputsOf(Op op, const Environment &env) {
+  return {env.tensor(op.getMixedQkv()),
+          env.tensor(op.getConvWeight()),
+          env.optionalTensor(op.getConvBias()),
+          env.optionalTensor(op.getConvInitialState()),
+          env.tensor(op.getA()),
+          env.tensor(op.getB()),
+          env.tensor(op.getALog()),
+          env.tensor(op.getDtBias()),
+          env.packing(op.getPacking()),
+          op.getActivation() == Activation::Silu,
+          op.getAllowNegEigval(),
+          static_cast<int64_t>(op.getKeyHeads()),
+          static_cast<int64_t>(op.getHeadDimK()),
+          static_cast<int64_t>(op.getValueHeads()),
+          static_cast<int64_t>(op.getHeadDimV()),
+          op.getL2normEps().convertToDouble()};
+}
+
+struct PrologueGradients {
+  ConvGradients conv;
+  GatesGradients gates;
+};
+
+/// VJP of the fused prologue: recomputes the conv (float64), then runs the
+/// gates', the L2 norms', the split's and the conv's VJPs. `dq` and `dk`
+/// are the cotangents after the norms; `dg`, `dbeta` and `dfinalState`
+/// may be null (zero).
+PrologueGradients prologueVJP(const PrologueInputs &inputs, const Tensor &dq,
+                              const Tensor &dk, const Tensor &dv,
+                              const Tensor *dg, const Tensor *dbeta,
+                              const Tensor *dfinalState);
+
 } // namespace mlir::gdn::interp
 
 #endif // GDN_LIB_INTERPRETER_GRADIENTS_GRADIENTENGINE_H

@@ -136,7 +136,9 @@ llvm::Error executeDeltaRuleGrad(GradOp op, Environment &env, double scale) {
   return llvm::Error::success();
 }
 
-llvm::Error executeGatedRMSNormGrad(GatedRMSNormGradOp op, Environment &env) {
+/// gdn.gated_rmsnorm_grad and the kernel op gdn-fuse lowers it to.
+template <class GradOp>
+llvm::Error executeGatedRMSNormGrad(GradOp op, Environment &env) {
   if (auto error = sameShape(op, env, op.getYGrad(), "y_grad", op.getX(), "x"))
     return error;
   if (auto error = sameShape(op, env, op.getZ(), "z", op.getX(), "x"))
@@ -147,6 +149,39 @@ llvm::Error executeGatedRMSNormGrad(GatedRMSNormGradOp op, Environment &env) {
   bindStored(env, op.getXGrad(), std::move(grads.dx));
   bindStored(env, op.getZGrad(), std::move(grads.dz));
   bindStored(env, op.getWeightGrad(), std::move(grads.dweight));
+  return llvm::Error::success();
+}
+
+/// gdn_kernel.prologue_grad: the VJP of the fused prologue.
+llvm::Error executePrologueGrad(kernel::PrologueGradOp op, Environment &env) {
+  const PackingInfo &packing = env.packing(op.getPacking());
+  for (auto [value, name] :
+       {std::pair<Value, StringRef>{op.getMixedQkv(), "mixed_qkv"},
+        {op.getA(), "a"},
+        {op.getB(), "b"},
+        {op.getQGrad(), "q_grad"},
+        {op.getKGrad(), "k_grad"},
+        {op.getVGrad(), "v_grad"},
+        {op.getGGrad(), "g_grad"},
+        {op.getBetaGrad(), "beta_grad"}})
+    if (auto error = coversPacking(op, env, value, name, packing))
+      return error;
+  PrologueGradients grads = prologueVJP(
+      prologueInputsOf(op, env), env.tensor(op.getQGrad()),
+      env.tensor(op.getKGrad()), env.tensor(op.getVGrad()),
+      &env.tensor(op.getGGrad()), &env.tensor(op.getBetaGrad()),
+      env.optionalTensor(op.getConvFinalStateGrad()));
+  bindStored(env, op.getMixedQkvGrad(), std::move(grads.conv.dx));
+  bindStored(env, op.getConvWeightGrad(), std::move(grads.conv.dweight));
+  if (op.getConvBias())
+    bindStored(env, op.getConvBiasGrad(), std::move(grads.conv.dbias));
+  if (op.getConvInitialState())
+    bindStored(env, op.getConvInitialStateGrad(),
+               std::move(grads.conv.dinitialState));
+  bindStored(env, op.getAGrad(), std::move(grads.gates.da));
+  bindStored(env, op.getBGrad(), std::move(grads.gates.db));
+  bindStored(env, op.getALogGrad(), std::move(grads.gates.daLog));
+  bindStored(env, op.getDtBiasGrad(), std::move(grads.gates.ddtBias));
   return llvm::Error::success();
 }
 
@@ -327,6 +362,10 @@ mlir::gdn::interp::executeGradientOp(Operation *op, Environment &env) {
     return executeDeltaRuleGrad(delta, env, delta.getScale().convertToDouble());
   if (auto norm = dyn_cast<GatedRMSNormGradOp>(op))
     return executeGatedRMSNormGrad(norm, env);
+  if (auto norm = dyn_cast<kernel::GatedRMSNormGradOp>(op))
+    return executeGatedRMSNormGrad(norm, env);
+  if (auto prologue = dyn_cast<kernel::PrologueGradOp>(op))
+    return executePrologueGrad(prologue, env);
   if (auto linear = dyn_cast<LinearGradOp>(op))
     return executeLinearGrad(linear, env);
   if (auto merge = dyn_cast<MergeQkvzOp>(op))

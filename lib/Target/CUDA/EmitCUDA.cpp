@@ -126,9 +126,11 @@ void printPreamble(ModuleOp module, llvm::raw_ostream &os, bool header) {
      << "#include \"gdn/device/delta_rule.cuh\"\n"
      << "#include \"gdn/device/delta_rule_backward.cuh\"\n"
      << "#include \"gdn/device/epilogue.cuh\"\n"
+     << "#include \"gdn/device/epilogue_backward.cuh\"\n"
      << "#include \"gdn/device/host_checks.h\"\n"
      << "#include \"gdn/device/packing.cuh\"\n"
      << "#include \"gdn/device/prologue.cuh\"\n"
+     << "#include \"gdn/device/prologue_backward.cuh\"\n"
      << "#include \"gdn/runtime/gdnrt.h\"\n\n";
 }
 

@@ -59,8 +59,10 @@ public:
         operandShapes.push_back(shapes[operand]);
       std::vector<ShapeExprs> resultShapes;
       if (const KernelContext *k = kernelOf.lookup(op)) {
-        if (usesScratch(op))
+        if (usesScratch(op)) {
           scratch.push_back(k);
+          scratchRows[k] = operandShapes.front()[0];
+        }
         std::string seqs = "0";
         for (Value operand : op->getOperands())
           if (auto packing = operand.getDefiningOp<PackingOp>()) {
@@ -112,12 +114,15 @@ public:
       os << ");\n";
     }
     for (const KernelContext *k : scratch) {
+      // A kernel without a packing (the gated RMSNorm backward) sizes its
+      // scratch from its rows, passed as the counts' tokens.
       Value packing = packingOf(*k);
       os << "  offsets[" << slot++ << "] = bytes; // scratch of "
          << k->entryName << "\n"
          << "  {\n    const gdn_packing_t counts = {nullptr, nullptr, "
-         << "static_cast<int32_t>(" << seqsExpr(packing)
-         << "), static_cast<int32_t>(" << tokensExpr(packing)
+         << "static_cast<int32_t>(" << (packing ? seqsExpr(packing) : "0")
+         << "), static_cast<int32_t>("
+         << (packing ? tokensExpr(packing) : scratchRows.lookup(k))
          << "), nullptr};\n    bytes += gdn::alignWorkspace(" << k->entryName
          << "_scratch_bytes(&counts));\n  }\n";
     }
@@ -172,6 +177,8 @@ public:
   std::vector<Value> temps;
   /// Kernels that take scratch, in the order of their workspace slots.
   std::vector<const KernelContext *> scratch;
+  /// The rows (first dimension of the first operand) of each of them.
+  llvm::DenseMap<const KernelContext *, std::string> scratchRows;
   /// Runtime calls that take staging, in the order of their slots.
   std::vector<Operation *> staging;
   /// What the arguments' shapes must satisfy beyond their types.
@@ -209,6 +216,18 @@ std::optional<StringRef> roleOfUses(Value value) {
     if (auto norm = dyn_cast<kernel::GatedRMSNormOp>(owner))
       return value == norm.getWeight() ? "GDN_ROLE_PARAMETER"
                                        : "GDN_ROLE_TOKENS";
+    if (auto norm = dyn_cast<kernel::GatedRMSNormGradOp>(owner))
+      return value == norm.getWeight() ? "GDN_ROLE_PARAMETER"
+                                       : "GDN_ROLE_TOKENS";
+    if (auto grad = dyn_cast<kernel::PrologueGradOp>(owner)) {
+      if (value == grad.getConvInitialState() ||
+          value == grad.getConvFinalStateGrad())
+        return StringRef("GDN_ROLE_PER_SEQUENCE");
+      if (value == grad.getConvWeight() || value == grad.getConvBias() ||
+          value == grad.getALog() || value == grad.getDtBias())
+        return StringRef("GDN_ROLE_PARAMETER");
+      return StringRef("GDN_ROLE_TOKENS");
+    }
     if (auto rule = dyn_cast<kernel::DeltaRuleOp>(owner))
       return value == rule.getInitialState() ? "GDN_ROLE_PER_SEQUENCE"
                                              : "GDN_ROLE_TOKENS";
@@ -252,6 +271,17 @@ std::string resultRole(Value value) {
   if (auto grad = dyn_cast<kernel::DeltaRuleGradOp>(producer))
     if (value == grad.getInitialStateGrad())
       return "GDN_ROLE_PER_SEQUENCE";
+  // Parameter gradients have their parameters' shapes.
+  if (auto grad = dyn_cast<kernel::PrologueGradOp>(producer)) {
+    if (value == grad.getConvInitialStateGrad())
+      return "GDN_ROLE_PER_SEQUENCE";
+    if (value == grad.getConvWeightGrad() || value == grad.getConvBiasGrad() ||
+        value == grad.getALogGrad() || value == grad.getDtBiasGrad())
+      return "GDN_ROLE_PARAMETER";
+  }
+  if (auto grad = dyn_cast<kernel::GatedRMSNormGradOp>(producer))
+    if (value == grad.getWeightGrad())
+      return "GDN_ROLE_PARAMETER";
   // A halo's rows and an incoming state are whole tensors of one rank, not
   // rows of the pack: tools must not slice them by sequence.
   if (isa<comm::HaloExchangeOp, comm::StateExchangeOp>(producer))
@@ -472,8 +502,9 @@ void printRun(const FunctionPlan &plan, const FunctionLayout &layout,
   for (const KernelContext &k : plan.kernels)
     printKernelCall(k, /*launch=*/false);
   // The packing's first consumer validates the offsets and writes the status
-  // record that later kernels read: the prologue kernel does both itself (in
-  // every block, docs/codegen.md), which saves a launch in front of it;
+  // record that later kernels read: the prologue kernel and its backward do
+  // both themselves (in every block, docs/codegen.md), which saves a launch
+  // in front of them;
   // before any other first consumer, a one-block validation kernel runs.
   auto firstConsumer = [&](Value packing) -> Operation * {
     for (Operation *op : plan.steps)
@@ -483,7 +514,7 @@ void printRun(const FunctionPlan &plan, const FunctionLayout &layout,
   };
   for (auto &[value, name] : layout.packings) {
     if (Operation *first = firstConsumer(value);
-        first && isa<kernel::PrologueOp>(first)) {
+        first && isa<kernel::PrologueOp, kernel::PrologueGradOp>(first)) {
       os << "  // " << name << ": validated by its first consumer, "
          << layout.kernelOf.lookup(first)->entryName << "\n";
       continue;

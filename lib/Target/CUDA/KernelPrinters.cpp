@@ -47,11 +47,13 @@ static Type elementOf(Value value) {
 }
 
 bool mlir::gdn::cuda::usesPacking(Operation *op) {
-  return isa<kernel::PrologueOp, kernel::DeltaRuleOp, kernel::DeltaRuleGradOp>(op);
+  return isa<kernel::PrologueOp, kernel::DeltaRuleOp, kernel::DeltaRuleGradOp,
+             kernel::PrologueGradOp>(op);
 }
 
 bool mlir::gdn::cuda::usesScratch(Operation *op) {
-  return isa<kernel::DeltaRuleOp, kernel::DeltaRuleGradOp>(op);
+  return isa<kernel::DeltaRuleOp, kernel::DeltaRuleGradOp,
+             kernel::PrologueGradOp, kernel::GatedRMSNormGradOp>(op);
 }
 
 SmallVector<Value> mlir::gdn::cuda::getKernelTensorOperands(Operation *op) {
@@ -393,32 +395,34 @@ static void printDeltaRuleConfig(kernel::DeltaRuleOp op,
 }
 
 /// `<entry>_scratch_bytes` (a pure function of the packing's counts, so
-/// that the whole-function layout can size it before anything runs) and the
-/// opening of `<entry>_validate` with a shape and type check of every
-/// tensor; `perSequence` tells the state tensors from the token ones.
+/// that the whole-function layout can size it before anything runs:
+/// `scratchBytes` is the expression it returns, of `packing`) and the
+/// opening of `<entry>_validate` with a check of every tensor's dtype and
+/// `shapeOf` it.
 static void printScratchAndChecks(Operation *op, const KernelContext &k,
-                                  StringRef workspaceBytes,
-                                  llvm::function_ref<bool(Value)> perSequence,
+                                  StringRef scratchBytes,
+                                  llvm::function_ref<std::string(Value)> shapeOf,
                                   llvm::raw_ostream &os) {
   os << "extern \"C\" size_t " << k.entryName
      << "_scratch_bytes(const gdn_packing_t *packing) {\n"
      << "  if (!packing)\n    return 0;\n"
-     << "  return gdn::device::" << workspaceBytes << "<" << k.configName
-     << ">(\n      {packing->cu_seqlens, packing->cu_padded, packing->num_seqs,\n"
-     << "       packing->buffer_tokens});\n}\n\n";
+     << "  return " << scratchBytes << ";\n}\n\n";
   printValidatePrototype(k, os);
   os << " {\n"
-     << "  if (!operands || !results || !packing || !packing->workspace ||\n"
-     << "      !scratch)\n"
-     << "    return GDN_ERROR_INVALID_ARGUMENT;\n"
-     << "  const int64_t tokens = packing->buffer_tokens;\n"
-     << "  const int64_t seqs = packing->num_seqs;\n"
-     << "  (void)seqs;\n";
+     << "  if (!operands || !results || !scratch";
+  if (usesPacking(op))
+    os << " || !packing ||\n      !packing->workspace";
+  os << ")\n"
+     << "    return GDN_ERROR_INVALID_ARGUMENT;\n";
+  if (usesPacking(op))
+    os << "  const int64_t tokens = packing->buffer_tokens;\n"
+       << "  const int64_t seqs = packing->num_seqs;\n"
+       << "  (void)seqs;\n";
+  else
+    os << "  const int64_t tokens = operands[0].shape[0];\n";
   auto check = [&](StringRef array, unsigned index, Value value) {
-    const bool perSeq = perSequence(value);
     os << "  if (!gdn::checkTensor(" << array << "[" << index << "], "
-       << getAbiDtype(elementOf(value)) << ", "
-       << expectedShape(value, perSeq ? -1 : 0, perSeq ? 0 : -1) << "))\n"
+       << getAbiDtype(elementOf(value)) << ", " << shapeOf(value) << "))\n"
        << "    return GDN_ERROR_INVALID_ARGUMENT;\n";
   };
   for (auto [index, value] : llvm::enumerate(getKernelTensorOperands(op)))
@@ -427,12 +431,30 @@ static void printScratchAndChecks(Operation *op, const KernelContext &k,
     check("results", index, value);
 }
 
+/// The scratch query of a kernel whose workspace is a function of the
+/// packing view (the delta rule's forward and backward).
+static std::string packingScratch(StringRef function, const KernelContext &k) {
+  return ("gdn::device::" + function + "<" + k.configName +
+          ">(\n      {packing->cu_seqlens, packing->cu_padded, "
+          "packing->num_seqs,\n       packing->buffer_tokens})")
+      .str();
+}
+
+/// Token-indexed tensors have `tokens` rows, per-sequence ones `seqs`.
+static std::string tokensOrSequences(Value value, bool perSequence) {
+  return expectedShape(value, perSequence ? -1 : 0, perSequence ? 0 : -1);
+}
+
 static void printDeltaRuleEntry(kernel::DeltaRuleOp op, const KernelContext &k,
                                 llvm::raw_ostream &os) {
   // The scratch holds the chunk tiles between prepare and scan.
-  printScratchAndChecks(op, k, "deltaRuleWorkspaceBytes", [&](Value value) {
-    return value == op.getInitialState() || value == op.getFinalState();
-  }, os);
+  printScratchAndChecks(
+      op, k, packingScratch("deltaRuleWorkspaceBytes", k),
+      [&](Value value) {
+        return tokensOrSequences(value, value == op.getInitialState() ||
+                                            value == op.getFinalState());
+      },
+      os);
   SmallVector<Value> operands = getKernelTensorOperands(op);
   // Rows are copied in 16-byte pieces (cp.async): q, k, v and o must be
   // aligned.
@@ -513,10 +535,14 @@ static void printDeltaRuleGradEntry(kernel::DeltaRuleGradOp op,
                                     llvm::raw_ostream &os) {
   // The scratch holds the recomputed forward (chunk tiles, S per chunk,
   // Vnew), the state gradients per chunk and the per-head dq/dk parts.
-  printScratchAndChecks(op, k, "deltaRuleBackwardWorkspaceBytes", [&](Value value) {
-    return value == op.getInitialState() || value == op.getFinalStateGrad() ||
-           value == op.getInitialStateGrad();
-  }, os);
+  printScratchAndChecks(
+      op, k, packingScratch("deltaRuleBackwardWorkspaceBytes", k),
+      [&](Value value) {
+        return tokensOrSequences(value, value == op.getInitialState() ||
+                                            value == op.getFinalStateGrad() ||
+                                            value == op.getInitialStateGrad());
+      },
+      os);
   SmallVector<Value> operands = getKernelTensorOperands(op);
   auto operandIndex = [&](Value value) {
     return static_cast<unsigned>(llvm::find(operands, value) - operands.begin());
@@ -565,6 +591,276 @@ static void printDeltaRuleGradEntry(kernel::DeltaRuleGradOp op,
 }
 
 //===----------------------------------------------------------------------===//
+// Prologue backward
+//===----------------------------------------------------------------------===//
+
+static void printPrologueGradConfig(kernel::PrologueGradOp op,
+                                    const KernelContext &k,
+                                    llvm::raw_ostream &os) {
+  const int64_t channels = 2 * op.getKeyHeads() * op.getHeadDimK() +
+                           op.getValueHeads() * op.getHeadDimV();
+  const int64_t threads = op.getThreads();
+  // The register budget per thread (__launch_bounds__' second argument)
+  // the H200 measurements used for each block size (docs/backward.md).
+  const int64_t minBlocks = threads >= 512 ? 1 : threads >= 256 ? 2 : 3;
+  Value initial = op.getConvInitialState();
+  Value stateGrad = op.getConvFinalStateGrad() ? op.getConvFinalStateGrad()
+                                               : op.getConvInitialStateGrad();
+  auto typeOr = [](Value value) {
+    return value ? getDeviceType(elementOf(value)) : std::string("float");
+  };
+  os << "// Kernel " << k.entryName << ": gdn_kernel.prologue_grad at "
+     << op.getLoc() << "\n"
+     << "//   fuses gdn.causal_conv1d_grad + gdn.merge_qkv + gdn.l2norm_grad "
+        "(q, k) + gdn.gates_grad,\n"
+     << "//   recomputing the conv and the norms; parameter gradients summed "
+        "per block, then in block order (no atomics)\n"
+     << "//   activations " << elementOf(op.getMixedQkv()) << ", gradients "
+     << elementOf(op.getQGrad()) << ", " << channels
+     << " conv channels, conv width " << op.getConvWidth() << " ("
+     << stringifyActivation(op.getActivation()) << ")\n"
+     << "//   key heads " << op.getKeyHeads() << " x " << op.getHeadDimK()
+     << ", value heads " << op.getValueHeads() << " x " << op.getHeadDimV()
+     << ", l2norm eps " << op.getL2normEps().convertToDouble() << "\n"
+     << "//   tile: " << threads << " threads x " << op.getVectorBytes()
+     << "-byte channel slices, at most " << op.getRowBlocks()
+     << " row blocks, " << op.getRowsInFlight() << " rows in flight\n"
+     << "//   bias " << (op.getConvBias() ? "yes" : "no") << ", initial conv "
+     << "state " << (initial ? "yes" : "no") << ", final conv state cotangent "
+     << (op.getConvFinalStateGrad() ? "yes" : "no") << ", beta "
+     << (op.getAllowNegEigval() ? "2 * sigmoid" : "sigmoid") << "\n"
+     << "struct " << k.configName << " {\n"
+     << "  using Activation = " << getDeviceType(elementOf(op.getMixedQkv()))
+     << ";\n"
+     << "  using ConvWeight = " << getDeviceType(elementOf(op.getConvWeight()))
+     << ";\n"
+     << "  using ConvState = " << typeOr(initial) << ";\n"
+     << "  using GateInput = " << getDeviceType(elementOf(op.getA())) << ";\n"
+     << "  using GateParam = " << getDeviceType(elementOf(op.getALog()))
+     << ";\n"
+     << "  using ActivationGrad = " << getDeviceType(elementOf(op.getQGrad()))
+     << ";\n"
+     << "  using ConvStateGrad = " << typeOr(stateGrad) << ";\n"
+     << "  using GateInputGrad = " << getDeviceType(elementOf(op.getAGrad()))
+     << ";\n"
+     << "  using ConvWeightGrad = "
+     << getDeviceType(elementOf(op.getConvWeightGrad())) << ";\n"
+     << "  using GateParamGrad = " << getDeviceType(elementOf(op.getALogGrad()))
+     << ";\n"
+     << "  static constexpr int kKeyHeads = " << op.getKeyHeads() << ";\n"
+     << "  static constexpr int kValueHeads = " << op.getValueHeads() << ";\n"
+     << "  static constexpr int kHeadDimK = " << op.getHeadDimK() << ";\n"
+     << "  static constexpr int kHeadDimV = " << op.getHeadDimV() << ";\n"
+     << "  static constexpr int kConvWidth = " << op.getConvWidth() << ";\n"
+     << "  static constexpr int kVectorBytes = " << op.getVectorBytes() << ";\n"
+     << "  static constexpr int kThreads = " << threads << ";\n"
+     << "  static constexpr int kMinBlocksPerSM = " << minBlocks << ";\n"
+     << "  static constexpr int kRowsInFlight = " << op.getRowsInFlight()
+     << ";\n"
+     << "  static constexpr int kRowBlocks = " << op.getRowBlocks() << ";\n"
+     << "  static constexpr int kGateBlocks = 132;\n"
+     << "  static constexpr bool kSilu = "
+     << boolText(op.getActivation() == Activation::Silu) << ";\n"
+     << "  static constexpr bool kHasBias = "
+     << boolText(static_cast<bool>(op.getConvBias())) << ";\n"
+     << "  static constexpr bool kHasInitialState = "
+     << boolText(static_cast<bool>(initial)) << ";\n"
+     << "  static constexpr bool kHasFinalState = "
+     << boolText(static_cast<bool>(op.getConvFinalStateGrad())) << ";\n"
+     << "  static constexpr bool kNegEigval = "
+     << boolText(op.getAllowNegEigval()) << ";\n"
+     << llvm::formatv("  static constexpr float kNormEps = {0:e}f;\n",
+                      op.getL2normEps().convertToDouble())
+     << "};\n\n";
+}
+
+static void printPrologueGradEntry(kernel::PrologueGradOp op,
+                                   const KernelContext &k,
+                                   llvm::raw_ostream &os) {
+  const int64_t channels = 2 * op.getKeyHeads() * op.getHeadDimK() +
+                           op.getValueHeads() * op.getHeadDimV();
+  // Parameters and their gradients are checked against the sizes the
+  // attributes imply (a dynamic size in their type lets nothing short
+  // through); states per sequence, everything else per token.
+  auto shapeOf = [&](Value value) -> std::string {
+    auto sizes = [](std::initializer_list<int64_t> dims) {
+      std::string text = "{";
+      llvm::raw_string_ostream out(text);
+      llvm::interleaveComma(dims, out);
+      return text + "}";
+    };
+    if (value == op.getConvWeight() || value == op.getConvWeightGrad())
+      return sizes({channels, static_cast<int64_t>(op.getConvWidth())});
+    if (value == op.getConvBias() || value == op.getConvBiasGrad())
+      return sizes({channels});
+    if (value == op.getALog() || value == op.getDtBias() ||
+        value == op.getALogGrad() || value == op.getDtBiasGrad())
+      return sizes({static_cast<int64_t>(op.getValueHeads())});
+    return tokensOrSequences(value, value == op.getConvInitialState() ||
+                                        value == op.getConvFinalStateGrad() ||
+                                        value == op.getConvInitialStateGrad());
+  };
+  printScratchAndChecks(
+      op, k,
+      "gdn::device::prologueBackwardWorkspaceBytes<" + k.configName +
+          ">(packing->buffer_tokens)",
+      shapeOf, os);
+  SmallVector<Value> operands = getKernelTensorOperands(op);
+  auto operandIndex = [&](Value value) {
+    return static_cast<unsigned>(llvm::find(operands, value) -
+                                 operands.begin());
+  };
+  auto resultIndex = [&](Value value) {
+    return cast<OpResult>(value).getResultNumber();
+  };
+  // Rows move in vectors of kVectorBytes: the token-indexed activations
+  // and their gradients must be aligned to 16 bytes.
+  os << "  for (const gdn_tensor_t *tensor :\n"
+     << "       {&operands[" << operandIndex(op.getMixedQkv()) << "], &operands["
+     << operandIndex(op.getQGrad()) << "], &operands["
+     << operandIndex(op.getKGrad()) << "],\n"
+     << "        &operands[" << operandIndex(op.getVGrad()) << "], &results["
+     << resultIndex(op.getMixedQkvGrad()) << "]})\n"
+     << "    if (!gdn::isVectorAligned(*tensor))\n"
+     << "      return GDN_ERROR_INVALID_ARGUMENT;\n";
+  printLaunchOpening(k, os);
+  auto operand = [&](Value value) {
+    return "static_cast<const " + getDeviceType(elementOf(value)) +
+           " *>(operands[" + std::to_string(operandIndex(value)) + "].data)";
+  };
+  auto result = [&](Value value) {
+    return "static_cast<" + getDeviceType(elementOf(value)) + " *>(results[" +
+           std::to_string(resultIndex(value)) + "].data)";
+  };
+  os << "  gdn::device::PrologueBackwardArgs<Config> args = {};\n"
+     << "  args.mixed = " << operand(op.getMixedQkv()) << ";\n"
+     << "  args.weight = " << operand(op.getConvWeight()) << ";\n";
+  if (Value bias = op.getConvBias())
+    os << "  args.bias = " << operand(bias) << ";\n"
+       << "  args.dbias = " << result(op.getConvBiasGrad()) << ";\n";
+  if (Value state = op.getConvInitialState())
+    os << "  args.initialState = " << operand(state) << ";\n"
+       << "  args.dinitialState = " << result(op.getConvInitialStateGrad())
+       << ";\n";
+  if (Value cotangent = op.getConvFinalStateGrad())
+    os << "  args.dfinalState = " << operand(cotangent) << ";\n";
+  os << "  args.a = " << operand(op.getA()) << ";\n"
+     << "  args.b = " << operand(op.getB()) << ";\n"
+     << "  args.aLog = " << operand(op.getALog()) << ";\n"
+     << "  args.dtBias = " << operand(op.getDtBias()) << ";\n"
+     << "  args.dq = " << operand(op.getQGrad()) << ";\n"
+     << "  args.dk = " << operand(op.getKGrad()) << ";\n"
+     << "  args.dv = " << operand(op.getVGrad()) << ";\n"
+     << "  args.dg = " << operand(op.getGGrad()) << ";\n"
+     << "  args.dbeta = " << operand(op.getBetaGrad()) << ";\n"
+     << "  args.dmixed = " << result(op.getMixedQkvGrad()) << ";\n"
+     << "  args.dweight = " << result(op.getConvWeightGrad()) << ";\n"
+     << "  args.da = " << result(op.getAGrad()) << ";\n"
+     << "  args.db = " << result(op.getBGrad()) << ";\n"
+     << "  args.daLog = " << result(op.getALogGrad()) << ";\n"
+     << "  args.ddtBias = " << result(op.getDtBiasGrad()) << ";\n"
+     << "  args.packing = {packing->cu_seqlens, packing->cu_padded,\n"
+     << "                  packing->num_seqs, packing->buffer_tokens};\n"
+     << "  // The first kernel checks the offsets (in every block) and writes\n"
+     << "  // the status record; invalid offsets make every gradient NaN.\n"
+     << "  args.metadata = "
+        "gdn::device::PackingWorkspace::carve(packing->workspace);\n"
+     << "  return gdn::device::launchPrologueBackward<Config>(args, scratch, "
+        "stream) ==\n"
+     << "                 cudaSuccess\n"
+     << "             ? GDN_SUCCESS\n"
+     << "             : GDN_ERROR_CUDA;\n"
+     << "}\n\n";
+}
+
+//===----------------------------------------------------------------------===//
+// Gated RMSNorm backward
+//===----------------------------------------------------------------------===//
+
+static void printRMSNormGradConfig(kernel::GatedRMSNormGradOp op,
+                                   const KernelContext &k,
+                                   llvm::raw_ostream &os) {
+  auto type = op.getX().getType();
+  os << "// Kernel " << k.entryName << ": gdn_kernel.gated_rmsnorm_grad at "
+     << op.getLoc() << "\n"
+     << "//   from gdn.gated_rmsnorm_grad; x " << type.getElementType()
+     << ", z " << elementOf(op.getZ()) << ", weight "
+     << elementOf(op.getWeight()) << ", y_grad " << elementOf(op.getYGrad())
+     << "\n"
+     << "//   rows of V = " << type.getDimSize(2) << ", eps "
+     << op.getEps().convertToDouble() << ", " << op.getThreads()
+     << " threads per block, at most " << op.getBlocks()
+     << " blocks; weight gradient summed per block, then in block order\n"
+     << "struct " << k.configName << " {\n"
+     << "  using Input = " << getDeviceType(type.getElementType()) << ";\n"
+     << "  using Gate = " << getDeviceType(elementOf(op.getZ())) << ";\n"
+     << "  using Weight = " << getDeviceType(elementOf(op.getWeight())) << ";\n"
+     << "  using OutputGrad = " << getDeviceType(elementOf(op.getYGrad()))
+     << ";\n"
+     << "  using InputGrad = " << getDeviceType(elementOf(op.getXGrad()))
+     << ";\n"
+     << "  using GateGrad = " << getDeviceType(elementOf(op.getZGrad())) << ";\n"
+     << "  using WeightGrad = " << getDeviceType(elementOf(op.getWeightGrad()))
+     << ";\n"
+     << "  static constexpr int kHeadDimV = " << type.getDimSize(2) << ";\n"
+     << "  static constexpr int kThreads = " << op.getThreads() << ";\n"
+     << "  static constexpr int kBlocks = " << op.getBlocks() << ";\n"
+     << llvm::formatv("  static constexpr float kEps = {0:e}f;\n",
+                      op.getEps().convertToDouble())
+     << "};\n\n";
+}
+
+static void printRMSNormGradEntry(kernel::GatedRMSNormGradOp op,
+                                  const KernelContext &k,
+                                  llvm::raw_ostream &os) {
+  auto type = op.getX().getType();
+  const int64_t heads = type.getDimSize(1);
+  // No packing: the rows are the tokens (the packing's buffer rows, which
+  // the whole-function layout passes as the counts) times the heads.
+  printScratchAndChecks(
+      op, k,
+      "gdn::device::epilogueBackwardWorkspaceBytes<" + k.configName +
+          ">(\n      static_cast<int64_t>(packing->buffer_tokens) * " +
+          std::to_string(heads) + ")",
+      [&](Value value) {
+        return value == op.getWeight() || value == op.getWeightGrad()
+                   ? "{" + std::to_string(type.getDimSize(2)) + "}"
+                   : expectedShape(value, 0, -1);
+      },
+      os);
+  os << "  for (const gdn_tensor_t *tensor : {&operands[0], &operands[1], "
+        "&operands[2],\n"
+     << "                                     &results[0], &results[1]})\n"
+     << "    if (!gdn::isVectorAligned(*tensor))\n"
+     << "      return GDN_ERROR_INVALID_ARGUMENT;\n";
+  printLaunchOpening(k, os);
+  auto pointer = [&](StringRef array, unsigned index, Value value,
+                     bool isConst) {
+    return "static_cast<" + std::string(isConst ? "const " : "") +
+           getDeviceType(elementOf(value)) + " *>(" + array.str() + "[" +
+           std::to_string(index) + "].data)";
+  };
+  os << "  gdn::device::EpilogueBackwardArgs<Config> args = {};\n"
+     << "  args.dy = " << pointer("operands", 0, op.getYGrad(), true) << ";\n"
+     << "  args.x = " << pointer("operands", 1, op.getX(), true) << ";\n"
+     << "  args.z = " << pointer("operands", 2, op.getZ(), true) << ";\n"
+     << "  args.weight = " << pointer("operands", 3, op.getWeight(), true)
+     << ";\n"
+     << "  args.dx = " << pointer("results", 0, op.getXGrad(), false) << ";\n"
+     << "  args.dz = " << pointer("results", 1, op.getZGrad(), false) << ";\n"
+     << "  args.dweight = " << pointer("results", 2, op.getWeightGrad(), false)
+     << ";\n"
+     << "  // No rows still launches: the weight gradient is then 0.\n"
+     << "  args.rows = operands[0].shape[0] * " << heads << ";\n"
+     << "  return gdn::device::launchEpilogueBackward<Config>(args, scratch, "
+        "stream) ==\n"
+     << "                 cudaSuccess\n"
+     << "             ? GDN_SUCCESS\n"
+     << "             : GDN_ERROR_CUDA;\n"
+     << "}\n\n";
+}
+
+//===----------------------------------------------------------------------===//
 // Dispatch
 //===----------------------------------------------------------------------===//
 
@@ -574,7 +870,11 @@ void mlir::gdn::cuda::printKernelConfig(const KernelContext &k,
       .Case([&](kernel::PrologueOp op) { printPrologueConfig(op, k, os); })
       .Case([&](kernel::GatedRMSNormOp op) { printRMSNormConfig(op, k, os); })
       .Case([&](kernel::DeltaRuleOp op) { printDeltaRuleConfig(op, k, os); })
-      .Case([&](kernel::DeltaRuleGradOp op) { printDeltaRuleGradConfig(op, k, os); });
+      .Case([&](kernel::DeltaRuleGradOp op) { printDeltaRuleGradConfig(op, k, os); })
+      .Case([&](kernel::PrologueGradOp op) { printPrologueGradConfig(op, k, os); })
+      .Case([&](kernel::GatedRMSNormGradOp op) {
+        printRMSNormGradConfig(op, k, os);
+      });
 }
 
 void mlir::gdn::cuda::printKernelEntry(const KernelContext &k,
@@ -583,7 +883,11 @@ void mlir::gdn::cuda::printKernelEntry(const KernelContext &k,
       .Case([&](kernel::PrologueOp op) { printPrologueEntry(op, k, os); })
       .Case([&](kernel::GatedRMSNormOp op) { printRMSNormEntry(op, k, os); })
       .Case([&](kernel::DeltaRuleOp op) { printDeltaRuleEntry(op, k, os); })
-      .Case([&](kernel::DeltaRuleGradOp op) { printDeltaRuleGradEntry(op, k, os); });
+      .Case([&](kernel::DeltaRuleGradOp op) { printDeltaRuleGradEntry(op, k, os); })
+      .Case([&](kernel::PrologueGradOp op) { printPrologueGradEntry(op, k, os); })
+      .Case([&](kernel::GatedRMSNormGradOp op) {
+        printRMSNormGradEntry(op, k, os);
+      });
 }
 
 void mlir::gdn::cuda::printKernelPrototype(const KernelContext &k,
@@ -612,10 +916,12 @@ mlir::gdn::cuda::getResultShapes(Operation *op, ArrayRef<ShapeExprs> operands,
       auto prologue = dyn_cast<kernel::PrologueOp>(op);
       auto rule = dyn_cast<kernel::DeltaRuleOp>(op);
       auto grad = dyn_cast<kernel::DeltaRuleGradOp>(op);
+      auto prologueGrad = dyn_cast<kernel::PrologueGradOp>(op);
       const bool perSequence =
           (prologue && result == prologue.getConvFinalState()) ||
           (rule && result == rule.getFinalState()) ||
-          (grad && result == grad.getInitialStateGrad());
+          (grad && result == grad.getInitialStateGrad()) ||
+          (prologueGrad && result == prologueGrad.getConvInitialStateGrad());
       dims[0] = perSequence ? seqs : tokens;
     }
     shapes.push_back(std::move(dims));

@@ -29,6 +29,12 @@ int64_t getLanesPerHead(int64_t headDim, Type elementType);
 int64_t getPrologueSharedBytes(int64_t threads, int64_t rowsInFlight,
                                int64_t tokensPerBlock);
 
+/// Shared memory of one prologue backward block, as the device header's
+/// PrologueBackwardShape::kSharedBytes: the ring of (x, dy) vectors per row
+/// in flight and thread, and a word for the offsets' check.
+int64_t getPrologueGradSharedBytes(int64_t threads, int64_t vectorBytes,
+                                   int64_t rowsInFlight);
+
 /// The most shared memory a block can opt in to on Hopper (227 KiB).
 constexpr int64_t kMaxSharedBytesPerBlock = 227 * 1024;
 
