@@ -87,6 +87,55 @@ static std::optional<InputRole> roleOfUse(OpOperand &use) {
       return InputRole::State;
     return InputRole::Activation;
   }
+  // The other gradient ops (gdn-generate-backward's, before or after
+  // gdn-fuse): parameters as the forward draws them, states (the final
+  // states' cotangents too) per sequence, the rest as activations.
+  if (auto conv = dyn_cast<CausalConv1dGradOp>(owner)) {
+    if (value == conv.getWeight())
+      return InputRole::ConvWeight;
+    if (value == conv.getInitialState() || value == conv.getFinalStateGrad())
+      return InputRole::State;
+    return InputRole::Activation;
+  }
+  if (auto gates = dyn_cast<GatesGradOp>(owner)) {
+    if (value == gates.getALog())
+      return InputRole::LogDecayRate;
+    if (value == gates.getDtBias())
+      return InputRole::DtBias;
+    return InputRole::Activation;
+  }
+  if (auto norm = dyn_cast<GatedRMSNormGradOp>(owner))
+    return value == norm.getWeight() ? InputRole::NormWeight
+                                     : InputRole::Activation;
+  if (auto norm = dyn_cast<kernel::GatedRMSNormGradOp>(owner))
+    return value == norm.getWeight() ? InputRole::NormWeight
+                                     : InputRole::Activation;
+  if (auto linear = dyn_cast<LinearGradOp>(owner))
+    return value == linear.getWeight() ? InputRole::ProjectionWeight
+                                       : InputRole::Activation;
+  if (auto grad = dyn_cast<kernel::DeltaRuleGradOp>(owner)) {
+    if (value == grad.getQ() || value == grad.getK())
+      return InputRole::UnitRows;
+    if (value == grad.getG())
+      return InputRole::Decay;
+    if (value == grad.getBeta())
+      return InputRole::Beta;
+    if (value == grad.getInitialState() || value == grad.getFinalStateGrad())
+      return InputRole::State;
+    return InputRole::Activation;
+  }
+  if (auto grad = dyn_cast<kernel::PrologueGradOp>(owner)) {
+    if (value == grad.getConvWeight())
+      return InputRole::ConvWeight;
+    if (value == grad.getALog())
+      return InputRole::LogDecayRate;
+    if (value == grad.getDtBias())
+      return InputRole::DtBias;
+    if (value == grad.getConvInitialState() ||
+        value == grad.getConvFinalStateGrad())
+      return InputRole::State;
+    return InputRole::Activation;
+  }
   if (auto gates = dyn_cast<GatesOp>(owner)) {
     if (value == gates.getALog())
       return InputRole::LogDecayRate;

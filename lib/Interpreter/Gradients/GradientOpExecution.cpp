@@ -70,11 +70,36 @@ llvm::Error coversPacking(Operation *op, const Environment &env, Value value,
                                    name, rows, packing.getBufferTokens()));
 }
 
+/// Per-sequence operands (states and their cotangents), where present, must
+/// have one row per sequence of the packing.
+llvm::Error coversSequences(Operation *op, const Environment &env,
+                            ArrayRef<std::pair<Value, StringRef>> values,
+                            const PackingInfo &packing) {
+  for (auto [value, name] : values) {
+    if (!value)
+      continue;
+    const int64_t rows = env.tensor(value).getDimSize(0);
+    if (rows != packing.getNumSeqs())
+      return makeOpError(op, env.getRank(),
+                         llvm::formatv("{0} has {1} rows at run time but the "
+                                       "packing has {2} sequences (one state "
+                                       "per sequence)",
+                                       name, rows, packing.getNumSeqs()));
+  }
+  return llvm::Error::success();
+}
+
 llvm::Error executeConvGrad(CausalConv1dGradOp op, Environment &env) {
   const PackingInfo &packing = env.packing(op.getPacking());
   if (auto error = coversPacking(op, env, op.getX(), "x", packing))
     return error;
   if (auto error = sameShape(op, env, op.getYGrad(), "y_grad", op.getX(), "x"))
+    return error;
+  if (auto error = coversSequences(
+          op, env,
+          {{op.getInitialState(), "initial_state"},
+           {op.getFinalStateGrad(), "final_state_grad"}},
+          packing))
     return error;
   ConvGradients grads = causalConv1dVJP(
       env.tensor(op.getX()), env.tensor(op.getWeight()),
@@ -123,6 +148,12 @@ llvm::Error executeDeltaRuleGrad(GradOp op, Environment &env, double scale) {
       return error;
   if (auto error = sameShape(op, env, op.getOGrad(), "o_grad", op.getV(), "v"))
     return error;
+  if (auto error = coversSequences(
+          op, env,
+          {{op.getInitialState(), "initial_state"},
+           {op.getFinalStateGrad(), "final_state_grad"}},
+          packing))
+    return error;
   DeltaRuleGradients grads =
       deltaRuleVJP(deltaRuleInputsOf(op, env, scale), env.tensor(op.getOGrad()),
                    env.optionalTensor(op.getFinalStateGrad()));
@@ -166,6 +197,12 @@ llvm::Error executePrologueGrad(kernel::PrologueGradOp op, Environment &env) {
         {op.getBetaGrad(), "beta_grad"}})
     if (auto error = coversPacking(op, env, value, name, packing))
       return error;
+  if (auto error = coversSequences(
+          op, env,
+          {{op.getConvInitialState(), "conv_initial_state"},
+           {op.getConvFinalStateGrad(), "conv_final_state_grad"}},
+          packing))
+    return error;
   PrologueGradients grads = prologueVJP(
       prologueInputsOf(op, env), env.tensor(op.getQGrad()),
       env.tensor(op.getKGrad()), env.tensor(op.getVGrad()),

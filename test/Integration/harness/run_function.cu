@@ -11,8 +11,14 @@
 //                               float64 results) by relative RMS error, then
 //                               check packed == each sequence alone (bit for
 //                               bit) and that a second run is bit-identical
-//   corrupt IN                  break cu_seqlens and expect a packing error
-//                               and NaN results, never numbers
+//                               (a parameter's gradient sums over the
+//                               sequences: it is checked against gdn-run
+//                               only)
+//   corrupt IN [FREE]           break cu_seqlens and expect a packing error
+//                               and NaN results, never numbers; FREE lists
+//                               (comma-separated) the results computed
+//                               without the offsets (a backward's gated
+//                               RMSNorm gradients), which must stay finite
 //   bench LENGTHS ITERS         time the function on random inputs with the
 //                               given sequence lengths
 //
@@ -334,6 +340,8 @@ int check(const std::string &in, const std::string &expectedDir,
       continue;
     }
     for (int r = 0; r < FN_SIGNATURE.num_results; ++r) {
+      if (FN_SIGNATURE.result_roles[r] == GDN_ROLE_PARAMETER)
+        continue; // a sum over every sequence
       const gdn_tensor_t &t = packed.results[r];
       size_t rowBytes = bytesOf(t) / std::max<int64_t>(t.shape[0], 1);
       size_t first = FN_SIGNATURE.result_roles[r] == GDN_ROLE_PER_SEQUENCE
@@ -356,7 +364,20 @@ int check(const std::string &in, const std::string &expectedDir,
   return failures ? 1 : 0;
 }
 
-int corrupt(const std::string &in) {
+int corrupt(const std::string &in, const std::string &freeList) {
+  std::vector<bool> free(FN_SIGNATURE.num_results, false);
+  for (size_t start = 0; start < freeList.size();) {
+    size_t comma = freeList.find(',', start);
+    if (comma == std::string::npos)
+      comma = freeList.size();
+    const int r = std::stoi(freeList.substr(start, comma - start));
+    if (r < 0 || r >= FN_SIGNATURE.num_results) {
+      expect(false, "result #" + std::to_string(r) + " of FREE exists");
+      return 1;
+    }
+    free[r] = true;
+    start = comma + 1;
+  }
   std::vector<HostTensor> inputs = loadInputs(in);
   int cuIndex = findRole(GDN_ROLE_CU_SEQLENS);
   std::vector<double> &cu = inputs[cuIndex].values;
@@ -370,11 +391,18 @@ int corrupt(const std::string &in) {
   Run run = runOnce(inputs, /*poison=*/0x00);
   expect(run.status == GDN_ERROR_INVALID_PACKING,
          "decreasing cu_seqlens is reported: " + run.message);
-  bool noNumbers = true;
+  bool noNumbers = true, freeFinite = true;
   for (int r = 0; r < FN_SIGNATURE.num_results; ++r)
-    for (double v : decodeAll(run.resultBytes[r], run.results[r].dtype))
-      noNumbers &= std::isnan(v);
+    for (double v : decodeAll(run.resultBytes[r], run.results[r].dtype)) {
+      if (free[r])
+        freeFinite &= std::isfinite(v);
+      else
+        noNumbers &= std::isnan(v);
+    }
   expect(noNumbers, "no result element holds a number after invalid metadata");
+  if (!freeList.empty())
+    expect(freeFinite, "the results computed without the offsets (" +
+                           freeList + ") stay finite");
   return failures ? 1 : 0;
 }
 
@@ -489,7 +517,7 @@ int runMode(const std::string &mode, char **argv) {
   if (mode == "check")
     return check(argv[2], argv[3], argv[4], std::atof(argv[5]));
   if (mode == "corrupt")
-    return corrupt(argv[2]);
+    return corrupt(argv[2], argv[3] ? argv[3] : "");
   return bench(argv[2], std::atoi(argv[3]));
 }
 
@@ -497,9 +525,10 @@ int runMode(const std::string &mode, char **argv) {
 
 int main(int argc, char **argv) {
   std::string mode = argc > 1 ? argv[1] : "";
-  if (!(mode == "check" && argc == 6) && !(mode == "corrupt" && argc == 3) &&
+  if (!(mode == "check" && argc == 6) &&
+      !(mode == "corrupt" && (argc == 3 || argc == 4)) &&
       !(mode == "bench" && argc == 4)) {
-    std::fprintf(stderr, "usage: %s check IN EXPECTED OUT RTOL | corrupt IN | "
+    std::fprintf(stderr, "usage: %s check IN EXPECTED OUT RTOL | corrupt IN [FREE] | "
                          "bench LENGTHS ITERS\n", argv[0]);
     return 2;
   }
