@@ -65,6 +65,11 @@ cases=(
   "core_states_backward|core_states|--seqlens=0,1,63,64,65,130,300 --seed=21||backward|8,9"
   # The data-movement ops' copy calls (2D, 3D, one 2D per row).
   "copies_split_regroup|copies_split_regroup|--seqlens=300 --seed=14|"
+  # The backward's calls: gdn.linear_grad (x of rank 3 and 2) on gdnrt,
+  # merge_qkv / merge_qkvz as copies, and the sum of the input projections'
+  # x gradients folded into an accumulating GEMM; 4000 tokens, so the weight
+  # gradients' token sums are long and the second run must match bit for bit.
+  "backward_projections|backward_projections|--seqlens=4000 --seed=15|"
 )
 for entry in "${cases[@]}"; do
   IFS='|' read -r name program options fuse backward packing_free <<<"$entry"

@@ -87,7 +87,15 @@ int runGemm(gdnrt_context_t *context, const ColumnMajorGemm &gemm,
                                    gemm.lda, gemm.batch, gemm.strideA),
                         "cublasLtMatrixLayoutCreate(A)"))
     return error;
-  if (int error = check(makeLayout(&descriptors.b, type, gemm.k, gemm.n,
+  cublasOperation_t transposeB = gemm.transposeB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  if (int error = check(cublasLtMatmulDescSetAttribute(
+                            descriptors.operation, CUBLASLT_MATMUL_DESC_TRANSB,
+                            &transposeB, sizeof(transposeB)),
+                        "cublasLtMatmulDescSetAttribute(TRANSB)"))
+    return error;
+  const int64_t bRows = gemm.transposeB ? gemm.n : gemm.k;
+  const int64_t bColumns = gemm.transposeB ? gemm.k : gemm.n;
+  if (int error = check(makeLayout(&descriptors.b, type, bRows, bColumns,
                                    gemm.ldb, gemm.batch, gemm.strideB),
                         "cublasLtMatrixLayoutCreate(B)"))
     return error;
@@ -100,7 +108,8 @@ int runGemm(gdnrt_context_t *context, const ColumnMajorGemm &gemm,
                         "cublasLtMatrixLayoutCreate(D)"))
     return error;
 
-  const GemmKey key{static_cast<int>(gemm.dtype) * 2 + gemm.transposeA,
+  const GemmKey key{static_cast<int>(gemm.dtype) * 4 + gemm.transposeA * 2 +
+                        gemm.transposeB,
                     gemm.m, gemm.n, gemm.k, gemm.batch};
   auto found = context->algorithms.find(key);
   if (found == context->algorithms.end()) {

@@ -7,9 +7,13 @@
 
 namespace gdnrt {
 
-/// D = op(A) * B + beta * C in cuBLASLt's column-major terms, batched with
-/// strides (in elements). A, B, C and D share `dtype`; the accumulation is
-/// fp32 for 16- and 32-bit types (never TF32) and fp64 for f64.
+/// D = op(A) * op(B) + beta * C in cuBLASLt's column-major terms, batched
+/// with strides (in elements). A, B, C and D share `dtype`; the accumulation
+/// is fp32 for 16- and 32-bit types (never TF32) and fp64 for f64. C may be D
+/// (beta = 1 accumulates in place). For one algorithm the result is the same
+/// bit for bit on every run: cuBLASLt's split-K reductions are ordered (in
+/// place behind counters, or through the workspace), never atomic, and the
+/// context fixes the algorithm per problem after its first heuristic query.
 struct ColumnMajorGemm {
   gdn_dtype_t dtype;
   bool transposeA;
@@ -23,6 +27,8 @@ struct ColumnMajorGemm {
   void *d;
   int64_t ldd, strideD;
   double beta;
+  /// op(B) = B^T, B stored n x k (the weight gradient's dy^T).
+  bool transposeB = false;
 };
 
 /// Enqueues the GEMM on the context's stream.

@@ -43,7 +43,8 @@ struct gdnrt_context {
   void *ltWorkspace = nullptr;
   size_t ltWorkspaceBytes = 0;
   gdnrt_comm_t *groups[GDNRT_NUM_GROUPS] = {nullptr, nullptr};
-  /// Heuristic results per (dtype, m, n, k, batch): the search runs once.
+  /// Heuristic results per (dtype and transposes, m, n, k, batch): the
+  /// search runs once.
   std::map<gdnrt::GemmKey, cublasLtMatmulAlgo_t> algorithms;
 };
 

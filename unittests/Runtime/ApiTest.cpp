@@ -152,6 +152,80 @@ TEST(ApiTest, LinearChecksDtypesAndFeatures) {
                "bf16, f16 and f32");
 }
 
+TEST(ApiTest, LinearGradChecksShapesDtypesAndAliasing) {
+  // out_proj's backward: x [T, 4, 8] per head, W [12, 32], dy [T, 12].
+  gdnrt_context context;
+  // Fake device addresses 64 KiB apart: nothing is dereferenced.
+  auto at = [](uintptr_t slot) { return reinterpret_cast<void *>(slot << 16); };
+  gdn_tensor_t dy = tensor({16, 12}, GDN_BF16, at(1)),
+               x = tensor({16, 4, 8}, GDN_BF16, at(2)),
+               w = tensor({12, 32}, GDN_BF16, at(3)),
+               dx = tensor({16, 4, 8}, GDN_BF16, at(4)),
+               dw = tensor({12, 32}, GDN_BF16, at(5));
+  auto expectError = [&](const gdn_tensor_t &dyArg, const gdn_tensor_t &xArg,
+                         const gdn_tensor_t &wArg, const gdn_tensor_t &dxArg,
+                         const gdn_tensor_t &dwArg, const char *message) {
+    EXPECT_EQ(gdnrt_linear_grad(&context, &dyArg, &xArg, &wArg, &dxArg, &dwArg),
+              GDN_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(std::string(gdnrt_last_error()),
+              std::string("gdnrt_linear_grad: ") + message);
+  };
+  EXPECT_EQ(gdnrt_linear_grad(nullptr, &dy, &x, &w, &dx, &dw),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(gdnrt_last_error(), "gdnrt_linear_grad: the context is null");
+  EXPECT_EQ(gdnrt_linear_grad(&context, &dy, &x, &w, nullptr, &dw),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(gdnrt_last_error(),
+               "gdnrt_linear_grad: the input gradient dx is a null pointer");
+  gdn_tensor_t noData = tensor({12, 32}, GDN_BF16, nullptr);
+  expectError(dy, x, w, dx, noData,
+              "the weight gradient dweight has 384 elements but a null data "
+              "pointer");
+  expectError(dy, x, w, dx, tensor({12, 32}, GDN_F32, at(5)),
+              "dy, x, the weight, dx and dweight must share one dtype among "
+              "bf16, f16 and f32");
+  expectError(
+      tensor({16, 12}, GDN_F64, at(1)), tensor({16, 4, 8}, GDN_F64, at(2)),
+      tensor({12, 32}, GDN_F64, at(3)), tensor({16, 4, 8}, GDN_F64, at(4)),
+      tensor({12, 32}, GDN_F64, at(5)),
+      "dy, x, the weight, dx and dweight must share one dtype among "
+      "bf16, f16 and f32");
+  expectError(dy, x, tensor({12, 4, 8}, GDN_BF16, at(3)), dx, dw,
+              "the weight has rank 3; it must be [Out, In]");
+  expectError(dy, x, tensor({12, 30}, GDN_BF16, at(3)), dx, dw,
+              "the weight has 30 input features but every token of x has 32");
+  expectError(tensor({15, 12}, GDN_BF16, at(1)), x, w, dx, dw,
+              "dy has 15 tokens of 12 features but x has 16 tokens and the "
+              "weight 12 outputs");
+  expectError(tensor({16, 3, 3}, GDN_BF16, at(1)), x, w, dx, dw,
+              "dy has 16 tokens of 9 features but x has 16 tokens and the "
+              "weight 12 outputs");
+  expectError(dy, x, w, tensor({16, 32}, GDN_BF16, at(4)), dw,
+              "dx has shape [16, 32] but x has [16, 4, 8]; dx must have x's "
+              "shape");
+  expectError(dy, x, w, dx, tensor({32, 12}, GDN_BF16, at(5)),
+              "dweight has shape [32, 12] but the weight has [12, 32]; "
+              "dweight must have the weight's shape");
+  expectError(dy, x, w, tensor({16, 4, 8}, GDN_BF16, at(2)), dw,
+              "dx overlaps x in memory; give each gradient a buffer of its "
+              "own");
+  // dw's 768 bytes start 256 bytes before dx's.
+  gdn_tensor_t dwIntoDx = tensor(
+      {12, 32}, GDN_BF16, reinterpret_cast<void *>((uintptr_t(4) << 16) - 256));
+  expectError(dy, x, w, dx, dwIntoDx,
+              "dx overlaps dweight in memory; give each gradient a buffer of "
+              "its own");
+  expectError(dy, x, w, dx, tensor({12, 32}, GDN_BF16, at(3)),
+              "dweight overlaps the weight in memory; give each gradient a "
+              "buffer of its own");
+  // The accumulating form checks the same and names itself.
+  EXPECT_EQ(gdnrt_linear_grad_accumulate(&context, &dy, &x, &w, &x, &dw),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(gdnrt_last_error(),
+               "gdnrt_linear_grad_accumulate: dx overlaps x in memory; give "
+               "each gradient a buffer of its own");
+}
+
 TEST(ApiTest, CommunicatorSetUpErrors) {
   gdnrt_context context;
   gdnrt_comm_t *comm = nullptr;

@@ -2,10 +2,12 @@
 //
 // Needs a GPU (lit: REQUIRES: cuda; scripts/gdnrt-gpu-run.sh on the H200).
 //  - OneRank.*: every collective on an NCCL communicator of one rank, the
-//    executor's copies and GEMMs against the host, gdnrt_linear against a
-//    host GEMM, communicators made every way, and the error paths: an
-//    unreachable peer times out, a failed NCCL call names itself and aborts
-//    the communicator, a wrapped communicator is left to its owner.
+//    executor's copies and GEMMs against the host, gdnrt_linear and
+//    gdnrt_linear_grad (both forms, no tokens, no outputs, the same bits on
+//    every run) against host GEMMs, communicators made every way, and the
+//    error paths: an unreachable peer times out, a failed NCCL call names
+//    itself and aborts the communicator, a wrapped communicator is left to
+//    its owner.
 //  - MultiRank.*: run under `gdnrt-launch -n P` on P GPUs (skipped
 //    otherwise): every collective against CollectiveReference.h.
 //  - `--benchmark` (not a test): gdnrt_linear against cuBLASLt called
@@ -319,10 +321,138 @@ TEST_F(OneRank, LinearMatchesAHostGemm) {
   }
 }
 
+/// bf16 values of uniform(-1, 1) draws, and a device copy of them.
+struct Bf16Tensor {
+  std::vector<uint16_t> host;
+  DeviceBuffer device;
+  Bf16Tensor(int64_t elements, unsigned seed)
+      : host(random(elements, seed)),
+        device(std::max<int64_t>(elements, 1) * 2) {
+    if (elements > 0)
+      device.upload(host.data());
+  }
+  static std::vector<uint16_t> random(int64_t elements, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> uniform(-1, 1);
+    std::vector<uint16_t> values(elements);
+    for (uint16_t &v : values)
+      v = toBf16(uniform(rng));
+    return values;
+  }
+  double at(int64_t i) const { return fromBf16(host[i]); }
+};
+
+TEST_F(OneRank, LinearGradMatchesAHostGemm) {
+  // out_proj's shape class (x [T, 4, 16] per head) and a 2-D x; T = 0 must
+  // zero dW; the accumulating form adds dx onto what the buffer held. The
+  // tolerance is the bf16 rounding of the results.
+  const int64_t in = 64, out = 96;
+  for (bool perHead : {true, false})
+    for (int64_t tokens : {int64_t(37), int64_t(1), int64_t(0)})
+      for (bool accumulate : {false, true}) {
+        SCOPED_TRACE("tokens " + std::to_string(tokens) +
+                     (perHead ? " x [T, 4, 16]" : " x [T, 64]") +
+                     (accumulate ? " accumulating" : ""));
+        Bf16Tensor x(tokens * in, 11), w(out * in, 12), dy(tokens * out, 13),
+            before(tokens * in, 14);
+        DeviceBuffer dx(std::max<int64_t>(tokens, 1) * in * 2),
+            dw(out * in * 2);
+        if (tokens > 0)
+          dx.upload(before.host.data());
+        CUDA_OK(cudaMemset(dw.data, 0x7f, dw.bytes)); // garbage to overwrite
+        std::vector<int64_t> xShape = perHead
+                                          ? std::vector<int64_t>{tokens, 4, 16}
+                                          : std::vector<int64_t>{tokens, in};
+        gdn_tensor_t tdy = describe(dy.device, {tokens, out}, GDN_BF16),
+                     tx = describe(x.device, xShape, GDN_BF16),
+                     tw = describe(w.device, {out, in}, GDN_BF16),
+                     tdx = describe(dx, xShape, GDN_BF16),
+                     tdw = describe(dw, {out, in}, GDN_BF16);
+        GDN_OK((accumulate ? gdnrt_linear_grad_accumulate : gdnrt_linear_grad)(
+            context, &tdy, &tx, &tw, &tdx, &tdw));
+        sync();
+        auto gotDx = dx.download<uint16_t>();
+        auto gotDw = dw.download<uint16_t>();
+        for (int64_t t = 0; t < tokens; ++t)
+          for (int64_t i = 0; i < in; ++i) {
+            double want = accumulate ? before.at(t * in + i) : 0.0;
+            for (int64_t o = 0; o < out; ++o)
+              want += dy.at(t * out + o) * w.at(o * in + i);
+            ASSERT_NEAR(fromBf16(gotDx[t * in + i]), want,
+                        8e-3 * (1 + std::abs(want)))
+                << "dx token " << t << " feature " << i;
+          }
+        for (int64_t o = 0; o < out; ++o)
+          for (int64_t i = 0; i < in; ++i) {
+            double want = 0;
+            for (int64_t t = 0; t < tokens; ++t)
+              want += dy.at(t * out + o) * x.at(t * in + i);
+            if (tokens == 0) { // exactly zero, not merely small
+              ASSERT_EQ(gotDw[o * in + i], 0) << "dW output " << o;
+            }
+            ASSERT_NEAR(fromBf16(gotDw[o * in + i]), want,
+                        8e-3 * (1 + std::abs(want)))
+                << "dW output " << o << " feature " << i;
+          }
+      }
+}
+
+TEST_F(OneRank, LinearGradWithoutOutputs) {
+  // Out = 0: dx is a sum over nothing, zero (kept when accumulating); dW is
+  // empty.
+  const int64_t tokens = 5, in = 8;
+  Bf16Tensor x(tokens * in, 21), before(tokens * in, 22);
+  DeviceBuffer dx(tokens * in * 2), dy(2), w(2), dw(2);
+  for (bool accumulate : {true, false}) {
+    dx.upload(before.host.data());
+    gdn_tensor_t tdy = describe(dy, {tokens, 0}, GDN_BF16),
+                 tx = describe(x.device, {tokens, in}, GDN_BF16),
+                 tw = describe(w, {0, in}, GDN_BF16),
+                 tdx = describe(dx, {tokens, in}, GDN_BF16),
+                 tdw = describe(dw, {0, in}, GDN_BF16);
+    GDN_OK((accumulate ? gdnrt_linear_grad_accumulate : gdnrt_linear_grad)(
+        context, &tdy, &tx, &tw, &tdx, &tdw));
+    sync();
+    auto got = dx.download<uint16_t>();
+    for (int64_t i = 0; i < tokens * in; ++i)
+      ASSERT_EQ(got[i], accumulate ? before.host[i] : 0) << "element " << i;
+  }
+}
+
+TEST_F(OneRank, LinearGradIsBitIdenticalRunToRun) {
+  // Many tokens and few features: the weight gradient's token sum is where
+  // cuBLASLt splits K. Three runs, the same bits.
+  const int64_t tokens = 8195, in = 64, out = 48;
+  Bf16Tensor x(tokens * in, 31), w(out * in, 32), dy(tokens * out, 33);
+  DeviceBuffer dx(tokens * in * 2), dw(out * in * 2);
+  gdn_tensor_t tdy = describe(dy.device, {tokens, out}, GDN_BF16),
+               tx = describe(x.device, {tokens, in}, GDN_BF16),
+               tw = describe(w.device, {out, in}, GDN_BF16),
+               tdx = describe(dx, {tokens, in}, GDN_BF16),
+               tdw = describe(dw, {out, in}, GDN_BF16);
+  std::vector<uint16_t> firstDx, firstDw;
+  for (int run = 0; run < 3; ++run) {
+    CUDA_OK(cudaMemset(dx.data, 0x7f, dx.bytes));
+    CUDA_OK(cudaMemset(dw.data, 0x7f, dw.bytes));
+    GDN_OK(gdnrt_linear_grad(context, &tdy, &tx, &tw, &tdx, &tdw));
+    sync();
+    auto gotDx = dx.download<uint16_t>();
+    auto gotDw = dw.download<uint16_t>();
+    if (run == 0) {
+      firstDx = gotDx;
+      firstDw = gotDw;
+      continue;
+    }
+    ASSERT_EQ(gotDx, firstDx) << "run " << run;
+    ASSERT_EQ(gotDw, firstDw) << "run " << run;
+  }
+}
+
 TEST_F(OneRank, CommunicatorsEveryWay) {
   // From the environment (gdnrt-launch -n 1 sets it), a one-rank rendezvous
   // of each kind, and a framework's communicator wrapped.
-  for (const char *rendezvous : {"file:/nonexistent/unused", "tcp:127.0.0.1:1"}) {
+  for (const char *rendezvous :
+       {"file:/nonexistent/unused", "tcp:127.0.0.1:1"}) {
     gdnrt_comm_t *made = nullptr;
     GDN_OK(gdnrt_comm_bootstrap(context, rendezvous, 0, 1, &made));
     EXPECT_EQ(gdnrt_comm_size(made), 1);

@@ -1,7 +1,8 @@
 //===- StridedCopiesTest.cpp - data-movement ops as block copies ----------===//
 //
-// gdn.split_qkvz and gdn.regroup_sections run on the GPU as the block copies
-// of getStridedCopies, which no CI machine can execute. Here the copies run
+// gdn.split_qkvz, gdn.regroup_sections and the backward's merges
+// (gdn.merge_qkvz, gdn.merge_qkv) run on the GPU as the block copies of
+// getStridedCopies, which no CI machine can execute. Here the copies run
 // on host bytes, by their definition, and must give exactly what the
 // reference interpreter computes, writing every result byte once: the
 // offsets, pitches and slice counts are where such lowerings go wrong.
@@ -30,7 +31,8 @@ namespace {
 /// 3 value heads per key head; the conv channels (28) are a whole number of
 /// q/k parts (4) but not of v parts (6), so both copy shapes are printed.
 /// Then one key head, the regroups of Qwen3.5's sections along each
-/// dimension and their inverses, with uneven sections.
+/// dimension and their inverses, with uneven sections; the merges of the
+/// same geometries (the split's copies the other way) and merge_qkv.
 constexpr const char *kProgram = R"mlir(
 func.func @split(%qkvz: tensor<?x40xf32>, %ba: tensor<?x12xbf16>)
     -> (tensor<?x28xf32>, tensor<?x6x2xf32>, tensor<?x6xbf16>, tensor<?x6xbf16>) {
@@ -65,6 +67,24 @@ func.func @middle_inverse(%x: tensor<?x12x2xf32>) -> tensor<?x12x2xf32> {
   %y = gdn.regroup_sections %x {dim = 1 : i64, section_sizes = array<i64: 4, 2, 6>, groups = 2 : i64, inverse = true}
       : tensor<?x12x2xf32> -> tensor<?x12x2xf32>
   return %y : tensor<?x12x2xf32>
+}
+func.func @merge(%m: tensor<?x28xf32>, %z: tensor<?x6x2xf32>, %b: tensor<?x6xbf16>, %a: tensor<?x6xbf16>)
+    -> (tensor<?x40xf32>, tensor<?x12xbf16>) {
+  %qkvz, %ba = gdn.merge_qkvz %m, %z, %b, %a {key_heads = 2 : i64, head_dim_k = 4 : i64}
+      : (tensor<?x28xf32>, tensor<?x6x2xf32>, tensor<?x6xbf16>, tensor<?x6xbf16>)
+      -> (tensor<?x40xf32>, tensor<?x12xbf16>)
+  return %qkvz, %ba : tensor<?x40xf32>, tensor<?x12xbf16>
+}
+func.func @merge_one_head(%m: tensor<?x16xf32>, %z: tensor<?x2x4xf32>, %b: tensor<?x2xf32>, %a: tensor<?x2xf32>)
+    -> (tensor<?x24xf32>, tensor<?x4xf32>) {
+  %qkvz, %ba = gdn.merge_qkvz %m, %z, %b, %a {key_heads = 1 : i64, head_dim_k = 4 : i64}
+      : (tensor<?x16xf32>, tensor<?x2x4xf32>, tensor<?x2xf32>, tensor<?x2xf32>)
+      -> (tensor<?x24xf32>, tensor<?x4xf32>)
+  return %qkvz, %ba : tensor<?x24xf32>, tensor<?x4xf32>
+}
+func.func @merge_qkv(%q: tensor<?x2x4xbf16>, %k: tensor<?x2x4xbf16>, %v: tensor<?x6x2xbf16>) -> tensor<?x28xbf16> {
+  %m = gdn.merge_qkv %q, %k, %v : tensor<?x2x4xbf16>, tensor<?x2x4xbf16>, tensor<?x6x2xbf16> -> tensor<?x28xbf16>
+  return %m : tensor<?x28xbf16>
 }
 func.func @last(%x: tensor<?x2x12xf32>) -> tensor<?x2x12xf32> {
   %y = gdn.regroup_sections %x {dim = 2 : i64, section_sizes = array<i64: 4, 2, 6>, groups = 2 : i64}
@@ -189,7 +209,7 @@ TEST(StridedCopies, MatchTheInterpreter) {
     checkCopies(function);
     ++checked;
   }
-  EXPECT_EQ(checked, 7);
+  EXPECT_EQ(checked, 10);
 }
 
 } // namespace

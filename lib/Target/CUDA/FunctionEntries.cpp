@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FunctionEntries.h"
+#include "GradientSums.h"
 #include "RuntimeCalls.h"
 
 #include "gdn/Dialect/Gdn/SequenceLayout.h"
@@ -84,10 +85,17 @@ public:
       }
       for (auto [result, dims] : llvm::zip(op->getResults(), resultShapes)) {
         shapes[result] = dims;
-        if (!places.count(result)) {
-          places[result] = "temp" + std::to_string(temps.size());
-          temps.push_back(result);
+        if (places.count(result))
+          continue;
+        // The terms of a folded sum of input gradients are written where the
+        // sum lives (GradientSums.h); the first term gives it its place.
+        Value storage = getGradientSumStorage(result);
+        if (!places.count(storage)) {
+          places[storage] = "temp" + std::to_string(temps.size());
+          temps.push_back(storage);
+          shapes[storage] = dims;
         }
+        places[result] = places[storage];
       }
     }
   }
@@ -194,8 +202,8 @@ public:
 /// Ops whose result indexes what their input indexes (tokens, sequences or
 /// parameter rows): collectives and permutations move data, not meaning.
 bool keepsRole(Operation *op) {
-  return isa<RegroupSectionsOp, comm::LocalShardOp, comm::AllGatherOp,
-             comm::ReduceScatterOp, comm::AllToAllOp>(op);
+  return isa<RegroupSectionsOp, arith::AddFOp, comm::LocalShardOp,
+             comm::AllGatherOp, comm::ReduceScatterOp, comm::AllToAllOp>(op);
 }
 
 /// The role of a value the function takes, from the first use that tells.
@@ -238,7 +246,10 @@ std::optional<StringRef> roleOfUses(Value value) {
     if (auto linear = dyn_cast<LinearOp>(owner))
       return value == linear.getWeight() ? "GDN_ROLE_PARAMETER"
                                          : "GDN_ROLE_TOKENS";
-    if (isa<SplitQkvzOp, comm::HaloExchangeOp>(owner))
+    if (auto grad = dyn_cast<LinearGradOp>(owner))
+      return value == grad.getWeight() ? "GDN_ROLE_PARAMETER"
+                                       : "GDN_ROLE_TOKENS";
+    if (isa<SplitQkvzOp, MergeQkvzOp, MergeQkvOp, comm::HaloExchangeOp>(owner))
       return StringRef("GDN_ROLE_TOKENS");
     if (keepsRole(owner))
       if (std::optional<StringRef> role = roleOfUses(owner->getResult(0)))
@@ -280,6 +291,9 @@ std::string resultRole(Value value) {
       return "GDN_ROLE_PARAMETER";
   }
   if (auto grad = dyn_cast<kernel::GatedRMSNormGradOp>(producer))
+    if (value == grad.getWeightGrad())
+      return "GDN_ROLE_PARAMETER";
+  if (auto grad = dyn_cast<LinearGradOp>(producer))
     if (value == grad.getWeightGrad())
       return "GDN_ROLE_PARAMETER";
   // A halo's rows and an incoming state are whole tensors of one rank, not

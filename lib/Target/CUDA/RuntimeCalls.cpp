@@ -1,15 +1,19 @@
 //===- RuntimeCalls.cpp - ops a whole-function entry runs as calls --------===//
 //
-// gdn.linear and the gdn_comm collectives map one to one onto gdnrt calls
-// with the IR's group role, ranks and dimensions. gdn.split_qkvz and
-// gdn.regroup_sections only move data: each is a few strided block copies
-// (StridedCopy), printed as cudaMemcpy2DAsync / cudaMemcpy3DAsync calls
-// through gdn/device/copies.h. Shapes are C++ expressions of the function
-// arguments' shapes, folded to numbers where the types are static.
+// gdn.linear, gdn.linear_grad and the gdn_comm collectives map one to one
+// onto gdnrt calls with the IR's group role, ranks and dimensions; a sum of
+// linear_grad input gradients (arith.addf) runs inside their GEMMs
+// (GradientSums.h). gdn.split_qkvz, gdn.regroup_sections and the inverse
+// copies of the backward (gdn.merge_qkvz, gdn.merge_qkv) only move data:
+// each is a few strided block copies (StridedCopy), printed as
+// cudaMemcpy2DAsync / cudaMemcpy3DAsync calls through gdn/device/copies.h.
+// Shapes are C++ expressions of the function arguments' shapes, folded to
+// numbers where the types are static.
 //
 //===----------------------------------------------------------------------===//
 
 #include "RuntimeCalls.h"
+#include "GradientSums.h"
 
 #include "gdn/Dialect/Gdn/GdnOps.h"
 
@@ -117,6 +121,18 @@ ShapeExprs withTokens(Value value, const std::string &tokens) {
   return dims;
 }
 
+/// Asks that every operand has the first one's token count (dimension 0)
+/// where the expressions differ (two arguments' dynamic sizes).
+void sameTokens(ArrayRef<ShapeExprs> operands,
+                std::vector<std::string> &conditions) {
+  for (const ShapeExprs &operand : operands.drop_front()) {
+    std::string condition = operands[0][0] + " == " + operand[0];
+    if (operand[0] != operands[0][0] &&
+        !llvm::is_contained(conditions, condition))
+      conditions.push_back(condition);
+  }
+}
+
 /// The result shapes by each op's definition, from its operands' shapes.
 std::vector<ShapeExprs> deriveShapes(Operation *op,
                                      ArrayRef<ShapeExprs> operands,
@@ -127,13 +143,21 @@ std::vector<ShapeExprs> deriveShapes(Operation *op,
         return std::vector<ShapeExprs>{
             withTokens(linear.getY(), operands[0][0])};
       })
-      .Case([&](SplitQkvzOp split) {
+      .Case([&](LinearGradOp) {
+        sameTokens(operands.take_front(2), conditions); // dy and x
+        return std::vector<ShapeExprs>{operands[1], operands[2]};
+      })
+      .Case<SplitQkvzOp, MergeQkvzOp, MergeQkvOp>([&](Operation *copies) {
+        // Every tensor of these ops is [tokens, ...] with one token count.
         std::vector<ShapeExprs> shapes;
-        for (Value result : split->getResults())
+        for (Value result : copies->getResults())
           shapes.push_back(withTokens(result, operands[0][0]));
-        if (operands[0][0] != operands[1][0])
-          conditions.push_back(operands[0][0] + " == " + operands[1][0]);
+        sameTokens(operands, conditions);
         return shapes;
+      })
+      .Case([&](arith::AddFOp) {
+        sameTokens(operands, conditions);
+        return std::vector<ShapeExprs>{operands[0]};
       })
       .Case([&](RegroupSectionsOp regroup) {
         int64_t total = 0;
@@ -273,9 +297,12 @@ void printStridedCopy(const StridedCopy &copy, Operation *op,
 //===----------------------------------------------------------------------===//
 
 bool mlir::gdn::cuda::isRuntimeCall(Operation *op) {
-  return isa<LinearOp, SplitQkvzOp, RegroupSectionsOp, comm::AllGatherOp,
-             comm::ReduceScatterOp, comm::AllToAllOp, comm::HaloExchangeOp,
-             comm::StateExchangeOp, comm::LocalShardOp, comm::RankOp>(op);
+  if (auto add = dyn_cast<arith::AddFOp>(op))
+    return isa<RankedTensorType>(add.getType());
+  return isa<LinearOp, LinearGradOp, SplitQkvzOp, MergeQkvzOp, MergeQkvOp,
+             RegroupSectionsOp, comm::AllGatherOp, comm::ReduceScatterOp,
+             comm::AllToAllOp, comm::HaloExchangeOp, comm::StateExchangeOp,
+             comm::LocalShardOp, comm::RankOp>(op);
 }
 
 std::string mlir::gdn::cuda::getRuntimeCallLimitation(Operation *op) {
@@ -310,6 +337,23 @@ std::string mlir::gdn::cuda::getRuntimeCallLimitation(Operation *op) {
          << " has no CUDA lowering (gdnrt_linear takes one element type "
             "among bf16, f16 and f32)";
   }
+  if (auto grad = dyn_cast<LinearGradOp>(op)) {
+    Type element = grad.getX().getType().getElementType();
+    auto sameElement = [&](Type type) {
+      return cast<RankedTensorType>(type).getElementType() == element;
+    };
+    if (!llvm::all_of(op->getOperandTypes(), sameElement) ||
+        !llvm::all_of(op->getResultTypes(), sameElement) ||
+        !(element.isBF16() || element.isF16() || element.isF32()))
+      os << name << " of " << grad.getYGrad().getType() << " and "
+         << grad.getX().getType() << " by " << grad.getWeight().getType()
+         << " has no CUDA lowering (gdnrt_linear_grad takes one element type "
+            "among bf16, f16 and f32)";
+  }
+  if (auto add = dyn_cast<arith::AddFOp>(op); add && !isFoldedGradientSum(add))
+    os << name << " on " << add.getType()
+       << " has no CUDA lowering (only sums of gdn.linear_grad x gradients "
+          "used once run, inside the projections' GEMMs)";
   // The verifiers already hold the copies' and state_exchange's element
   // types to what the lowering needs.
   return text;
@@ -384,36 +428,77 @@ std::string mlir::gdn::cuda::getGroupRole(comm::GroupAttr group) {
 // Copies
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+/// The copies of Qwen3-Next's split, from qkvz (operand 0) and ba (operand
+/// 1) to mixed_qkv, z, b and a (results 0-3). Per token and key-head group
+/// g, qkvz holds [q | k | v (r*V) | z (r*V)] and ba holds [b (r) | a (r)];
+/// each part goes to its own result, group g's block after group g-1's.
+std::vector<StridedCopy> getSplitQkvzCopies(int64_t heads, int64_t headK,
+                                            RankedTensorType zType, int64_t e,
+                                            int64_t g) {
+  std::vector<StridedCopy> copies;
+  const int64_t valueHeads = zType.getDimSize(1);
+  const int64_t groupV = valueHeads / heads * zType.getDimSize(2);
+  const int64_t ratio = valueHeads / heads;
+  const int64_t groupWidth = (2 * headK + 2 * groupV) * e;
+  const int64_t channels = (2 * heads * headK + heads * groupV) * e;
+  auto part = [&](unsigned target, int64_t from, int64_t to, int64_t width,
+                  int64_t targetRow) {
+    copies.push_back({0, target, from, to, width, heads, groupWidth, targetRow,
+                      1, heads * groupWidth,
+                      target == 0 ? channels : heads * groupV * e});
+  };
+  part(0, 0, 0, headK * e, headK * e);                         // q
+  part(0, headK * e, heads * headK * e, headK * e, headK * e); // k
+  part(0, 2 * headK * e, 2 * heads * headK * e, groupV * e,    // v
+       groupV * e);
+  part(1, (2 * headK + groupV) * e, 0, groupV * e, groupV * e); // z
+  for (unsigned target : {2u, 3u})                              // b, then a
+    copies.push_back({1, target, target == 2 ? 0 : ratio * g, 0, ratio * g,
+                      heads, 2 * ratio * g, ratio * g, 1, 2 * valueHeads * g,
+                      valueHeads * g});
+  return copies;
+}
+
+/// The same bytes moved the other way: the copy from `target` to `source`.
+StridedCopy invert(const StridedCopy &copy) {
+  return {copy.target,           copy.source,          copy.targetOffset,
+          copy.sourceOffset,     copy.width,           copy.rows,
+          copy.targetRowPitch,   copy.sourceRowPitch,  copy.sliceDims,
+          copy.targetSlicePitch, copy.sourceSlicePitch};
+}
+
+} // namespace
+
 std::vector<StridedCopy> mlir::gdn::cuda::getStridedCopies(Operation *op) {
   std::vector<StridedCopy> copies;
-  if (auto split = dyn_cast<SplitQkvzOp>(op)) {
-    // Per token and key-head group g, qkvz holds [q | k | v (r*V) | z (r*V)]
-    // and ba holds [b (r) | a (r)]; each part goes to its own result, group
-    // g's block after group g-1's.
-    const int64_t heads = split.getKeyHeads(), headK = split.getHeadDimK();
-    auto zType = tensorType(split.getZ());
-    const int64_t valueHeads = zType.getDimSize(1);
-    const int64_t groupV = valueHeads / heads * zType.getDimSize(2);
-    const int64_t ratio = valueHeads / heads;
-    const int64_t e = elementBytes(split.getQkvz());
-    const int64_t groupWidth = (2 * headK + 2 * groupV) * e;
-    const int64_t channels = (2 * heads * headK + heads * groupV) * e;
-    auto part = [&](unsigned target, int64_t from, int64_t to, int64_t width,
-                    int64_t targetRow) {
-      copies.push_back({0, target, from, to, width, heads, groupWidth,
-                        targetRow, 1, heads * groupWidth,
-                        target == 0 ? channels : heads * groupV * e});
-    };
-    part(0, 0, 0, headK * e, headK * e);                         // q
-    part(0, headK * e, heads * headK * e, headK * e, headK * e); // k
-    part(0, 2 * headK * e, 2 * heads * headK * e, groupV * e,    // v
-         groupV * e);
-    part(1, (2 * headK + groupV) * e, 0, groupV * e, groupV * e); // z
-    const int64_t g = elementBytes(split.getBa());
-    for (unsigned target : {2u, 3u}) // b, then a
-      copies.push_back({1, target, target == 2 ? 0 : ratio * g, 0, ratio * g,
-                        heads, 2 * ratio * g, ratio * g, 1, 2 * valueHeads * g,
-                        valueHeads * g});
+  if (auto split = dyn_cast<SplitQkvzOp>(op))
+    return getSplitQkvzCopies(
+        split.getKeyHeads(), split.getHeadDimK(), tensorType(split.getZ()),
+        elementBytes(split.getQkvz()), elementBytes(split.getBa()));
+  if (auto merge = dyn_cast<MergeQkvzOp>(op)) {
+    // The split's copies reversed: split operand i is merge result i, split
+    // result j merge operand j.
+    for (const StridedCopy &copy : getSplitQkvzCopies(
+             merge.getKeyHeads(), merge.getHeadDimK(), tensorType(merge.getZ()),
+             elementBytes(merge.getQkvz()), elementBytes(merge.getBa())))
+      copies.push_back(invert(copy));
+    return copies;
+  }
+  if (auto merge = dyn_cast<MergeQkvOp>(op)) {
+    // Per token, [q (H*K) | k (H*K) | v (HV*V)]: one block copy over the
+    // tokens per part.
+    const int64_t e = elementBytes(merge.getMixedQkv());
+    const int64_t channels = tensorType(merge.getMixedQkv()).getDimSize(1) * e;
+    int64_t offset = 0;
+    for (auto [index, part] : llvm::enumerate(merge->getOperands())) {
+      auto type = tensorType(part);
+      const int64_t width = type.getDimSize(1) * type.getDimSize(2) * e;
+      copies.push_back({static_cast<unsigned>(index), 0, 0, offset, width, 1,
+                        width, channels, 1, width, channels});
+      offset += width;
+    }
     return copies;
   }
   auto regroup = dyn_cast<RegroupSectionsOp>(op);
@@ -474,6 +559,22 @@ void mlir::gdn::cuda::printRuntimeCall(
                      {"context", ref(linear.getX()), ref(linear.getWeight()),
                       ref(linear.getY())});
       })
+      .Case([&](LinearGradOp grad) {
+        // A term of a folded sum after the first adds onto the sum's buffer.
+        const bool accumulate = accumulatesInputGradient(grad);
+        if (accumulate)
+          os << "  // dx accumulates onto the sum of input gradients\n";
+        printChecked(os,
+                     accumulate ? "gdnrt_linear_grad_accumulate"
+                                : "gdnrt_linear_grad",
+                     {"context", ref(grad.getYGrad()), ref(grad.getX()),
+                      ref(grad.getWeight()), ref(grad.getXGrad()),
+                      ref(grad.getWeightGrad())});
+      })
+      .Case([&](arith::AddFOp) {
+        os << "  // summed in place by the gdn.linear_grad calls of its "
+              "terms\n";
+      })
       .Case([&](comm::AllGatherOp gather) {
         printChecked(os, "gdnrt_all_gather",
                      {"context", role, ranks, ref(gather.getInput()),
@@ -517,8 +618,9 @@ void mlir::gdn::cuda::printRuntimeCall(
         os << "    if (int error = gdnrt_group_rank(context, " << role << ", "
            << ranks << ", &rank))\n      return error;\n  }\n";
       })
-      .Case<SplitQkvzOp, RegroupSectionsOp>([&](Operation *copyOp) {
-        for (const StridedCopy &copy : getStridedCopies(copyOp))
-          printStridedCopy(copy, copyOp, place, os);
-      });
+      .Case<SplitQkvzOp, MergeQkvzOp, MergeQkvOp, RegroupSectionsOp>(
+          [&](Operation *copyOp) {
+            for (const StridedCopy &copy : getStridedCopies(copyOp))
+              printStridedCopy(copy, copyOp, place, os);
+          });
 }

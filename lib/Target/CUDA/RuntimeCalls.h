@@ -1,12 +1,13 @@
 //===- RuntimeCalls.h - ops an entry point runs as calls --------*- C++ -*-===//
 //
 // Between the kernels of a whole-function entry point run the ops that are
-// not kernels of ours: gdn.linear and the gdn_comm collectives become gdnrt
-// calls (cuBLASLt, NCCL), gdn.split_qkvz and gdn.regroup_sections become
-// strided device copies. For each such op this file knows the result shapes,
-// the run-time conditions on the arguments' shapes, the staging workspace
-// its gdnrt call takes, and how to print the call. FunctionEntries.cpp
-// strings them together with the kernels.
+// not kernels of ours: gdn.linear, gdn.linear_grad and the gdn_comm
+// collectives become gdnrt calls (cuBLASLt, NCCL), a sum of linear_grad
+// input gradients runs inside their GEMMs, gdn.split_qkvz,
+// gdn.regroup_sections and the merges become strided device copies. For each
+// such op this file knows the result shapes, the run-time conditions on the
+// arguments' shapes, the staging workspace its gdnrt call takes, and how to
+// print the call. FunctionEntries.cpp strings them together with the kernels.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,7 +56,8 @@ comm::GroupAttr getRuntimeCallGroup(Operation *op);
 std::string getGroupRole(comm::GroupAttr group);
 
 /// A block copy between an operand and a result of a data-movement op
-/// (gdn.split_qkvz, gdn.regroup_sections): for every slice s and row r,
+/// (gdn.split_qkvz, gdn.merge_qkvz, gdn.merge_qkv, gdn.regroup_sections):
+/// for every slice s and row r,
 /// `width` bytes from source + sourceOffset + s * sourceSlicePitch +
 /// r * sourceRowPitch to the same place in the target. Everything is static
 /// except the slice count, the product of the source's first `sliceDims`

@@ -20,7 +20,9 @@
 //                               without the offsets (a backward's gated
 //                               RMSNorm gradients), which must stay finite
 //   bench LENGTHS ITERS         time the function on random inputs with the
-//                               given sequence lengths
+//                               given sequence lengths (GDN_ARG<i>_SHAPE:
+//                               argument i's shape, as 8192x4, with T the
+//                               tokens and N the sequences)
 //
 // Exits non-zero on any failure; prints one line per check.
 //
@@ -436,7 +438,9 @@ int bench(const std::string &lengthsText, int iterations) {
       std::stringstream stream(dims ? dims : "");
       std::string piece;
       while (std::getline(stream, piece, 'x'))
-        t.shape.push_back(piece == "T" ? tokens : std::stoll(piece));
+        t.shape.push_back(piece == "T"   ? tokens
+                          : piece == "N" ? static_cast<int64_t>(lengths.size())
+                                         : std::stoll(piece));
       int64_t n = 1;
       for (int64_t size : t.shape)
         n *= size;

@@ -1,4 +1,4 @@
-// Functions the whole-function ABI cannot express get their kernels only, with a comment saying why: an op without a CUDA lowering (chunkwise CP's per-rank ops), a runtime call gdnrt cannot take (an f64 or mixed-type gdn.linear, a dynamic non-token size, more than 6 dimensions), an argument returned unchanged, one value returned twice, a !gdn.packing argument, a declaration.
+// Functions the whole-function ABI cannot express get their kernels only, with a comment saying why: an op without a CUDA lowering (chunkwise CP's per-rank ops), a runtime call gdnrt cannot take (an f64 or mixed-type gdn.linear or gdn.linear_grad, a dynamic non-token size, more than 6 dimensions), a tensor arith.addf that is no foldable sum of projections' input gradients, an argument returned unchanged, one value returned twice, a !gdn.packing argument, a declaration.
 // Whatever the reason, no function gets a signature table, a workspace or
 // result-shape query, or an entry point of its own.
 // RUN: gdn-translate --gdn-to-cuda %s | FileCheck %s --check-prefix=SOURCE \
@@ -81,6 +81,92 @@ func.func @linear_f64(%x: tensor<?x8xf64>, %w: tensor<4x8xf64>) -> tensor<?x4xf6
 func.func @linear_mixed(%x: tensor<?x8xbf16>, %w: tensor<4x8xf32>) -> tensor<?x4xbf16> {
   %y = gdn.linear %x, %w : (tensor<?x8xbf16>, tensor<4x8xf32>) -> tensor<?x4xbf16>
   return %y : tensor<?x4xbf16>
+}
+
+// gdnrt_linear_grad likewise.
+// SOURCE-LABEL: // @linear_grad_f64: 0 kernel(s)
+// SOURCE: // No whole-function entry point: gdn.linear_grad of tensor<?x4xf64> and tensor<?x8xf64> by tensor<4x8xf64> has no CUDA lowering (gdnrt_linear_grad takes one element type among bf16, f16 and f32).
+// HEADER-LABEL: /* @linear_grad_f64 */
+// HEADER-NEXT: /* No whole-function entry point for @linear_grad_f64: gdn.linear_grad of tensor<?x4xf64> and tensor<?x8xf64> by tensor<4x8xf64> has no CUDA lowering (gdnrt_linear_grad takes one element type among bf16, f16 and f32). */
+func.func @linear_grad_f64(%dy: tensor<?x4xf64>, %x: tensor<?x8xf64>, %w: tensor<4x8xf64>)
+    -> (tensor<?x8xf64>, tensor<4x8xf64>) {
+  %dx, %dw = gdn.linear_grad %dy, %x, %w
+      : (tensor<?x4xf64>, tensor<?x8xf64>, tensor<4x8xf64>) -> (tensor<?x8xf64>, tensor<4x8xf64>)
+  return %dx, %dw : tensor<?x8xf64>, tensor<4x8xf64>
+}
+
+// SOURCE-LABEL: // @linear_grad_mixed: 0 kernel(s)
+// SOURCE: // No whole-function entry point: gdn.linear_grad of tensor<?x4xf32> and tensor<?x8xbf16> by tensor<4x8xbf16> has no CUDA lowering (gdnrt_linear_grad takes one element type among bf16, f16 and f32).
+func.func @linear_grad_mixed(%dy: tensor<?x4xf32>, %x: tensor<?x8xbf16>, %w: tensor<4x8xbf16>)
+    -> (tensor<?x8xbf16>, tensor<4x8xbf16>) {
+  %dx, %dw = gdn.linear_grad %dy, %x, %w
+      : (tensor<?x4xf32>, tensor<?x8xbf16>, tensor<4x8xbf16>) -> (tensor<?x8xbf16>, tensor<4x8xbf16>)
+  return %dx, %dw : tensor<?x8xbf16>, tensor<4x8xbf16>
+}
+
+// A tensor arith.addf runs only as a sum of gdn.linear_grad x gradients,
+// each used once, inside the projections' GEMMs. Not: a sum of arguments,
+// a sum of weight gradients, a term used twice (`x + x`, or a gradient the
+// function also returns), a partial sum used twice.
+// SOURCE-LABEL: // @sum_of_arguments: 0 kernel(s)
+// SOURCE: // No whole-function entry point: arith.addf on tensor<?x8xbf16> has no CUDA lowering (only sums of gdn.linear_grad x gradients used once run, inside the projections' GEMMs).
+// HEADER-LABEL: /* @sum_of_arguments */
+// HEADER-NEXT: /* No whole-function entry point for @sum_of_arguments: arith.addf on tensor<?x8xbf16> has no CUDA lowering (only sums of gdn.linear_grad x gradients used once run, inside the projections' GEMMs). */
+func.func @sum_of_arguments(%a: tensor<?x8xbf16>, %b: tensor<?x8xbf16>) -> tensor<?x8xbf16> {
+  %s = arith.addf %a, %b : tensor<?x8xbf16>
+  return %s : tensor<?x8xbf16>
+}
+
+// SOURCE-LABEL: // @sum_of_weight_gradients: 0 kernel(s)
+// SOURCE: // No whole-function entry point: arith.addf on tensor<4x8xbf16> has no CUDA lowering (only sums of gdn.linear_grad x gradients used once run, inside the projections' GEMMs).
+func.func @sum_of_weight_gradients(%dy: tensor<?x4xbf16>, %x: tensor<?x8xbf16>, %w: tensor<4x8xbf16>,
+                                   %dy2: tensor<?x4xbf16>) -> (tensor<?x8xbf16>, tensor<?x8xbf16>, tensor<4x8xbf16>) {
+  %dx, %dw = gdn.linear_grad %dy, %x, %w
+      : (tensor<?x4xbf16>, tensor<?x8xbf16>, tensor<4x8xbf16>) -> (tensor<?x8xbf16>, tensor<4x8xbf16>)
+  %dx2, %dw2 = gdn.linear_grad %dy2, %x, %w
+      : (tensor<?x4xbf16>, tensor<?x8xbf16>, tensor<4x8xbf16>) -> (tensor<?x8xbf16>, tensor<4x8xbf16>)
+  %s = arith.addf %dw, %dw2 : tensor<4x8xbf16>
+  return %dx, %dx2, %s : tensor<?x8xbf16>, tensor<?x8xbf16>, tensor<4x8xbf16>
+}
+
+// SOURCE-LABEL: // @doubled_gradient: 0 kernel(s)
+// SOURCE: // No whole-function entry point: arith.addf on tensor<?x8xbf16> has no CUDA lowering (only sums of gdn.linear_grad x gradients used once run, inside the projections' GEMMs).
+func.func @doubled_gradient(%dy: tensor<?x4xbf16>, %x: tensor<?x8xbf16>, %w: tensor<4x8xbf16>)
+    -> (tensor<?x8xbf16>, tensor<4x8xbf16>) {
+  %dx, %dw = gdn.linear_grad %dy, %x, %w
+      : (tensor<?x4xbf16>, tensor<?x8xbf16>, tensor<4x8xbf16>) -> (tensor<?x8xbf16>, tensor<4x8xbf16>)
+  %s = arith.addf %dx, %dx : tensor<?x8xbf16>
+  return %s, %dw : tensor<?x8xbf16>, tensor<4x8xbf16>
+}
+
+// SOURCE-LABEL: // @term_also_returned: 0 kernel(s)
+// SOURCE: // No whole-function entry point: arith.addf on tensor<?x8xbf16> has no CUDA lowering (only sums of gdn.linear_grad x gradients used once run, inside the projections' GEMMs).
+func.func @term_also_returned(%dy: tensor<?x4xbf16>, %x: tensor<?x8xbf16>, %w: tensor<4x8xbf16>,
+                              %dy2: tensor<?x4xbf16>) -> (tensor<?x8xbf16>, tensor<?x8xbf16>) {
+  %dx, %dw = gdn.linear_grad %dy, %x, %w
+      : (tensor<?x4xbf16>, tensor<?x8xbf16>, tensor<4x8xbf16>) -> (tensor<?x8xbf16>, tensor<4x8xbf16>)
+  %dx2, %dw2 = gdn.linear_grad %dy2, %x, %w
+      : (tensor<?x4xbf16>, tensor<?x8xbf16>, tensor<4x8xbf16>) -> (tensor<?x8xbf16>, tensor<4x8xbf16>)
+  %s = arith.addf %dx, %dx2 : tensor<?x8xbf16>
+  return %s, %dx : tensor<?x8xbf16>, tensor<?x8xbf16>
+}
+
+// The first addition alone would fold; the second reads a partial sum that
+// is also returned, so the function has no entry point.
+// SOURCE-LABEL: // @partial_sum_used_twice: 0 kernel(s)
+// SOURCE: // No whole-function entry point: arith.addf on tensor<?x8xbf16> has no CUDA lowering (only sums of gdn.linear_grad x gradients used once run, inside the projections' GEMMs).
+func.func @partial_sum_used_twice(%dy: tensor<?x4xbf16>, %x: tensor<?x8xbf16>, %w: tensor<4x8xbf16>,
+                                  %dy2: tensor<?x4xbf16>, %dy3: tensor<?x4xbf16>)
+    -> (tensor<?x8xbf16>, tensor<?x8xbf16>) {
+  %dx, %dw = gdn.linear_grad %dy, %x, %w
+      : (tensor<?x4xbf16>, tensor<?x8xbf16>, tensor<4x8xbf16>) -> (tensor<?x8xbf16>, tensor<4x8xbf16>)
+  %dx2, %dw2 = gdn.linear_grad %dy2, %x, %w
+      : (tensor<?x4xbf16>, tensor<?x8xbf16>, tensor<4x8xbf16>) -> (tensor<?x8xbf16>, tensor<4x8xbf16>)
+  %dx3, %dw3 = gdn.linear_grad %dy3, %x, %w
+      : (tensor<?x4xbf16>, tensor<?x8xbf16>, tensor<4x8xbf16>) -> (tensor<?x8xbf16>, tensor<4x8xbf16>)
+  %s = arith.addf %dx, %dx2 : tensor<?x8xbf16>
+  %t = arith.addf %s, %dx3 : tensor<?x8xbf16>
+  return %s, %t : tensor<?x8xbf16>, tensor<?x8xbf16>
 }
 
 // Shapes are C expressions of the arguments' token counts; other sizes must

@@ -10,9 +10,11 @@
 // CHECK-NEXT: #include "gdn/device/delta_rule.cuh"
 // CHECK-NEXT: #include "gdn/device/delta_rule_backward.cuh"
 // CHECK-NEXT: #include "gdn/device/epilogue.cuh"
+// CHECK-NEXT: #include "gdn/device/epilogue_backward.cuh"
 // CHECK-NEXT: #include "gdn/device/host_checks.h"
 // CHECK-NEXT: #include "gdn/device/packing.cuh"
 // CHECK-NEXT: #include "gdn/device/prologue.cuh"
+// CHECK-NEXT: #include "gdn/device/prologue_backward.cuh"
 // CHECK-NEXT: #include "gdn/runtime/gdnrt.h"
 
 //===----------------------------------------------------------------------===//

@@ -206,6 +206,29 @@ GDNRT_API int gdnrt_group_rank(const gdnrt_context_t *context, gdnrt_group_t gro
 GDNRT_API int gdnrt_linear(gdnrt_context_t *context, const gdn_tensor_t *x,
                  const gdn_tensor_t *weight, const gdn_tensor_t *y);
 
+/** gdn.linear_grad, the backward of gdnrt_linear: given dy [T, Out...],
+ *  x [T, In...] and weight [Out, In], writes dx[t] = W^T dy[t] (dx has x's
+ *  shape) and dweight = sum_t dy[t] x[t]^T ([Out, In]; zero when T = 0).
+ *  One dtype (bf16, f16 or f32), fp32 accumulation, two cuBLASLt GEMMs with
+ *  ordered reductions: the results are bit-identical run to run. dx and
+ *  dweight must not overlap each other or the inputs. */
+GDNRT_API int gdnrt_linear_grad(gdnrt_context_t *context,
+                                const gdn_tensor_t *dy, const gdn_tensor_t *x,
+                                const gdn_tensor_t *weight,
+                                const gdn_tensor_t *dx,
+                                const gdn_tensor_t *dweight);
+
+/** gdnrt_linear_grad that adds W^T dy[t] onto what dx holds (dx +=, in the
+ *  GEMM's fp32 epilogue: one rounding) instead of overwriting it; dweight
+ *  is overwritten as before. Sums the input gradients of two projections
+ *  of one x without a separate addition. */
+GDNRT_API int gdnrt_linear_grad_accumulate(gdnrt_context_t *context,
+                                           const gdn_tensor_t *dy,
+                                           const gdn_tensor_t *x,
+                                           const gdn_tensor_t *weight,
+                                           const gdn_tensor_t *dx,
+                                           const gdn_tensor_t *dweight);
+
 #ifdef __cplusplus
 }
 #endif
