@@ -156,7 +156,7 @@ def compare_layer(kind, lengths, device, gdn_torch):
     with torch.no_grad():
         y_nograd = ours(x, cu)
     record(section, "y (forward, @f)", rel_rms(y_nograd, y_ref), BOUND_OUT)
-    mine["y"] = y_nograd.cpu()
+    mine["y"] = y_nograd.detach().cpu().clone()
     if "y" in exact:
         record(section, "y vs the exact program (gdn-run)", rel_rms(y_nograd, exact["y"].to(device)),
                None, "kernels' own error")
@@ -180,7 +180,7 @@ def compare_layer(kind, lengths, device, gdn_torch):
     record(section, "y (training forward, @f_forward)", rel_rms(y, y_ref), BOUND_OUT)
     y.backward(dy)
     record(section, "dx", rel_rms(xg.grad, x64.grad), BOUND_GRAD)
-    mine["dx"] = xg.grad.cpu()
+    mine["dx"] = xg.grad.cpu().clone()
     if "dx" in exact:
         record(section, "dx vs the exact program", rel_rms(xg.grad, exact["dx"].to(device)), None,
                "kernels' own error")
@@ -191,7 +191,7 @@ def compare_layer(kind, lengths, device, gdn_torch):
         finite = bool(torch.isfinite(g).all()) if g is not None else False
         record(section, f"d{name}", rel_rms(g, ref_params[name].grad) if g is not None else float("nan"),
                bound, "" if finite else "NOT FINITE")
-        mine["d" + name] = g.cpu()
+        mine["d" + name] = g.cpu().clone()  # the rerun below accumulates into p.grad
         if "d" + name in exact:
             record(section, f"d{name} vs the exact program", rel_rms(g, exact["d" + name].to(device)),
                    None, "kernels' own error")
