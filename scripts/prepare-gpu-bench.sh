@@ -24,6 +24,12 @@ benches=(
   # arguments, then the cotangents of o and of the final state).
   "core_gqa16x32|core_gqa16x32|core_gqa16x32|Tx8192 8192x4 Tx32 Tx32 32 32 Nx32x128x128 -"
   "core_gqa16x32_backward|core_gqa16x32|core_gqa16x32_backward|Tx8192 8192x4 Tx32 Tx32 32 32 Nx32x128x128 - Tx32x128 Nx32x128x128"
+  # The whole Qwen3-Next layer (x, cu_seqlens, in_proj_qkvz, in_proj_ba,
+  # conv, A_log, dt_bias, norm, out_proj): the forward that saves what the
+  # backward reads (save=inputs: o and the two projections' outputs), and
+  # the backward (then o, qkvz, ba and the cotangent of y).
+  "layer_gqa16x32_forward|layer_qwen3_next_gqa16x32|layer_qwen3_next_gqa16x32_forward|Tx2048 - 12288x2048 64x2048 8192x4 32 32 128 2048x4096"
+  "layer_gqa16x32_backward|layer_qwen3_next_gqa16x32|layer_qwen3_next_gqa16x32_backward|Tx2048 - 12288x2048 64x2048 8192x4 32 32 128 2048x4096 Tx32x128 Tx12288 Tx64 Tx2048"
 )
 for entry in "${benches[@]}"; do
   IFS='|' read -r name program function shapes <<<"$entry"

@@ -24,8 +24,9 @@ mkdir -p "$out"
 # the case is the program's generated backward, @<program>_backward, made
 # by gdn-generate-backward after gdn-expand-layer; inputs are drawn for it,
 # so saved activations and cotangents are random tensors of their roles) |
-# the results computed without the offsets (comma-separated: they stay
-# numbers when the offsets are invalid; every other result must be NaN).
+# the results computed wholly or partly without the offsets (comma-separated:
+# they may hold numbers when the offsets are invalid; every other result must
+# be NaN).
 # Sizes stay small: inputs travel to the GPU machine as float32 .npy files.
 cases=(
   "prologue_gqa16x32|prologue_gqa16x32|--seqlens=1,63,64,65,0,100 --seed=1|"
@@ -63,6 +64,13 @@ cases=(
   # Results 8 and 9 (z's and the norm weight's gradients) come from the
   # gated RMSNorm backward on the saved output, which reads no offsets.
   "core_states_backward|core_states|--seqlens=0,1,63,64,65,130,300 --seed=21||backward|8,9"
+  # Whole layers' backward at P = 1: the recomputed forward, the backward
+  # kernels, the projections' gradients on gdnrt (cuBLASLt) and the merges
+  # as copies, in one entry point. Computed without the offsets: the norm
+  # weight's and out_proj's gradients, and z's rows of in_proj_qkvz's
+  # (qwen3_next) or in_proj_z's (qwen3_5).
+  "layer_qwen3_next_small_backward|layer_qwen3_next_small|--seqlens=1,63,64,65,0,130 --seed=22||backward|1,6,7"
+  "layer_qwen3_5_small_padded_backward|layer_qwen3_5_small_padded|--seqlens=0,1,63,64,65,130,7 --slots=8,8,64,72,72,136,8 --seed=23||backward|2,8,9"
   # The data-movement ops' copy calls (2D, 3D, one 2D per row).
   "copies_split_regroup|copies_split_regroup|--seqlens=300 --seed=14|"
   # The backward's calls: gdn.linear_grad (x of rank 3 and 2) on gdnrt,

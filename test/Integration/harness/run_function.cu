@@ -10,15 +10,16 @@
 //                               compare with EXPECTED/resultN.npy (gdn-run's
 //                               float64 results) by relative RMS error, then
 //                               check packed == each sequence alone (bit for
-//                               bit) and that a second run is bit-identical
+//                               bit) and that 5 runs are bit-identical
 //                               (a parameter's gradient sums over the
 //                               sequences: it is checked against gdn-run
 //                               only)
 //   corrupt IN [FREE]           break cu_seqlens and expect a packing error
 //                               and NaN results, never numbers; FREE lists
 //                               (comma-separated) the results computed
-//                               without the offsets (a backward's gated
-//                               RMSNorm gradients), which must stay finite
+//                               wholly or partly without the offsets (a
+//                               backward's gated RMSNorm and output
+//                               projection gradients), which may hold them
 //   bench LENGTHS ITERS         time the function on random inputs with the
 //                               given sequence lengths (GDN_ARG<i>_SHAPE:
 //                               argument i's shape, as 8192x4, with T the
@@ -292,12 +293,17 @@ int check(const std::string &in, const std::string &expectedDir,
            line);
   }
 
-  // Determinism: a second run gives the same bytes.
-  Run again = runOnce(inputs);
-  bool same = again.status == GDN_SUCCESS;
-  for (int r = 0; same && r < FN_SIGNATURE.num_results; ++r)
-    same = again.resultBytes[r] == packed.resultBytes[r];
-  expect(same, "a second run is bit-identical");
+  // Determinism: four more runs (five in all, fresh buffers each time)
+  // give the same bytes.
+  constexpr int kRuns = 5;
+  bool same = true;
+  for (int run = 1; same && run < kRuns; ++run) {
+    Run again = runOnce(inputs);
+    same = again.status == GDN_SUCCESS;
+    for (int r = 0; same && r < FN_SIGNATURE.num_results; ++r)
+      same = again.resultBytes[r] == packed.resultBytes[r];
+  }
+  expect(same, std::to_string(kRuns) + " runs are bit-identical");
 
   // Packed == each sequence alone, bit for bit.
   int cuIndex = findRole(GDN_ROLE_CU_SEQLENS);
@@ -393,18 +399,17 @@ int corrupt(const std::string &in, const std::string &freeList) {
   Run run = runOnce(inputs, /*poison=*/0x00);
   expect(run.status == GDN_ERROR_INVALID_PACKING,
          "decreasing cu_seqlens is reported: " + run.message);
-  bool noNumbers = true, freeFinite = true;
+  bool noNumbers = true;
   for (int r = 0; r < FN_SIGNATURE.num_results; ++r)
-    for (double v : decodeAll(run.resultBytes[r], run.results[r].dtype)) {
-      if (free[r])
-        freeFinite &= std::isfinite(v);
-      else
+    if (!free[r])
+      for (double v : decodeAll(run.resultBytes[r], run.results[r].dtype))
         noNumbers &= std::isnan(v);
-    }
-  expect(noNumbers, "no result element holds a number after invalid metadata");
-  if (!freeList.empty())
-    expect(freeFinite, "the results computed without the offsets (" +
-                           freeList + ") stay finite");
+  expect(noNumbers,
+         "no result element holds a number after invalid metadata" +
+             (freeList.empty()
+                  ? std::string()
+                  : " (results " + freeList +
+                        ", computed without the offsets, are not checked)"));
   return failures ? 1 : 0;
 }
 
