@@ -1,0 +1,412 @@
+#===- gdn_torch - GDN layers compiled by gdn-compiler, as PyTorch modules -===#
+#
+# Three things, all calling code that gdn-opt / gdn-translate generated
+# (docs/torch.md):
+#
+#   GatedDeltaNet          an nn.Module: the whole layer over packed tokens
+#                          (THD: x [T, hidden], cu_seqlens [N + 1]), forward
+#                          and backward through GDNLayerFunction;
+#   GDNLayerFunction       the torch.autograd.Function over a compiled
+#                          @f_forward / @f_backward pair (any program:
+#                          gradients are matched to arguments by the
+#                          generated signature);
+#   chunk_gated_delta_rule FLA's function of that name, same signature,
+#                          on the compiled delta rule and its backward.
+#
+# Libraries come from gdn_torch.compiler: from a cache (GDN_TORCH_CACHE), or
+# compiled on the spot where gdn-opt, gdn-translate and nvcc are.
+#
+#===------------------------------------------------------------------------===#
+
+import os
+
+import torch
+
+from . import compiler
+from .compiler import DeltaRuleSpec, LayerSpec
+
+__all__ = ["GatedDeltaNet", "GDNLayerFunction", "chunk_gated_delta_rule", "CompiledProgram",
+           "program", "load_extension", "build_extension", "LayerSpec", "DeltaRuleSpec"]
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_extension = None
+
+
+def _gdnrt_dir():
+    gdnrt = os.environ.get("GDN_GDNRT_DIR")
+    if not gdnrt:
+        gdnrt = next((d for d in compiler.cache_dirs()
+                      if os.path.isfile(os.path.join(d, "libgdnrt.so"))), None)
+    if not gdnrt:
+        raise RuntimeError("gdn_torch: no libgdnrt.so: set GDN_GDNRT_DIR, or GDN_TORCH_CACHE to a "
+                           "cache that compile_spec filled (it copies libgdnrt.so there)")
+    return os.path.abspath(gdnrt)
+
+
+def _prebuilt_name():
+    return f"gdn_torch_ops-{torch.__version__}.so"
+
+
+def build_extension(out_dir=None, verbose=False):
+    """Builds the native half with torch.utils.cpp_extension (an operator
+    library: no Python module, so it depends on this torch's version only)
+    and returns its path. `out_dir`: also copy it there under the name
+    load_extension looks for (gdn_torch_ops-<torch version>.so)."""
+    import shutil
+
+    from torch.utils import cpp_extension
+    gdnrt = _gdnrt_dir()
+    include = os.environ.get("GDN_RUNTIME_INCLUDE",
+                             os.path.join(_HERE, "..", "..", "runtime", "include"))
+    path = cpp_extension.load(
+        name="gdn_torch_ops",
+        sources=[os.path.join(_HERE, "csrc", "gdn_torch.cpp")],
+        extra_include_paths=[os.path.abspath(include)],
+        extra_cflags=["-O2"],
+        extra_ldflags=[f"-L{gdnrt}", "-lgdnrt", f"-Wl,-rpath,{gdnrt}", "-ldl"],
+        with_cuda=True,
+        is_python_module=False,
+        verbose=verbose)
+    if out_dir:
+        shutil.copy2(path, os.path.join(out_dir, _prebuilt_name()))
+    return path
+
+
+def load_extension(verbose=False):
+    """The native half's operators (torch.ops.gdn_torch): a library built
+    for this torch version found in a cache (GDN_TORCH_CACHE) is loaded as it
+    is; otherwise it is built now (build_extension). It links libgdnrt.so
+    from the first cache holding one (or GDN_GDNRT_DIR) and includes the
+    runtime's C headers (GDN_RUNTIME_INCLUDE, else the source tree's
+    runtime/include)."""
+    global _extension
+    if _extension is not None:
+        return _extension
+    prebuilt = next((os.path.join(d, _prebuilt_name()) for d in compiler.cache_dirs()
+                     if os.path.isfile(os.path.join(d, _prebuilt_name()))), None)
+    if prebuilt:
+        # Its run path names the folder it was built against: load the
+        # cache's libgdnrt.so first, which then satisfies its dependency.
+        import ctypes
+        ctypes.CDLL(os.path.join(_gdnrt_dir(), "libgdnrt.so"), mode=ctypes.RTLD_GLOBAL)
+        torch.ops.load_library(prebuilt)
+    else:
+        build_extension(verbose=verbose)
+    _extension = torch.ops.gdn_torch
+    return _extension
+
+
+_DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32,
+           "f64": torch.float64, "i32": torch.int32, "i64": torch.int64}
+_FLOATS = ("bf16", "f16", "f32", "f64")
+# gdn_dtype_t (runtime/include/gdn/runtime/abi.h) in order.
+_ABI_DTYPES = ["bf16", "f16", "f32", "f64", "i32", "i64"]
+
+
+class _Entry:
+    """One whole-function entry point of a generated library and its
+    signature."""
+
+    def __init__(self, library, name):
+        self.ops = load_extension()
+        self.library, self.name = library, name
+        sig = self.ops.signature(library, name)
+        num_args, num_results = sig[0], sig[1]
+        args = [_ABI_DTYPES[sig[2 + 3 * i]] for i in range(num_args)]
+        results = [_ABI_DTYPES[sig[2 + 3 * (num_args + i)]] for i in range(num_results)]
+        self.arg_dtypes = [_DTYPES[d] for d in args]
+        self.arg_is_float = [d in _FLOATS for d in args]
+        self.result_dtypes = [_DTYPES[d] for d in results]
+        self.result_is_float = [d in _FLOATS for d in results]
+        self.num_args, self.num_results = num_args, num_results
+
+    def __call__(self, args, check=False):
+        return self.ops.call(self.library, self.name, list(args), check)
+
+
+_MLIR_DTYPES = {"bf16": "bf16", "f16": "f16", "f32": "f32", "f64": "f64", "i32": "i32",
+                "i64": "i64"}
+
+
+def _mlir_types(text):
+    """Element types of the `tensor<...xT>` types in `text`, in order."""
+    import re
+    return [m.group(1) for m in re.finditer(r"tensor<[^>]*?x?(bf16|f16|f32|f64|i32|i64)>", text)]
+
+
+class _InterpretedEntry:
+    """The same function run by gdn-run, the float64 reference interpreter,
+    on CPU tensors: slow, exact up to the storage roundings the types ask
+    for. It runs the program as gdn-generate-backward wrote it, before
+    lowering (the same arguments and results, and every op runs there,
+    lowered to CUDA or not). For checking the extension's plumbing, and
+    the layer against other implementations, where there is no GPU."""
+
+    def __init__(self, lowered, name):
+        import re
+        with open(lowered) as f:
+            text = f.read()
+        match = re.search(r"func\.func @" + re.escape(name) + r"\((.*?)\)\s*->\s*(.*?)\s*(attributes|\{)",
+                          text)
+        if not match:
+            raise RuntimeError(f"gdn_torch: no @{name} in {lowered}")
+        args, results = _mlir_types(match.group(1)), _mlir_types(match.group(2))
+        self.lowered, self.name = lowered, name
+        self.arg_dtypes = [_DTYPES[d] for d in args]
+        self.arg_is_float = [d in _FLOATS for d in args]
+        self.result_dtypes = [_DTYPES[d] for d in results]
+        self.result_is_float = [d in _FLOATS for d in results]
+        self.num_args, self.num_results = len(args), len(results)
+        self.tool = compiler.find_tool("gdn-run", "GDN_RUN")
+        if not self.tool:
+            raise RuntimeError("gdn_torch: the interpreter backend needs gdn-run (GDN_RUN, the "
+                               "source tree's build/bin or PATH)")
+
+    def __call__(self, args, check=False):
+        import subprocess
+        import tempfile
+
+        import numpy as np
+        with tempfile.TemporaryDirectory() as tmp:
+            os.makedirs(os.path.join(tmp, "in"))
+            for i, a in enumerate(args):
+                a = a.detach().cpu()
+                a = a.double() if a.is_floating_point() else a
+                np.save(os.path.join(tmp, "in", f"arg{i}.npy"), a.contiguous().numpy())
+            done = subprocess.run([self.tool, self.lowered, f"--entry={self.name}", "--inputs",
+                                   os.path.join(tmp, "in"), "--outputs", os.path.join(tmp, "out")],
+                                  capture_output=True, text=True)
+            if done.returncode:
+                raise RuntimeError(f"gdn_torch: gdn-run @{self.name} failed:\n{done.stderr}")
+            return [torch.from_numpy(np.load(os.path.join(tmp, "out", f"result{i}.npy"))).to(d)
+                    for i, d in enumerate(self.result_dtypes)]
+
+
+class CompiledProgram:
+    """A compiled program `@f` with, where they were lowered, the
+    `@f_forward` / `@f_backward` pair of gdn-generate-backward.
+    `backend` "cuda" calls the generated library on CUDA tensors;
+    "interpreter" runs the lowered program in gdn-run on CPU tensors."""
+
+    def __init__(self, manifest, backend="cuda"):
+        self.manifest, self.backend = manifest, backend
+        library, functions = manifest["library"], manifest["functions"]
+        self.name = manifest["name"]
+        if backend == "interpreter":
+            lowered = os.path.join(os.path.dirname(library), self.name + ".train.mlir")
+            make = lambda fn: _InterpretedEntry(lowered, fn)  # noqa: E731
+            functions = {k: self.name + ("" if k == "plain" else "_" + k)
+                         for k in ("plain", "forward", "backward")}
+        else:
+            make = lambda fn: _Entry(library, fn)  # noqa: E731
+        self.plain = make(functions["plain"]) if functions.get("plain") else None
+        self.forward = make(functions["forward"]) if functions.get("forward") else None
+        self.backward = make(functions["backward"]) if functions.get("backward") else None
+        if self.plain is None:
+            raise RuntimeError(f"gdn_torch: {library} has no entry point for @{self.name}")
+
+    @property
+    def has_backward(self):
+        return self.forward is not None and self.backward is not None
+
+    def __call__(self, *args, check=False):
+        """Runs `@f` (no autograd). Float arguments are cast to the
+        signature's dtypes."""
+        args = [a.to(d) if a.dtype != d else a for a, d in zip(args, self.plain.arg_dtypes)]
+        return self.plain(args, check)
+
+
+_programs = {}
+
+
+def program(spec, device="cuda"):
+    """The compiled program of a LayerSpec or DeltaRuleSpec (cached), for
+    tensors on `device`: CUDA runs the generated library, CPU the
+    interpreter (gdn-run)."""
+    backend = "interpreter" if torch.device(device).type == "cpu" else "cuda"
+    if (spec, backend) not in _programs:
+        _programs[(spec, backend)] = CompiledProgram(compiler.library_for(spec), backend)
+    return _programs[(spec, backend)]
+
+
+class GDNLayerFunction(torch.autograd.Function):
+    """Autograd over a compiled program: `@f_forward` runs in the forward and
+    returns f's results followed by what `save=` keeps; `@f_backward` takes
+    f's arguments, the saved values and one cotangent per float result, and
+    returns one gradient per float argument, in order (docs/backward.md).
+    Without grad (`want_grad` False: grad mode off or no argument requiring
+    it), or when the backward is not compiled, `@f` runs alone, and a
+    backward through it raises.
+
+        outputs = GDNLayerFunction.apply(prog, check, want_grad, *args)
+    """
+
+    @staticmethod
+    def forward(ctx, prog, check, want_grad, *args):
+        ctx.prog = prog
+        ctx.missing_backward = want_grad and not prog.has_backward
+        if not want_grad or not prog.has_backward:
+            results = prog.plain(args, check)
+            return tuple(results) if len(results) > 1 else results[0]
+        outputs = prog.forward(args, check)
+        n = prog.plain.num_results
+        results, saved = outputs[:n], outputs[n:]
+        ctx.result_meta = [(r.shape, r.dtype) for r in results]
+        ctx.num_args = len(args)
+        ctx.save_for_backward(*args, *saved)
+        for r, is_float in zip(results, prog.plain.result_is_float):
+            if not is_float:
+                ctx.mark_non_differentiable(r)
+        return tuple(results) if len(results) > 1 else results[0]
+
+    @staticmethod
+    def backward(ctx, *grads):
+        prog = ctx.prog
+        if ctx.missing_backward:
+            raise RuntimeError(
+                f"gdn_torch: @{prog.name}_backward has no CUDA entry point yet: some of its "
+                f"gradient ops are not lowered (see the comment in lib{prog.name}.cu). Rebuild "
+                f"the library with a compiler that lowers them.")
+        stored = ctx.saved_tensors
+        args, saved = stored[:ctx.num_args], stored[ctx.num_args:]
+        cotangents = []
+        for g, (shape, dtype), is_float in zip(grads, ctx.result_meta, prog.plain.result_is_float):
+            if not is_float:
+                continue
+            g = torch.zeros(shape, dtype=dtype, device=args[0].device) if g is None else g
+            cotangents.append(g.to(dtype).contiguous())
+        gradients = iter(prog.backward([*args, *saved, *cotangents]))
+        out = [next(gradients) if is_float else None for is_float in prog.forward.arg_is_float]
+        out = [g if need else None for g, need in zip(out, ctx.needs_input_grad[3:])]
+        return (None, None, None, *out)
+
+
+def _apply(prog, args, check=False):
+    """Casts each argument to the compiled dtype (differentiably) and runs
+    the program under GDNLayerFunction."""
+    args = [a.to(d) if a.dtype != d else a for a, d in zip(args, prog.plain.arg_dtypes)]
+    want_grad = torch.is_grad_enabled() and any(a.requires_grad for a in args)
+    return GDNLayerFunction.apply(prog, check, want_grad, *args)
+
+
+class GatedDeltaNet(torch.nn.Module):
+    """A Gated DeltaNet layer over packed tokens, computed by code that
+    gdn-compiler generated for it.
+
+    `forward(x, cu_seqlens)`: x is [T, hidden] (or [1, T, hidden]), the
+    tokens of all sequences concatenated; cu_seqlens [N + 1] (int32 or int64,
+    on x's device) gives sequence i the tokens [cu[i], cu[i+1]). Parameters
+    carry the names (and, but for conv1d.weight's middle 1, the shapes) of
+    transformers' Qwen3NextGatedDeltaNet (projections="qwen3_next") or
+    Qwen3_5GatedDeltaNet ("qwen3_5"), so their state_dicts load as they are.
+    Parameters of any float dtype are cast to the compiled ones (bf16, A_log
+    and dt_bias fp32) inside autograd.
+    """
+
+    def __init__(self, spec: LayerSpec, device=None, dtype=torch.bfloat16, check=False):
+        super().__init__()
+        self.spec = spec
+        self.check = check
+        for name, shape, dt in spec.weights():
+            if name == "conv1d.weight":
+                shape = (shape[0], 1, shape[1])
+            dt = torch.float32 if dt == "f32" else dtype
+            module, _, leaf = name.rpartition(".")
+            owner = self
+            if module:
+                if not hasattr(self, module):
+                    self.add_module(module, torch.nn.Module())
+                owner = getattr(self, module)
+            owner.register_parameter(leaf, torch.nn.Parameter(torch.empty(shape, device=device,
+                                                                          dtype=dt)))
+        self.reset_parameters()
+
+    @torch.no_grad()
+    def reset_parameters(self):
+        for name, p in self.named_parameters():
+            if name == "A_log":
+                p.copy_(torch.empty_like(p).uniform_(0.01, 16).log())
+            elif name == "dt_bias" or name == "norm.weight":
+                p.fill_(1.0)
+            elif name == "conv1d.weight":
+                torch.nn.init.kaiming_uniform_(p, a=5 ** 0.5)
+            else:
+                torch.nn.init.normal_(p, std=0.02)
+
+    @property
+    def program(self):
+        """The compiled program for the device the parameters are on."""
+        return program(self.spec, self.A_log.device)
+
+    def weights(self):
+        """The weights in the compiled operand order."""
+        out = []
+        for name, _, _ in self.spec.weights():
+            p = self.get_parameter(name)
+            out.append(p.view(p.shape[0], p.shape[-1]) if name == "conv1d.weight" else p)
+        return out
+
+    def forward(self, x, cu_seqlens):
+        batched = x.dim() == 3
+        if batched:
+            if x.shape[0] != 1:
+                raise ValueError(f"packed input must be [T, hidden] or [1, T, hidden], got {tuple(x.shape)}")
+            x = x[0]
+        y = _apply(self.program, [x, cu_seqlens.to(torch.int32), *self.weights()], self.check)
+        return y[None] if batched else y
+
+
+def _l2norm(x, eps=1e-6):
+    xf = x.float()
+    return (xf * torch.rsqrt((xf * xf).sum(-1, keepdim=True) + eps)).to(x.dtype)
+
+
+def chunk_gated_delta_rule(q, k, v, g, beta, scale=None, initial_state=None,
+                           output_final_state=False, use_qk_l2norm_in_kernel=False,
+                           cu_seqlens=None, check=False, **kwargs):
+    """FLA's `fla.ops.gated_delta_rule.chunk_gated_delta_rule`, on the
+    compiled delta rule (forward) and its backward kernels.
+
+    q, k: [B, T, H, K]; v: [B, T, HV, V] (bf16; HV a multiple of H);
+    g (log decay), beta: [B, T, HV]; initial_state: [N, HV, K, V];
+    cu_seqlens: [N + 1] with B == 1, else B sequences of T tokens.
+    Returns (o [B, T, HV, V], final_state [N, HV, K, V] fp32 or None).
+    Gradients reach q, k, v, g, beta and initial_state.
+
+    Differences from FLA: q, k, v must be bf16 (the kernels' type); g, beta
+    and the states are computed in fp32 whatever their dtype;
+    `use_qk_l2norm_in_kernel` normalises q and k in PyTorch before the call
+    (fp32 inside, rounded to q's dtype, as FLA's l2norm_fwd does); FLA's
+    other options (use_gate_in_kernel, use_beta_sigmoid_in_kernel,
+    state_v_first, cp_context, chunk_indices) are refused.
+    """
+    for option in ("use_gate_in_kernel", "use_beta_sigmoid_in_kernel", "state_v_first",
+                   "cp_context", "transpose_state_layout"):
+        if kwargs.get(option):
+            raise NotImplementedError(f"gdn_torch.chunk_gated_delta_rule: {option} is not supported")
+    if q.dtype != torch.bfloat16 or k.dtype != torch.bfloat16 or v.dtype != torch.bfloat16:
+        raise TypeError(f"gdn_torch.chunk_gated_delta_rule: q, k, v must be bf16, got "
+                        f"{q.dtype}, {k.dtype}, {v.dtype}")
+    B, T, H, K = q.shape
+    HV, V = v.shape[2], v.shape[3]
+    if k.shape != q.shape:
+        raise ValueError(f"q and k must have the same shape, got {tuple(q.shape)} and {tuple(k.shape)}")
+    if HV % H:
+        raise ValueError(f"value heads ({HV}) must be a multiple of key heads ({H})")
+    if cu_seqlens is not None:
+        if B != 1:
+            raise ValueError(f"with cu_seqlens the batch size must be 1, got {B}")
+        cu = cu_seqlens.to(device=q.device, dtype=torch.int32)
+    else:
+        cu = torch.arange(0, (B + 1) * T, T, device=q.device, dtype=torch.int32)
+    N = cu.shape[0] - 1
+    if use_qk_l2norm_in_kernel:
+        q, k = _l2norm(q), _l2norm(k)
+    spec = DeltaRuleSpec(H, HV, K, V, None if scale is None or scale == K ** -0.5 else float(scale))
+    if initial_state is None:
+        initial_state = torch.zeros(N, HV, K, V, device=q.device, dtype=torch.float32)
+    o, final_state = _apply(program(spec, q.device),
+                            [q.reshape(B * T, H, K), k.reshape(B * T, H, K), v.reshape(B * T, HV, V),
+                             g.reshape(B * T, HV), beta.reshape(B * T, HV), initial_state, cu],
+                            check)
+    return o.reshape(B, T, HV, V), (final_state if output_final_state else None)

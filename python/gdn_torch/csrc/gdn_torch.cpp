@@ -1,0 +1,258 @@
+//===- gdn_torch.cpp - call generated GDN entry points on torch tensors ----===//
+//
+// The PyTorch extension's native half. Generated libraries export, for every
+// compiled function f, the whole-function entry points of docs/codegen.md:
+// gdn_<f>_signature, gdn_<f>_workspace_bytes, gdn_<f>_result_shapes,
+// gdn_<f> and gdn_<f>_check. This file opens such a library, finds those
+// symbols, and calls them on CUDA tensors: results and the workspace come
+// from PyTorch's caching allocator, the work is enqueued on PyTorch's current
+// stream through one gdnrt context per device, and nothing synchronises with
+// the host unless the caller asks for the packing check. It knows nothing of
+// layers or the delta rule: the Python half (gdn_torch/__init__.py) gives
+// the functions their meaning.
+//
+// It registers two operators with TORCH_LIBRARY instead of being a Python
+// module: it then depends on libtorch alone, not on the Python version, so
+// a build made against the same torch elsewhere loads as it is
+// (torch.ops.load_library).
+//
+//   torch.ops.gdn_torch.signature(library, name) -> int[]
+//   torch.ops.gdn_torch.call(library, name, Tensor[] args, bool check) -> Tensor[]
+//
+//===----------------------------------------------------------------------===//
+
+#include <ATen/ATen.h>
+#include <torch/library.h>
+
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gdn/runtime/gdnrt.h"
+
+namespace {
+
+using WorkspaceBytesFn = size_t (*)(const gdn_tensor_t *);
+using ResultShapesFn = int (*)(const gdn_tensor_t *, gdn_tensor_t *);
+using RunFn = int (*)(const gdn_tensor_t *, gdn_tensor_t *, void *, gdnrt_context_t *);
+using CheckFn = int (*)(const gdn_tensor_t *, const void *, gdnrt_context_t *, char *, size_t);
+
+const char *dtypeName(gdn_dtype_t dtype) {
+  switch (dtype) {
+  case GDN_BF16: return "bf16";
+  case GDN_F16: return "f16";
+  case GDN_F32: return "f32";
+  case GDN_F64: return "f64";
+  case GDN_I32: return "i32";
+  case GDN_I64: return "i64";
+  }
+  return "?";
+}
+
+at::ScalarType scalarType(gdn_dtype_t dtype) {
+  switch (dtype) {
+  case GDN_BF16: return at::kBFloat16;
+  case GDN_F16: return at::kHalf;
+  case GDN_F32: return at::kFloat;
+  case GDN_F64: return at::kDouble;
+  case GDN_I32: return at::kInt;
+  case GDN_I64: return at::kLong;
+  }
+  TORCH_CHECK(false, "gdn_torch: unknown gdn dtype ", static_cast<int>(dtype));
+  return at::kFloat;
+}
+
+const char *roleName(gdn_role_t role) {
+  switch (role) {
+  case GDN_ROLE_TOKENS: return "tokens";
+  case GDN_ROLE_CU_SEQLENS: return "cu_seqlens";
+  case GDN_ROLE_CU_PADDED: return "cu_padded";
+  case GDN_ROLE_PER_SEQUENCE: return "per_sequence";
+  case GDN_ROLE_PARAMETER: return "parameter";
+  }
+  return "?";
+}
+
+/// One gdnrt context per device, made on first use and kept for the
+/// process (it owns a cuBLASLt handle and its 32 MiB workspace). Its stream
+/// is set to PyTorch's current stream before every call.
+gdnrt_context_t *contextFor(int device) {
+  static std::mutex mutex;
+  static std::map<int, gdnrt_context_t *> contexts;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto found = contexts.find(device);
+  if (found != contexts.end())
+    return found->second;
+  gdnrt_context_t *context = nullptr;
+  int error = gdnrt_context_create(device, at::cuda::getCurrentCUDAStream(device).stream(),
+                                   &context);
+  TORCH_CHECK(error == GDN_SUCCESS, "gdn_torch: gdnrt_context_create on device ", device,
+              " failed (", gdnrt_error_name(error), "): ", gdnrt_last_error());
+  contexts[device] = context;
+  return context;
+}
+
+/// A compiled function of a generated library.
+class CompiledFunction {
+public:
+  CompiledFunction(const std::string &library, const std::string &name)
+      : library_(library), name_(name) {
+    // RTLD_GLOBAL is not needed: each library resolves gdnrt by its run path.
+    handle_ = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+    TORCH_CHECK(handle_, "gdn_torch: cannot open ", library, ": ", dlerror());
+    std::string base = "gdn_" + name;
+    signature_ = static_cast<const gdn_signature_t *>(dlsym(handle_, (base + "_signature").c_str()));
+    workspaceBytes_ = reinterpret_cast<WorkspaceBytesFn>(dlsym(handle_, (base + "_workspace_bytes").c_str()));
+    resultShapes_ = reinterpret_cast<ResultShapesFn>(dlsym(handle_, (base + "_result_shapes").c_str()));
+    run_ = reinterpret_cast<RunFn>(dlsym(handle_, base.c_str()));
+    check_ = reinterpret_cast<CheckFn>(dlsym(handle_, (base + "_check").c_str()));
+    TORCH_CHECK(signature_ && workspaceBytes_ && resultShapes_ && run_ && check_,
+                "gdn_torch: ", library, " has no whole-function entry point for @", name,
+                " (gdn_", name, " and its _signature, _workspace_bytes, _result_shapes, _check): "
+                "the function still holds ops without a CUDA lowering (see the comment in its .cu)");
+  }
+
+  const std::string &name() const { return name_; }
+
+  /// The signature flattened: [num_args, num_results, then per argument
+  /// (gdn_dtype_t, rank, gdn_role_t), then the same per result].
+  std::vector<int64_t> signature() const {
+    std::vector<int64_t> out = {signature_->num_args, signature_->num_results};
+    for (int i = 0; i < signature_->num_args; ++i)
+      out.insert(out.end(), {signature_->arg_dtypes[i], signature_->arg_ranks[i],
+                             signature_->arg_roles[i]});
+    for (int i = 0; i < signature_->num_results; ++i)
+      out.insert(out.end(), {signature_->result_dtypes[i], signature_->result_ranks[i],
+                             signature_->result_roles[i]});
+    return out;
+  }
+
+  /// Runs the function on `args` (CUDA tensors of the signature's dtypes and
+  /// ranks, on one device) and returns its results. With `check`, waits for
+  /// the stream and raises on invalid packing metadata (gdn_<f>_check);
+  /// without, no host synchronisation happens (invalid metadata then shows as
+  /// NaN results, as docs/codegen.md describes).
+  std::vector<at::Tensor> call(std::vector<at::Tensor> args, bool check) const {
+    TORCH_CHECK(static_cast<int>(args.size()) == signature_->num_args, "gdn_torch: @", name_,
+                " takes ", signature_->num_args, " arguments, got ", args.size());
+    TORCH_CHECK(!args.empty(), "gdn_torch: @", name_, " takes no arguments");
+    c10::Device device = args[0].device();
+    TORCH_CHECK(device.is_cuda(), "gdn_torch: @", name_, " argument #0 is on ", device,
+                ", not a CUDA device");
+    std::vector<gdn_tensor_t> described(args.size());
+    for (size_t i = 0; i < args.size(); ++i) {
+      at::Tensor &t = args[i];
+      TORCH_CHECK(t.device() == device, "gdn_torch: @", name_, " argument #", i, " is on ",
+                  t.device(), ", argument #0 on ", device);
+      gdn_dtype_t want = signature_->arg_dtypes[i];
+      TORCH_CHECK(t.scalar_type() == scalarType(want), "gdn_torch: @", name_, " argument #", i,
+                  " (", roleName(signature_->arg_roles[i]), ") must be ", dtypeName(want),
+                  ", found ", t.scalar_type());
+      TORCH_CHECK(t.dim() == signature_->arg_ranks[i], "gdn_torch: @", name_, " argument #", i,
+                  " must have rank ", signature_->arg_ranks[i], ", found shape ", t.sizes());
+      // Generated code reads dense row-major tensors, 16-byte aligned where
+      // it vectorises: a fresh contiguous copy is both.
+      if (!t.is_contiguous() || reinterpret_cast<uintptr_t>(t.data_ptr()) % 16)
+        t = t.contiguous().clone();
+      described[i] = describe(t, want);
+    }
+    c10::cuda::CUDAGuard guard(device);
+    std::vector<gdn_tensor_t> results(signature_->num_results);
+    int error = resultShapes_(described.data(), results.data());
+    TORCH_CHECK(error == GDN_SUCCESS, "gdn_torch: @", name_,
+                " refused the arguments' shapes (gdn_", name_, "_result_shapes: ",
+                gdnrt_error_name(error), ")", shapesOf(args));
+    std::vector<at::Tensor> outputs;
+    auto options = at::TensorOptions().device(device);
+    for (gdn_tensor_t &r : results) {
+      std::vector<int64_t> shape(r.shape, r.shape + r.rank);
+      at::Tensor t = at::empty(shape, options.dtype(scalarType(r.dtype)));
+      r.data = t.data_ptr();
+      outputs.push_back(t);
+    }
+    size_t bytes = workspaceBytes_(described.data());
+    at::Tensor workspace =
+        at::empty({static_cast<int64_t>(std::max<size_t>(bytes, 256))}, options.dtype(at::kByte));
+    gdnrt_context_t *context = contextFor(device.index());
+    cudaStream_t stream = at::cuda::getCurrentCUDAStream(device.index()).stream();
+    error = gdnrt_context_set_stream(context, stream);
+    TORCH_CHECK(error == GDN_SUCCESS, "gdn_torch: gdnrt_context_set_stream: ", gdnrt_last_error());
+    error = run_(described.data(), results.data(), workspace.data_ptr(), context);
+    if (error != GDN_SUCCESS) {
+      std::string why = gdnrt_last_error();
+      TORCH_CHECK(false, "gdn_torch: @", name_, " failed (", gdnrt_error_name(error), ")",
+                  why.empty() ? std::string(": a generated check refused the arguments") : ": " + why,
+                  shapesOf(args));
+    }
+    if (check) {
+      char message[512] = "";
+      error = check_(described.data(), workspace.data_ptr(), context, message, sizeof(message));
+      TORCH_CHECK(error == GDN_SUCCESS, "gdn_torch: @", name_, ": ", message);
+    }
+    return outputs;
+  }
+
+private:
+  static gdn_tensor_t describe(const at::Tensor &t, gdn_dtype_t dtype) {
+    gdn_tensor_t d = {};
+    d.data = t.data_ptr();
+    d.rank = static_cast<int32_t>(t.dim());
+    for (int64_t i = 0; i < t.dim(); ++i)
+      d.shape[i] = t.size(i);
+    d.dtype = dtype;
+    return d;
+  }
+
+  static std::string shapesOf(const std::vector<at::Tensor> &args) {
+    std::ostringstream os;
+    os << "; argument shapes:";
+    for (const at::Tensor &t : args)
+      os << " " << t.sizes();
+    return os.str();
+  }
+
+  std::string library_, name_;
+  void *handle_ = nullptr; // kept open for the process: code may still run
+  const gdn_signature_t *signature_ = nullptr;
+  WorkspaceBytesFn workspaceBytes_ = nullptr;
+  ResultShapesFn resultShapes_ = nullptr;
+  RunFn run_ = nullptr;
+  CheckFn check_ = nullptr;
+};
+
+/// The function `name` of `library`, opened once per process.
+const CompiledFunction &functionFor(std::string_view library, std::string_view name) {
+  static std::mutex mutex;
+  static std::map<std::pair<std::string, std::string>, std::unique_ptr<CompiledFunction>> opened;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto key = std::make_pair(std::string(library), std::string(name));
+  auto found = opened.find(key);
+  if (found == opened.end())
+    found = opened.emplace(key, std::make_unique<CompiledFunction>(key.first, key.second)).first;
+  return *found->second;
+}
+
+std::vector<int64_t> signatureOp(std::string_view library, std::string_view name) {
+  return functionFor(library, name).signature();
+}
+
+std::vector<at::Tensor> callOp(std::string_view library, std::string_view name,
+                               at::TensorList args, bool check) {
+  return functionFor(library, name).call(args.vec(), check);
+}
+
+} // namespace
+
+TORCH_LIBRARY(gdn_torch, m) {
+  m.def("signature(str library, str name) -> int[]", &signatureOp);
+  m.def("call(str library, str name, Tensor[] args, bool check) -> Tensor[]", &callOp);
+}
