@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelPrinters.h"
+#include "EntryPrinting.h"
 
 #include "gdn/Dialect/GdnKernel/GdnKernelDialect.h"
 
@@ -42,7 +43,7 @@ std::string mlir::gdn::cuda::getAbiDtype(Type type) {
   return "GDN_I64";
 }
 
-static Type elementOf(Value value) {
+Type mlir::gdn::cuda::elementOf(Value value) {
   return cast<RankedTensorType>(value.getType()).getElementType();
 }
 
@@ -64,9 +65,8 @@ SmallVector<Value> mlir::gdn::cuda::getKernelTensorOperands(Operation *op) {
   return operands;
 }
 
-/// Prints `{dim, dim, ...}` for a check: static sizes as numbers, token
-/// dimensions as `tokens`, sequence dimensions as `seqs`, others unchecked.
-static std::string expectedShape(Value value, int tokenDim, int seqDim) {
+std::string mlir::gdn::cuda::expectedShape(Value value, int tokenDim,
+                                           int seqDim) {
   auto type = cast<RankedTensorType>(value.getType());
   std::string text = "{";
   for (int64_t d = 0; d < type.getRank(); ++d) {
@@ -84,12 +84,12 @@ static std::string expectedShape(Value value, int tokenDim, int seqDim) {
   return text + "}";
 }
 
-static const char *boolText(bool value) { return value ? "true" : "false"; }
+const char *mlir::gdn::cuda::boolText(bool value) {
+  return value ? "true" : "false";
+}
 
-/// The checks of a kernel live in a static `<entry>_validate`, so that a
-/// whole-function entry can check every kernel before launching any.
-static void printValidatePrototype(const KernelContext &k,
-                                   llvm::raw_ostream &os) {
+void mlir::gdn::cuda::printValidatePrototype(const KernelContext &k,
+                                             llvm::raw_ostream &os) {
   os << "static int " << k.entryName
      << "_validate(const gdn_tensor_t *operands, const gdn_tensor_t *results";
   if (usesPacking(k.op))
@@ -99,9 +99,8 @@ static void printValidatePrototype(const KernelContext &k,
   os << ")";
 }
 
-/// Ends `<entry>_validate` and opens the entry point, which validates and
-/// then launches.
-static void printLaunchOpening(const KernelContext &k, llvm::raw_ostream &os) {
+void mlir::gdn::cuda::printLaunchOpening(const KernelContext &k,
+                                         llvm::raw_ostream &os) {
   os << "  return GDN_SUCCESS;\n}\n\nextern \"C\" ";
   printKernelPrototype(k, os);
   os << " {\n"
@@ -112,21 +111,61 @@ static void printLaunchOpening(const KernelContext &k, llvm::raw_ostream &os) {
      << "    return error;\n";
 }
 
-/// `args.packing = {...};`: the packing view every packed kernel takes.
-static const char *const kPackingView =
+const char *const mlir::gdn::cuda::kPackingView =
     "  args.packing = {packing->cu_seqlens, packing->cu_padded,\n"
     "                  packing->num_seqs, packing->buffer_tokens};\n";
 
-/// Ends an entry point: calls `launch` (a device-header launcher returning
-/// a cudaError_t) on `arguments` and maps its result to a status.
-static void printLaunchReturn(llvm::raw_ostream &os, StringRef launch,
-                              StringRef arguments) {
+void mlir::gdn::cuda::printLaunchReturn(llvm::raw_ostream &os, StringRef launch,
+                                        StringRef arguments) {
   os << "  return gdn::device::" << launch << "<Config>(" << arguments
      << ") ==\n"
      << "                 cudaSuccess\n"
      << "             ? GDN_SUCCESS\n"
      << "             : GDN_ERROR_CUDA;\n"
      << "}\n\n";
+}
+
+void mlir::gdn::cuda::printScratchAndChecks(
+    Operation *op, const KernelContext &k, StringRef scratchBytes,
+    llvm::function_ref<std::string(Value)> shapeOf, llvm::raw_ostream &os) {
+  os << "extern \"C\" size_t " << k.entryName
+     << "_scratch_bytes(const gdn_packing_t *packing) {\n"
+     << "  if (!packing)\n    return 0;\n"
+     << "  return " << scratchBytes << ";\n}\n\n";
+  printValidatePrototype(k, os);
+  os << " {\n"
+     << "  if (!operands || !results || !scratch";
+  if (usesPacking(op))
+    os << " || !packing ||\n      !packing->workspace";
+  os << ")\n"
+     << "    return GDN_ERROR_INVALID_ARGUMENT;\n";
+  if (usesPacking(op))
+    os << "  const int64_t tokens = packing->buffer_tokens;\n"
+       << "  const int64_t seqs = packing->num_seqs;\n"
+       << "  (void)seqs;\n";
+  else
+    os << "  const int64_t tokens = operands[0].shape[0];\n";
+  auto check = [&](StringRef array, unsigned index, Value value) {
+    os << "  if (!gdn::checkTensor(" << array << "[" << index << "], "
+       << getAbiDtype(elementOf(value)) << ", " << shapeOf(value) << "))\n"
+       << "    return GDN_ERROR_INVALID_ARGUMENT;\n";
+  };
+  for (auto [index, value] : llvm::enumerate(getKernelTensorOperands(op)))
+    check("operands", index, value);
+  for (auto [index, value] : llvm::enumerate(op->getResults()))
+    check("results", index, value);
+}
+
+std::string mlir::gdn::cuda::packingScratch(StringRef function,
+                                            const KernelContext &k) {
+  return ("gdn::device::" + function + "<" + k.configName +
+          ">(\n      {packing->cu_seqlens, packing->cu_padded, "
+          "packing->num_seqs,\n       packing->buffer_tokens})")
+      .str();
+}
+
+std::string mlir::gdn::cuda::tokensOrSequences(Value value, bool perSequence) {
+  return expectedShape(value, perSequence ? -1 : 0, perSequence ? 0 : -1);
 }
 
 //===----------------------------------------------------------------------===//
@@ -176,7 +215,8 @@ static void printPrologueConfig(kernel::PrologueOp op, const KernelContext &k,
      << "  static constexpr int kThreads = " << op.getThreads() << ";\n"
      << "  static constexpr int kTokensPerBlock = " << op.getTokensPerBlock()
      << ";\n"
-     << "  static constexpr int kRowsInFlight = " << op.getRowsInFlight() << ";\n"
+     << "  static constexpr int kRowsInFlight = " << op.getRowsInFlight()
+     << ";\n"
      << "  static constexpr bool kSilu = "
      << boolText(op.getActivation() == Activation::Silu) << ";\n"
      << "  static constexpr bool kHasBias = "
@@ -376,19 +416,19 @@ static void printRMSNormEntry(kernel::GatedRMSNormOp op, const KernelContext &k,
 // Delta rule
 //===----------------------------------------------------------------------===//
 
-static void printDeltaRuleConfig(kernel::DeltaRuleOp op,
-                                 const KernelContext &k,
+static void printDeltaRuleConfig(kernel::DeltaRuleOp op, const KernelContext &k,
                                  llvm::raw_ostream &os) {
   os << "// Kernel " << k.entryName << ": gdn_kernel.delta_rule at "
      << op.getLoc() << "\n"
-     << "//   from gdn.delta_rule; chunked (64 tokens), prepare + scan kernels\n"
+     << "//   from gdn.delta_rule; chunked (64 tokens), prepare + scan "
+        "kernels\n"
      << "//   key heads " << op.getKeyHeads() << " x " << op.getHeadDimK()
      << ", value heads " << op.getValueHeads() << " x " << op.getHeadDimV()
      << ", scale " << op.getScale().convertToDouble() << "\n"
      << "//   tile: V tile " << op.getValueTile() << " ("
      << op.getHeadDimV() / op.getValueTile()
-     << " scan block(s) per sequence and value head), "
-     << op.getScanStages() << " chunk(s) staged per scan block\n"
+     << " scan block(s) per sequence and value head), " << op.getScanStages()
+     << " chunk(s) staged per scan block\n"
      << "//   initial state " << (op.getInitialState() ? "yes" : "no")
      << ", final state " << (op.getFinalState() ? "yes" : "no") << "\n"
      << "struct " << k.configName << " {\n"
@@ -404,57 +444,6 @@ static void printDeltaRuleConfig(kernel::DeltaRuleOp op,
      << "  static constexpr bool kHasFinalState = "
      << boolText(static_cast<bool>(op.getFinalState())) << ";\n"
      << "};\n\n";
-}
-
-/// `<entry>_scratch_bytes` (a pure function of the packing's counts, so
-/// that the whole-function layout can size it before anything runs:
-/// `scratchBytes` is the expression it returns, of `packing`) and the
-/// opening of `<entry>_validate` with a check of every tensor's dtype and
-/// `shapeOf` it.
-static void printScratchAndChecks(Operation *op, const KernelContext &k,
-                                  StringRef scratchBytes,
-                                  llvm::function_ref<std::string(Value)> shapeOf,
-                                  llvm::raw_ostream &os) {
-  os << "extern \"C\" size_t " << k.entryName
-     << "_scratch_bytes(const gdn_packing_t *packing) {\n"
-     << "  if (!packing)\n    return 0;\n"
-     << "  return " << scratchBytes << ";\n}\n\n";
-  printValidatePrototype(k, os);
-  os << " {\n"
-     << "  if (!operands || !results || !scratch";
-  if (usesPacking(op))
-    os << " || !packing ||\n      !packing->workspace";
-  os << ")\n"
-     << "    return GDN_ERROR_INVALID_ARGUMENT;\n";
-  if (usesPacking(op))
-    os << "  const int64_t tokens = packing->buffer_tokens;\n"
-       << "  const int64_t seqs = packing->num_seqs;\n"
-       << "  (void)seqs;\n";
-  else
-    os << "  const int64_t tokens = operands[0].shape[0];\n";
-  auto check = [&](StringRef array, unsigned index, Value value) {
-    os << "  if (!gdn::checkTensor(" << array << "[" << index << "], "
-       << getAbiDtype(elementOf(value)) << ", " << shapeOf(value) << "))\n"
-       << "    return GDN_ERROR_INVALID_ARGUMENT;\n";
-  };
-  for (auto [index, value] : llvm::enumerate(getKernelTensorOperands(op)))
-    check("operands", index, value);
-  for (auto [index, value] : llvm::enumerate(op->getResults()))
-    check("results", index, value);
-}
-
-/// The scratch query of a kernel whose workspace is a function of the
-/// packing view (the delta rule's forward and backward).
-static std::string packingScratch(StringRef function, const KernelContext &k) {
-  return ("gdn::device::" + function + "<" + k.configName +
-          ">(\n      {packing->cu_seqlens, packing->cu_padded, "
-          "packing->num_seqs,\n       packing->buffer_tokens})")
-      .str();
-}
-
-/// Token-indexed tensors have `tokens` rows, per-sequence ones `seqs`.
-static std::string tokensOrSequences(Value value, bool perSequence) {
-  return expectedShape(value, perSequence ? -1 : 0, perSequence ? 0 : -1);
 }
 
 static void printDeltaRuleEntry(kernel::DeltaRuleOp op, const KernelContext &k,
@@ -497,357 +486,9 @@ static void printDeltaRuleEntry(kernel::DeltaRuleOp op, const KernelContext &k,
      << kPackingView
      << "  // Invalid offsets turn every output into NaN (packing.cuh).\n"
      << "  args.status =\n"
-     << "      gdn::device::PackingWorkspace::carve(packing->workspace).status;\n";
+     << "      "
+        "gdn::device::PackingWorkspace::carve(packing->workspace).status;\n";
   printLaunchReturn(os, "launchDeltaRule", "args, scratch, stream");
-}
-
-//===----------------------------------------------------------------------===//
-// Delta rule backward
-//===----------------------------------------------------------------------===//
-
-static void printDeltaRuleGradConfig(kernel::DeltaRuleGradOp op,
-                                     const KernelContext &k,
-                                     llvm::raw_ostream &os) {
-  const bool initial = static_cast<bool>(op.getInitialState());
-  os << "// Kernel " << k.entryName << ": gdn_kernel.delta_rule_grad at "
-     << op.getLoc() << "\n"
-     << "//   from gdn.delta_rule_grad; chunked (64 tokens): prepare, forward "
-        "scan (saving S and Vnew),\n"
-     << "//   reverse state-gradient scan, chunk gradients, GQA sums; no "
-        "atomics\n"
-     << "//   key heads " << op.getKeyHeads() << " x " << op.getHeadDimK()
-     << ", value heads " << op.getValueHeads() << " x " << op.getHeadDimV()
-     << ", scale " << op.getScale().convertToDouble() << "\n"
-     << "//   gradients of q, k, v in " << elementOf(op.getQGrad())
-     << "; initial state " << (initial ? "yes" : "no")
-     << ", final state cotangent " << (op.getFinalStateGrad() ? "yes" : "no")
-     << "\n"
-     << "struct " << k.configName << " {\n"
-     << "  using Element = __nv_bfloat16;\n"
-     << "  using Gradient = " << getDeviceType(elementOf(op.getQGrad())) << ";\n"
-     << "  static constexpr int kKeyHeads = " << op.getKeyHeads() << ";\n"
-     << "  static constexpr int kValueHeads = " << op.getValueHeads() << ";\n"
-     << "  static constexpr int kHeadDimK = " << op.getHeadDimK() << ";\n"
-     << "  static constexpr int kHeadDimV = " << op.getHeadDimV() << ";\n"
-     << "  // The forward scan's tile (it recomputes S and Vnew).\n"
-     << "  static constexpr int kValueTile = " << op.getHeadDimV() << ";\n"
-     << "  static constexpr bool kHasInitialState = " << boolText(initial)
-     << ";\n"
-     << "  static constexpr bool kHasFinalState = false;\n"
-     << "};\n\n";
-}
-
-static void printDeltaRuleGradEntry(kernel::DeltaRuleGradOp op,
-                                    const KernelContext &k,
-                                    llvm::raw_ostream &os) {
-  // The scratch holds the recomputed forward (chunk tiles, S per chunk,
-  // Vnew), the state gradients per chunk and the per-head dq/dk parts.
-  printScratchAndChecks(
-      op, k, packingScratch("deltaRuleBackwardWorkspaceBytes", k),
-      [&](Value value) {
-        return tokensOrSequences(value, value == op.getInitialState() ||
-                                            value == op.getFinalStateGrad() ||
-                                            value == op.getInitialStateGrad());
-      },
-      os);
-  SmallVector<Value> operands = getKernelTensorOperands(op);
-  auto operandIndex = [&](Value value) {
-    return static_cast<unsigned>(llvm::find(operands, value) - operands.begin());
-  };
-  // Rows are copied in 16-byte pieces (cp.async); gradients are stored in
-  // pairs.
-  os << "  for (int i = 0; i < 4; ++i)\n"
-     << "    if (!gdn::isVectorAligned(operands[i]))\n"
-     << "      return GDN_ERROR_INVALID_ARGUMENT;\n"
-     << "  for (int i = 0; i < 3; ++i)\n"
-     << "    if (!gdn::isVectorAligned(results[i]))\n"
-     << "      return GDN_ERROR_INVALID_ARGUMENT;\n";
-  printLaunchOpening(k, os);
-  const std::string gradient = getDeviceType(elementOf(op.getQGrad()));
-  os << "  gdn::device::DeltaRuleBackwardArgs<Config> args = {};\n"
-     << "  args.dO = static_cast<const __nv_bfloat16 *>(operands[0].data);\n"
-     << "  args.q = static_cast<const __nv_bfloat16 *>(operands[1].data);\n"
-     << "  args.k = static_cast<const __nv_bfloat16 *>(operands[2].data);\n"
-     << "  args.v = static_cast<const __nv_bfloat16 *>(operands[3].data);\n"
-     << "  args.g = static_cast<const float *>(operands[4].data);\n"
-     << "  args.beta = static_cast<const float *>(operands[5].data);\n";
-  if (Value state = op.getInitialState())
-    os << "  args.initialState = static_cast<const float *>(operands["
-       << operandIndex(state) << "].data);\n"
-       << "  args.dInitialState = static_cast<float *>(results[5].data);\n";
-  if (Value cotangent = op.getFinalStateGrad())
-    os << "  args.dFinalState = static_cast<const float *>(operands["
-       << operandIndex(cotangent) << "].data);\n";
-  os << "  args.dq = static_cast<" << gradient << " *>(results[0].data);\n"
-     << "  args.dk = static_cast<" << gradient << " *>(results[1].data);\n"
-     << "  args.dv = static_cast<" << gradient << " *>(results[2].data);\n"
-     << "  args.dg = static_cast<float *>(results[3].data);\n"
-     << "  args.dbeta = static_cast<float *>(results[4].data);\n"
-     << llvm::formatv("  args.scale = {0:e}f;\n", op.getScale().convertToDouble())
-     << kPackingView
-     << "  // Invalid offsets turn every gradient into NaN.\n"
-     << "  args.status =\n"
-     << "      gdn::device::PackingWorkspace::carve(packing->workspace).status;\n";
-  printLaunchReturn(os, "launchDeltaRuleBackward", "args, scratch, stream");
-}
-
-//===----------------------------------------------------------------------===//
-// Prologue backward
-//===----------------------------------------------------------------------===//
-
-static void printPrologueGradConfig(kernel::PrologueGradOp op,
-                                    const KernelContext &k,
-                                    llvm::raw_ostream &os) {
-  const int64_t channels = 2 * op.getKeyHeads() * op.getHeadDimK() +
-                           op.getValueHeads() * op.getHeadDimV();
-  const int64_t threads = op.getThreads();
-  // The register budget per thread (__launch_bounds__' second argument)
-  // the H200 measurements used for each block size (docs/backward.md).
-  const int64_t minBlocks = threads >= 512 ? 1 : threads >= 256 ? 2 : 3;
-  Value initial = op.getConvInitialState();
-  Value stateGrad = op.getConvFinalStateGrad() ? op.getConvFinalStateGrad()
-                                               : op.getConvInitialStateGrad();
-  auto typeOr = [](Value value) {
-    return value ? getDeviceType(elementOf(value)) : std::string("float");
-  };
-  os << "// Kernel " << k.entryName << ": gdn_kernel.prologue_grad at "
-     << op.getLoc() << "\n"
-     << "//   fuses gdn.causal_conv1d_grad + gdn.merge_qkv + gdn.l2norm_grad "
-        "(q, k) + gdn.gates_grad,\n"
-     << "//   recomputing the conv and the norms; parameter gradients summed "
-        "per block, then in block order (no atomics)\n"
-     << "//   activations " << elementOf(op.getMixedQkv()) << ", gradients "
-     << elementOf(op.getQGrad()) << ", " << channels
-     << " conv channels, conv width " << op.getConvWidth() << " ("
-     << stringifyActivation(op.getActivation()) << ")\n"
-     << "//   key heads " << op.getKeyHeads() << " x " << op.getHeadDimK()
-     << ", value heads " << op.getValueHeads() << " x " << op.getHeadDimV()
-     << ", l2norm eps " << op.getL2normEps().convertToDouble() << "\n"
-     << "//   tile: " << threads << " threads x " << op.getVectorBytes()
-     << "-byte channel slices, at most " << op.getRowBlocks()
-     << " row blocks, " << op.getRowsInFlight() << " rows in flight\n"
-     << "//   bias " << (op.getConvBias() ? "yes" : "no") << ", initial conv "
-     << "state " << (initial ? "yes" : "no") << ", final conv state cotangent "
-     << (op.getConvFinalStateGrad() ? "yes" : "no") << ", beta "
-     << (op.getAllowNegEigval() ? "2 * sigmoid" : "sigmoid") << "\n"
-     << "struct " << k.configName << " {\n"
-     << "  using Activation = " << getDeviceType(elementOf(op.getMixedQkv()))
-     << ";\n"
-     << "  using ConvWeight = " << getDeviceType(elementOf(op.getConvWeight()))
-     << ";\n"
-     << "  using ConvState = " << typeOr(initial) << ";\n"
-     << "  using GateInput = " << getDeviceType(elementOf(op.getA())) << ";\n"
-     << "  using GateParam = " << getDeviceType(elementOf(op.getALog()))
-     << ";\n"
-     << "  using ActivationGrad = " << getDeviceType(elementOf(op.getQGrad()))
-     << ";\n"
-     << "  using ConvStateGrad = " << typeOr(stateGrad) << ";\n"
-     << "  using GateInputGrad = " << getDeviceType(elementOf(op.getAGrad()))
-     << ";\n"
-     << "  using ConvWeightGrad = "
-     << getDeviceType(elementOf(op.getConvWeightGrad())) << ";\n"
-     << "  using GateParamGrad = " << getDeviceType(elementOf(op.getALogGrad()))
-     << ";\n"
-     << "  static constexpr int kKeyHeads = " << op.getKeyHeads() << ";\n"
-     << "  static constexpr int kValueHeads = " << op.getValueHeads() << ";\n"
-     << "  static constexpr int kHeadDimK = " << op.getHeadDimK() << ";\n"
-     << "  static constexpr int kHeadDimV = " << op.getHeadDimV() << ";\n"
-     << "  static constexpr int kConvWidth = " << op.getConvWidth() << ";\n"
-     << "  static constexpr int kVectorBytes = " << op.getVectorBytes() << ";\n"
-     << "  static constexpr int kThreads = " << threads << ";\n"
-     << "  static constexpr int kMinBlocksPerSM = " << minBlocks << ";\n"
-     << "  static constexpr int kRowsInFlight = " << op.getRowsInFlight()
-     << ";\n"
-     << "  static constexpr int kRowBlocks = " << op.getRowBlocks() << ";\n"
-     << "  static constexpr int kGateBlocks = 132;\n"
-     << "  static constexpr bool kSilu = "
-     << boolText(op.getActivation() == Activation::Silu) << ";\n"
-     << "  static constexpr bool kHasBias = "
-     << boolText(static_cast<bool>(op.getConvBias())) << ";\n"
-     << "  static constexpr bool kHasInitialState = "
-     << boolText(static_cast<bool>(initial)) << ";\n"
-     << "  static constexpr bool kHasFinalState = "
-     << boolText(static_cast<bool>(op.getConvFinalStateGrad())) << ";\n"
-     << "  static constexpr bool kNegEigval = "
-     << boolText(op.getAllowNegEigval()) << ";\n"
-     << llvm::formatv("  static constexpr float kNormEps = {0:e}f;\n",
-                      op.getL2normEps().convertToDouble())
-     << "};\n\n";
-}
-
-static void printPrologueGradEntry(kernel::PrologueGradOp op,
-                                   const KernelContext &k,
-                                   llvm::raw_ostream &os) {
-  const int64_t channels = 2 * op.getKeyHeads() * op.getHeadDimK() +
-                           op.getValueHeads() * op.getHeadDimV();
-  // Parameters and their gradients are checked against the sizes the
-  // attributes imply (a dynamic size in their type lets nothing short
-  // through); states per sequence, everything else per token.
-  auto shapeOf = [&](Value value) -> std::string {
-    auto sizes = [](std::initializer_list<int64_t> dims) {
-      std::string text = "{";
-      llvm::raw_string_ostream out(text);
-      llvm::interleaveComma(dims, out);
-      return text + "}";
-    };
-    if (value == op.getConvWeight() || value == op.getConvWeightGrad())
-      return sizes({channels, static_cast<int64_t>(op.getConvWidth())});
-    if (value == op.getConvBias() || value == op.getConvBiasGrad())
-      return sizes({channels});
-    if (value == op.getALog() || value == op.getDtBias() ||
-        value == op.getALogGrad() || value == op.getDtBiasGrad())
-      return sizes({static_cast<int64_t>(op.getValueHeads())});
-    return tokensOrSequences(value, value == op.getConvInitialState() ||
-                                        value == op.getConvFinalStateGrad() ||
-                                        value == op.getConvInitialStateGrad());
-  };
-  printScratchAndChecks(
-      op, k,
-      "gdn::device::prologueBackwardWorkspaceBytes<" + k.configName +
-          ">(packing->buffer_tokens)",
-      shapeOf, os);
-  SmallVector<Value> operands = getKernelTensorOperands(op);
-  auto operandIndex = [&](Value value) {
-    return static_cast<unsigned>(llvm::find(operands, value) -
-                                 operands.begin());
-  };
-  auto resultIndex = [&](Value value) {
-    return cast<OpResult>(value).getResultNumber();
-  };
-  // Rows move in vectors of kVectorBytes: the token-indexed activations
-  // and their gradients must be aligned to 16 bytes.
-  os << "  for (const gdn_tensor_t *tensor :\n"
-     << "       {&operands[" << operandIndex(op.getMixedQkv()) << "], &operands["
-     << operandIndex(op.getQGrad()) << "], &operands["
-     << operandIndex(op.getKGrad()) << "],\n"
-     << "        &operands[" << operandIndex(op.getVGrad()) << "], &results["
-     << resultIndex(op.getMixedQkvGrad()) << "]})\n"
-     << "    if (!gdn::isVectorAligned(*tensor))\n"
-     << "      return GDN_ERROR_INVALID_ARGUMENT;\n";
-  printLaunchOpening(k, os);
-  auto operand = [&](Value value) {
-    return "static_cast<const " + getDeviceType(elementOf(value)) +
-           " *>(operands[" + std::to_string(operandIndex(value)) + "].data)";
-  };
-  auto result = [&](Value value) {
-    return "static_cast<" + getDeviceType(elementOf(value)) + " *>(results[" +
-           std::to_string(resultIndex(value)) + "].data)";
-  };
-  os << "  gdn::device::PrologueBackwardArgs<Config> args = {};\n"
-     << "  args.mixed = " << operand(op.getMixedQkv()) << ";\n"
-     << "  args.weight = " << operand(op.getConvWeight()) << ";\n";
-  if (Value bias = op.getConvBias())
-    os << "  args.bias = " << operand(bias) << ";\n"
-       << "  args.dbias = " << result(op.getConvBiasGrad()) << ";\n";
-  if (Value state = op.getConvInitialState())
-    os << "  args.initialState = " << operand(state) << ";\n"
-       << "  args.dinitialState = " << result(op.getConvInitialStateGrad())
-       << ";\n";
-  if (Value cotangent = op.getConvFinalStateGrad())
-    os << "  args.dfinalState = " << operand(cotangent) << ";\n";
-  os << "  args.a = " << operand(op.getA()) << ";\n"
-     << "  args.b = " << operand(op.getB()) << ";\n"
-     << "  args.aLog = " << operand(op.getALog()) << ";\n"
-     << "  args.dtBias = " << operand(op.getDtBias()) << ";\n"
-     << "  args.dq = " << operand(op.getQGrad()) << ";\n"
-     << "  args.dk = " << operand(op.getKGrad()) << ";\n"
-     << "  args.dv = " << operand(op.getVGrad()) << ";\n"
-     << "  args.dg = " << operand(op.getGGrad()) << ";\n"
-     << "  args.dbeta = " << operand(op.getBetaGrad()) << ";\n"
-     << "  args.dmixed = " << result(op.getMixedQkvGrad()) << ";\n"
-     << "  args.dweight = " << result(op.getConvWeightGrad()) << ";\n"
-     << "  args.da = " << result(op.getAGrad()) << ";\n"
-     << "  args.db = " << result(op.getBGrad()) << ";\n"
-     << "  args.daLog = " << result(op.getALogGrad()) << ";\n"
-     << "  args.ddtBias = " << result(op.getDtBiasGrad()) << ";\n"
-     << kPackingView
-     << "  // The first kernel checks the offsets (in every block) and writes\n"
-     << "  // the status record; invalid offsets make every gradient NaN.\n"
-     << "  args.metadata = "
-        "gdn::device::PackingWorkspace::carve(packing->workspace);\n";
-  printLaunchReturn(os, "launchPrologueBackward", "args, scratch, stream");
-}
-
-//===----------------------------------------------------------------------===//
-// Gated RMSNorm backward
-//===----------------------------------------------------------------------===//
-
-static void printRMSNormGradConfig(kernel::GatedRMSNormGradOp op,
-                                   const KernelContext &k,
-                                   llvm::raw_ostream &os) {
-  auto type = op.getX().getType();
-  os << "// Kernel " << k.entryName << ": gdn_kernel.gated_rmsnorm_grad at "
-     << op.getLoc() << "\n"
-     << "//   from gdn.gated_rmsnorm_grad; x " << type.getElementType()
-     << ", z " << elementOf(op.getZ()) << ", weight "
-     << elementOf(op.getWeight()) << ", y_grad " << elementOf(op.getYGrad())
-     << "\n"
-     << "//   rows of V = " << type.getDimSize(2) << ", eps "
-     << op.getEps().convertToDouble() << ", " << op.getThreads()
-     << " threads per block, at most " << op.getBlocks()
-     << " blocks; weight gradient summed per block, then in block order\n"
-     << "struct " << k.configName << " {\n"
-     << "  using Input = " << getDeviceType(type.getElementType()) << ";\n"
-     << "  using Gate = " << getDeviceType(elementOf(op.getZ())) << ";\n"
-     << "  using Weight = " << getDeviceType(elementOf(op.getWeight())) << ";\n"
-     << "  using OutputGrad = " << getDeviceType(elementOf(op.getYGrad()))
-     << ";\n"
-     << "  using InputGrad = " << getDeviceType(elementOf(op.getXGrad()))
-     << ";\n"
-     << "  using GateGrad = " << getDeviceType(elementOf(op.getZGrad())) << ";\n"
-     << "  using WeightGrad = " << getDeviceType(elementOf(op.getWeightGrad()))
-     << ";\n"
-     << "  static constexpr int kHeadDimV = " << type.getDimSize(2) << ";\n"
-     << "  static constexpr int kThreads = " << op.getThreads() << ";\n"
-     << "  static constexpr int kBlocks = " << op.getBlocks() << ";\n"
-     << llvm::formatv("  static constexpr float kEps = {0:e}f;\n",
-                      op.getEps().convertToDouble())
-     << "};\n\n";
-}
-
-static void printRMSNormGradEntry(kernel::GatedRMSNormGradOp op,
-                                  const KernelContext &k,
-                                  llvm::raw_ostream &os) {
-  auto type = op.getX().getType();
-  const int64_t heads = type.getDimSize(1);
-  // No packing: the rows are the tokens (the packing's buffer rows, which
-  // the whole-function layout passes as the counts) times the heads.
-  printScratchAndChecks(
-      op, k,
-      "gdn::device::epilogueBackwardWorkspaceBytes<" + k.configName +
-          ">(\n      static_cast<int64_t>(packing->buffer_tokens) * " +
-          std::to_string(heads) + ")",
-      [&](Value value) {
-        return value == op.getWeight() || value == op.getWeightGrad()
-                   ? "{" + std::to_string(type.getDimSize(2)) + "}"
-                   : expectedShape(value, 0, -1);
-      },
-      os);
-  os << "  for (const gdn_tensor_t *tensor : {&operands[0], &operands[1], "
-        "&operands[2],\n"
-     << "                                     &results[0], &results[1]})\n"
-     << "    if (!gdn::isVectorAligned(*tensor))\n"
-     << "      return GDN_ERROR_INVALID_ARGUMENT;\n";
-  printLaunchOpening(k, os);
-  auto pointer = [&](StringRef array, unsigned index, Value value,
-                     bool isConst) {
-    return "static_cast<" + std::string(isConst ? "const " : "") +
-           getDeviceType(elementOf(value)) + " *>(" + array.str() + "[" +
-           std::to_string(index) + "].data)";
-  };
-  os << "  gdn::device::EpilogueBackwardArgs<Config> args = {};\n"
-     << "  args.dy = " << pointer("operands", 0, op.getYGrad(), true) << ";\n"
-     << "  args.x = " << pointer("operands", 1, op.getX(), true) << ";\n"
-     << "  args.z = " << pointer("operands", 2, op.getZ(), true) << ";\n"
-     << "  args.weight = " << pointer("operands", 3, op.getWeight(), true)
-     << ";\n"
-     << "  args.dx = " << pointer("results", 0, op.getXGrad(), false) << ";\n"
-     << "  args.dz = " << pointer("results", 1, op.getZGrad(), false) << ";\n"
-     << "  args.dweight = " << pointer("results", 2, op.getWeightGrad(), false)
-     << ";\n"
-     << "  // No rows still launches: the weight gradient is then 0.\n"
-     << "  args.rows = operands[0].shape[0] * " << heads << ";\n";
-  printLaunchReturn(os, "launchEpilogueBackward", "args, scratch, stream");
 }
 
 //===----------------------------------------------------------------------===//
@@ -860,8 +501,12 @@ void mlir::gdn::cuda::printKernelConfig(const KernelContext &k,
       .Case([&](kernel::PrologueOp op) { printPrologueConfig(op, k, os); })
       .Case([&](kernel::GatedRMSNormOp op) { printRMSNormConfig(op, k, os); })
       .Case([&](kernel::DeltaRuleOp op) { printDeltaRuleConfig(op, k, os); })
-      .Case([&](kernel::DeltaRuleGradOp op) { printDeltaRuleGradConfig(op, k, os); })
-      .Case([&](kernel::PrologueGradOp op) { printPrologueGradConfig(op, k, os); })
+      .Case([&](kernel::DeltaRuleGradOp op) {
+        printDeltaRuleGradConfig(op, k, os);
+      })
+      .Case([&](kernel::PrologueGradOp op) {
+        printPrologueGradConfig(op, k, os);
+      })
       .Case([&](kernel::GatedRMSNormGradOp op) {
         printRMSNormGradConfig(op, k, os);
       });
@@ -873,8 +518,11 @@ void mlir::gdn::cuda::printKernelEntry(const KernelContext &k,
       .Case([&](kernel::PrologueOp op) { printPrologueEntry(op, k, os); })
       .Case([&](kernel::GatedRMSNormOp op) { printRMSNormEntry(op, k, os); })
       .Case([&](kernel::DeltaRuleOp op) { printDeltaRuleEntry(op, k, os); })
-      .Case([&](kernel::DeltaRuleGradOp op) { printDeltaRuleGradEntry(op, k, os); })
-      .Case([&](kernel::PrologueGradOp op) { printPrologueGradEntry(op, k, os); })
+      .Case([&](kernel::DeltaRuleGradOp op) {
+        printDeltaRuleGradEntry(op, k, os);
+      })
+      .Case(
+          [&](kernel::PrologueGradOp op) { printPrologueGradEntry(op, k, os); })
       .Case([&](kernel::GatedRMSNormGradOp op) {
         printRMSNormGradEntry(op, k, os);
       });
