@@ -138,9 +138,9 @@ std::optional<PrologueGradMatch> matchPrologueGrad(DeltaRuleGradOp grad) {
 /// The prologue_grad tile: 512 threads of 8-byte channel vectors, 6 rows in
 /// flight, the one measured best for gqa16x32 on the H200
 /// (docs/backward.md); 16-byte vectors where a key head would need more
-/// than a warp of 8-byte ones (f32, K = 128); narrower layers get fewer
-/// threads, so that no block is mostly idle. Row blocks fill one wave of
-/// `smCount` SMs.
+/// than a warp of 8-byte ones (f32 with K = 128, bf16 with K = 256);
+/// narrower layers get fewer threads, so that no block is mostly idle. Row
+/// blocks fill one wave of `smCount` SMs.
 struct PrologueGradTile {
   int64_t threads, vectorBytes, rowsInFlight, rowBlocks;
 };
@@ -148,13 +148,17 @@ PrologueGradTile choosePrologueGradTile(int64_t channels, int64_t headDimK,
                                         Type element, int64_t smCount) {
   PrologueGradTile tile{512, 8, 6, 1};
   const int64_t bytes = kernel::getElementBytes(element);
-  if (headDimK * bytes > 32 * 8)
-    tile.vectorBytes = 16;
+  if (headDimK * bytes > 32 * 8) {
+    // 16-byte vectors need about 250 registers: 256 threads, one block per
+    // SM, 4 rows in flight (the tile measured for them).
+    tile = {256, 16, 4, 1};
+  }
   const int64_t vectors = channels * bytes / tile.vectorBytes;
   while (tile.threads > 128 && tile.threads / 2 >= vectors)
     tile.threads /= 2;
   const int64_t channelBlocks = (vectors + tile.threads - 1) / tile.threads;
-  const int64_t blocksPerSM = tile.threads >= 512 ? 1 : tile.threads >= 256 ? 2 : 3;
+  const int64_t blocksPerSM =
+      kernel::getPrologueGradBlocksPerSM(tile.threads, tile.vectorBytes);
   tile.rowBlocks = std::max<int64_t>(1, smCount * blocksPerSM / channelBlocks);
   return tile;
 }
@@ -325,8 +329,9 @@ struct GdnFusePass : public mlir::gdn::impl::GdnFuseBase<GdnFusePass> {
     ++numEpilogueGrads;
   }
 
-  /// The gated RMSNorm backward's blocks: four waves of the H200's 132 SMs
-  /// (docs/backward.md, 84% of device copy at 32K tokens).
+  /// The gated RMSNorm backward's most blocks: the tile measured best on the
+  /// H200 (528 blocks of 256 threads, docs/backward.md: 84% of device copy
+  /// at 32K tokens).
   static constexpr int64_t kEpilogueGradBlocks = 528;
 
   void fusePrologue(IRRewriter &rewriter, Operation *consumer,

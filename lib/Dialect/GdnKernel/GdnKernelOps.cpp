@@ -360,6 +360,13 @@ Value kernel::PrologueGradOp::getConvInitialStateGrad() {
              : Value();
 }
 
+int64_t mlir::gdn::kernel::getPrologueGradBlocksPerSM(int64_t threads,
+                                                      int64_t vectorBytes) {
+  if (vectorBytes >= 16 || threads >= 512)
+    return 1;
+  return threads >= 256 ? 2 : 3;
+}
+
 LogicalResult kernel::PrologueGradOp::verify() {
   const size_t optionalGrads =
       (getConvBias() ? 1 : 0) + (getConvInitialState() ? 1 : 0);
@@ -424,6 +431,9 @@ LogicalResult kernel::PrologueGradOp::verify() {
   if (getRowsInFlight() > 8)
     return emitOpError() << "rows_in_flight (" << getRowsInFlight()
                          << ") must be at most 8";
+  if (getRowBlocks() > 65535)
+    return emitOpError() << "row_blocks (" << getRowBlocks()
+                         << ") must be at most 65535 (the grid's y limit)";
   const int64_t sharedBytes = getPrologueGradSharedBytes(
       getThreads(), vectorBytes, getRowsInFlight());
   if (sharedBytes > kMaxSharedBytesPerBlock)

@@ -120,9 +120,9 @@ void mlir::gdn::cuda::printPrologueGradConfig(kernel::PrologueGradOp op,
   const int64_t channels = 2 * op.getKeyHeads() * op.getHeadDimK() +
                            op.getValueHeads() * op.getHeadDimV();
   const int64_t threads = op.getThreads();
-  // The register budget per thread (__launch_bounds__' second argument)
-  // the H200 measurements used for each block size (docs/backward.md).
-  const int64_t minBlocks = threads >= 512 ? 1 : threads >= 256 ? 2 : 3;
+  // The register budget per thread (__launch_bounds__' second argument).
+  const int64_t minBlocks =
+      kernel::getPrologueGradBlocksPerSM(threads, op.getVectorBytes());
   Value initial = op.getConvInitialState();
   Value stateGrad = op.getConvFinalStateGrad() ? op.getConvFinalStateGrad()
                                                : op.getConvInitialStateGrad();
@@ -329,13 +329,15 @@ void mlir::gdn::cuda::printRMSNormGradEntry(kernel::GatedRMSNormGradOp op,
                                             llvm::raw_ostream &os) {
   auto type = op.getX().getType();
   const int64_t heads = type.getDimSize(1);
-  // No packing: the rows are the tokens (the packing's buffer rows, which
-  // the whole-function layout passes as the counts) times the heads.
+  // No packing: the scratch holds at most kBlocks partial sums of V, the
+  // most any row count uses, so that it cannot be too small for the rows
+  // the entry is given.
   printScratchAndChecks(
       op, k,
       "gdn::device::epilogueBackwardWorkspaceBytes<" + k.configName +
-          ">(\n      static_cast<int64_t>(packing->buffer_tokens) * " +
-          std::to_string(heads) + ")",
+          ">(\n      static_cast<int64_t>(" + k.configName +
+          "::kBlocks) *\n      gdn::device::EpilogueBackwardShape<" +
+          k.configName + ">::kMinRowsPerBlock)",
       [&](Value value) {
         return value == op.getWeight() || value == op.getWeightGrad()
                    ? "{" + std::to_string(type.getDimSize(2)) + "}"

@@ -8,7 +8,7 @@
 // (gdn.linear_grad on [T, 32]) and the sum of their x gradients, which runs
 // as the second data GEMM accumulating onto the first (arith.addf, folded).
 // bf16, checked against gdn-run; many tokens, so the weight gradients' token
-// sums are long (where cuBLASLt splits K) and the harness's second run must
+// sums are long (where cuBLASLt splits K) and the harness's five runs must
 // give the same bits.
 func.func @backward_projections(%dy: tensor<?x32xbf16>, %o: tensor<?x6x2xbf16>,
                                 %w_out: tensor<32x12xbf16>,

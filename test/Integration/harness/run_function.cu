@@ -378,9 +378,12 @@ int corrupt(const std::string &in, const std::string &freeList) {
     size_t comma = freeList.find(',', start);
     if (comma == std::string::npos)
       comma = freeList.size();
-    const int r = std::stoi(freeList.substr(start, comma - start));
-    if (r < 0 || r >= FN_SIGNATURE.num_results) {
-      expect(false, "result #" + std::to_string(r) + " of FREE exists");
+    const std::string item = freeList.substr(start, comma - start);
+    char *end = nullptr;
+    const long r = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || r < 0 || r >= FN_SIGNATURE.num_results) {
+      expect(false, "FREE names results by index, comma-separated; '" +
+                        item + "' is not a result of " + FN_SIGNATURE.name);
       return 1;
     }
     free[r] = true;

@@ -58,9 +58,10 @@
 // CHECK-NEXT:   static constexpr bool kHasFinalState = true;
 // CHECK-NEXT:   static constexpr bool kNegEigval = true;
 
-// The gated RMSNorm backward: scratch from its rows (tokens x heads).
+// The gated RMSNorm backward: scratch for its most blocks, whatever its rows.
 // CHECK: return gdn::device::epilogueBackwardWorkspaceBytes<gdn_core_states_backward_k0_gated_rmsnorm_grad_config>(
-// CHECK-NEXT: static_cast<int64_t>(packing->buffer_tokens) * 2);
+// CHECK-NEXT: static_cast<int64_t>(gdn_core_states_backward_k0_gated_rmsnorm_grad_config::kBlocks) *
+// CHECK-NEXT: gdn::device::EpilogueBackwardShape<gdn_core_states_backward_k0_gated_rmsnorm_grad_config>::kMinRowsPerBlock);
 // CHECK: if (!gdn::checkTensor(operands[3], GDN_BF16, {64}))
 // CHECK: if (!gdn::checkTensor(results[2], GDN_BF16, {64}))
 // CHECK: for (const gdn_tensor_t *tensor : {&operands[0], &operands[1], &operands[2],
@@ -220,6 +221,20 @@ func.func @rows_in_flight(%x: tensor<?x256xbf16>, %w: tensor<256x4xbf16>, %a: te
   // expected-error @+1 {{rows_in_flight (9) must be at most 8}}
   %0:6 = gdn_kernel.prologue_grad %x, %w, %a, %b, %p32, %p32, %p cotangents(%dq, %dq, %dv, %dg, %dg)
       {key_heads = 1 : i64, value_heads = 2 : i64, head_dim_k = 64 : i64, head_dim_v = 64 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 128 : i64, vector_bytes = 8 : i64, rows_in_flight = 9 : i64, row_blocks = 8 : i64}
+      : (tensor<?x256xbf16>, tensor<256x4xbf16>, tensor<?x2xbf16>, tensor<?x2xbf16>, tensor<2xf32>, tensor<2xf32>,
+         !gdn.packing<seqs = ?, tokens = ?>, tensor<?x1x64xbf16>, tensor<?x1x64xbf16>, tensor<?x2x64xbf16>, tensor<?x2xf32>, tensor<?x2xf32>)
+      -> (tensor<?x256xbf16>, tensor<256x4xbf16>, tensor<?x2xbf16>, tensor<?x2xbf16>, tensor<2xf32>, tensor<2xf32>)
+  return
+}
+
+// -----
+
+func.func @row_blocks(%x: tensor<?x256xbf16>, %w: tensor<256x4xbf16>, %a: tensor<?x2xbf16>, %b: tensor<?x2xbf16>,
+    %p32: tensor<2xf32>, %dq: tensor<?x1x64xbf16>, %dv: tensor<?x2x64xbf16>, %dg: tensor<?x2xf32>, %cu: tensor<?xi32>) {
+  %p = gdn.packing %cu : tensor<?xi32> -> !gdn.packing<seqs = ?, tokens = ?>
+  // expected-error @+1 {{row_blocks (70000) must be at most 65535 (the grid's y limit)}}
+  %0:6 = gdn_kernel.prologue_grad %x, %w, %a, %b, %p32, %p32, %p cotangents(%dq, %dq, %dv, %dg, %dg)
+      {key_heads = 1 : i64, value_heads = 2 : i64, head_dim_k = 64 : i64, head_dim_v = 64 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 128 : i64, vector_bytes = 8 : i64, rows_in_flight = 6 : i64, row_blocks = 70000 : i64}
       : (tensor<?x256xbf16>, tensor<256x4xbf16>, tensor<?x2xbf16>, tensor<?x2xbf16>, tensor<2xf32>, tensor<2xf32>,
          !gdn.packing<seqs = ?, tokens = ?>, tensor<?x1x64xbf16>, tensor<?x1x64xbf16>, tensor<?x2x64xbf16>, tensor<?x2xf32>, tensor<?x2xf32>)
       -> (tensor<?x256xbf16>, tensor<256x4xbf16>, tensor<?x2xbf16>, tensor<?x2xbf16>, tensor<2xf32>, tensor<2xf32>)

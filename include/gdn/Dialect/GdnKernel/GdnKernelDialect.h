@@ -35,6 +35,12 @@ int64_t getPrologueSharedBytes(int64_t threads, int64_t rowsInFlight,
 int64_t getPrologueGradSharedBytes(int64_t threads, int64_t vectorBytes,
                                    int64_t rowsInFlight);
 
+/// Blocks per SM the prologue backward's register budget is set for
+/// (`__launch_bounds__`), as measured on the H200 (docs/backward.md):
+/// 16-byte vectors need about 250 registers, so one block; 8-byte vectors
+/// one block of 512 threads, two of 256, three of 128.
+int64_t getPrologueGradBlocksPerSM(int64_t threads, int64_t vectorBytes);
+
 /// The most shared memory a block can opt in to on Hopper (227 KiB).
 constexpr int64_t kMaxSharedBytesPerBlock = 227 * 1024;
 

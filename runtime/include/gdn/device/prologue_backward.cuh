@@ -19,7 +19,7 @@
 //   dw[j] = sum_t dpre[t] x[t-W+1+j],  dbias = sum_t dpre[t]
 //
 // Kernel 1, prologueBackwardKernel: the mapping of the forward (a thread
-// owns one 16-byte slice of channels and walks its block's contiguous range
+// owns one slice of kVectorBytes (8 or 16) of channels and walks its block's contiguous range
 // of rows through a cp.async ring), two windows in registers: the last W-1
 // inputs (for pre) and the last W-1 dpre (dx[s] is complete once dpre[s+W-1]
 // is known, so dx trails the walk by W-1 rows). A block owns dx of its
@@ -181,7 +181,7 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocksPerSM)
   static_assert(Config::kHeadDimK % kVec == 0 && kHeadLanes <= 32 &&
                     (kHeadLanes & (kHeadLanes - 1)) == 0,
                 "a head must be a power-of-two group of at most 32 lanes");
-  static_assert(kChannels % kVec == 0, "channels must fill 16-byte vectors");
+  static_assert(kChannels % kVec == 0, "channels must fill whole vectors");
   static_assert(kW >= 1 && kW <= 4, "conv widths 1 to 4");
   static_assert(kRows >= 1 && kRows <= 8, "1 to 8 rows in flight");
 
