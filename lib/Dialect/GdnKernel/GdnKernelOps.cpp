@@ -190,26 +190,44 @@ LogicalResult kernel::PrologueOp::verify() {
   return success();
 }
 
-LogicalResult kernel::GatedRMSNormOp::verify() {
-  auto xType = getX().getType();
+/// What the gated RMSNorm and its backward check: `x` is [T, HV, V] with V
+/// static; every tensor of `rows` has x's shape and its element width (they
+/// move in vectors of one element count, named `rowNames`); every tensor of
+/// `weights` is [V]; a head fills a lane group; the tile fits; eps >= 0.
+static LogicalResult
+verifyGatedRMSNormRows(Operation *op, Value x,
+                       ArrayRef<std::pair<Value, StringRef>> rows,
+                       ArrayRef<std::pair<Value, StringRef>> weights,
+                       StringRef rowNames, int64_t threads, double eps) {
+  auto xType = cast<RankedTensorType>(x.getType());
   if (xType.getRank() != 3)
-    return emitOpError() << "x must be [T, HV, V], found " << xType;
+    return op->emitOpError() << "x must be [T, HV, V], found " << xType;
   const int64_t headDimV = xType.getDimSize(2);
   if (ShapedType::isDynamic(headDimV))
-    return emitOpError() << "the head dim V must be static";
-  if (failed(expectShape(*this, getZ(), "z", xType.getShape())) ||
-      failed(expectShape(*this, getY(), "y", xType.getShape())) ||
-      failed(expectShape(*this, getWeight(), "weight", {headDimV})))
+    return op->emitOpError() << "the head dim V must be static";
+  for (auto [value, name] : rows)
+    if (failed(expectShape(op, value, name, xType.getShape())))
+      return failure();
+  for (auto [value, name] : weights)
+    if (failed(expectShape(op, value, name, {headDimV})))
+      return failure();
+  for (auto [value, name] : rows)
+    if (getElementBytes(value.getType()) != getElementBytes(xType))
+      return op->emitOpError()
+             << rowNames << " must have elements of one width, found "
+             << xType << " and " << value.getType();
+  if (failed(checkLaneGroup(op, headDimV, xType, "a value head")) ||
+      failed(checkThreads(op, threads)))
     return failure();
-  if (getElementBytes(getZ().getType()) != getElementBytes(xType) ||
-      getElementBytes(getY().getType()) != getElementBytes(xType))
-    return emitOpError() << "x, z and y must have elements of one width";
-  if (failed(checkLaneGroup(*this, headDimV, xType, "a value head")) ||
-      failed(checkThreads(*this, getThreads())))
-    return failure();
-  if (!(getEps().convertToDouble() >= 0.0))
-    return emitOpError() << "eps must be >= 0";
+  if (!(eps >= 0.0))
+    return op->emitOpError() << "eps must be >= 0";
   return success();
+}
+
+LogicalResult kernel::GatedRMSNormOp::verify() {
+  return verifyGatedRMSNormRows(*this, getX(), {{getZ(), "z"}, {getY(), "y"}},
+                                {{getWeight(), "weight"}}, "x, z and y",
+                                getThreads(), getEps().convertToDouble());
 }
 
 /// The tiles and dims delta_rule.cuh instantiates and the GPU suite checks.
@@ -492,33 +510,11 @@ LogicalResult kernel::PrologueGradOp::verify() {
 }
 
 LogicalResult kernel::GatedRMSNormGradOp::verify() {
-  auto xType = getX().getType();
-  if (xType.getRank() != 3)
-    return emitOpError() << "x must be [T, HV, V], found " << xType;
-  const int64_t headDimV = xType.getDimSize(2);
-  if (ShapedType::isDynamic(headDimV))
-    return emitOpError() << "the head dim V must be static";
-  for (auto [value, name] :
-       {std::pair<Value, StringRef>{getZ(), "z"},
-        {getYGrad(), "y_grad"},
-        {getXGrad(), "x_grad"},
-        {getZGrad(), "z_grad"}})
-    if (failed(expectShape(*this, value, name, xType.getShape())))
-      return failure();
-  if (failed(expectShape(*this, getWeight(), "weight", {headDimV})) ||
-      failed(expectShape(*this, getWeightGrad(), "weight_grad", {headDimV})))
-    return failure();
-  // x, z, y_grad, x_grad and z_grad move in vectors of one element count.
-  for (Value value : {getZ(), getYGrad(), getXGrad(), getZGrad()})
-    if (getElementBytes(value.getType()) != getElementBytes(xType))
-      return emitOpError()
-             << "x, z, y_grad, x_grad and z_grad must have elements of one "
-                "width, found "
-             << xType << " and " << value.getType();
-  if (failed(checkLaneGroup(*this, headDimV, xType, "a value head")) ||
-      failed(checkThreads(*this, getThreads())))
-    return failure();
-  if (!(getEps().convertToDouble() >= 0.0))
-    return emitOpError() << "eps must be >= 0";
-  return success();
+  return verifyGatedRMSNormRows(
+      *this, getX(),
+      {{getZ(), "z"}, {getYGrad(), "y_grad"}, {getXGrad(), "x_grad"},
+       {getZGrad(), "z_grad"}},
+      {{getWeight(), "weight"}, {getWeightGrad(), "weight_grad"}},
+      "x, z, y_grad, x_grad and z_grad", getThreads(),
+      getEps().convertToDouble());
 }
