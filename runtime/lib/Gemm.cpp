@@ -151,4 +151,31 @@ int runGemm(gdnrt_context_t *context, const ColumnMajorGemm &gemm,
                "cublasLtMatmul");
 }
 
+bool checkProjectionShapes(const Shape &x, const Shape &weight, const Shape &y,
+                           const char *yName, ProjectionSizes &sizes,
+                           std::string &error) {
+  if (weight.dims.size() != 2) {
+    error = "the weight has rank " + std::to_string(weight.dims.size()) +
+            "; it must be [Out, In]";
+    return false;
+  }
+  sizes.tokens = x.dims[0];
+  sizes.in = x.product(1, x.dims.size());
+  sizes.out = y.product(1, y.dims.size());
+  if (weight.dims[1] != sizes.in) {
+    error = "the weight has " + std::to_string(weight.dims[1]) +
+            " input features but every token of x has " +
+            std::to_string(sizes.in);
+    return false;
+  }
+  if (y.dims[0] != sizes.tokens || weight.dims[0] != sizes.out) {
+    error = std::string(yName) + " has " + std::to_string(y.dims[0]) +
+            " tokens of " + std::to_string(sizes.out) + " features but x has " +
+            std::to_string(sizes.tokens) + " tokens and the weight " +
+            std::to_string(weight.dims[0]) + " outputs";
+    return false;
+  }
+  return true;
+}
+
 } // namespace gdnrt

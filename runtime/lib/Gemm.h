@@ -4,6 +4,7 @@
 #define GDN_RUNTIME_LIB_GEMM_H
 
 #include "Internal.h"
+#include "Plan.h"
 
 namespace gdnrt {
 
@@ -34,6 +35,19 @@ struct ColumnMajorGemm {
 /// Enqueues the GEMM on the context's stream.
 int runGemm(gdnrt_context_t *context, const ColumnMajorGemm &gemm,
             const std::string &call);
+
+/// The sizes of a projection y[T, Out] = x[T, In] W^T (W stored [Out, In];
+/// x and y may have more dimensions, flattened after the first).
+struct ProjectionSizes {
+  int64_t tokens, in, out;
+};
+
+/// Checks that the weight is [Out, In] for x's features and y's (named
+/// `yName`: y of gdnrt_linear, dy of its backward); false with a message
+/// naming the mismatch otherwise.
+bool checkProjectionShapes(const Shape &x, const Shape &weight, const Shape &y,
+                           const char *yName, ProjectionSizes &sizes,
+                           std::string &error);
 
 } // namespace gdnrt
 

@@ -28,24 +28,10 @@ extern "C" int gdnrt_linear(gdnrt_context_t *context, const gdn_tensor_t *x,
                 "x, the weight and y must share one dtype among bf16, f16 and "
                 "f32");
   const Shape xs = Shape::of(*x), ws = Shape::of(*weight), ys = Shape::of(*y);
-  if (ws.dims.size() != 2)
-    return fail(GDN_ERROR_INVALID_ARGUMENT, call,
-                "the weight has rank " + std::to_string(ws.dims.size()) +
-                    "; it must be [Out, In]");
-  const int64_t tokens = xs.dims[0];
-  const int64_t in = xs.product(1, xs.dims.size());
-  const int64_t out = ys.product(1, ys.dims.size());
-  if (ws.dims[1] != in)
-    return fail(GDN_ERROR_INVALID_ARGUMENT, call,
-                "the weight has " + std::to_string(ws.dims[1]) +
-                    " input features but every token of x has " +
-                    std::to_string(in));
-  if (ys.dims[0] != tokens || ws.dims[0] != out)
-    return fail(GDN_ERROR_INVALID_ARGUMENT, call,
-                "y has " + std::to_string(ys.dims[0]) + " tokens of " +
-                    std::to_string(out) + " features but x has " +
-                    std::to_string(tokens) + " tokens and the weight " +
-                    std::to_string(ws.dims[0]) + " outputs");
+  ProjectionSizes sizes;
+  if (!checkProjectionShapes(xs, ws, ys, "y", sizes, error))
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call, error);
+  const int64_t tokens = sizes.tokens, in = sizes.in, out = sizes.out;
   if (tokens > 0 && out > 0 && in == 0) {
     // A product over nothing is zero; cuBLASLt does not take k = 0.
     if (cudaError_t failed = cudaMemsetAsync(

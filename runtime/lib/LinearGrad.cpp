@@ -60,24 +60,10 @@ int linearGrad(gdnrt_context_t *context, const gdn_tensor_t *dy,
                 "bf16, f16 and f32");
   const Shape dys = Shape::of(*dy), xs = Shape::of(*x), ws = Shape::of(*weight),
               dxs = Shape::of(*dx), dws = Shape::of(*dweight);
-  if (ws.dims.size() != 2)
-    return fail(GDN_ERROR_INVALID_ARGUMENT, call,
-                "the weight has rank " + std::to_string(ws.dims.size()) +
-                    "; it must be [Out, In]");
-  const int64_t tokens = xs.dims[0];
-  const int64_t in = xs.product(1, xs.dims.size());
-  const int64_t out = dys.product(1, dys.dims.size());
-  if (ws.dims[1] != in)
-    return fail(GDN_ERROR_INVALID_ARGUMENT, call,
-                "the weight has " + std::to_string(ws.dims[1]) +
-                    " input features but every token of x has " +
-                    std::to_string(in));
-  if (dys.dims[0] != tokens || ws.dims[0] != out)
-    return fail(GDN_ERROR_INVALID_ARGUMENT, call,
-                "dy has " + std::to_string(dys.dims[0]) + " tokens of " +
-                    std::to_string(out) + " features but x has " +
-                    std::to_string(tokens) + " tokens and the weight " +
-                    std::to_string(ws.dims[0]) + " outputs");
+  ProjectionSizes sizes;
+  if (!checkProjectionShapes(xs, ws, dys, "dy", sizes, error))
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call, error);
+  const int64_t tokens = sizes.tokens, in = sizes.in, out = sizes.out;
   if (dxs.dims != xs.dims)
     return fail(GDN_ERROR_INVALID_ARGUMENT, call,
                 "dx has shape " + describeShape(dxs) + " but x has " +
