@@ -58,24 +58,23 @@ llvm::Error sameShape(Operation *op, const Environment &env, Value a,
                                    aName, x.describe(), bName, y.describe()));
 }
 
-/// Token-indexed operands must cover the packing's buffer rows.
-llvm::Error coversPacking(Operation *op, const Environment &env, Value value,
-                          StringRef name, const PackingInfo &packing) {
-  const int64_t rows = env.tensor(value).getDimSize(0);
-  if (rows == packing.getBufferTokens())
-    return llvm::Error::success();
-  return makeOpError(op, env.getRank(),
-                     llvm::formatv("{0} has {1} tokens at run time but the "
-                                   "packing has {2}",
-                                   name, rows, packing.getBufferTokens()));
-}
+using NamedValues = ArrayRef<std::pair<Value, StringRef>>;
 
-/// Per-sequence operands (states and their cotangents), where present, must
-/// have one row per sequence of the packing.
-llvm::Error coversSequences(Operation *op, const Environment &env,
-                            ArrayRef<std::pair<Value, StringRef>> values,
-                            const PackingInfo &packing) {
-  for (auto [value, name] : values) {
+/// Token-indexed operands (`tokens`) must cover the packing's buffer rows,
+/// and per-sequence ones (`states`: states and their cotangents, where
+/// present) hold one row per sequence.
+llvm::Error checkPackedRows(Operation *op, const Environment &env,
+                            const PackingInfo &packing, NamedValues tokens,
+                            NamedValues states) {
+  for (auto [value, name] : tokens) {
+    const int64_t rows = env.tensor(value).getDimSize(0);
+    if (rows != packing.getBufferTokens())
+      return makeOpError(op, env.getRank(),
+                         llvm::formatv("{0} has {1} tokens at run time but "
+                                       "the packing has {2}",
+                                       name, rows, packing.getBufferTokens()));
+  }
+  for (auto [value, name] : states) {
     if (!value)
       continue;
     const int64_t rows = env.tensor(value).getDimSize(0);
@@ -91,15 +90,12 @@ llvm::Error coversSequences(Operation *op, const Environment &env,
 
 llvm::Error executeConvGrad(CausalConv1dGradOp op, Environment &env) {
   const PackingInfo &packing = env.packing(op.getPacking());
-  if (auto error = coversPacking(op, env, op.getX(), "x", packing))
+  if (auto error = checkPackedRows(
+          op, env, packing, {{op.getX(), "x"}},
+          {{op.getInitialState(), "initial_state"},
+           {op.getFinalStateGrad(), "final_state_grad"}}))
     return error;
   if (auto error = sameShape(op, env, op.getYGrad(), "y_grad", op.getX(), "x"))
-    return error;
-  if (auto error = coversSequences(
-          op, env,
-          {{op.getInitialState(), "initial_state"},
-           {op.getFinalStateGrad(), "final_state_grad"}},
-          packing))
     return error;
   ConvGradients grads = causalConv1dVJP(
       env.tensor(op.getX()), env.tensor(op.getWeight()),
@@ -139,20 +135,17 @@ llvm::Error executeGatesGrad(GatesGradOp op, Environment &env) {
 template <class GradOp>
 llvm::Error executeDeltaRuleGrad(GradOp op, Environment &env, double scale) {
   const PackingInfo &packing = env.packing(op.getPacking());
-  for (auto [value, name] : {std::pair<Value, StringRef>{op.getQ(), "q"},
-                             {op.getK(), "k"},
-                             {op.getV(), "v"},
-                             {op.getG(), "g"},
-                             {op.getBeta(), "beta"}})
-    if (auto error = coversPacking(op, env, value, name, packing))
-      return error;
-  if (auto error = sameShape(op, env, op.getOGrad(), "o_grad", op.getV(), "v"))
-    return error;
-  if (auto error = coversSequences(
-          op, env,
+  if (auto error = checkPackedRows(
+          op, env, packing,
+          {{op.getQ(), "q"},
+           {op.getK(), "k"},
+           {op.getV(), "v"},
+           {op.getG(), "g"},
+           {op.getBeta(), "beta"}},
           {{op.getInitialState(), "initial_state"},
-           {op.getFinalStateGrad(), "final_state_grad"}},
-          packing))
+           {op.getFinalStateGrad(), "final_state_grad"}}))
+    return error;
+  if (auto error = sameShape(op, env, op.getOGrad(), "o_grad", op.getV(), "v"))
     return error;
   DeltaRuleGradients grads =
       deltaRuleVJP(deltaRuleInputsOf(op, env, scale), env.tensor(op.getOGrad()),
@@ -186,22 +179,18 @@ llvm::Error executeGatedRMSNormGrad(GradOp op, Environment &env) {
 /// gdn_kernel.prologue_grad: the VJP of the fused prologue.
 llvm::Error executePrologueGrad(kernel::PrologueGradOp op, Environment &env) {
   const PackingInfo &packing = env.packing(op.getPacking());
-  for (auto [value, name] :
-       {std::pair<Value, StringRef>{op.getMixedQkv(), "mixed_qkv"},
-        {op.getA(), "a"},
-        {op.getB(), "b"},
-        {op.getQGrad(), "q_grad"},
-        {op.getKGrad(), "k_grad"},
-        {op.getVGrad(), "v_grad"},
-        {op.getGGrad(), "g_grad"},
-        {op.getBetaGrad(), "beta_grad"}})
-    if (auto error = coversPacking(op, env, value, name, packing))
-      return error;
-  if (auto error = coversSequences(
-          op, env,
+  if (auto error = checkPackedRows(
+          op, env, packing,
+          {{op.getMixedQkv(), "mixed_qkv"},
+           {op.getA(), "a"},
+           {op.getB(), "b"},
+           {op.getQGrad(), "q_grad"},
+           {op.getKGrad(), "k_grad"},
+           {op.getVGrad(), "v_grad"},
+           {op.getGGrad(), "g_grad"},
+           {op.getBetaGrad(), "beta_grad"}},
           {{op.getConvInitialState(), "conv_initial_state"},
-           {op.getConvFinalStateGrad(), "conv_final_state_grad"}},
-          packing))
+           {op.getConvFinalStateGrad(), "conv_final_state_grad"}}))
     return error;
   PrologueGradients grads = prologueVJP(
       prologueInputsOf(op, env), env.tensor(op.getQGrad()),
