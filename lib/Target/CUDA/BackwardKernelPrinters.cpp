@@ -41,12 +41,9 @@ void mlir::gdn::cuda::printDeltaRuleGradConfig(kernel::DeltaRuleGradOp op,
      << "struct " << k.configName << " {\n"
      << "  using Element = __nv_bfloat16;\n"
      << "  using Gradient = " << getDeviceType(elementOf(op.getQGrad()))
-     << ";\n"
-     << "  static constexpr int kKeyHeads = " << op.getKeyHeads() << ";\n"
-     << "  static constexpr int kValueHeads = " << op.getValueHeads() << ";\n"
-     << "  static constexpr int kHeadDimK = " << op.getHeadDimK() << ";\n"
-     << "  static constexpr int kHeadDimV = " << op.getHeadDimV() << ";\n"
-     << "  // The forward scan's tile (it recomputes S and Vnew).\n"
+     << ";\n";
+  printHeadConstants(op, os);
+  os << "  // The forward scan's tile (it recomputes S and Vnew).\n"
      << "  static constexpr int kValueTile = " << op.getHeadDimV() << ";\n"
      << "  static constexpr bool kHasInitialState = " << boolText(initial)
      << ";\n"
@@ -67,11 +64,7 @@ void mlir::gdn::cuda::printDeltaRuleGradEntry(kernel::DeltaRuleGradOp op,
                                             value == op.getInitialStateGrad());
       },
       os);
-  SmallVector<Value> operands = getKernelTensorOperands(op);
-  auto operandIndex = [&](Value value) {
-    return static_cast<unsigned>(llvm::find(operands, value) -
-                                 operands.begin());
-  };
+  auto operandIndex = [&](Value value) { return getOperandIndex(op, value); };
   // Rows are copied in 16-byte pieces (cp.async); gradients are stored in
   // pairs.
   os << "  for (int i = 0; i < 4; ++i)\n"
@@ -166,12 +159,9 @@ void mlir::gdn::cuda::printPrologueGradConfig(kernel::PrologueGradOp op,
      << "  using ConvWeightGrad = "
      << getDeviceType(elementOf(op.getConvWeightGrad())) << ";\n"
      << "  using GateParamGrad = " << getDeviceType(elementOf(op.getALogGrad()))
-     << ";\n"
-     << "  static constexpr int kKeyHeads = " << op.getKeyHeads() << ";\n"
-     << "  static constexpr int kValueHeads = " << op.getValueHeads() << ";\n"
-     << "  static constexpr int kHeadDimK = " << op.getHeadDimK() << ";\n"
-     << "  static constexpr int kHeadDimV = " << op.getHeadDimV() << ";\n"
-     << "  static constexpr int kConvWidth = " << op.getConvWidth() << ";\n"
+     << ";\n";
+  printHeadConstants(op, os);
+  os << "  static constexpr int kConvWidth = " << op.getConvWidth() << ";\n"
      << "  static constexpr int kVectorBytes = " << op.getVectorBytes() << ";\n"
      << "  static constexpr int kThreads = " << threads << ";\n"
      << "  static constexpr int kMinBlocksPerSM = " << minBlocks << ";\n"
@@ -224,11 +214,7 @@ void mlir::gdn::cuda::printPrologueGradEntry(kernel::PrologueGradOp op,
                         "gdn::device::prologueBackwardWorkspaceBytes<" +
                             k.configName + ">(packing->buffer_tokens)",
                         shapeOf, os);
-  SmallVector<Value> operands = getKernelTensorOperands(op);
-  auto operandIndex = [&](Value value) {
-    return static_cast<unsigned>(llvm::find(operands, value) -
-                                 operands.begin());
-  };
+  auto operandIndex = [&](Value value) { return getOperandIndex(op, value); };
   auto resultIndex = [&](Value value) {
     return cast<OpResult>(value).getResultNumber();
   };

@@ -30,6 +30,20 @@ std::string tokensOrSequences(Value value, bool perSequence);
 
 const char *boolText(bool value);
 
+/// The position of `value` among `op`'s tensor operands (the entry point's
+/// `operands[]`).
+unsigned getOperandIndex(Operation *op, Value value);
+
+/// The Config's head counts and dims (kKeyHeads, kValueHeads, kHeadDimK,
+/// kHeadDimV), which every GDN kernel op carries as attributes.
+template <class KernelOp>
+void printHeadConstants(KernelOp op, llvm::raw_ostream &os) {
+  os << "  static constexpr int kKeyHeads = " << op.getKeyHeads() << ";\n"
+     << "  static constexpr int kValueHeads = " << op.getValueHeads() << ";\n"
+     << "  static constexpr int kHeadDimK = " << op.getHeadDimK() << ";\n"
+     << "  static constexpr int kHeadDimV = " << op.getHeadDimV() << ";\n";
+}
+
 /// The checks of a kernel live in a static `<entry>_validate`, so that a
 /// whole-function entry can check every kernel before launching any.
 void printValidatePrototype(const KernelContext &k, llvm::raw_ostream &os);

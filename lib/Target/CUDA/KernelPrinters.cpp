@@ -88,6 +88,11 @@ const char *mlir::gdn::cuda::boolText(bool value) {
   return value ? "true" : "false";
 }
 
+unsigned mlir::gdn::cuda::getOperandIndex(Operation *op, Value value) {
+  SmallVector<Value> operands = getKernelTensorOperands(op);
+  return static_cast<unsigned>(llvm::find(operands, value) - operands.begin());
+}
+
 void mlir::gdn::cuda::printValidatePrototype(const KernelContext &k,
                                              llvm::raw_ostream &os) {
   os << "static int " << k.entryName
@@ -206,12 +211,9 @@ static void printPrologueConfig(kernel::PrologueOp op, const KernelContext &k,
      << ";\n"
      << "  using GateInput = " << getDeviceType(elementOf(op.getA())) << ";\n"
      << "  using GateParam = " << getDeviceType(elementOf(op.getALog()))
-     << ";\n"
-     << "  static constexpr int kKeyHeads = " << op.getKeyHeads() << ";\n"
-     << "  static constexpr int kValueHeads = " << op.getValueHeads() << ";\n"
-     << "  static constexpr int kHeadDimK = " << op.getHeadDimK() << ";\n"
-     << "  static constexpr int kHeadDimV = " << op.getHeadDimV() << ";\n"
-     << "  static constexpr int kConvWidth = " << op.getConvWidth() << ";\n"
+     << ";\n";
+  printHeadConstants(op, os);
+  os << "  static constexpr int kConvWidth = " << op.getConvWidth() << ";\n"
      << "  static constexpr int kThreads = " << op.getThreads() << ";\n"
      << "  static constexpr int kTokensPerBlock = " << op.getTokensPerBlock()
      << ";\n"
@@ -287,10 +289,7 @@ static void printPrologueEntry(kernel::PrologueOp op, const KernelContext &k,
     text += array.str() + "[" + std::to_string(index) + "].data)";
     return text;
   };
-  auto operandIndex = [&](Value value) {
-    return static_cast<unsigned>(llvm::find(operands, value) -
-                                 operands.begin());
-  };
+  auto operandIndex = [&](Value value) { return getOperandIndex(op, value); };
   // Rows move in 16-byte vectors: a misaligned view would fault on the GPU.
   os << "  if (!gdn::isVectorAligned(operands["
      << operandIndex(op.getMixedQkv()) << "]) ||\n"
@@ -432,12 +431,9 @@ static void printDeltaRuleConfig(kernel::DeltaRuleOp op, const KernelContext &k,
      << "//   initial state " << (op.getInitialState() ? "yes" : "no")
      << ", final state " << (op.getFinalState() ? "yes" : "no") << "\n"
      << "struct " << k.configName << " {\n"
-     << "  using Element = __nv_bfloat16;\n"
-     << "  static constexpr int kKeyHeads = " << op.getKeyHeads() << ";\n"
-     << "  static constexpr int kValueHeads = " << op.getValueHeads() << ";\n"
-     << "  static constexpr int kHeadDimK = " << op.getHeadDimK() << ";\n"
-     << "  static constexpr int kHeadDimV = " << op.getHeadDimV() << ";\n"
-     << "  static constexpr int kValueTile = " << op.getValueTile() << ";\n"
+     << "  using Element = __nv_bfloat16;\n";
+  printHeadConstants(op, os);
+  os << "  static constexpr int kValueTile = " << op.getValueTile() << ";\n"
      << "  static constexpr int kScanStages = " << op.getScanStages() << ";\n"
      << "  static constexpr bool kHasInitialState = "
      << boolText(static_cast<bool>(op.getInitialState())) << ";\n"
@@ -456,7 +452,6 @@ static void printDeltaRuleEntry(kernel::DeltaRuleOp op, const KernelContext &k,
                                             value == op.getFinalState());
       },
       os);
-  SmallVector<Value> operands = getKernelTensorOperands(op);
   // Rows are copied in 16-byte pieces (cp.async): q, k, v and o must be
   // aligned.
   os << "  if (!gdn::isVectorAligned(operands[0]) ||\n"
@@ -465,10 +460,7 @@ static void printDeltaRuleEntry(kernel::DeltaRuleOp op, const KernelContext &k,
      << "      !gdn::isVectorAligned(results[0]))\n"
      << "    return GDN_ERROR_INVALID_ARGUMENT;\n";
   printLaunchOpening(k, os);
-  auto operandIndex = [&](Value value) {
-    return static_cast<unsigned>(llvm::find(operands, value) -
-                                 operands.begin());
-  };
+  auto operandIndex = [&](Value value) { return getOperandIndex(op, value); };
   os << "  gdn::device::DeltaRuleArgs<Config> args = {};\n"
      << "  args.q = static_cast<const __nv_bfloat16 *>(operands[0].data);\n"
      << "  args.k = static_cast<const __nv_bfloat16 *>(operands[1].data);\n"
