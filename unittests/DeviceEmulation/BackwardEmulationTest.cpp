@@ -17,6 +17,7 @@
 
 #include "BackwardOracle.h"
 #include "DeviceEmulator.h"
+#include "PackCases.h"
 
 #include "gdn/device/epilogue_backward.cuh"
 #include "gdn/device/prologue_backward.cuh"
@@ -58,19 +59,7 @@ struct Config {
   static constexpr float kNormEps = 1e-6f;
 };
 
-/// One packing: per sequence its length and the padding after it.
-struct Pack {
-  std::vector<int> lengths, padding;
-  bool padded = false, invalid = false;
-};
-
-std::string describe(const Pack &pack, int rowBlocks) {
-  std::string text = "row blocks " + std::to_string(rowBlocks) + ", lengths";
-  for (size_t i = 0; i < pack.lengths.size(); ++i)
-    text += " " + std::to_string(pack.lengths[i]) + "+" +
-            std::to_string(pack.padded ? pack.padding[i] : 0);
-  return text + (pack.invalid ? ", invalid metadata" : "");
-}
+using gdn::emulation_tests::Pack;
 
 /// Storage of one tensor: the kernel's elements and the values they hold
 /// (what the oracle sees).
@@ -298,10 +287,7 @@ void runAll(int maxSeqs, int everyCountSeqs, int randomPacks,
             double tolerance) {
   std::mt19937 random(4321);
   auto check = [&](const Pack &pack, bool everyRowBlockCount) {
-    int tokens = 0;
-    for (size_t i = 0; i < pack.lengths.size(); ++i)
-      tokens += pack.lengths[i] + (pack.padded ? pack.padding[i] : 0);
-    const int most = std::max(1, tokens);
+    const int most = std::max(1, pack.bufferTokens());
     for (int rowBlocks = 1; rowBlocks <= most; ++rowBlocks) {
       if (!everyRowBlockCount && rowBlocks > 1 && rowBlocks < most)
         continue;
@@ -309,49 +295,26 @@ void runAll(int maxSeqs, int everyCountSeqs, int randomPacks,
       std::string mismatch =
           runPrologueCase<C>(pack, rowBlocks, gateBlocks, tolerance, random);
       ASSERT_TRUE(mismatch.empty())
-          << describe(pack, rowBlocks) << ": " << mismatch;
+          << gdn::emulation_tests::describe(pack, rowBlocks) << ": "
+          << mismatch;
     }
   };
-  for (int n = 0; n <= maxSeqs; ++n) {
-    int combinations = 1;
-    for (int i = 0; i < n; ++i)
-      combinations *= 8;
-    for (int code = 0; code < combinations; ++code)
-      for (bool padded : {false, true}) {
-        Pack pack;
-        pack.padded = padded;
-        bool anyPadding = false;
-        for (int i = 0, rest = code; i < n; ++i, rest /= 8) {
-          pack.lengths.push_back(rest % 4);
-          pack.padding.push_back((rest / 4) % 2);
-          anyPadding |= pack.padding.back() != 0;
-        }
-        if (padded && !anyPadding)
-          continue;
-        check(pack, n <= everyCountSeqs);
-        if (::testing::Test::HasFatalFailure())
-          return;
-      }
-  }
-  std::uniform_int_distribution<int> count(0, 6), shortLength(0, 5),
-      longLength(0, 40), pad(0, 3), coin(0, 9), blocks(1, 7);
+  if (!gdn::emulation_tests::forEachSmallPack(
+          maxSeqs, [&](const Pack &pack, int n) {
+            check(pack, n <= everyCountSeqs);
+            return !::testing::Test::HasFatalFailure();
+          }))
+    return;
+  std::uniform_int_distribution<int> blocks(1, 7);
   for (int i = 0; i < randomPacks; ++i) {
-    Pack pack;
-    pack.padded = coin(random) < 5;
-    pack.invalid = coin(random) == 0;
-    for (int s = count(random); s > 0; --s) {
-      pack.lengths.push_back(coin(random) < 7 ? shortLength(random)
-                                              : longLength(random));
-      pack.padding.push_back(pad(random));
-    }
-    int tokens = 0;
-    for (size_t s = 0; s < pack.lengths.size(); ++s)
-      tokens += pack.lengths[s] + (pack.padded ? pack.padding[s] : 0);
-    for (int rowBlocks : {1, blocks(random), std::max(1, tokens / 3)}) {
+    const Pack pack = gdn::emulation_tests::randomPack(random);
+    for (int rowBlocks :
+         {1, blocks(random), std::max(1, pack.bufferTokens() / 3)}) {
       std::string mismatch = runPrologueCase<C>(
           pack, rowBlocks, 1 + rowBlocks % 4, tolerance, random);
       ASSERT_TRUE(mismatch.empty())
-          << describe(pack, rowBlocks) << ": " << mismatch;
+          << gdn::emulation_tests::describe(pack, rowBlocks) << ": "
+          << mismatch;
     }
   }
 }

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "DeviceEmulator.h"
+#include "PackCases.h"
 
 #include "gdn/device/prologue.cuh"
 
@@ -47,19 +48,7 @@ struct Config {
   static constexpr float kNormEps = 1e-6f;
 };
 
-/// One packing: per sequence its length and the padding after it.
-struct Pack {
-  std::vector<int> lengths, padding;
-  bool padded = false, invalid = false;
-};
-
-std::string describe(const Pack &pack, int rowBlocks) {
-  std::string text = "row blocks " + std::to_string(rowBlocks) + ", lengths";
-  for (size_t i = 0; i < pack.lengths.size(); ++i)
-    text += " " + std::to_string(pack.lengths[i]) + "+" +
-            std::to_string(pack.padded ? pack.padding[i] : 0);
-  return text + (pack.invalid ? ", invalid metadata" : "");
-}
+using gdn::emulation_tests::Pack;
 
 /// Runs the kernel on `pack` with `rowBlocks` row blocks and checks every
 /// output; returns the first mismatch, or "" when all match.
@@ -226,49 +215,23 @@ template <class C> std::string runCase(const Pack &pack, int rowBlocks,
 template <class C> void runAll(int randomPacks) {
   std::mt19937 random(1234);
   auto check = [&](const Pack &pack) {
-    int tokens = 0;
-    for (size_t i = 0; i < pack.lengths.size(); ++i)
-      tokens += pack.lengths[i] + (pack.padded ? pack.padding[i] : 0);
-    const int chunks = std::max(1, (tokens + C::kTokensPerBlock - 1) /
-                                       C::kTokensPerBlock);
+    const int chunks =
+        std::max(1, (pack.bufferTokens() + C::kTokensPerBlock - 1) /
+                        C::kTokensPerBlock);
     for (int rowBlocks = 1; rowBlocks <= chunks; ++rowBlocks) {
       std::string mismatch = runCase<C>(pack, rowBlocks, random);
-      ASSERT_TRUE(mismatch.empty()) << describe(pack, rowBlocks) << ": " << mismatch;
+      ASSERT_TRUE(mismatch.empty())
+          << gdn::emulation_tests::describe(pack, rowBlocks) << ": "
+          << mismatch;
     }
   };
-  for (int n = 0; n <= 3; ++n) {
-    int combinations = 1;
-    for (int i = 0; i < n; ++i)
-      combinations *= 8;
-    for (int code = 0; code < combinations; ++code)
-      for (bool padded : {false, true}) {
-        Pack pack;
-        pack.padded = padded;
-        bool anyPadding = false;
-        for (int i = 0, rest = code; i < n; ++i, rest /= 8) {
-          pack.lengths.push_back(rest % 4);
-          pack.padding.push_back((rest / 4) % 2);
-          anyPadding |= pack.padding.back() != 0;
-        }
-        if (padded && !anyPadding)
-          continue;
+  if (!gdn::emulation_tests::forEachSmallPack(3, [&](const Pack &pack, int) {
         check(pack);
-        if (::testing::Test::HasFatalFailure())
-          return;
-      }
-  }
-  std::uniform_int_distribution<int> count(0, 6), shortLength(0, 5),
-      longLength(0, 40), pad(0, 3), coin(0, 9);
+        return !::testing::Test::HasFatalFailure();
+      }))
+    return;
   for (int i = 0; i < randomPacks; ++i) {
-    Pack pack;
-    pack.padded = coin(random) < 5;
-    pack.invalid = coin(random) == 0;
-    for (int s = count(random); s > 0; --s) {
-      pack.lengths.push_back(coin(random) < 7 ? shortLength(random)
-                                              : longLength(random));
-      pack.padding.push_back(pad(random));
-    }
-    check(pack);
+    check(gdn::emulation_tests::randomPack(random));
     if (::testing::Test::HasFatalFailure())
       return;
   }

@@ -29,39 +29,6 @@
 namespace gdn {
 namespace device {
 
-/// kBytes (8 or 16) of storage elements, loaded and stored in one access
-/// and unpacked to fp32 registers: Vector16 of common.cuh, with the width
-/// a choice (8 bytes halve the registers a thread spends on its channels).
-template <typename T, int kBytes> struct PackedVector {
-  static_assert(kBytes == 8 || kBytes == 16, "8- or 16-byte vectors");
-  static constexpr int kWidth = kBytes / static_cast<int>(sizeof(T));
-  using Raw = std::conditional_t<kBytes == 16, uint4, uint2>;
-  float values[kWidth];
-
-  __device__ __forceinline__ void unpack(Raw raw) {
-    const T *elements = reinterpret_cast<const T *>(&raw);
-#pragma unroll
-    for (int i = 0; i < kWidth; ++i)
-      values[i] = Element<T>::load(elements[i]);
-  }
-  __device__ __forceinline__ void load(const T *from) {
-    unpack(*reinterpret_cast<const Raw *>(from));
-  }
-  __device__ __forceinline__ void store(T *to) const {
-    Raw raw;
-    T *elements = reinterpret_cast<T *>(&raw);
-#pragma unroll
-    for (int i = 0; i < kWidth; ++i)
-      elements[i] = Element<T>::store(values[i]);
-    *reinterpret_cast<Raw *>(to) = raw;
-  }
-  __device__ __forceinline__ void fill(float value) {
-#pragma unroll
-    for (int i = 0; i < kWidth; ++i)
-      values[i] = value;
-  }
-};
-
 /// An asynchronous global -> shared copy of 8 or 16 bytes (copyAsync16 of
 /// common.cuh for 16; cp.async.ca for 8, which has no .cg form).
 template <int kBytes>

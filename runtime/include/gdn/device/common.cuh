@@ -47,29 +47,32 @@ template <> struct Element<float> {
   static __device__ __forceinline__ float store(float x) { return x; }
 };
 
-/// A 16-byte vector of storage elements, loaded and stored in one access and
-/// unpacked to fp32 registers.
-template <typename T> struct Vector16 {
-  static constexpr int kWidth = 16 / sizeof(T);
+/// kBytes (8 or 16) of storage elements, loaded and stored in one access
+/// and unpacked to fp32 registers (`unpack` converts bytes already in
+/// registers, for loads issued ahead of use). 8 bytes halve the registers a
+/// thread spends on its channels (the prologue backward).
+template <typename T, int kBytes> struct PackedVector {
+  static_assert(kBytes == 8 || kBytes == 16, "8- or 16-byte vectors");
+  static constexpr int kWidth = kBytes / static_cast<int>(sizeof(T));
+  using Raw = std::conditional_t<kBytes == 16, uint4, uint2>;
   float values[kWidth];
 
-  __device__ __forceinline__ void load(const T *from) {
-    unpack(*reinterpret_cast<const uint4 *>(from));
-  }
-  /// Converts 16 bytes already in registers (loads issued ahead of use).
-  __device__ __forceinline__ void unpack(uint4 raw) {
+  __device__ __forceinline__ void unpack(Raw raw) {
     const T *elements = reinterpret_cast<const T *>(&raw);
 #pragma unroll
     for (int i = 0; i < kWidth; ++i)
       values[i] = Element<T>::load(elements[i]);
   }
+  __device__ __forceinline__ void load(const T *from) {
+    unpack(*reinterpret_cast<const Raw *>(from));
+  }
   __device__ __forceinline__ void store(T *to) const {
-    uint4 raw;
+    Raw raw;
     T *elements = reinterpret_cast<T *>(&raw);
 #pragma unroll
     for (int i = 0; i < kWidth; ++i)
       elements[i] = Element<T>::store(values[i]);
-    *reinterpret_cast<uint4 *>(to) = raw;
+    *reinterpret_cast<Raw *>(to) = raw;
   }
   __device__ __forceinline__ void fill(float value) {
 #pragma unroll
@@ -77,6 +80,9 @@ template <typename T> struct Vector16 {
       values[i] = value;
   }
 };
+
+/// The 16-byte vector every forward kernel moves its rows in.
+template <typename T> using Vector16 = PackedVector<T, 16>;
 
 /// Loads one scalar of any storage type as fp32.
 template <typename T> __device__ __forceinline__ float loadScalar(const T *p) {
