@@ -688,59 +688,39 @@ bool checkEpilogue(const std::string &dir, const std::string &name) {
 using CheckFunction =
     std::function<bool(const std::string &, const std::string &)>;
 
-const std::map<std::string, std::vector<std::pair<std::string, CheckFunction>>>
-    &checkTable() {
+/// The check of one configuration, as the table takes it.
+template <class C>
+bool prologueCheck(const std::string &dir, const std::string &name) {
+  return checkPrologue<C>(dir, name);
+}
+template <class C>
+bool epilogueCheck(const std::string &dir, const std::string &name) {
+  return checkEpilogue<C>(dir, name);
+}
+
+const std::map<std::string,
+               std::vector<std::pair<std::string, CheckFunction>>> &
+checkTable() {
   static const std::map<std::string,
                         std::vector<std::pair<std::string, CheckFunction>>>
       table = {
           {"gqa16x32",
-           {{"",
-             [](auto &d, auto &n) { return checkPrologue<Gqa16x32>(d, n); }},
-            {"v8r8", [](auto &d,
-                        auto &n) { return checkPrologue<Gqa16x32V8R8>(d, n); }},
-            {"v16",
-             [](auto &d, auto &n) { return checkPrologue<Gqa16x32V16>(d, n); }},
-            {"v16r8",
-             [](auto &d, auto &n) {
-               return checkPrologue<Gqa16x32V16R8>(d, n);
-             }},
-            {"v8t128",
-             [](auto &d, auto &n) {
-               return checkPrologue<Gqa16x32V8T128>(d, n);
-             }},
-            {"v8t512",
-             [](auto &d, auto &n) {
-               return checkPrologue<Gqa16x32V8T512>(d, n);
-             }}}},
-          {"small_w4_all",
-           {{"", [](auto &d,
-                    auto &n) { return checkPrologue<SmallW4All>(d, n); }}}},
-          {"small_w4_final",
-           {{"", [](auto &d,
-                    auto &n) { return checkPrologue<SmallW4Final>(d, n); }}}},
-          {"small_w3_all",
-           {{"", [](auto &d,
-                    auto &n) { return checkPrologue<SmallW3All>(d, n); }}}},
-          {"small_w3_plain",
-           {{"", [](auto &d,
-                    auto &n) { return checkPrologue<SmallW3Plain>(d, n); }}}},
-          {"small_w2_final",
-           {{"", [](auto &d,
-                    auto &n) { return checkPrologue<SmallW2Final>(d, n); }}}},
-          {"small_w2_initial",
-           {{"", [](auto &d,
-                    auto &n) { return checkPrologue<SmallW2Initial>(d, n); }}}},
+           {{"", prologueCheck<Gqa16x32>},
+            {"v8r8", prologueCheck<Gqa16x32V8R8>},
+            {"v16", prologueCheck<Gqa16x32V16>},
+            {"v16r8", prologueCheck<Gqa16x32V16R8>},
+            {"v8t128", prologueCheck<Gqa16x32V8T128>},
+            {"v8t512", prologueCheck<Gqa16x32V8T512>}}},
+          {"small_w4_all", {{"", prologueCheck<SmallW4All>}}},
+          {"small_w4_final", {{"", prologueCheck<SmallW4Final>}}},
+          {"small_w3_all", {{"", prologueCheck<SmallW3All>}}},
+          {"small_w3_plain", {{"", prologueCheck<SmallW3Plain>}}},
+          {"small_w2_final", {{"", prologueCheck<SmallW2Final>}}},
+          {"small_w2_initial", {{"", prologueCheck<SmallW2Initial>}}},
           {"epilogue",
-           {{"", [](auto &d,
-                    auto &n) { return checkEpilogue<EpilogueConfig>(d, n); }},
-            {"b1056",
-             [](auto &d, auto &n) {
-               return checkEpilogue<EpilogueTile<256, 1056>>(d, n);
-             }},
-            {"t512",
-             [](auto &d, auto &n) {
-               return checkEpilogue<EpilogueTile<512, 2112>>(d, n);
-             }}}},
+           {{"", epilogueCheck<EpilogueConfig>},
+            {"b1056", epilogueCheck<EpilogueTile<256, 1056>>},
+            {"t512", epilogueCheck<EpilogueTile<512, 2112>>}}},
       };
   return table;
 }
