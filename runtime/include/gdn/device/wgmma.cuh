@@ -1,0 +1,233 @@
+//===- wgmma.cuh - warpgroup-level bf16 tensor-core products -----*- CUDA
+//-*-===//
+//
+// Hopper's wgmma.mma_async (sm_90a only) with the A operand in registers and
+// the B operand in shared memory, fp32 accumulation: the building blocks of
+// the delta-rule scan's wgmma variant (delta_rule_wgmma.cuh). A warpgroup
+// is four consecutive warps (128 threads); every wgmma instruction is
+// issued by all of them together and computes a 64 x N tile, warp w of the
+// group owning rows 16 w .. 16 w + 15.
+//
+// Register layouts (PTX ISA, "Register Fragments" of wgmma .m64nNk16), per
+// warp, with g = lane / 4 and t = lane % 4:
+//   D (16 x N fp32, N / 2 registers): d[4 j + 0..1] = D[g][8 j + 2 t ..+1],
+//       d[4 j + 2..3] = D[g + 8][8 j + 2 t ..+1], j = 0 .. N / 8 - 1;
+//   A (16 x 16 bf16, four registers of two): as mma.sync m16n8k16's A,
+//       a[0] = A[g][2t..], a[1] = A[g+8][2t..], a[2] = A[g][2t+8..],
+//       a[3] = A[g+8][2t+8..].
+// So columns 16 s .. 16 s + 15 of an accumulator are, converted to bf16,
+// the A fragment of k step s of a following product (accumulatorToA):
+// intermediate results feed the next product without shared memory.
+//
+// Shared-memory operands use the layout without swizzling: 8 x 8 "core
+// matrices" of 8 rows of 16 contiguous bytes (128 contiguous bytes each).
+// CoreMatrixTile places a row-major R x C bf16 tile that way (the 16-byte
+// pieces of one row 128 bytes apart, the 8-row groups C * 16 bytes apart),
+// so cp.async can stage global rows into it 16 bytes at a time. A tile with
+// rows = n and columns = k is a K-major B (descriptor: leading = 128 bytes
+// between core matrices along k, stride = C * 16 along n); a tile with
+// rows = k and columns = n is an MN-major B read with the transpose bit
+// (leading = C * 16 along k, stride = 128 along n).
+// `test/Integration/harness/wgmma_check.cu` checks both against a CPU
+// product on the GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GDN_DEVICE_WGMMA_CUH
+#define GDN_DEVICE_WGMMA_CUH
+
+#include "gdn/device/mma.cuh"
+
+#include <stdint.h>
+
+// wgmma exists only in the arch-specific sm_90a target; elsewhere the
+// helpers trap (the launchers never pick the wgmma kernels there).
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define GDN_WGMMA_AVAILABLE 1
+#else
+#define GDN_WGMMA_AVAILABLE 0
+#endif
+
+namespace gdn {
+namespace device {
+
+/// Byte offsets of a row-major kRows x kColumns bf16 tile stored as core
+/// matrices (see the file comment).
+template <int kRows, int kColumns> struct CoreMatrixTile {
+  static_assert(kRows % 8 == 0 && kColumns % 8 == 0,
+                "core-matrix tiles are whole 8 x 8 matrices");
+  static constexpr int kBytes = kRows * kColumns * 2;
+  static constexpr int kRowGroupBytes = kColumns * 16;
+  /// Offset of the 16-byte piece holding columns column .. column + 7.
+  __device__ __forceinline__ static constexpr int offset(int row, int column) {
+    return (row / 8) * kRowGroupBytes + (column / 8) * 128 + (row % 8) * 16 +
+           (column % 8) * 2;
+  }
+  /// Descriptor fields of this tile read as a K-major B (rows = n).
+  static constexpr uint32_t kKMajorLeading = 128, kKMajorStride = kRowGroupBytes;
+  /// Bytes one k16 step advances the K-major start address.
+  static constexpr uint32_t kKMajorStep = 256;
+  /// ... and read as an MN-major B (rows = k, transposed).
+  static constexpr uint32_t kMNMajorLeading = kRowGroupBytes, kMNMajorStride = 128;
+  static constexpr uint32_t kMNMajorStep = 2 * kRowGroupBytes;
+};
+
+/// The 64-bit shared-memory matrix descriptor: start address, leading and
+/// stride byte offsets (each >> 4, 14 bits), base offset 0, no swizzle.
+__device__ __forceinline__ uint64_t matrixDescriptor(const void *shared,
+                                                     uint32_t leadingBytes,
+                                                     uint32_t strideBytes) {
+  const uint32_t address =
+      static_cast<uint32_t>(__cvta_generic_to_shared(shared));
+  return static_cast<uint64_t>((address & 0x3ffff) >> 4) |
+         static_cast<uint64_t>((leadingBytes >> 4) & 0x3fff) << 16 |
+         static_cast<uint64_t>((strideBytes >> 4) & 0x3fff) << 32;
+}
+
+/// Orders this thread's register writes of A fragments and accumulators
+/// before the wgmma instructions that read them.
+__device__ __forceinline__ void wgmmaFence() {
+#if GDN_WGMMA_AVAILABLE
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#else
+  __trap();
+#endif
+}
+
+/// Closes the group of wgmma instructions issued since the last commit.
+__device__ __forceinline__ void wgmmaCommit() {
+#if GDN_WGMMA_AVAILABLE
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+#endif
+}
+
+/// Waits until at most kPending committed groups are in flight.
+template <int kPending> __device__ __forceinline__ void wgmmaWait() {
+#if GDN_WGMMA_AVAILABLE
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending)
+               : "memory");
+#endif
+}
+
+/// Makes this thread's generic-proxy writes of shared memory (stores,
+/// cp.async) visible to the async proxy that wgmma reads through; a barrier
+/// after it publishes them to the whole block.
+__device__ __forceinline__ void fenceSharedForAsyncProxy() {
+#if GDN_WGMMA_AVAILABLE
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+
+/// Pins accumulator registers after a wgmmaWait: the compiler sees them
+/// rewritten here, so no read of them moves above the wait.
+template <int kCount>
+__device__ __forceinline__ void wgmmaSettle(float (&d)[kCount]) {
+#pragma unroll
+  for (int i = 0; i < kCount; ++i)
+    asm volatile("" : "+f"(d[i])::"memory");
+}
+
+/// The bf16 A fragment of k step `step` (columns 16 step .. + 15) of a
+/// 64 x N fp32 accumulator (see the file comment for the layouts).
+template <int kCount>
+__device__ __forceinline__ void accumulatorToA(const float (&d)[kCount],
+                                               int step, uint32_t (&a)[4]) {
+  a[0] = packBf16(d[8 * step + 0], d[8 * step + 1]);
+  a[1] = packBf16(d[8 * step + 2], d[8 * step + 3]);
+  a[2] = packBf16(d[8 * step + 4], d[8 * step + 5]);
+  a[3] = packBf16(d[8 * step + 6], d[8 * step + 7]);
+}
+
+#if GDN_WGMMA_AVAILABLE
+/// d (+)= a * B for one k16 step: A (64 x 16) from registers, B (16 x 64)
+/// from shared memory through `descB`; `accumulate` = 0 overwrites d.
+template <int kTransposeB>
+__device__ __forceinline__ void wgmmaM64N64K16(float (&d)[32],
+                                               const uint32_t (&a)[4],
+                                               uint64_t descB, int accumulate) {
+  asm volatile("{\n"
+               ".reg .pred p;\n"
+               "setp.ne.b32 p, %37, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
+               "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+               "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+               "}, {%32, %33, %34, %35}, %36, p, 1, 1, %38;\n"
+               "}\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]),
+                 "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
+                 "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]),
+                 "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                 "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+                 "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(descB),
+                 "r"(accumulate), "n"(kTransposeB));
+}
+
+/// d (+)= a * B for one k16 step: A (64 x 16) from registers, B (16 x 128)
+/// from shared memory through `descB`; `accumulate` = 0 overwrites d.
+template <int kTransposeB>
+__device__ __forceinline__ void wgmmaM64N128K16(float (&d)[64],
+                                               const uint32_t (&a)[4],
+                                               uint64_t descB, int accumulate) {
+  asm volatile("{\n"
+               ".reg .pred p;\n"
+               "setp.ne.b32 p, %69, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
+               "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+               "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+               "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+               "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+               "}, {%64, %65, %66, %67}, %68, p, 1, 1, %70;\n"
+               "}\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]),
+                 "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
+                 "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]),
+                 "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                 "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+                 "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+                 "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]),
+                 "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+                 "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]),
+                 "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+                 "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]),
+                 "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+                 "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
+                 "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(descB),
+                 "r"(accumulate), "n"(kTransposeB));
+}
+#else
+template <int kTransposeB>
+__device__ __forceinline__ void wgmmaM64N64K16(float (&)[32],
+                                               const uint32_t (&)[4], uint64_t,
+                                               int) {
+  __trap();
+}
+template <int kTransposeB>
+__device__ __forceinline__ void wgmmaM64N128K16(float (&)[64],
+                                                const uint32_t (&)[4],
+                                                uint64_t, int) {
+  __trap();
+}
+#endif // GDN_WGMMA_AVAILABLE
+
+/// One k16 step of a 64 x N product, N = 64 or 128 (see above).
+template <int N, int kTransposeB>
+__device__ __forceinline__ void wgmmaM64NK16(float (&d)[N / 2],
+                                             const uint32_t (&a)[4],
+                                             uint64_t descB, int accumulate) {
+  static_assert(N == 64 || N == 128, "wgmma: N is 64 or 128 here");
+  if constexpr (N == 64)
+    wgmmaM64N64K16<kTransposeB>(d, a, descB, accumulate);
+  else
+    wgmmaM64N128K16<kTransposeB>(d, a, descB, accumulate);
+}
+
+} // namespace device
+} // namespace gdn
+
+#endif // GDN_DEVICE_WGMMA_CUH
