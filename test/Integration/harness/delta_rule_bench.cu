@@ -60,7 +60,7 @@ void expect(bool ok, const std::string &what) {
 
 template <int H, int HV, int D, int Vt, bool Initial, bool Final,
           int Stages = 2, int Groups = (Vt / 16 < 4 ? Vt / 16 : 4),
-          bool FirstVersion = false>
+          bool FirstVersion = false, bool Wgmma = false>
 struct Config {
   using Element = __nv_bfloat16;
   static constexpr int kKeyHeads = H, kValueHeads = HV, kHeadDimK = D,
@@ -71,7 +71,11 @@ struct Config {
   // the prepare kernel's L apart from Q and K), for comparison.
   static constexpr bool kScanRowMajorTiles = !FirstVersion,
                         kPrepareSharedLower = !FirstVersion;
+  static constexpr bool kScanWgmma = Wgmma;
 };
+/// The wgmma scan (sm_90a) with V tile 64 or 128.
+template <int H, int HV, int D, int Vt, bool Initial, bool Final>
+using WgmmaConfig = Config<H, HV, D, Vt, Initial, Final, 2, 4, false, true>;
 /// The default scan (V tile 64, two stages, four column groups) with the
 /// first version's layouts.
 template <int H, int HV, int D, bool Initial, bool Final>
@@ -456,6 +460,21 @@ int check() {
   checkSameBits<Config<16, 32, 128, 64, true, true>,
                 Config<16, 32, 128, 128, true, true>>(
       "gqa16x32 vt64 == vt128", {700, 1, 0, 65}, {0, 2, 1, 0}, 19);
+  // The wgmma scan: edge lengths, padding, GQA, d = 64, no states, both V
+  // tiles.
+  checkCase<WgmmaConfig<16, 32, 128, 128, true, true>>(
+      "gqa16x32 wgmma vt128", {0, 1, 63, 64, 65, 130, 700},
+      {0, 2, 0, 1, 0, 0, 3}, 21);
+  checkCase<WgmmaConfig<16, 32, 128, 64, true, true>>(
+      "gqa16x32 wgmma vt64", {130, 0, 1, 65, 300}, {1, 0, 0, 2, 0}, 22);
+  checkCase<WgmmaConfig<16, 32, 128, 128, false, true>>(
+      "gqa16x32 wgmma padded", {65, 0, 130, 1, 64}, {3, 5, 62, 0, 1}, 23);
+  checkCase<WgmmaConfig<2, 4, 128, 64, true, true>>(
+      "gqa2x4 wgmma long", {4096, 777, 0}, {0, 9, 4}, 24);
+  checkCase<WgmmaConfig<4, 4, 64, 64, false, false>>(
+      "mha4 d64 wgmma", {63, 64, 65, 130, 1, 0, 2000}, {}, 25);
+  checkCase<WgmmaConfig<32, 32, 128, 128, true, true>>("mha32 wgmma",
+                                                       {100, 64, 1, 0}, {}, 26);
   // The other benchmarked configurations (MHA: one value head per block in
   // the prepare kernel; groups of four value heads).
   checkCase<Config<32, 32, 128, 64, true, true>>("mha32", {100, 64, 1, 0}, {},
@@ -541,7 +560,7 @@ void benchCase(const char *name, std::vector<int> lengths, int iterations,
               "scan %.4f [%d thr, %zu KiB])  floor %.0f us = %.1f%%  %.1f "
               "TFLOP/s  %.2f TB/s minimal-traffic rate\n",
               name, lens.c_str(), median, fastest, slowest, prepare, scan,
-              S::kScanThreads, S::kScanBytes / 1024, floorUs,
+              ScanLaunch<C>::kThreads, ScanLaunch<C>::kBytes / 1024, floorUs,
               100.0 * floorUs / (median * 1000.0),
               flop / (median * 1e-3) / 1e12, bytes / (median * 1e-3) / 1e12);
   std::fflush(stdout);
@@ -560,6 +579,19 @@ int bench(int iterations) {
   benchCase<Gqa16x32>("gqa16x32", {2048, 2048, 2048, 2048}, iterations, 61);
   benchCase<Mha32>("mha32", {8192, 8192, 8192, 8192}, iterations, 251);
   benchCase<Gqa16x64>("gqa16x64", {8192, 8192, 8192, 8192}, iterations, 486);
+  // The wgmma scan (V tile 128: one block per sequence and head; 64: two).
+  using WgVt128 = WgmmaConfig<16, 32, 128, 128, true, true>;
+  using WgVt64 = WgmmaConfig<16, 32, 128, 64, true, true>;
+  for (const auto &lengths : std::vector<std::vector<int>>{
+           {8192, 8192, 8192, 8192}, {32768}, {2048, 2048, 2048, 2048}}) {
+    const double floorUs = lengths[0] == 2048 ? 61 : 243;
+    benchCase<WgVt128>("gqa16x32 wg128", lengths, iterations, floorUs);
+    benchCase<WgVt64>("gqa16x32 wg64", lengths, iterations, floorUs);
+  }
+  benchCase<WgmmaConfig<32, 32, 128, 128, true, true>>(
+      "mha32 wg128", {8192, 8192, 8192, 8192}, iterations, 251);
+  benchCase<WgmmaConfig<16, 64, 128, 128, true, true>>(
+      "gqa16x64 wg128", {8192, 8192, 8192, 8192}, iterations, 486);
   // V tile 128 (one block per sequence and head) on the other shapes.
   benchCase<Config<32, 32, 128, 128, true, true>>(
       "mha32 vt128", {8192, 8192, 8192, 8192}, iterations, 251);
@@ -607,10 +639,15 @@ int main(int argc, char **argv) {
                 result ? "FAIL" : "PASS", result);
     return result ? 1 : 0;
   }
+  if (mode == "profile") { // one wgmma case, for a profiler's kernel filter
+    benchCase<WgmmaConfig<16, 32, 128, 128, true, true>>(
+        "gqa16x32 wg128", {8192, 8192, 8192, 8192}, 20, 243);
+    return failures;
+  }
   if (mode == "bench") {
     const int iterations = std::max(20, argc > 2 ? std::atoi(argv[2]) : 50);
     return bench(iterations);
   }
-  std::fprintf(stderr, "usage: %s check | bench [iterations]\n", argv[0]);
+  std::fprintf(stderr, "usage: %s check | bench [iterations] | profile\n", argv[0]);
   return 2;
 }

@@ -894,11 +894,75 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
 }
 
 #ifndef GDN_DEVICE_EMULATION // host emulation runs the kernel bodies itself
+} // namespace device
+} // namespace gdn
+// The scan's sm_90a variant, built on the definitions above.
+#include "gdn/device/delta_rule_wgmma.cuh"
+namespace gdn {
+namespace device {
+
 /// Workspace bytes for a packing (host side; no device access).
 template <class Config>
 inline size_t deltaRuleWorkspaceBytes(const PackingView &packing) {
   return DeltaRuleWorkspace::bytes(packing, Config::kValueHeads);
 }
+
+/// The forward scan a Config selects (kScanWgmma): its block size, shared
+/// memory and launch.
+template <class Config, bool = ScanWgmmaOf<Config>::value> struct ScanLaunch {
+  static constexpr int kThreads = DeltaRuleShape<Config>::kScanThreads;
+  static constexpr size_t kBytes = DeltaRuleShape<Config>::kScanBytes;
+  static cudaError_t launch(const DeltaRuleArgs<Config> &args, int64_t units,
+                            cudaStream_t stream) {
+    cudaError_t error =
+        cudaFuncSetAttribute(deltaChunkScanKernel<Config>,
+                             cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             static_cast<int>(kBytes));
+    if (error != cudaSuccess)
+      return error;
+    deltaChunkScanKernel<Config>
+        <<<static_cast<unsigned>(units), kThreads, kBytes, stream>>>(args);
+    return cudaSuccess;
+  }
+};
+template <class Config> struct ScanLaunch<Config, true> {
+  using S = DeltaRuleShape<Config>;
+  static constexpr int kThreads = DeltaRuleWgmmaShape<Config>::kThreads;
+  static constexpr size_t kBytes = DeltaRuleWgmmaShape<Config>::kBytes;
+  /// Encodes the tensor maps of this call's buffers (host only, no device
+  /// access) and launches.
+  static cudaError_t launch(const DeltaRuleArgs<Config> &args, int64_t units,
+                            cudaStream_t stream) {
+    const PackingView &p = args.packing;
+    const uint64_t tiles =
+        static_cast<uint64_t>(DeltaRuleWorkspace::slots(p)) * S::kHV * 64;
+    DeltaRuleTensorMaps maps;
+    cudaError_t error = encodeTensorMap2D(&maps.q, args.q, S::kH * S::kK,
+                                          p.bufferTokens, S::kH * S::kK);
+    if (error == cudaSuccess)
+      error = encodeTensorMap2D(&maps.k, args.k, S::kH * S::kK,
+                                p.bufferTokens, S::kH * S::kK);
+    if (error == cudaSuccess)
+      error = encodeTensorMap2D(&maps.v, args.v, S::kHV * S::kV,
+                                p.bufferTokens, S::kHV * S::kV);
+    if (error == cudaSuccess)
+      error = encodeTensorMap2D(&maps.transform, args.workspace.transform, 64,
+                                tiles, 64);
+    if (error == cudaSuccess)
+      error = encodeTensorMap2D(&maps.scores, args.workspace.scores, 64, tiles,
+                                64);
+    if (error == cudaSuccess)
+      error = cudaFuncSetAttribute(deltaChunkScanWgmmaKernel<Config>,
+                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   static_cast<int>(kBytes));
+    if (error != cudaSuccess)
+      return error;
+    deltaChunkScanWgmmaKernel<Config>
+        <<<static_cast<unsigned>(units), kThreads, kBytes, stream>>>(args,
+                                                                    maps);
+    return cudaSuccess;
+  }
+};
 
 /// Which kernels launchDeltaRule starts: both in normal use; one at a time
 /// to time them apart (the scan alone reads what an earlier prepare left in
@@ -928,10 +992,6 @@ inline cudaError_t launchDeltaRule(DeltaRuleArgs<Config> args, void *workspace,
       cudaFuncSetAttribute(deltaChunkPrepareKernel<Config>,
                            cudaFuncAttributeMaxDynamicSharedMemorySize,
                            static_cast<int>(S::kPrepareBytes));
-  if (error == cudaSuccess)
-    error = cudaFuncSetAttribute(deltaChunkScanKernel<Config>,
-                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 static_cast<int>(S::kScanBytes));
   if (error != cudaSuccess)
     return error;
   const int64_t slots = DeltaRuleWorkspace::slots(packing);
@@ -942,10 +1002,8 @@ inline cudaError_t launchDeltaRule(DeltaRuleArgs<Config> args, void *workspace,
   const int64_t units =
       static_cast<int64_t>(packing.numSeqs) * S::kHV * S::kValueTiles;
   if (phases & kDeltaRuleScan)
-    deltaChunkScanKernel<Config>
-        <<<static_cast<unsigned>(units), S::kScanThreads, S::kScanBytes,
-           stream>>>(args);
-  return cudaGetLastError();
+    error = ScanLaunch<Config>::launch(args, units, stream);
+  return error != cudaSuccess ? error : cudaGetLastError();
 }
 #endif // GDN_DEVICE_EMULATION
 

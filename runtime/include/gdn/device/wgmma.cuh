@@ -84,6 +84,39 @@ __device__ __forceinline__ uint64_t matrixDescriptor(const void *shared,
          static_cast<uint64_t>((strideBytes >> 4) & 0x3fff) << 32;
 }
 
+/// Tiles written by TMA with 128-byte swizzling: rows of 128 bytes (64
+/// bf16), the 16-byte piece p of row r stored at piece p ^ (r % 8), blocks
+/// of 8 rows (1024 bytes, 1024-byte aligned) repeating the pattern. A tile
+/// wider than 64 columns is several such 64-column blocks, kBlockBytes
+/// apart. As a K-major B (rows = n) a k16 step is 32 bytes into the row
+/// (the hardware applies the XOR to the address it forms); as an MN-major
+/// B (rows = k) the 64-column blocks are the leading offset and 8-row
+/// groups the stride.
+template <int kRows> struct Swizzle128Tile {
+  static constexpr int kBlockBytes = kRows * 128;
+  /// Byte offset of element (row, column).
+  __device__ __forceinline__ static constexpr int offset(int row, int column) {
+    return (column / 64) * kBlockBytes + row * 128 +
+           ((((column % 64) / 8) ^ (row % 8)) * 16) + (column % 8) * 2;
+  }
+  /// K-major B: k16 step s starts at block (16 s / 64), + 32 (s % 4) bytes.
+  __device__ __forceinline__ static constexpr int kMajorStep(int step) {
+    return (step / 4) * kBlockBytes + (step % 4) * 32;
+  }
+  static constexpr uint32_t kKMajorLeading = 16, kKMajorStride = 1024;
+  /// MN-major B: k16 step s (rows 16 s ..) starts 2048 s bytes in.
+  static constexpr uint32_t kMNMajorLeading = kBlockBytes, kMNMajorStride = 1024;
+  static constexpr uint32_t kMNMajorStep = 2048;
+};
+
+/// matrixDescriptor with 128-byte swizzling (layout type 1, bits 62-63).
+__device__ __forceinline__ uint64_t swizzledDescriptor(const void *shared,
+                                                       uint32_t leadingBytes,
+                                                       uint32_t strideBytes) {
+  return matrixDescriptor(shared, leadingBytes, strideBytes) |
+         (static_cast<uint64_t>(1) << 62);
+}
+
 /// Orders this thread's register writes of A fragments and accumulators
 /// before the wgmma instructions that read them.
 __device__ __forceinline__ void wgmmaFence() {
@@ -127,15 +160,42 @@ __device__ __forceinline__ void wgmmaSettle(float (&d)[kCount]) {
     asm volatile("" : "+f"(d[i])::"memory");
 }
 
+/// packBf16 as one cvt.rn.bf16x2.f32 (the same rounding, half the
+/// instructions): `low` is the element with the lower index.
+__device__ __forceinline__ uint32_t packPair(float low, float high) {
+  const __nv_bfloat162 pair = __floats2bfloat162_rn(low, high);
+  uint32_t bits;
+  memcpy(&bits, &pair, 4);
+  return bits;
+}
+
 /// The bf16 A fragment of k step `step` (columns 16 step .. + 15) of a
 /// 64 x N fp32 accumulator (see the file comment for the layouts).
 template <int kCount>
 __device__ __forceinline__ void accumulatorToA(const float (&d)[kCount],
                                                int step, uint32_t (&a)[4]) {
-  a[0] = packBf16(d[8 * step + 0], d[8 * step + 1]);
-  a[1] = packBf16(d[8 * step + 2], d[8 * step + 3]);
-  a[2] = packBf16(d[8 * step + 4], d[8 * step + 5]);
-  a[3] = packBf16(d[8 * step + 6], d[8 * step + 7]);
+  a[0] = packPair(d[8 * step + 0], d[8 * step + 1]);
+  a[1] = packPair(d[8 * step + 2], d[8 * step + 3]);
+  a[2] = packPair(d[8 * step + 4], d[8 * step + 5]);
+  a[3] = packPair(d[8 * step + 6], d[8 * step + 7]);
+}
+
+/// stmatrix.m8n8.x4.trans.b16 (sm_90): the inverse of
+/// loadMatrices<true>. Lane l supplies `row`, the address of row l % 8 of
+/// matrix l / 8; register i of lane l holds the elements that go to rows
+/// 2 (l % 4) .. + 1, column l / 4 of matrix i (an accumulator pair of row
+/// l / 4 lands transposed).
+__device__ __forceinline__ void storeMatricesTransposed(__nv_bfloat16 *row,
+                                                        const uint32_t (&r)[4]) {
+#if GDN_WGMMA_AVAILABLE
+  const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(row));
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], "
+               "{%1, %2, %3, %4};\n" ::"r"(address),
+               "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])
+               : "memory");
+#else
+  __trap();
+#endif
 }
 
 #if GDN_WGMMA_AVAILABLE

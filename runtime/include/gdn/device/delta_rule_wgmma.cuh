@@ -1,0 +1,421 @@
+//===- delta_rule_wgmma.cuh - the delta-rule scan on wgmma -------*- CUDA
+//-*-===//
+//
+// The scan of delta_rule.cuh (same inputs, workspace, outputs and function)
+// for sm_90a, on warpgroup products (wgmma.cuh). Included by delta_rule.cuh
+// after the definitions it shares; a Config selects it with
+// `kScanWgmma = true` (V tile 64 or 128).
+//
+// One block per (sequence, value head, V tile) with one warpgroup per 64
+// columns of the tile. A warpgroup keeps its 64 columns of the state
+// transposed, S^T (64 x K fp32), as the accumulator of a 64 x K product, so
+// that every product of the chunk has V as its M dimension: the warpgroups
+// never exchange data, and each product's result, converted to bf16 in
+// registers, is the A operand of the next (S, R, Vnew never go to shared
+// memory). B operands are the chunk's tiles in shared memory (core-matrix
+// layout, staged by cp.async two or three chunks deep). Per chunk, with
+// Gamma_t =
+// exp(G_t) and rows of the transposed tiles being value columns:
+//
+//   SK   = S^T K^T,  O = S^T Q^T                   (K-major B, k = K)
+//   R    = V^T - SK diag(Gamma)
+//   Vn   = R M^T                                   (K-major B, k = 64)
+//   O    = scale (O diag(Gamma) + Vn P^T)          (K-major B)
+//   S^T  = exp(G_last) S^T + Vn diag(exp(G_last - G)) K   (MN-major B)
+//
+// which is the scan's algebra transposed. The bf16 roundings are those of
+// the mma.sync scan (S, R, Vnew, decayed Vnew, o), so the precision is the
+// same; the sums run in another order, so the bits are not.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GDN_DEVICE_DELTA_RULE_WGMMA_CUH
+#define GDN_DEVICE_DELTA_RULE_WGMMA_CUH
+
+#include "gdn/device/tma.cuh"
+#include "gdn/device/wgmma.cuh"
+
+namespace gdn {
+namespace device {
+
+/// Optional Config member kScanWgmma: true runs the scan on wgmma (sm_90a).
+template <class C, class = void> struct ScanWgmmaOf {
+  static constexpr bool value = false;
+};
+template <class C>
+struct ScanWgmmaOf<C, std::void_t<decltype(C::kScanWgmma)>> {
+  static constexpr bool value = C::kScanWgmma;
+};
+
+/// Shared-memory layout of the wgmma scan: kStages stages of {Q, K, V, M,
+/// P (64-column blocks of 128-byte-swizzled rows, as TMA writes them), G},
+/// then the output staging tile, the decays and the stages' mbarriers. The
+/// base is aligned to 1024 bytes at run time (kBytes includes the slack).
+template <class Config> struct DeltaRuleWgmmaShape {
+  using Base = DeltaRuleShape<Config>;
+  static constexpr int kChunk = 64, kK = Base::kK, kVt = Base::kVt;
+  static_assert(kVt == 64 || kVt == 128,
+                "delta rule (wgmma): the V tile is 64 or 128 columns, one "
+                "warpgroup per 64");
+  static constexpr int kWarpgroups = kVt / 64;
+  static constexpr int kThreads = 128 * kWarpgroups;
+  using Tile = Swizzle128Tile<kChunk>; // every staged tile: 64 rows
+  static constexpr size_t kStageQ = 0;
+  static constexpr size_t kStageK = kStageQ + 2 * kChunk * kK;
+  static constexpr size_t kStageV = kStageK + 2 * kChunk * kK;
+  static constexpr size_t kStageM = kStageV + 2 * kChunk * kVt;
+  static constexpr size_t kStageP = kStageM + 2 * kChunk * kChunk;
+  static constexpr size_t kStageG = kStageP + 2 * kChunk * kChunk;
+  static constexpr unsigned kStageCopyBytes =
+      static_cast<unsigned>(kStageG + 4 * kChunk);
+  static constexpr size_t kStageBytes = (kStageCopyBytes + 1023) / 1024 * 1024;
+  static constexpr int kLdOut = kVt + 8; // output staging rows
+  static constexpr size_t kTail =
+      2 * kChunk * kLdOut + kWarpgroups * 2 * 4 * kChunk + 8 * 3 + 1024;
+  // Chunks in flight: three where they fit (the copies of two chunks
+  // overlap the products of one), else two.
+  static constexpr int kStages = 3 * kStageBytes + kTail <= 227 * 1024 ? 3 : 2;
+  static constexpr size_t kOutput = kStages * kStageBytes;
+  // Per warpgroup, the chunk's decays exp(G_t) and exp(G_last - G_t).
+  static constexpr size_t kDecays = kOutput + 2 * kChunk * kLdOut;
+  static constexpr size_t kBarriers = kDecays + kWarpgroups * 2 * 4 * kChunk;
+  static constexpr size_t kBytes = kBarriers + 8 * kStages + 1024;
+  static_assert(kBarriers % 8 == 0, "mbarriers are 8-byte aligned");
+  static_assert(kBytes <= 227 * 1024, "delta rule (wgmma): shared memory");
+};
+
+/// The tensor maps the wgmma scan copies its tiles with (kernel parameter).
+struct DeltaRuleTensorMaps {
+  CUtensorMap q, k, v, transform, scores;
+};
+
+/// Zeroes rows `from` .. 63 of a staged 64-row tile of kColumns columns
+/// (the rows of a partial last chunk past the sequence end, which TMA read
+/// from whatever follows), with every thread of the block.
+template <int kColumns, int kThreads>
+__device__ __forceinline__ void zeroRowsFrom(char *tile, int from) {
+  for (int i = threadIdx.x; i < (64 - from) * kColumns / 8; i += kThreads) {
+    const int row = from + i / (kColumns / 8);
+    const int column = (i % (kColumns / 8)) * 8;
+    *reinterpret_cast<uint4 *>(tile + Swizzle128Tile<64>::offset(row, column)) =
+        make_uint4(0, 0, 0, 0);
+  }
+}
+
+/// Barrier of the 128 threads of warpgroup `group` (ids 1.. ; 0 is
+/// __syncthreads).
+__device__ __forceinline__ void warpgroupBarrier(int group) {
+  asm volatile("bar.sync %0, 128;\n" ::"r"(group + 1) : "memory");
+}
+
+template <class Config>
+__global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
+    deltaChunkScanWgmmaKernel(DeltaRuleArgs<Config> args,
+                              const __grid_constant__ DeltaRuleTensorMaps maps) {
+  using S = DeltaRuleShape<Config>;
+  using W = DeltaRuleWgmmaShape<Config>;
+  using Element = typename Config::Element;
+  constexpr int kC = S::kChunk, kK = S::kK, kVt = S::kVt;
+  const PackingView &packing = args.packing;
+  if (packingInvalid(args)) {
+    // Offsets cannot be trusted: NaN over every output, grid-stride.
+    const int64_t threads = static_cast<int64_t>(gridDim.x) * W::kThreads;
+    const int64_t first =
+        static_cast<int64_t>(blockIdx.x) * W::kThreads + threadIdx.x;
+    const int64_t outputs =
+        static_cast<int64_t>(packing.bufferTokens) * S::kHV * S::kV;
+    for (int64_t i = first; i < outputs; i += threads)
+      args.o[i] = __float2bfloat16_rn(NAN);
+    const int64_t states =
+        static_cast<int64_t>(packing.numSeqs) * S::kHV * S::kK * S::kV;
+    for (int64_t i = first; Config::kHasFinalState && i < states; i += threads)
+      args.finalState[i] = NAN;
+    return;
+  }
+  const ScanUnit<Config> unit(blockIdx.x);
+  const int32_t seq = unit.seq;
+  if (seq >= packing.numSeqs)
+    return;
+  const int head = unit.head, keyHead = head / (S::kHV / S::kH);
+  const int column0 = unit.valueTile * kVt; // first V column of the tile
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int group = warp / 4;               // this thread's warpgroup
+  const int groupColumn0 = 64 * group;      // its columns within the tile
+  const int rowInGroup = 16 * (warp % 4) + lane / 4; // + 8 for e >= 2
+  const int pairColumn = 2 * (lane % 4);             // + 8 j, + 1
+  // First tile column of this warp's 16 accumulator rows.
+  const int transposeColumn = groupColumn0 + 16 * (warp % 4);
+  const int32_t length = packing.length(seq);
+  const int64_t begin = packing.begin(seq);
+  const int32_t chunks = (length + kC - 1) / kC;
+  const int64_t slot0 = firstSlot(packing, seq);
+  const int64_t valueRow = static_cast<int64_t>(S::kHV) * S::kV;
+
+  // Padding rows of this sequence's slot: zeros in this tile's columns.
+  {
+    constexpr int kVectors = kVt / 8;
+    const int64_t padding = packing.slot(seq) - length;
+    for (int64_t i = tid; i < padding * kVectors; i += W::kThreads) {
+      const int64_t row = begin + length + i / kVectors;
+      *reinterpret_cast<uint4 *>(args.o + row * valueRow + head * S::kV +
+                                 column0 + (i % kVectors) * 8) =
+          make_uint4(0, 0, 0, 0);
+    }
+  }
+
+  extern __shared__ uint4 wgmmaShared[];
+  // 128-byte swizzling repeats every 1024 bytes of address: align the
+  // base so that TMA's pattern and wgmma's agree.
+  char *base = reinterpret_cast<char *>(
+      (reinterpret_cast<uintptr_t>(wgmmaShared) + 1023) & ~uintptr_t(1023));
+  Element *staging = reinterpret_cast<Element *>(base + W::kOutput);
+  uint64_t *full = reinterpret_cast<uint64_t *>(base + W::kBarriers);
+  auto stage = [&](int c) { return base + (c % W::kStages) * W::kStageBytes; };
+
+  // S^T of this warpgroup's 64 columns: accumulator element (r, k) is
+  // S[k][groupColumn0 + r].
+  float state[kK / 2];
+  const int64_t stateBase =
+      (static_cast<int64_t>(seq) * S::kHV + head) * kK * S::kV + column0 +
+      groupColumn0;
+#pragma unroll
+  for (int j = 0; j < kK / 8; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int row = rowInGroup + 8 * (e / 2);
+      const int key = 8 * j + pairColumn + e % 2;
+      state[4 * j + e] = Config::kHasInitialState
+                             ? args.initialState[stateBase + key * S::kV + row]
+                             : 0.0f;
+    }
+
+  // Thread 0 issues the copies of chunk c into its stage: one TMA box per
+  // 64 columns of Q, K, V, M and P, one bulk copy of G, all completing on
+  // the stage's mbarrier.
+  auto fetch = [&](int32_t c) {
+    char *at = stage(c);
+    uint64_t *barrier = full + c % W::kStages;
+    const int row0 = static_cast<int>(begin) + c * kC;
+    const int tileRow = static_cast<int>(((slot0 + c) * S::kHV + head) * kC);
+    mbarrierExpectBytes(barrier, W::kStageCopyBytes);
+#pragma unroll
+    for (int b = 0; b < kK / 64; ++b) {
+      tmaLoad2D(at + W::kStageQ + b * W::Tile::kBlockBytes, &maps.q,
+                keyHead * kK + 64 * b, row0, barrier);
+      tmaLoad2D(at + W::kStageK + b * W::Tile::kBlockBytes, &maps.k,
+                keyHead * kK + 64 * b, row0, barrier);
+    }
+#pragma unroll
+    for (int b = 0; b < kVt / 64; ++b)
+      tmaLoad2D(at + W::kStageV + b * W::Tile::kBlockBytes, &maps.v,
+                head * S::kV + column0 + 64 * b, row0, barrier);
+    tmaLoad2D(at + W::kStageM, &maps.transform, 0, tileRow, barrier);
+    tmaLoad2D(at + W::kStageP, &maps.scores, 0, tileRow, barrier);
+    bulkLoad(at + W::kStageG, args.workspace.gateCumsum + tileRow, 4 * kC,
+             barrier);
+  };
+  if (tid == 0) {
+    for (int s = 0; s < W::kStages; ++s)
+      mbarrierInit(full + s, 1);
+  }
+  __syncthreads();
+  if (tid == 0)
+    for (int c = 0; c < W::kStages - 1 && c < chunks; ++c)
+      fetch(c);
+
+  for (int32_t c = 0; c < chunks; ++c) {
+    mbarrierWait(full + c % W::kStages, (c / W::kStages) & 1);
+    const int rows = length - c * kC < kC ? length - c * kC : kC;
+    if (rows < kC) {
+      // TMA read past the sequence end: zero those rows of Q, K, V (for
+      // wgmma, whose reads go through the async proxy, the fence below).
+      char *at = stage(c);
+      zeroRowsFrom<kK, W::kThreads>(at + W::kStageQ, rows);
+      zeroRowsFrom<kK, W::kThreads>(at + W::kStageK, rows);
+      zeroRowsFrom<kVt, W::kThreads>(at + W::kStageV, rows);
+      fenceSharedForAsyncProxy();
+    }
+    // Chunk c is whole for every thread, and every warpgroup is done with
+    // chunk c - 1: its stage and the output staging tile may be reused.
+    __syncthreads();
+    if (tid == 0 && c + W::kStages - 1 < chunks)
+      fetch(c + W::kStages - 1);
+
+    const char *at = stage(c);
+    const float *gate = reinterpret_cast<const float *>(at + W::kStageG);
+
+    // S^T in bf16 as the A operand of the two K-deep products.
+    uint32_t stateA[kK / 16][4];
+#pragma unroll
+    for (int s = 0; s < kK / 16; ++s)
+      accumulatorToA(state, s, stateA[s]);
+    float keyProduct[32], out[32];
+    wgmmaFence();
+#pragma unroll
+    for (int s = 0; s < kK / 16; ++s)
+      wgmmaM64NK16<64, 0>(
+          keyProduct, stateA[s],
+          swizzledDescriptor(at + W::kStageK + W::Tile::kMajorStep(s),
+                             W::Tile::kKMajorLeading, W::Tile::kKMajorStride),
+          s > 0);
+    wgmmaCommit();
+#pragma unroll
+    for (int s = 0; s < kK / 16; ++s)
+      wgmmaM64NK16<64, 0>(
+          out, stateA[s],
+          swizzledDescriptor(at + W::kStageQ + W::Tile::kMajorStep(s),
+                             W::Tile::kKMajorLeading, W::Tile::kKMajorStride),
+          s > 0);
+    wgmmaCommit();
+
+    // The decays of the chunk's tokens while the products run, one per
+    // thread of the warpgroup (each thread then reads its 16 tokens, 8 j +
+    // pairColumn + {0, 1}).
+    const float lastGate = gate[rows - 1];
+    float *toStart = reinterpret_cast<float *>(base + W::kDecays) +
+                     group * 2 * kC;
+    const float *toEnd = toStart + kC;
+    {
+      const int token = tid % kC;
+      toStart[tid % 128] = tid % 128 < kC ? decay(gate[token])
+                                          : decay(lastGate - gate[token]);
+    }
+    warpgroupBarrier(group);
+
+    // R = V^T - SK diag(Gamma) (the chain waits only for S K^T). Each
+    // thread's tokens come in adjacent pairs: one 8-byte load per pair.
+    wgmmaWait<1>();
+    wgmmaSettle(keyProduct);
+    float2 startPair[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+      startPair[j] =
+          *reinterpret_cast<const float2 *>(toStart + 8 * j + pairColumn);
+    // V^T in the accumulator layout: ldmatrix.trans of V's 8 x 8 blocks
+    // (tokens x columns), two column tiles j per load.
+#pragma unroll
+    for (int j = 0; j < 8; j += 2) {
+      const int matrix = lane / 8;
+      uint32_t values[4];
+      loadMatrices<true>(
+          values, reinterpret_cast<const Element *>(
+                      at + W::kStageV +
+                      W::Tile::offset(8 * (j + matrix / 2) + lane % 8,
+                                      transposeColumn + 8 * (matrix % 2))));
+#pragma unroll
+      for (int e = 0; e < 8; ++e) {
+        const int i = 4 * j + e; // accumulator element (tile j + e / 4)
+        const uint32_t pair = values[e / 2];
+        const float value = bf16BitsToFloat(e % 2 ? pair >> 16 : pair & 0xffffu);
+        const float2 pair2 = startPair[j + e / 4];
+        keyProduct[i] = value - (e % 2 ? pair2.y : pair2.x) * keyProduct[i];
+      }
+    }
+    uint32_t residualA[4][4];
+#pragma unroll
+    for (int s = 0; s < 4; ++s)
+      accumulatorToA(keyProduct, s, residualA[s]);
+    float fresh[32];
+    wgmmaFence();
+#pragma unroll
+    for (int s = 0; s < 4; ++s)
+      wgmmaM64NK16<64, 0>(
+          fresh, residualA[s],
+          swizzledDescriptor(at + W::kStageM + W::Tile::kMajorStep(s),
+                             W::Tile::kKMajorLeading, W::Tile::kKMajorStride),
+          s > 0);
+    wgmmaCommit();
+    wgmmaWait<0>();
+    wgmmaSettle(out);
+    wgmmaSettle(fresh);
+
+    // The state update first (the chain), then O += Vn P^T.
+    uint32_t freshA[4][4], decayedA[4][4];
+#pragma unroll
+    for (int s = 0; s < 4; ++s) {
+      accumulatorToA(fresh, s, freshA[s]);
+      const float2 low = *reinterpret_cast<const float2 *>(
+                       toEnd + 16 * s + pairColumn),
+                   high = *reinterpret_cast<const float2 *>(
+                       toEnd + 16 * s + 8 + pairColumn);
+      const float scales[4] = {low.x, low.y, high.x, high.y};
+      float decayed[8];
+#pragma unroll
+      for (int e = 0; e < 8; ++e)
+        decayed[e] = fresh[8 * s + e] * scales[2 * (e / 4) + e % 2];
+      decayedA[s][0] = packPair(decayed[0], decayed[1]);
+      decayedA[s][1] = packPair(decayed[2], decayed[3]);
+      decayedA[s][2] = packPair(decayed[4], decayed[5]);
+      decayedA[s][3] = packPair(decayed[6], decayed[7]);
+    }
+    const float chunkDecay = decay(lastGate);
+#pragma unroll
+    for (int i = 0; i < kK / 2; ++i)
+      state[i] *= chunkDecay;
+#pragma unroll
+    for (int i = 0; i < 32; ++i)
+      out[i] *= i % 2 ? startPair[i / 4].y : startPair[i / 4].x;
+    wgmmaFence();
+#pragma unroll
+    for (int s = 0; s < 4; ++s)
+      wgmmaM64NK16<kK, 1>(
+          state, decayedA[s],
+          swizzledDescriptor(at + W::kStageK + s * W::Tile::kMNMajorStep,
+                             W::Tile::kMNMajorLeading, W::Tile::kMNMajorStride),
+          1);
+#pragma unroll
+    for (int s = 0; s < 4; ++s)
+      wgmmaM64NK16<64, 0>(
+          out, freshA[s],
+          swizzledDescriptor(at + W::kStageP + W::Tile::kMajorStep(s),
+                             W::Tile::kKMajorLeading, W::Tile::kKMajorStride),
+          1);
+    wgmmaCommit();
+    wgmmaWait<0>();
+    wgmmaSettle(state);
+    wgmmaSettle(out);
+
+    // O^T to the staging tile as [token][column], then this warpgroup's 64
+    // columns of the real rows to o in 16-byte pieces.
+#pragma unroll
+    for (int j = 0; j < 8; j += 2) {
+      const int matrix = lane / 8;
+      const uint32_t pairs[4] = {
+          packPair(args.scale * out[4 * j + 0], args.scale * out[4 * j + 1]),
+          packPair(args.scale * out[4 * j + 2], args.scale * out[4 * j + 3]),
+          packPair(args.scale * out[4 * j + 4], args.scale * out[4 * j + 5]),
+          packPair(args.scale * out[4 * j + 6], args.scale * out[4 * j + 7])};
+      storeMatricesTransposed(staging +
+                                  (8 * (j + matrix / 2) + lane % 8) * W::kLdOut +
+                                  transposeColumn + 8 * (matrix % 2),
+                              pairs);
+    }
+    warpgroupBarrier(group);
+    const int64_t chunkRow0 = begin + static_cast<int64_t>(c) * kC;
+#pragma unroll
+    for (int round = 0; round < kC * 8 / 128; ++round) {
+      const int i = tid % 128 + 128 * round;
+      const int row = i / 8, column = groupColumn0 + (i % 8) * 8;
+      if (row < rows)
+        *reinterpret_cast<uint4 *>(args.o + (chunkRow0 + row) * valueRow +
+                                   head * S::kV + column0 + column) =
+            *reinterpret_cast<const uint4 *>(staging + row * W::kLdOut +
+                                             column);
+    }
+  }
+  if (Config::kHasFinalState) {
+#pragma unroll
+    for (int j = 0; j < kK / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int row = rowInGroup + 8 * (e / 2);
+        const int key = 8 * j + pairColumn + e % 2;
+        args.finalState[stateBase + key * S::kV + row] = state[4 * j + e];
+      }
+  }
+}
+
+} // namespace device
+} // namespace gdn
+
+#endif // GDN_DEVICE_DELTA_RULE_WGMMA_CUH

@@ -1,0 +1,134 @@
+//===- tma.cuh - Hopper bulk copies into shared memory -----------*- CUDA
+//-*-===//
+//
+// The tensor memory accelerator (sm_90a): one thread issues a copy of a
+// whole tile (cp.async.bulk.tensor, described by a CUtensorMap made on the
+// host) or of contiguous bytes (cp.async.bulk) into shared memory, and the
+// copy reports its bytes to an mbarrier that the consumers wait on. Unlike
+// per-thread cp.async, no thread spends issue slots or registers on
+// addresses: the delta-rule scan's per-thread copies were its bottleneck
+// (docs/delta-rule.md). Host side: encodeTensorMap2D gets the driver's
+// encoder through the runtime, so nothing links against libcuda.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GDN_DEVICE_TMA_CUH
+#define GDN_DEVICE_TMA_CUH
+
+#include "gdn/device/wgmma.cuh"
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+namespace gdn {
+namespace device {
+
+__device__ __forceinline__ uint32_t sharedAddress(const void *p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+/// Initialises an mbarrier expecting `count` arrivals per phase; a
+/// __syncthreads must follow before other threads use it.
+__device__ __forceinline__ void mbarrierInit(uint64_t *barrier,
+                                             unsigned count) {
+#if GDN_WGMMA_AVAILABLE
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(
+                   sharedAddress(barrier)),
+               "r"(count)
+               : "memory");
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#else
+  __trap();
+#endif
+}
+
+/// This thread's arrival, announcing `bytes` of copies that complete the
+/// phase when they land.
+__device__ __forceinline__ void mbarrierExpectBytes(uint64_t *barrier,
+                                                    unsigned bytes) {
+#if GDN_WGMMA_AVAILABLE
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::
+                   "r"(sharedAddress(barrier)),
+               "r"(bytes)
+               : "memory");
+#endif
+}
+
+/// Waits until the phase with parity `parity` of the barrier completed.
+__device__ __forceinline__ void mbarrierWait(uint64_t *barrier,
+                                             unsigned parity) {
+#if GDN_WGMMA_AVAILABLE
+  asm volatile("{\n"
+               ".reg .pred done;\n"
+               "wait_%=:\n"
+               "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+               "@!done bra wait_%=;\n"
+               "}\n" ::"r"(sharedAddress(barrier)),
+               "r"(parity)
+               : "memory");
+#endif
+}
+
+/// Copies the box of `map` at (x, y) (innermost coordinate first) to
+/// `shared`, completing bytes on `barrier`. Out-of-range elements are zero.
+__device__ __forceinline__ void tmaLoad2D(void *shared, const CUtensorMap *map,
+                                          int x, int y, uint64_t *barrier) {
+#if GDN_WGMMA_AVAILABLE
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::"
+               "complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
+                   sharedAddress(shared)),
+               "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y),
+               "r"(sharedAddress(barrier))
+               : "memory");
+#endif
+}
+
+/// Copies `bytes` contiguous bytes (a multiple of 16, both ends 16-byte
+/// aligned) to `shared`, completing them on `barrier`.
+__device__ __forceinline__ void bulkLoad(void *shared, const void *global,
+                                         unsigned bytes, uint64_t *barrier) {
+#if GDN_WGMMA_AVAILABLE
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::"
+               "bytes [%0], [%1], %2, [%3];\n" ::"r"(sharedAddress(shared)),
+               "l"(global), "r"(bytes), "r"(sharedAddress(barrier))
+               : "memory");
+#endif
+}
+
+#ifndef GDN_DEVICE_EMULATION
+/// A 2-D bf16 tensor map of a row-major [rows][columns] matrix with row
+/// stride `rowStride` elements, boxes of 64 x 64 with 128-byte swizzling
+/// (Swizzle128Tile), out-of-range rows read as zero.
+inline cudaError_t encodeTensorMap2D(CUtensorMap *map, const void *base,
+                                     uint64_t columns, uint64_t rows,
+                                     uint64_t rowStride) {
+  static PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
+    void *function = nullptr;
+    cudaDriverEntryPointQueryResult found;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &function,
+                                         12000, cudaEnableDefault,
+                                         &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess)
+      function = nullptr;
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(function);
+  }();
+  if (!encode)
+    return cudaErrorNotSupported;
+  const cuuint64_t dims[2] = {columns, rows > 0 ? rows : 1};
+  const cuuint64_t strides[1] = {rowStride * 2};
+  const cuuint32_t box[2] = {64, 64}, elementStrides[2] = {1, 1};
+  const CUresult result = encode(
+      map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void *>(base), dims,
+      strides, box, elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return result == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+}
+#endif // GDN_DEVICE_EMULATION
+
+} // namespace device
+} // namespace gdn
+
+#endif // GDN_DEVICE_TMA_CUH
