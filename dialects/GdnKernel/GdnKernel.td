@@ -132,7 +132,12 @@ def GdnKernel_DeltaRuleOp : GdnKernel_Op<"delta_rule", [Pure]> {
     unit-lower-triangular system; a *scan* kernel per (sequence, value
     head, `value_tile` columns of V) carries the fp32 state across the
     sequence's chunks, staging each chunk through shared memory
-    (`scan_stages` chunks in flight). Value head `i` reads key head
+    (`scan_stages` chunks in flight). `scan` names the scan kernel:
+    `"mma_sync"` (warp-level mma.sync and cp.async, any sm_80+ GPU; V tiles
+    of 32, 64 or 128, 1 or 2 stages) or `"wgmma"` (sm_90a only: the state
+    transposed in warpgroup accumulators, wgmma products chained in
+    registers, tiles copied by TMA; V tiles of 64 or 128, one warpgroup per
+    64 columns, 2 or 3 stages). Value head `i` reads key head
     `i / (HV / H)`. `q`, `k`, `v` and `o` are bf16; `g`, `beta` and the
     states fp32. Padding rows of `o` are 0.
 
@@ -154,7 +159,8 @@ def GdnKernel_DeltaRuleOp : GdnKernel_Op<"delta_rule", [Pure]> {
                        ConfinedAttr<I64Attr, [IntPositive]>:$head_dim_v,
                        F64Attr:$scale,
                        ConfinedAttr<I64Attr, [IntPositive]>:$value_tile,
-                       ConfinedAttr<I64Attr, [IntPositive]>:$scan_stages);
+                       ConfinedAttr<I64Attr, [IntPositive]>:$scan_stages,
+                       DefaultValuedStrAttr<StrAttr, "mma_sync">:$scan);
   let results = (outs GdnKernel_Tensor:$o,
                       Optional<GdnKernel_F32Tensor>:$final_state);
   let assemblyFormat = [{

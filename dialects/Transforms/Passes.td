@@ -228,16 +228,21 @@ def GdnHoistLayouts : Pass<"gdn-hoist-layouts", "::mlir::func::FuncOp"> {
 def GdnSelectKernels : Pass<"gdn-select-kernels"> {
   let summary = "Choose the tiles of the generated kernels from the packing and the device";
   let description = [{
-    Sets the tile attributes of every `gdn_kernel.delta_rule` from what the
-    packing says about the work and from the device, by the rule measured on
-    the H200 (docs/performance.md). The scan kernel runs one block per
-    (sequence, value head, V tile); the pass picks the widest V tile (128,
-    64, 32) whose `N * HV * V / tile` blocks still fill `sm-count` SMs
-    (within an eighth), with the stage count measured best for it (128: 2,
-    64: 1, 32: 2). Wide tiles read each chunk's shared operands once for
-    more columns; narrow ones make blocks when sequences are few (one long
-    sequence). N is the packing's static sequence count, else
-    `expected-seqs`; with neither, sequences count as many. Every
+    Sets the scan kernel and tile attributes of every `gdn_kernel.delta_rule`
+    from what the packing says about the work and from the device, by the
+    rule measured on the H200 (docs/performance.md). The scan kernel runs
+    one block per (sequence, value head, V tile). With `wgmma` (the target
+    is sm_90a, the default) the scan is `"wgmma"` with three chunks in
+    flight, V tile 128 when the `N * HV` blocks fill `sm-count` SMs (within
+    an eighth), else 64 (twice the blocks; measured faster than every
+    mma.sync tile at 8192x4, 2048x4 and 1x32768). Without it the scan is
+    `"mma_sync"` and the pass picks the widest V tile (128, 64, 32) whose
+    `N * HV * V / tile` blocks still fill the SMs, with the stage count
+    measured best for it (128: 2, 64: 1, 32: 2). Wide tiles read each
+    chunk's shared operands once for more columns; narrow ones make blocks
+    when sequences are few (one long sequence). N is the packing's static
+    sequence count, else `expected-seqs`; with neither, sequences count as
+    many. Every
     `gdn_kernel.prologue` gets blocks of 512 threads when whole blocks cover
     its channels' 16-byte lanes (one block of 16 warps per SM, measured
     faster than two of 256 on the H200), else 256 when they do, else keeps
@@ -250,7 +255,10 @@ def GdnSelectKernels : Pass<"gdn-select-kernels"> {
            "Streaming multiprocessors of the target GPU (H200: 132)">,
     Option<"expectedSeqs", "expected-seqs", "int64_t", /*default=*/"0",
            "Sequences per pack when the packing type does not say; 0: "
-           "unknown">
+           "unknown">,
+    Option<"wgmma", "wgmma", "bool", /*default=*/"true",
+           "The target has sm_90a's wgmma and TMA (Hopper); false picks the "
+           "mma.sync scan, which runs on any sm_80+ GPU">
   ];
 }
 

@@ -1,10 +1,13 @@
 //===- SelectKernels.cpp - kernel tiles from the packing and the device ---===//
 //
 // Implements gdn-select-kernels. The tiles it picks are the ones measured
-// fastest on the H200 for each regime (docs/performance.md, 2026-11-29): V
-// tiles of 128 when (sequence, head) pairs fill the SMs (8192x4: 1.00 ms
-// against 1.23 with tiles of 64), tiles of 32 with two staged chunks when
-// they do not (1x32768: 1.46 ms against 2.87 with tiles of 128). Prologue
+// fastest on the H200 for each regime (docs/performance.md). The wgmma scan
+// (2026-11-30, session 7): V tiles of 128 when (sequence, head) pairs fill
+// the SMs (8192x4: 0.64 ms against 0.77 with tiles of 64), 64 when they do
+// not (1x32768: 1.14 ms against 1.39 with 128; the best mma.sync tile took
+// 1.46). The mma.sync scan (2026-11-29): V tiles of 128 when pairs fill the
+// SMs (8192x4: 1.00 ms against 1.23 with tiles of 64), tiles of 32 with two
+// staged chunks when they do not (1x32768: 1.46 ms against 2.87). Prologue
 // blocks of 512 threads when they divide the channel lanes (2026-11-30:
 // gqa16x32 at T = 32768, 0.305 ms against 0.314 with two blocks of 256
 // per SM).
@@ -14,6 +17,8 @@
 #include "gdn/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
+
+#include <optional>
 
 namespace mlir::gdn {
 #define GEN_PASS_DEF_GDNSELECTKERNELS
@@ -27,26 +32,40 @@ namespace {
 
 struct Tile {
   int64_t valueTile, scanStages;
+  bool wgmma;
 };
 
 /// The widest V tile whose scan blocks (one per sequence, value head and
 /// tile) still fill the GPU (within an eighth), with the stage count measured
 /// best for it: wide tiles read each chunk's shared operands once for more
-/// columns, narrow ones make blocks when sequences are few. Unknown `seqs`
-/// (0) counts as many.
-Tile chooseTile(kernel::DeltaRuleOp op, int64_t seqs, int64_t smCount) {
-  static constexpr Tile kTiles[] = {{128, 2}, {64, 1}, {32, 2}};
+/// columns, narrow ones make blocks when sequences are few. The last tile
+/// of a list is taken when none fills the GPU (it makes the most blocks).
+/// Unknown `seqs` (0) counts as many.
+Tile chooseTile(kernel::DeltaRuleOp op, int64_t seqs, int64_t smCount,
+                bool wgmma) {
+  static constexpr Tile kWgmmaTiles[] = {{128, 3, true}, {64, 3, true}};
+  static constexpr Tile kMmaTiles[] = {{128, 2, false}, {64, 1, false},
+                                       {32, 2, false}};
   const int64_t enough = smCount - smCount / 8;
-  for (const Tile &tile : kTiles) {
-    if (!kernel::isSupportedDeltaRuleTile(op.getHeadDimK(), op.getHeadDimV(),
-                                          tile.valueTile, tile.scanStages))
-      continue;
-    const int64_t blocks =
-        seqs * op.getValueHeads() * (op.getHeadDimV() / tile.valueTile);
-    if (seqs == 0 || blocks >= enough)
-      return tile;
-  }
-  return kTiles[2]; // the most blocks a validated tile makes
+  auto pick = [&](llvm::ArrayRef<Tile> tiles) -> std::optional<Tile> {
+    std::optional<Tile> last;
+    for (const Tile &tile : tiles) {
+      if (!kernel::isSupportedDeltaRuleTile(op.getHeadDimK(),
+                                            op.getHeadDimV(), tile.valueTile,
+                                            tile.scanStages, tile.wgmma))
+        continue;
+      const int64_t blocks =
+          seqs * op.getValueHeads() * (op.getHeadDimV() / tile.valueTile);
+      if (seqs == 0 || blocks >= enough)
+        return tile;
+      last = tile;
+    }
+    return last;
+  };
+  if (wgmma)
+    if (std::optional<Tile> tile = pick(kWgmmaTiles))
+      return *tile;
+  return *pick(kMmaTiles); // V tile 32 fits every supported K and V
 }
 
 /// Prologue threads per block: 512 (one block of 16 warps per SM at 128
@@ -87,9 +106,10 @@ struct GdnSelectKernelsPass
       PackingType packing = op.getPacking().getType();
       const int64_t seqs =
           packing.hasStaticSeqs() ? packing.getSeqs() : expectedSeqs;
-      Tile tile = chooseTile(op, seqs, smCount);
+      Tile tile = chooseTile(op, seqs, smCount, wgmma);
       op.setValueTileAttr(builder.getI64IntegerAttr(tile.valueTile));
       op.setScanStagesAttr(builder.getI64IntegerAttr(tile.scanStages));
+      op.setScanAttr(builder.getStringAttr(tile.wgmma ? "wgmma" : "mma_sync"));
     });
     getOperation()->walk([&](kernel::PrologueOp op) {
       op.setThreadsAttr(builder.getI64IntegerAttr(choosePrologueThreads(op)));

@@ -1,16 +1,20 @@
-// gdn-select-kernels: the widest V tile whose scan blocks N * HV * V / tile
-// still fill the SMs (within an eighth: 116 of 132). One sequence of 32
-// heads (32 / 64 / 128 blocks at tiles 128 / 64 / 32) takes tiles of 32
-// with two staged chunks; four sequences (128 blocks at tile 128) take
-// tiles of 128; an unknown count counts as many unless expected-seqs says
-// otherwise. With 512 SMs even four sequences need tiles of 32 (512 blocks).
-// Two sequences with V = 64 take tiles of 64 (128 blocks), one stage.
+// gdn-select-kernels. The mma.sync scan (wgmma=false): the widest V tile
+// whose scan blocks N * HV * V / tile still fill the SMs (within an eighth:
+// 116 of 132). One sequence of 32 heads (32 / 64 / 128 blocks at tiles 128
+// / 64 / 32) takes tiles of 32 with two staged chunks; four sequences (128
+// blocks at tile 128) take tiles of 128; an unknown count counts as many
+// unless expected-seqs says otherwise. With 512 SMs even four sequences
+// need tiles of 32 (512 blocks). Two sequences with V = 64 take tiles of 64
+// (128 blocks), one stage. The wgmma scan (the default, sm_90a): tiles of
+// 128 when N * HV blocks fill the SMs, else 64, three chunks in flight.
 // Prologues: blocks of 512 threads when they divide the 16-byte channel
 // lanes (8192 bf16 channels: 1024 lanes), else 256 (6144: 768 lanes), else
 // the op's own (32 channels: 4 lanes).
-// RUN: gdn-opt %s --gdn-select-kernels | FileCheck %s
-// RUN: gdn-opt %s --gdn-select-kernels="expected-seqs=1" | FileCheck %s --check-prefix=EXPECT
-// RUN: gdn-opt %s --gdn-select-kernels="sm-count=512" | FileCheck %s --check-prefix=BIG
+// RUN: gdn-opt %s --gdn-select-kernels="wgmma=false" | FileCheck %s
+// RUN: gdn-opt %s --gdn-select-kernels="expected-seqs=1 wgmma=false" | FileCheck %s --check-prefix=EXPECT
+// RUN: gdn-opt %s --gdn-select-kernels="sm-count=512 wgmma=false" | FileCheck %s --check-prefix=BIG
+// RUN: gdn-opt %s --gdn-select-kernels | FileCheck %s --check-prefix=WGMMA
+// RUN: gdn-opt %s --gdn-select-kernels="sm-count=512" | FileCheck %s --check-prefix=WGMMA-BIG
 // RUN: not gdn-opt %s --gdn-select-kernels="sm-count=0" 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: gdn-select-kernels: sm-count (0) must be positive and expected-seqs (0) not negative
 
@@ -19,7 +23,13 @@
 !G = tensor<?x32xf32>
 
 // CHECK-LABEL: func.func @one_sequence
-// CHECK: gdn_kernel.delta_rule {{.*}}scan_stages = 2 : i64{{.*}}value_tile = 32 : i64
+// CHECK: gdn_kernel.delta_rule
+// CHECK-NOT: scan = "wgmma"
+// CHECK-SAME: scan_stages = 2 : i64{{.*}}value_tile = 32 : i64
+// WGMMA-LABEL: func.func @one_sequence
+// WGMMA: gdn_kernel.delta_rule {{.*}}scan = "wgmma", scan_stages = 3 : i64{{.*}}value_tile = 64 : i64
+// WGMMA-BIG-LABEL: func.func @one_sequence
+// WGMMA-BIG: scan = "wgmma", scan_stages = 3 : i64{{.*}}value_tile = 64 : i64
 // EXPECT-LABEL: func.func @one_sequence
 // EXPECT: scan_stages = 2 : i64{{.*}}value_tile = 32 : i64
 // BIG-LABEL: func.func @one_sequence
@@ -36,6 +46,10 @@ func.func @one_sequence(%q: !QK, %k: !QK, %v: !V, %g: !G, %beta: !G,
 
 // CHECK-LABEL: func.func @four_sequences
 // CHECK: gdn_kernel.delta_rule {{.*}}scan_stages = 2 : i64{{.*}}value_tile = 128 : i64
+// WGMMA-LABEL: func.func @four_sequences
+// WGMMA: scan = "wgmma", scan_stages = 3 : i64{{.*}}value_tile = 128 : i64
+// WGMMA-BIG-LABEL: func.func @four_sequences
+// WGMMA-BIG: scan = "wgmma", scan_stages = 3 : i64{{.*}}value_tile = 64 : i64
 // BIG-LABEL: func.func @four_sequences
 // BIG: scan_stages = 2 : i64{{.*}}value_tile = 32 : i64
 func.func @four_sequences(%q: !QK, %k: !QK, %v: !V, %g: !G, %beta: !G,
@@ -50,6 +64,8 @@ func.func @four_sequences(%q: !QK, %k: !QK, %v: !V, %g: !G, %beta: !G,
 
 // CHECK-LABEL: func.func @unknown
 // CHECK: gdn_kernel.delta_rule {{.*}}scan_stages = 2 : i64{{.*}}value_tile = 128 : i64
+// WGMMA-LABEL: func.func @unknown
+// WGMMA: scan = "wgmma", scan_stages = 3 : i64{{.*}}value_tile = 128 : i64
 // EXPECT-LABEL: func.func @unknown
 // EXPECT: scan_stages = 2 : i64{{.*}}value_tile = 32 : i64
 func.func @unknown(%q: !QK, %k: !QK, %v: !V, %g: !G, %beta: !G,
@@ -64,6 +80,8 @@ func.func @unknown(%q: !QK, %k: !QK, %v: !V, %g: !G, %beta: !G,
 
 // CHECK-LABEL: func.func @two_sequences_v64
 // CHECK: gdn_kernel.delta_rule {{.*}}scan_stages = 1 : i64{{.*}}value_tile = 64 : i64
+// WGMMA-LABEL: func.func @two_sequences_v64
+// WGMMA: scan = "wgmma", scan_stages = 3 : i64{{.*}}value_tile = 64 : i64
 func.func @two_sequences_v64(%q: tensor<?x64x64xbf16>, %k: tensor<?x64x64xbf16>,
                              %v: tensor<?x64x64xbf16>, %g: tensor<?x64xf32>, %beta: tensor<?x64xf32>,
                              %p: !gdn.packing<seqs = 2, tokens = ?>) -> tensor<?x64x64xbf16> {

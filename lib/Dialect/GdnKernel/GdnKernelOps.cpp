@@ -234,11 +234,15 @@ LogicalResult kernel::GatedRMSNormOp::verify() {
 bool mlir::gdn::kernel::isSupportedDeltaRuleTile(int64_t headDimK,
                                                  int64_t headDimV,
                                                  int64_t valueTile,
-                                                 int64_t scanStages) {
+                                                 int64_t scanStages,
+                                                 bool wgmma) {
   auto dimOk = [](int64_t dim) { return dim == 64 || dim == 128; };
-  return dimOk(headDimK) && dimOk(headDimV) &&
-         (valueTile == 32 || valueTile == 64 || valueTile == 128) &&
-         headDimV % valueTile == 0 &&
+  if (!dimOk(headDimK) || !dimOk(headDimV) || headDimV % valueTile != 0)
+    return false;
+  if (wgmma)
+    return (valueTile == 64 || valueTile == 128) &&
+           (scanStages == 2 || scanStages == 3);
+  return (valueTile == 32 || valueTile == 64 || valueTile == 128) &&
          (scanStages == 1 || scanStages == 2);
 }
 
@@ -249,13 +253,20 @@ LogicalResult kernel::DeltaRuleOp::verify() {
     return emitOpError() << "value heads (" << valueHeads
                          << ") must be a multiple of key heads (" << keyHeads
                          << ")";
+  const bool wgmma = getScan() == "wgmma";
+  if (!wgmma && getScan() != "mma_sync")
+    return emitOpError() << "scan must be \"mma_sync\" or \"wgmma\", found \""
+                         << getScan() << "\"";
   if (!isSupportedDeltaRuleTile(headDimK, headDimV, getValueTile(),
-                                getScanStages()))
+                                getScanStages(), wgmma))
     return emitOpError()
-           << "the kernel takes K and V in {64, 128}, value_tile 32, 64 or "
-              "128 dividing V and scan_stages 1 or 2; found K = "
-           << headDimK << ", V = " << headDimV << ", value_tile = "
-           << getValueTile() << ", scan_stages = " << getScanStages();
+           << "the " << getScan() << " scan takes K and V in {64, 128}, "
+           << (wgmma ? "value_tile 64 or 128 dividing V and scan_stages 2 or 3"
+                     : "value_tile 32, 64 or 128 dividing V and scan_stages "
+                       "1 or 2")
+           << "; found K = " << headDimK << ", V = " << headDimV
+           << ", value_tile = " << getValueTile()
+           << ", scan_stages = " << getScanStages();
   if (!(getScale().convertToDouble() > 0.0))
     return emitOpError() << "scale must be > 0, found "
                          << getScale().convertToDouble();

@@ -417,6 +417,7 @@ static void printRMSNormEntry(kernel::GatedRMSNormOp op, const KernelContext &k,
 
 static void printDeltaRuleConfig(kernel::DeltaRuleOp op, const KernelContext &k,
                                  llvm::raw_ostream &os) {
+  const bool wgmma = op.getScan() == "wgmma";
   os << "// Kernel " << k.entryName << ": gdn_kernel.delta_rule at "
      << op.getLoc() << "\n"
      << "//   from gdn.delta_rule; chunked (64 tokens), prepare + scan "
@@ -424,7 +425,10 @@ static void printDeltaRuleConfig(kernel::DeltaRuleOp op, const KernelContext &k,
      << "//   key heads " << op.getKeyHeads() << " x " << op.getHeadDimK()
      << ", value heads " << op.getValueHeads() << " x " << op.getHeadDimV()
      << ", scale " << op.getScale().convertToDouble() << "\n"
-     << "//   tile: V tile " << op.getValueTile() << " ("
+     << "//   scan: " << op.getScan()
+     << (wgmma ? " (sm_90a: warpgroup products, TMA copies)"
+               : " (sm_80+: warp products, cp.async copies)")
+     << "; tile: V tile " << op.getValueTile() << " ("
      << op.getHeadDimV() / op.getValueTile()
      << " scan block(s) per sequence and value head), " << op.getScanStages()
      << " chunk(s) staged per scan block\n"
@@ -433,9 +437,15 @@ static void printDeltaRuleConfig(kernel::DeltaRuleOp op, const KernelContext &k,
      << "struct " << k.configName << " {\n"
      << "  using Element = __nv_bfloat16;\n";
   printHeadConstants(op, os);
-  os << "  static constexpr int kValueTile = " << op.getValueTile() << ";\n"
-     << "  static constexpr int kScanStages = " << op.getScanStages() << ";\n"
-     << "  static constexpr bool kHasInitialState = "
+  os << "  static constexpr int kValueTile = " << op.getValueTile() << ";\n";
+  if (wgmma)
+    os << "  static constexpr bool kScanWgmma = true;\n"
+       << "  static constexpr int kWgmmaStages = " << op.getScanStages()
+       << ";\n";
+  else
+    os << "  static constexpr int kScanStages = " << op.getScanStages()
+       << ";\n";
+  os << "  static constexpr bool kHasInitialState = "
      << boolText(static_cast<bool>(op.getInitialState())) << ";\n"
      << "  static constexpr bool kHasFinalState = "
      << boolText(static_cast<bool>(op.getFinalState())) << ";\n"

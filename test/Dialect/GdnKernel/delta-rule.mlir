@@ -1,6 +1,6 @@
-// gdn_kernel.delta_rule: round trip with and without states, then every
-// verifier error (dims and tiles the kernel does not take, dtypes, shapes,
-// scale).
+// gdn_kernel.delta_rule: round trip with and without states and with the
+// wgmma scan, then every verifier error (dims, tiles and scans the kernels
+// do not take, dtypes, shapes, scale).
 // RUN: gdn-opt %s -split-input-file -verify-diagnostics | FileCheck %s
 
 // CHECK-LABEL: func.func @states
@@ -19,8 +19,52 @@ func.func @states(%q: tensor<?x2x64xbf16>, %v: tensor<?x4x64xbf16>, %g: tensor<?
 
 // -----
 
+// CHECK-LABEL: func.func @wgmma
+// CHECK: gdn_kernel.delta_rule {{.*}}scan = "wgmma", scan_stages = 3 : i64{{.*}}value_tile = 128 : i64
+func.func @wgmma(%q: tensor<?x2x128xbf16>, %v: tensor<?x4x128xbf16>, %g: tensor<?x4xf32>,
+                 %p: !gdn.packing<seqs = ?, tokens = ?>) -> tensor<?x4x128xbf16> {
+  %o = gdn_kernel.delta_rule %q, %q, %v, %g, %g, %p
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 128 : i64, head_dim_v = 128 : i64,
+       scale = 0.125 : f64, value_tile = 128 : i64, scan_stages = 3 : i64, scan = "wgmma"}
+      : (tensor<?x2x128xbf16>, tensor<?x2x128xbf16>, tensor<?x4x128xbf16>, tensor<?x4xf32>, tensor<?x4xf32>,
+         !gdn.packing<seqs = ?, tokens = ?>) -> tensor<?x4x128xbf16>
+  return %o : tensor<?x4x128xbf16>
+}
+
+// -----
+
+func.func @unknown_scan(%q: tensor<?x2x64xbf16>, %v: tensor<?x4x64xbf16>, %g: tensor<?x4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
+  // expected-error @+1 {{scan must be "mma_sync" or "wgmma", found "tma"}}
+  %o = gdn_kernel.delta_rule %q, %q, %v, %g, %g, %p
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 64 : i64, scale = 0.125 : f64, value_tile = 64 : i64, scan_stages = 2 : i64, scan = "tma"}
+      : (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x64xbf16>, tensor<?x4xf32>, tensor<?x4xf32>, !gdn.packing<seqs = ?, tokens = ?>) -> tensor<?x4x64xbf16>
+  return
+}
+
+// -----
+
+func.func @wgmma_tile(%q: tensor<?x2x64xbf16>, %v: tensor<?x4x64xbf16>, %g: tensor<?x4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
+  // expected-error @+1 {{the wgmma scan takes K and V in {64, 128}, value_tile 64 or 128 dividing V and scan_stages 2 or 3; found K = 64, V = 64, value_tile = 32, scan_stages = 3}}
+  %o = gdn_kernel.delta_rule %q, %q, %v, %g, %g, %p
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 64 : i64, scale = 0.125 : f64, value_tile = 32 : i64, scan_stages = 3 : i64, scan = "wgmma"}
+      : (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x64xbf16>, tensor<?x4xf32>, tensor<?x4xf32>, !gdn.packing<seqs = ?, tokens = ?>) -> tensor<?x4x64xbf16>
+  return
+}
+
+// -----
+
+func.func @wgmma_stages(%q: tensor<?x2x64xbf16>, %v: tensor<?x4x64xbf16>, %g: tensor<?x4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
+  // expected-error @+1 {{found K = 64, V = 64, value_tile = 64, scan_stages = 1}}
+  %o = gdn_kernel.delta_rule %q, %q, %v, %g, %g, %p
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 64 : i64, scale = 0.125 : f64, value_tile = 64 : i64, scan_stages = 1 : i64, scan = "wgmma"}
+      : (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x64xbf16>, tensor<?x4xf32>, tensor<?x4xf32>, !gdn.packing<seqs = ?, tokens = ?>) -> tensor<?x4x64xbf16>
+  return
+}
+
+// -----
+
 func.func @head_dim(%q: tensor<?x2x32xbf16>, %v: tensor<?x4x64xbf16>, %g: tensor<?x4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
-  // expected-error @+1 {{the kernel takes K and V in {64, 128}, value_tile 32, 64 or 128 dividing V and scan_stages 1 or 2; found K = 32, V = 64, value_tile = 64, scan_stages = 1}}
+  // expected-error @+1 {{the mma_sync scan takes K and V in {64, 128}, value_tile 32, 64 or 128 dividing V and scan_stages 1 or 2; found K = 32, V = 64, value_tile = 64, scan_stages = 1}}
   %o = gdn_kernel.delta_rule %q, %q, %v, %g, %g, %p
       {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 32 : i64, head_dim_v = 64 : i64, scale = 0.125 : f64, value_tile = 64 : i64, scan_stages = 1 : i64}
       : (tensor<?x2x32xbf16>, tensor<?x2x32xbf16>, tensor<?x4x64xbf16>, tensor<?x4xf32>, tensor<?x4xf32>, !gdn.packing<seqs = ?, tokens = ?>) -> tensor<?x4x64xbf16>

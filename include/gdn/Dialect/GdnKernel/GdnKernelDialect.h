@@ -45,10 +45,13 @@ int64_t getPrologueGradBlocksPerSM(int64_t threads, int64_t vectorBytes);
 constexpr int64_t kMaxSharedBytesPerBlock = 227 * 1024;
 
 /// True for the head dims and tiles of gdn_kernel.delta_rule that the device
-/// template instantiates and the GPU suite checks: K and V in {64, 128}, a
-/// value tile of 32, 64 or 128 dividing V, and 1 or 2 scan stages.
+/// template instantiates and the GPU suite checks: K and V in {64, 128};
+/// for the mma.sync scan a value tile of 32, 64 or 128 dividing V and 1 or 2
+/// scan stages, for the wgmma scan (`wgmma`) a tile of 64 or 128 and 2 or 3
+/// stages.
 bool isSupportedDeltaRuleTile(int64_t headDimK, int64_t headDimV,
-                              int64_t valueTile, int64_t scanStages);
+                              int64_t valueTile, int64_t scanStages,
+                              bool wgmma = false);
 
 } // namespace mlir::gdn::kernel
 

@@ -112,6 +112,20 @@ struct PrepareSharedLowerOf<C, std::void_t<decltype(C::kPrepareSharedLower)>> {
   static constexpr bool value = C::kPrepareSharedLower;
 };
 
+/// - kPrepareBlockedInverse: true (default) inverts I + L by 16 x 16
+///   blocks (the diagonal blocks by forward substitution, the others by
+///   tensor-core products in split bf16, see invertUnitLowerBlocked); false
+///   keeps the forward substitution over all 64 rows, one thread per
+///   column.
+template <class C, class = void> struct PrepareBlockedInverseOf {
+  static constexpr bool value = true;
+};
+template <class C>
+struct PrepareBlockedInverseOf<
+    C, std::void_t<decltype(C::kPrepareBlockedInverse)>> {
+  static constexpr bool value = C::kPrepareBlockedInverse;
+};
+
 /// Sizes and shared-memory layout of the two kernels for one Config
 /// (Element, kKeyHeads, kValueHeads, kHeadDimK, kHeadDimV, kValueTile,
 /// kHasInitialState, kHasFinalState).
@@ -327,6 +341,150 @@ __device__ __forceinline__ void stageRows(__nv_bfloat16 *tile, int ld,
   }
 }
 
+/// The float value of bf16 bits (exact).
+__device__ __forceinline__ float bf16BitsToFloat(uint32_t bits) {
+  const uint32_t word = bits << 16;
+  float value;
+  memcpy(&value, &word, 4);
+  return value;
+}
+
+/// A 16 x 16 fp32 tile as two bf16 A fragments, hi + lo = the value to
+/// about 16 bits (lo is the bf16 of what hi's rounding left).
+__device__ __forceinline__ void loadSplitA(const float *tile, int ld, int lane,
+                                           FragmentA &hi, FragmentA &lo) {
+  const int g = lane >> 2, t = lane & 3;
+  const float *p = tile + g * ld + 2 * t;
+  const float v[8] = {p[0],  p[1],          p[8 * ld],     p[8 * ld + 1],
+                      p[8],  p[9],          p[8 * ld + 8], p[8 * ld + 9]};
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    hi.r[k] = packBf16(v[2 * k], v[2 * k + 1]);
+    lo.r[k] = packBf16(v[2 * k] - bf16BitsToFloat(hi.r[k] & 0xffffu),
+                       v[2 * k + 1] - bf16BitsToFloat(hi.r[k] >> 16));
+  }
+}
+
+/// The B fragments (16 x 8, k x n) of columns n0 .. n0 + 7 of a row-major
+/// fp32 16 x 16 tile, split as loadSplitA.
+__device__ __forceinline__ void loadSplitB(const float *tile, int ld, int n0,
+                                           int lane, FragmentB &hi,
+                                           FragmentB &lo) {
+  const int g = lane >> 2, t = lane & 3;
+  const float *p = tile + 2 * t * ld + n0 + g;
+  const float v[4] = {p[0], p[ld], p[8 * ld], p[9 * ld]};
+#pragma unroll
+  for (int k = 0; k < 2; ++k) {
+    hi.r[k] = packBf16(v[2 * k], v[2 * k + 1]);
+    lo.r[k] = packBf16(v[2 * k] - bf16BitsToFloat(hi.r[k] & 0xffffu),
+                       v[2 * k + 1] - bf16BitsToFloat(hi.r[k] >> 16));
+  }
+}
+
+/// acc[n] += A B for the two 8-column halves of a 16 x 16 x 16 product of
+/// fp32 tiles, to about fp32 accuracy: hi hi + hi lo + lo hi (the lo lo
+/// term is below 2^-16 of the product).
+__device__ __forceinline__ void accumulateSplit(Accumulator (&acc)[2],
+                                                const float *a, int lda,
+                                                const float *b, int ldb,
+                                                int lane) {
+  FragmentA aHi, aLo;
+  loadSplitA(a, lda, lane, aHi, aLo);
+#pragma unroll
+  for (int n = 0; n < 2; ++n) {
+    FragmentB bHi, bLo;
+    loadSplitB(b, ldb, 8 * n, lane, bHi, bLo);
+    mma16816(acc[n], aHi, bHi);
+    mma16816(acc[n], aHi, bLo);
+    mma16816(acc[n], aLo, bHi);
+  }
+}
+
+/// Stores a 16 x 16 accumulator pair (row-major, row stride ld), times
+/// `factor`.
+__device__ __forceinline__ void storeAccumulators(float *tile, int ld,
+                                                  const Accumulator (&acc)[2],
+                                                  float factor, int lane) {
+#pragma unroll
+  for (int n = 0; n < 2; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      tile[accumulatorRow(lane, e) * ld + 8 * n + accumulatorColumn(lane, e)] =
+          factor * acc[n].c[e];
+}
+
+/// X = (I + L)^-1 in place for the kHeads 64 x 64 strictly lower L of the
+/// block (fp32, row stride kLdL, head h at lower + h * kLowerSize; zero on
+/// and above the diagonal). By 16 x 16 blocks: the diagonal blocks D_I =
+/// (I + L_II)^-1 by fp32 forward substitution (one thread per column of a
+/// block: 16 rows instead of 64), then block row I = 1, 2, 3 in turn,
+/// X_IJ = -D_I sum_{J <= m < I} L_Im X_mJ (J < I) on the tensor cores in
+/// split bf16 (accumulateSplit), X_II = D_I. `scratch` holds kHeads x 7
+/// KiB (the D blocks and one row's sums). Every thread of the block calls
+/// it (it has barriers); warps 2h and 2h + 1 work on head h.
+template <int kHeads, int kLdL, int kLowerSize, int kThreads>
+__device__ __forceinline__ void invertUnitLowerBlocked(float *lower,
+                                                       float *scratch,
+                                                       int scratchStride) {
+  const int tid = threadIdx.x, lane = tid % 32;
+  // Diagonal blocks: thread (h, I, column) solves one column of D_I.
+  if (tid < 64 * kHeads) {
+    const int h = tid / 64, block = (tid % 64) / 16, column = tid % 16;
+    const float *l = lower + h * kLowerSize + 16 * block * (kLdL + 1);
+    float x[16];
+#pragma unroll
+    for (int r = 0; r < 16; ++r) {
+      float sum = r == column ? 1.0f : 0.0f;
+#pragma unroll
+      for (int j = 0; j < r; ++j)
+        sum -= l[r * kLdL + j] * x[j];
+      x[r] = sum;
+    }
+    float *d = scratch + h * scratchStride + 256 * block;
+#pragma unroll
+    for (int r = 0; r < 16; ++r)
+      d[16 * r + column] = x[r];
+  }
+  __syncthreads();
+  // X_II = D_I (L_II is no longer read).
+  for (int i = tid; i < kHeads * 4 * 256; i += kThreads) {
+    const int h = i / 1024, block = (i % 1024) / 256, r = (i % 256) / 16,
+              column = i % 16;
+    lower[h * kLowerSize + (16 * block + r) * kLdL + 16 * block + column] =
+        scratch[h * scratchStride + i % 1024];
+  }
+  __syncthreads();
+  const int h = tid / 64, half = (tid % 64) / 32; // head, its warp
+  for (int row = 1; row < 4; ++row) {
+    // T_J = sum_{J <= m < row} L_row,m X_m,J for the head's J < row, split
+    // over its two warps.
+    for (int col = half; tid < 64 * kHeads && col < row; col += 2) {
+      const float *l = lower + h * kLowerSize;
+      Accumulator acc[2];
+      acc[0].fill(0.0f);
+      acc[1].fill(0.0f);
+      for (int m = col; m < row; ++m)
+        accumulateSplit(acc, l + 16 * row * kLdL + 16 * m, kLdL,
+                        l + 16 * m * kLdL + 16 * col, kLdL, lane);
+      storeAccumulators(scratch + h * scratchStride + 1024 + 256 * col, 16,
+                        acc, 1.0f, lane);
+    }
+    __syncthreads(); // every L_row,m read; the sums are whole
+    // X_row,J = -D_row T_J over L_row,J.
+    for (int col = half; tid < 64 * kHeads && col < row; col += 2) {
+      float *l = lower + h * kLowerSize;
+      const float *d = scratch + h * scratchStride;
+      Accumulator acc[2];
+      acc[0].fill(0.0f);
+      acc[1].fill(0.0f);
+      accumulateSplit(acc, d + 256 * row, 16, d + 1024 + 256 * col, 16, lane);
+      storeAccumulators(l + 16 * row * kLdL + 16 * col, kLdL, acc, -1.0f,
+                        lane);
+    }
+    __syncthreads();
+  }
+}
+
 template <class Config>
 __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads,
                                   DeltaRuleShape<Config>::kPrepareBlocksPerSM)
@@ -463,7 +621,34 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads,
   // dependent FMA chain of a scalar loop. Then M = X diag(beta): rows and
   // columns past the end come out zero (L is zero there, X is the
   // identity, beta is zero).
-  if (tid < kC * kHeads) {
+  if (PrepareBlockedInverseOf<Config>::value) {
+    // The staging tiles (P is stored) hold the D blocks and the sums.
+    invertUnitLowerBlocked<kHeads, S::kLdL, kLowerSize, S::kThreads>(
+        lower, reinterpret_cast<float *>(tile), kTileSize / 2);
+    // M = X diag(beta), column c of head h per thread; X is read whole
+    // before the tiles under the scratch are written.
+    const bool mine = tid < kC * kHeads;
+    const int c = tid % kC, h = mine ? tid / kC : 0;
+    float column[kC];
+#pragma unroll
+    for (int i = 0; i < kC; ++i)
+      column[i] = mine ? lower[h * kLowerSize + i * S::kLdL + c] : 0.0f;
+    __syncthreads();
+    if (mine) {
+      const float b = betas[h * kC + c];
+#pragma unroll
+      for (int i = 0; i < kC; ++i)
+        tile[h * kTileSize + i * S::kLdC + c] =
+            __float2bfloat16_rn(column[i] * b);
+      if (args.workspace.inverse) {
+        Element *inverse =
+            args.workspace.inverse + (tileIndex0 + h) * kC * kC + c;
+#pragma unroll
+        for (int i = 0; i < kC; ++i)
+          inverse[i * kC] = __float2bfloat16_rn(column[i]);
+      }
+    }
+  } else if (tid < kC * kHeads) {
     const int c = tid % kC, h = tid / kC;
     const float *hLower = lower + h * kLowerSize;
     float x[kC];
@@ -499,14 +684,6 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads,
   }
   __syncthreads();
   storeTiles(args.workspace.transform);
-}
-
-/// The float value of bf16 bits (exact).
-__device__ __forceinline__ float bf16BitsToFloat(uint32_t bits) {
-  const uint32_t word = bits << 16;
-  float value;
-  memcpy(&value, &word, 4);
-  return value;
 }
 
 /// Stores one accumulator tile's four values of this lane (v[e] at row

@@ -46,6 +46,15 @@ template <class C>
 struct ScanWgmmaOf<C, std::void_t<decltype(C::kScanWgmma)>> {
   static constexpr bool value = C::kScanWgmma;
 };
+/// Optional Config member kWgmmaStages: chunks in flight (2 or 3; default
+/// 0, three where they fit in shared memory, else two).
+template <class C, class = void> struct WgmmaStagesOf {
+  static constexpr int value = 0;
+};
+template <class C>
+struct WgmmaStagesOf<C, std::void_t<decltype(C::kWgmmaStages)>> {
+  static constexpr int value = C::kWgmmaStages;
+};
 
 /// Shared-memory layout of the wgmma scan: kStages stages of {Q, K, V, M,
 /// P (64-column blocks of 128-byte-swizzled rows, as TMA writes them), G},
@@ -72,9 +81,14 @@ template <class Config> struct DeltaRuleWgmmaShape {
   static constexpr int kLdOut = kVt + 8; // output staging rows
   static constexpr size_t kTail =
       2 * kChunk * kLdOut + kWarpgroups * 2 * 4 * kChunk + 8 * 3 + 1024;
-  // Chunks in flight: three where they fit (the copies of two chunks
-  // overlap the products of one), else two.
-  static constexpr int kStages = 3 * kStageBytes + kTail <= 227 * 1024 ? 3 : 2;
+  // Chunks in flight: three by default where they fit (the copies of two
+  // chunks overlap the products of one), else two.
+  static constexpr int kStages =
+      WgmmaStagesOf<Config>::value != 0
+          ? WgmmaStagesOf<Config>::value
+          : (3 * kStageBytes + kTail <= 227 * 1024 ? 3 : 2);
+  static_assert(kStages == 2 || kStages == 3,
+                "delta rule (wgmma): 2 or 3 chunks in flight");
   static constexpr size_t kOutput = kStages * kStageBytes;
   // Per warpgroup, the chunk's decays exp(G_t) and exp(G_last - G_t).
   static constexpr size_t kDecays = kOutput + 2 * kChunk * kLdOut;
@@ -116,6 +130,12 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
   using W = DeltaRuleWgmmaShape<Config>;
   using Element = typename Config::Element;
   constexpr int kC = S::kChunk, kK = S::kK, kVt = S::kVt;
+#if defined(__CUDA_ARCH__) && !GDN_WGMMA_AVAILABLE
+  static_assert(!ScanWgmmaOf<Config>::value,
+                "the wgmma scan (scan = \"wgmma\") needs sm_90a: compile "
+                "with -gencode=arch=compute_90a,code=sm_90a, or select "
+                "kernels with --gdn-select-kernels=\"wgmma=false\"");
+#endif
   const PackingView &packing = args.packing;
   if (packingInvalid(args)) {
     // Offsets cannot be trusted: NaN over every output, grid-stride.
