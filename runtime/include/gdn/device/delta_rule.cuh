@@ -12,8 +12,9 @@
 //      M      = (I + L)^-1 diag(beta)          (the WY transform)
 //      P      = lower-with-diagonal(exp(G_i - G_j) q_i.k_j)
 //    K K^T and Q K^T run on the tensor cores; the unit-lower-triangular
-//    inverse is an fp32 forward substitution, one thread per column. M and P
-//    go to the workspace as bf16 (8 KiB each per chunk and head), G as fp32.
+//    inverse goes by 16 x 16 blocks (fp32 substitution on the diagonal,
+//    split-bf16 products for the rest). M and P go to the workspace as bf16
+//    (8 KiB each per chunk and head), G as fp32.
 //
 // 2. deltaChunkScanKernel, one block per (sequence, value head, V tile),
 //    sequential over the sequence's chunks, carrying the state S (K x Vt,
@@ -32,6 +33,10 @@
 //    memory (cp.async) while the current one is computed. The B operands
 //    the warps exchange (bf16 S, R, Vnew, decayed Vnew) are row-major in
 //    shared memory: pair stores from the accumulators, ldmatrix.trans loads.
+//
+// On sm_90a the scan can instead be deltaChunkScanWgmmaKernel
+// (delta_rule_wgmma.cuh, Config::kScanWgmma): the same algebra with the
+// state transposed in warpgroup accumulators and the tiles copied by TMA.
 //
 // Rows of a partial last chunk past the sequence end are zero in Q, K, V
 // and M, and have G = G_last, so they add nothing to S and their outputs
