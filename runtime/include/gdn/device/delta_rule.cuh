@@ -740,6 +740,46 @@ template <class Config> struct ScanUnit {
   }
 };
 
+/// Offsets that cannot be trusted: NaN over o and the final states, every
+/// block of a kThreads-thread grid taking its grid-stride share.
+template <class Config, int kThreads>
+__device__ __forceinline__ void
+fillOutputsWithNaN(const DeltaRuleArgs<Config> &args) {
+  using S = DeltaRuleShape<Config>;
+  const PackingView &packing = args.packing;
+  const int64_t threads = static_cast<int64_t>(gridDim.x) * kThreads;
+  const int64_t first =
+      static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
+  const int64_t outputs =
+      static_cast<int64_t>(packing.bufferTokens) * S::kHV * S::kV;
+  for (int64_t i = first; i < outputs; i += threads)
+    args.o[i] = __float2bfloat16_rn(NAN);
+  const int64_t states =
+      static_cast<int64_t>(packing.numSeqs) * S::kHV * S::kK * S::kV;
+  for (int64_t i = first; Config::kHasFinalState && i < states; i += threads)
+    args.finalState[i] = NAN;
+}
+
+/// Zeros in the padding rows of sequence `seq`'s slot (cu_padded), in the
+/// V tile of `head` that starts at column `column0`.
+template <class Config, int kThreads>
+__device__ __forceinline__ void
+zeroPaddingRows(const DeltaRuleArgs<Config> &args, int32_t seq, int head,
+                int column0) {
+  using S = DeltaRuleShape<Config>;
+  constexpr int kVectors = S::kVt / 8;
+  const PackingView &packing = args.packing;
+  const int64_t length = packing.length(seq);
+  const int64_t padding = packing.slot(seq) - length;
+  const int64_t valueRow = static_cast<int64_t>(S::kHV) * S::kV;
+  for (int64_t i = threadIdx.x; i < padding * kVectors; i += kThreads) {
+    const int64_t row = packing.begin(seq) + length + i / kVectors;
+    *reinterpret_cast<uint4 *>(args.o + row * valueRow + head * S::kV +
+                               column0 + (i % kVectors) * 8) =
+        make_uint4(0, 0, 0, 0);
+  }
+}
+
 /// kSave: the backward's forward pass. Instead of o and the final states it
 /// writes S at every chunk start and Vnew (args.savedStates, savedNew), the
 /// values the backward's chunk-parallel kernel reads back.
@@ -754,18 +794,7 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
   if (packingInvalid(args)) {
     if (kSave)
       return; // the backward's last kernel writes NaN over the gradients
-    // Offsets cannot be trusted: NaN over every output, grid-stride.
-    const int64_t threads = static_cast<int64_t>(gridDim.x) * S::kScanThreads;
-    const int64_t first =
-        static_cast<int64_t>(blockIdx.x) * S::kScanThreads + threadIdx.x;
-    const int64_t outputs =
-        static_cast<int64_t>(packing.bufferTokens) * S::kHV * S::kV;
-    for (int64_t i = first; i < outputs; i += threads)
-      args.o[i] = __float2bfloat16_rn(NAN);
-    const int64_t states =
-        static_cast<int64_t>(packing.numSeqs) * S::kHV * S::kK * S::kV;
-    for (int64_t i = first; Config::kHasFinalState && i < states; i += threads)
-      args.finalState[i] = NAN;
+    fillOutputsWithNaN<Config, S::kScanThreads>(args);
     return;
   }
   const ScanUnit<Config> unit(blockIdx.x);
@@ -786,17 +815,8 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
   const int64_t keyRow = static_cast<int64_t>(S::kH) * S::kK;
   const int64_t valueRow = static_cast<int64_t>(S::kHV) * S::kV;
 
-  // Padding rows of this sequence's slot: zeros in this tile's columns.
-  if (!kSave) {
-    constexpr int kVectors = kVt / 8;
-    const int64_t padding = packing.slot(seq) - length;
-    for (int64_t i = tid; i < padding * kVectors; i += S::kScanThreads) {
-      const int64_t row = begin + length + i / kVectors;
-      *reinterpret_cast<uint4 *>(args.o + row * valueRow + head * S::kV +
-                                 column0 + (i % kVectors) * 8) =
-          make_uint4(0, 0, 0, 0);
-    }
-  }
+  if (!kSave)
+    zeroPaddingRows<Config, S::kScanThreads>(args, seq, head, column0);
 
   extern __shared__ uint4 shared[];
   char *base = reinterpret_cast<char *>(shared);

@@ -138,18 +138,7 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
 #endif
   const PackingView &packing = args.packing;
   if (packingInvalid(args)) {
-    // Offsets cannot be trusted: NaN over every output, grid-stride.
-    const int64_t threads = static_cast<int64_t>(gridDim.x) * W::kThreads;
-    const int64_t first =
-        static_cast<int64_t>(blockIdx.x) * W::kThreads + threadIdx.x;
-    const int64_t outputs =
-        static_cast<int64_t>(packing.bufferTokens) * S::kHV * S::kV;
-    for (int64_t i = first; i < outputs; i += threads)
-      args.o[i] = __float2bfloat16_rn(NAN);
-    const int64_t states =
-        static_cast<int64_t>(packing.numSeqs) * S::kHV * S::kK * S::kV;
-    for (int64_t i = first; Config::kHasFinalState && i < states; i += threads)
-      args.finalState[i] = NAN;
+    fillOutputsWithNaN<Config, W::kThreads>(args);
     return;
   }
   const ScanUnit<Config> unit(blockIdx.x);
@@ -171,17 +160,7 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
   const int64_t slot0 = firstSlot(packing, seq);
   const int64_t valueRow = static_cast<int64_t>(S::kHV) * S::kV;
 
-  // Padding rows of this sequence's slot: zeros in this tile's columns.
-  {
-    constexpr int kVectors = kVt / 8;
-    const int64_t padding = packing.slot(seq) - length;
-    for (int64_t i = tid; i < padding * kVectors; i += W::kThreads) {
-      const int64_t row = begin + length + i / kVectors;
-      *reinterpret_cast<uint4 *>(args.o + row * valueRow + head * S::kV +
-                                 column0 + (i % kVectors) * 8) =
-          make_uint4(0, 0, 0, 0);
-    }
-  }
+  zeroPaddingRows<Config, W::kThreads>(args, seq, head, column0);
 
   extern __shared__ uint4 wgmmaShared[];
   // 128-byte swizzling repeats every 1024 bytes of address: align the
@@ -271,21 +250,9 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
       accumulatorToA(state, s, stateA[s]);
     float keyProduct[32], out[32];
     wgmmaFence();
-#pragma unroll
-    for (int s = 0; s < kK / 16; ++s)
-      wgmmaM64NK16<64, 0>(
-          keyProduct, stateA[s],
-          swizzledDescriptor(at + W::kStageK + W::Tile::kMajorStep(s),
-                             W::Tile::kKMajorLeading, W::Tile::kKMajorStride),
-          s > 0);
+    wgmmaSwizzled<64, kK / 16, 0>(keyProduct, stateA, at + W::kStageK, false);
     wgmmaCommit();
-#pragma unroll
-    for (int s = 0; s < kK / 16; ++s)
-      wgmmaM64NK16<64, 0>(
-          out, stateA[s],
-          swizzledDescriptor(at + W::kStageQ + W::Tile::kMajorStep(s),
-                             W::Tile::kKMajorLeading, W::Tile::kKMajorStride),
-          s > 0);
+    wgmmaSwizzled<64, kK / 16, 0>(out, stateA, at + W::kStageQ, false);
     wgmmaCommit();
 
     // The decays of the chunk's tokens while the products run, one per
@@ -337,13 +304,7 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
       accumulatorToA(keyProduct, s, residualA[s]);
     float fresh[32];
     wgmmaFence();
-#pragma unroll
-    for (int s = 0; s < 4; ++s)
-      wgmmaM64NK16<64, 0>(
-          fresh, residualA[s],
-          swizzledDescriptor(at + W::kStageM + W::Tile::kMajorStep(s),
-                             W::Tile::kKMajorLeading, W::Tile::kKMajorStride),
-          s > 0);
+    wgmmaSwizzled<64, 4, 0>(fresh, residualA, at + W::kStageM, false);
     wgmmaCommit();
     wgmmaWait<0>();
     wgmmaSettle(out);
@@ -376,20 +337,8 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
     for (int i = 0; i < 32; ++i)
       out[i] *= i % 2 ? startPair[i / 4].y : startPair[i / 4].x;
     wgmmaFence();
-#pragma unroll
-    for (int s = 0; s < 4; ++s)
-      wgmmaM64NK16<kK, 1>(
-          state, decayedA[s],
-          swizzledDescriptor(at + W::kStageK + s * W::Tile::kMNMajorStep,
-                             W::Tile::kMNMajorLeading, W::Tile::kMNMajorStride),
-          1);
-#pragma unroll
-    for (int s = 0; s < 4; ++s)
-      wgmmaM64NK16<64, 0>(
-          out, freshA[s],
-          swizzledDescriptor(at + W::kStageP + W::Tile::kMajorStep(s),
-                             W::Tile::kKMajorLeading, W::Tile::kKMajorStride),
-          1);
+    wgmmaSwizzled<kK, 4, 1>(state, decayedA, at + W::kStageK, true);
+    wgmmaSwizzled<64, 4, 0>(out, freshA, at + W::kStageP, true);
     wgmmaCommit();
     wgmmaWait<0>();
     wgmmaSettle(state);

@@ -287,6 +287,28 @@ __device__ __forceinline__ void wgmmaM64NK16(float (&d)[N / 2],
     wgmmaM64N128K16<kTransposeB>(d, a, descB, accumulate);
 }
 
+/// acc (+)= A B over kSteps k16 steps with B in a 128-byte-swizzled tile of
+/// 64 rows (Swizzle128Tile<64>): K-major (rows = n, N = 64) or, with
+/// kTransposeB, MN-major (rows = k, N = the tile's columns). `accumulate`
+/// false overwrites acc with the first step.
+template <int N, int kSteps, int kTransposeB>
+__device__ __forceinline__ void wgmmaSwizzled(float (&acc)[N / 2],
+                                              const uint32_t (&a)[kSteps][4],
+                                              const char *tile,
+                                              bool accumulate) {
+  using Tile = Swizzle128Tile<64>;
+#pragma unroll
+  for (int s = 0; s < kSteps; ++s)
+    wgmmaM64NK16<N, kTransposeB>(
+        acc, a[s],
+        kTransposeB
+            ? swizzledDescriptor(tile + s * Tile::kMNMajorStep,
+                                 Tile::kMNMajorLeading, Tile::kMNMajorStride)
+            : swizzledDescriptor(tile + Tile::kMajorStep(s),
+                                 Tile::kKMajorLeading, Tile::kKMajorStride),
+        accumulate || s > 0);
+}
+
 } // namespace device
 } // namespace gdn
 
