@@ -5,11 +5,13 @@
 // status, and the whole-function workspace slot that holds its scratch.
 // RUN: gdn-opt --gdn-pipeline %S/../../Integration/Inputs/core_gqa2x4_padded.mlir | gdn-translate --gdn-to-cuda | FileCheck %s
 // RUN: gdn-opt --gdn-pipeline %S/../../Integration/Inputs/core_gqa16x32.mlir | gdn-translate --gdn-to-cuda | FileCheck %s --check-prefix=STATE
+// The mma.sync scan (for GPUs without wgmma): its banner and Config.
+// RUN: gdn-opt --gdn-pipeline --gdn-select-kernels=wgmma=false %S/../../Integration/Inputs/core_gqa2x4_padded.mlir | gdn-translate --gdn-to-cuda | FileCheck %s --check-prefix=MMA
 
 // CHECK: // Kernel gdn_core_gqa2x4_padded_k1_delta_rule: gdn_kernel.delta_rule at
 // CHECK-NEXT: //   from gdn.delta_rule; chunked (64 tokens), prepare + scan kernels
 // CHECK-NEXT: //   key heads 2 x 64, value heads 4 x 64, scale 1.250000e-01
-// CHECK-NEXT: //   tile: V tile 64 (1 scan block(s) per sequence and value head), 1 chunk(s) staged per scan block
+// CHECK-NEXT: //   scan: wgmma (sm_90a: warpgroup products, TMA copies); tile: V tile 64 (1 scan block(s) per sequence and value head), 3 chunk(s) staged per scan block
 // CHECK-NEXT: //   initial state no, final state yes
 // CHECK-NEXT: struct gdn_core_gqa2x4_padded_k1_delta_rule_config {
 // CHECK-NEXT:   using Element = __nv_bfloat16;
@@ -18,8 +20,14 @@
 // CHECK-NEXT:   static constexpr int kHeadDimK = 64;
 // CHECK-NEXT:   static constexpr int kHeadDimV = 64;
 // CHECK-NEXT:   static constexpr int kValueTile = 64;
-// CHECK-NEXT:   static constexpr int kScanStages = 1;
+// CHECK-NEXT:   static constexpr bool kScanWgmma = true;
+// CHECK-NEXT:   static constexpr int kWgmmaStages = 3;
 // CHECK-NEXT:   static constexpr bool kHasInitialState = false;
+
+// MMA: //   scan: mma_sync (sm_80+: warp products, cp.async copies); tile: V tile 64 (1 scan block(s) per sequence and value head), 1 chunk(s) staged per scan block
+// MMA: static constexpr int kValueTile = 64;
+// MMA-NEXT: static constexpr int kScanStages = 1;
+// MMA-NEXT: static constexpr bool kHasInitialState = false;
 // CHECK-NEXT:   static constexpr bool kHasFinalState = true;
 // CHECK-NEXT: };
 
