@@ -12,10 +12,10 @@
 // that every product of the chunk has V as its M dimension: the warpgroups
 // never exchange data, and each product's result, converted to bf16 in
 // registers, is the A operand of the next (S, R, Vnew never go to shared
-// memory). B operands are the chunk's tiles in shared memory (core-matrix
-// layout, staged by cp.async two or three chunks deep). Per chunk, with
-// Gamma_t =
-// exp(G_t) and rows of the transposed tiles being value columns:
+// memory). B operands are the chunk's tiles in shared memory, copied by TMA
+// (tma.cuh) with 128-byte swizzling, two or three chunks in flight. Per
+// chunk, with Gamma_t = exp(G_t) and rows of the transposed tiles being
+// value columns:
 //
 //   SK   = S^T K^T,  O = S^T Q^T                   (K-major B, k = K)
 //   R    = V^T - SK diag(Gamma)

@@ -28,8 +28,9 @@
 // between core matrices along k, stride = C * 16 along n); a tile with
 // rows = k and columns = n is an MN-major B read with the transpose bit
 // (leading = C * 16 along k, stride = 128 along n).
-// `test/Integration/harness/wgmma_check.cu` checks both against a CPU
-// product on the GPU.
+// Swizzle128Tile is the 128-byte-swizzled layout TMA writes (what the scan
+// uses). `test/Integration/harness/wgmma_check.cu` checks every layout,
+// K-major and MN-major, against a CPU product on the GPU.
 //
 //===----------------------------------------------------------------------===//
 
