@@ -137,7 +137,12 @@ def GdnKernel_DeltaRuleOp : GdnKernel_Op<"delta_rule", [Pure]> {
     of 32, 64 or 128, 1 or 2 stages) or `"wgmma"` (sm_90a only: the state
     transposed in warpgroup accumulators, wgmma products chained in
     registers, tiles copied by TMA; V tiles of 64 or 128, one warpgroup per
-    64 columns, 2 or 3 stages). Value head `i` reads key head
+    64 columns, 2 or 3 stages). With `narrow_value_tile` and
+    `narrow_below_blocks` (both or neither; for a sequence count the
+    compiler does not know) the tile is chosen at run time: when the
+    packing's sequences make fewer than `narrow_below_blocks` scan blocks at
+    `value_tile`, the scan runs with the narrower `narrow_value_tile` (same
+    scan and stages). Value head `i` reads key head
     `i / (HV / H)`. `q`, `k`, `v` and `o` are bf16; `g`, `beta` and the
     states fp32. Padding rows of `o` are 0.
 
@@ -160,7 +165,9 @@ def GdnKernel_DeltaRuleOp : GdnKernel_Op<"delta_rule", [Pure]> {
                        F64Attr:$scale,
                        ConfinedAttr<I64Attr, [IntPositive]>:$value_tile,
                        ConfinedAttr<I64Attr, [IntPositive]>:$scan_stages,
-                       DefaultValuedStrAttr<StrAttr, "mma_sync">:$scan);
+                       DefaultValuedStrAttr<StrAttr, "mma_sync">:$scan,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$narrow_value_tile,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$narrow_below_blocks);
   let results = (outs GdnKernel_Tensor:$o,
                       Optional<GdnKernel_F32Tensor>:$final_state);
   let assemblyFormat = [{

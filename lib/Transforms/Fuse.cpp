@@ -446,7 +446,9 @@ struct GdnFusePass : public mlir::gdn::impl::GdnFuseBase<GdnFusePass> {
         static_cast<uint64_t>(qType.getDimSize(2)),
         static_cast<uint64_t>(vType.getDimSize(2)),
         llvm::APFloat(rule.getEffectiveScale()),
-        static_cast<uint64_t>(tile), static_cast<uint64_t>(stages));
+        static_cast<uint64_t>(tile), static_cast<uint64_t>(stages),
+        /*scan=*/"mma_sync", /*narrow_value_tile=*/nullptr,
+        /*narrow_below_blocks=*/nullptr);
     if (!verifiesQuietly(lowered)) {
       rewriter.eraseOp(lowered);
       return;

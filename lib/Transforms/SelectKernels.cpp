@@ -68,6 +68,18 @@ Tile chooseTile(kernel::DeltaRuleOp op, int64_t seqs, int64_t smCount,
   return *pick(kMmaTiles); // V tile 32 fits every supported K and V
 }
 
+/// For a tile chosen without the sequence count: the narrowest tile of the
+/// same scan and stage count that the measured rule would pick for few
+/// sequences (wgmma: 64; mma.sync: 32), if it differs.
+std::optional<Tile> chooseNarrow(kernel::DeltaRuleOp op, Tile wide) {
+  const int64_t narrow = wide.wgmma ? 64 : 32;
+  if (narrow >= wide.valueTile ||
+      !kernel::isSupportedDeltaRuleTile(op.getHeadDimK(), op.getHeadDimV(),
+                                        narrow, wide.scanStages, wide.wgmma))
+    return std::nullopt;
+  return Tile{narrow, wide.scanStages, wide.wgmma};
+}
+
 /// Prologue threads per block: 512 (one block of 16 warps per SM at 128
 /// registers, one row range per SM) when whole blocks cover the channels'
 /// 16-byte lanes and the ring fits in shared memory, else 256 when that
@@ -110,6 +122,17 @@ struct GdnSelectKernelsPass
       op.setValueTileAttr(builder.getI64IntegerAttr(tile.valueTile));
       op.setScanStagesAttr(builder.getI64IntegerAttr(tile.scanStages));
       op.setScanAttr(builder.getStringAttr(tile.wgmma ? "wgmma" : "mma_sync"));
+      op.removeNarrowValueTileAttr();
+      op.removeNarrowBelowBlocksAttr();
+      // An unknown count: the narrowest tile of the same scan and stages
+      // as a run-time fallback for packs of few sequences.
+      if (seqs == 0)
+        if (std::optional<Tile> narrow = chooseNarrow(op, tile)) {
+          op.setNarrowValueTileAttr(
+              builder.getI64IntegerAttr(narrow->valueTile));
+          op.setNarrowBelowBlocksAttr(
+              builder.getI64IntegerAttr(smCount - smCount / 8));
+        }
     });
     getOperation()->walk([&](kernel::PrologueOp op) {
       op.setThreadsAttr(builder.getI64IntegerAttr(choosePrologueThreads(op)));

@@ -6,7 +6,9 @@
 // unless expected-seqs says otherwise. With 512 SMs even four sequences
 // need tiles of 32 (512 blocks). Two sequences with V = 64 take tiles of 64
 // (128 blocks), one stage. The wgmma scan (the default, sm_90a): tiles of
-// 128 when N * HV blocks fill the SMs, else 64, three chunks in flight.
+// 128 when N * HV blocks fill the SMs, else 64, three chunks in flight. An
+// unknown count also gets the run-time fallback to the narrow tile (64 for
+// wgmma, 32 for mma.sync) below 116 scan blocks; a known one does not.
 // Prologues: blocks of 512 threads when they divide the 16-byte channel
 // lanes (8192 bf16 channels: 1024 lanes), else 256 (6144: 768 lanes), else
 // the op's own (32 channels: 4 lanes).
@@ -45,7 +47,9 @@ func.func @one_sequence(%q: !QK, %k: !QK, %v: !V, %g: !G, %beta: !G,
 }
 
 // CHECK-LABEL: func.func @four_sequences
-// CHECK: gdn_kernel.delta_rule {{.*}}scan_stages = 2 : i64{{.*}}value_tile = 128 : i64
+// CHECK: gdn_kernel.delta_rule
+// CHECK-NOT: narrow_value_tile
+// CHECK-SAME: scan_stages = 2 : i64{{.*}}value_tile = 128 : i64
 // WGMMA-LABEL: func.func @four_sequences
 // WGMMA: scan = "wgmma", scan_stages = 3 : i64{{.*}}value_tile = 128 : i64
 // WGMMA-BIG-LABEL: func.func @four_sequences
@@ -63,11 +67,13 @@ func.func @four_sequences(%q: !QK, %k: !QK, %v: !V, %g: !G, %beta: !G,
 }
 
 // CHECK-LABEL: func.func @unknown
-// CHECK: gdn_kernel.delta_rule {{.*}}scan_stages = 2 : i64{{.*}}value_tile = 128 : i64
+// CHECK: gdn_kernel.delta_rule {{.*}}narrow_below_blocks = 116 : i64, narrow_value_tile = 32 : i64{{.*}}scan_stages = 2 : i64{{.*}}value_tile = 128 : i64
 // WGMMA-LABEL: func.func @unknown
-// WGMMA: scan = "wgmma", scan_stages = 3 : i64{{.*}}value_tile = 128 : i64
+// WGMMA: narrow_below_blocks = 116 : i64, narrow_value_tile = 64 : i64{{.*}}scan = "wgmma", scan_stages = 3 : i64{{.*}}value_tile = 128 : i64
 // EXPECT-LABEL: func.func @unknown
-// EXPECT: scan_stages = 2 : i64{{.*}}value_tile = 32 : i64
+// EXPECT: gdn_kernel.delta_rule
+// EXPECT-NOT: narrow_value_tile
+// EXPECT-SAME: scan_stages = 2 : i64{{.*}}value_tile = 32 : i64
 func.func @unknown(%q: !QK, %k: !QK, %v: !V, %g: !G, %beta: !G,
                    %p: !gdn.packing<seqs = ?, tokens = ?>) -> !V {
   %o = gdn_kernel.delta_rule %q, %k, %v, %g, %beta, %p

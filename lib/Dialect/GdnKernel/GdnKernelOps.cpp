@@ -267,6 +267,19 @@ LogicalResult kernel::DeltaRuleOp::verify() {
            << "; found K = " << headDimK << ", V = " << headDimV
            << ", value_tile = " << getValueTile()
            << ", scan_stages = " << getScanStages();
+  std::optional<uint64_t> narrow = getNarrowValueTile();
+  if (narrow.has_value() != getNarrowBelowBlocks().has_value())
+    return emitOpError() << "narrow_value_tile and narrow_below_blocks go "
+                            "together (the run-time tile choice needs both)";
+  if (narrow &&
+      (static_cast<int64_t>(*narrow) >= getValueTile() ||
+       !isSupportedDeltaRuleTile(headDimK, headDimV, *narrow, getScanStages(),
+                                 wgmma)))
+    return emitOpError() << "narrow_value_tile (" << *narrow
+                         << ") must be a tile the " << getScan()
+                         << " scan takes with scan_stages = "
+                         << getScanStages() << ", narrower than value_tile ("
+                         << getValueTile() << ")";
   if (!(getScale().convertToDouble() > 0.0))
     return emitOpError() << "scale must be > 0, found "
                          << getScale().convertToDouble();

@@ -55,10 +55,12 @@ void printLaunchOpening(const KernelContext &k, llvm::raw_ostream &os);
 /// `args.packing = {...};`: the packing view every packed kernel takes.
 extern const char *const kPackingView;
 
-/// Ends an entry point: calls `launch` (a device-header launcher returning
-/// a cudaError_t) on `arguments` and maps its result to a status.
+/// Ends an entry point: calls `launch<templateArguments>` (a device-header
+/// launcher returning a cudaError_t) on `arguments` and maps its result to
+/// a status.
 void printLaunchReturn(llvm::raw_ostream &os, StringRef launch,
-                       StringRef arguments);
+                       StringRef arguments,
+                       StringRef templateArguments = "Config");
 
 /// `<entry>_scratch_bytes` (a pure function of the packing's counts, so
 /// that the whole-function layout can size it before anything runs:

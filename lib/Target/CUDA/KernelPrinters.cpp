@@ -121,8 +121,10 @@ const char *const mlir::gdn::cuda::kPackingView =
     "                  packing->num_seqs, packing->buffer_tokens};\n";
 
 void mlir::gdn::cuda::printLaunchReturn(llvm::raw_ostream &os, StringRef launch,
-                                        StringRef arguments) {
-  os << "  return gdn::device::" << launch << "<Config>(" << arguments
+                                        StringRef arguments,
+                                        StringRef templateArguments) {
+  os << "  return gdn::device::" << launch << "<" << templateArguments << ">("
+     << arguments
      << ") ==\n"
      << "                 cudaSuccess\n"
      << "             ? GDN_SUCCESS\n"
@@ -415,9 +417,15 @@ static void printRMSNormEntry(kernel::GatedRMSNormOp op, const KernelContext &k,
 // Delta rule
 //===----------------------------------------------------------------------===//
 
+/// The Config of the narrow tile a run-time choice falls back to.
+static std::string narrowConfigName(const KernelContext &k) {
+  return k.configName + "_narrow";
+}
+
 static void printDeltaRuleConfig(kernel::DeltaRuleOp op, const KernelContext &k,
                                  llvm::raw_ostream &os) {
   const bool wgmma = op.getScan() == "wgmma";
+  std::optional<uint64_t> narrow = op.getNarrowValueTile();
   os << "// Kernel " << k.entryName << ": gdn_kernel.delta_rule at "
      << op.getLoc() << "\n"
      << "//   from gdn.delta_rule; chunked (64 tokens), prepare + scan "
@@ -431,25 +439,33 @@ static void printDeltaRuleConfig(kernel::DeltaRuleOp op, const KernelContext &k,
      << "; tile: V tile " << op.getValueTile() << " ("
      << op.getHeadDimV() / op.getValueTile()
      << " scan block(s) per sequence and value head), " << op.getScanStages()
-     << " chunk(s) staged per scan block\n"
-     << "//   initial state " << (op.getInitialState() ? "yes" : "no")
-     << ", final state " << (op.getFinalState() ? "yes" : "no") << "\n"
-     << "struct " << k.configName << " {\n"
-     << "  using Element = __nv_bfloat16;\n";
-  printHeadConstants(op, os);
-  os << "  static constexpr int kValueTile = " << op.getValueTile() << ";\n";
-  if (wgmma)
-    os << "  static constexpr bool kScanWgmma = true;\n"
-       << "  static constexpr int kWgmmaStages = " << op.getScanStages()
-       << ";\n";
-  else
-    os << "  static constexpr int kScanStages = " << op.getScanStages()
-       << ";\n";
-  os << "  static constexpr bool kHasInitialState = "
-     << boolText(static_cast<bool>(op.getInitialState())) << ";\n"
-     << "  static constexpr bool kHasFinalState = "
-     << boolText(static_cast<bool>(op.getFinalState())) << ";\n"
-     << "};\n\n";
+     << " chunk(s) staged per scan block\n";
+  if (narrow)
+    os << "//   V tile " << *narrow << " at run time when the packing makes "
+       << "fewer than " << *op.getNarrowBelowBlocks() << " scan blocks\n";
+  os << "//   initial state " << (op.getInitialState() ? "yes" : "no")
+     << ", final state " << (op.getFinalState() ? "yes" : "no") << "\n";
+  auto printConfig = [&](StringRef name, int64_t valueTile) {
+    os << "struct " << name << " {\n"
+       << "  using Element = __nv_bfloat16;\n";
+    printHeadConstants(op, os);
+    os << "  static constexpr int kValueTile = " << valueTile << ";\n";
+    if (wgmma)
+      os << "  static constexpr bool kScanWgmma = true;\n"
+         << "  static constexpr int kWgmmaStages = " << op.getScanStages()
+         << ";\n";
+    else
+      os << "  static constexpr int kScanStages = " << op.getScanStages()
+         << ";\n";
+    os << "  static constexpr bool kHasInitialState = "
+       << boolText(static_cast<bool>(op.getInitialState())) << ";\n"
+       << "  static constexpr bool kHasFinalState = "
+       << boolText(static_cast<bool>(op.getFinalState())) << ";\n"
+       << "};\n\n";
+  };
+  printConfig(k.configName, op.getValueTile());
+  if (narrow)
+    printConfig(narrowConfigName(k), static_cast<int64_t>(*narrow));
 }
 
 static void printDeltaRuleEntry(kernel::DeltaRuleOp op, const KernelContext &k,
@@ -490,7 +506,12 @@ static void printDeltaRuleEntry(kernel::DeltaRuleOp op, const KernelContext &k,
      << "  args.status =\n"
      << "      "
         "gdn::device::PackingWorkspace::carve(packing->workspace).status;\n";
-  printLaunchReturn(os, "launchDeltaRule", "args, scratch, stream");
+  if (std::optional<uint64_t> below = op.getNarrowBelowBlocks())
+    printLaunchReturn(os, "launchDeltaRuleAdaptive",
+                      ("args, scratch, stream, " + llvm::Twine(*below)).str(),
+                      ("Config, " + narrowConfigName(k)));
+  else
+    printLaunchReturn(os, "launchDeltaRule", "args, scratch, stream");
 }
 
 //===----------------------------------------------------------------------===//

@@ -61,7 +61,13 @@
 // CHECK: gdn_core_gqa2x4_padded_k1_delta_rule(operands, outputs, &p0, scratch0, stream)
 
 // With an initial state: a per-sequence operand.
+// STATE: //   V tile 64 at run time when the packing makes fewer than 116 scan blocks
+// STATE: struct gdn_core_gqa16x32_k1_delta_rule_config {
+// STATE: static constexpr int kValueTile = 128;
 // STATE: static constexpr bool kHasInitialState = true;
+// STATE: struct gdn_core_gqa16x32_k1_delta_rule_config_narrow {
+// STATE: static constexpr int kValueTile = 64;
 // STATE: if (!gdn::checkTensor(operands[5], GDN_F32, {seqs, 32, 128, 128}))
 // STATE: args.initialState = static_cast<const float *>(operands[5].data);
+// STATE: return gdn::device::launchDeltaRuleAdaptive<Config, gdn_core_gqa16x32_k1_delta_rule_config_narrow>(args, scratch, stream, 116) ==
 // STATE: static const gdn_role_t gdn_core_gqa16x32_arg_roles[] = {GDN_ROLE_TOKENS, GDN_ROLE_PARAMETER, GDN_ROLE_TOKENS, GDN_ROLE_TOKENS, GDN_ROLE_PARAMETER, GDN_ROLE_PARAMETER, GDN_ROLE_PER_SEQUENCE, GDN_ROLE_CU_SEQLENS};

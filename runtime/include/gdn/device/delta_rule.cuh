@@ -1207,6 +1207,44 @@ inline cudaError_t launchDeltaRule(DeltaRuleArgs<Config> args, void *workspace,
     error = ScanLaunch<Config>::launch(args, units, stream);
   return error != cudaSuccess ? error : cudaGetLastError();
 }
+
+/// launchDeltaRule with a tile chosen at run time, when the compiler did not
+/// know the sequence count: Config when the packing's sequences make at
+/// least `minBlocks` scan blocks at its V tile, else Narrow (a narrower V
+/// tile: more blocks for few long sequences). The two configs differ only
+/// in their scan tiles, so the arguments, workspace and function are the
+/// same.
+template <class Config, class Narrow>
+inline cudaError_t launchDeltaRuleAdaptive(DeltaRuleArgs<Config> args,
+                                           void *workspace,
+                                           cudaStream_t stream,
+                                           int64_t minBlocks) {
+  using S = DeltaRuleShape<Config>;
+  using N = DeltaRuleShape<Narrow>;
+  static_assert(S::kH == N::kH && S::kHV == N::kHV && S::kK == N::kK &&
+                    S::kV == N::kV &&
+                    Config::kHasInitialState == Narrow::kHasInitialState &&
+                    Config::kHasFinalState == Narrow::kHasFinalState,
+                "launchDeltaRuleAdaptive: the configs may differ only in "
+                "their scan tiles");
+  const int64_t blocks =
+      static_cast<int64_t>(args.packing.numSeqs) * S::kHV * S::kValueTiles;
+  if (blocks >= minBlocks)
+    return launchDeltaRule<Config>(args, workspace, stream);
+  DeltaRuleArgs<Narrow> narrow = {};
+  narrow.q = args.q;
+  narrow.k = args.k;
+  narrow.v = args.v;
+  narrow.g = args.g;
+  narrow.beta = args.beta;
+  narrow.initialState = args.initialState;
+  narrow.finalState = args.finalState;
+  narrow.o = args.o;
+  narrow.scale = args.scale;
+  narrow.packing = args.packing;
+  narrow.status = args.status;
+  return launchDeltaRule<Narrow>(narrow, workspace, stream);
+}
 #endif // GDN_DEVICE_EMULATION
 
 } // namespace device
