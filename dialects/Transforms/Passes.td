@@ -242,7 +242,9 @@ def GdnSelectKernels : Pass<"gdn-select-kernels"> {
     chunk's shared operands once for more columns; narrow ones make blocks
     when sequences are few (one long sequence). N is the packing's static
     sequence count, else `expected-seqs`; with neither, sequences count as
-    many. Every
+    many and the op also gets `narrow_value_tile` (64 for wgmma, 32 for
+    mma.sync) and `narrow_below_blocks`, so that the entry point picks the
+    narrow tile at run time for packs of few sequences. Every
     `gdn_kernel.prologue` gets blocks of 512 threads when whole blocks cover
     its channels' 16-byte lanes (one block of 16 warps per SM, measured
     faster than two of 256 on the H200), else 256 when they do, else keeps
