@@ -177,16 +177,20 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
   const int64_t stateBase =
       (static_cast<int64_t>(seq) * S::kHV + head) * kK * S::kV + column0 +
       groupColumn0;
+  // Where accumulator element 4 j + e of this thread lives in a [N, HV, K,
+  // V] state tensor.
+  auto stateOffset = [&](int j, int e) {
+    const int row = rowInGroup + 8 * (e / 2);
+    const int key = 8 * j + pairColumn + e % 2;
+    return stateBase + key * S::kV + row;
+  };
 #pragma unroll
   for (int j = 0; j < kK / 8; ++j)
 #pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const int row = rowInGroup + 8 * (e / 2);
-      const int key = 8 * j + pairColumn + e % 2;
+    for (int e = 0; e < 4; ++e)
       state[4 * j + e] = Config::kHasInitialState
-                             ? args.initialState[stateBase + key * S::kV + row]
+                             ? args.initialState[stateOffset(j, e)]
                              : 0.0f;
-    }
 
   // Thread 0 issues the copies of chunk c into its stage: one TMA box per
   // 64 columns of Q, K, V, M and P, one bulk copy of G, all completing on
@@ -376,11 +380,8 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
 #pragma unroll
     for (int j = 0; j < kK / 8; ++j)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int row = rowInGroup + 8 * (e / 2);
-        const int key = 8 * j + pairColumn + e % 2;
-        args.finalState[stateBase + key * S::kV + row] = state[4 * j + e];
-      }
+      for (int e = 0; e < 4; ++e)
+        args.finalState[stateOffset(j, e)] = state[4 * j + e];
   }
 }
 
