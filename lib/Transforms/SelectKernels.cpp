@@ -3,8 +3,8 @@
 // Implements gdn-select-kernels. The tiles it picks are the ones measured
 // fastest on the H200 for each regime (docs/performance.md). The wgmma scan
 // (2026-11-30, session 7): V tiles of 128 when (sequence, head) pairs fill
-// the SMs (8192x4: 0.64 ms against 0.77 with tiles of 64), 64 when they do
-// not (1x32768: 1.14 ms against 1.39 with 128; the best mma.sync tile took
+// the SMs (8192x4: 0.58 ms against 0.75 with tiles of 64), 64 when they do
+// not (1x32768: 1.07 ms against 1.32 with 128; the best mma.sync tile took
 // 1.46). The mma.sync scan (2026-11-29): V tiles of 128 when pairs fill the
 // SMs (8192x4: 1.00 ms against 1.23 with tiles of 64), tiles of 32 with two
 // staged chunks when they do not (1x32768: 1.46 ms against 2.87). Prologue
