@@ -63,20 +63,27 @@ __global__ void productKernel(const __nv_bfloat16 *a, const __nv_bfloat16 *b,
             t = threadIdx.x % 4;
   float acc[N / 2];
   const uint32_t step = kTranspose ? Tile::kMNMajorStep : Tile::kKMajorStep;
-  wgmmaFence();
+  // Every A fragment is in registers before the fence (a register written
+  // between wgmmas would make ptxas serialise them).
+  uint32_t fragments[K / 16][4];
 #pragma unroll
   for (int s = 0; s < K / 16; ++s) {
     const __nv_bfloat16 *row = a + (16 * warp + g) * K + 16 * s + 2 * t;
-    const uint32_t fragment[4] = {loadPair(row), loadPair(row + 8 * K),
-                                  loadPair(row + 8),
-                                  loadPair(row + 8 * K + 8)};
+    fragments[s][0] = loadPair(row);
+    fragments[s][1] = loadPair(row + 8 * K);
+    fragments[s][2] = loadPair(row + 8);
+    fragments[s][3] = loadPair(row + 8 * K + 8);
+  }
+  wgmmaFence();
+#pragma unroll
+  for (int s = 0; s < K / 16; ++s) {
     const uint64_t descriptor =
         kSwizzle ? swizzledDescriptor(tile + (kTranspose
                                                   ? s * Swizzled::kMNMajorStep
                                                   : Swizzled::kMajorStep(s)),
                                       leading, stride)
                  : matrixDescriptor(tile + s * step, leading, stride);
-    wgmmaM64NK16<N, kTranspose>(acc, fragment, descriptor, s > 0);
+    wgmmaM64NK16<N, kTranspose>(acc, fragments[s], descriptor, s > 0);
   }
   wgmmaCommit();
   wgmmaWait<0>();

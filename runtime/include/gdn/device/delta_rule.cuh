@@ -1138,6 +1138,10 @@ template <class Config> struct ScanLaunch<Config, true> {
     const PackingView &p = args.packing;
     const uint64_t tiles =
         static_cast<uint64_t>(DeltaRuleWorkspace::slots(p)) * S::kHV * 64;
+    // TMA coordinates are 32-bit: refuse (rather than wrap) rows past 2^31.
+    if (tiles > static_cast<uint64_t>(INT32_MAX) ||
+        static_cast<uint64_t>(p.bufferTokens) > static_cast<uint64_t>(INT32_MAX))
+      return cudaErrorInvalidValue;
     DeltaRuleTensorMaps maps;
     cudaError_t error = encodeTensorMap2D(&maps.q, args.q, S::kH * S::kK,
                                           p.bufferTokens, S::kH * S::kK);
