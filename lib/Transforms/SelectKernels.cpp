@@ -18,6 +18,7 @@
 
 #include "mlir/IR/Builders.h"
 
+#include <cassert>
 #include <optional>
 
 namespace mlir::gdn {
@@ -65,12 +66,16 @@ Tile chooseTile(kernel::DeltaRuleOp op, int64_t seqs, int64_t smCount,
   if (wgmma)
     if (std::optional<Tile> tile = pick(kWgmmaTiles))
       return *tile;
-  return *pick(kMmaTiles); // V tile 32 fits every supported K and V
+  std::optional<Tile> tile = pick(kMmaTiles);
+  assert(tile && "the verifier admits only K and V that V tile 32 takes");
+  return *tile;
 }
 
 /// For a tile chosen without the sequence count: the narrowest tile of the
-/// same scan and stage count that the measured rule would pick for few
-/// sequences (wgmma: 64; mma.sync: 32), if it differs.
+/// same scan that the measured rule would pick for few sequences (wgmma:
+/// 64; mma.sync: 32), if it differs. It keeps the wide tile's stage count
+/// (the op has one): right for every wide tile but mma.sync's 64 (one
+/// stage), whose fallback 32 was measured best with two.
 std::optional<Tile> chooseNarrow(kernel::DeltaRuleOp op, Tile wide) {
   const int64_t narrow = wide.wgmma ? 64 : 32;
   if (narrow >= wide.valueTile ||

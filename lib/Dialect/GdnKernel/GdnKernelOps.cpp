@@ -272,7 +272,7 @@ LogicalResult kernel::DeltaRuleOp::verify() {
     return emitOpError() << "narrow_value_tile and narrow_below_blocks go "
                             "together (the run-time tile choice needs both)";
   if (narrow &&
-      (static_cast<int64_t>(*narrow) >= getValueTile() ||
+      (static_cast<int64_t>(*narrow) >= static_cast<int64_t>(getValueTile()) ||
        !isSupportedDeltaRuleTile(headDimK, headDimV, *narrow, getScanStages(),
                                  wgmma)))
     return emitOpError() << "narrow_value_tile (" << *narrow

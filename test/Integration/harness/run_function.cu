@@ -491,7 +491,7 @@ int bench(const std::string &lengthsText, int iterations) {
     CUDA_OK(cudaEventElapsedTime(&ms, begin, end));
     times.push_back(ms);
   }
-  char message[256];
+  char message[256] = {};
   expect(FN_CHECK(args.data(), workspace, context, message, sizeof(message)) ==
              GDN_SUCCESS,
          std::string("bench inputs are valid: ") + message);

@@ -618,42 +618,36 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads,
     args.workspace.gateCumsum[tileIndex0 * kC + tid] = gate[tid];
   __syncthreads(); // the staging tiles are reused for M
 
-  // (I + L) X = I by forward substitution, one thread per column c of X
-  // and value head (all 128 threads busy when two heads share the block);
-  // the rows of L are broadcasts. Fully unrolled so that X stays in
-  // registers. Each row reads L in 16-byte broadcasts into four independent
-  // partial sums: a quarter of the shared-memory instructions and of the
-  // dependent FMA chain of a scalar loop. Then M = X diag(beta): rows and
-  // columns past the end come out zero (L is zero there, X is the
-  // identity, beta is zero).
+  // M = X diag(beta) with X = (I + L)^-1: rows and columns past the end
+  // come out zero (L is zero there, X is the identity, beta is zero).
   if (PrepareBlockedInverseOf<Config>::value) {
-    // The staging tiles (P is stored) hold the D blocks and the sums.
+    // X by blocks, in place over L; the staging tiles (P is stored) hold the
+    // D blocks and the sums until the inverse's last barrier, after which M
+    // goes over them. Column c of head h per thread.
     invertUnitLowerBlocked<kHeads, S::kLdL, kLowerSize, S::kThreads>(
         lower, reinterpret_cast<float *>(tile), kTileSize / 2);
-    // M = X diag(beta), column c of head h per thread; X is read whole
-    // before the tiles under the scratch are written.
-    const bool mine = tid < kC * kHeads;
-    const int c = tid % kC, h = mine ? tid / kC : 0;
-    float column[kC];
-#pragma unroll
-    for (int i = 0; i < kC; ++i)
-      column[i] = mine ? lower[h * kLowerSize + i * S::kLdL + c] : 0.0f;
-    __syncthreads();
-    if (mine) {
+    if (tid < kC * kHeads) {
+      const int c = tid % kC, h = tid / kC;
       const float b = betas[h * kC + c];
+      Element *inverse =
+          args.workspace.inverse
+              ? args.workspace.inverse + (tileIndex0 + h) * kC * kC + c
+              : nullptr;
 #pragma unroll
-      for (int i = 0; i < kC; ++i)
-        tile[h * kTileSize + i * S::kLdC + c] =
-            __float2bfloat16_rn(column[i] * b);
-      if (args.workspace.inverse) {
-        Element *inverse =
-            args.workspace.inverse + (tileIndex0 + h) * kC * kC + c;
-#pragma unroll
-        for (int i = 0; i < kC; ++i)
-          inverse[i * kC] = __float2bfloat16_rn(column[i]);
+      for (int i = 0; i < kC; ++i) {
+        const float x = lower[h * kLowerSize + i * S::kLdL + c];
+        tile[h * kTileSize + i * S::kLdC + c] = __float2bfloat16_rn(x * b);
+        if (inverse)
+          inverse[i * kC] = __float2bfloat16_rn(x);
       }
     }
   } else if (tid < kC * kHeads) {
+    // (I + L) X = I by forward substitution, one thread per column c of X
+    // and value head (all 128 threads busy when two heads share the
+    // block); the rows of L are broadcasts. Fully unrolled so that X stays
+    // in registers. Each row reads L in 16-byte broadcasts into four
+    // independent partial sums: a quarter of the shared-memory
+    // instructions and of the dependent FMA chain of a scalar loop.
     const int c = tid % kC, h = tid / kC;
     const float *hLower = lower + h * kLowerSize;
     float x[kC];
@@ -1110,39 +1104,38 @@ inline size_t deltaRuleWorkspaceBytes(const PackingView &packing) {
 }
 
 /// The forward scan a Config selects (kScanWgmma): its block size, shared
-/// memory and launch.
+/// memory and launch. `setup` does everything that can fail on the host
+/// (attributes, tensor maps) before launchDeltaRule starts any kernel, so
+/// that a refusal leaves nothing half done; `launch` only launches.
 template <class Config, bool = ScanWgmmaOf<Config>::value> struct ScanLaunch {
   static constexpr int kThreads = DeltaRuleShape<Config>::kScanThreads;
   static constexpr size_t kBytes = DeltaRuleShape<Config>::kScanBytes;
-  static cudaError_t launch(const DeltaRuleArgs<Config> &args, int64_t units,
-                            cudaStream_t stream) {
-    cudaError_t error =
-        cudaFuncSetAttribute(deltaChunkScanKernel<Config>,
-                             cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             static_cast<int>(kBytes));
-    if (error != cudaSuccess)
-      return error;
+  cudaError_t setup(const DeltaRuleArgs<Config> &) {
+    return cudaFuncSetAttribute(deltaChunkScanKernel<Config>,
+                                cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                static_cast<int>(kBytes));
+  }
+  void launch(const DeltaRuleArgs<Config> &args, int64_t units,
+              cudaStream_t stream) const {
     deltaChunkScanKernel<Config>
         <<<static_cast<unsigned>(units), kThreads, kBytes, stream>>>(args);
-    return cudaSuccess;
   }
 };
 template <class Config> struct ScanLaunch<Config, true> {
   using S = DeltaRuleShape<Config>;
   static constexpr int kThreads = DeltaRuleWgmmaShape<Config>::kThreads;
   static constexpr size_t kBytes = DeltaRuleWgmmaShape<Config>::kBytes;
+  DeltaRuleTensorMaps maps;
   /// Encodes the tensor maps of this call's buffers (host only, no device
-  /// access) and launches.
-  static cudaError_t launch(const DeltaRuleArgs<Config> &args, int64_t units,
-                            cudaStream_t stream) {
+  /// access; args.workspace must be carved).
+  cudaError_t setup(const DeltaRuleArgs<Config> &args) {
     const PackingView &p = args.packing;
     const uint64_t tiles =
         static_cast<uint64_t>(DeltaRuleWorkspace::slots(p)) * S::kHV * 64;
-    // TMA coordinates are 32-bit: refuse (rather than wrap) rows past 2^31.
-    if (tiles > static_cast<uint64_t>(INT32_MAX) ||
-        static_cast<uint64_t>(p.bufferTokens) > static_cast<uint64_t>(INT32_MAX))
+    // TMA coordinates are 32-bit: refuse (rather than wrap) tile rows past
+    // 2^31 (token rows are int32 already).
+    if (tiles > static_cast<uint64_t>(INT32_MAX))
       return cudaErrorInvalidValue;
-    DeltaRuleTensorMaps maps;
     cudaError_t error = encodeTensorMap2D(&maps.q, args.q, S::kH * S::kK,
                                           p.bufferTokens, S::kH * S::kK);
     if (error == cudaSuccess)
@@ -1161,12 +1154,13 @@ template <class Config> struct ScanLaunch<Config, true> {
       error = cudaFuncSetAttribute(deltaChunkScanWgmmaKernel<Config>,
                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
                                    static_cast<int>(kBytes));
-    if (error != cudaSuccess)
-      return error;
+    return error;
+  }
+  void launch(const DeltaRuleArgs<Config> &args, int64_t units,
+              cudaStream_t stream) const {
     deltaChunkScanWgmmaKernel<Config>
         <<<static_cast<unsigned>(units), kThreads, kBytes, stream>>>(args,
                                                                     maps);
-    return cudaSuccess;
   }
 };
 
@@ -1198,6 +1192,9 @@ inline cudaError_t launchDeltaRule(DeltaRuleArgs<Config> args, void *workspace,
       cudaFuncSetAttribute(deltaChunkPrepareKernel<Config>,
                            cudaFuncAttributeMaxDynamicSharedMemorySize,
                            static_cast<int>(S::kPrepareBytes));
+  ScanLaunch<Config> scan;
+  if (error == cudaSuccess && (phases & kDeltaRuleScan))
+    error = scan.setup(args);
   if (error != cudaSuccess)
     return error;
   const int64_t slots = DeltaRuleWorkspace::slots(packing);
@@ -1208,8 +1205,8 @@ inline cudaError_t launchDeltaRule(DeltaRuleArgs<Config> args, void *workspace,
   const int64_t units =
       static_cast<int64_t>(packing.numSeqs) * S::kHV * S::kValueTiles;
   if (phases & kDeltaRuleScan)
-    error = ScanLaunch<Config>::launch(args, units, stream);
-  return error != cudaSuccess ? error : cudaGetLastError();
+    scan.launch(args, units, stream);
+  return cudaGetLastError();
 }
 
 /// launchDeltaRule with a tile chosen at run time, when the compiler did not
@@ -1225,7 +1222,9 @@ inline cudaError_t launchDeltaRuleAdaptive(DeltaRuleArgs<Config> args,
                                            int64_t minBlocks) {
   using S = DeltaRuleShape<Config>;
   using N = DeltaRuleShape<Narrow>;
-  static_assert(S::kH == N::kH && S::kHV == N::kHV && S::kK == N::kK &&
+  static_assert(std::is_same<typename Config::Element,
+                             typename Narrow::Element>::value &&
+                    S::kH == N::kH && S::kHV == N::kHV && S::kK == N::kK &&
                     S::kV == N::kV &&
                     Config::kHasInitialState == Narrow::kHasInitialState &&
                     Config::kHasFinalState == Narrow::kHasFinalState,
@@ -1235,6 +1234,9 @@ inline cudaError_t launchDeltaRuleAdaptive(DeltaRuleArgs<Config> args,
       static_cast<int64_t>(args.packing.numSeqs) * S::kHV * S::kValueTiles;
   if (blocks >= minBlocks)
     return launchDeltaRule<Config>(args, workspace, stream);
+  // Every input and output field (the workspace is carved again by the
+  // launch; the kSave fields are the backward's): keep in step with
+  // DeltaRuleArgs.
   DeltaRuleArgs<Narrow> narrow = {};
   narrow.q = args.q;
   narrow.k = args.k;

@@ -252,6 +252,7 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
 #pragma unroll
     for (int s = 0; s < kK / 16; ++s)
       accumulatorToA(state, s, stateA[s]);
+    // Written by their first product (scale-d = 0 ignores the old value).
     float keyProduct[32], out[32];
     wgmmaFence();
     wgmmaSwizzled<64, kK / 16, 0>(keyProduct, stateA, at + W::kStageK, false);

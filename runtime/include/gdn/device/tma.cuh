@@ -107,10 +107,14 @@ inline cudaError_t encodeTensorMap2D(CUtensorMap *map, const void *base,
   static PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
     void *function = nullptr;
     cudaDriverEntryPointQueryResult found;
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &function,
-                                         12000, cudaEnableDefault,
-                                         &found) != cudaSuccess ||
-        found != cudaDriverEntryPointSuccess)
+#if CUDART_VERSION >= 12050
+    const cudaError_t error = cudaGetDriverEntryPointByVersion(
+        "cuTensorMapEncodeTiled", &function, 12000, cudaEnableDefault, &found);
+#else
+    const cudaError_t error = cudaGetDriverEntryPoint(
+        "cuTensorMapEncodeTiled", &function, cudaEnableDefault, &found);
+#endif
+    if (error != cudaSuccess || found != cudaDriverEntryPointSuccess)
       function = nullptr;
     return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(function);
   }();

@@ -41,8 +41,10 @@
 
 #include <stdint.h>
 
-// wgmma exists only in the arch-specific sm_90a target; elsewhere the
-// helpers trap (the launchers never pick the wgmma kernels there).
+// wgmma exists only in the arch-specific sm_90a target. Elsewhere the
+// products and the fence trap and the other helpers do nothing; a kernel
+// built on them refuses such a target at compile time (the wgmma scan's
+// static_assert), so these bodies only keep other targets compiling.
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define GDN_WGMMA_AVAILABLE 1
 #else
