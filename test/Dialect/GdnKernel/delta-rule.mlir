@@ -68,6 +68,16 @@ func.func @narrow_tile(%q: tensor<?x2x128xbf16>, %v: tensor<?x4x128xbf16>, %g: t
 
 // -----
 
+func.func @narrow_not_narrower(%q: tensor<?x2x128xbf16>, %v: tensor<?x4x128xbf16>, %g: tensor<?x4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
+  // expected-error @+1 {{narrow_value_tile (128) must be a tile the wgmma scan takes with scan_stages = 3, narrower than value_tile (128)}}
+  %o = gdn_kernel.delta_rule %q, %q, %v, %g, %g, %p
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 128 : i64, head_dim_v = 128 : i64, scale = 0.125 : f64, value_tile = 128 : i64, scan_stages = 3 : i64, scan = "wgmma", narrow_value_tile = 128 : i64, narrow_below_blocks = 116 : i64}
+      : (tensor<?x2x128xbf16>, tensor<?x2x128xbf16>, tensor<?x4x128xbf16>, tensor<?x4xf32>, tensor<?x4xf32>, !gdn.packing<seqs = ?, tokens = ?>) -> tensor<?x4x128xbf16>
+  return
+}
+
+// -----
+
 func.func @unknown_scan(%q: tensor<?x2x64xbf16>, %v: tensor<?x4x64xbf16>, %g: tensor<?x4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
   // expected-error @+1 {{scan must be "mma_sync" or "wgmma", found "tma"}}
   %o = gdn_kernel.delta_rule %q, %q, %v, %g, %g, %p
