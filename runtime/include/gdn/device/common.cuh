@@ -21,6 +21,17 @@
 
 #include <type_traits>
 
+/// Declares the trait Trait<C>: Trait<C>::value is C::member when the
+/// kernel Config C declares it, else `fallback` (an expression that may use
+/// C). The kernels' optional Config knobs are read through such traits.
+#define GDN_OPTIONAL_CONFIG_MEMBER(Trait, member, fallback)                  \
+  template <class C, class = void> struct Trait {                              \
+    static constexpr auto value = fallback;                                    \
+  };                                                                           \
+  template <class C> struct Trait<C, std::void_t<decltype(C::member)>> {       \
+    static constexpr auto value = C::member;                                   \
+  };
+
 namespace gdn {
 namespace device {
 

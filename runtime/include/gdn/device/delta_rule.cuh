@@ -79,57 +79,30 @@ namespace device {
 ///   share an SM and overlap each other's loads instead);
 /// - kScanColumnGroups: groups of four warps splitting the V tile's columns
 ///   (default one group per 16 columns, at most four).
-template <class C, class = void> struct ScanStagesOf {
-  static constexpr int value = 2;
-};
-template <class C>
-struct ScanStagesOf<C, std::void_t<decltype(C::kScanStages)>> {
-  static constexpr int value = C::kScanStages;
-};
-template <class C, class = void> struct ScanColumnGroupsOf {
-  static constexpr int value = C::kValueTile / 16 < 4 ? C::kValueTile / 16 : 4;
-};
-template <class C>
-struct ScanColumnGroupsOf<C, std::void_t<decltype(C::kScanColumnGroups)>> {
-  static constexpr int value = C::kScanColumnGroups;
-};
+GDN_OPTIONAL_CONFIG_MEMBER(ScanStagesOf, kScanStages, 2)
+GDN_OPTIONAL_CONFIG_MEMBER(ScanColumnGroupsOf, kScanColumnGroups,
+                           C::kValueTile / 16 < 4 ? C::kValueTile / 16 : 4)
+
 /// - kScanRowMajorTiles: true (default) keeps the scan's B operands (S, R,
 ///   Vnew, decayed Vnew) row-major ([k][n]): accumulators store them as
 ///   bf16 pairs (one conversion and one 32-bit store per two values) and
 ///   ldmatrix.trans reads them; false keeps the transposed tiles of the
 ///   first version (one 16-bit store per value).
-template <class C, class = void> struct ScanRowMajorTilesOf {
-  static constexpr bool value = true;
-};
-template <class C>
-struct ScanRowMajorTilesOf<C, std::void_t<decltype(C::kScanRowMajorTiles)>> {
-  static constexpr bool value = C::kScanRowMajorTiles;
-};
+GDN_OPTIONAL_CONFIG_MEMBER(ScanRowMajorTilesOf, kScanRowMajorTiles, true)
 /// - kPrepareSharedLower: true (default) puts the prepare kernel's fp32 L
 ///   over its Q and K tiles (dead once K K^T and Q K^T are in registers):
 ///   53 KiB instead of 87 KiB of shared memory, four blocks per SM instead
 ///   of two; false keeps the separate L of the first version.
-template <class C, class = void> struct PrepareSharedLowerOf {
-  static constexpr bool value = true;
-};
-template <class C>
-struct PrepareSharedLowerOf<C, std::void_t<decltype(C::kPrepareSharedLower)>> {
-  static constexpr bool value = C::kPrepareSharedLower;
-};
+GDN_OPTIONAL_CONFIG_MEMBER(PrepareSharedLowerOf, kPrepareSharedLower, true)
 
 /// - kPrepareBlockedInverse: true (default) inverts I + L by 16 x 16
 ///   blocks (the diagonal blocks by forward substitution, the others by
 ///   tensor-core products in split bf16, see invertUnitLowerBlocked); false
 ///   keeps the forward substitution over all 64 rows, one thread per
 ///   column.
-template <class C, class = void> struct PrepareBlockedInverseOf {
-  static constexpr bool value = true;
-};
-template <class C>
-struct PrepareBlockedInverseOf<
-    C, std::void_t<decltype(C::kPrepareBlockedInverse)>> {
-  static constexpr bool value = C::kPrepareBlockedInverse;
-};
+GDN_OPTIONAL_CONFIG_MEMBER(PrepareBlockedInverseOf, kPrepareBlockedInverse,
+                           true)
+
 
 /// Sizes and shared-memory layout of the two kernels for one Config
 /// (Element, kKeyHeads, kValueHeads, kHeadDimK, kHeadDimV, kValueTile,

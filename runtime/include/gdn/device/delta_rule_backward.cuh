@@ -73,13 +73,7 @@ template <class C> struct GradientOf<C, std::void_t<typename C::Gradient>> {
 /// Optional Config member kBackwardRevStages: chunks the reverse scan stages
 /// (1, default: two blocks share an SM and hide each other's loads; 2: the
 /// next chunk streams in while this one is computed, one block per SM).
-template <class C, class = void> struct RevStagesOf {
-  static constexpr int value = 1;
-};
-template <class C>
-struct RevStagesOf<C, std::void_t<decltype(C::kBackwardRevStages)>> {
-  static constexpr int value = C::kBackwardRevStages;
-};
+GDN_OPTIONAL_CONFIG_MEMBER(RevStagesOf, kBackwardRevStages, 1)
 
 /// Sizes and shared-memory layouts of the backward kernels (K, V in {64,
 /// 128}). Both chunk kernels run eight warps: four row groups of 16 chunk

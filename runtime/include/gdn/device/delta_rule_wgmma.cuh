@@ -39,22 +39,10 @@ namespace gdn {
 namespace device {
 
 /// Optional Config member kScanWgmma: true runs the scan on wgmma (sm_90a).
-template <class C, class = void> struct ScanWgmmaOf {
-  static constexpr bool value = false;
-};
-template <class C>
-struct ScanWgmmaOf<C, std::void_t<decltype(C::kScanWgmma)>> {
-  static constexpr bool value = C::kScanWgmma;
-};
+GDN_OPTIONAL_CONFIG_MEMBER(ScanWgmmaOf, kScanWgmma, false)
 /// Optional Config member kWgmmaStages: chunks in flight (2 or 3; default
 /// 0, three where they fit in shared memory, else two).
-template <class C, class = void> struct WgmmaStagesOf {
-  static constexpr int value = 0;
-};
-template <class C>
-struct WgmmaStagesOf<C, std::void_t<decltype(C::kWgmmaStages)>> {
-  static constexpr int value = C::kWgmmaStages;
-};
+GDN_OPTIONAL_CONFIG_MEMBER(WgmmaStagesOf, kWgmmaStages, 0)
 
 /// Shared-memory layout of the wgmma scan: kStages stages of {Q, K, V, M,
 /// P (64-column blocks of 128-byte-swizzled rows, as TMA writes them), G},
