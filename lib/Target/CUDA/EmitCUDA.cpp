@@ -122,8 +122,7 @@ void printPreamble(ModuleOp module, llvm::raw_ostream &os, bool header) {
        << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
     return;
   }
-  os << "#include \"gdn/device/copies.h\"\n"
-     << "#include \"gdn/device/delta_rule.cuh\"\n"
+  os << "#include \"gdn/device/delta_rule.cuh\"\n"
      << "#include \"gdn/device/delta_rule_backward.cuh\"\n"
      << "#include \"gdn/device/epilogue.cuh\"\n"
      << "#include \"gdn/device/epilogue_backward.cuh\"\n"
@@ -131,6 +130,7 @@ void printPreamble(ModuleOp module, llvm::raw_ostream &os, bool header) {
      << "#include \"gdn/device/packing.cuh\"\n"
      << "#include \"gdn/device/prologue.cuh\"\n"
      << "#include \"gdn/device/prologue_backward.cuh\"\n"
+     << "#include \"gdn/device/strided_copies.cuh\"\n"
      << "#include \"gdn/runtime/gdnrt.h\"\n\n";
 }
 

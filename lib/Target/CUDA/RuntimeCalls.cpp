@@ -5,8 +5,8 @@
 // linear_grad input gradients (arith.addf) runs inside their GEMMs
 // (GradientSums.h). gdn.split_qkvz, gdn.regroup_sections and the inverse
 // copies of the backward (gdn.merge_qkvz, gdn.merge_qkv) only move data:
-// each is a few strided block copies (StridedCopy), printed as
-// cudaMemcpy2DAsync / cudaMemcpy3DAsync calls through gdn/device/copies.h.
+// each is a few strided block copies (StridedCopy), printed as one
+// gdn::stridedCopies call (gdn/device/strided_copies.cuh: one kernel).
 // Shapes are C++ expressions of the function arguments' shapes, folded to
 // numbers where the types are static.
 //
@@ -223,71 +223,32 @@ void printChecked(llvm::raw_ostream &os, StringRef function,
   os << "))\n    return error;\n";
 }
 
-/// Prints one strided copy, choosing the fewest CUDA copy calls that express
-/// it: one 2D copy when rows or slices collapse, one 3D copy when both
-/// sides' slices are whole numbers of rows, else one 2D copy per row.
-void printStridedCopy(const StridedCopy &copy, Operation *op,
-                      llvm::function_ref<std::string(Value)> place,
-                      llvm::raw_ostream &os) {
-  if (copy.width == 0 || copy.rows == 0)
-    return;
-  Value source = op->getOperand(copy.source);
-  Value target = op->getResult(copy.target);
-  std::string from = place(source), to = place(target);
-  std::string src = "static_cast<const char *>(" + from + ".data) + " +
-                    std::to_string(copy.sourceOffset);
-  std::string dst = "static_cast<char *>(" + to + ".data) + " +
-                    std::to_string(copy.targetOffset);
-  // The slice count is read from the source tensor, which every step
-  // checked before anything was enqueued.
-  SmallVector<std::string> factors;
-  for (unsigned d = 0; d < copy.sliceDims; ++d)
-    factors.push_back("static_cast<size_t>(" + from + ".shape[" +
-                      std::to_string(d) + "])");
-  std::string slices = factors.empty() ? "1" : llvm::join(factors, " * ");
-  auto copy2D = [&](StringRef indent, const std::string &dstAt,
-                    int64_t dstPitch, const std::string &srcAt,
-                    int64_t srcPitch, int64_t width,
-                    const std::string &height) {
-    os << indent << "if (gdn::copy2D(" << dstAt << ", " << dstPitch << ", "
-       << srcAt << ", " << srcPitch << ", " << width << ", " << height
-       << ", stream) != cudaSuccess)\n"
-       << indent << "  return GDN_ERROR_CUDA;\n";
-  };
-  const bool rowsContiguous =
-      copy.width == copy.sourceRowPitch && copy.width == copy.targetRowPitch;
-  if (copy.rows == 1 || rowsContiguous) {
-    copy2D("  ", dst, copy.targetSlicePitch, src, copy.sourceSlicePitch,
-           copy.width * copy.rows, slices);
-    return;
+/// Prints an op's copies as one `gdn::stridedCopies` call (one kernel; see
+/// gdn/device/strided_copies.cuh), inside a block that holds their
+/// descriptors.
+void printStridedCopies(ArrayRef<StridedCopy> copies, Operation *op,
+                        llvm::function_ref<std::string(Value)> place,
+                        llvm::raw_ostream &os) {
+  os << "  {\n    const gdn::StridedCopy copies[] = {\n";
+  for (const StridedCopy &copy : copies) {
+    std::string from = place(op->getOperand(copy.source));
+    std::string to = place(op->getResult(copy.target));
+    // The slice count is read from the source tensor, which every step
+    // checked before anything was enqueued.
+    SmallVector<std::string> factors;
+    for (unsigned d = 0; d < copy.sliceDims; ++d)
+      factors.push_back("static_cast<size_t>(" + from + ".shape[" +
+                        std::to_string(d) + "])");
+    std::string slices = factors.empty() ? "1" : llvm::join(factors, " * ");
+    os << "        {static_cast<char *>(" << to << ".data) + "
+       << copy.targetOffset << ", " << copy.targetRowPitch << ", "
+       << copy.targetSlicePitch << ", static_cast<const char *>(" << from
+       << ".data) + " << copy.sourceOffset << ", " << copy.sourceRowPitch
+       << ", " << copy.sourceSlicePitch << ", " << copy.width << ", "
+       << copy.rows << ", " << slices << "},\n";
   }
-  if (copy.sliceDims == 0) {
-    copy2D("  ", dst, copy.targetRowPitch, src, copy.sourceRowPitch, copy.width,
-           std::to_string(copy.rows));
-    return;
-  }
-  auto sliceRows = [&](int64_t slicePitch, int64_t rowPitch) -> int64_t {
-    return slicePitch % rowPitch == 0 && slicePitch / rowPitch >= copy.rows
-               ? slicePitch / rowPitch
-               : 0;
-  };
-  const int64_t srcRows = sliceRows(copy.sourceSlicePitch, copy.sourceRowPitch);
-  const int64_t dstRows = sliceRows(copy.targetSlicePitch, copy.targetRowPitch);
-  if (srcRows && dstRows) {
-    os << "  if (gdn::copy3D(" << dst << ", " << copy.targetRowPitch << ", "
-       << dstRows << ", " << src << ", " << copy.sourceRowPitch << ", "
-       << srcRows << ", " << copy.width << ", " << copy.rows << ", " << slices
-       << ", stream) != cudaSuccess)\n"
-       << "    return GDN_ERROR_CUDA;\n";
-    return;
-  }
-  // A slice is not a whole number of rows on one side (the conv channels of
-  // some head configurations): one 2D copy over the slices per row.
-  os << "  for (int64_t row = 0; row < " << copy.rows << "; ++row)\n";
-  copy2D("    ", dst + " + row * " + std::to_string(copy.targetRowPitch),
-         copy.targetSlicePitch,
-         src + " + row * " + std::to_string(copy.sourceRowPitch),
-         copy.sourceSlicePitch, copy.width, slices);
+  os << "    };\n    if (gdn::stridedCopies(copies, " << copies.size()
+     << ", stream) != cudaSuccess)\n      return GDN_ERROR_CUDA;\n  }\n";
 }
 
 } // namespace
@@ -620,7 +581,12 @@ void mlir::gdn::cuda::printRuntimeCall(
       })
       .Case<SplitQkvzOp, MergeQkvzOp, MergeQkvOp, RegroupSectionsOp>(
           [&](Operation *copyOp) {
+            // Statically empty copies (a zero-width section) print nothing.
+            std::vector<StridedCopy> copies;
             for (const StridedCopy &copy : getStridedCopies(copyOp))
-              printStridedCopy(copy, copyOp, place, os);
+              if (copy.width != 0 && copy.rows != 0)
+                copies.push_back(copy);
+            if (!copies.empty())
+              printStridedCopies(copies, copyOp, place, os);
           });
 }

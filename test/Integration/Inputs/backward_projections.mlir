@@ -3,8 +3,8 @@
 // out_proj's gradient with a per-head x (gdn.linear_grad on [T, 6, 2]), the
 // conv-channel gradients merged back (gdn.merge_qkv, one copy per part), the
 // projections' output gradients interleaved back per key-head group
-// (gdn.merge_qkvz: 3D copies, and one 2D copy per key head for v, whose
-// parts do not tile the conv channels), both input projections' gradients
+// (gdn.merge_qkvz: six strided copies in one launch; v's parts do not tile
+// the conv channels), both input projections' gradients
 // (gdn.linear_grad on [T, 32]) and the sum of their x gradients, which runs
 // as the second data GEMM accumulating onto the first (arith.addf, folded).
 // bf16, checked against gdn-run; many tokens, so the weight gradients' token

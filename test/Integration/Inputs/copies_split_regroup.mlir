@@ -1,9 +1,9 @@
-// GPU case: the data-movement ops as the CUDA copy calls the emitter prints
-// (gdn/device/copies.h): Qwen3-Next's split_qkvz with 3 value heads per key
-// head (q and k as 3D copies; v as one 2D copy per key head, since the conv
-// channels are no whole number of v parts), the conv channels regrouped by
-// section for 2 groups (3D copies) and back, and a conv weight regrouped
-// along rows (2D copies); bf16, checked against gdn-run (copies are exact:
+// GPU case: the data-movement ops as the strided-copy kernel the emitter
+// launches (gdn/device/strided_copies.cuh): Qwen3-Next's split_qkvz with 3
+// value heads per key head (v's parts do not tile the conv channels, so its
+// row and slice pitches are unrelated), the conv channels regrouped by
+// section for 2 groups and back, and a conv weight regrouped along rows (a
+// single slice); bf16, checked against gdn-run (copies are exact:
 // one misplaced element of these random inputs is an error of order 1).
 func.func @copies_split_regroup(%qkvz: tensor<?x40xbf16>, %ba: tensor<?x12xbf16>,
                                 %w: tensor<12x3xbf16>)

@@ -143,10 +143,9 @@ func.func @four_projections_sp(%dq: tensor<?x64xbf16>, %dz: tensor<?x2x8xbf16>, 
 }
 
 // merge_qkvz is split_qkvz's copies the other way (the geometry of @split in
-// runtime-calls.mlir): q, k, z, b and a as one 3D copy each over (tokens,
-// key heads), v as one 2D copy per key head (its 12-byte parts do not tile
-// the 56-byte conv channels). The slice count is read from each source; all
-// four token counts must agree.
+// runtime-calls.mlir): one strided copy per section over (tokens, key
+// heads), in one launch. The slice count is read from each source; all four
+// token counts must agree.
 // CHECK-LABEL: // @merge_qkvz: 0 kernel(s)
 // CHECK: static const gdn_role_t gdn_merge_qkvz_arg_roles[] = {GDN_ROLE_TOKENS, GDN_ROLE_TOKENS, GDN_ROLE_TOKENS, GDN_ROLE_TOKENS};
 // CHECK: static int gdn_merge_qkvz_check_args(
@@ -164,19 +163,18 @@ func.func @four_projections_sp(%dq: tensor<?x64xbf16>, %dz: tensor<?x2x8xbf16>, 
 // CHECK: extern "C" int gdn_merge_qkvz(
 // CHECK:   cudaStream_t stream = gdnrt_context_stream(context);
 // CHECK:   // gdn.merge_qkvz at loc(
-// CHECK-NEXT:   if (gdn::copy3D(static_cast<char *>(results[0].data) + 0, 40, 2, static_cast<const char *>(args[0].data) + 0, 8, 7, 8, 2, static_cast<size_t>(args[0].shape[0]), stream) != cudaSuccess)
-// CHECK-NEXT:     return GDN_ERROR_CUDA;
-// CHECK-NEXT:   if (gdn::copy3D(static_cast<char *>(results[0].data) + 8, 40, 2, static_cast<const char *>(args[0].data) + 16, 8, 7, 8, 2, static_cast<size_t>(args[0].shape[0]), stream) != cudaSuccess)
-// CHECK-NEXT:     return GDN_ERROR_CUDA;
-// CHECK-NEXT:   for (int64_t row = 0; row < 2; ++row)
-// CHECK-NEXT:     if (gdn::copy2D(static_cast<char *>(results[0].data) + 16 + row * 40, 80, static_cast<const char *>(args[0].data) + 32 + row * 12, 56, 12, static_cast<size_t>(args[0].shape[0]), stream) != cudaSuccess)
+// CHECK-NEXT:   {
+// CHECK-NEXT:     const gdn::StridedCopy copies[] = {
+// CHECK-NEXT:         {static_cast<char *>(results[0].data) + 0, 40, 80, static_cast<const char *>(args[0].data) + 0, 8, 56, 8, 2, static_cast<size_t>(args[0].shape[0])},
+// CHECK-NEXT:         {static_cast<char *>(results[0].data) + 8, 40, 80, static_cast<const char *>(args[0].data) + 16, 8, 56, 8, 2, static_cast<size_t>(args[0].shape[0])},
+// CHECK-NEXT:         {static_cast<char *>(results[0].data) + 16, 40, 80, static_cast<const char *>(args[0].data) + 32, 12, 56, 12, 2, static_cast<size_t>(args[0].shape[0])},
+// CHECK-NEXT:         {static_cast<char *>(results[0].data) + 28, 40, 80, static_cast<const char *>(args[1].data) + 0, 12, 24, 12, 2, static_cast<size_t>(args[1].shape[0])},
+// CHECK-NEXT:         {static_cast<char *>(results[1].data) + 0, 12, 24, static_cast<const char *>(args[2].data) + 0, 6, 12, 6, 2, static_cast<size_t>(args[2].shape[0])},
+// CHECK-NEXT:         {static_cast<char *>(results[1].data) + 6, 12, 24, static_cast<const char *>(args[3].data) + 0, 6, 12, 6, 2, static_cast<size_t>(args[3].shape[0])},
+// CHECK-NEXT:     };
+// CHECK-NEXT:     if (gdn::stridedCopies(copies, 6, stream) != cudaSuccess)
 // CHECK-NEXT:       return GDN_ERROR_CUDA;
-// CHECK-NEXT:   if (gdn::copy3D(static_cast<char *>(results[0].data) + 28, 40, 2, static_cast<const char *>(args[1].data) + 0, 12, 2, 12, 2, static_cast<size_t>(args[1].shape[0]), stream) != cudaSuccess)
-// CHECK-NEXT:     return GDN_ERROR_CUDA;
-// CHECK-NEXT:   if (gdn::copy3D(static_cast<char *>(results[1].data) + 0, 12, 2, static_cast<const char *>(args[2].data) + 0, 6, 2, 6, 2, static_cast<size_t>(args[2].shape[0]), stream) != cudaSuccess)
-// CHECK-NEXT:     return GDN_ERROR_CUDA;
-// CHECK-NEXT:   if (gdn::copy3D(static_cast<char *>(results[1].data) + 6, 12, 2, static_cast<const char *>(args[3].data) + 0, 6, 2, 6, 2, static_cast<size_t>(args[3].shape[0]), stream) != cudaSuccess)
-// CHECK-NEXT:     return GDN_ERROR_CUDA;
+// CHECK-NEXT:   }
 // CHECK-NEXT:   return GDN_SUCCESS;
 func.func @merge_qkvz(%m: tensor<?x28xbf16>, %z: tensor<?x6x2xbf16>, %b: tensor<?x6xbf16>, %a: tensor<?x6xbf16>)
     -> (tensor<?x40xbf16>, tensor<?x12xbf16>) {
@@ -186,20 +184,23 @@ func.func @merge_qkvz(%m: tensor<?x28xbf16>, %z: tensor<?x6x2xbf16>, %b: tensor<
   return %qkvz, %ba : tensor<?x40xbf16>, tensor<?x12xbf16>
 }
 
-// merge_qkv: one 2D copy per part, each part's rows into its column range
-// of the 56-byte conv channels.
+// merge_qkv: one copy per part, each part's rows into its column range of
+// the 56-byte conv channels.
 // CHECK-LABEL: // @merge_qkv: 0 kernel(s)
 // CHECK: extern "C" int gdn_merge_qkv_result_shapes(
 // CHECK:   results[0].shape[0] = args[0].shape[0];
 // CHECK-NEXT:   results[0].shape[1] = 28;
 // CHECK: extern "C" int gdn_merge_qkv(
 // CHECK:   // gdn.merge_qkv at loc(
-// CHECK-NEXT:   if (gdn::copy2D(static_cast<char *>(results[0].data) + 0, 56, static_cast<const char *>(args[0].data) + 0, 16, 16, static_cast<size_t>(args[0].shape[0]), stream) != cudaSuccess)
-// CHECK-NEXT:     return GDN_ERROR_CUDA;
-// CHECK-NEXT:   if (gdn::copy2D(static_cast<char *>(results[0].data) + 16, 56, static_cast<const char *>(args[1].data) + 0, 16, 16, static_cast<size_t>(args[1].shape[0]), stream) != cudaSuccess)
-// CHECK-NEXT:     return GDN_ERROR_CUDA;
-// CHECK-NEXT:   if (gdn::copy2D(static_cast<char *>(results[0].data) + 32, 56, static_cast<const char *>(args[2].data) + 0, 24, 24, static_cast<size_t>(args[2].shape[0]), stream) != cudaSuccess)
-// CHECK-NEXT:     return GDN_ERROR_CUDA;
+// CHECK-NEXT:   {
+// CHECK-NEXT:     const gdn::StridedCopy copies[] = {
+// CHECK-NEXT:         {static_cast<char *>(results[0].data) + 0, 56, 56, static_cast<const char *>(args[0].data) + 0, 16, 16, 16, 1, static_cast<size_t>(args[0].shape[0])},
+// CHECK-NEXT:         {static_cast<char *>(results[0].data) + 16, 56, 56, static_cast<const char *>(args[1].data) + 0, 16, 16, 16, 1, static_cast<size_t>(args[1].shape[0])},
+// CHECK-NEXT:         {static_cast<char *>(results[0].data) + 32, 56, 56, static_cast<const char *>(args[2].data) + 0, 24, 24, 24, 1, static_cast<size_t>(args[2].shape[0])},
+// CHECK-NEXT:     };
+// CHECK-NEXT:     if (gdn::stridedCopies(copies, 3, stream) != cudaSuccess)
+// CHECK-NEXT:       return GDN_ERROR_CUDA;
+// CHECK-NEXT:   }
 // CHECK-NEXT:   return GDN_SUCCESS;
 func.func @merge_qkv(%q: tensor<?x2x4xbf16>, %k: tensor<?x2x4xbf16>, %v: tensor<?x6x2xbf16>) -> tensor<?x28xbf16> {
   %m = gdn.merge_qkv %q, %k, %v : tensor<?x2x4xbf16>, tensor<?x2x4xbf16>, tensor<?x6x2xbf16> -> tensor<?x28xbf16>

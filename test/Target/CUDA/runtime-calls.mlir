@@ -215,10 +215,11 @@ func.func @rank(%x: tensor<?x8xf32>, %w: tensor<8x8xf32>) -> tensor<?x8xf32> {
 }
 
 // split_qkvz, 2 key heads of 4 with 3 value heads of 2 each (row groups of
-// 40 bytes in qkvz, conv channels of 56 bytes): q, k, z, b and a are one 3D
-// copy each over (tokens, key heads); v's parts (12 bytes) do not tile the
-// conv channels, so v is one 2D copy per key head. Both inputs must have the
-// same token count, checked with the arguments.
+// 40 bytes in qkvz, conv channels of 56 bytes): one strided copy per
+// section over (tokens, key heads), all six in one gdn::stridedCopies
+// launch (v's 12-byte parts need row and slice pitches of their own: they
+// do not tile the conv channels). Both inputs must have the same token
+// count, checked with the arguments.
 // CHECK-LABEL: // @split: 0 kernel(s)
 // CHECK: static const gdn_role_t gdn_split_arg_roles[] = {GDN_ROLE_TOKENS, GDN_ROLE_TOKENS};
 // CHECK: static int gdn_split_check_args(
@@ -227,19 +228,18 @@ func.func @rank(%x: tensor<?x8xf32>, %w: tensor<8x8xf32>) -> tensor<?x8xf32> {
 // CHECK: extern "C" int gdn_split(
 // CHECK:   cudaStream_t stream = gdnrt_context_stream(context);
 // CHECK:   // gdn.split_qkvz at loc(
-// CHECK-NEXT:   if (gdn::copy3D(static_cast<char *>(results[0].data) + 0, 8, 7, static_cast<const char *>(args[0].data) + 0, 40, 2, 8, 2, static_cast<size_t>(args[0].shape[0]), stream) != cudaSuccess)
-// CHECK-NEXT:     return GDN_ERROR_CUDA;
-// CHECK-NEXT:   if (gdn::copy3D(static_cast<char *>(results[0].data) + 16, 8, 7, static_cast<const char *>(args[0].data) + 8, 40, 2, 8, 2, static_cast<size_t>(args[0].shape[0]), stream) != cudaSuccess)
-// CHECK-NEXT:     return GDN_ERROR_CUDA;
-// CHECK-NEXT:   for (int64_t row = 0; row < 2; ++row)
-// CHECK-NEXT:     if (gdn::copy2D(static_cast<char *>(results[0].data) + 32 + row * 12, 56, static_cast<const char *>(args[0].data) + 16 + row * 40, 80, 12, static_cast<size_t>(args[0].shape[0]), stream) != cudaSuccess)
+// CHECK-NEXT:   {
+// CHECK-NEXT:     const gdn::StridedCopy copies[] = {
+// CHECK-NEXT:         {static_cast<char *>(results[0].data) + 0, 8, 56, static_cast<const char *>(args[0].data) + 0, 40, 80, 8, 2, static_cast<size_t>(args[0].shape[0])},
+// CHECK-NEXT:         {static_cast<char *>(results[0].data) + 16, 8, 56, static_cast<const char *>(args[0].data) + 8, 40, 80, 8, 2, static_cast<size_t>(args[0].shape[0])},
+// CHECK-NEXT:         {static_cast<char *>(results[0].data) + 32, 12, 56, static_cast<const char *>(args[0].data) + 16, 40, 80, 12, 2, static_cast<size_t>(args[0].shape[0])},
+// CHECK-NEXT:         {static_cast<char *>(results[1].data) + 0, 12, 24, static_cast<const char *>(args[0].data) + 28, 40, 80, 12, 2, static_cast<size_t>(args[0].shape[0])},
+// CHECK-NEXT:         {static_cast<char *>(results[2].data) + 0, 6, 12, static_cast<const char *>(args[1].data) + 0, 12, 24, 6, 2, static_cast<size_t>(args[1].shape[0])},
+// CHECK-NEXT:         {static_cast<char *>(results[3].data) + 0, 6, 12, static_cast<const char *>(args[1].data) + 6, 12, 24, 6, 2, static_cast<size_t>(args[1].shape[0])},
+// CHECK-NEXT:     };
+// CHECK-NEXT:     if (gdn::stridedCopies(copies, 6, stream) != cudaSuccess)
 // CHECK-NEXT:       return GDN_ERROR_CUDA;
-// CHECK-NEXT:   if (gdn::copy3D(static_cast<char *>(results[1].data) + 0, 12, 2, static_cast<const char *>(args[0].data) + 28, 40, 2, 12, 2, static_cast<size_t>(args[0].shape[0]), stream) != cudaSuccess)
-// CHECK-NEXT:     return GDN_ERROR_CUDA;
-// CHECK-NEXT:   if (gdn::copy3D(static_cast<char *>(results[2].data) + 0, 6, 2, static_cast<const char *>(args[1].data) + 0, 12, 2, 6, 2, static_cast<size_t>(args[1].shape[0]), stream) != cudaSuccess)
-// CHECK-NEXT:     return GDN_ERROR_CUDA;
-// CHECK-NEXT:   if (gdn::copy3D(static_cast<char *>(results[3].data) + 0, 6, 2, static_cast<const char *>(args[1].data) + 6, 12, 2, 6, 2, static_cast<size_t>(args[1].shape[0]), stream) != cudaSuccess)
-// CHECK-NEXT:     return GDN_ERROR_CUDA;
+// CHECK-NEXT:   }
 // CHECK-NEXT:   return GDN_SUCCESS;
 func.func @split(%qkvz: tensor<?x40xbf16>, %ba: tensor<?x12xbf16>)
     -> (tensor<?x28xbf16>, tensor<?x6x2xbf16>, tensor<?x6xbf16>, tensor<?x6xbf16>) {
@@ -249,24 +249,30 @@ func.func @split(%qkvz: tensor<?x40xbf16>, %ba: tensor<?x12xbf16>)
   return %m, %z, %b, %a : tensor<?x28xbf16>, tensor<?x6x2xbf16>, tensor<?x6xbf16>, tensor<?x6xbf16>
 }
 
-// Qwen3.5's conv sections for 2 groups: along the channels, one 3D copy per
-// section over (tokens, groups); the inverse along a weight's rows, one 2D
-// copy per section over the groups.
+// Qwen3.5's conv sections for 2 groups: along the channels, one copy per
+// section over (tokens, groups); the inverse along a weight's rows, one copy
+// per section over the groups (a single slice).
 // CHECK-LABEL: // @regroup: 0 kernel(s)
 // CHECK:   // gdn.regroup_sections at loc(
-// CHECK-NEXT:   if (gdn::copy3D(static_cast<char *>(results[0].data) + 0, 8192, 2, static_cast<const char *>(args[0].data) + 0, 2048, 8, 2048, 2, static_cast<size_t>(args[0].shape[0]), stream) != cudaSuccess)
-// CHECK-NEXT:     return GDN_ERROR_CUDA;
-// CHECK-NEXT:   if (gdn::copy3D(static_cast<char *>(results[0].data) + 2048, 8192, 2, static_cast<const char *>(args[0].data) + 4096, 2048, 8, 2048, 2, static_cast<size_t>(args[0].shape[0]), stream) != cudaSuccess)
-// CHECK-NEXT:     return GDN_ERROR_CUDA;
-// CHECK-NEXT:   if (gdn::copy3D(static_cast<char *>(results[0].data) + 4096, 8192, 2, static_cast<const char *>(args[0].data) + 8192, 4096, 4, 4096, 2, static_cast<size_t>(args[0].shape[0]), stream) != cudaSuccess)
-// CHECK-NEXT:     return GDN_ERROR_CUDA;
+// CHECK-NEXT:   {
+// CHECK-NEXT:     const gdn::StridedCopy copies[] = {
+// CHECK-NEXT:         {static_cast<char *>(results[0].data) + 0, 8192, 16384, static_cast<const char *>(args[0].data) + 0, 2048, 16384, 2048, 2, static_cast<size_t>(args[0].shape[0])},
+// CHECK-NEXT:         {static_cast<char *>(results[0].data) + 2048, 8192, 16384, static_cast<const char *>(args[0].data) + 4096, 2048, 16384, 2048, 2, static_cast<size_t>(args[0].shape[0])},
+// CHECK-NEXT:         {static_cast<char *>(results[0].data) + 4096, 8192, 16384, static_cast<const char *>(args[0].data) + 8192, 4096, 16384, 4096, 2, static_cast<size_t>(args[0].shape[0])},
+// CHECK-NEXT:     };
+// CHECK-NEXT:     if (gdn::stridedCopies(copies, 3, stream) != cudaSuccess)
+// CHECK-NEXT:       return GDN_ERROR_CUDA;
+// CHECK-NEXT:   }
 // CHECK-NEXT:   // gdn.regroup_sections at loc(
-// CHECK-NEXT:   if (gdn::copy2D(static_cast<char *>(results[1].data) + 0, 8192, static_cast<const char *>(args[1].data) + 0, 32768, 8192, 2, stream) != cudaSuccess)
-// CHECK-NEXT:     return GDN_ERROR_CUDA;
-// CHECK-NEXT:   if (gdn::copy2D(static_cast<char *>(results[1].data) + 16384, 8192, static_cast<const char *>(args[1].data) + 8192, 32768, 8192, 2, stream) != cudaSuccess)
-// CHECK-NEXT:     return GDN_ERROR_CUDA;
-// CHECK-NEXT:   if (gdn::copy2D(static_cast<char *>(results[1].data) + 32768, 16384, static_cast<const char *>(args[1].data) + 16384, 32768, 16384, 2, stream) != cudaSuccess)
-// CHECK-NEXT:     return GDN_ERROR_CUDA;
+// CHECK-NEXT:   {
+// CHECK-NEXT:     const gdn::StridedCopy copies[] = {
+// CHECK-NEXT:         {static_cast<char *>(results[1].data) + 0, 8192, 65536, static_cast<const char *>(args[1].data) + 0, 32768, 65536, 8192, 2, 1},
+// CHECK-NEXT:         {static_cast<char *>(results[1].data) + 16384, 8192, 65536, static_cast<const char *>(args[1].data) + 8192, 32768, 65536, 8192, 2, 1},
+// CHECK-NEXT:         {static_cast<char *>(results[1].data) + 32768, 16384, 65536, static_cast<const char *>(args[1].data) + 16384, 32768, 65536, 16384, 2, 1},
+// CHECK-NEXT:     };
+// CHECK-NEXT:     if (gdn::stridedCopies(copies, 3, stream) != cudaSuccess)
+// CHECK-NEXT:       return GDN_ERROR_CUDA;
+// CHECK-NEXT:   }
 // CHECK-NEXT:   return GDN_SUCCESS;
 func.func @regroup(%x: tensor<?x8192xbf16>, %w: tensor<8192x4xbf16>)
     -> (tensor<?x8192xbf16>, tensor<8192x4xbf16>) {
