@@ -40,6 +40,17 @@ import torch.nn.functional as F
 ROWS = []
 SAVED = {}      # this run's results, for --save-reference
 REFERENCE = {}  # an interpreter run's results (--reference), same inputs
+FLA_UNGUARDED = False  # --fla-unguarded-backward
+
+
+def unguard_fla_backward():
+    """Lets FLA's backward run on Hopper with Triton < 3.7.1, which it refuses
+    because that Triton miscompiles its gated chunk_bwd_dqkwg (FLA #640): for
+    timing it. Its gradients are only reported against ours, as context."""
+    global FLA_UNGUARDED
+    import fla.ops.common.chunk_o as fla_chunk_o
+    fla_chunk_o.TRITON_ABOVE_3_7_1 = True
+    FLA_UNGUARDED = True
 BOUND_OUT, BOUND_GRAD, BOUND_GATE = 5e-3, 8e-3, 2e-2
 
 
@@ -310,12 +321,21 @@ def compare_fla_signature(device, gdn_torch, fla_chunk):
                                                  cu_seqlens=cu)
         o2, _ = fla_chunk(qr, kr, v, g, beta, use_qk_l2norm_in_kernel=True, cu_seqlens=cu)
         record(section, "l2norm-in-kernel: ours vs FLA", rel_rms(o1, o2), None, "context")
-    # FLA's backward on Hopper with this Triton.
+    # FLA's backward on Hopper with this Triton (unguarded: its gradients,
+    # against the same float64 reference, show what the guard is about).
     try:
         fl = [t.clone().requires_grad_(True) for t in (q, k, v, g, beta)]
         o_f, _ = fla_chunk(*fl, initial_state=h0, cu_seqlens=cu)
         o_f.backward(do)
-        record(section, "FLA backward", "ran", None)
+        record(section, "FLA backward" + (" (guard bypassed)" if FLA_UNGUARDED else ""), "ran", None)
+        if FLA_UNGUARDED and prog.has_backward:
+            # Ours with the same cotangent (o's only) for the comparison.
+            ours = [t.clone().requires_grad_(True) for t in (q, k, v, g, beta)]
+            o_o, _ = gdn_torch.chunk_gated_delta_rule(*ours, initial_state=h0, cu_seqlens=cu)
+            o_o.backward(do)
+            for name, theirs, mine in zip(("dq", "dk", "dv", "dg", "dbeta"), fl, ours):
+                record(section, f"FLA unguarded {name} vs ours", rel_rms(theirs.grad[0], mine.grad[0]),
+                       None, "context: FLA #640, Triton < 3.7.1 on Hopper")
     except Exception as e:  # noqa: BLE001 - reported, not handled
         record(section, "FLA backward", "refused", None, str(e).splitlines()[0][:150])
 
@@ -355,6 +375,14 @@ def time_delta_rule(device, gdn_torch, fla_chunk):
                 fla_ms = median_ms(lambda: fla_chunk(q, k, v, g, beta, cu_seqlens=cu64,
                                                      cu_seqlens_cpu=cu64.cpu()))
             record(section, f"FLA fwd {label} (ms)", fla_ms, None, f"ours {fla_ms / ours_ms:.2f}x faster")
+            if FLA_UNGUARDED and prog.has_backward:
+                fl = [t.clone().requires_grad_(True) for t in (q, k, v, g, beta)]
+
+                def fla_step():
+                    o, _ = fla_chunk(*fl, cu_seqlens=cu64, cu_seqlens_cpu=cu64.cpu())
+                    o.backward(do)
+                record(section, f"FLA fwd+bwd {label}, guard bypassed (ms)", median_ms(fla_step, reps=10),
+                       None, "time only: its gradients are wrong on this Triton (FLA #640)")
 
 
 class TorchFlaQwen3Next(torch.nn.Module):
@@ -424,11 +452,16 @@ def time_layer(device, gdn_torch, fla):
                f"ours {fla_ms / ours_ms:.2f}x faster")
         try:
             xg = x.clone().requires_grad_(True)
-            composed(xg, cu64, cu_cpu).backward(torch.randn_like(x))
+            dy = torch.randn_like(x)
+            composed(xg, cu64, cu_cpu).backward(dy)
             record(section, "PyTorch+FLA layer fwd+bwd", "ran", None)
         except Exception as e:  # noqa: BLE001
             record(section, "PyTorch+FLA layer fwd+bwd", "refused", None, str(e).splitlines()[0][:150])
             break
+        if FLA_UNGUARDED and layer.program.has_backward:
+            fla_ms = median_ms(lambda: composed(xg, cu64, cu_cpu).backward(dy), reps=10)
+            record(section, f"PyTorch+FLA layer fwd+bwd {label}, FLA guard bypassed (ms)", fla_ms, None,
+                   "time only (FLA #640)")
 
 
 def main():
@@ -444,6 +477,10 @@ def main():
                         help="save this run's layer results (a CPU run: the exact program)")
     parser.add_argument("--reference", default=None,
                         help="compare with a --save-reference file of a CPU run (same inputs)")
+    parser.add_argument("--fla-unguarded-backward", action="store_true",
+                        help="run FLA's backward past its Hopper guard (Triton >= 3.4 and < 3.7.1 "
+                             "miscompiles chunk_bwd_dqkwg, FLA #640) to time it; its gradients are "
+                             "reported against ours as context and never used as a reference")
     parser.add_argument("--device", default="cuda",
                         help="cpu: run the compiled programs in gdn-run instead (no GPU, no "
                              "timing, no FLA): checks the extension's Python half")
@@ -484,6 +521,8 @@ def main():
             from fla.modules.causal_conv1d import causal_conv1d
             from fla.ops.gated_delta_rule import chunk_gated_delta_rule as fla_chunk
             fla = {"conv": causal_conv1d, "chunk": fla_chunk}
+            if args.fla_unguarded_backward:
+                unguard_fla_backward()
             import triton
             print(f"FLA importable, Triton {triton.__version__}", flush=True)
         except Exception:  # noqa: BLE001
