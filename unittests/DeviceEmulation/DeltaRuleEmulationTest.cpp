@@ -500,3 +500,45 @@ TEST(DeltaRuleEmulation, InvalidPackingGivesNaN) {
 }
 
 } // namespace
+
+namespace {
+
+// slotSequence is block-cooperative (each thread compares one candidate per
+// round, __syncthreads_count adds the answers): against a host search on
+// packs of 1 to 20000 sequences with zero lengths among them (one, two and
+// three rounds at 128 threads; 96 threads for a block that is no power of
+// two), at the first and last slot of every sampled sequence and past the
+// end.
+TEST(DeltaRuleSlots, BlockSearchFindsTheOwningSequence) {
+  std::mt19937 random(7);
+  for (unsigned threads : {128u, 96u})
+    for (int n : {1, 2, 5, 95, 96, 97, 128, 129, 300, 16385, 20000}) {
+      std::vector<int32_t> cu(n + 1, 0);
+      for (int i = 0; i < n; ++i)
+        cu[i + 1] = cu[i] + (random() % 4 == 0 ? 0 : random() % 200);
+      const PackingView packing{cu.data(), nullptr, n, cu[n]};
+      auto first = [&](int s) { return int64_t(cu[s]) / 64 + s; };
+      std::vector<std::pair<int64_t, int32_t>> probes; // slot, owner
+      const int step = n > 40 ? n / 40 : 1;
+      for (int s = 0; s < n; s += step) {
+        // Slots of s: [first(s), first(s + 1)), at least one (first slots
+        // strictly increase: a zero-length s owns one).
+        const int64_t end = s + 1 < n ? first(s + 1) : first(s) + 1;
+        probes.push_back({first(s), s});
+        probes.push_back({end - 1, s});
+      }
+      probes.push_back({first(n - 1) + 1000, n - 1}); // past the end
+      for (auto [slot, owner] : probes) {
+        int32_t found = -1;
+        emulation::runGrid(dim3{1, 1, 1}, threads, [&] {
+          const int32_t got = slotSequence(packing, slot);
+          if (threadIdx.x == 0)
+            found = got;
+        });
+        ASSERT_EQ(found, owner) << n << " sequences, " << threads
+                                   << " threads, slot " << slot;
+      }
+    }
+}
+
+} // namespace

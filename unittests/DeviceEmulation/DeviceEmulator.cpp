@@ -79,6 +79,27 @@ void setCopyOwnership(bool required) { ownershipRequired = required; }
 
 void syncThreads() { block->barrier.arrive_and_wait(); }
 
+int syncThreadsCount(int predicate) {
+  block->exchange[threadIdx.x] = predicate != 0 ? 1.0f : 0.0f;
+  block->barrier.arrive_and_wait();
+  int count = 0;
+  for (float value : block->exchange)
+    count += value != 0.0f;
+  block->barrier.arrive_and_wait(); // nobody overwrites before all counted
+  return count;
+}
+
+float shuffleUp(float value, unsigned delta) {
+  const unsigned self = threadIdx.x, warp = self / 32, lane = self % 32;
+  if (warp * 32 + 32 > blockDim.x)
+    fail("a full-warp shuffle in a partial warp");
+  block->exchange[self] = value;
+  block->warps[warp]->arrive_and_wait();
+  const float result = lane >= delta ? block->exchange[self - delta] : value;
+  block->warps[warp]->arrive_and_wait();
+  return result;
+}
+
 float shuffleXor(float value, int laneMask) {
   const unsigned self = threadIdx.x, warp = self / 32;
   const unsigned partner = warp * 32 + ((self % 32) ^ laneMask);

@@ -57,7 +57,12 @@ inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 
 namespace gdn::device::emulation {
 void syncThreads();
+/// __syncthreads_count: the barrier, then the number of nonzero predicates.
+int syncThreadsCount(int predicate);
 float shuffleXor(float value, int laneMask);
+/// __shfl_up_sync over the full warp: lane l gets lane l - delta's value,
+/// or its own when l < delta.
+float shuffleUp(float value, unsigned delta);
 void copyAsync16(void *shared, const void *global);
 /// cp.async of 8 bytes: as copyAsync16, owned by 8-byte word.
 void copyAsync8(void *shared, const void *global);
@@ -84,6 +89,12 @@ inline unsigned long long atomicMin(unsigned long long *address,
 }
 inline float __shfl_xor_sync(unsigned, float value, int laneMask) {
   return gdn::device::emulation::shuffleXor(value, laneMask);
+}
+inline float __shfl_up_sync(unsigned, float value, unsigned delta) {
+  return gdn::device::emulation::shuffleUp(value, delta);
+}
+inline int __syncthreads_count(int predicate) {
+  return gdn::device::emulation::syncThreadsCount(predicate);
 }
 
 /// bf16 and f16 storage with round-to-nearest-even conversions.

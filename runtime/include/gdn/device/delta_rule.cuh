@@ -178,8 +178,10 @@ template <class Config> struct DeltaRuleShape {
   static constexpr size_t kPrepareBeta = kPrepareG + kPrepareHeads * 4 * kChunk;
   static constexpr size_t kPrepareTile =
       kPrepareBeta + kPrepareHeads * 4 * kChunk;
-  static constexpr size_t kPrepareBytes =
+  // The cumsum's per-warp totals (four warps).
+  static constexpr size_t kPrepareWarpTotals =
       kPrepareTile + kPrepareHeads * 2 * kChunk * kLdC;
+  static constexpr size_t kPrepareBytes = kPrepareWarpTotals + 16;
 
   // Scan kernel: kScanStages stages of {Q, K, V tile, M, P, G}, then S, R,
   // Vnew and the decayed Vnew (the B operands of the chunk's products).
@@ -281,19 +283,30 @@ __device__ __forceinline__ int64_t firstSlot(const PackingView &p,
   return p.cuSeqlens[seq] / 64 + seq;
 }
 
-/// The sequence owning `slot`: the last one whose first slot is <= slot
-/// (first slots strictly increase, so a binary search finds it).
+/// The sequence owning `slot`: the last one whose first slot is <= slot.
+/// First slots strictly increase, so the sequences at or before `slot` are
+/// a prefix, and the block counts it: each thread compares one candidate,
+/// and __syncthreads_count adds the answers. One round of loads when there
+/// are no more sequences than threads, then one more per factor of
+/// blockDim.x (a binary search was a chain of log2(N) dependent loads at
+/// the start of every block). Every thread of the block must call it.
 __device__ __forceinline__ int32_t slotSequence(const PackingView &p,
                                                 int64_t slot) {
-  int32_t low = 0, high = p.numSeqs - 1;
-  while (low < high) {
-    const int32_t mid = low + (high - low + 1) / 2;
-    if (firstSlot(p, mid) <= slot)
-      low = mid;
-    else
-      high = mid - 1;
+  const int32_t threads = static_cast<int32_t>(blockDim.x);
+  const int32_t tid = static_cast<int32_t>(threadIdx.x);
+  // The answer is in [low, low + count); firstSlot(p, low) <= slot.
+  int32_t low = 0, count = p.numSeqs;
+  while (true) {
+    const int32_t stride = (count + threads - 1) / threads;
+    const int32_t offset = tid * stride;
+    const int below = offset < count && firstSlot(p, low + offset) <= slot;
+    const int32_t hits = __syncthreads_count(below); // >= 1: entry low
+    low += (hits - 1) * stride;
+    if (stride == 1)
+      return low;
+    const int32_t rest = count - (hits - 1) * stride;
+    count = rest < stride ? rest : stride;
   }
-  return low;
 }
 
 constexpr float kLog2e = 1.4426950408889634f;
@@ -504,21 +517,32 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads,
       ks, S::kLdK, args.k + row0 * keyRow + keyHead * S::kK, keyRow, rows);
   commitAsyncCopies();
   // Rows past the end: g = 0 keeps G at G_last, beta = 0 zeroes M's column.
+  // Thread tid holds g of row tid % 64 of head tid / 64: a head's rows are
+  // two warps.
+  float cumulative = 0.0f;
   if (tid < kC * kHeads) {
     const int r = tid % kC, h = tid / kC;
     const int64_t at = (row0 + r) * S::kHV + head0 + h;
-    gate[tid] = r < rows ? args.g[at] : 0.0f;
+    cumulative = r < rows ? args.g[at] : 0.0f;
     betas[tid] = r < rows ? args.beta[at] : 0.0f;
   }
-  __syncthreads();
-  // The cumsum in a fixed order per row (64 adds from shared memory),
-  // deterministic and cheaper than a barrier-separated scan.
-  float cumulative = 0.0f;
-  if (tid < kC * kHeads)
-    for (int j = tid - tid % kC; j <= tid; ++j)
-      cumulative += gate[j];
+  // The cumsum: an inclusive scan within each warp (five shuffles, a
+  // fixed order, so deterministic), then the second warp of a head adds the
+  // first one's total. (Was 64 serial adds from shared memory per row: 8%
+  // of the kernel's warp samples.)
+#pragma unroll
+  for (int offset = 1; offset < 32; offset *= 2) {
+    const float before = __shfl_up_sync(0xffffffffu, cumulative, offset);
+    if (lane >= offset)
+      cumulative += before;
+  }
+  float *warpTotals = reinterpret_cast<float *>(base + S::kPrepareWarpTotals);
+  if (lane == 31)
+    warpTotals[warp] = cumulative;
   waitAsyncCopies<0>();
   __syncthreads();
+  if (warp % 2 == 1)
+    cumulative += warpTotals[warp - 1];
   if (tid < kC * kHeads)
     gate[tid] = cumulative;
   __syncthreads();
