@@ -322,22 +322,24 @@ def compare_fla_signature(device, gdn_torch, fla_chunk):
         o2, _ = fla_chunk(qr, kr, v, g, beta, use_qk_l2norm_in_kernel=True, cu_seqlens=cu)
         record(section, "l2norm-in-kernel: ours vs FLA", rel_rms(o1, o2), None, "context")
     # FLA's backward on Hopper with this Triton (unguarded: its gradients,
-    # against the same float64 reference, show what the guard is about).
+    # against ours for the same cotangent, show whether the miscompile the
+    # guard is about shows on these inputs).
     try:
         fl = [t.clone().requires_grad_(True) for t in (q, k, v, g, beta)]
         o_f, _ = fla_chunk(*fl, initial_state=h0, cu_seqlens=cu)
         o_f.backward(do)
         record(section, "FLA backward" + (" (guard bypassed)" if FLA_UNGUARDED else ""), "ran", None)
-        if FLA_UNGUARDED and prog.has_backward:
-            # Ours with the same cotangent (o's only) for the comparison.
-            ours = [t.clone().requires_grad_(True) for t in (q, k, v, g, beta)]
-            o_o, _ = gdn_torch.chunk_gated_delta_rule(*ours, initial_state=h0, cu_seqlens=cu)
-            o_o.backward(do)
-            for name, theirs, mine in zip(("dq", "dk", "dv", "dg", "dbeta"), fl, ours):
-                record(section, f"FLA unguarded {name} vs ours", rel_rms(theirs.grad[0], mine.grad[0]),
-                       None, "context: FLA #640, Triton < 3.7.1 on Hopper")
     except Exception as e:  # noqa: BLE001 - reported, not handled
         record(section, "FLA backward", "refused", None, str(e).splitlines()[0][:150])
+        return
+    if FLA_UNGUARDED and prog.has_backward:
+        # Ours with the same cotangent (o's only) for the comparison.
+        ours = [t.clone().requires_grad_(True) for t in (q, k, v, g, beta)]
+        o_o, _ = gdn_torch.chunk_gated_delta_rule(*ours, initial_state=h0, cu_seqlens=cu)
+        o_o.backward(do)
+        for name, theirs, mine in zip(("dq", "dk", "dv", "dg", "dbeta"), fl, ours):
+            record(section, f"FLA unguarded {name} vs ours", rel_rms(theirs.grad[0], mine.grad[0]),
+                   None, "context: FLA #640, Triton < 3.7.1 on Hopper")
 
 
 # ----------------------------------------------------------------------------
@@ -382,7 +384,7 @@ def time_delta_rule(device, gdn_torch, fla_chunk):
                     o, _ = fla_chunk(*fl, cu_seqlens=cu64, cu_seqlens_cpu=cu64.cpu())
                     o.backward(do)
                 record(section, f"FLA fwd+bwd {label}, guard bypassed (ms)", median_ms(fla_step, reps=10),
-                       None, "time only: its gradients are wrong on this Triton (FLA #640)")
+                       None, "time only: its gradients may be wrong on this Triton (FLA #640)")
 
 
 class TorchFlaQwen3Next(torch.nn.Module):
@@ -461,7 +463,7 @@ def time_layer(device, gdn_torch, fla):
         if FLA_UNGUARDED and layer.program.has_backward:
             fla_ms = median_ms(lambda: composed(xg, cu64, cu_cpu).backward(dy), reps=10)
             record(section, f"PyTorch+FLA layer fwd+bwd {label}, FLA guard bypassed (ms)", fla_ms, None,
-                   "time only (FLA #640)")
+                   "time only: FLA's gradients may be wrong on this Triton (FLA #640)")
 
 
 def main():

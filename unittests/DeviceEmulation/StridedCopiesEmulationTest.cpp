@@ -6,7 +6,8 @@
 // The cases reach each vector width (16 down to 1 byte: unaligned widths,
 // pitches and base addresses), lines shorter and longer than a block, rows
 // further apart than slices (a regrouped dimension), the grid-stride loop
-// (a cap of two blocks), empty copies and more copies than one launch holds.
+// (caps of one to three blocks, slices with gaps between them), empty
+// copies and more copies than one launch holds.
 //
 //===----------------------------------------------------------------------===//
 
@@ -124,10 +125,22 @@ TEST(StridedCopiesEmulation, LinesLongerThanABlock) {
 }
 
 TEST(StridedCopiesEmulation, GridStrideLoopCoversEveryLine) {
-  // 1 vector per line: 256 lines per block; 770 lines of 7 rows on two
-  // blocks (a stride of 73 slices and 1 row) take three steps, with wraps
-  // of the row counter that a missing carry into the slice would turn into
-  // a missed line (763). A copy of fewer lines leaves blocks idle.
+  // 1 vector per line: 256 lines per block on one to three blocks, so that
+  // each block steps through its lines by a stride of whole slices plus
+  // some rows. Every slice ends in a 48-byte gap on both sides, so a line
+  // copied to the wrong (slice, row) (a missed carry of the row into the
+  // slice, a wrong stride remainder) lands on a guard byte or misses one.
+  for (size_t rows : {1, 3, 7, 300, 1000})
+    for (size_t maxBlocks : {1, 2, 3}) {
+      const size_t slices = 2000 / rows + 2, pitch = rows * 16 + 48;
+      SCOPED_TRACE(std::to_string(rows) + " rows, " + std::to_string(slices) +
+                   " slices, at most " + std::to_string(maxBlocks) +
+                   " blocks");
+      runCopies({{0, 16, pitch, 0, 16, pitch, 16, rows, slices}}, maxBlocks,
+                slices * pitch, slices * pitch);
+    }
+  // A copy of fewer lines than another in the same launch leaves blocks
+  // idle.
   runCopies(
       {
           {0, 16, 112, 0, 32, 224, 16, 7, 110},

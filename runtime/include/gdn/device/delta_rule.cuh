@@ -296,11 +296,16 @@ __device__ __forceinline__ int32_t slotSequence(const PackingView &p,
   const int32_t tid = static_cast<int32_t>(threadIdx.x);
   // The answer is in [low, low + count); firstSlot(p, low) <= slot.
   int32_t low = 0, count = p.numSeqs;
+  if (count <= 0)
+    return 0; // (the kernels return before asking)
   while (true) {
     const int32_t stride = (count + threads - 1) / threads;
     const int32_t offset = tid * stride;
     const int below = offset < count && firstSlot(p, low + offset) <= slot;
-    const int32_t hits = __syncthreads_count(below); // >= 1: entry low
+    // At least entry `low` (cu_seqlens[0] = 0); offsets that break this
+    // are reported by the packing check, and must not index before 0.
+    int32_t hits = __syncthreads_count(below);
+    hits = hits > 0 ? hits : 1;
     low += (hits - 1) * stride;
     if (stride == 1)
       return low;

@@ -123,10 +123,12 @@ __device__ __forceinline__ void stridedCopiesBody(const StridedCopyBatch &batch)
 }
 
 #ifndef GDN_DEVICE_EMULATION // host emulation runs the kernel body itself
-// Internal linkage: every translation unit that includes this header gets
-// its own copy, as with the templated kernels of the other headers.
-static __global__ void __launch_bounds__(kStridedCopyThreads)
-    stridedCopiesKernel(const __grid_constant__ StridedCopyBatch batch) {
+// A template, like the other headers' kernels, so that every translation
+// unit including this header may define it (the one-definition rule allows
+// identical template definitions).
+template <class Batch>
+__global__ void __launch_bounds__(kStridedCopyThreads)
+    stridedCopiesKernel(const __grid_constant__ Batch batch) {
   stridedCopiesBody(batch);
 }
 #endif // GDN_DEVICE_EMULATION
@@ -182,9 +184,9 @@ inline cudaError_t stridedCopies(const StridedCopy *copies, int count,
   const int status = device::forEachStridedCopyBatch(
       copies, count, device::kStridedCopyMaxBlocks,
       [&](const device::StridedCopyBatch &batch, int filled, unsigned blocks) {
-        device::stridedCopiesKernel<<<dim3(blocks, filled),
-                                      device::kStridedCopyThreads, 0,
-                                      stream>>>(batch);
+        device::stridedCopiesKernel<device::StridedCopyBatch>
+            <<<dim3(blocks, filled), device::kStridedCopyThreads, 0,
+               stream>>>(batch);
         return static_cast<int>(cudaGetLastError());
       });
   return static_cast<cudaError_t>(status);
