@@ -487,6 +487,9 @@ def main():
                         help="cpu: run the compiled programs in gdn-run instead (no GPU, no "
                              "timing, no FLA): checks the extension's Python half")
     args = parser.parse_args()
+    if args.fla_unguarded_backward and (not args.fla_site or args.skip_fla):
+        parser.error("--fla-unguarded-backward bypasses the guard of an FLA it imports: give "
+                     "--fla-site (and not --skip-fla)")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     sys.path.insert(0, os.path.join(root, "python"))
     device = torch.device(args.device)

@@ -503,12 +503,10 @@ TEST(DeltaRuleEmulation, InvalidPackingGivesNaN) {
 
 namespace {
 
-// slotSequence is block-cooperative (each thread compares one candidate per
-// round, __syncthreads_count adds the answers): against a host search on
-// packs of 1 to 20000 sequences with zero lengths among them (one, two and
-// three rounds at 128 threads; 96 threads for a block that is no power of
-// two), at the first and last slot of every sampled sequence and past the
-// end.
+// slotSequence against the slots each sequence owns, on packs of 1 to
+// 20000 sequences with zero lengths among them, at the first and last slot
+// of every sampled sequence and past the end (every thread of a block asks;
+// 128 and 96 threads).
 TEST(DeltaRuleSlots, BlockSearchFindsTheOwningSequence) {
   std::mt19937 random(7);
   for (unsigned threads : {128u, 96u})

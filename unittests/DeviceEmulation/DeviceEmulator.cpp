@@ -79,16 +79,6 @@ void setCopyOwnership(bool required) { ownershipRequired = required; }
 
 void syncThreads() { block->barrier.arrive_and_wait(); }
 
-int syncThreadsCount(int predicate) {
-  block->exchange[threadIdx.x] = predicate != 0 ? 1.0f : 0.0f;
-  block->barrier.arrive_and_wait();
-  int count = 0;
-  for (float value : block->exchange)
-    count += value != 0.0f;
-  block->barrier.arrive_and_wait(); // nobody overwrites before all counted
-  return count;
-}
-
 float shuffleUp(float value, unsigned delta) {
   const unsigned self = threadIdx.x, warp = self / 32, lane = self % 32;
   if (warp * 32 + 32 > blockDim.x)

@@ -57,8 +57,6 @@ inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 
 namespace gdn::device::emulation {
 void syncThreads();
-/// __syncthreads_count: the barrier, then the number of nonzero predicates.
-int syncThreadsCount(int predicate);
 float shuffleXor(float value, int laneMask);
 /// __shfl_up_sync over the full warp: lane l gets lane l - delta's value,
 /// or its own when l < delta.
@@ -92,9 +90,6 @@ inline float __shfl_xor_sync(unsigned, float value, int laneMask) {
 }
 inline float __shfl_up_sync(unsigned, float value, unsigned delta) {
   return gdn::device::emulation::shuffleUp(value, delta);
-}
-inline int __syncthreads_count(int predicate) {
-  return gdn::device::emulation::syncThreadsCount(predicate);
 }
 
 /// bf16 and f16 storage with round-to-nearest-even conversions.

@@ -283,35 +283,19 @@ __device__ __forceinline__ int64_t firstSlot(const PackingView &p,
   return p.cuSeqlens[seq] / 64 + seq;
 }
 
-/// The sequence owning `slot`: the last one whose first slot is <= slot.
-/// First slots strictly increase, so the sequences at or before `slot` are
-/// a prefix, and the block counts it: each thread compares one candidate,
-/// and __syncthreads_count adds the answers. One round of loads when there
-/// are no more sequences than threads, then one more per factor of
-/// blockDim.x (a binary search was a chain of log2(N) dependent loads at
-/// the start of every block). Every thread of the block must call it.
+/// The sequence owning `slot`: the last one whose first slot is <= slot
+/// (first slots strictly increase, so a binary search finds it).
 __device__ __forceinline__ int32_t slotSequence(const PackingView &p,
                                                 int64_t slot) {
-  const int32_t threads = static_cast<int32_t>(blockDim.x);
-  const int32_t tid = static_cast<int32_t>(threadIdx.x);
-  // The answer is in [low, low + count); firstSlot(p, low) <= slot.
-  int32_t low = 0, count = p.numSeqs;
-  if (count <= 0)
-    return 0; // (the kernels return before asking)
-  while (true) {
-    const int32_t stride = (count + threads - 1) / threads;
-    const int32_t offset = tid * stride;
-    const int below = offset < count && firstSlot(p, low + offset) <= slot;
-    // At least entry `low` (cu_seqlens[0] = 0); offsets that break this
-    // are reported by the packing check, and must not index before 0.
-    int32_t hits = __syncthreads_count(below);
-    hits = hits > 0 ? hits : 1;
-    low += (hits - 1) * stride;
-    if (stride == 1)
-      return low;
-    const int32_t rest = count - (hits - 1) * stride;
-    count = rest < stride ? rest : stride;
+  int32_t low = 0, high = p.numSeqs - 1;
+  while (low < high) {
+    const int32_t mid = low + (high - low + 1) / 2;
+    if (firstSlot(p, mid) <= slot)
+      low = mid;
+    else
+      high = mid - 1;
   }
+  return low;
 }
 
 constexpr float kLog2e = 1.4426950408889634f;
@@ -727,12 +711,16 @@ __device__ __forceinline__ void loadTileB(const __nv_bfloat16 *tile, int ld,
 template <class Config> struct ScanUnit {
   int32_t seq;
   int head, valueTile;
+  int keyHead; ///< the key head the value head reads (GQA)
+  int column0; ///< the first V column of the tile
   __device__ __forceinline__ explicit ScanUnit(int64_t block) {
     using S = DeltaRuleShape<Config>;
     valueTile = static_cast<int>(block % S::kValueTiles);
     block /= S::kValueTiles;
     head = static_cast<int>(block % S::kHV);
     seq = static_cast<int32_t>(block / S::kHV);
+    keyHead = head / (S::kHV / S::kH);
+    column0 = valueTile * S::kVt;
   }
 };
 
@@ -797,8 +785,7 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
   const int32_t seq = unit.seq;
   if (seq >= packing.numSeqs)
     return;
-  const int head = unit.head, keyHead = head / (S::kHV / S::kH);
-  const int column0 = unit.valueTile * kVt; // first V column of the tile
+  const int head = unit.head, keyHead = unit.keyHead, column0 = unit.column0;
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   // Warp w: chunk rows / state rows of row group w % 4, columns of column
   // group w / 4.

@@ -133,8 +133,7 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
   const int32_t seq = unit.seq;
   if (seq >= packing.numSeqs)
     return;
-  const int head = unit.head, keyHead = head / (S::kHV / S::kH);
-  const int column0 = unit.valueTile * kVt; // first V column of the tile
+  const int head = unit.head, keyHead = unit.keyHead, column0 = unit.column0;
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int group = warp / 4;               // this thread's warpgroup
   const int groupColumn0 = 64 * group;      // its columns within the tile
