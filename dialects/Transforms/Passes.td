@@ -28,7 +28,17 @@ def GdnExpandLayer : Pass<"gdn-expand-layer"> {
     projections produce the conv input, `z`, `b` and `a` directly. The
     packing operand is threaded into the conv and the delta rule, and the
     layer's sequence layout is kept on every activation.
+
+    With `f32-projections`, the input projections' outputs that feed the
+    conv and the gate (`qkvz`, or `qkv` and `z`) are stored in f32 rather
+    than the layer's dtype; the conv output, q, k, v and o keep it. In a
+    bf16 layer this removes the rounding that dominates the output's error
+    (docs/precision.md); their cotangents stay bf16 in the backward.
   }];
+  let options = [
+    Option<"f32Projections", "f32-projections", "bool", /*default=*/"false",
+           "Store the in_proj outputs that feed the conv and the gate in f32">
+  ];
   let dependentDialects = ["::mlir::gdn::GdnDialect"];
   let statistics = [
     Statistic<"numLayersExpanded", "layers-expanded", "Number of gdn.layer ops expanded">

@@ -34,6 +34,37 @@ RecomputeCost mlir::gdn::getRecomputeCost(Operation *op) {
   return RecomputeCost::Expensive;
 }
 
+RankedTensorType mlir::gdn::getCotangentType(Value primal) {
+  auto type = cast<RankedTensorType>(primal.getType());
+  // The source whose cotangent element type `primal`'s follows, for ops
+  // that only move elements.
+  Value source;
+  Operation *op = primal.getDefiningOp();
+  if (auto linear = dyn_cast_or_null<LinearOp>(op)) {
+    Type input = linear.getX().getType().getElementType();
+    if (isa<FloatType>(input) && isa<FloatType>(type.getElementType()) &&
+        input.getIntOrFloatBitWidth() <
+            type.getElementType().getIntOrFloatBitWidth())
+      return type.clone(input);
+    return type;
+  }
+  if (auto split = dyn_cast_or_null<SplitQkvzOp>(op))
+    source = primal == split.getMixedQkv() || primal == split.getZ()
+                 ? split.getQkvz()
+                 : split.getBa();
+  else if (auto split = dyn_cast_or_null<SplitQkvOp>(op))
+    source = split.getMixedQkv();
+  else if (auto regroup = dyn_cast_or_null<RegroupSectionsOp>(op))
+    source = regroup.getX();
+  else if (auto collapse = dyn_cast_or_null<tensor::CollapseShapeOp>(op))
+    source = collapse.getSrc();
+  else if (auto expand = dyn_cast_or_null<tensor::ExpandShapeOp>(op))
+    source = expand.getSrc();
+  if (!source || getElementTypeOrSelf(source.getType()) != type.getElementType())
+    return type;
+  return type.clone(getCotangentType(source).getElementType());
+}
+
 SmallVector<comm::GroupAttr>
 mlir::gdn::findProcessGroups(func::FuncOp function) {
   comm::GroupAttr sp, cp;
@@ -179,30 +210,28 @@ void BackwardBuilder::addCotangent(Value primal, Value cotangent) {
 }
 
 Value BackwardBuilder::zerosLike(Value like) {
-  auto type = cast<RankedTensorType>(like.getType());
-  Location loc = like.getLoc();
+  return zeros(cast<RankedTensorType>(like.getType()), like, like.getLoc());
+}
+
+Value BackwardBuilder::zeros(RankedTensorType type, Value sizesOf,
+                             Location loc) {
   Value zero = arith::ConstantOp::create(
       builder, loc, builder.getFloatAttr(type.getElementType(), 0.0));
   SmallVector<Value> sizes;
   for (int64_t dim = 0; dim < type.getRank(); ++dim)
     if (type.isDynamicDim(dim))
-      sizes.push_back(tensor::DimOp::create(builder, loc, like, dim));
+      sizes.push_back(tensor::DimOp::create(builder, loc, sizesOf, dim));
   return tensor::SplatOp::create(builder, loc, zero, type, sizes);
 }
 
 Value BackwardBuilder::getCotangentOrZeros(Value primal) {
   if (Value cotangent = getCotangent(primal))
     return cotangent;
-  auto type = cast<RankedTensorType>(primal.getType());
   // A static shape needs no forward value; a dynamic one reads the sizes
   // of the value itself.
-  if (type.hasStaticShape()) {
-    Location loc = primal.getLoc();
-    Value zero = arith::ConstantOp::create(
-        builder, loc, builder.getFloatAttr(type.getElementType(), 0.0));
-    return tensor::SplatOp::create(builder, loc, zero, type, ValueRange());
-  }
-  return zerosLike(materialize(primal));
+  RankedTensorType type = getCotangentType(primal);
+  return zeros(type, type.hasStaticShape() ? Value() : materialize(primal),
+               primal.getLoc());
 }
 
 Value BackwardBuilder::takeCotangentOrZeros(Value primal) {

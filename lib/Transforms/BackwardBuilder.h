@@ -47,6 +47,14 @@ bool isDifferentiableType(Type type);
 /// The cost class of `op`'s results.
 RecomputeCost getRecomputeCost(Operation *op);
 
+/// The type a cotangent of the forward value `primal` is stored in: the
+/// primal's own type, except for an activation widened only for the
+/// forward's precision (a gdn.linear result wider than its input, and what
+/// the splits, regroupings and reshapes move of it), whose cotangent keeps
+/// the linear input's element type: its only consumer is that linear's
+/// gradient GEMM, which reads it in that type anyway.
+RankedTensorType getCotangentType(Value primal);
+
 /// The process groups of a program: the SP and CP groups its gdn_comm ops
 /// name (a CP group of the layouts' rank count when only gdn.convert_layout
 /// distributes it). Empty for a one-rank program.
@@ -87,14 +95,14 @@ public:
   /// appear in a fixed order); null values stay null.
   SmallVector<Value> materializeAll(ArrayRef<Value> values);
 
-  /// Adds `cotangent` (of `primal`'s type) to the cotangent of the forward
+  /// Adds `cotangent` (of getCotangentType(primal)) to the cotangent of the forward
   /// value `primal`; values that are not active receive nothing.
   void addCotangent(Value primal, Value cotangent);
 
   /// The cotangent of `primal` accumulated so far, or null.
   Value getCotangent(Value primal) const { return cotangents.lookup(primal); }
 
-  /// The cotangent of `primal`, or a tensor of zeros of its type.
+  /// The cotangent of `primal`, or a tensor of zeros of its cotangent type.
   Value getCotangentOrZeros(Value primal);
 
   /// getCotangentOrZeros() of each of `values` in order.
@@ -107,6 +115,9 @@ public:
   /// A tensor of zeros of `like`'s type and (run-time) shape; `like` is a
   /// value of the backward function.
   Value zerosLike(Value like);
+  /// A tensor of zeros of `type`, its dynamic sizes read from `sizesOf` (a
+  /// value of the backward function; null when `type` is static).
+  Value zeros(RankedTensorType type, Value sizesOf, Location loc);
 
   /// The forward values the backward takes as saved arguments, in order.
   ArrayRef<Value> getSaved() const { return saved.getArrayRef(); }

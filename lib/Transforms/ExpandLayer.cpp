@@ -27,7 +27,7 @@ namespace {
 /// with the element type and layout of the layer's input.
 class LayerExpander {
 public:
-  LayerExpander(LayerOp layer, OpBuilder &builder)
+  LayerExpander(LayerOp layer, OpBuilder &builder, bool f32Projections)
       : layer(layer), builder(builder), loc(layer.getLoc()),
         input(layer.getX().getType()) {
     // The verifier lets a dynamic token count on x stand for y's static one
@@ -38,6 +38,10 @@ public:
     // Gates and states are fp32, or f64 in f64 reference programs.
     stateElement = input.getElementType().isF64() ? Type(builder.getF64Type())
                                                   : Type(builder.getF32Type());
+    // Wider storage only: an f64 layer keeps f64.
+    projectionElement = input.getElementType();
+    if (f32Projections && projectionElement.getIntOrFloatBitWidth() < 32)
+      projectionElement = builder.getF32Type();
   }
 
   Value expand() {
@@ -49,21 +53,21 @@ public:
 
     Value mixed, z, b, a;
     if (layer.getProjections() == Projections::Qwen3Next) {
-      Value qkvz =
-          linear(x, w.inProjQkvz,
-                 {2 * keyHeads * headDimK + 2 * valueHeads * headDimV});
+      Value qkvz = projection(
+          x, w.inProjQkvz,
+          {2 * keyHeads * headDimK + 2 * valueHeads * headDimV});
       Value ba = linear(x, w.inProjBa, {2 * valueHeads});
       auto split = SplitQkvzOp::create(
-          builder, loc, activation({channels}),
-          activation({valueHeads, headDimV}), activation({valueHeads}),
+          builder, loc, projected({channels}),
+          projected({valueHeads, headDimV}), activation({valueHeads}),
           activation({valueHeads}), qkvz, ba, keyHeads, headDimK);
       mixed = split.getMixedQkv();
       z = split.getZ();
       b = split.getB();
       a = split.getA();
     } else {
-      mixed = linear(x, w.inProjQkv, {channels});
-      z = linear(x, w.inProjZ, {valueHeads, headDimV});
+      mixed = projection(x, w.inProjQkv, {channels});
+      z = projection(x, w.inProjZ, {valueHeads, headDimV});
       b = linear(x, w.inProjB, {valueHeads});
       a = linear(x, w.inProjA, {valueHeads});
     }
@@ -117,8 +121,16 @@ private:
     shape.append(features.begin(), features.end());
     return RankedTensorType::get(shape, element, input.getEncoding());
   }
+  /// A `[T, features...]` type for the outputs of projection() (the conv's
+  /// input and the gate z): f32 with f32-projections, else the layer's.
+  RankedTensorType projected(ArrayRef<int64_t> features) {
+    return tokenTensor(features, projectionElement);
+  }
   Value linear(Value x, Value weight, ArrayRef<int64_t> features) {
     return LinearOp::create(builder, loc, activation(features), x, weight);
+  }
+  Value projection(Value x, Value weight, ArrayRef<int64_t> features) {
+    return LinearOp::create(builder, loc, projected(features), x, weight);
   }
 
   LayerOp layer;
@@ -128,17 +140,19 @@ private:
   /// Token count of every activation: x's, or y's when x's is dynamic.
   int64_t tokens;
   Type stateElement;
+  Type projectionElement;
 };
 
 struct GdnExpandLayerPass
     : public mlir::gdn::impl::GdnExpandLayerBase<GdnExpandLayerPass> {
+  using GdnExpandLayerBase::GdnExpandLayerBase;
   void runOnOperation() override {
     SmallVector<LayerOp> layers;
     getOperation()->walk([&](LayerOp layer) { layers.push_back(layer); });
     IRRewriter rewriter(&getContext());
     for (LayerOp layer : layers) {
       rewriter.setInsertionPoint(layer);
-      Value result = LayerExpander(layer, rewriter).expand();
+      Value result = LayerExpander(layer, rewriter, f32Projections).expand();
       rewriter.replaceOp(layer, result);
       ++numLayersExpanded;
     }

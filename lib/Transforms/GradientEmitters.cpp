@@ -21,12 +21,13 @@ using namespace mlir::gdn;
 
 namespace {
 
-/// The types of `values`, skipping null ones (absent optional operands).
-SmallVector<Type> typesOf(ArrayRef<Value> values) {
+/// The cotangent types of the forward values `values` (getCotangentType),
+/// skipping null ones (absent optional operands).
+SmallVector<Type> cotangentTypesOf(ArrayRef<Value> values) {
   SmallVector<Type> types;
   for (Value value : values)
     if (value)
-      types.push_back(value.getType());
+      types.push_back(getCotangentType(value));
   return types;
 }
 
@@ -38,8 +39,9 @@ LogicalResult emitConv(CausalConv1dOp op, BackwardBuilder &b) {
       b.materializeAll({op.getX(), op.getWeight(), op.getPacking(),
                         op.getBias(), op.getInitialState()});
   auto grad = CausalConv1dGradOp::create(
-      b.getBuilder(), op.getLoc(), op.getX().getType(),
-      op.getWeight().getType(), typesOf({op.getBias(), op.getInitialState()}),
+      b.getBuilder(), op.getLoc(), getCotangentType(op.getX()),
+      getCotangentType(op.getWeight()),
+      cotangentTypesOf({op.getBias(), op.getInitialState()}),
       dy, in[0], in[1], in[2], in[3], in[4], dfinal, op.getWidth(),
       op.getActivation());
   b.addCotangent(op.getX(), grad.getXGrad());
@@ -55,7 +57,8 @@ LogicalResult emitL2Norm(L2NormOp op, BackwardBuilder &b) {
   Value dy = b.getCotangentOrZeros(op.getY());
   Value x = b.materialize(op.getX());
   auto grad = L2NormGradOp::create(b.getBuilder(), op.getLoc(),
-                                   op.getX().getType(), dy, x, op.getEps());
+                                   getCotangentType(op.getX()), dy, x,
+                                   op.getEps());
   b.addCotangent(op.getX(), grad.getXGrad());
   return success();
 }
@@ -66,7 +69,10 @@ LogicalResult emitGates(GatesOp op, BackwardBuilder &b) {
   SmallVector<Value> in =
       b.materializeAll({op.getA(), op.getB(), op.getALog(), op.getDtBias()});
   auto grad = GatesGradOp::create(b.getBuilder(), op.getLoc(),
-                                  ValueRange(in).getTypes(), dg, dbeta, in[0],
+                                  cotangentTypesOf({op.getA(), op.getB(),
+                                                    op.getALog(),
+                                                    op.getDtBias()}),
+                                  dg, dbeta, in[0],
                                   in[1], in[2], in[3], op.getAllowNegEigval());
   b.addCotangent(op.getA(), grad.getAGrad());
   b.addCotangent(op.getB(), grad.getBGrad());
@@ -82,9 +88,11 @@ LogicalResult emitDeltaRule(DeltaRuleOp op, BackwardBuilder &b) {
       b.materializeAll({op.getQ(), op.getK(), op.getV(), op.getG(),
                         op.getBeta(), op.getPacking(), op.getInitialState()});
   auto grad = DeltaRuleGradOp::create(
-      b.getBuilder(), op.getLoc(), op.getQ().getType(), op.getK().getType(),
-      op.getV().getType(), op.getG().getType(), op.getBeta().getType(),
-      op.getInitialState() ? op.getInitialState().getType() : Type(), dout,
+      b.getBuilder(), op.getLoc(), getCotangentType(op.getQ()),
+      getCotangentType(op.getK()), getCotangentType(op.getV()),
+      getCotangentType(op.getG()), getCotangentType(op.getBeta()),
+      op.getInitialState() ? getCotangentType(op.getInitialState()) : Type(),
+      dout,
       in[0], in[1], in[2], in[3], in[4], in[5], in[6], dfinal,
       op.getScaleAttr(), op.getChunkSize());
   b.addCotangent(op.getQ(), grad.getQGrad());
@@ -101,8 +109,9 @@ LogicalResult emitGatedRMSNorm(GatedRMSNormOp op, BackwardBuilder &b) {
   Value dy = b.getCotangentOrZeros(op.getY());
   SmallVector<Value> in =
       b.materializeAll({op.getX(), op.getZ(), op.getWeight()});
-  auto grad = GatedRMSNormGradOp::create(b.getBuilder(), op.getLoc(),
-                                         ValueRange(in).getTypes(), dy, in[0],
+  auto grad = GatedRMSNormGradOp::create(
+      b.getBuilder(), op.getLoc(),
+      cotangentTypesOf({op.getX(), op.getZ(), op.getWeight()}), dy, in[0],
                                          in[1], in[2], op.getEps());
   b.addCotangent(op.getX(), grad.getXGrad());
   b.addCotangent(op.getZ(), grad.getZGrad());
@@ -113,8 +122,9 @@ LogicalResult emitGatedRMSNorm(GatedRMSNormOp op, BackwardBuilder &b) {
 LogicalResult emitLinear(LinearOp op, BackwardBuilder &b) {
   Value dy = b.getCotangentOrZeros(op.getY());
   SmallVector<Value> in = b.materializeAll({op.getX(), op.getWeight()});
-  auto grad = LinearGradOp::create(b.getBuilder(), op.getLoc(),
-                                   ValueRange(in).getTypes(), dy, in[0], in[1]);
+  auto grad = LinearGradOp::create(
+      b.getBuilder(), op.getLoc(),
+      cotangentTypesOf({op.getX(), op.getWeight()}), dy, in[0], in[1]);
   b.addCotangent(op.getX(), grad.getXGrad());
   b.addCotangent(op.getWeight(), grad.getWeightGrad());
   return success();
@@ -124,7 +134,8 @@ LogicalResult emitSplitQkvz(SplitQkvzOp op, BackwardBuilder &b) {
   SmallVector<Value> d = b.getCotangentsOrZeros(
       {op.getMixedQkv(), op.getZ(), op.getB(), op.getA()});
   auto merge = MergeQkvzOp::create(
-      b.getBuilder(), op.getLoc(), typesOf({op.getQkvz(), op.getBa()}), d[0],
+      b.getBuilder(), op.getLoc(), cotangentTypesOf({op.getQkvz(), op.getBa()}),
+      d[0],
       d[1], d[2], d[3], op.getKeyHeads(), op.getHeadDimK());
   b.addCotangent(op.getQkvz(), merge.getQkvz());
   b.addCotangent(op.getBa(), merge.getBa());
@@ -134,15 +145,16 @@ LogicalResult emitSplitQkvz(SplitQkvzOp op, BackwardBuilder &b) {
 LogicalResult emitSplitQkv(SplitQkvOp op, BackwardBuilder &b) {
   SmallVector<Value> d =
       b.getCotangentsOrZeros({op.getQ(), op.getK(), op.getV()});
-  auto merge = MergeQkvOp::create(b.getBuilder(), op.getLoc(),
-                                  op.getMixedQkv().getType(), d[0], d[1], d[2]);
+  auto merge =
+      MergeQkvOp::create(b.getBuilder(), op.getLoc(),
+                         getCotangentType(op.getMixedQkv()), d[0], d[1], d[2]);
   b.addCotangent(op.getMixedQkv(), merge.getMixedQkv());
   return success();
 }
 
 LogicalResult emitRegroupSections(RegroupSectionsOp op, BackwardBuilder &b) {
   auto inverse = RegroupSectionsOp::create(
-      b.getBuilder(), op.getLoc(), op.getX().getType(),
+      b.getBuilder(), op.getLoc(), getCotangentType(op.getX()),
       b.getCotangentOrZeros(op.getY()), op.getDim(), op.getSectionSizes(),
       op.getGroups(), !op.getInverse());
   b.addCotangent(op.getX(), inverse.getY());
@@ -169,14 +181,15 @@ LogicalResult emitCollapseShape(tensor::CollapseShapeOp op,
         tensor::DimOp::create(builder, op.getLoc(), src, dim).getResult());
   }
   auto expand = tensor::ExpandShapeOp::create(
-      builder, op.getLoc(), srcType, dy, op.getReassociationIndices(), sizes);
+      builder, op.getLoc(), getCotangentType(op.getSrc()), dy,
+      op.getReassociationIndices(), sizes);
   b.addCotangent(op.getSrc(), expand.getResult());
   return success();
 }
 
 LogicalResult emitExpandShape(tensor::ExpandShapeOp op, BackwardBuilder &b) {
   auto collapse = tensor::CollapseShapeOp::create(
-      b.getBuilder(), op.getLoc(), op.getSrcType(),
+      b.getBuilder(), op.getLoc(), getCotangentType(op.getSrc()),
       b.getCotangentOrZeros(op.getResult()), op.getReassociationIndices());
   b.addCotangent(op.getSrc(), collapse.getResult());
   return success();

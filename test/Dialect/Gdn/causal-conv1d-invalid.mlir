@@ -133,16 +133,6 @@ func.func @packing_tokens_from_y(%x: tensor<?x8xbf16>, %w: tensor<8x4xbf16>, %p:
 
 !P = !gdn.packing<seqs = 2, tokens = ?>
 
-func.func @y_element_type(%x: tensor<?x8xbf16>, %w: tensor<8x4xbf16>, %p: !P) {
-  // expected-error @+1 {{y element type ('f32') must match x ('bf16')}}
-  %y = gdn.causal_conv1d %x, %w, %p {width = 4 : i64} : (tensor<?x8xbf16>, tensor<8x4xbf16>, !P) -> tensor<?x8xf32>
-  return
-}
-
-// -----
-
-!P = !gdn.packing<seqs = 2, tokens = ?>
-
 func.func @weight_token_sharded(%x: tensor<?x8xbf16>, %w: tensor<8x4xbf16, #gdn.seq<contiguous, ranks = 2>>, %p: !P) {
   // expected-error @+1 {{weight is not a token-indexed activation and must not carry a sequence layout, found #gdn.seq<contiguous, ranks = 2>}}
   %y = gdn.causal_conv1d %x, %w, %p {width = 4 : i64} : (tensor<?x8xbf16>, tensor<8x4xbf16, #gdn.seq<contiguous, ranks = 2>>, !P) -> tensor<?x8xbf16>

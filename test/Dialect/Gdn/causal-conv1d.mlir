@@ -23,6 +23,16 @@ func.func @silu_dynamic(%x: tensor<?x8192xbf16>, %w: tensor<8192x4xbf16>, %p: !P
   return %y : tensor<?x8192xbf16>
 }
 
+// y's element type is its own: an f32 projection output (gdn-expand-layer's
+// f32-projections) convolved into bf16.
+// CHECK-LABEL: func.func @f32_to_bf16
+// CHECK: gdn.causal_conv1d %{{.*}}, %{{.*}}, %{{.*}} {activation = #gdn.act<silu>, width = 4 : i64} : (tensor<?x64xf32>, tensor<64x4xbf16>, !gdn.packing<seqs = ?, tokens = ?>) -> tensor<?x64xbf16>
+func.func @f32_to_bf16(%x: tensor<?x64xf32>, %w: tensor<64x4xbf16>, %p: !Pd) -> tensor<?x64xbf16> {
+  %y = gdn.causal_conv1d %x, %w, %p {width = 4 : i64, activation = #gdn.act<silu>}
+      : (tensor<?x64xf32>, tensor<64x4xbf16>, !Pd) -> tensor<?x64xbf16>
+  return %y : tensor<?x64xbf16>
+}
+
 // Dynamic channels everywhere.
 // CHECK-LABEL: func.func @dynamic_channels
 // CHECK: gdn.causal_conv1d %{{.*}}, %{{.*}}, %{{.*}} {width = 3 : i64} : (tensor<?x?xf32>, tensor<?x3xf32>, !gdn.packing<seqs = ?, tokens = ?>) -> tensor<?x?xf32>

@@ -1,14 +1,28 @@
 // The gradient ops' verifiers: the forward op's invariants over the forward
 // operands and the results' cotangents, every cotangent in the type of the
-// value it belongs to, and optional cotangents exactly for optional operands.
+// value it belongs to (or its shape and layout with a narrower float type),
+// and optional cotangents exactly for optional operands.
 // RUN: gdn-opt %s -split-input-file -verify-diagnostics
 
-func.func @conv_cotangent_type(%dy: tensor<?x8xf64>, %x: tensor<?x8xf64>, %w: tensor<8x4xf64>,
-                               %p: !gdn.packing<seqs = ?, tokens = ?>) {
-  // expected-error @+1 {{x_grad must have the type of x ('tensor<?x8xf64>'), found 'tensor<?x8xf32>'}}
+// A cotangent may be narrower than its primal, never wider.
+func.func @conv_cotangent_wider(%dy: tensor<?x8xbf16>, %x: tensor<?x8xbf16>, %w: tensor<8x4xbf16>,
+                                %p: !gdn.packing<seqs = ?, tokens = ?>) {
+  // expected-error @+1 {{x_grad must have the type of x ('tensor<?x8xbf16>'), or its shape and layout with a narrower float type, found 'tensor<?x8xf32>'}}
   %dx, %dw = gdn.causal_conv1d_grad %dy, %x, %w, %p {width = 4 : i64}
-      : (tensor<?x8xf64>, tensor<?x8xf64>, tensor<8x4xf64>, !gdn.packing<seqs = ?, tokens = ?>)
-      -> (tensor<?x8xf32>, tensor<8x4xf64>)
+      : (tensor<?x8xbf16>, tensor<?x8xbf16>, tensor<8x4xbf16>, !gdn.packing<seqs = ?, tokens = ?>)
+      -> (tensor<?x8xf32>, tensor<8x4xbf16>)
+  return
+}
+
+// -----
+
+// Narrower, but not of x's shape.
+func.func @conv_cotangent_shape(%dy: tensor<?x8xbf16>, %x: tensor<?x8xf32>, %w: tensor<8x4xbf16>,
+                                %p: !gdn.packing<seqs = ?, tokens = ?>) {
+  // expected-error @+1 {{x_grad must have the type of x ('tensor<?x8xf32>'), or its shape and layout with a narrower float type, found 'tensor<4x8xbf16>'}}
+  %dx, %dw = gdn.causal_conv1d_grad %dy, %x, %w, %p {width = 4 : i64}
+      : (tensor<?x8xbf16>, tensor<?x8xf32>, tensor<8x4xbf16>, !gdn.packing<seqs = ?, tokens = ?>)
+      -> (tensor<4x8xbf16>, tensor<8x4xbf16>)
   return
 }
 
@@ -77,7 +91,7 @@ func.func @gates_cotangents(%dg: tensor<?x4xf32>, %dbeta: tensor<?x4xf64>, %a: t
 // -----
 
 func.func @linear_weight_grad(%dy: tensor<?x6xf32>, %x: tensor<?x3xf32>, %w: tensor<6x3xf32>) {
-  // expected-error @+1 {{weight_grad must have the type of weight ('tensor<6x3xf32>'), found 'tensor<3x6xf32>'}}
+  // expected-error @+1 {{weight_grad must have the type of weight ('tensor<6x3xf32>'), or its shape and layout with a narrower float type, found 'tensor<3x6xf32>'}}
   %dx, %dw = gdn.linear_grad %dy, %x, %w
       : (tensor<?x6xf32>, tensor<?x3xf32>, tensor<6x3xf32>) -> (tensor<?x3xf32>, tensor<3x6xf32>)
   return

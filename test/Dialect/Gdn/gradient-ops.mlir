@@ -22,6 +22,23 @@ func.func @conv(%dy: tensor<?x8xf64>, %x: tensor<?x8xf64>, %w: tensor<8x4xf64>, 
   return
 }
 
+// Cotangents narrower than their primals (gdn-expand-layer's f32-projections:
+// the conv input and z are f32, their cotangents bf16).
+// CHECK-LABEL: func.func @narrow_cotangents
+// CHECK: gdn.causal_conv1d_grad {{.*}} : (tensor<?x8xbf16>, tensor<?x8xf32>, tensor<8x4xbf16>, !gdn.packing<seqs = ?, tokens = ?>) -> (tensor<?x8xbf16>, tensor<8x4xbf16>)
+// CHECK: gdn.gated_rmsnorm_grad {{.*}} : (tensor<?x4x8xbf16>, tensor<?x4x8xbf16>, tensor<?x4x8xf32>, tensor<8xbf16>) -> (tensor<?x4x8xbf16>, tensor<?x4x8xbf16>, tensor<8xbf16>)
+func.func @narrow_cotangents(%dy: tensor<?x8xbf16>, %x: tensor<?x8xf32>, %w: tensor<8x4xbf16>,
+                             %p: !gdn.packing<seqs = ?, tokens = ?>, %dn: tensor<?x4x8xbf16>,
+                             %o: tensor<?x4x8xbf16>, %z: tensor<?x4x8xf32>, %norm: tensor<8xbf16>) {
+  %dx, %dw = gdn.causal_conv1d_grad %dy, %x, %w, %p {width = 4 : i64}
+      : (tensor<?x8xbf16>, tensor<?x8xf32>, tensor<8x4xbf16>, !gdn.packing<seqs = ?, tokens = ?>)
+      -> (tensor<?x8xbf16>, tensor<8x4xbf16>)
+  %do, %dz, %dnorm = gdn.gated_rmsnorm_grad %dn, %o, %z, %norm
+      : (tensor<?x4x8xbf16>, tensor<?x4x8xbf16>, tensor<?x4x8xf32>, tensor<8xbf16>)
+      -> (tensor<?x4x8xbf16>, tensor<?x4x8xbf16>, tensor<8xbf16>)
+  return
+}
+
 // CHECK-LABEL: func.func @norms_and_gates
 // CHECK: gdn.l2norm_grad %{{.*}}, %{{.*}} : tensor<?x2x4xbf16>
 // CHECK: gdn.gates_grad %{{.*}} {allow_neg_eigval = true} : (tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>) -> (tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>)
