@@ -26,7 +26,8 @@ mkdir -p "$out"
 # so saved activations and cotangents are random tensors of their roles) |
 # the results computed wholly or partly without the offsets (comma-separated:
 # they may hold numbers when the offsets are invalid; every other result must
-# be NaN).
+# be NaN) | gdn-expand-layer options (non-empty: the case is the program
+# expanded with them, and gdn-run's reference stores what that program says).
 # Sizes stay small: inputs travel to the GPU machine as float32 .npy files.
 cases=(
   "prologue_gqa16x32|prologue_gqa16x32|--seqlens=1,63,64,65,0,100 --seed=1|"
@@ -71,6 +72,13 @@ cases=(
   # (qwen3_next) or in_proj_z's (qwen3_5).
   "layer_qwen3_next_small_backward|layer_qwen3_next_small|--seqlens=1,63,64,65,0,130 --seed=22||backward|1,6,7"
   "layer_qwen3_5_small_padded_backward|layer_qwen3_5_small_padded|--seqlens=0,1,63,64,65,130,7 --slots=8,8,64,72,72,136,8 --seed=23||backward|2,8,9"
+  # The same layers with f32 projection outputs (docs/precision.md): the
+  # f32 GEMM outputs and copies, the prologue's f32 conv input, the norm's
+  # f32 gate, and in the backward the kernels reading them.
+  "layer_qwen3_next_small_f32p|layer_qwen3_next_small|--seqlens=1,63,64,65,0,130 --seed=12||||f32-projections=true"
+  "layer_qwen3_5_small_padded_f32p|layer_qwen3_5_small_padded|--seqlens=0,1,63,64,65,130,7 --slots=8,8,64,72,72,136,8 --seed=13||||f32-projections=true"
+  "layer_qwen3_next_small_f32p_backward|layer_qwen3_next_small|--seqlens=1,63,64,65,0,130 --seed=22||backward|1,6,7|f32-projections=true"
+  "layer_qwen3_5_small_padded_f32p_backward|layer_qwen3_5_small_padded|--seqlens=0,1,63,64,65,130,7 --slots=8,8,64,72,72,136,8 --seed=23||backward|2,8,9|f32-projections=true"
   # The data-movement ops' copy calls (2D, 3D, one 2D per row).
   "copies_split_regroup|copies_split_regroup|--seqlens=300 --seed=14|"
   # The backward's calls: gdn.linear_grad (x of rank 3 and 2) on gdnrt,
@@ -80,13 +88,18 @@ cases=(
   "backward_projections|backward_projections|--seqlens=4000 --seed=15|"
 )
 for entry in "${cases[@]}"; do
-  IFS='|' read -r name program options fuse backward packing_free <<<"$entry"
+  IFS='|' read -r name program options fuse backward packing_free expand <<<"$entry"
   source="$root/test/Integration/Inputs/$program.mlir"
   dir="$out/$name"
   mkdir -p "$dir/in" "$dir/expected"
   function="$program"
+  expand_pass="--gdn-expand-layer${expand:+=$expand}"
+  if [ -n "$expand" ] && [ -z "$backward" ]; then
+    "$bin/gdn-opt" "$expand_pass" "$source" -o "$dir/program.mlir"
+    source="$dir/program.mlir"
+  fi
   if [ -n "$backward" ]; then
-    "$bin/gdn-opt" --gdn-expand-layer --gdn-generate-backward "$source" -o "$dir/program.mlir"
+    "$bin/gdn-opt" "$expand_pass" --gdn-generate-backward "$source" -o "$dir/program.mlir"
     source="$dir/program.mlir"
     function="${program}_backward"
     options="$options --entry=$function"

@@ -48,10 +48,16 @@ rm -rf "$out"/cache/layer_* "$out"/cache/delta_rule_*
 compile layer --projections qwen3_next --hidden 256 --key-heads 2 --value-heads 4 &
 compile layer --projections qwen3_5 --hidden 256 --key-heads 2 --value-heads 4 &
 wait
+# The same with f32 projection outputs (torch_compare.py --f32-projections).
+compile layer --projections qwen3_next --hidden 256 --key-heads 2 --value-heads 4 --f32-projections &
+compile layer --projections qwen3_5 --hidden 256 --key-heads 2 --value-heads 4 --f32-projections &
+wait
 compile delta-rule --key-heads 2 --value-heads 4 &
 compile delta-rule --key-heads 16 --value-heads 32 &
 wait
-compile layer --projections qwen3_next --hidden 2048 --key-heads 16 --value-heads 32
+compile layer --projections qwen3_next --hidden 2048 --key-heads 16 --value-heads 32 &
+compile layer --projections qwen3_next --hidden 2048 --key-heads 16 --value-heads 32 --f32-projections &
+wait
 
 rm -rf "$out/python/gdn_torch"
 cp -r "$root/python/gdn_torch" "$out/python/"

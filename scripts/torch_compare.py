@@ -18,6 +18,8 @@
 #     Qwen3-Next layer (ours vs PyTorch + FLA: nn.Linear, FLA's varlen
 #     causal_conv1d, chunk_gated_delta_rule and FusedRMSNormGated).
 #
+# --f32-projections repeats 1 and 2 (and the layer's timing) for layers
+# compiled with f32 projection outputs (docs/precision.md).
 # Without the layer's backward compiled it runs everything else and says so.
 # transformers' modeling modules are imported before FLA is put on sys.path,
 # so that they take their PyTorch path (they pick FLA when it imports).
@@ -27,6 +29,7 @@
 #===------------------------------------------------------------------------===#
 
 import argparse
+import dataclasses
 import json
 import math
 import os
@@ -113,9 +116,9 @@ def hf_module(kind, spec):
     return Qwen3_5GatedDeltaNet(Qwen3_5TextConfig(**common), layer_idx=0)
 
 
-def compare_layer(kind, lengths, device, gdn_torch):
-    section = kind
-    spec = gdn_torch.LayerSpec(kind, 256, 2, 4, 128, 128, 4)
+def compare_layer(kind, lengths, device, gdn_torch, f32p=False):
+    section = kind + ("-f32p" if f32p else "")
+    spec = gdn_torch.LayerSpec(kind, 256, 2, 4, 128, 128, 4, f32_projections=f32p)
     torch.manual_seed(1234)
     hf = hf_module(kind, spec)
     with torch.no_grad():
@@ -139,8 +142,8 @@ def compare_layer(kind, lengths, device, gdn_torch):
     gen = torch.Generator().manual_seed(4321)
     x = torch.randn(T, D, generator=gen).to(torch.bfloat16).to(device)
     dy = torch.randn(T, D, generator=gen).to(torch.bfloat16).to(device)
-    exact = REFERENCE.get(kind, {})
-    mine = SAVED.setdefault(kind, {})
+    exact = REFERENCE.get(section, {})
+    mine = SAVED.setdefault(section, {})
 
     # The reference: transformers' PyTorch path in float64, each sequence alone.
     x64 = x.double().requires_grad_(True)
@@ -212,9 +215,9 @@ def compare_layer(kind, lengths, device, gdn_torch):
     record(section, "dx run-to-run identical", str(torch.equal(xg.grad, xg2.grad)), None)
 
 
-def training_step(device, gdn_torch):
-    section = "train"
-    spec = gdn_torch.LayerSpec("qwen3_next", 256, 2, 4, 128, 128, 4)
+def training_step(device, gdn_torch, f32p=False):
+    section = "train" + ("-f32p" if f32p else "")
+    spec = gdn_torch.LayerSpec("qwen3_next", 256, 2, 4, 128, 128, 4, f32_projections=f32p)
     torch.manual_seed(7)
     # fp32 master weights, cast to bf16 inside autograd (mixed precision).
     layer = gdn_torch.GatedDeltaNet(spec, device=device, dtype=torch.float32)
@@ -424,11 +427,16 @@ class TorchFlaQwen3Next(torch.nn.Module):
         return F.linear(o.reshape(T, hv * dv), L.out_proj.weight)
 
 
-def time_layer(device, gdn_torch, fla):
+def time_layer(device, gdn_torch, fla, f32p=False):
     section = "time-layer"
     spec = gdn_torch.LayerSpec("qwen3_next", 2048, 16, 32, 128, 128, 4)
     torch.manual_seed(3)
     layer = gdn_torch.GatedDeltaNet(spec, device=device)
+    wide = None
+    if f32p:
+        wide = gdn_torch.GatedDeltaNet(dataclasses.replace(spec, f32_projections=True),
+                                       device=device)
+        wide.load_state_dict(layer.state_dict())
     for lengths in ([8192] * 4, random_lengths(32768, 8, 3)):
         label = "8192x4" if len(lengths) == 4 else "32K/8 seqs"
         T = sum(lengths)
@@ -443,6 +451,18 @@ def time_layer(device, gdn_torch, fla):
             dy = torch.randn_like(x)
             record(section, f"ours layer fwd+bwd {label} (ms)",
                    median_ms(lambda: layer(xg, cu32).backward(dy), reps=10), None)
+        if wide is not None:
+            with torch.no_grad():
+                wide_ms = median_ms(lambda: wide(x, cu32))
+                record(section, f"ours f32p vs bf16 y {label}", rel_rms(wide(x, cu32), layer(x, cu32)),
+                       None, "context")
+            record(section, f"ours f32-projections layer fwd {label} (ms)", wide_ms, None,
+                   f"{wide_ms / ours_ms:.3f}x the bf16 layer's time")
+            if wide.program.has_backward:
+                xg = x.clone().requires_grad_(True)
+                dy = torch.randn_like(x)
+                record(section, f"ours f32-projections layer fwd+bwd {label} (ms)",
+                       median_ms(lambda: wide(xg, cu32).backward(dy), reps=10), None)
         if fla is None:
             continue
         composed = TorchFlaQwen3Next(layer, fla)
@@ -483,6 +503,9 @@ def main():
                         help="run FLA's backward past its Hopper guard (Triton >= 3.4 and < 3.7.1 "
                              "miscompiles chunk_bwd_dqkwg, FLA #640) to time it; its gradients are "
                              "reported against ours as context and never used as a reference")
+    parser.add_argument("--f32-projections", action="store_true",
+                        help="also compare and time the layers compiled with f32 projection "
+                             "outputs (docs/precision.md)")
     parser.add_argument("--device", default="cuda",
                         help="cpu: run the compiled programs in gdn-run instead (no GPU, no "
                              "timing, no FLA): checks the extension's Python half")
@@ -537,12 +560,20 @@ def main():
                                                   device, gdn_torch)),
              ("qwen3_5", lambda: compare_layer("qwen3_5", [1, 65, 64, 0, 63, 130, 7, 200, 1],
                                                device, gdn_torch)),
-             ("train", lambda: training_step(device, gdn_torch)),
+             ("train", lambda: training_step(device, gdn_torch))]
+    if args.f32_projections:
+        steps += [("qwen3_next-f32p", lambda: compare_layer(
+                       "qwen3_next", [1, 65, 0, 64, 63, 130, 7, 200, 1], device, gdn_torch, True)),
+                  ("qwen3_5-f32p", lambda: compare_layer(
+                       "qwen3_5", [1, 65, 64, 0, 63, 130, 7, 200, 1], device, gdn_torch, True)),
+                  ("train-f32p", lambda: training_step(device, gdn_torch, True))]
+    steps += [
              ("fla-sig", lambda: compare_fla_signature(device, gdn_torch, fla_chunk))]
     if not args.skip_timing:
         if not args.skip_core_timing:
             steps.append(("time-core", lambda: time_delta_rule(device, gdn_torch, fla_chunk)))
-        steps.append(("time-layer", lambda: time_layer(device, gdn_torch, fla)))
+        steps.append(("time-layer", lambda: time_layer(device, gdn_torch, fla,
+                                                       args.f32_projections)))
     for name, step in steps:
         t0 = time.time()
         print(f"== {name}", flush=True)

@@ -491,12 +491,10 @@ struct GdnFusePass : public mlir::gdn::impl::GdnFuseBase<GdnFusePass> {
   }
 
   void fuseEpilogue(IRRewriter &rewriter, GatedRMSNormOp norm) {
+    // The kernel op's verifier holds the element widths to what the kernel
+    // moves (z may be wider than x: an f32 projection output).
     auto type = norm.getX().getType();
-    if (!kernel::getLanesPerHead(type.getDimSize(2), type.getElementType()) ||
-        kernel::getElementBytes(norm.getZ().getType()) !=
-            kernel::getElementBytes(type) ||
-        kernel::getElementBytes(norm.getY().getType()) !=
-            kernel::getElementBytes(type))
+    if (!kernel::getLanesPerHead(type.getDimSize(2), type.getElementType()))
       return;
     rewriter.setInsertionPoint(norm);
     auto fused = kernel::GatedRMSNormOp::create(

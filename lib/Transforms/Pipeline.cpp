@@ -15,8 +15,11 @@
 
 using namespace mlir;
 
-void mlir::gdn::buildGdnPipeline(OpPassManager &pm) {
-  pm.addPass(createGdnExpandLayer());
+void mlir::gdn::buildGdnPipeline(OpPassManager &pm,
+                                 const GdnPipelineOptions &options) {
+  GdnExpandLayerOptions expand;
+  expand.f32Projections = options.f32Projections;
+  pm.addPass(createGdnExpandLayer(expand));
   pm.addPass(createGdnFuse());
   pm.addPass(createGdnSelectKernels());
   pm.addPass(createCanonicalizerPass());
@@ -24,10 +27,12 @@ void mlir::gdn::buildGdnPipeline(OpPassManager &pm) {
 }
 
 void mlir::gdn::registerGdnPipeline() {
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<GdnPipelineOptions>(
       "gdn-pipeline",
       "The default GDN pipeline: expand layers into primitive ops, fuse the "
       "prologue and epilogue kernels, lower the delta rule and select the "
       "kernels' tiles (more stages join as they land)",
-      [](OpPassManager &pm) { buildGdnPipeline(pm); });
+      [](OpPassManager &pm, const GdnPipelineOptions &options) {
+        buildGdnPipeline(pm, options);
+      });
 }

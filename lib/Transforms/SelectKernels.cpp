@@ -92,15 +92,15 @@ std::optional<Tile> chooseNarrow(kernel::DeltaRuleOp op, Tile wide) {
 int64_t choosePrologueThreads(kernel::PrologueOp op) {
   const int64_t channels = 2 * op.getKeyHeads() * op.getHeadDimK() +
                            op.getValueHeads() * op.getHeadDimV();
-  const int64_t lanes =
-      channels * kernel::getElementBytes(
-                     cast<RankedTensorType>(op.getMixedQkv().getType())
-                         .getElementType()) /
-      16;
+  // Lanes hold 16 bytes of q, k, v; the conv input may take more words.
+  const int64_t activationBytes = kernel::getElementBytes(op.getQ().getType());
+  const int64_t lanes = channels * activationBytes / 16;
+  const int64_t inputWords =
+      kernel::getElementBytes(op.getMixedQkv().getType()) / activationBytes;
   for (int64_t threads : {512, 256})
     if (lanes % threads == 0 &&
         kernel::getPrologueSharedBytes(threads, op.getRowsInFlight(),
-                                       op.getTokensPerBlock()) <=
+                                       op.getTokensPerBlock(), inputWords) <=
             kernel::kMaxSharedBytesPerBlock)
       return threads;
   return op.getThreads();

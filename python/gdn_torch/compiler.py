@@ -46,6 +46,10 @@ class LayerSpec:
     group, in_proj_ba) or `qwen3_5` (in_proj_qkv, in_proj_z, in_proj_b,
     in_proj_a). Activations and weights are bf16, A_log and dt_bias fp32;
     the token count is dynamic, the pack has no alignment padding.
+    `f32_projections` keeps the projection outputs that feed the conv and
+    the gate in fp32 inside the compiled layer (gdn-expand-layer's
+    f32-projections, docs/precision.md): the output's error against
+    float64 drops within SEMANTICS.md's 5e-3, for more memory traffic.
     """
     projections: str
     hidden: int
@@ -55,6 +59,7 @@ class LayerSpec:
     head_dim_v: int = 128
     conv_width: int = 4
     norm_eps: float = 1e-6
+    f32_projections: bool = False
 
     def __post_init__(self):
         if self.projections not in ("qwen3_next", "qwen3_5"):
@@ -70,8 +75,9 @@ class LayerSpec:
     @property
     def name(self):
         eps = "" if self.norm_eps == 1e-6 else "_e" + _digest(repr(self.norm_eps))
+        f32p = "_f32p" if self.f32_projections else ""
         return (f"layer_{self.projections}_d{self.hidden}_h{self.key_heads}x{self.value_heads}"
-                f"_k{self.head_dim_k}v{self.head_dim_v}_w{self.conv_width}{eps}")
+                f"_k{self.head_dim_k}v{self.head_dim_v}_w{self.conv_width}{eps}{f32p}")
 
     def weights(self):
         """(name, shape, dtype) of each weight, in the layer's operand order.
@@ -181,8 +187,15 @@ def _digest(text):
 
 # The pipeline: expand the layer, write @f_forward / @f_backward (save the
 # projections' and the delta rule's outputs, recompute the rest), lower.
-TRAIN = ["--gdn-expand-layer", "--gdn-generate-backward=save=inputs"]
-PIPELINE = TRAIN + ["--gdn-pipeline"]
+def train_passes(spec):
+    expand = "--gdn-expand-layer"
+    if getattr(spec, "f32_projections", False):
+        expand += "=f32-projections=true"
+    return [expand, "--gdn-generate-backward=save=inputs"]
+
+
+def pipeline_passes(spec):
+    return train_passes(spec) + ["--gdn-pipeline"]
 
 
 def cache_dirs():
@@ -254,11 +267,12 @@ def compile_spec(spec, cache=None, arch="sm_90a", jobs=None):
     with open(source, "w") as f:
         f.write(spec.ir())
     # The program before lowering, for the interpreter backend (gdn-run).
-    _run([opt, *TRAIN, source, "-o", os.path.join(out, spec.name + ".train.mlir")], "gdn-opt")
+    _run([opt, *train_passes(spec), source, "-o", os.path.join(out, spec.name + ".train.mlir")],
+         "gdn-opt")
     lowered = os.path.join(out, spec.name + ".lowered.mlir")
     # The wgmma scan needs sm_90a: the portable build re-selects without it.
     portable = ["--gdn-select-kernels=wgmma=false"] if arch == "portable" else []
-    _run([opt, *PIPELINE, *portable, source, "-o", lowered], "gdn-opt")
+    _run([opt, *pipeline_passes(spec), *portable, source, "-o", lowered], "gdn-opt")
     cu, header = os.path.join(out, "lib" + spec.name + ".cu"), os.path.join(out, "lib" + spec.name + ".h")
     _run([translate, "--gdn-to-cuda", lowered, "-o", cu], "gdn-translate --gdn-to-cuda")
     _run([translate, "--gdn-to-cuda-header", lowered, "-o", header], "gdn-translate --gdn-to-cuda-header")
@@ -306,6 +320,8 @@ def main(argv=None):
     parser.add_argument("--head-dim-k", type=int, default=128)
     parser.add_argument("--head-dim-v", type=int, default=128)
     parser.add_argument("--conv-width", type=int, default=4)
+    parser.add_argument("--f32-projections", action="store_true",
+                        help="keep the projection outputs that feed the conv and the gate in fp32")
     parser.add_argument("--scale", type=float, default=None)
     parser.add_argument("--print-ir", action="store_true", help="print the program and stop")
     parser.add_argument("--cache", default=None, help="compile into this cache folder")
@@ -313,7 +329,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.kind == "layer":
         spec = LayerSpec(args.projections, args.hidden, args.key_heads, args.value_heads,
-                         args.head_dim_k, args.head_dim_v, args.conv_width)
+                         args.head_dim_k, args.head_dim_v, args.conv_width,
+                         f32_projections=args.f32_projections)
     else:
         spec = DeltaRuleSpec(args.key_heads, args.value_heads, args.head_dim_k, args.head_dim_v,
                              args.scale)

@@ -62,6 +62,7 @@ int runGemm(gdnrt_context_t *context, const ColumnMajorGemm &gemm,
     return GDN_SUCCESS;
   const bool f64 = gemm.dtype == GDN_F64;
   const cudaDataType type = dataType(gemm.dtype);
+  const cudaDataType outputType = gemm.f32Output ? CUDA_R_32F : type;
   const cudaDataType scaleType = f64 ? CUDA_R_64F : CUDA_R_32F;
   const cublasComputeType_t compute =
       f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
@@ -99,17 +100,17 @@ int runGemm(gdnrt_context_t *context, const ColumnMajorGemm &gemm,
                                    gemm.ldb, gemm.batch, gemm.strideB),
                         "cublasLtMatrixLayoutCreate(B)"))
     return error;
-  if (int error = check(makeLayout(&descriptors.c, type, gemm.m, gemm.n,
+  if (int error = check(makeLayout(&descriptors.c, outputType, gemm.m, gemm.n,
                                    gemm.ldc, gemm.batch, gemm.strideC),
                         "cublasLtMatrixLayoutCreate(C)"))
     return error;
-  if (int error = check(makeLayout(&descriptors.d, type, gemm.m, gemm.n,
+  if (int error = check(makeLayout(&descriptors.d, outputType, gemm.m, gemm.n,
                                    gemm.ldd, gemm.batch, gemm.strideD),
                         "cublasLtMatrixLayoutCreate(D)"))
     return error;
 
-  const GemmKey key{static_cast<int>(gemm.dtype) * 4 + gemm.transposeA * 2 +
-                        gemm.transposeB,
+  const GemmKey key{static_cast<int>(gemm.dtype) * 8 + gemm.f32Output * 4 +
+                        gemm.transposeA * 2 + gemm.transposeB,
                     gemm.m, gemm.n, gemm.k, gemm.batch};
   auto found = context->algorithms.find(key);
   if (found == context->algorithms.end()) {

@@ -9,7 +9,8 @@
 namespace gdnrt {
 
 /// D = op(A) * op(B) + beta * C in cuBLASLt's column-major terms, batched
-/// with strides (in elements). A, B, C and D share `dtype`; the accumulation
+/// with strides (in elements). A, B, C and D share `dtype` (C and D may be
+/// f32 instead, f32Output); the accumulation
 /// is fp32 for 16- and 32-bit types (never TF32) and fp64 for f64. C may be D
 /// (beta = 1 accumulates in place). For one algorithm the result is the same
 /// bit for bit on every run: cuBLASLt's split-K reductions are ordered (in
@@ -30,6 +31,9 @@ struct ColumnMajorGemm {
   double beta;
   /// op(B) = B^T, B stored n x k (the weight gradient's dy^T).
   bool transposeB = false;
+  /// C and D in f32 while A and B are bf16 or f16: a projection output kept
+  /// in f32 for the precision of what reads it (docs/precision.md).
+  bool f32Output = false;
 };
 
 /// Enqueues the GEMM on the context's stream.

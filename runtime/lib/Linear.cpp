@@ -22,11 +22,14 @@ extern "C" int gdnrt_linear(gdnrt_context_t *context, const gdn_tensor_t *x,
       !checkTensorArgument(weight, "weight", error) ||
       !checkTensorArgument(y, "output y", error))
     return fail(GDN_ERROR_INVALID_ARGUMENT, call, error);
-  if (x->dtype != weight->dtype || y->dtype != x->dtype ||
+  // y may be f32 beside 16-bit x and weight: a projection output kept in
+  // f32 (gdn-expand-layer{f32-projections}).
+  const bool f32Output = y->dtype == GDN_F32 && x->dtype != GDN_F32;
+  if (x->dtype != weight->dtype || (y->dtype != x->dtype && !f32Output) ||
       (x->dtype != GDN_BF16 && x->dtype != GDN_F16 && x->dtype != GDN_F32))
     return fail(GDN_ERROR_INVALID_ARGUMENT, call,
-                "x, the weight and y must share one dtype among bf16, f16 and "
-                "f32");
+                "x and the weight must share one dtype among bf16, f16 and "
+                "f32, and y must have it too or be f32");
   const Shape xs = Shape::of(*x), ws = Shape::of(*weight), ys = Shape::of(*y);
   ProjectionSizes sizes;
   if (!checkProjectionShapes(xs, ws, ys, "y", sizes, error))
@@ -35,7 +38,7 @@ extern "C" int gdnrt_linear(gdnrt_context_t *context, const gdn_tensor_t *x,
   if (tokens > 0 && out > 0 && in == 0) {
     // A product over nothing is zero; cuBLASLt does not take k = 0.
     if (cudaError_t failed = cudaMemsetAsync(
-            y->data, 0, static_cast<size_t>(tokens * out) * xs.elementBytes,
+            y->data, 0, static_cast<size_t>(tokens * out) * ys.elementBytes,
             context->stream))
       return fail(GDN_ERROR_CUDA, call, describeCuda("cudaMemsetAsync", failed));
     return succeed();
@@ -44,6 +47,7 @@ extern "C" int gdnrt_linear(gdnrt_context_t *context, const gdn_tensor_t *x,
                        weight->data, in,   0,       x->data, in,   0,
                        y->data,  out,      0,       y->data, out,  0,
                        0.0};
+  gemm.f32Output = f32Output;
   if (int failed = runGemm(context, gemm, call))
     return failed;
   return succeed();

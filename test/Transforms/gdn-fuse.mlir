@@ -412,21 +412,31 @@ func.func @no_place_for_the_prologue(%mixed: !X, %conv: !W, %a: !G, %b: !G, %a_l
   return %o, %vn : !V, !V
 }
 
-// Epilogues the kernel cannot take: 4 bf16 per row (half a vector), z wider
-// than x, a dynamic head dim.
+// Epilogues the kernel cannot take: 4 bf16 per row (half a vector), f64,
+// a dynamic head dim.
 // CHECK-LABEL: func.func @epilogues_not_fused
 // CHECK-NOT: gdn_kernel.gated_rmsnorm
 // CHECK: gdn.gated_rmsnorm {{.*}} : (tensor<?x4x4xbf16>, tensor<?x4x4xbf16>, tensor<4xbf16>) -> tensor<?x4x4xbf16>
-// CHECK: gdn.gated_rmsnorm {{.*}} : (tensor<?x4x8xbf16>, tensor<?x4x8xf32>, tensor<8xbf16>) -> tensor<?x4x8xbf16>
+// CHECK: gdn.gated_rmsnorm {{.*}} : (tensor<?x4x8xf64>, tensor<?x4x8xf64>, tensor<8xf64>) -> tensor<?x4x8xf64>
 // CHECK: gdn.gated_rmsnorm {{.*}} : (tensor<?x4x?xf32>, tensor<?x4x?xf32>, tensor<?xf32>) -> tensor<?x4x?xf32>
 // CHECK-NOT: gdn_kernel.gated_rmsnorm
 // CHECK: return
 func.func @epilogues_not_fused(%o1: tensor<?x4x4xbf16>, %z1: tensor<?x4x4xbf16>, %w1: tensor<4xbf16>,
-                               %o2: tensor<?x4x8xbf16>, %z2: tensor<?x4x8xf32>, %w2: tensor<8xbf16>,
+                               %o2: tensor<?x4x8xf64>, %z2: tensor<?x4x8xf64>, %w2: tensor<8xf64>,
                                %o3: tensor<?x4x?xf32>, %z3: tensor<?x4x?xf32>, %w3: tensor<?xf32>)
-    -> (tensor<?x4x4xbf16>, tensor<?x4x8xbf16>, tensor<?x4x?xf32>) {
+    -> (tensor<?x4x4xbf16>, tensor<?x4x8xf64>, tensor<?x4x?xf32>) {
   %y1 = gdn.gated_rmsnorm %o1, %z1, %w1 : (tensor<?x4x4xbf16>, tensor<?x4x4xbf16>, tensor<4xbf16>) -> tensor<?x4x4xbf16>
-  %y2 = gdn.gated_rmsnorm %o2, %z2, %w2 : (tensor<?x4x8xbf16>, tensor<?x4x8xf32>, tensor<8xbf16>) -> tensor<?x4x8xbf16>
+  %y2 = gdn.gated_rmsnorm %o2, %z2, %w2 : (tensor<?x4x8xf64>, tensor<?x4x8xf64>, tensor<8xf64>) -> tensor<?x4x8xf64>
   %y3 = gdn.gated_rmsnorm %o3, %z3, %w3 : (tensor<?x4x?xf32>, tensor<?x4x?xf32>, tensor<?xf32>) -> tensor<?x4x?xf32>
-  return %y1, %y2, %y3 : tensor<?x4x4xbf16>, tensor<?x4x8xbf16>, tensor<?x4x?xf32>
+  return %y1, %y2, %y3 : tensor<?x4x4xbf16>, tensor<?x4x8xf64>, tensor<?x4x?xf32>
+}
+
+// z wider than x (an f32 projection output): the kernel reads it in 32-byte
+// vectors beside x's 16-byte ones.
+// CHECK-LABEL: func.func @epilogue_f32_gate
+// CHECK: gdn_kernel.gated_rmsnorm {{.*}} : (tensor<?x4x8xbf16>, tensor<?x4x8xf32>, tensor<8xbf16>) -> tensor<?x4x8xbf16>
+func.func @epilogue_f32_gate(%o: tensor<?x4x8xbf16>, %z: tensor<?x4x8xf32>, %w: tensor<8xbf16>)
+    -> tensor<?x4x8xbf16> {
+  %y = gdn.gated_rmsnorm %o, %z, %w : (tensor<?x4x8xbf16>, tensor<?x4x8xf32>, tensor<8xbf16>) -> tensor<?x4x8xbf16>
+  return %y : tensor<?x4x8xbf16>
 }

@@ -10,8 +10,9 @@
 // conv states, bias, beta = 2 sigmoid(b); invalid metadata (every gradient
 // NaN). The configurations leave threads inactive (channels that do not fill
 // the last block) and normalise heads of 1, 2 and 4 lanes through warp
-// shuffles. The epilogue on rows that do not fill the last pass of a
-// block, at several block counts.
+// shuffles. The epilogue, forward and backward, on rows that do not fill
+// the last pass of a block, at several block counts, with z in x's type or
+// in fp32.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +20,7 @@
 #include "DeviceEmulator.h"
 #include "PackCases.h"
 
+#include "gdn/device/epilogue.cuh"
 #include "gdn/device/epilogue_backward.cuh"
 #include "gdn/device/prologue_backward.cuh"
 
@@ -34,9 +36,10 @@ using namespace gdn::device;
 namespace {
 
 template <typename T, int Width, int VectorBytes, bool States, bool Bias,
-          int RowsInFlight = 3>
+          int RowsInFlight = 3, typename Input = T>
 struct Config {
   using Activation = T;
+  using ConvInput = Input;
   using ConvWeight = T;
   using ConvState = T;
   using GateInput = T;
@@ -127,7 +130,8 @@ std::string runPrologueCase(const Pack &pack, int rowBlocks, int gateBlocks,
   }
   const int tokens = static_cast<int>(tokenSeq.size());
   const size_t stateSize = size_t(n) * kChannels * std::max(kHistory, 1);
-  auto mixed = randomStored<T>(size_t(tokens) * kChannels, random);
+  auto mixed =
+      randomStored<typename C::ConvInput>(size_t(tokens) * kChannels, random);
   auto weight = randomStored<T>(kChannels * kW, random);
   auto bias = randomStored<T>(kChannels, random);
   auto initial = randomStored<T>(stateSize, random);
@@ -344,10 +348,19 @@ TEST(PrologueBackwardEmulation, Bf16Width4) {
 TEST(PrologueBackwardEmulation, Bf16Width4EightByteVectors) {
   runAll<Config<__nv_bfloat16, 4, 8, true, false>>(1, 1, 20, 2e-2);
 }
+// An fp32 conv input (gdn-expand-layer's f32-projections) beside bf16
+// cotangents: x takes two ring units of dy's size per row (32 bytes of x
+// beside 16 of dy, or 16 beside 8).
+TEST(PrologueBackwardEmulation, Bf16WithF32ConvInput) {
+  runAll<Config<__nv_bfloat16, 4, 16, true, true, 3, float>>(2, 1, 20, 2e-2);
+}
+TEST(PrologueBackwardEmulation, Bf16EightByteVectorsWithF32ConvInput) {
+  runAll<Config<__nv_bfloat16, 3, 8, true, false, 2, float>>(2, 1, 20, 2e-2);
+}
 
-template <typename T> struct EpilogueConfig {
+template <typename T, typename GateT = T> struct EpilogueConfig {
   using Input = T;
-  using Gate = T;
+  using Gate = GateT;
   using Weight = T;
   using Output = T;
   using OutputGrad = T;
@@ -366,7 +379,7 @@ template <class C> void runEpilogue(double tolerance) {
   for (int64_t rows : {0, 1, 3, 7, 16, 45, 130}) {
     for (int blocks : {1, 2, int(S::blocks(rows))}) {
       auto x = randomStored<T>(size_t(rows) * kV, random);
-      auto z = randomStored<T>(size_t(rows) * kV, random, 6.0f);
+      auto z = randomStored<typename C::Gate>(size_t(rows) * kV, random, 6.0f);
       auto weight = randomStored<T>(kV, random);
       auto dy = randomStored<T>(size_t(rows) * kV, random);
       std::vector<T> dx(std::max<int64_t>(rows * kV, 1),
@@ -392,6 +405,29 @@ template <class C> void runEpilogue(double tolerance) {
       gdn::test::EpilogueGradients want = gdn::test::epilogueGradients(
           x.values, z.values, weight.values, dy.values, kV, C::kEps);
       std::string mismatch;
+
+      // The forward kernel on the same rows (grid-stride over `blocks`):
+      // y = weight * x * rsqrt(mean(x^2) + eps) * silu(z).
+      std::vector<typename C::Output> y(std::max<int64_t>(rows * kV, 1),
+                                        Element<typename C::Output>::store(
+                                            kUnwritten));
+      EpilogueArgs<C> forward = {x.elements.data(), z.elements.data(),
+                                 weight.elements.data(), y.data(), rows};
+      emulation::runGrid(dim3{unsigned(blocks), 1, 1}, C::kThreads,
+                         [&] { gatedRMSNormKernel<C>(forward); });
+      std::vector<double> wantY(size_t(rows) * kV);
+      for (int64_t r = 0; r < rows; ++r) {
+        double squares = 0.0;
+        for (int i = 0; i < kV; ++i)
+          squares += x.values[r * kV + i] * x.values[r * kV + i];
+        const double inverse = 1.0 / std::sqrt(squares / kV + C::kEps);
+        for (int i = 0; i < kV; ++i) {
+          const double gate = z.values[r * kV + i];
+          wantY[r * kV + i] = weight.values[i] * x.values[r * kV + i] *
+                              inverse * gate / (1.0 + std::exp(-gate));
+        }
+      }
+      compare(y, wantY, "y", false, tolerance, mismatch);
       compare(dx, want.dx, "dx", false, tolerance, mismatch);
       compare(dz, want.dz, "dz", false, tolerance, mismatch);
       compare(dweight, want.dweight, "dweight", false, tolerance, mismatch);
@@ -406,6 +442,11 @@ TEST(EpilogueBackwardEmulation, Fp32) {
 }
 TEST(EpilogueBackwardEmulation, Bf16) {
   runEpilogue<EpilogueConfig<__nv_bfloat16>>(2e-2);
+}
+// An fp32 gate z beside bf16 x, dy, dx and dz (f32-projections): z moves
+// in 32-byte vectors.
+TEST(EpilogueBackwardEmulation, Bf16WithF32Gate) {
+  runEpilogue<EpilogueConfig<__nv_bfloat16, float>>(2e-2);
 }
 
 } // namespace

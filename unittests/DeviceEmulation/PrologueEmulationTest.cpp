@@ -1,7 +1,8 @@
 //===- PrologueEmulationTest.cpp - the prologue kernel on host threads ----===//
 //
 // Runs the real prologue kernel body (runtime/include/gdn/device/
-// prologue.cuh) under the device emulator on small fp32 configurations and
+// prologue.cuh) under the device emulator on small fp32 configurations (and
+// bf16 outputs of an fp32 conv input) and
 // compares every output with a direct per-sequence evaluation of
 // SEMANTICS.md: conv widths 1-4; 1, 3 and 8 rows in flight; chunks of 1, 3
 // and 32 rows; every row-block count a launch could choose; sequences of
@@ -29,14 +30,17 @@ using namespace gdn::device;
 
 namespace {
 
-template <int Width, int Rows, int Chunk, bool States, bool Bias>
+template <int Width, int Rows, int Chunk, bool States, bool Bias,
+          typename Act = float, typename Input = Act>
 struct Config {
-  using Activation = float;
+  using Activation = Act;
+  using ConvInput = Input;
   using ConvWeight = float;
   using ConvState = float;
   using GateInput = float;
   using GateParam = float;
-  // 24 channels of 4 fp32 lanes: q and k heads of 2 lanes, v heads of 1.
+  // 24 channels of 4 fp32 lanes: q and k heads of 2 lanes, v heads of 1
+  // (bf16 q, k, v: 3 lanes of 8, a q/k head in one lane).
   static constexpr int kKeyHeads = 1, kValueHeads = 2, kHeadDimK = 8,
                        kHeadDimV = 4;
   static constexpr int kConvWidth = Width, kThreads = 4,
@@ -71,6 +75,10 @@ template <class C> std::string runCase(const Pack &pack, int rowBlocks,
   auto buffer = [](size_t size, float fill) {
     return std::vector<float>(std::max<size_t>(size, 1), fill);
   };
+  using Act = typename C::Activation;
+  auto activations = [](size_t size, float fill) {
+    return std::vector<Act>(std::max<size_t>(size, 1), Element<Act>::store(fill));
+  };
   std::uniform_real_distribution<float> uniform(-2.0f, 2.0f);
   auto randomBuffer = [&](size_t size) {
     std::vector<float> values = buffer(size, 0.0f);
@@ -88,10 +96,10 @@ template <class C> std::string runCase(const Pack &pack, int rowBlocks,
                      aLog = randomBuffer(kHeads), dtBias = randomBuffer(kHeads);
   // Outputs start as a sentinel, so an element no thread writes is caught.
   const float kUnwritten = 7777.0f;
-  std::vector<float> q = buffer(size_t(tokens) * kKeyDim, kUnwritten),
-                     k = buffer(size_t(tokens) * kKeyDim, kUnwritten),
-                     v = buffer(size_t(tokens) * kValueDim, kUnwritten),
-                     g = buffer(size_t(tokens) * kHeads, kUnwritten),
+  std::vector<Act> q = activations(size_t(tokens) * kKeyDim, kUnwritten),
+                   k = activations(size_t(tokens) * kKeyDim, kUnwritten),
+                   v = activations(size_t(tokens) * kValueDim, kUnwritten);
+  std::vector<float> g = buffer(size_t(tokens) * kHeads, kUnwritten),
                      beta = buffer(size_t(tokens) * kHeads, kUnwritten),
                      final = buffer(stateSize, kUnwritten);
   // The kernel validates the offsets itself: invalid metadata is a wrong
@@ -132,7 +140,7 @@ template <class C> std::string runCase(const Pack &pack, int rowBlocks,
   emulation::setCopySource(mixed.data(),
                            mixed.data() + size_t(tokens) * kChannels);
   constexpr unsigned kChannelBlocks =
-      (kChannels / 4 + C::kThreads - 1) / C::kThreads;
+      (kChannels / Vector16<Act>::kWidth + C::kThreads - 1) / C::kThreads;
   emulation::runGrid(dim3{kChannelBlocks, unsigned(rowBlocks), 1}, C::kThreads,
                      [&] { prologueKernel<C>(args); });
 
@@ -145,12 +153,17 @@ template <class C> std::string runCase(const Pack &pack, int rowBlocks,
                std::to_string(expected.code);
   if (pack.invalid) // the reference reads the offsets: restore them
     slotStarts[n] = n > 0 ? tokens : 0;
+  // fp32 outputs to 1e-4; 16-bit ones to their own rounding (2^-8 of the
+  // value for bf16) plus 1e-4.
+  const double rounding = sizeof(Act) == 4 ? 0.0 : 1.0 / 256;
   auto expect = [&](float got, double want, const char *what, int row,
                     int column) {
     const bool good =
         pack.invalid ? std::isnan(got)
                      : got != kUnwritten &&
-                           std::fabs(got - want) <= 1e-4 * (1 + std::fabs(want));
+                           std::fabs(got - want) <=
+                               1e-4 * (1 + std::fabs(want)) +
+                                   rounding * std::fabs(want);
     if (!good && mismatch.empty())
       mismatch = std::string(what) + "[" + std::to_string(row) + "][" +
                  std::to_string(column) + "] = " + std::to_string(got) +
@@ -185,11 +198,13 @@ template <class C> std::string runCase(const Pack &pack, int rowBlocks,
         y[head + i] /= std::sqrt(squares + C::kNormEps);
     }
     for (int c = 0; c < kKeyDim; ++c) {
-      expect(q[size_t(t) * kKeyDim + c], y[c], "q", t, c);
-      expect(k[size_t(t) * kKeyDim + c], y[kKeyDim + c], "k", t, c);
+      expect(Element<Act>::load(q[size_t(t) * kKeyDim + c]), y[c], "q", t, c);
+      expect(Element<Act>::load(k[size_t(t) * kKeyDim + c]), y[kKeyDim + c],
+             "k", t, c);
     }
     for (int c = 0; c < kValueDim; ++c)
-      expect(v[size_t(t) * kValueDim + c], y[2 * kKeyDim + c], "v", t, c);
+      expect(Element<Act>::load(v[size_t(t) * kValueDim + c]),
+             y[2 * kKeyDim + c], "v", t, c);
     for (int h = 0; h < kHeads; ++h) {
       const double x = a[size_t(t) * kHeads + h] + dtBias[h];
       const double softplus = x > 20 ? x : std::log1p(std::exp(x));
@@ -248,5 +263,14 @@ TEST(PrologueEmulation, Width4ThreeRowChunks) {
 TEST(PrologueEmulation, Width3) { runAll<Config<3, 3, 3, true, true>>(40); }
 TEST(PrologueEmulation, Width2) { runAll<Config<2, 8, 1, true, false>>(20); }
 TEST(PrologueEmulation, Width1) { runAll<Config<1, 3, 3, false, true>>(40); }
+// An fp32 conv input beside bf16 q, k, v (gdn-expand-layer's
+// f32-projections): each thread copies two 16-byte words of input per row
+// for its 8 channels; the reference reads the fp32 values.
+TEST(PrologueEmulation, Bf16OutputsFromF32Input) {
+  runAll<Config<4, 3, 3, true, true, __nv_bfloat16, float>>(40);
+}
+TEST(PrologueEmulation, Bf16OutputsFromF32InputWidth2OneRowInFlight) {
+  runAll<Config<2, 1, 32, true, false, __nv_bfloat16, float>>(20);
+}
 
 } // namespace

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
 
 namespace mlir::gdn {
 
@@ -27,7 +28,17 @@ namespace mlir::gdn {
 /// Adds the default end-to-end pipeline (`gdn-pipeline`) to `pm`: expand
 /// composite layers, fuse prologue and epilogue kernels, clean up. Later
 /// stages join it as they land.
-void buildGdnPipeline(OpPassManager &pm);
+/// The options of gdn-pipeline: `f32-projections` is gdn-expand-layer's.
+struct GdnPipelineOptions : public PassPipelineOptions<GdnPipelineOptions> {
+  Option<bool> f32Projections{
+      *this, "f32-projections",
+      llvm::cl::desc("Store the in_proj outputs that feed the conv and the "
+                     "gate in f32 (docs/precision.md)"),
+      llvm::cl::init(false)};
+};
+
+void buildGdnPipeline(OpPassManager &pm,
+                      const GdnPipelineOptions &options = GdnPipelineOptions());
 
 /// Registers `gdn-pipeline` with the pass registry.
 void registerGdnPipeline();

@@ -42,8 +42,9 @@ int64_t mlir::gdn::kernel::getLanesPerHead(int64_t headDim, Type elementType) {
 
 int64_t mlir::gdn::kernel::getPrologueSharedBytes(int64_t threads,
                                                   int64_t rowsInFlight,
-                                                  int64_t tokensPerBlock) {
-  return threads * rowsInFlight * 16 + tokensPerBlock * 4;
+                                                  int64_t tokensPerBlock,
+                                                  int64_t inputWords) {
+  return threads * rowsInFlight * 16 * inputWords + tokensPerBlock * 4;
 }
 
 /// Checks that `type` has `shape` (dynamic entries of either side match).
@@ -117,11 +118,18 @@ LogicalResult kernel::PrologueOp::verify() {
     tokens = packing.getTokens();
   }
   const int64_t seqs = packing.getSeqs();
-  Type element = mixedType.getElementType();
-  for (Value value : {getQ(), getK(), getV()})
+  // q, k and v share one type, the one the kernel's vectors are counted in;
+  // the conv input may be wider (an f32 projection output), never narrower.
+  Type element = getElementTypeOrSelf(getQ().getType());
+  for (Value value : {getK(), getV()})
     if (getElementTypeOrSelf(value.getType()) != element)
-      return emitOpError() << "q, k and v must have mixed_qkv's element type "
-                           << element;
+      return emitOpError() << "q, k and v must have one element type, found "
+                           << element << " and "
+                           << getElementTypeOrSelf(value.getType());
+  if (getElementBytes(mixedType) < getElementBytes(element))
+    return emitOpError() << "mixed_qkv (" << mixedType.getElementType()
+                         << ") must be at least as wide as q, k and v ("
+                         << element << ")";
   // The kernel takes one pointer type per role (see PrologueArgs).
   auto sameElement = [&](Value first, Value second,
                          StringRef what) -> LogicalResult {
@@ -169,7 +177,8 @@ LogicalResult kernel::PrologueOp::verify() {
       failed(checkThreads(*this, getThreads())))
     return failure();
   const int64_t sharedBytes = getPrologueSharedBytes(
-      getThreads(), getRowsInFlight(), getTokensPerBlock());
+      getThreads(), getRowsInFlight(), getTokensPerBlock(),
+      getElementBytes(mixedType) / getElementBytes(element));
   if (sharedBytes > kMaxSharedBytesPerBlock)
     return emitOpError() << "threads = " << getThreads()
                          << " with rows_in_flight = " << getRowsInFlight()
@@ -191,14 +200,15 @@ LogicalResult kernel::PrologueOp::verify() {
 }
 
 /// What the gated RMSNorm and its backward check: `x` is [T, HV, V] with V
-/// static; every tensor of `rows` has x's shape and its element width (they
-/// move in vectors of one element count, named `rowNames`); every tensor of
+/// static; every tensor of `rows` has x's shape (x moves
+/// in 16-byte vectors, the others as many elements in vectors of their own
+/// width: the types ODS allows, 2 and 4 bytes, all fit); every tensor of
 /// `weights` is [V]; a head fills a lane group; the tile fits; eps >= 0.
 static LogicalResult
 verifyGatedRMSNormRows(Operation *op, Value x,
                        ArrayRef<std::pair<Value, StringRef>> rows,
                        ArrayRef<std::pair<Value, StringRef>> weights,
-                       StringRef rowNames, int64_t threads, double eps) {
+                       int64_t threads, double eps) {
   auto xType = cast<RankedTensorType>(x.getType());
   if (xType.getRank() != 3)
     return op->emitOpError() << "x must be [T, HV, V], found " << xType;
@@ -211,11 +221,6 @@ verifyGatedRMSNormRows(Operation *op, Value x,
   for (auto [value, name] : weights)
     if (failed(expectShape(op, value, name, {headDimV})))
       return failure();
-  for (auto [value, name] : rows)
-    if (getElementBytes(value.getType()) != getElementBytes(xType))
-      return op->emitOpError()
-             << rowNames << " must have elements of one width, found "
-             << xType << " and " << value.getType();
   if (failed(checkLaneGroup(op, headDimV, xType, "a value head")) ||
       failed(checkThreads(op, threads)))
     return failure();
@@ -226,8 +231,8 @@ verifyGatedRMSNormRows(Operation *op, Value x,
 
 LogicalResult kernel::GatedRMSNormOp::verify() {
   return verifyGatedRMSNormRows(*this, getX(), {{getZ(), "z"}, {getY(), "y"}},
-                                {{getWeight(), "weight"}}, "x, z and y",
-                                getThreads(), getEps().convertToDouble());
+                                {{getWeight(), "weight"}}, getThreads(),
+                                getEps().convertToDouble());
 }
 
 /// The tiles and dims delta_rule.cuh instantiates and the GPU suite checks.
@@ -384,10 +389,12 @@ static LogicalResult expectOneElementType(Operation *op,
 
 int64_t mlir::gdn::kernel::getPrologueGradSharedBytes(int64_t threads,
                                                       int64_t vectorBytes,
-                                                      int64_t rowsInFlight) {
-  // The ring of (x, dy) vectors per row in flight and thread, and a word
-  // for the offsets' check (PrologueBackwardShape::kSharedBytes).
-  return vectorBytes * 2 * threads * rowsInFlight + 8;
+                                                      int64_t rowsInFlight,
+                                                      int64_t inputUnits) {
+  // The ring of (x, dy) vectors per row in flight and thread (x takes
+  // `inputUnits` vectors of dy's size), and a word for the offsets' check
+  // (PrologueBackwardShape::kSharedBytes).
+  return vectorBytes * (inputUnits + 1) * threads * rowsInFlight + 8;
 }
 
 Value kernel::PrologueGradOp::getConvBiasGrad() {
@@ -450,11 +457,14 @@ LogicalResult kernel::PrologueGradOp::verify() {
     return failure();
   if (getConvFinalStateGrad() && width < 2)
     return emitOpError() << "a width-1 conv has no final state";
-  Type element = getElementTypeOrSelf(getMixedQkv().getType());
-  if (getElementBytes(getQGrad().getType()) != getElementBytes(element))
-    return emitOpError() << "the cotangents (" << getQGrad().getType()
-                         << ") must be as wide as mixed_qkv's elements ("
-                         << element << "): they share its vectors";
+  // The vectors are counted in the cotangents' type; the conv input may be
+  // wider (an f32 projection output), never narrower.
+  Type element = getElementTypeOrSelf(getQGrad().getType());
+  if (getElementBytes(getMixedQkv().getType()) < getElementBytes(element))
+    return emitOpError() << "mixed_qkv ("
+                         << getElementTypeOrSelf(getMixedQkv().getType())
+                         << ") must be at least as wide as the cotangents ("
+                         << getQGrad().getType() << ")";
   const int64_t perVector = vectorBytes / getElementBytes(element);
   const int64_t headLanes = perVector ? headDimK / perVector : 0;
   if (perVector == 0 || headDimK % perVector != 0 || headLanes > 32 ||
@@ -477,7 +487,8 @@ LogicalResult kernel::PrologueGradOp::verify() {
     return emitOpError() << "row_blocks (" << getRowBlocks()
                          << ") must be at most 65535 (the grid's y limit)";
   const int64_t sharedBytes = getPrologueGradSharedBytes(
-      getThreads(), vectorBytes, getRowsInFlight());
+      getThreads(), vectorBytes, getRowsInFlight(),
+      getElementBytes(getMixedQkv().getType()) / getElementBytes(element));
   if (sharedBytes > kMaxSharedBytesPerBlock)
     return emitOpError() << "threads = " << getThreads()
                          << " with rows_in_flight = " << getRowsInFlight()
@@ -539,6 +550,5 @@ LogicalResult kernel::GatedRMSNormGradOp::verify() {
       {{getZ(), "z"}, {getYGrad(), "y_grad"}, {getXGrad(), "x_grad"},
        {getZGrad(), "z_grad"}},
       {{getWeight(), "weight"}, {getWeightGrad(), "weight_grad"}},
-      "x, z, y_grad, x_grad and z_grad", getThreads(),
-      getEps().convertToDouble());
+      getThreads(), getEps().convertToDouble());
 }

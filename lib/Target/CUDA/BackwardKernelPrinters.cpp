@@ -143,9 +143,13 @@ void mlir::gdn::cuda::printPrologueGradConfig(kernel::PrologueGradOp op,
      << (op.getConvFinalStateGrad() ? "yes" : "no") << ", beta "
      << (op.getAllowNegEigval() ? "2 * sigmoid" : "sigmoid") << "\n"
      << "struct " << k.configName << " {\n"
-     << "  using Activation = " << getDeviceType(elementOf(op.getMixedQkv()))
-     << ";\n"
-     << "  using ConvWeight = " << getDeviceType(elementOf(op.getConvWeight()))
+     << "  using Activation = " << getDeviceType(elementOf(op.getQGrad()))
+     << ";\n";
+  // A wider conv input (an f32 projection output) is named apart.
+  if (elementOf(op.getMixedQkv()) != elementOf(op.getQGrad()))
+    os << "  using ConvInput = " << getDeviceType(elementOf(op.getMixedQkv()))
+       << ";\n";
+  os << "  using ConvWeight = " << getDeviceType(elementOf(op.getConvWeight()))
      << ";\n"
      << "  using ConvState = " << typeOr(initial) << ";\n"
      << "  using GateInput = " << getDeviceType(elementOf(op.getA())) << ";\n"

@@ -204,9 +204,12 @@ static void printPrologueConfig(kernel::PrologueOp op, const KernelContext &k,
   Value state = op.getConvInitialState() ? op.getConvInitialState()
                                          : op.getConvFinalState();
   os << "struct " << k.configName << " {\n"
-     << "  using Activation = " << getDeviceType(elementOf(op.getMixedQkv()))
-     << ";\n"
-     << "  using ConvWeight = " << getDeviceType(elementOf(op.getConvWeight()))
+     << "  using Activation = " << getDeviceType(elementOf(op.getQ())) << ";\n";
+  // A wider conv input (an f32 projection output) is named apart.
+  if (elementOf(op.getMixedQkv()) != elementOf(op.getQ()))
+    os << "  using ConvInput = " << getDeviceType(elementOf(op.getMixedQkv()))
+       << ";\n";
+  os << "  using ConvWeight = " << getDeviceType(elementOf(op.getConvWeight()))
      << ";\n"
      << "  using ConvState = "
      << (state ? getDeviceType(elementOf(state)) : std::string("float"))

@@ -290,13 +290,15 @@ std::string mlir::gdn::cuda::getRuntimeCallLimitation(Operation *op) {
   }
   if (auto linear = dyn_cast<LinearOp>(op)) {
     Type element = linear.getX().getType().getElementType();
+    Type output = linear.getY().getType().getElementType();
+    // An f32 output of 16-bit operands is an f32 projection output.
     if (element != linear.getWeight().getType().getElementType() ||
-        element != linear.getY().getType().getElementType() ||
+        (output != element && !output.isF32()) ||
         !(element.isBF16() || element.isF16() || element.isF32()))
       os << name << " of " << linear.getX().getType() << " by "
-         << linear.getWeight().getType()
-         << " has no CUDA lowering (gdnrt_linear takes one element type "
-            "among bf16, f16 and f32)";
+         << linear.getWeight().getType() << " into " << linear.getY().getType()
+         << " has no CUDA lowering (gdnrt_linear takes x and the weight in "
+            "one element type among bf16, f16 and f32, and y in it or f32)";
   }
   if (auto grad = dyn_cast<LinearGradOp>(op)) {
     Type element = grad.getX().getType().getElementType();

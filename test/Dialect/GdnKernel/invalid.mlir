@@ -127,11 +127,24 @@ func.func @packing_tokens_from_packing(%mixed: tensor<?x384xbf16>, %w: tensor<38
 // -----
 
 func.func @q_element_type(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
-  // expected-error @+1 {{q, k and v must have mixed_qkv's element type 'bf16'}}
+  // expected-error @+1 {{q, k and v must have one element type, found 'bf16' and 'f16'}}
   %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
       {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
       : (tensor<?x384xbf16>, tensor<384x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?>)
       -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xf16>, tensor<?x4xf32>, tensor<?x4xf32>)
+  return
+}
+
+// -----
+
+// The conv input may be wider than q, k and v (an f32 projection output),
+// never narrower.
+func.func @mixed_narrower(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
+  // expected-error @+1 {{mixed_qkv ('bf16') must be at least as wide as q, k and v ('f32')}}
+  %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64}
+      : (tensor<?x384xbf16>, tensor<384x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?>)
+      -> (tensor<?x2x64xf32>, tensor<?x2x64xf32>, tensor<?x4x32xf32>, tensor<?x4xf32>, tensor<?x4xf32>)
   return
 }
 
@@ -524,23 +537,6 @@ func.func @rms_y_tokens(%x: tensor<16x4x32xbf16>, %z: tensor<?x4x32xbf16>, %w: t
 func.func @rms_weight_shape(%x: tensor<?x4x32xbf16>, %z: tensor<?x4x32xbf16>, %w: tensor<4x32xbf16>) {
   // expected-error @+1 {{weight must have shape [32], found 'tensor<4x32xbf16>'}}
   %y = gdn_kernel.gated_rmsnorm %x, %z, %w {eps = 1.0e-06 : f64, threads = 256 : i64} : (tensor<?x4x32xbf16>, tensor<?x4x32xbf16>, tensor<4x32xbf16>) -> tensor<?x4x32xbf16>
-  return
-}
-
-// -----
-
-// 16-byte lanes must hold as many z as x elements.
-func.func @rms_z_width(%x: tensor<?x4x32xbf16>, %z: tensor<?x4x32xf32>, %w: tensor<32xbf16>) {
-  // expected-error @+1 {{x, z and y must have elements of one width}}
-  %y = gdn_kernel.gated_rmsnorm %x, %z, %w {eps = 1.0e-06 : f64, threads = 256 : i64} : (tensor<?x4x32xbf16>, tensor<?x4x32xf32>, tensor<32xbf16>) -> tensor<?x4x32xbf16>
-  return
-}
-
-// -----
-
-func.func @rms_y_width(%x: tensor<?x4x32xbf16>, %z: tensor<?x4x32xbf16>, %w: tensor<32xbf16>) {
-  // expected-error @+1 {{x, z and y must have elements of one width}}
-  %y = gdn_kernel.gated_rmsnorm %x, %z, %w {eps = 1.0e-06 : f64, threads = 256 : i64} : (tensor<?x4x32xbf16>, tensor<?x4x32xbf16>, tensor<32xbf16>) -> tensor<?x4x32xf32>
   return
 }
 

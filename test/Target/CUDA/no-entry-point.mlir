@@ -68,18 +68,27 @@ func.func private @external(tensor<?x4x32xbf16>) -> tensor<?x4x32xbf16>
 // gdnrt_linear runs bf16, f16 and f32 GEMMs of one element type; reference
 // programs in f64 keep their kernels only.
 // SOURCE-LABEL: // @linear_f64: 0 kernel(s)
-// SOURCE: // No whole-function entry point: gdn.linear of tensor<?x8xf64> by tensor<4x8xf64> has no CUDA lowering (gdnrt_linear takes one element type among bf16, f16 and f32).
+// SOURCE: // No whole-function entry point: gdn.linear of tensor<?x8xf64> by tensor<4x8xf64> into tensor<?x4xf64> has no CUDA lowering (gdnrt_linear takes x and the weight in one element type among bf16, f16 and f32, and y in it or f32).
 // HEADER-LABEL: /* @linear_f64 */
-// HEADER-NEXT: /* No whole-function entry point for @linear_f64: gdn.linear of tensor<?x8xf64> by tensor<4x8xf64> has no CUDA lowering (gdnrt_linear takes one element type among bf16, f16 and f32). */
+// HEADER-NEXT: /* No whole-function entry point for @linear_f64: gdn.linear of tensor<?x8xf64> by tensor<4x8xf64> into tensor<?x4xf64> has no CUDA lowering (gdnrt_linear takes x and the weight in one element type among bf16, f16 and f32, and y in it or f32). */
 func.func @linear_f64(%x: tensor<?x8xf64>, %w: tensor<4x8xf64>) -> tensor<?x4xf64> {
   %y = gdn.linear %x, %w : (tensor<?x8xf64>, tensor<4x8xf64>) -> tensor<?x4xf64>
   return %y : tensor<?x4xf64>
 }
 
 // SOURCE-LABEL: // @linear_mixed: 0 kernel(s)
-// SOURCE: // No whole-function entry point: gdn.linear of tensor<?x8xbf16> by tensor<4x8xf32> has no CUDA lowering (gdnrt_linear takes one element type among bf16, f16 and f32).
+// SOURCE: // No whole-function entry point: gdn.linear of tensor<?x8xbf16> by tensor<4x8xf32> into tensor<?x4xbf16> has no CUDA lowering (gdnrt_linear takes x and the weight in one element type among bf16, f16 and f32, and y in it or f32).
 func.func @linear_mixed(%x: tensor<?x8xbf16>, %w: tensor<4x8xf32>) -> tensor<?x4xbf16> {
   %y = gdn.linear %x, %w : (tensor<?x8xbf16>, tensor<4x8xf32>) -> tensor<?x4xbf16>
+  return %y : tensor<?x4xbf16>
+}
+
+// y may be f32 beside bf16 x and weight (an f32 projection output,
+// runtime-calls.mlir), never narrower than them.
+// SOURCE-LABEL: // @linear_narrow_output: 0 kernel(s)
+// SOURCE: // No whole-function entry point: gdn.linear of tensor<?x8xf32> by tensor<4x8xf32> into tensor<?x4xbf16> has no CUDA lowering (gdnrt_linear takes x and the weight in one element type among bf16, f16 and f32, and y in it or f32).
+func.func @linear_narrow_output(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) -> tensor<?x4xbf16> {
+  %y = gdn.linear %x, %w : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x4xbf16>
   return %y : tensor<?x4xbf16>
 }
 

@@ -30,6 +30,36 @@ func.func @linear(%x: tensor<?x256xbf16>, %w: tensor<256x256xbf16>) -> tensor<?x
   return %y : tensor<?x4x64xbf16>
 }
 
+// An f32 projection output from bf16 operands (gdn-expand-layer's
+// f32-projections): the same call, checked for an f32 result.
+// CHECK-LABEL: // @linear_f32_output: 0 kernel(s)
+// CHECK-NOT: No whole-function entry point
+// CHECK: static const gdn_dtype_t gdn_linear_f32_output_result_dtypes[] = {GDN_F32};
+// CHECK:   if (!gdn::checkTensor(results[0], GDN_F32, {args[0].shape[0], 96}))
+// CHECK-NEXT:     return GDN_ERROR_INVALID_ARGUMENT;
+// CHECK-NEXT:   // gdn.linear at loc(
+// CHECK-NEXT:   if (int error = gdnrt_linear(context, &args[0], &args[1], &results[0]))
+func.func @linear_f32_output(%x: tensor<?x64xbf16>, %w: tensor<96x64xbf16>) -> tensor<?x96xf32> {
+  %y = gdn.linear %x, %w : (tensor<?x64xbf16>, tensor<96x64xbf16>) -> tensor<?x96xf32>
+  return %y : tensor<?x96xf32>
+}
+
+// The f32 split of such an output: the same copies in 4-byte elements
+// (every width and pitch twice the bf16 split's below).
+// CHECK-LABEL: // @split_f32: 0 kernel(s)
+// CHECK:         {static_cast<char *>(results[0].data) + 0, 16, 112, static_cast<const char *>(args[0].data) + 0, 80, 160, 16, 2, static_cast<size_t>(args[0].shape[0])},
+// CHECK-NEXT:    {static_cast<char *>(results[0].data) + 32, 16, 112, static_cast<const char *>(args[0].data) + 16, 80, 160, 16, 2, static_cast<size_t>(args[0].shape[0])},
+// CHECK-NEXT:    {static_cast<char *>(results[0].data) + 64, 24, 112, static_cast<const char *>(args[0].data) + 32, 80, 160, 24, 2, static_cast<size_t>(args[0].shape[0])},
+// CHECK-NEXT:    {static_cast<char *>(results[1].data) + 0, 24, 48, static_cast<const char *>(args[0].data) + 56, 80, 160, 24, 2, static_cast<size_t>(args[0].shape[0])},
+// CHECK-NEXT:    {static_cast<char *>(results[2].data) + 0, 6, 12, static_cast<const char *>(args[1].data) + 0, 12, 24, 6, 2, static_cast<size_t>(args[1].shape[0])},
+func.func @split_f32(%qkvz: tensor<?x40xf32>, %ba: tensor<?x12xbf16>)
+    -> (tensor<?x28xf32>, tensor<?x6x2xf32>, tensor<?x6xbf16>, tensor<?x6xbf16>) {
+  %m, %z, %b, %a = gdn.split_qkvz %qkvz, %ba {key_heads = 2 : i64, head_dim_k = 4 : i64}
+      : (tensor<?x40xf32>, tensor<?x12xbf16>)
+      -> (tensor<?x28xf32>, tensor<?x6x2xf32>, tensor<?x6xbf16>, tensor<?x6xbf16>)
+  return %m, %z, %b, %a : tensor<?x28xf32>, tensor<?x6x2xf32>, tensor<?x6xbf16>, tensor<?x6xbf16>
+}
+
 // SP around a projection: the gather multiplies the shard's tokens by the
 // group's ranks, the scatter divides them back (the factors cancel, so no
 // divisibility condition is left); the staging of both collectives is laid

@@ -24,16 +24,18 @@ int64_t getElementBytes(Type type);
 int64_t getLanesPerHead(int64_t headDim, Type elementType);
 
 /// Shared memory of one prologue block, as the device header's
-/// prologueSharedBytes() computes it: the ring of rows in flight (16 bytes
-/// per thread and row) and the chunk's row table (4 bytes per row).
+/// prologueSharedBytes() computes it: the ring of rows in flight
+/// (`inputWords` 16-byte words per thread and row: 2 for an f32 conv input
+/// beside bf16 q, k, v) and the chunk's row table (4 bytes per row).
 int64_t getPrologueSharedBytes(int64_t threads, int64_t rowsInFlight,
-                               int64_t tokensPerBlock);
+                               int64_t tokensPerBlock, int64_t inputWords = 1);
 
 /// Shared memory of one prologue backward block, as the device header's
 /// PrologueBackwardShape::kSharedBytes: the ring of (x, dy) vectors per row
 /// in flight and thread, and a word for the offsets' check.
 int64_t getPrologueGradSharedBytes(int64_t threads, int64_t vectorBytes,
-                                   int64_t rowsInFlight);
+                                   int64_t rowsInFlight,
+                                   int64_t inputUnits = 1);
 
 /// Blocks per SM the prologue backward's register budget is set for
 /// (`__launch_bounds__`), as measured on the H200 (docs/backward.md):

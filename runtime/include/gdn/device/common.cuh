@@ -32,8 +32,24 @@
     static constexpr auto value = C::member;                                   \
   };
 
+/// The same for a member type: Trait<Config>::type is Config::member, or
+/// Config::fallback when the Config does not name it.
+#define GDN_OPTIONAL_CONFIG_TYPE(Trait, member, fallback)                     \
+  template <class C, class = void> struct Trait {                              \
+    using type = typename C::fallback;                                         \
+  };                                                                           \
+  template <class C> struct Trait<C, std::void_t<typename C::member>> {        \
+    using type = typename C::member;                                           \
+  };
+
 namespace gdn {
 namespace device {
+
+/// The conv input's element type of a prologue Config (prologue.cuh,
+/// prologue_backward.cuh): ConvInput, or Activation (q, k, v) when the
+/// Config names none. An f32 projection output is read as ConvInput beside
+/// bf16 q, k and v.
+GDN_OPTIONAL_CONFIG_TYPE(ConvInputOf, ConvInput, Activation)
 
 /// Converts one storage element to fp32 and back.
 template <typename T> struct Element;
@@ -58,14 +74,24 @@ template <> struct Element<float> {
   static __device__ __forceinline__ float store(float x) { return x; }
 };
 
-/// kBytes (8 or 16) of storage elements, loaded and stored in one access
-/// and unpacked to fp32 registers (`unpack` converts bytes already in
-/// registers, for loads issued ahead of use). 8 bytes halve the registers a
-/// thread spends on its channels (the prologue backward).
+/// Two 16-byte words: the raw storage of a 32-byte vector (8 fp32 values
+/// beside 8 bf16 ones), loaded and stored as two 16-byte accesses.
+struct alignas(16) Words32 {
+  uint4 low, high;
+};
+
+/// kBytes (8, 16 or 32) of storage elements, loaded and stored in one
+/// access (two for 32 bytes) and unpacked to fp32 registers (`unpack`
+/// converts bytes already in registers, for loads issued ahead of use). 8
+/// bytes halve the registers a thread spends on its channels (the prologue
+/// backward); 32 bytes carry fp32 values beside 16-byte bf16 vectors of the
+/// same element count (an f32 projection output read with bf16 results).
 template <typename T, int kBytes> struct PackedVector {
-  static_assert(kBytes == 8 || kBytes == 16, "8- or 16-byte vectors");
+  static_assert(kBytes == 8 || kBytes == 16 || kBytes == 32,
+                "8-, 16- or 32-byte vectors");
   static constexpr int kWidth = kBytes / static_cast<int>(sizeof(T));
-  using Raw = std::conditional_t<kBytes == 16, uint4, uint2>;
+  using Raw = std::conditional_t<kBytes == 32, Words32,
+                                 std::conditional_t<kBytes == 16, uint4, uint2>>;
   float values[kWidth];
 
   __device__ __forceinline__ void unpack(Raw raw) {
@@ -94,6 +120,11 @@ template <typename T, int kBytes> struct PackedVector {
 
 /// The 16-byte vector every forward kernel moves its rows in.
 template <typename T> using Vector16 = PackedVector<T, 16>;
+
+/// The vector of `kWidth` elements of T: what a kernel that moves another
+/// type in 16-byte vectors reads of T beside it.
+template <typename T, int kWidth>
+using VectorOf = PackedVector<T, kWidth * static_cast<int>(sizeof(T))>;
 
 /// Loads one scalar of any storage type as fp32.
 template <typename T> __device__ __forceinline__ float loadScalar(const T *p) {

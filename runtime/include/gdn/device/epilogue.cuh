@@ -43,9 +43,9 @@ __global__ void __launch_bounds__(Config::kThreads)
     const int64_t row = base + threadIdx.x / kLanes;
     const bool active = row < args.rows;
     InVec x;
-    Vector16<typename Config::Gate> z;
-    static_assert(Vector16<typename Config::Gate>::kWidth == kVec,
-                  "x and z vectors must hold the same element count");
+    // z may be wider than x (an f32 projection output): the same element
+    // count in a wider vector.
+    VectorOf<typename Config::Gate, kVec> z;
     if (active) {
       x.load(args.x + row * Config::kHeadDimV + lane * kVec);
       z.load(args.z + row * Config::kHeadDimV + lane * kVec);
@@ -61,9 +61,7 @@ __global__ void __launch_bounds__(Config::kThreads)
         rsqrtf(groupSum<kLanes>(squares) / Config::kHeadDimV + Config::kEps);
     if (!active)
       continue;
-    Vector16<typename Config::Output> y;
-    static_assert(Vector16<typename Config::Output>::kWidth == kVec,
-                  "input and output vectors must hold the same element count");
+    VectorOf<typename Config::Output, kVec> y;
 #pragma unroll
     for (int i = 0; i < kVec; ++i)
       y.values[i] = weight[i] * (x.values[i] * inverse) * silu(z.values[i]);

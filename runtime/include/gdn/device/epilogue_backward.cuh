@@ -66,17 +66,15 @@ __global__ void __launch_bounds__(Config::kThreads)
     gatedRMSNormBackwardKernel(EpilogueBackwardArgs<Config> args) {
   using S = EpilogueBackwardShape<Config>;
   using InVec = typename S::InVec;
-  using GateVec = Vector16<typename Config::Gate>;
-  using DyVec = Vector16<typename Config::OutputGrad>;
   constexpr int kVec = S::kVec, kLanes = S::kLanes, kGroups = S::kGroups;
+  // x's 16-byte vectors set the element count; z (an f32 projection
+  // output beside a bf16 x) and the cotangents move as many elements.
+  using GateVec = VectorOf<typename Config::Gate, kVec>;
+  using DyVec = VectorOf<typename Config::OutputGrad, kVec>;
   constexpr int kV = Config::kHeadDimV;
   static_assert(kV % kVec == 0 && kLanes <= 32 && (kLanes & (kLanes - 1)) == 0,
                 "a row must be a power-of-two group of at most 32 lanes");
   static_assert(Config::kThreads % kLanes == 0, "whole rows per block");
-  static_assert(GateVec::kWidth == kVec && DyVec::kWidth == kVec &&
-                    Vector16<typename Config::InputGrad>::kWidth == kVec &&
-                    Vector16<typename Config::GateGrad>::kWidth == kVec,
-                "x, z, dy, dx and dz vectors must hold the same element count");
   const int lane = threadIdx.x % kLanes, group = threadIdx.x / kLanes;
   float weight[kVec], dweight[kVec];
 #pragma unroll
@@ -109,7 +107,7 @@ __global__ void __launch_bounds__(Config::kThreads)
     for (int i = 0; i < kVec; ++i)
       squares += x.values[i] * x.values[i];
     const float r = rsqrtf(groupSum<kLanes>(squares) / kV + Config::kEps);
-    Vector16<typename Config::GateGrad> dz;
+    VectorOf<typename Config::GateGrad, kVec> dz;
     float dn[kVec], projection = 0.0f;
 #pragma unroll
     for (int i = 0; i < kVec; ++i) {
@@ -126,7 +124,7 @@ __global__ void __launch_bounds__(Config::kThreads)
     const float along = r * r * groupSum<kLanes>(projection) / kV;
     if (!active)
       continue;
-    Vector16<typename Config::InputGrad> dx;
+    VectorOf<typename Config::InputGrad, kVec> dx;
 #pragma unroll
     for (int i = 0; i < kVec; ++i)
       dx.values[i] = r * (dn[i] - along * x.values[i]);

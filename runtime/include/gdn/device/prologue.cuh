@@ -7,8 +7,9 @@
 // in the layout the delta-rule kernel reads, which is what makes the fused
 // prologue cheaper than the conv alone.
 //
-// Mapping: each thread owns one 16-byte slice of channels and walks its
-// block's rows, keeping the previous W-1 inputs in registers (a sliding
+// Mapping: each thread owns one 16-byte slice of q/k/v channels (their conv
+// input may be wider, Config::ConvInput: 32 bytes of f32 beside 8 bf16) and
+// walks its block's rows, keeping the previous W-1 inputs in registers (a sliding
 // window), so every row is read once (plus W-1 halo rows per row block).
 // Rows arrive through a per-thread ring of asynchronous copies in shared
 // memory, Config::kRowsInFlight deep. The grid is persistent: each row block
@@ -40,7 +41,7 @@ namespace device {
 
 template <class Config> struct PrologueArgs {
   using Act = typename Config::Activation;
-  const Act *mixed;                                ///< [T, C]
+  const typename ConvInputOf<Config>::type *mixed; ///< [T, C]
   const typename Config::ConvWeight *weight;       ///< [C, W]
   const typename Config::ConvWeight *bias;         ///< [C] or null
   const typename Config::ConvState *initialState;  ///< [N, C, W-1] or null
@@ -53,10 +54,23 @@ template <class Config> struct PrologueArgs {
   PackingWorkspace workspace; ///< the status record: block (0, 0) writes it
 };
 
-/// Shared memory of one block, in bytes: the ring of rows in flight (16
-/// bytes per thread and row) and one 16-byte word for the validation.
+/// The 16-byte words of conv input a thread reads per row: one 16-byte
+/// vector of Activation's element count, in the input's type (2 for an f32
+/// input beside bf16 q, k, v).
+template <class Config> __host__ __device__ constexpr int prologueInputWords() {
+  using Input = typename ConvInputOf<Config>::type;
+  constexpr int kVec = Vector16<typename Config::Activation>::kWidth;
+  static_assert(sizeof(Input) >= sizeof(typename Config::Activation),
+                "the conv input must be at least as wide as q, k and v");
+  return kVec * static_cast<int>(sizeof(Input)) / 16;
+}
+
+/// Shared memory of one block, in bytes: the ring of rows in flight (the
+/// input words per thread and row) and one 16-byte word for the validation.
 template <class Config> constexpr size_t prologueSharedBytes() {
-  return sizeof(uint4) * (Config::kThreads * Config::kRowsInFlight + 1);
+  return sizeof(uint4) * (Config::kThreads * Config::kRowsInFlight *
+                              prologueInputWords<Config>() +
+                          1);
 }
 
 template <class Config>
@@ -65,6 +79,8 @@ __global__ void __launch_bounds__(Config::kThreads)
   using Act = typename Config::Activation;
   using Vec = Vector16<Act>;
   constexpr int kVec = Vec::kWidth;
+  using InVec = VectorOf<typename ConvInputOf<Config>::type, kVec>;
+  constexpr int kInWords = prologueInputWords<Config>();
   constexpr int kW = Config::kConvWidth;
   constexpr int kHistory = kW - 1;
   // The conv window rotates instead of shifting (see convRow); kPhases rows
@@ -93,8 +109,9 @@ __global__ void __launch_bounds__(Config::kThreads)
   const bool active = kAllActive || c0 < kChannels;
 
   // Shared memory, carved from the dynamic allocation (prologueSharedBytes):
-  // - ring: the block's i-th row lands in slot i % kRows, [slot][thread];
-  //   each thread copies and reads back only its own 16 bytes, so the
+  // - ring: the block's i-th row lands in slot i % kRows,
+  //   [slot][word][thread] (kInWords 16-byte words of input per thread and
+  //   row); each thread copies and reads back only its own words, so the
   //   pipeline needs no barrier, and kRows rows per thread are in flight
   //   without holding registers (the kernel is bound by loads in flight).
   // - then one word for the block's first packing violation.
@@ -146,20 +163,25 @@ __global__ void __launch_bounds__(Config::kThreads)
   // committed per row, empty past the range, so that "all but kRows - 1
   // groups done" always means "this row has landed". Pointers and ring
   // offsets advance by addition: the loop has no multiplications left.
-  const Act *fetchFrom =
+  using Input = typename ConvInputOf<Config>::type;
+  constexpr int kPerWord = 16 / static_cast<int>(sizeof(Input));
+  const Input *fetchFrom =
       args.mixed + static_cast<int64_t>(haloBegin) * kChannels + c0;
-  const Act *const fetchEnd =
+  const Input *const fetchEnd =
       args.mixed + static_cast<int64_t>(rangeEnd) * kChannels;
   uint4 *const mySlot0 = ring + threadIdx.x;
+  constexpr int kSlotStride = kInWords * Config::kThreads;
   int fetchSlot = 0, readSlot = 0;
   auto nextSlot = [](int slot) {
-    return slot + Config::kThreads == kRows * Config::kThreads
-               ? 0
-               : slot + Config::kThreads;
+    return slot + kSlotStride == kRows * kSlotStride ? 0 : slot + kSlotStride;
   };
   auto fetchNext = [&]() {
-    if (active && fetchFrom < fetchEnd)
-      copyAsync16(mySlot0 + fetchSlot, fetchFrom);
+    if (active && fetchFrom < fetchEnd) {
+#pragma unroll
+      for (int w = 0; w < kInWords; ++w)
+        copyAsync16(mySlot0 + fetchSlot + w * Config::kThreads,
+                    fetchFrom + w * kPerWord);
+    }
     commitAsyncCopies();
     fetchFrom += kChannels;
     fetchSlot = nextSlot(fetchSlot);
@@ -167,8 +189,18 @@ __global__ void __launch_bounds__(Config::kThreads)
   // Takes the next row out of the ring and frees its slot for a new copy.
   auto takeRow = [&]() {
     waitAsyncCopies<kRows - 1>();
+    typename InVec::Raw raw;
+    uint4 *words = reinterpret_cast<uint4 *>(&raw);
+#pragma unroll
+    for (int w = 0; w < kInWords; ++w)
+      words[w] = active ? mySlot0[readSlot + w * Config::kThreads]
+                        : make_uint4(0, 0, 0, 0);
+    InVec in;
+    in.unpack(raw);
     Vec x;
-    x.unpack(active ? mySlot0[readSlot] : make_uint4(0, 0, 0, 0));
+#pragma unroll
+    for (int i = 0; i < kVec; ++i)
+      x.values[i] = in.values[i];
     readSlot = nextSlot(readSlot);
     fetchNext(); // after the unpack: the slot's old row is in registers
     return x;
@@ -185,7 +217,7 @@ __global__ void __launch_bounds__(Config::kThreads)
   // every output this block owns is NaN, never a result.
   const unsigned long long violation = findFirstViolation(
       packing, reinterpret_cast<unsigned long long *>(
-                   ring + Config::kThreads * kRows));
+                   ring + Config::kThreads * kRows * kInWords));
   const bool invalid = violation != kNoViolation;
   if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0)
     writeStatus(packing, violation, args.workspace.status);

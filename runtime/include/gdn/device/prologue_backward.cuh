@@ -68,15 +68,16 @@ namespace device {
 ///   (weight and bias) and GateParamGrad (A_log, dt_bias), each fp32, bf16
 ///   or f16; and the tile:
 ///   kVectorBytes (8 or 16: the channels a thread owns, as bytes of
-///   Activation), kThreads, kMinBlocksPerSM (the register budget:
+///   Activation; the conv input, ConvInput when the Config names it, may be
+///   wider and moves the same channels in more bytes), kThreads,
+///   kMinBlocksPerSM (the register budget:
 ///   __launch_bounds__), kRowsInFlight, kRowBlocks (the most row blocks;
 ///   each takes at least kMinRowsPerBlock rows) and kGateBlocks.
 /// Parameter gradients are summed in fp32 and stored once in their type.
 template <class Config> struct PrologueBackwardArgs {
-  using Act = typename Config::Activation;
   using ActGrad = typename Config::ActivationGrad;
   // The forward's inputs.
-  const Act *mixed;                                ///< [T, C]
+  const typename ConvInputOf<Config>::type *mixed; ///< [T, C]
   const typename Config::ConvWeight *weight;       ///< [C, W]
   const typename Config::ConvWeight *bias;         ///< [C] or null
   const typename Config::ConvState *initialState;  ///< [N, C, W-1] or null
@@ -105,11 +106,19 @@ template <class Config> struct PrologueBackwardArgs {
 
 /// The shape-only quantities both the host and the kernels use.
 template <class Config> struct PrologueBackwardShape {
-  using Vec = PackedVector<typename Config::Activation, Config::kVectorBytes>;
-  using GradVec =
-      PackedVector<typename Config::ActivationGrad, Config::kVectorBytes>;
-  using Raw = typename Vec::Raw;
-  static constexpr int kVec = Vec::kWidth;
+  static constexpr int kVec =
+      PackedVector<typename Config::Activation, Config::kVectorBytes>::kWidth;
+  /// The conv input's vectors (x) and the cotangents' (dy, dx), kVec
+  /// elements each.
+  using Vec = VectorOf<typename ConvInputOf<Config>::type, kVec>;
+  using GradVec = VectorOf<typename Config::ActivationGrad, kVec>;
+  /// The ring moves both in units of the cotangent's vector (x is at
+  /// least as wide: kInputUnits of them).
+  using Unit = typename GradVec::Raw;
+  static constexpr int kInputUnits =
+      static_cast<int>(sizeof(typename Vec::Raw) / sizeof(Unit));
+  static_assert(sizeof(typename Vec::Raw) % sizeof(Unit) == 0,
+                "the conv input must be at least as wide as the cotangents");
   static constexpr int kKeyDim = Config::kKeyHeads * Config::kHeadDimK;
   static constexpr int kChannels =
       2 * kKeyDim + Config::kValueHeads * Config::kHeadDimV;
@@ -121,7 +130,8 @@ template <class Config> struct PrologueBackwardShape {
   static constexpr int64_t kMinTokensPerGateBlock = 64;
   /// The ring, then one word for the offsets' check.
   static constexpr size_t kSharedBytes =
-      sizeof(Raw) * 2 * Config::kThreads * Config::kRowsInFlight +
+      sizeof(Unit) * (kInputUnits + 1) * Config::kThreads *
+          Config::kRowsInFlight +
       sizeof(unsigned long long);
   /// Heads handled side by side in the gate kernel: lanes x heads slots.
   static constexpr int kGateLanes = Config::kValueHeads <= Config::kThreads
@@ -163,7 +173,8 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocksPerSM)
   using S = PrologueBackwardShape<Config>;
   using Vec = typename S::Vec;
   using GradVec = typename S::GradVec;
-  using Raw = typename S::Raw;
+  using Unit = typename S::Unit;
+  constexpr int kInputUnits = S::kInputUnits;
   constexpr int kVec = S::kVec;
   constexpr int kW = Config::kConvWidth;
   constexpr int kHistory = kW - 1;
@@ -176,8 +187,6 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocksPerSM)
   constexpr int kChannels = S::kChannels;
   constexpr int kThreads = Config::kThreads;
   constexpr bool kNormWarpUniform = (2 * kKeyDim) % (32 * kVec) == 0;
-  static_assert(GradVec::kWidth == kVec,
-                "the cotangents must be as wide as the activations");
   static_assert(Config::kHeadDimK % kVec == 0 && kHeadLanes <= 32 &&
                     (kHeadLanes & (kHeadLanes - 1)) == 0,
                 "a head must be a power-of-two group of at most 32 lanes");
@@ -225,25 +234,30 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocksPerSM)
   const int32_t fetchEnd = static_cast<int32_t>(min(
       static_cast<int64_t>(rangeEnd) + kHistory, static_cast<int64_t>(tokens)));
 
-  // The ring: row i of the walk lands in slot i % kRows, [slot][x, dy]
-  // [thread]; each thread reads back only its own copies (no barrier), as
-  // in the forward. One group per row, empty past the walk.
+  // The ring: row i of the walk lands in slot i % kRows,
+  // [slot][x units, dy][thread] (x takes kInputUnits units of dy's size);
+  // each thread reads back only its own copies (no barrier), as in the
+  // forward. One group per row, empty past the walk.
   extern __shared__ uint4 shared[];
-  Raw *const mine = reinterpret_cast<Raw *>(shared) + threadIdx.x;
+  Unit *const mine = reinterpret_cast<Unit *>(shared) + threadIdx.x;
+  constexpr int kSlotStride = (kInputUnits + 1) * kThreads;
+  constexpr int kUnitElements =
+      static_cast<int>(sizeof(Unit) / sizeof(*args.mixed));
   int32_t fetchRow = fetchBegin;
   int fetchSlot = 0, readSlot = 0;
   auto nextSlot = [](int slot) {
-    return slot + 2 * kThreads == 2 * kRows * kThreads ? 0
-                                                       : slot + 2 * kThreads;
+    return slot + kSlotStride == kRows * kSlotStride ? 0 : slot + kSlotStride;
   };
   auto fetchNext = [&]() {
     if (active && fetchRow < fetchEnd) {
-      copyAsync<sizeof(Raw)>(
-          mine + fetchSlot,
-          args.mixed + static_cast<int64_t>(fetchRow) * kChannels + c0);
-      copyAsync<sizeof(Raw)>(mine + fetchSlot + kThreads,
-                             cotangent + static_cast<int64_t>(fetchRow) *
-                                             cotangentStride);
+      const auto *x = args.mixed + static_cast<int64_t>(fetchRow) * kChannels + c0;
+#pragma unroll
+      for (int u = 0; u < kInputUnits; ++u)
+        copyAsync<sizeof(Unit)>(mine + fetchSlot + u * kThreads,
+                                x + u * kUnitElements);
+      copyAsync<sizeof(Unit)>(mine + fetchSlot + kInputUnits * kThreads,
+                              cotangent + static_cast<int64_t>(fetchRow) *
+                                              cotangentStride);
     }
     commitAsyncCopies();
     ++fetchRow;
@@ -251,9 +265,14 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocksPerSM)
   };
   auto takeRow = [&](Vec &x, GradVec &dy) {
     waitAsyncCopies<kRows - 1>();
-    const Raw zero = {};
-    x.unpack(active ? mine[readSlot] : zero);
-    dy.unpack(active ? mine[readSlot + kThreads] : zero);
+    const Unit zero = {};
+    typename Vec::Raw raw;
+    Unit *units = reinterpret_cast<Unit *>(&raw);
+#pragma unroll
+    for (int u = 0; u < kInputUnits; ++u)
+      units[u] = active ? mine[readSlot + u * kThreads] : zero;
+    x.unpack(raw);
+    dy.unpack(active ? mine[readSlot + kInputUnits * kThreads] : zero);
     readSlot = nextSlot(readSlot);
     fetchNext();
   };
@@ -266,7 +285,7 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocksPerSM)
   // (0, 0) writes the status record the later kernels read (stream order).
   const unsigned long long violation = findFirstViolation(
       packing, reinterpret_cast<unsigned long long *>(
-                   reinterpret_cast<Raw *>(shared) + 2 * kThreads * kRows));
+                   reinterpret_cast<Unit *>(shared) + kSlotStride * kRows));
   const bool invalid = violation != kNoViolation;
   if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0)
     writeStatus(packing, violation, args.metadata.status);

@@ -201,8 +201,9 @@ GDNRT_API int gdnrt_group_rank(const gdnrt_context_t *context, gdnrt_group_t gro
 /*--- Projections -----------------------------------------------------------*/
 
 /** gdn.linear: y[t] = W x[t] for every token; x [T, In...], weight
- *  [Out, In] (nn.Linear), y [T, Out...]; one dtype (bf16, f16 or f32),
- *  fp32 accumulation. Runs on cuBLASLt with the context's workspace. */
+ *  [Out, In] (nn.Linear), y [T, Out...]; one dtype (bf16, f16 or f32), or
+ *  an f32 y from bf16 or f16 x and weight; fp32 accumulation. Runs on
+ *  cuBLASLt with the context's workspace. */
 GDNRT_API int gdnrt_linear(gdnrt_context_t *context, const gdn_tensor_t *x,
                  const gdn_tensor_t *weight, const gdn_tensor_t *y);
 
