@@ -27,7 +27,8 @@ mkdir -p "$out"
 # the results computed wholly or partly without the offsets (comma-separated:
 # they may hold numbers when the offsets are invalid; every other result must
 # be NaN) | gdn-expand-layer options (non-empty: the case is the program
-# expanded with them, and gdn-run's reference stores what that program says).
+# expanded with them; a forward one is checked against that program in
+# float64 on the same inputs, since those options are about precision).
 # Sizes stay small: inputs travel to the GPU machine as float32 .npy files.
 cases=(
   "prologue_gqa16x32|prologue_gqa16x32|--seqlens=1,63,64,65,0,100 --seed=1|"
@@ -106,6 +107,13 @@ for entry in "${cases[@]}"; do
   fi
   # shellcheck disable=SC2086
   "$bin/gdn-run" "$source" $options --save-inputs "$dir/in" --outputs "$dir/expected" >"$dir/reference.txt"
+  if [ -n "$expand" ] && [ -z "$backward" ]; then
+    sed 's/bf16/f64/g' "$source" >"$dir/program-f64.mlir"
+    rm -rf "$dir/expected"
+    # shellcheck disable=SC2086
+    "$bin/gdn-run" "$dir/program-f64.mlir" $options --inputs "$dir/in" --outputs "$dir/expected" \
+      >"$dir/reference.txt"
+  fi
   if [ -z "$fuse" ]; then
     "$bin/gdn-opt" --gdn-pipeline "$source" -o "$dir/fused.mlir"
   else

@@ -37,9 +37,9 @@ build="${BUILD_DIR:-$root/build}"
 export GDN_OPT="${GDN_OPT:-$build/bin/gdn-opt}" GDN_TRANSLATE="${GDN_TRANSLATE:-$build/bin/gdn-translate}"
 mkdir -p "$out/cache" "$out/python" "$out/scripts" "$out/whl/fla"
 
-if [ ! -f "$out/cache/libgdnrt.so" ]; then
-  bash "$root/runtime/build.sh" "$out/cache"
-fi
+# Always rebuilt: a libgdnrt.so from an older tree would be loaded by every
+# program library of the cache (they link it from beside them).
+bash "$root/runtime/build.sh" "$out/cache"
 export GDN_GDNRT_DIR="$out/cache"
 
 compile() { python3 "$root/python/gdn_torch/compiler.py" "$@" --cache "$out/cache"; }
@@ -48,15 +48,15 @@ rm -rf "$out"/cache/layer_* "$out"/cache/delta_rule_*
 compile layer --projections qwen3_next --hidden 256 --key-heads 2 --value-heads 4 &
 compile layer --projections qwen3_5 --hidden 256 --key-heads 2 --value-heads 4 &
 wait
-# The same with f32 projection outputs (torch_compare.py --f32-projections).
-compile layer --projections qwen3_next --hidden 256 --key-heads 2 --value-heads 4 --f32-projections &
-compile layer --projections qwen3_5 --hidden 256 --key-heads 2 --value-heads 4 --f32-projections &
+# The same with bf16 projection outputs (torch_compare.py --bf16-projections).
+compile layer --projections qwen3_next --hidden 256 --key-heads 2 --value-heads 4 --bf16-projections &
+compile layer --projections qwen3_5 --hidden 256 --key-heads 2 --value-heads 4 --bf16-projections &
 wait
 compile delta-rule --key-heads 2 --value-heads 4 &
 compile delta-rule --key-heads 16 --value-heads 32 &
 wait
 compile layer --projections qwen3_next --hidden 2048 --key-heads 16 --value-heads 32 &
-compile layer --projections qwen3_next --hidden 2048 --key-heads 16 --value-heads 32 --f32-projections &
+compile layer --projections qwen3_next --hidden 2048 --key-heads 16 --value-heads 32 --bf16-projections &
 wait
 
 rm -rf "$out/python/gdn_torch"

@@ -60,8 +60,11 @@ v = [l.replace("-> tensor<?x256xbf16> {", "-> tensor<?x256xf64> {")
       .replace("return %6 : tensor<?x256xbf16>", "return %6 : tensor<?x256xf64>") for l in v]
 write("core", "\n".join(v))
 PY
+# What gdn-expand-layer{f32-projections} stores (docs/precision.md).
+"$bin/gdn-opt" --gdn-expand-layer=f32-projections=true "$root/test/Integration/Inputs/layer_qwen3_next_small.mlir" |
+  sed -e 's/@layer_qwen3_next_small/@f/' >"$work/f32p.mlir"
 "$bin/gdn-run" "$work/bf16.mlir" --entry=f $lengths --seed=12 --save-inputs "$work/in" --outputs "$work/out-bf16" >/dev/null
-for variant in f64 core norm output; do
+for variant in f64 core norm output f32p; do
   "$bin/gdn-run" "$work/$variant.mlir" --entry=f $lengths --inputs "$work/in" --outputs "$work/out-$variant" >/dev/null
 done
 python3 - "$work" <<'PY'
@@ -81,7 +84,8 @@ norm = sum(r * r for r in reference)
 for variant, what in [("bf16", "every intermediate in bf16"),
                       ("core", "projection output .. o in bf16, the rest f64"),
                       ("norm", "only the gated RMSNorm's output in bf16"),
-                      ("output", "only the layer's output in bf16")]:
+                      ("output", "only the layer's output in bf16"),
+                    ("f32p", "f32-projections: qkvz in f32, the rest as the bf16 program")]:
     values = load(f"{work}/out-{variant}/result0.npy")
     error = math.sqrt(sum((v - r) ** 2 for v, r in zip(values, reference)) / norm)
     print(f"{error:.3e}  {what}")

@@ -18,8 +18,11 @@
 #     Qwen3-Next layer (ours vs PyTorch + FLA: nn.Linear, FLA's varlen
 #     causal_conv1d, chunk_gated_delta_rule and FusedRMSNormGated).
 #
-# --f32-projections repeats 1 and 2 (and the layer's timing) for layers
-# compiled with f32 projection outputs (docs/precision.md).
+# The layers are compiled as gdn_torch compiles them by default, with f32
+# projection outputs (docs/precision.md); --bf16-projections repeats 1 and 2
+# (and the layer's timing) for layers that store them in bf16, whose output
+# is over 5e-3 by design, as transformers' own bf16 path is (reported, not
+# held to the bound; their gradients are).
 # Without the layer's backward compiled it runs everything else and says so.
 # transformers' modeling modules are imported before FLA is put on sys.path,
 # so that they take their PyTorch path (they pick FLA when it imports).
@@ -116,9 +119,11 @@ def hf_module(kind, spec):
     return Qwen3_5GatedDeltaNet(Qwen3_5TextConfig(**common), layer_idx=0)
 
 
-def compare_layer(kind, lengths, device, gdn_torch, f32p=False):
-    section = kind + ("-f32p" if f32p else "")
-    spec = gdn_torch.LayerSpec(kind, 256, 2, 4, 128, 128, 4, f32_projections=f32p)
+def compare_layer(kind, lengths, device, gdn_torch, bf16p=False):
+    section = kind + ("-bf16p" if bf16p else "")
+    spec = gdn_torch.LayerSpec(kind, 256, 2, 4, 128, 128, 4, f32_projections=not bf16p)
+    # bf16 projection outputs put y over 5e-3 (docs/precision.md): reported.
+    bound_y = None if bf16p else BOUND_OUT
     torch.manual_seed(1234)
     hf = hf_module(kind, spec)
     with torch.no_grad():
@@ -142,8 +147,9 @@ def compare_layer(kind, lengths, device, gdn_torch, f32p=False):
     gen = torch.Generator().manual_seed(4321)
     x = torch.randn(T, D, generator=gen).to(torch.bfloat16).to(device)
     dy = torch.randn(T, D, generator=gen).to(torch.bfloat16).to(device)
-    exact = REFERENCE.get(section, {})
-    mine = SAVED.setdefault(section, {})
+    # The exact program (a CPU run's --save-reference) of this very layer.
+    exact = REFERENCE.get(spec.name, {})
+    mine = SAVED.setdefault(spec.name, {})
 
     # The reference: transformers' PyTorch path in float64, each sequence alone.
     x64 = x.double().requires_grad_(True)
@@ -169,7 +175,8 @@ def compare_layer(kind, lengths, device, gdn_torch, f32p=False):
 
     with torch.no_grad():
         y_nograd = ours(x, cu)
-    record(section, "y (forward, @f)", rel_rms(y_nograd, y_ref), BOUND_OUT)
+    record(section, "y (forward, @f)", rel_rms(y_nograd, y_ref), bound_y,
+           "bf16 projection outputs: over 5e-3 by design" if bf16p else "")
     mine["y"] = y_nograd.detach().cpu().clone()
     if "y" in exact:
         record(section, "y vs the exact program (gdn-run)", rel_rms(y_nograd, exact["y"].to(device)),
@@ -191,7 +198,7 @@ def compare_layer(kind, lengths, device, gdn_torch, f32p=False):
         return
     xg = x.clone().requires_grad_(True)
     y = ours(xg, cu)
-    record(section, "y (training forward, @f_forward)", rel_rms(y, y_ref), BOUND_OUT)
+    record(section, "y (training forward, @f_forward)", rel_rms(y, y_ref), bound_y)
     y.backward(dy)
     record(section, "dx", rel_rms(xg.grad, x64.grad), BOUND_GRAD)
     mine["dx"] = xg.grad.cpu().clone()
@@ -215,9 +222,9 @@ def compare_layer(kind, lengths, device, gdn_torch, f32p=False):
     record(section, "dx run-to-run identical", str(torch.equal(xg.grad, xg2.grad)), None)
 
 
-def training_step(device, gdn_torch, f32p=False):
-    section = "train" + ("-f32p" if f32p else "")
-    spec = gdn_torch.LayerSpec("qwen3_next", 256, 2, 4, 128, 128, 4, f32_projections=f32p)
+def training_step(device, gdn_torch, bf16p=False):
+    section = "train" + ("-bf16p" if bf16p else "")
+    spec = gdn_torch.LayerSpec("qwen3_next", 256, 2, 4, 128, 128, 4, f32_projections=not bf16p)
     torch.manual_seed(7)
     # fp32 master weights, cast to bf16 inside autograd (mixed precision).
     layer = gdn_torch.GatedDeltaNet(spec, device=device, dtype=torch.float32)
@@ -427,16 +434,16 @@ class TorchFlaQwen3Next(torch.nn.Module):
         return F.linear(o.reshape(T, hv * dv), L.out_proj.weight)
 
 
-def time_layer(device, gdn_torch, fla, f32p=False):
+def time_layer(device, gdn_torch, fla, bf16p=False):
     section = "time-layer"
     spec = gdn_torch.LayerSpec("qwen3_next", 2048, 16, 32, 128, 128, 4)
     torch.manual_seed(3)
     layer = gdn_torch.GatedDeltaNet(spec, device=device)
-    wide = None
-    if f32p:
-        wide = gdn_torch.GatedDeltaNet(dataclasses.replace(spec, f32_projections=True),
-                                       device=device)
-        wide.load_state_dict(layer.state_dict())
+    narrow = None
+    if bf16p:
+        narrow = gdn_torch.GatedDeltaNet(dataclasses.replace(spec, f32_projections=False),
+                                         device=device)
+        narrow.load_state_dict(layer.state_dict())
     for lengths in ([8192] * 4, random_lengths(32768, 8, 3)):
         label = "8192x4" if len(lengths) == 4 else "32K/8 seqs"
         T = sum(lengths)
@@ -451,18 +458,18 @@ def time_layer(device, gdn_torch, fla, f32p=False):
             dy = torch.randn_like(x)
             record(section, f"ours layer fwd+bwd {label} (ms)",
                    median_ms(lambda: layer(xg, cu32).backward(dy), reps=10), None)
-        if wide is not None:
+        if narrow is not None:
             with torch.no_grad():
-                wide_ms = median_ms(lambda: wide(x, cu32))
-                record(section, f"ours f32p vs bf16 y {label}", rel_rms(wide(x, cu32), layer(x, cu32)),
-                       None, "context")
-            record(section, f"ours f32-projections layer fwd {label} (ms)", wide_ms, None,
-                   f"{wide_ms / ours_ms:.3f}x the bf16 layer's time")
-            if wide.program.has_backward:
+                narrow_ms = median_ms(lambda: narrow(x, cu32))
+                record(section, f"ours bf16p vs default y {label}",
+                       rel_rms(narrow(x, cu32), layer(x, cu32)), None, "context")
+            record(section, f"ours bf16-projections layer fwd {label} (ms)", narrow_ms, None,
+                   f"the default takes {ours_ms / narrow_ms:.3f}x its time")
+            if narrow.program.has_backward:
                 xg = x.clone().requires_grad_(True)
                 dy = torch.randn_like(x)
-                record(section, f"ours f32-projections layer fwd+bwd {label} (ms)",
-                       median_ms(lambda: wide(xg, cu32).backward(dy), reps=10), None)
+                record(section, f"ours bf16-projections layer fwd+bwd {label} (ms)",
+                       median_ms(lambda: narrow(xg, cu32).backward(dy), reps=10), None)
         if fla is None:
             continue
         composed = TorchFlaQwen3Next(layer, fla)
@@ -503,8 +510,8 @@ def main():
                         help="run FLA's backward past its Hopper guard (Triton >= 3.4 and < 3.7.1 "
                              "miscompiles chunk_bwd_dqkwg, FLA #640) to time it; its gradients are "
                              "reported against ours as context and never used as a reference")
-    parser.add_argument("--f32-projections", action="store_true",
-                        help="also compare and time the layers compiled with f32 projection "
+    parser.add_argument("--bf16-projections", action="store_true",
+                        help="also compare and time the layers compiled with bf16 projection "
                              "outputs (docs/precision.md)")
     parser.add_argument("--device", default="cuda",
                         help="cpu: run the compiled programs in gdn-run instead (no GPU, no "
@@ -561,19 +568,19 @@ def main():
              ("qwen3_5", lambda: compare_layer("qwen3_5", [1, 65, 64, 0, 63, 130, 7, 200, 1],
                                                device, gdn_torch)),
              ("train", lambda: training_step(device, gdn_torch))]
-    if args.f32_projections:
-        steps += [("qwen3_next-f32p", lambda: compare_layer(
+    if args.bf16_projections:
+        steps += [("qwen3_next-bf16p", lambda: compare_layer(
                        "qwen3_next", [1, 65, 0, 64, 63, 130, 7, 200, 1], device, gdn_torch, True)),
-                  ("qwen3_5-f32p", lambda: compare_layer(
+                  ("qwen3_5-bf16p", lambda: compare_layer(
                        "qwen3_5", [1, 65, 64, 0, 63, 130, 7, 200, 1], device, gdn_torch, True)),
-                  ("train-f32p", lambda: training_step(device, gdn_torch, True))]
+                  ("train-bf16p", lambda: training_step(device, gdn_torch, True))]
     steps += [
              ("fla-sig", lambda: compare_fla_signature(device, gdn_torch, fla_chunk))]
     if not args.skip_timing:
         if not args.skip_core_timing:
             steps.append(("time-core", lambda: time_delta_rule(device, gdn_torch, fla_chunk)))
         steps.append(("time-layer", lambda: time_layer(device, gdn_torch, fla,
-                                                       args.f32_projections)))
+                                                       args.bf16_projections)))
     for name, step in steps:
         t0 = time.time()
         print(f"== {name}", flush=True)

@@ -79,7 +79,8 @@ __global__ void __launch_bounds__(Config::kThreads)
   using Act = typename Config::Activation;
   using Vec = Vector16<Act>;
   constexpr int kVec = Vec::kWidth;
-  using InVec = VectorOf<typename ConvInputOf<Config>::type, kVec>;
+  using Input = typename ConvInputOf<Config>::type;
+  using InVec = VectorOf<Input, kVec>;
   constexpr int kInWords = prologueInputWords<Config>();
   constexpr int kW = Config::kConvWidth;
   constexpr int kHistory = kW - 1;
@@ -163,7 +164,6 @@ __global__ void __launch_bounds__(Config::kThreads)
   // committed per row, empty past the range, so that "all but kRows - 1
   // groups done" always means "this row has landed". Pointers and ring
   // offsets advance by addition: the loop has no multiplications left.
-  using Input = typename ConvInputOf<Config>::type;
   constexpr int kPerWord = 16 / static_cast<int>(sizeof(Input));
   const Input *fetchFrom =
       args.mixed + static_cast<int64_t>(haloBegin) * kChannels + c0;
