@@ -108,7 +108,7 @@ for entry in "${cases[@]}"; do
   # shellcheck disable=SC2086
   "$bin/gdn-run" "$source" $options --save-inputs "$dir/in" --outputs "$dir/expected" >"$dir/reference.txt"
   if [ -n "$expand" ] && [ -z "$backward" ]; then
-    sed 's/bf16/f64/g' "$source" >"$dir/program-f64.mlir"
+    sed 's/bf16/f64/g; s/f32/f64/g' "$source" >"$dir/program-f64.mlir"
     rm -rf "$dir/expected"
     # shellcheck disable=SC2086
     "$bin/gdn-run" "$dir/program-f64.mlir" $options --inputs "$dir/in" --outputs "$dir/expected" \

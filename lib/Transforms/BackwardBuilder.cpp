@@ -60,6 +60,12 @@ RankedTensorType mlir::gdn::getCotangentType(Value primal) {
     source = collapse.getSrc();
   else if (auto expand = dyn_cast_or_null<tensor::ExpandShapeOp>(op))
     source = expand.getSrc();
+  else if (auto convert = dyn_cast_or_null<ConvertLayoutOp>(op))
+    source = convert.getX();
+  else if (isa_and_nonnull<comm::LocalShardOp, comm::AllGatherOp,
+                           comm::ReduceScatterOp, comm::AllToAllOp,
+                           comm::HaloExchangeOp>(op))
+    source = op->getOperand(0);
   if (!source || getElementTypeOrSelf(source.getType()) != type.getElementType())
     return type;
   return type.clone(getCotangentType(source).getElementType());

@@ -50,7 +50,8 @@ RecomputeCost getRecomputeCost(Operation *op);
 /// The type a cotangent of the forward value `primal` is stored in: the
 /// primal's own type, except for an activation widened only for the
 /// forward's precision (a gdn.linear result wider than its input, and what
-/// the splits, regroupings and reshapes move of it), whose cotangent keeps
+/// the splits, regroupings, reshapes, collectives and layout conversions
+/// move of it), whose cotangent keeps
 /// the linear input's element type: its only consumer is that linear's
 /// gradient GEMM, which reads it in that type anyway.
 RankedTensorType getCotangentType(Value primal);

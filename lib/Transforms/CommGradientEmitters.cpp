@@ -10,6 +10,8 @@
 // per-rank ops of chunkwise CP get their *_grad ops, and a slice of a
 // tensor every rank holds returns its cotangent into a zero tensor of the
 // whole (gdn_comm.local_unshard), summed over the ranks at the argument.
+// Cotangents keep getCotangentType's element type through the moves (an
+// f32 projection output's cotangent travels in bf16).
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,7 +30,7 @@ namespace {
 
 LogicalResult emitLocalShard(comm::LocalShardOp op, BackwardBuilder &b) {
   auto unshard = comm::LocalUnshardOp::create(
-      b.getBuilder(), op.getLoc(), op.getInput().getType(),
+      b.getBuilder(), op.getLoc(), getCotangentType(op.getInput()),
       b.getCotangentOrZeros(op.getResult()), op.getGroup(), op.getDim());
   b.addCotangent(op.getInput(), unshard.getResult());
   return success();
@@ -36,7 +38,7 @@ LogicalResult emitLocalShard(comm::LocalShardOp op, BackwardBuilder &b) {
 
 LogicalResult emitAllGather(comm::AllGatherOp op, BackwardBuilder &b) {
   auto scatter = comm::ReduceScatterOp::create(
-      b.getBuilder(), op.getLoc(), op.getInput().getType(),
+      b.getBuilder(), op.getLoc(), getCotangentType(op.getInput()),
       b.getCotangentOrZeros(op.getResult()), op.getGroup(), op.getDim());
   b.addCotangent(op.getInput(), scatter.getResult());
   return success();
@@ -44,7 +46,7 @@ LogicalResult emitAllGather(comm::AllGatherOp op, BackwardBuilder &b) {
 
 LogicalResult emitReduceScatter(comm::ReduceScatterOp op, BackwardBuilder &b) {
   auto gather = comm::AllGatherOp::create(
-      b.getBuilder(), op.getLoc(), op.getInput().getType(),
+      b.getBuilder(), op.getLoc(), getCotangentType(op.getInput()),
       b.getCotangentOrZeros(op.getResult()), op.getGroup(), op.getDim());
   b.addCotangent(op.getInput(), gather.getResult());
   return success();
@@ -52,7 +54,7 @@ LogicalResult emitReduceScatter(comm::ReduceScatterOp op, BackwardBuilder &b) {
 
 LogicalResult emitAllToAll(comm::AllToAllOp op, BackwardBuilder &b) {
   auto back = comm::AllToAllOp::create(
-      b.getBuilder(), op.getLoc(), op.getInput().getType(),
+      b.getBuilder(), op.getLoc(), getCotangentType(op.getInput()),
       b.getCotangentOrZeros(op.getResult()), op.getGroup(), op.getConcatDim(),
       op.getSplitDim());
   b.addCotangent(op.getInput(), back.getResult());
@@ -63,7 +65,7 @@ LogicalResult emitConvertLayout(ConvertLayoutOp op, BackwardBuilder &b) {
   Value dy = b.getCotangentOrZeros(op.getY());
   Value packing = b.materialize(op.getPacking());
   auto back = ConvertLayoutOp::create(b.getBuilder(), op.getLoc(),
-                                      op.getX().getType(), dy, packing);
+                                      getCotangentType(op.getX()), dy, packing);
   b.addCotangent(op.getX(), back.getY());
   return success();
 }
@@ -129,7 +131,7 @@ LogicalResult emitContinueConvState(comm::ContinueConvStateOp op,
   Value dstate = b.getCotangentOrZeros(op.getState());
   Value packing = b.materialize(op.getPacking());
   auto grad = comm::ContinueConvStateGradOp::create(
-      b.getBuilder(), op.getLoc(), op.getHalo().getType(),
+      b.getBuilder(), op.getLoc(), getCotangentType(op.getHalo()),
       initial ? initial.getType() : Type(), dstate, packing, op.getGroup());
   b.addCotangent(op.getHalo(), grad.getHaloGrad());
   if (initial)

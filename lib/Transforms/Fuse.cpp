@@ -341,6 +341,25 @@ struct GdnFusePass : public mlir::gdn::impl::GdnFuseBase<GdnFusePass> {
     if (!kernel::getLanesPerHead(qType.getDimSize(2), element) ||
         m.conv.getWidth() > 4)
       return;
+    // A wider conv input (an f32 projection output) takes more ring words
+    // than the pass-level check of the tile assumed: an error, not a
+    // silently unfused prologue.
+    const int64_t inputWords = kernel::getElementBytes(m.conv.getX().getType()) /
+                               kernel::getElementBytes(element);
+    const int64_t sharedBytes = kernel::getPrologueSharedBytes(
+        threads, rowsInFlight, tokensPerBlock, std::max<int64_t>(inputWords, 1));
+    if (sharedBytes > kernel::kMaxSharedBytesPerBlock) {
+      m.conv.emitError()
+          << "gdn-fuse: threads (" << static_cast<int64_t>(threads)
+          << ") x rows-in-flight (" << static_cast<int64_t>(rowsInFlight)
+          << ") needs " << sharedBytes
+          << " bytes of shared memory per prologue block for its "
+          << getElementTypeOrSelf(m.conv.getX().getType())
+          << " conv input, above " << kernel::kMaxSharedBytesPerBlock
+          << "; use fewer threads or rows in flight";
+      signalPassFailure();
+      return;
+    }
     rewriter.setInsertionPoint(consumer);
     Type finalState =
         m.conv.getFinalState() ? m.conv.getFinalState().getType() : Type();

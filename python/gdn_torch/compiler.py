@@ -208,13 +208,18 @@ def cache_dirs():
     return dirs
 
 
-def find_library(name):
-    """The manifest of a compiled library in a cache, or None."""
+def find_library(name, spec=None):
+    """The manifest of a compiled library in a cache, or None. With `spec`,
+    only a library compiled from that very spec: a name may have meant
+    another program to an older version (before f32 projection outputs
+    became the default, the bf16 layer had the name the default has now)."""
     for d in cache_dirs():
         manifest = os.path.join(d, name, "manifest.json")
         if os.path.isfile(manifest):
             with open(manifest) as f:
                 entry = json.load(f)
+            if spec is not None and entry.get("spec") != dataclasses.asdict(spec):
+                continue
             entry["library"] = os.path.join(d, name, entry["library"])
             return entry
     return None
@@ -305,7 +310,7 @@ def compile_spec(spec, cache=None, arch="sm_90a", jobs=None):
 
 def library_for(spec):
     """The manifest of `spec`'s library: from a cache, else compiled now."""
-    return find_library(spec.name) or compile_spec(spec)
+    return find_library(spec.name, spec) or compile_spec(spec)
 
 
 # ----------------------------------------------------------------------------

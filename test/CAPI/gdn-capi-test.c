@@ -3,7 +3,8 @@
 // A C program (no C++) that drives the compiler through include/gdn-c and
 // MLIR's core C API the way an embedder would, and prints what each step
 // gives so that capi.test can check it: dialect handles, a layer parsed and
-// compiled by gdn-pipeline, a pass created as an MlirPass, pipelines that fail
+// compiled by gdn-pipeline (also with its f32-projections option), a pass
+// created as an MlirPass, pipelines that fail
 // (a pass that does not exist, an option a pass does not take, a function pass
 // not nested, a pass that refuses the IR) and one that works after them, and
 // the CUDA translation and its refusal.
@@ -126,6 +127,20 @@ static void testPassObjects(const char *path) {
   mlirContextDestroy(context);
 }
 
+// gdn-pipeline's option through the C API: the projections that feed the
+// conv and the gate keep f32 outputs (docs/precision.md).
+static void testPipelineOption(const char *path) {
+  printf("== pipeline option\n");
+  MlirContext context = createContext();
+  MlirModule module = mlirModuleCreateParseFromFile(
+      context, mlirStringRefCreateFromCString(path));
+  runPipeline(module, "gdn-pipeline{f32-projections=true}");
+  mlirOperationPrint(mlirModuleGetOperation(module), printToStdout, NULL);
+  printf("\n");
+  mlirModuleDestroy(module);
+  mlirContextDestroy(context);
+}
+
 // A gated RMSNorm over a dynamic head count: valid IR that the CUDA emitter
 // refuses, since a kernel's head count is part of its specialisation.
 static const char *dynamicHeads =
@@ -186,6 +201,7 @@ int main(int argc, char **argv) {
   if (testLayer(argv[1]))
     return 1;
   testPassObjects(argv[1]);
+  testPipelineOption(argv[1]);
   testErrors(argv[1]);
   return 0;
 }

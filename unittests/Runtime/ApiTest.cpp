@@ -145,11 +145,19 @@ TEST(ApiTest, LinearChecksDtypesAndFeatures) {
   EXPECT_STREQ(gdnrt_last_error(),
                "gdnrt_linear: y has 15 tokens of 12 features but x has 16 "
                "tokens and the weight 12 outputs");
-  gdn_tensor_t f32 = tensor({16, 12}, GDN_F32);
-  EXPECT_EQ(gdnrt_linear(&context, &x, &w, &f32), GDN_ERROR_INVALID_ARGUMENT);
-  EXPECT_STREQ(gdnrt_last_error(),
-               "gdnrt_linear: x, the weight and y must share one dtype among "
-               "bf16, f16 and f32");
+  // y may be f32 beside bf16 x and weight (an f32 projection output; that
+  // call reaches cuBLASLt), never another 16-bit type or narrower than x.
+  const char *dtypes = "gdnrt_linear: x and the weight must share one dtype "
+                       "among bf16, f16 and f32, and y must have it too or be "
+                       "f32";
+  gdn_tensor_t f16 = tensor({16, 12}, GDN_F16);
+  EXPECT_EQ(gdnrt_linear(&context, &x, &w, &f16), GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(gdnrt_last_error(), dtypes);
+  gdn_tensor_t x32 = tensor({16, 4, 8}, GDN_F32), w32 = tensor({12, 32}, GDN_F32);
+  EXPECT_EQ(gdnrt_linear(&context, &x32, &w32, &y), GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(gdnrt_last_error(), dtypes);
+  EXPECT_EQ(gdnrt_linear(&context, &x, &w32, &y), GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(gdnrt_last_error(), dtypes);
 }
 
 TEST(ApiTest, LinearGradChecksShapesDtypesAndAliasing) {

@@ -211,11 +211,18 @@ LogicalResult ContinueConvStateGradOp::verify() {
       failed(checkSequences(*this, getStateGrad(), "state_grad",
                             getPacking().getType())))
     return failure();
+  // halo_grad may be narrower than state_grad: the halo of an f32 conv input
+  // (an f32 projection output) has its cotangent stored in bf16.
+  Type haloElement = halo.getElementType(), stateElement = state.getElementType();
+  const bool narrower = haloElement != stateElement &&
+                        isa<FloatType>(haloElement) &&
+                        haloElement.getIntOrFloatBitWidth() <
+                            stateElement.getIntOrFloatBitWidth();
   if (!sizesAgree(halo.getDimSize(0), state.getDimSize(2)) ||
       !sizesAgree(halo.getDimSize(1), state.getDimSize(1)) ||
-      halo.getElementType() != state.getElementType())
+      (haloElement != stateElement && !narrower))
     return emitOpError() << "halo_grad must be [W-1, C] of state_grad's "
-                            "element type for state_grad "
+                            "element type or a narrower float for state_grad "
                          << state << ", found " << halo;
   if (Value initial = getInitialStateGrad())
     if (failed(checkSameType(*this, initial, "initial_state_grad", state,

@@ -68,7 +68,7 @@ func.func @summary_grad_initial(%dm: tensor<4x8x8xf32>, %ds: tensor<4x8x8xf32>, 
 // -----
 
 func.func @conv_state_grad_halo(%d: tensor<5x64x3xf32>, %p: !gdn.packing<seqs = 5, tokens = ?>) {
-  // expected-error @+1 {{halo_grad must be [W-1, C] of state_grad's element type for state_grad 'tensor<5x64x3xf32>', found 'tensor<2x64xf32>'}}
+  // expected-error @+1 {{halo_grad must be [W-1, C] of state_grad's element type or a narrower float for state_grad 'tensor<5x64x3xf32>', found 'tensor<2x64xf32>'}}
   %dh = gdn_comm.continue_conv_state_grad %d, %p {group = #gdn_comm.group<cp, 4>}
       : (tensor<5x64x3xf32>, !gdn.packing<seqs = 5, tokens = ?>) -> tensor<2x64xf32>
   return
