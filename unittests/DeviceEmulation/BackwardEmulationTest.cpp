@@ -210,10 +210,13 @@ std::string runPrologueCase(const Pack &pack, int rowBlocks, int gateBlocks,
                            dk.elements.data() + size_t(tokens) * kKeyDim);
   emulation::addCopySource(dv.elements.data(),
                            dv.elements.data() + size_t(tokens) * kValueDim);
+  // Each with the dynamic shared memory launchPrologueBackward reserves.
   emulation::runGrid(dim3{unsigned(S::kChannelBlocks), unsigned(rowBlocks), 1},
-                     C::kThreads, [&] { prologueBackwardKernel<C>(args); });
+                     C::kThreads, [&] { prologueBackwardKernel<C>(args); },
+                     S::kSharedBytes);
   emulation::runGrid(dim3{unsigned(gateBlocks), 1, 1}, C::kThreads,
-                     [&] { gatesBackwardKernel<C>(args); });
+                     [&] { gatesBackwardKernel<C>(args); },
+                     S::kGateSharedBytes);
   int count = 0;
   PartialSums job = prologueBackwardSums(args, rowBlocks, gateBlocks, count);
   emulation::runGrid(dim3{2, unsigned(count), 1}, 8,
@@ -398,7 +401,8 @@ template <class C> void runEpilogue(double tolerance) {
       args.rows = rows;
       args.partials = partials.data();
       emulation::runGrid(dim3{unsigned(blocks), 1, 1}, C::kThreads,
-                         [&] { gatedRMSNormBackwardKernel<C>(args); });
+                         [&] { gatedRMSNormBackwardKernel<C>(args); },
+                         S::kSharedBytes);
       PartialSums job = epilogueBackwardSums(args);
       job.sums[0].parts = blocks;
       emulation::runGrid(dim3{1, 1, 1}, 8, [&] { sumPartialsKernel(job); });

@@ -18,6 +18,10 @@ namespace gdn::device {
 /// The dynamic shared memory kernels declare as `extern __shared__ uint4
 /// shared[]`; blocks run one at a time, so one array serves them all.
 uint4 shared[emulation::kSharedWords];
+/// The bytes of `shared` the running launch reserved (runGrid's sharedBytes).
+size_t sharedLimit = sizeof(shared);
+/// Bytes after the limit that must keep the fill pattern.
+constexpr size_t kSharedGuardBytes = 4096;
 } // namespace gdn::device
 
 namespace gdn::device::emulation {
@@ -119,6 +123,8 @@ static void copyAsync(void *to, const void *from, size_t bytes) {
   const long offset = static_cast<const char *>(to) - base;
   if (offset < 0 || offset + static_cast<long>(bytes) > static_cast<long>(sizeof(shared)))
     fail("an asynchronous copy lands outside shared memory");
+  if (offset + static_cast<long>(bytes) > static_cast<long>(sharedLimit))
+    fail("an asynchronous copy lands past the launch's dynamic shared memory");
   const long index = offset / static_cast<long>(bytes);
   if (ownershipRequired && index % blockDim.x != threadIdx.x)
     fail("an asynchronous copy lands in a word another thread owns");
@@ -218,9 +224,13 @@ void loadMatrices(uint32_t r[4], const void *row, bool transpose) {
   block->warps[warp]->arrive_and_wait(); // nobody overwrites before all read
 }
 
-void runGrid(dim3 grid, unsigned threads, const std::function<void()> &body) {
+void runGrid(dim3 grid, unsigned threads, const std::function<void()> &body,
+             size_t sharedBytes) {
   gridDim = grid;
   blockDim = dim3{threads, 1, 1};
+  sharedLimit = sharedBytes ? sharedBytes : sizeof(shared);
+  if (sharedLimit + kSharedGuardBytes > sizeof(shared))
+    sharedLimit = sizeof(shared); // no room for a guard: the whole array
   for (unsigned y = 0; y < grid.y; ++y)
     for (unsigned x = 0; x < grid.x; ++x) {
       std::memset(static_cast<void *>(shared), 0xcd, sizeof(shared));
@@ -239,6 +249,13 @@ void runGrid(dim3 grid, unsigned threads, const std::function<void()> &body) {
       for (std::thread &worker : workers)
         worker.join();
       block = nullptr;
+      if (sharedLimit < sizeof(shared)) {
+        const unsigned char *guard =
+            reinterpret_cast<const unsigned char *>(shared) + sharedLimit;
+        for (size_t i = 0; i < kSharedGuardBytes; ++i)
+          if (guard[i] != 0xcd)
+            fail("a block stores past the launch's dynamic shared memory");
+      }
     }
 }
 

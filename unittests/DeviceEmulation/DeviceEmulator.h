@@ -24,8 +24,12 @@ namespace gdn::device::emulation {
 /// Words of dynamic shared memory each emulated block gets.
 constexpr size_t kSharedWords = 1 << 16;
 
-/// Runs `body` as each of `threads` threads of every block of `grid`.
-void runGrid(dim3 grid, unsigned threads, const std::function<void()> &body);
+/// Runs `body` as each of `threads` threads of every block of `grid`. With
+/// `sharedBytes` (the dynamic shared memory the launch would reserve), an
+/// asynchronous copy past it fails, and so does a store into the 4 KiB
+/// after it: the host's size and the kernel's use of it must agree.
+void runGrid(dim3 grid, unsigned threads, const std::function<void()> &body,
+             size_t sharedBytes = 0);
 
 /// The bytes asynchronous copies may read, [begin, end); replaces any
 /// earlier ranges.

@@ -141,8 +141,11 @@ template <class C> std::string runCase(const Pack &pack, int rowBlocks,
                            mixed.data() + size_t(tokens) * kChannels);
   constexpr unsigned kChannelBlocks =
       (kChannels / Vector16<Act>::kWidth + C::kThreads - 1) / C::kThreads;
+  // With the dynamic shared memory launchPrologue reserves: the ring and
+  // the check's word must fit in it.
   emulation::runGrid(dim3{kChannelBlocks, unsigned(rowBlocks), 1}, C::kThreads,
-                     [&] { prologueKernel<C>(args); });
+                     [&] { prologueKernel<C>(args); },
+                     prologueSharedBytes<C>());
 
   // The reference, in double precision.
   std::string mismatch;
