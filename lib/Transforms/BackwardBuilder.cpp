@@ -34,38 +34,70 @@ RecomputeCost mlir::gdn::getRecomputeCost(Operation *op) {
   return RecomputeCost::Expensive;
 }
 
+/// The operand `result` is a copy of (in part), for the ops that only move
+/// elements; null for any other op.
+static Value movedFrom(Value result) {
+  Operation *op = result.getDefiningOp();
+  if (auto split = dyn_cast_or_null<SplitQkvzOp>(op))
+    return result == split.getMixedQkv() || result == split.getZ()
+               ? split.getQkvz()
+               : split.getBa();
+  if (auto split = dyn_cast_or_null<SplitQkvOp>(op))
+    return split.getMixedQkv();
+  if (auto regroup = dyn_cast_or_null<RegroupSectionsOp>(op))
+    return regroup.getX();
+  if (auto collapse = dyn_cast_or_null<tensor::CollapseShapeOp>(op))
+    return collapse.getSrc();
+  if (auto expand = dyn_cast_or_null<tensor::ExpandShapeOp>(op))
+    return expand.getSrc();
+  if (auto convert = dyn_cast_or_null<ConvertLayoutOp>(op))
+    return convert.getX();
+  if (isa_and_nonnull<comm::LocalShardOp, comm::AllGatherOp,
+                      comm::ReduceScatterOp, comm::AllToAllOp,
+                      comm::HaloExchangeOp>(op))
+    return op->getOperand(0);
+  return Value();
+}
+
+/// True when every use of `value` (through the ops that only move it) has
+/// a gradient op that returns its cotangent in a narrower type: the conv's
+/// input, the gated RMSNorm's operands, the conv state's halo.
+static bool usesTakeNarrowCotangents(Value value) {
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    if (auto conv = dyn_cast<CausalConv1dOp>(user);
+        conv && use.get() == conv.getX())
+      continue;
+    if (isa<GatedRMSNormOp>(user) && use.getOperandNumber() < 2)
+      continue;
+    if (auto state = dyn_cast<comm::ContinueConvStateOp>(user);
+        state && use.get() == state.getHalo())
+      continue;
+    bool moved = false;
+    for (Value result : user->getResults())
+      if (movedFrom(result) == value) {
+        moved = true;
+        if (!usesTakeNarrowCotangents(result))
+          return false;
+      }
+    if (!moved)
+      return false;
+  }
+  return true;
+}
+
 RankedTensorType mlir::gdn::getCotangentType(Value primal) {
   auto type = cast<RankedTensorType>(primal.getType());
-  // The source whose cotangent element type `primal`'s follows, for ops
-  // that only move elements.
-  Value source;
-  Operation *op = primal.getDefiningOp();
-  if (auto linear = dyn_cast_or_null<LinearOp>(op)) {
+  if (auto linear = primal.getDefiningOp<LinearOp>()) {
     Type input = linear.getX().getType().getElementType();
     if (isa<FloatType>(input) && isa<FloatType>(type.getElementType()) &&
         input.getIntOrFloatBitWidth() <
-            type.getElementType().getIntOrFloatBitWidth())
+            type.getElementType().getIntOrFloatBitWidth() &&
+        usesTakeNarrowCotangents(primal))
       return type.clone(input);
     return type;
   }
-  if (auto split = dyn_cast_or_null<SplitQkvzOp>(op))
-    source = primal == split.getMixedQkv() || primal == split.getZ()
-                 ? split.getQkvz()
-                 : split.getBa();
-  else if (auto split = dyn_cast_or_null<SplitQkvOp>(op))
-    source = split.getMixedQkv();
-  else if (auto regroup = dyn_cast_or_null<RegroupSectionsOp>(op))
-    source = regroup.getX();
-  else if (auto collapse = dyn_cast_or_null<tensor::CollapseShapeOp>(op))
-    source = collapse.getSrc();
-  else if (auto expand = dyn_cast_or_null<tensor::ExpandShapeOp>(op))
-    source = expand.getSrc();
-  else if (auto convert = dyn_cast_or_null<ConvertLayoutOp>(op))
-    source = convert.getX();
-  else if (isa_and_nonnull<comm::LocalShardOp, comm::AllGatherOp,
-                           comm::ReduceScatterOp, comm::AllToAllOp,
-                           comm::HaloExchangeOp>(op))
-    source = op->getOperand(0);
+  Value source = movedFrom(primal);
   if (!source || getElementTypeOrSelf(source.getType()) != type.getElementType())
     return type;
   return type.clone(getCotangentType(source).getElementType());

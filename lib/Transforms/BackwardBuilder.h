@@ -53,7 +53,10 @@ RecomputeCost getRecomputeCost(Operation *op);
 /// the splits, regroupings, reshapes, collectives and layout conversions
 /// move of it), whose cotangent keeps
 /// the linear input's element type: its only consumer is that linear's
-/// gradient GEMM, which reads it in that type anyway.
+/// gradient GEMM, which reads it in that type anyway. Only where every use
+/// of the widened value has a gradient op that can return a narrower
+/// cotangent (the conv's input, the gated RMSNorm's operands, the conv
+/// state's halo); otherwise the primal's type.
 RankedTensorType getCotangentType(Value primal);
 
 /// The process groups of a program: the SP and CP groups its gdn_comm ops
