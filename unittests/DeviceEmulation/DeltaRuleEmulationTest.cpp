@@ -251,12 +251,20 @@ template <class Base> struct TwoGroupConfig : Base {
 
 struct KernelResult {
   std::vector<float> o, final;
+  std::vector<float> transitionBound; ///< the prepare kernel's, [slots][HV]
+};
+
+/// Chain splitting of a run (DeltaRuleArgs' fields of the same names).
+struct Split {
+  int32_t segmentChunks = 0;
+  float warmupLogBound = kDefaultWarmupLogBound;
 };
 
 /// Runs prepare and scan on `p` in the emulator.
 template <class C>
 KernelResult runKernels(const Problem &p, float scale,
-                        const gdn_status_t *status = nullptr) {
+                        const gdn_status_t *status = nullptr,
+                        Split split = {}) {
   const int n = static_cast<int>(p.lengths.size());
   const bool padded = p.cuPadded != p.cu;
   std::vector<bf16> q(p.q.size()), k(p.k.size()), v(p.v.size());
@@ -290,6 +298,8 @@ KernelResult runKernels(const Problem &p, float scale,
   args.status = status;
   args.workspace =
       DeltaRuleWorkspace::carve(workspace.data(), packing, C::kValueHeads);
+  args.segmentChunks = split.segmentChunks;
+  args.warmupLogBound = split.warmupLogBound;
 
   using S = DeltaRuleShape<C>;
   emulation::setCopyOwnership(false);
@@ -303,8 +313,10 @@ KernelResult runKernels(const Problem &p, float scale,
   emulation::runGrid(
       dim3{slots, unsigned(C::kValueHeads / S::kPrepareHeads), 1}, S::kThreads,
       [&] { deltaChunkPrepareKernel<C>(args); });
-  emulation::runGrid(dim3{unsigned(n * C::kValueHeads * S::kValueTiles), 1, 1},
-                     S::kScanThreads, [&] { deltaChunkScanKernel<C>(args); });
+  emulation::runGrid(
+      dim3{unsigned(deltaRuleScanBlocks<C>(packing, split.segmentChunks)), 1,
+           1},
+      S::kScanThreads, [&] { deltaChunkScanKernel<C>(args); });
   emulation::setCopyOwnership(true);
 
   KernelResult result;
@@ -313,12 +325,17 @@ KernelResult runKernels(const Problem &p, float scale,
     result.o[i] = __bfloat162float(o[i]);
   result.final = final;
   result.final.resize(p.state0.size());
+  result.transitionBound.assign(args.workspace.transitionBound,
+                                args.workspace.transitionBound +
+                                    slots * C::kValueHeads);
   return result;
 }
 
+/// `C` against the recurrence; `result`, when given, receives the run.
 template <class C>
 void checkPack(std::vector<int> lengths, std::vector<int> padding,
-               unsigned seed, bool checkAlone) {
+               unsigned seed, bool checkAlone, Split split = {},
+               KernelResult *result = nullptr) {
   std::mt19937 random(seed);
   Problem p =
       makeProblem(C::kKeyHeads, C::kValueHeads, C::kHeadDimK, C::kHeadDimV,
@@ -326,7 +343,9 @@ void checkPack(std::vector<int> lengths, std::vector<int> padding,
   const float scale = 1.0f / std::sqrt(float(C::kHeadDimK));
   std::vector<double> wantO, wantFinal;
   recurrence(p, scale, wantO, wantFinal);
-  const KernelResult got = runKernels<C>(p, scale);
+  const KernelResult got = runKernels<C>(p, scale, nullptr, split);
+  if (result)
+    *result = got;
 
   bool finite = true;
   const double errO = relativeRms(got.o, wantO, &finite);
@@ -363,7 +382,8 @@ void checkPack(std::vector<int> lengths, std::vector<int> padding,
     return;
   const size_t state = size_t(p.hv) * p.dk * p.dv;
   for (size_t seq = 0; seq < p.lengths.size(); ++seq) {
-    const KernelResult one = runKernels<C>(alone(p, int(seq)), scale);
+    const KernelResult one =
+        runKernels<C>(alone(p, int(seq)), scale, nullptr, split);
     const size_t row = size_t(p.hv) * p.dv;
     EXPECT_EQ(0, std::memcmp(one.o.data(),
                              got.o.data() + size_t(p.cuPadded[seq]) * row,
@@ -480,6 +500,174 @@ TEST(DeltaRuleEmulation, WholeValueTile) {
                     DeltaRuleShape<C>::kColumnTiles == 4,
                 "512 threads, 4 n tiles per warp");
   checkPack<C>({0, 1, 63, 64, 65, 130}, {1, 0, 2, 0, 3, 1}, 13, true);
+}
+
+//===----------------------------------------------------------------------===//
+// Split chains
+//===----------------------------------------------------------------------===//
+
+template <class Base> struct OneGroupConfig : Base {
+  static constexpr int kScanColumnGroups = 1; // 128 threads: quick to emulate
+};
+
+// The prepare kernel's transition bound of every chunk and value head
+// against float64: G_last plus log max(1, |1 - beta |k|^2|) per row, on keys
+// of norms 0.5 to 2 and betas up to 1.5, so that some rows expand.
+TEST(DeltaRuleSplit, TransitionBoundOfEveryChunk) {
+  using C = OneGroupConfig<Config<1, 2, 64, 64, false, false>>;
+  std::mt19937 random(21);
+  Problem p = makeProblem(1, 2, 64, 64, {130, 0, 1, 64}, {2, 0, 1, 0}, false,
+                          random);
+  std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
+  for (int t = 0; t < p.tokens; ++t) {
+    const float norm = 0.5f + 1.5f * uniform(random);
+    for (int i = 0; i < 64; ++i)
+      p.k[size_t(t) * 64 + i] = round16(norm * p.k[size_t(t) * 64 + i]);
+  }
+  for (float &beta : p.beta)
+    beta = 1.5f * uniform(random);
+  const KernelResult got = runKernels<C>(p, 0.125f);
+
+  int expanding = 0, checked = 0;
+  for (size_t seq = 0; seq < p.lengths.size(); ++seq)
+    for (int c = 0; 64 * c < p.lengths[seq]; ++c)
+      for (int head = 0; head < 2; ++head) {
+        double want = 0;
+        for (int r = 64 * c; r < std::min(64 * (c + 1), p.lengths[seq]); ++r) {
+          const int t = p.cuPadded[seq] + r;
+          double norm2 = 0;
+          for (int i = 0; i < 64; ++i)
+            norm2 += double(p.k[size_t(t) * 64 + i]) * p.k[size_t(t) * 64 + i];
+          const double eigenvalue =
+              std::fabs(1.0 - p.beta[size_t(t) * 2 + head] * norm2);
+          expanding += eigenvalue > 1.0;
+          want += p.g[size_t(t) * 2 + head] +
+                  (eigenvalue > 1.0 ? std::log(eigenvalue) : 0.0);
+        }
+        const int64_t slot = p.cu[seq] / 64 + int64_t(seq) + c;
+        EXPECT_NEAR(got.transitionBound[size_t(slot) * 2 + head], want,
+                    1e-4 * (1.0 + std::fabs(want)))
+            << "sequence " << seq << ", chunk " << c << ", head " << head;
+        ++checked;
+      }
+  EXPECT_EQ(checked, 2 * (3 + 0 + 1 + 1));
+  EXPECT_GT(expanding, 20) << "the test should exercise expanding rows";
+}
+
+// Split chains against the recurrence (edge lengths, padding, both states,
+// packed == alone) and against the unsplit scan. A segment's block starts
+// from a zero state a chunk or two back (the gates decay about e^-16 per
+// chunk), leaving out at most 2^-24 of the state: below what bf16 outputs
+// resolve, and within fp32 rounding on the final states.
+template <class C> void checkSplit(int32_t segmentChunks, unsigned seed) {
+  const std::vector<int> lengths = {700, 0, 1, 260, 130, 64},
+                         padding = {1, 2, 0, 3, 0, 1};
+  KernelResult whole, got;
+  checkPack<C>(lengths, padding, seed, false, {}, &whole);
+  Split split;
+  split.segmentChunks = segmentChunks;
+  checkPack<C>(lengths, padding, seed, true, split, &got);
+  std::vector<double> wholeO(whole.o.begin(), whole.o.end()),
+      wholeFinal(whole.final.begin(), whole.final.end());
+  bool finite = true;
+  const double differenceO = relativeRms(got.o, wholeO, &finite);
+  const double differenceFinal = relativeRms(got.final, wholeFinal, &finite);
+  std::printf("  split %d against unsplit: o %.2e, final %.2e\n",
+              segmentChunks, differenceO, differenceFinal);
+  EXPECT_LT(differenceO, 1e-5);
+  EXPECT_LT(differenceFinal, 1e-6);
+}
+
+TEST(DeltaRuleSplit, SegmentsOfTwoChunks) {
+  checkSplit<OneGroupConfig<Config<1, 2, 64, 64, true, true>>>(2, 22);
+}
+
+TEST(DeltaRuleSplit, SegmentsOfThreeChunksOneStage) {
+  checkSplit<SingleStageConfig<1, 1, 64, 64, false, true, 1>>(3, 23);
+}
+
+// Slow gates (about e^-2 per chunk), against the float64 recurrence. With a
+// loose limit (e^-3) warm-ups of two chunks leave out a visible part of the
+// state; with the default one they run about nine chunks back and the error
+// is the unsplit scan's (the two differ by bf16 rounding noise: a warm-up
+// rounds a different state). Shows that warm-ups start where the bound
+// says, and that the default costs no precision.
+TEST(DeltaRuleSplit, TruncationStaysWithinTheLimit) {
+  using C = OneGroupConfig<Config<1, 2, 64, 64, true, true>>;
+  std::mt19937 random(25);
+  Problem p = makeProblem(1, 2, 64, 64, {1000, 130}, {0, 1}, true, random);
+  for (float &g : p.g)
+    g /= 8.0f;
+  const float scale = 0.125f;
+  std::vector<double> wantO, wantFinal;
+  recurrence(p, scale, wantO, wantFinal);
+  bool finite = true;
+  const double wholeError =
+      relativeRms(runKernels<C>(p, scale).o, wantO, &finite);
+  for (float limit : {-3.0f, kDefaultWarmupLogBound}) {
+    Split split;
+    split.segmentChunks = 2;
+    split.warmupLogBound = limit;
+    const KernelResult got = runKernels<C>(p, scale, nullptr, split);
+    const double error = relativeRms(got.o, wantO, &finite);
+    std::printf("  limit %.1f: o rel RMS %.2e (unsplit %.2e)\n", limit, error,
+                wholeError);
+    EXPECT_TRUE(finite);
+    if (limit == -3.0f) {
+      EXPECT_GT(error, 1.1 * wholeError) << "no warm-up started late";
+      EXPECT_LT(error, std::exp(limit));
+    } else {
+      EXPECT_LT(error, 1.02 * wholeError);
+    }
+  }
+}
+
+// Where the bound never falls to the limit (no decay, or the limit -inf),
+// every segment runs from its sequence's start: the split scan is the
+// unsplit one bit for bit.
+TEST(DeltaRuleSplit, WithoutDecayEverySegmentIsExact) {
+  using C = OneGroupConfig<Config<1, 2, 64, 64, true, true>>;
+  std::mt19937 random(24);
+  Problem p = makeProblem(1, 2, 64, 64, {300, 0, 65}, {1, 0, 2}, true, random);
+  const float scale = 0.125f;
+  for (bool decays : {false, true}) {
+    if (!decays)
+      std::fill(p.g.begin(), p.g.end(), 0.0f);
+    Split split;
+    split.segmentChunks = 2;
+    split.warmupLogBound = decays ? -INFINITY : kDefaultWarmupLogBound;
+    const KernelResult got = runKernels<C>(p, scale, nullptr, split);
+    const KernelResult whole = runKernels<C>(p, scale);
+    EXPECT_EQ(0, std::memcmp(got.o.data(), whole.o.data(),
+                             sizeof(float) * got.o.size()))
+        << (decays ? "limit -inf" : "no decay") << ": o differs";
+    EXPECT_EQ(0, std::memcmp(got.final.data(), whole.final.data(),
+                             sizeof(float) * got.final.size()))
+        << (decays ? "limit -inf" : "no decay") << ": final state differs";
+  }
+}
+
+// The host's choice of segment length: none when the sequences fill half
+// the target, else about target / blocks segments per sequence of mean
+// length, never shorter than kMinSegmentChunks.
+TEST(DeltaRuleSplit, SegmentLengthFromTheHostsKnowledge) {
+  using C = Config<16, 32, 128, 128, false, false>;
+  auto chunksFor = [](int32_t seqs, int32_t tokens, int64_t target) {
+    std::vector<int32_t> cu(seqs + 1, 0);
+    const PackingView packing{cu.data(), nullptr, seqs, tokens};
+    return deltaRuleSegmentChunks<C>(packing, target);
+  };
+  EXPECT_EQ(chunksFor(1, 32768, 132), 128);  // 4 segments, 128 blocks
+  EXPECT_EQ(chunksFor(2, 32768, 132), 128);  // 2 per sequence
+  EXPECT_EQ(chunksFor(4, 32768, 132), 0);    // 128 blocks already
+  EXPECT_EQ(chunksFor(1, 131072, 132), 512); // the longest edge mix
+  EXPECT_EQ(chunksFor(1, 1024, 132), 8);     // at least 8 chunks
+  EXPECT_EQ(chunksFor(1, 256, 132), 0);      // shorter than one segment
+  EXPECT_EQ(chunksFor(0, 0, 132), 0);
+  std::vector<int32_t> cu(2, 0);
+  EXPECT_EQ(deltaRuleScanBlocks<C>(PackingView{cu.data(), nullptr, 1, 32768},
+                                   128),
+            (32768 / 8192 + 1 + 1) * 32);
 }
 
 TEST(DeltaRuleEmulation, InvalidPackingGivesNaN) {

@@ -94,6 +94,17 @@ float shuffleUp(float value, unsigned delta) {
   return result;
 }
 
+float shuffle(float value, int source) {
+  const unsigned self = threadIdx.x, warp = self / 32;
+  if (warp * 32 + 32 > blockDim.x || source < 0 || source >= 32)
+    fail("a full-warp shuffle in a partial warp, or from no lane");
+  block->exchange[self] = value;
+  block->warps[warp]->arrive_and_wait();
+  const float result = block->exchange[warp * 32 + source];
+  block->warps[warp]->arrive_and_wait();
+  return result;
+}
+
 float shuffleXor(float value, int laneMask) {
   const unsigned self = threadIdx.x, warp = self / 32;
   const unsigned partner = warp * 32 + ((self % 32) ^ laneMask);

@@ -61,6 +61,8 @@ float shuffleXor(float value, int laneMask);
 /// __shfl_up_sync over the full warp: lane l gets lane l - delta's value,
 /// or its own when l < delta.
 float shuffleUp(float value, unsigned delta);
+/// __shfl_sync over the full warp: every lane gets lane `source`'s value.
+float shuffle(float value, int source);
 void copyAsync16(void *shared, const void *global);
 /// cp.async of 8 bytes: as copyAsync16, owned by 8-byte word.
 void copyAsync8(void *shared, const void *global);
@@ -90,6 +92,9 @@ inline float __shfl_xor_sync(unsigned, float value, int laneMask) {
 }
 inline float __shfl_up_sync(unsigned, float value, unsigned delta) {
   return gdn::device::emulation::shuffleUp(value, delta);
+}
+inline float __shfl_sync(unsigned, float value, int source) {
+  return gdn::device::emulation::shuffle(value, source);
 }
 
 /// bf16 and f16 storage with round-to-nearest-even conversions.

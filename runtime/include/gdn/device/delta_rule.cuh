@@ -178,10 +178,13 @@ template <class Config> struct DeltaRuleShape {
   static constexpr size_t kPrepareBeta = kPrepareG + kPrepareHeads * 4 * kChunk;
   static constexpr size_t kPrepareTile =
       kPrepareBeta + kPrepareHeads * 4 * kChunk;
-  // The cumsum's per-warp totals (four warps).
+  // The cumsum's per-warp totals (four warps), then per value head and warp
+  // the sum of its rows' log expansions (chunkTransitionBound).
   static constexpr size_t kPrepareWarpTotals =
       kPrepareTile + kPrepareHeads * 2 * kChunk * kLdC;
-  static constexpr size_t kPrepareBytes = kPrepareWarpTotals + 16;
+  static constexpr size_t kPrepareExpansion = kPrepareWarpTotals + 16;
+  static constexpr size_t kPrepareBytes =
+      kPrepareExpansion + kPrepareHeads * 16;
 
   // Scan kernel: kScanStages stages of {Q, K, V tile, M, P, G}, then S, R,
   // Vnew and the decayed Vnew (the B operands of the chunk's products).
@@ -222,6 +225,9 @@ struct DeltaRuleWorkspace {
   __nv_bfloat16 *transform; ///< M, [slots][HV][64][64]
   __nv_bfloat16 *scores;    ///< P, [slots][HV][64][64]
   float *gateCumsum;        ///< G, [slots][HV][64]
+  /// The log of a bound on the norm of the chunk's state transition,
+  /// [slots][HV] (chunkTransitionBound): what a split chain's warm-up sums.
+  float *transitionBound;
   /// N = (I + L)^-1 itself, [slots][HV][64][64]: written by the prepare
   /// kernel only when set (the backward needs it; the forward does not).
   __nv_bfloat16 *inverse = nullptr;
@@ -232,21 +238,29 @@ struct DeltaRuleWorkspace {
   static size_t tileBytes(int64_t slots, int valueHeads) {
     return static_cast<size_t>(slots) * valueHeads * 64 * 64 * 2;
   }
+  static size_t gateBytes(int64_t slots, int valueHeads) {
+    return static_cast<size_t>(slots) * valueHeads * 64 * 4;
+  }
   /// Bytes for a packing (host side, before launching).
   static size_t bytes(const PackingView &p, int valueHeads) {
     const int64_t n = slots(p);
-    return 2 * tileBytes(n, valueHeads) +
-           static_cast<size_t>(n) * valueHeads * 64 * 4;
+    return 2 * tileBytes(n, valueHeads) + gateBytes(n, valueHeads) +
+           static_cast<size_t>(n) * valueHeads * 4;
   }
   static DeltaRuleWorkspace carve(void *base, const PackingView &p,
                                   int valueHeads) {
     char *bytes = static_cast<char *>(base);
     const size_t tiles = tileBytes(slots(p), valueHeads);
+    const size_t gates = gateBytes(slots(p), valueHeads);
     return {reinterpret_cast<__nv_bfloat16 *>(bytes),
             reinterpret_cast<__nv_bfloat16 *>(bytes + tiles),
-            reinterpret_cast<float *>(bytes + 2 * tiles)};
+            reinterpret_cast<float *>(bytes + 2 * tiles),
+            reinterpret_cast<float *>(bytes + 2 * tiles + gates)};
   }
 };
+
+/// -24 ln 2: DeltaRuleArgs::warmupLogBound's default.
+constexpr float kDefaultWarmupLogBound = -16.635532f;
 
 template <class Config> struct DeltaRuleArgs {
   using Element = typename Config::Element;
@@ -268,6 +282,19 @@ template <class Config> struct DeltaRuleArgs {
   /// chunk's products read), and Vnew, [buffer rows][HV][V] bf16.
   __nv_bfloat16 *savedStates = nullptr;
   __nv_bfloat16 *savedNew = nullptr;
+  /// Chain splitting (the forward scan; deltaRuleSegmentChunks picks it):
+  /// sequences are cut into segments of this many chunks, one scan block
+  /// each, so that a few long sequences still fill the GPU. 0: one block
+  /// walks a whole sequence.
+  int32_t segmentChunks = 0;
+  /// A segment's block starts from a zero state at the latest chunk before
+  /// the segment from which the transitions of the chunks in between are
+  /// bounded by exp(warmupLogBound) in norm (warmupStart): the state it
+  /// leaves out reaches the segment scaled by at most that. Where no chunk
+  /// qualifies it starts at the sequence's start, exactly. The default,
+  /// -24 ln 2, leaves out at most 2^-24 of that state (the fp32 state's own
+  /// rounding); -INFINITY makes every segment exact.
+  float warmupLogBound = kDefaultWarmupLogBound;
 };
 
 /// True when the launch must not trust the offsets.
@@ -277,20 +304,23 @@ packingInvalid(const DeltaRuleArgs<Config> &args) {
   return args.status && args.status->code != GDN_STATUS_OK;
 }
 
-/// The first slot of sequence `seq` (see DeltaRuleWorkspace).
-__device__ __forceinline__ int64_t firstSlot(const PackingView &p,
-                                             int32_t seq) {
-  return p.cuSeqlens[seq] / 64 + seq;
+/// The first slot of sequence `seq` (see DeltaRuleWorkspace), for slots of
+/// `slotTokens` tokens: chunks (64), or a split chain's segments (the same
+/// closed form, so segments need no prefix sum either).
+__device__ __forceinline__ int64_t firstSlot(const PackingView &p, int32_t seq,
+                                             int64_t slotTokens = 64) {
+  return p.cuSeqlens[seq] / slotTokens + seq;
 }
 
 /// The sequence owning `slot`: the last one whose first slot is <= slot
 /// (first slots strictly increase, so a binary search finds it).
 __device__ __forceinline__ int32_t slotSequence(const PackingView &p,
-                                                int64_t slot) {
+                                                int64_t slot,
+                                                int64_t slotTokens = 64) {
   int32_t low = 0, high = p.numSeqs - 1;
   while (low < high) {
     const int32_t mid = low + (high - low + 1) / 2;
-    if (firstSlot(p, mid) <= slot)
+    if (firstSlot(p, mid, slotTokens) <= slot)
       low = mid;
     else
       high = mid - 1;
@@ -299,6 +329,15 @@ __device__ __forceinline__ int32_t slotSequence(const PackingView &p,
 }
 
 constexpr float kLog2e = 1.4426950408889634f;
+
+/// log max(1, |1 - beta |k|^2|): the log of the norm of I - beta k k^T, by
+/// which one token's transition can grow the state beyond its decay exp(g).
+/// Zero for unit keys and beta in [0, 2], the layer's case (l2-normalised
+/// k, sigmoid beta).
+__device__ __forceinline__ float logExpansion(float betaKeyNorm2) {
+  const float eigenvalue = fabsf(1.0f - betaKeyNorm2);
+  return eigenvalue > 1.0f ? logf(eigenvalue) : 0.0f;
+}
 
 /// exp(x) for the decays, x <= 0 (2^-22 relative error, see fastExp2).
 __device__ __forceinline__ float decay(float x) { return fastExp2(x * kLog2e); }
@@ -563,8 +602,11 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads,
     __syncthreads(); // every warp is done with Q and K: L overwrites them
   // Gates, beta and masks per value head. exp(G_i - G_j) is evaluated only
   // where j <= i (there it is <= 1; above the diagonal it could overflow).
+  // The diagonal of K K^T also gives each row's log expansion (|k_i|^2).
+  float expansion[kHeads];
 #pragma unroll
   for (int h = 0; h < kHeads; ++h) {
+    expansion[h] = 0.0f;
     const float *hGate = gate + h * kC;
 #pragma unroll
     for (int n = 0; n < 8; ++n) {
@@ -579,6 +621,8 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads,
               (j <= i && i < rows) ? decay(hGate[i] - hGate[j]) : 0.0f;
           lower[h * kLowerSize + i * S::kLdL + j] =
               j < i ? betas[h * kC + i] * d * kk[n].c[e + half] : 0.0f;
+          if (j == i)
+            expansion[h] += logExpansion(betas[h * kC + i] * kk[n].c[e + half]);
           p[half] = d * qk[n].c[e + half];
         }
         *reinterpret_cast<uint32_t *>(tile + h * kTileSize + i * S::kLdC +
@@ -586,6 +630,13 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads,
             packBf16(p[0], p[1]);
       }
     }
+    // The warp's 16 rows, summed in a fixed order (deterministic).
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2)
+      expansion[h] += __shfl_xor_sync(0xffffffffu, expansion[h], offset);
+    if (lane == 0)
+      reinterpret_cast<float *>(base + S::kPrepareExpansion)[4 * h + warp] =
+          expansion[h];
   }
   __syncthreads();
   const int64_t tileIndex0 = slot * S::kHV + head0;
@@ -602,6 +653,14 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads,
   storeTiles(args.workspace.scores);
   if (tid < kC * kHeads)
     args.workspace.gateCumsum[tileIndex0 * kC + tid] = gate[tid];
+  if (tid < kHeads) {
+    // log of the bound on the chunk's transition's norm: G_last plus the
+    // rows' log expansions (chunkTransitionBound).
+    const float *sums =
+        reinterpret_cast<const float *>(base + S::kPrepareExpansion) + 4 * tid;
+    args.workspace.transitionBound[tileIndex0 + tid] =
+        gate[tid * kC + kC - 1] + ((sums[0] + sums[1]) + (sums[2] + sums[3]));
+  }
   __syncthreads(); // the staging tiles are reused for M
 
   // M = X diag(beta) with X = (I + L)^-1: rows and columns past the end
@@ -724,6 +783,76 @@ template <class Config> struct ScanUnit {
   }
 };
 
+/// One scan block's work: its unit (value head, V tile) and a segment of a
+/// sequence's chunks. It writes the outputs of chunks [first, end), having
+/// run its state from chunk `start` (see warmupStart); the final state only
+/// when the segment ends the sequence. Without splitting a segment is the
+/// whole sequence. With it, sequence s's segments have the slots
+/// cu_seqlens[s] / (64 segmentChunks) + s + j (as chunk slots do), one
+/// segment at least (a zero-length sequence still has its final state and
+/// padding rows written); blocks of unused slots find `valid` false.
+template <class Config> struct ScanSegment {
+  ScanUnit<Config> unit;
+  int32_t seq, chunks, first, end;
+  bool valid;
+  __device__ __forceinline__ ScanSegment(const PackingView &p, int64_t block,
+                                         int32_t segmentChunks)
+      : unit(block) {
+    const int64_t slot = unit.seq; // the block's slot: sequence or segment
+    if (segmentChunks <= 0) {
+      seq = unit.seq;
+      valid = seq < p.numSeqs;
+      chunks = valid ? (p.length(seq) + 63) / 64 : 0;
+      first = 0;
+      end = chunks;
+      return;
+    }
+    const int64_t tokens = 64 * static_cast<int64_t>(segmentChunks);
+    seq = slotSequence(p, slot, tokens);
+    chunks = (p.length(seq) + 63) / 64;
+    const int64_t index = slot - firstSlot(p, seq, tokens);
+    valid = index == 0 || index * segmentChunks < chunks;
+    first = valid ? static_cast<int32_t>(index * segmentChunks) : 0;
+    end = first + segmentChunks < chunks ? first + segmentChunks : chunks;
+  }
+  __device__ __forceinline__ bool endsSequence() const { return end == chunks; }
+};
+
+/// The chunk a segment's block starts from: the latest c < first whose
+/// chunks c .. first - 1 have transition bounds (the workspace's, logs)
+/// summing to at most `limit`: the state before c reaches the segment
+/// scaled by at most exp(limit), so a zero state at c leaves out that
+/// little. 0 when no chunk qualifies (the sequence's start, with its
+/// initial state: exact). Every warp computes it alone, 32 chunks per
+/// round, sums in a fixed order: all warps agree, and so do runs.
+__device__ __forceinline__ int32_t warmupStart(const float *transitionBound,
+                                               int64_t slot0, int valueHeads,
+                                               int head, int32_t first,
+                                               float limit) {
+  const int lane = threadIdx.x % 32;
+  float carried = 0.0f; // the bounds of the chunks of earlier rounds
+  for (int32_t end = first; end > 0; end -= 32) {
+    const int32_t c = end - 1 - lane; // lane 0: the nearest chunk
+    float sum =
+        c >= 0 ? transitionBound[(slot0 + c) * valueHeads + head] : 0.0f;
+#pragma unroll
+    for (int offset = 1; offset < 32; offset *= 2) {
+      const float before = __shfl_up_sync(0xffffffffu, sum, offset);
+      if (lane >= offset)
+        sum += before;
+    }
+    sum += carried;
+    float hit = c >= 0 && sum <= limit ? static_cast<float>(lane) : 32.0f;
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2)
+      hit = fminf(hit, __shfl_xor_sync(0xffffffffu, hit, offset));
+    if (hit < 32.0f)
+      return end - 1 - static_cast<int32_t>(hit);
+    carried = __shfl_sync(0xffffffffu, sum, 31);
+  }
+  return 0;
+}
+
 /// Offsets that cannot be trusted: NaN over o and the final states, every
 /// block of a kThreads-thread grid taking its grid-stride share.
 template <class Config, int kThreads>
@@ -781,10 +910,13 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
     fillOutputsWithNaN<Config, S::kScanThreads>(args);
     return;
   }
-  const ScanUnit<Config> unit(blockIdx.x);
-  const int32_t seq = unit.seq;
-  if (seq >= packing.numSeqs)
+  // The backward's states are saved by whole-sequence blocks (exact).
+  const ScanSegment<Config> segment(packing, blockIdx.x,
+                                    kSave ? 0 : args.segmentChunks);
+  if (!segment.valid)
     return;
+  const ScanUnit<Config> &unit = segment.unit;
+  const int32_t seq = segment.seq;
   const int head = unit.head, keyHead = unit.keyHead, column0 = unit.column0;
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   // Warp w: chunk rows / state rows of row group w % 4, columns of column
@@ -793,12 +925,16 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
   const int columnBase = (warp / 4) * S::kWarpColumns;
   const int32_t length = packing.length(seq);
   const int64_t begin = packing.begin(seq);
-  const int32_t chunks = (length + kC - 1) / kC;
   const int64_t slot0 = firstSlot(packing, seq);
   const int64_t keyRow = static_cast<int64_t>(S::kH) * S::kK;
   const int64_t valueRow = static_cast<int64_t>(S::kHV) * S::kV;
+  // Chunks start .. first - 1 only warm the state up (no output).
+  const int32_t start =
+      warmupStart(args.workspace.transitionBound, slot0, S::kHV, head,
+                  segment.first, args.warmupLogBound);
+  const int32_t end = segment.end;
 
-  if (!kSave)
+  if (!kSave && segment.first == 0)
     zeroPaddingRows<Config, S::kScanThreads>(args, seq, head, column0);
 
   extern __shared__ uint4 shared[];
@@ -827,7 +963,7 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
         const int row = stateRow0 + 16 * m + accumulatorRow(lane, e);
         const int column = columnBase + 8 * n + accumulatorColumn(lane, e);
         state[m][n].c[e] =
-            Config::kHasInitialState
+            Config::kHasInitialState && start == 0
                 ? args.initialState[stateBase + row * S::kV + column]
                 : 0.0f;
       }
@@ -857,14 +993,15 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
       copyAsync16(at + S::kStageG + 16 * tid,
                   args.workspace.gateCumsum + tileIndex * kC + 4 * tid);
   };
-  if (S::kScanStages == 2 && chunks > 0)
-    fetch(0);
+  if (S::kScanStages == 2 && start < end)
+    fetch(start);
   commitAsyncCopies();
 
-  for (int32_t c = 0; c < chunks; ++c) {
+  for (int32_t c = start; c < end; ++c) {
+    const bool emit = c >= segment.first; // o of this chunk is ours
     if (S::kScanStages == 1) {
       // One stage: chunk c waits until every warp is done with chunk c - 1.
-      if (c > 0)
+      if (c > start)
         __syncthreads();
       fetch(c);
       commitAsyncCopies();
@@ -897,7 +1034,7 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
     // c - 1, whose stage the next fetch overwrites (two stages).
     __syncthreads();
     if (S::kScanStages == 2) {
-      if (c + 1 < chunks)
+      if (c + 1 < end)
         fetch(c + 1);
       commitAsyncCopies();
     }
@@ -923,15 +1060,18 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
     for (int step = 0; step < S::kK / 16; ++step) {
       const FragmentA ak =
           loadA(ks + row0 * S::kLdK + 16 * step, S::kLdK, lane);
-      const FragmentA aq =
-          loadA(qs + row0 * S::kLdK + 16 * step, S::kLdK, lane);
       FragmentB b[S::kColumnTiles];
       loadTileB<S::kRowMajorTiles>(stateT, S::kLdState, 16 * step, columnBase,
                                    lane, b);
 #pragma unroll
-      for (int n = 0; n < S::kColumnTiles; ++n) {
+      for (int n = 0; n < S::kColumnTiles; ++n)
         mma16816(ksAcc[n], ak, b[n]);
-        mma16816(out[n], aq, b[n]);
+      if (emit) {
+        const FragmentA aq =
+            loadA(qs + row0 * S::kLdK + 16 * step, S::kLdK, lane);
+#pragma unroll
+        for (int n = 0; n < S::kColumnTiles; ++n)
+          mma16816(out[n], aq, b[n]);
       }
     }
     // R = V - exp(G) K S (to shared); O starts as exp(G) Q S.
@@ -1013,7 +1153,7 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
 
     // O += P Vnew, then the store of the real rows.
 #pragma unroll
-    for (int step = 0; !kSave && step < kC / 16; ++step) {
+    for (int step = 0; !kSave && emit && step < kC / 16; ++step) {
       const FragmentA a = loadA(ps + row0 * S::kLdC + 16 * step, S::kLdC, lane);
       FragmentB b[S::kColumnTiles];
       loadTileB<S::kRowMajorTiles>(newT, S::kLdChunkB, 16 * step, columnBase,
@@ -1028,7 +1168,7 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
 #pragma unroll
       for (int e = 0; e < 4; e += 2) {
         const int row = row0 + accumulatorRow(lane, e);
-        if (kSave || row >= rows)
+        if (kSave || !emit || row >= rows)
           continue;
         const int column =
             column0 + columnBase + 8 * n + accumulatorColumn(lane, e);
@@ -1064,7 +1204,7 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
   }
   waitAsyncCopies<0>();
 
-  if (Config::kHasFinalState && !kSave) {
+  if (Config::kHasFinalState && !kSave && segment.endsSequence()) {
 #pragma unroll
     for (int m = 0; m < S::kStateTiles; ++m)
 #pragma unroll
@@ -1076,6 +1216,48 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
           args.finalState[stateBase + row * S::kV + column] = state[m][n].c[e];
         }
   }
+}
+
+/// Scan blocks of a launch: one per (segment slot, value head, V tile); the
+/// slots are the sequences, or with split chains the segment slots of
+/// ScanSegment (an upper bound: blocks of unused slots return at once).
+template <class Config>
+inline int64_t deltaRuleScanBlocks(const PackingView &packing,
+                                   int32_t segmentChunks) {
+  using S = DeltaRuleShape<Config>;
+  const int64_t slots =
+      segmentChunks > 0
+          ? packing.bufferTokens / (64 * static_cast<int64_t>(segmentChunks)) +
+                packing.numSeqs + 1
+          : packing.numSeqs;
+  return slots * S::kHV * S::kValueTiles;
+}
+
+/// The segment length (in chunks) that splits long chains so that the scan
+/// makes about `targetBlocks` blocks (the SM count), from what the host
+/// knows without reading the offsets: the sequence count and the buffer's
+/// rows. 0 (no split) when the sequences alone make more than half of the
+/// target. Segments are at least kMinSegmentChunks long: a segment's block
+/// also runs the warm-up chunks before it, usually one or two.
+constexpr int32_t kMinSegmentChunks = 8;
+template <class Config>
+inline int32_t deltaRuleSegmentChunks(const PackingView &packing,
+                                      int64_t targetBlocks) {
+  using S = DeltaRuleShape<Config>;
+  const int64_t blocks =
+      static_cast<int64_t>(packing.numSeqs) * S::kHV * S::kValueTiles;
+  if (packing.numSeqs <= 0 || targetBlocks < 2 * blocks)
+    return 0;
+  const int64_t perSequence = targetBlocks / blocks; // >= 2
+  const int64_t meanChunks =
+      (packing.bufferTokens + 64 * static_cast<int64_t>(packing.numSeqs) - 1) /
+      (64 * static_cast<int64_t>(packing.numSeqs));
+  int64_t chunks = (meanChunks + perSequence - 1) / perSequence;
+  if (chunks < kMinSegmentChunks)
+    chunks = kMinSegmentChunks;
+  return chunks >= meanChunks || chunks > INT32_MAX
+             ? 0
+             : static_cast<int32_t>(chunks);
 }
 
 #ifndef GDN_DEVICE_EMULATION // host emulation runs the kernel bodies itself
@@ -1173,6 +1355,8 @@ inline cudaError_t launchDeltaRule(DeltaRuleArgs<Config> args, void *workspace,
   const PackingView &packing = args.packing;
   if (packing.numSeqs <= 0)
     return cudaSuccess;
+  if (args.segmentChunks < 0)
+    return cudaErrorInvalidValue;
   args.workspace =
       DeltaRuleWorkspace::carve(workspace, packing, Config::kValueHeads);
   // The opt-in above 48 KiB is set on every launch: a cheap attribute write
@@ -1191,10 +1375,9 @@ inline cudaError_t launchDeltaRule(DeltaRuleArgs<Config> args, void *workspace,
     deltaChunkPrepareKernel<Config>
         <<<dim3(static_cast<unsigned>(slots), S::kHV / S::kPrepareHeads),
            S::kThreads, S::kPrepareBytes, stream>>>(args);
-  const int64_t units =
-      static_cast<int64_t>(packing.numSeqs) * S::kHV * S::kValueTiles;
   if (phases & kDeltaRuleScan)
-    scan.launch(args, units, stream);
+    scan.launch(args, deltaRuleScanBlocks<Config>(packing, args.segmentChunks),
+                stream);
   return cudaGetLastError();
 }
 
@@ -1238,6 +1421,8 @@ inline cudaError_t launchDeltaRuleAdaptive(DeltaRuleArgs<Config> args,
   narrow.scale = args.scale;
   narrow.packing = args.packing;
   narrow.status = args.status;
+  narrow.segmentChunks = args.segmentChunks;
+  narrow.warmupLogBound = args.warmupLogBound;
   return launchDeltaRule<Narrow>(narrow, workspace, stream);
 }
 #endif // GDN_DEVICE_EMULATION

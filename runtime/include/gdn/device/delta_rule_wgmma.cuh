@@ -129,10 +129,11 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
     fillOutputsWithNaN<Config, W::kThreads>(args);
     return;
   }
-  const ScanUnit<Config> unit(blockIdx.x);
-  const int32_t seq = unit.seq;
-  if (seq >= packing.numSeqs)
+  const ScanSegment<Config> segment(packing, blockIdx.x, args.segmentChunks);
+  if (!segment.valid)
     return;
+  const ScanUnit<Config> &unit = segment.unit;
+  const int32_t seq = segment.seq;
   const int head = unit.head, keyHead = unit.keyHead, column0 = unit.column0;
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int group = warp / 4;               // this thread's warpgroup
@@ -143,11 +144,16 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
   const int transposeColumn = groupColumn0 + 16 * (warp % 4);
   const int32_t length = packing.length(seq);
   const int64_t begin = packing.begin(seq);
-  const int32_t chunks = (length + kC - 1) / kC;
   const int64_t slot0 = firstSlot(packing, seq);
   const int64_t valueRow = static_cast<int64_t>(S::kHV) * S::kV;
+  // Chunks start .. first - 1 only warm the state up (no output).
+  const int32_t start =
+      warmupStart(args.workspace.transitionBound, slot0, S::kHV, head,
+                  segment.first, args.warmupLogBound);
+  const int32_t end = segment.end;
 
-  zeroPaddingRows<Config, W::kThreads>(args, seq, head, column0);
+  if (segment.first == 0)
+    zeroPaddingRows<Config, W::kThreads>(args, seq, head, column0);
 
   extern __shared__ uint4 wgmmaShared[];
   // 128-byte swizzling repeats every 1024 bytes of address: align the
@@ -156,7 +162,11 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
       (reinterpret_cast<uintptr_t>(wgmmaShared) + 1023) & ~uintptr_t(1023));
   Element *staging = reinterpret_cast<Element *>(base + W::kOutput);
   uint64_t *full = reinterpret_cast<uint64_t *>(base + W::kBarriers);
-  auto stage = [&](int c) { return base + (c % W::kStages) * W::kStageBytes; };
+  // Stages and mbarrier phases go by the block's own chunk count (chunk c is
+  // its (c - start)-th), whatever chunk it starts from.
+  auto stage = [&](int c) {
+    return base + ((c - start) % W::kStages) * W::kStageBytes;
+  };
 
   // S^T of this warpgroup's 64 columns: accumulator element (r, k) is
   // S[k][groupColumn0 + r].
@@ -175,7 +185,7 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
   for (int j = 0; j < kK / 8; ++j)
 #pragma unroll
     for (int e = 0; e < 4; ++e)
-      state[4 * j + e] = Config::kHasInitialState
+      state[4 * j + e] = Config::kHasInitialState && start == 0
                              ? args.initialState[stateOffset(j, e)]
                              : 0.0f;
 
@@ -184,7 +194,7 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
   // the stage's mbarrier.
   auto fetch = [&](int32_t c) {
     char *at = stage(c);
-    uint64_t *barrier = full + c % W::kStages;
+    uint64_t *barrier = full + (c - start) % W::kStages;
     const int row0 = static_cast<int>(begin) + c * kC;
     const int tileRow = static_cast<int>(((slot0 + c) * S::kHV + head) * kC);
     mbarrierExpectBytes(barrier, W::kStageCopyBytes);
@@ -210,11 +220,13 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
   }
   __syncthreads();
   if (tid == 0)
-    for (int c = 0; c < W::kStages - 1 && c < chunks; ++c)
+    for (int c = start; c < start + W::kStages - 1 && c < end; ++c)
       fetch(c);
 
-  for (int32_t c = 0; c < chunks; ++c) {
-    mbarrierWait(full + c % W::kStages, (c / W::kStages) & 1);
+  for (int32_t c = start; c < end; ++c) {
+    const bool emit = c >= segment.first; // o of this chunk is ours
+    const int32_t local = c - start;
+    mbarrierWait(full + local % W::kStages, (local / W::kStages) & 1);
     const int rows = length - c * kC < kC ? length - c * kC : kC;
     if (rows < kC) {
       // TMA read past the sequence end: zero those rows of Q, K, V (for
@@ -228,7 +240,7 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
     // Chunk c is whole for every thread, and every warpgroup is done with
     // chunk c - 1: its stage and the output staging tile may be reused.
     __syncthreads();
-    if (tid == 0 && c + W::kStages - 1 < chunks)
+    if (tid == 0 && c + W::kStages - 1 < end)
       fetch(c + W::kStages - 1);
 
     const char *at = stage(c);
@@ -240,12 +252,15 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
     for (int s = 0; s < kK / 16; ++s)
       accumulatorToA(state, s, stateA[s]);
     // Written by their first product (scale-d = 0 ignores the old value).
+    // (A warm-up chunk needs no O: only the state's chain.)
     float keyProduct[32], out[32];
     wgmmaFence();
     wgmmaSwizzled<64, kK / 16, 0>(keyProduct, stateA, at + W::kStageK, false);
     wgmmaCommit();
-    wgmmaSwizzled<64, kK / 16, 0>(out, stateA, at + W::kStageQ, false);
-    wgmmaCommit();
+    if (emit) {
+      wgmmaSwizzled<64, kK / 16, 0>(out, stateA, at + W::kStageQ, false);
+      wgmmaCommit();
+    }
 
     // The decays of the chunk's tokens while the products run, one per
     // thread of the warpgroup (each thread then reads its 16 tokens, 8 j +
@@ -263,7 +278,10 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
 
     // R = V^T - SK diag(Gamma) (the chain waits only for S K^T). Each
     // thread's tokens come in adjacent pairs: one 8-byte load per pair.
-    wgmmaWait<1>();
+    if (emit)
+      wgmmaWait<1>();
+    else
+      wgmmaWait<0>();
     wgmmaSettle(keyProduct);
     float2 startPair[8];
 #pragma unroll
@@ -299,7 +317,8 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
     wgmmaSwizzled<64, 4, 0>(fresh, residualA, at + W::kStageM, false);
     wgmmaCommit();
     wgmmaWait<0>();
-    wgmmaSettle(out);
+    if (emit)
+      wgmmaSettle(out);
     wgmmaSettle(fresh);
 
     // The state update first (the chain), then O += Vn P^T.
@@ -325,15 +344,20 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
 #pragma unroll
     for (int i = 0; i < kK / 2; ++i)
       state[i] *= chunkDecay;
+    if (emit) {
 #pragma unroll
-    for (int i = 0; i < 32; ++i)
-      out[i] *= i % 2 ? startPair[i / 4].y : startPair[i / 4].x;
+      for (int i = 0; i < 32; ++i)
+        out[i] *= i % 2 ? startPair[i / 4].y : startPair[i / 4].x;
+    }
     wgmmaFence();
     wgmmaSwizzled<kK, 4, 1>(state, decayedA, at + W::kStageK, true);
-    wgmmaSwizzled<64, 4, 0>(out, freshA, at + W::kStageP, true);
+    if (emit)
+      wgmmaSwizzled<64, 4, 0>(out, freshA, at + W::kStageP, true);
     wgmmaCommit();
     wgmmaWait<0>();
     wgmmaSettle(state);
+    if (!emit)
+      continue; // every thread alike: the next chunk's barrier still meets
     wgmmaSettle(out);
 
     // O^T to the staging tile as [token][column], then this warpgroup's 64
@@ -364,7 +388,7 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
                                              column);
     }
   }
-  if (Config::kHasFinalState) {
+  if (Config::kHasFinalState && segment.endsSequence()) {
 #pragma unroll
     for (int j = 0; j < kK / 8; ++j)
 #pragma unroll
