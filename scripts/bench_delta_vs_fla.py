@@ -27,6 +27,10 @@ SHAPES = [  # name, q/k heads, v heads, lengths, floor (us)
     ("gqa16x32", 16, 32, [2048] * 4, 61),
     ("mha32", 32, 32, [8192] * 4, 251),
     ("gqa16x64", 16, 64, [8192] * 4, 486),
+    # The long-chain mixes split chains serve (delta_rule_bench split).
+    ("gqa16x32", 16, 32, [16384] * 2, 243),
+    ("mha32", 32, 32, [32768], 251),
+    ("gqa16x64", 16, 64, [32768], 486),
 ]
 D = 128
 

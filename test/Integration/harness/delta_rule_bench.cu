@@ -93,6 +93,9 @@ struct Problem {
   int32_t *cuDevice = nullptr, *cuPaddedDevice = nullptr;
   void *workspace = nullptr;
   size_t workspaceBytes = 0;
+  // Chain splitting of the runs (DeltaRuleArgs' fields).
+  int32_t segmentChunks = 0;
+  float warmupLogBound = kDefaultWarmupLogBound;
 
   size_t qkCount() const { return size_t(tokens) * h * dk; }
   size_t vCount() const { return size_t(tokens) * hv * dv; }
@@ -174,6 +177,8 @@ void run(const Problem &p, cudaStream_t stream,
   args.o = p.o;
   args.scale = 1.0f / std::sqrt(float(C::kHeadDimK));
   args.packing = p.packing();
+  args.segmentChunks = p.segmentChunks;
+  args.warmupLogBound = p.warmupLogBound;
   CUDA_OK(launchDeltaRule<C>(args, p.workspace, stream, phases));
 }
 
@@ -302,6 +307,8 @@ Problem alone(const Problem &p, int seq) {
   one.cu = {0, p.lengths[seq]};
   one.cuPadded = one.cu;
   one.tokens = p.lengths[seq];
+  one.segmentChunks = p.segmentChunks;
+  one.warmupLogBound = p.warmupLogBound;
   one.allocate();
   const size_t row0 = p.cuPadded[seq];
   auto copy = [](void *to, const void *from, size_t bytes) {
@@ -320,10 +327,14 @@ Problem alone(const Problem &p, int seq) {
 
 template <class C>
 void checkCase(const char *name, std::vector<int> lengths,
-               std::vector<int> padding, uint32_t seed) {
+               std::vector<int> padding, uint32_t seed,
+               int32_t segmentChunks = 0) {
   Problem p = makeProblem(C::kKeyHeads, C::kValueHeads, C::kHeadDimK,
                           std::move(lengths), std::move(padding), seed);
-  const std::string what = describe(name, p);
+  p.segmentChunks = segmentChunks;
+  const std::string what =
+      describe(name, p) +
+      (segmentChunks ? " split " + std::to_string(segmentChunks) : "");
   // NaN bytes first: an element no thread writes cannot pass.
   CUDA_OK(cudaMemset(p.o, 0xff, p.vCount() * 2));
   CUDA_OK(cudaMemset(p.final, 0xff, p.stateCount() * 4));
@@ -411,6 +422,56 @@ void checkSameBits(const char *name, std::vector<int> lengths,
   p.release();
 }
 
+/// Split chains: segments of a few chunks (many warm-ups and segment
+/// boundaries) on both scans, edge lengths, padding, states; slow gates
+/// (long warm-ups); and segments against the unsplit scan.
+void checkSplit() {
+  checkCase<WgmmaConfig<16, 32, 128, 128, true, true>>(
+      "gqa16x32 wgmma vt128", {4096, 777, 0, 1, 130, 64},
+      {0, 9, 4, 0, 1, 0}, 31, 8);
+  checkCase<WgmmaConfig<16, 32, 128, 64, false, true>>(
+      "gqa16x32 wgmma vt64", {2000, 65, 0}, {3, 0, 1}, 32, 3);
+  checkCase<WgmmaConfig<4, 4, 64, 64, true, false>>(
+      "mha4 d64 wgmma", {3000, 63, 1}, {}, 33, 5);
+  checkCase<Config<16, 32, 128, 128, true, true>>(
+      "gqa16x32 vt128", {4096, 777, 0, 1, 130, 64}, {0, 9, 4, 0, 1, 0}, 34, 8);
+  checkCase<Config<16, 32, 128, 64, true, true, 1>>(
+      "gqa16x32 1-stage", {2000, 65, 0}, {}, 35, 4);
+  // Slow gates (e^-1 per chunk): warm-ups of about 17 chunks.
+  using Wg = WgmmaConfig<2, 4, 128, 128, true, true>;
+  for (float gateScale : {1.0f / 16, 0.0f}) {
+    Problem p = makeProblem(2, 4, 128, {8192, 333}, {}, 36);
+    scaleValues<<<1024, 256>>>(p.g, int64_t(p.gateCount()), gateScale);
+    CUDA_OK(cudaDeviceSynchronize());
+    std::vector<double> wantO, wantFinal;
+    reference(p, true, wantO, wantFinal);
+    run<Wg>(p, 0);
+    CUDA_OK(cudaDeviceSynchronize());
+    const auto wholeO = download(p.o, p.vCount());
+    const auto wholeFinal = download(p.final, p.stateCount());
+    p.segmentChunks = 16;
+    run<Wg>(p, 0);
+    CUDA_OK(cudaDeviceSynchronize());
+    const auto splitO = download(p.o, p.vCount());
+    const auto splitFinal = download(p.final, p.stateCount());
+    bool finite = true;
+    const double errWhole = relativeRms(toFloat(wholeO), wantO, finite);
+    const double errSplit = relativeRms(toFloat(splitO), wantO, finite);
+    const double errFinal = relativeRms(splitFinal, wantFinal, finite);
+    char buffer[200];
+    std::snprintf(buffer, sizeof buffer,
+                  "gqa2x4 wgmma split 16, gates x %g: o relative RMS %.3e "
+                  "(unsplit %.3e; <= 1.02x), final %.3e",
+                  gateScale, errSplit, errWhole, errFinal);
+    expect(finite && errSplit <= 1.02 * errWhole && errFinal <= 5e-3, buffer);
+    if (gateScale == 0.0f)
+      expect(sameBytes(splitO, wholeO) && sameBytes(splitFinal, wholeFinal),
+             "gqa2x4 wgmma split 16, no decay: every segment from its "
+             "sequence's start, bit-identical to unsplit");
+    p.release();
+  }
+}
+
 int check() {
   const std::vector<int> edges = {0, 1, 63, 64, 65, 130};
   // The benchmarked shape (gqa16x32, d = 128, V tile 64) with states.
@@ -485,6 +546,7 @@ int check() {
                                                   {100, 64, 1, 0}, {}, 16);
   checkCase<Config<16, 64, 128, 128, true, true>>(
       "gqa16x64 vt128", {130, 65, 0}, {1, 0, 2}, 17);
+  checkSplit();
   return failures;
 }
 
@@ -520,11 +582,30 @@ double timePhases(const Problem &p, cudaStream_t stream, unsigned phases,
   return ms[iterations / 2];
 }
 
+/// How a bench case splits chains: not at all; by the host rule
+/// (deltaRuleSegmentChunks for the GPU's SM count, as generated code does);
+/// by the rule with every segment exact (warm-ups from the sequence start).
+enum class Split { kNone, kRule, kRuleExact };
+
 template <class C>
 void benchCase(const char *name, std::vector<int> lengths, int iterations,
-               double floorUs) {
+               double floorUs, Split split = Split::kNone,
+               float gateScale = 1.0f) {
   Problem p =
       makeProblem(C::kKeyHeads, C::kValueHeads, C::kHeadDimK, lengths, {}, 9);
+  if (gateScale != 1.0f) {
+    scaleValues<<<1024, 256>>>(p.g, int64_t(p.gateCount()), gateScale);
+    CUDA_OK(cudaDeviceSynchronize());
+  }
+  if (split != Split::kNone) {
+    int device = 0, sms = 0;
+    CUDA_OK(cudaGetDevice(&device));
+    CUDA_OK(
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    p.segmentChunks = deltaRuleSegmentChunks<C>(p.packing(), sms);
+    if (split == Split::kRuleExact)
+      p.warmupLogBound = -INFINITY;
+  }
   cudaStream_t stream;
   CUDA_OK(cudaStreamCreate(&stream));
   double fastest, slowest, ignore;
@@ -556,16 +637,54 @@ void benchCase(const char *name, std::vector<int> lengths, int iterations,
     i = j;
   }
   using S = DeltaRuleShape<C>;
+  char splitText[64] = "";
+  if (split != Split::kNone)
+    std::snprintf(splitText, sizeof splitText, " [split %d%s, gates x %g]",
+                  p.segmentChunks, split == Split::kRuleExact ? " exact" : "",
+                  gateScale);
   std::printf("BENCH %-18s %-10s %8.4f ms (min %.4f max %.4f; prepare %.4f, "
               "scan %.4f [%d thr, %zu KiB])  floor %.0f us = %.1f%%  %.1f "
-              "TFLOP/s  %.2f TB/s minimal-traffic rate\n",
+              "TFLOP/s  %.2f TB/s minimal-traffic rate%s\n",
               name, lens.c_str(), median, fastest, slowest, prepare, scan,
               ScanLaunch<C>::kThreads, ScanLaunch<C>::kBytes / 1024, floorUs,
               100.0 * floorUs / (median * 1000.0),
-              flop / (median * 1e-3) / 1e12, bytes / (median * 1e-3) / 1e12);
+              flop / (median * 1e-3) / 1e12, bytes / (median * 1e-3) / 1e12,
+              splitText);
   std::fflush(stdout);
   CUDA_OK(cudaStreamDestroy(stream));
   p.release();
+}
+
+/// Split chains on the TARGETS.md mixes (the rule leaves 8192x4 and 2048x4
+/// whole), with the bench's gates (about e^-16 per chunk: warm-ups of one
+/// or two chunks), slow gates (e^-1 per chunk: about 17) and none (every
+/// segment exact: the worst case, no faster than one block per chain).
+int benchSplit(int iterations) {
+  using Wg128 = WgmmaConfig<16, 32, 128, 128, true, true>;
+  const std::vector<std::vector<int>> mixes = {
+      {32768}, {16384, 16384}, {8192, 8192, 8192, 8192},
+      {2048, 2048, 2048, 2048}};
+  for (const auto &lengths : mixes) {
+    const double floorUs = lengths[0] == 2048 ? 61 : 243;
+    benchCase<Wg128>("gqa16x32 wg128", lengths, iterations, floorUs,
+                     Split::kRule);
+  }
+  benchCase<Wg128>("gqa16x32 wg128", {32768}, iterations, 243, Split::kRule,
+                   1.0f / 16);
+  benchCase<Wg128>("gqa16x32 wg128", {32768}, iterations, 243,
+                   Split::kRuleExact);
+  benchCase<Wg128>("gqa16x32 wg128", {131072}, iterations / 4 + 5, 971,
+                   Split::kRule);
+  benchCase<Wg128>("gqa16x32 wg128", {131072}, iterations / 4 + 5, 971);
+  benchCase<WgmmaConfig<16, 32, 128, 64, true, true>>(
+      "gqa16x32 wg64", {32768}, iterations, 243);
+  benchCase<WgmmaConfig<32, 32, 128, 128, true, true>>(
+      "mha32 wg128", {32768}, iterations, 251, Split::kRule);
+  benchCase<WgmmaConfig<16, 64, 128, 128, true, true>>(
+      "gqa16x64 wg128", {32768}, iterations, 486, Split::kRule);
+  benchCase<WgmmaConfig<16, 16, 128, 128, true, true>>(
+      "mha16 wg128", {32768}, iterations, 126, Split::kRule);
+  return failures;
 }
 
 int bench(int iterations) {
@@ -644,10 +763,13 @@ int main(int argc, char **argv) {
         "gqa16x32 wg128", {8192, 8192, 8192, 8192}, 20, 243);
     return failures;
   }
-  if (mode == "bench") {
+  if (mode == "bench" || mode == "split") {
     const int iterations = std::max(20, argc > 2 ? std::atoi(argv[2]) : 50);
-    return bench(iterations);
+    return mode == "bench" ? bench(iterations) : benchSplit(iterations);
   }
-  std::fprintf(stderr, "usage: %s check | bench [iterations] | profile\n", argv[0]);
+  std::fprintf(stderr,
+               "usage: %s check | bench [iterations] | split [iterations] | "
+               "profile\n",
+               argv[0]);
   return 2;
 }

@@ -65,6 +65,12 @@ __global__ void fillGates(float *g, float *beta, int64_t count,
   }
 }
 
+__global__ void scaleValues(float *x, int64_t count, float factor) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+       i += int64_t(gridDim.x) * blockDim.x)
+    x[i] *= factor;
+}
+
 __global__ void fillNormal(float *x, int64_t count, float scale,
                            uint32_t stream) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;

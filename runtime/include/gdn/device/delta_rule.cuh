@@ -179,7 +179,7 @@ template <class Config> struct DeltaRuleShape {
   static constexpr size_t kPrepareTile =
       kPrepareBeta + kPrepareHeads * 4 * kChunk;
   // The cumsum's per-warp totals (four warps), then per value head and warp
-  // the sum of its rows' log expansions (chunkTransitionBound).
+  // the sum of its rows' log expansions (logExpansion).
   static constexpr size_t kPrepareWarpTotals =
       kPrepareTile + kPrepareHeads * 2 * kChunk * kLdC;
   static constexpr size_t kPrepareExpansion = kPrepareWarpTotals + 16;
@@ -226,7 +226,8 @@ struct DeltaRuleWorkspace {
   __nv_bfloat16 *scores;    ///< P, [slots][HV][64][64]
   float *gateCumsum;        ///< G, [slots][HV][64]
   /// The log of a bound on the norm of the chunk's state transition,
-  /// [slots][HV] (chunkTransitionBound): what a split chain's warm-up sums.
+  /// [slots][HV]: G_last plus its rows' logExpansion, what a split chain's
+  /// warm-up sums (warmupStart). Written only for split launches.
   float *transitionBound;
   /// N = (I + L)^-1 itself, [slots][HV][64][64]: written by the prepare
   /// kernel only when set (the backward needs it; the forward does not).
@@ -600,13 +601,24 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads,
   }
   if (S::kPrepareSharedLower)
     __syncthreads(); // every warp is done with Q and K: L overwrites them
+  // Only split chains read the transition bounds (3% of this kernel).
+  const bool bounds = args.segmentChunks > 0;
+  // |k_i|^2 of this thread's rows 16 warp + lane / 4 (+ 8), from the
+  // diagonal of K K^T: 8 lanes of the warp hold the 16 entries, the others
+  // keep 0 (whose log expansion is 0). Selects with indices known at
+  // compile time, so kk stays in registers.
+  float keyNorm2[2] = {0.0f, 0.0f};
+#pragma unroll
+  for (int n = 0; bounds && n < 8; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      if (8 * n + accumulatorColumn(lane, e) ==
+          16 * warp + accumulatorRow(lane, e))
+        keyNorm2[e / 2] = kk[n].c[e];
   // Gates, beta and masks per value head. exp(G_i - G_j) is evaluated only
   // where j <= i (there it is <= 1; above the diagonal it could overflow).
-  // The diagonal of K K^T also gives each row's log expansion (|k_i|^2).
-  float expansion[kHeads];
 #pragma unroll
   for (int h = 0; h < kHeads; ++h) {
-    expansion[h] = 0.0f;
     const float *hGate = gate + h * kC;
 #pragma unroll
     for (int n = 0; n < 8; ++n) {
@@ -621,8 +633,6 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads,
               (j <= i && i < rows) ? decay(hGate[i] - hGate[j]) : 0.0f;
           lower[h * kLowerSize + i * S::kLdL + j] =
               j < i ? betas[h * kC + i] * d * kk[n].c[e + half] : 0.0f;
-          if (j == i)
-            expansion[h] += logExpansion(betas[h * kC + i] * kk[n].c[e + half]);
           p[half] = d * qk[n].c[e + half];
         }
         *reinterpret_cast<uint32_t *>(tile + h * kTileSize + i * S::kLdC +
@@ -630,13 +640,19 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads,
             packBf16(p[0], p[1]);
       }
     }
-    // The warp's 16 rows, summed in a fixed order (deterministic).
+    // The log expansions of the warp's 16 rows, summed in a fixed order
+    // (deterministic). Rows past the end have k = 0 and beta = 0.
+    if (!bounds)
+      continue;
+    const int row = 16 * warp + lane / 4;
+    float expansion = logExpansion(betas[h * kC + row] * keyNorm2[0]) +
+                      logExpansion(betas[h * kC + row + 8] * keyNorm2[1]);
 #pragma unroll
     for (int offset = 16; offset > 0; offset /= 2)
-      expansion[h] += __shfl_xor_sync(0xffffffffu, expansion[h], offset);
+      expansion += __shfl_xor_sync(0xffffffffu, expansion, offset);
     if (lane == 0)
       reinterpret_cast<float *>(base + S::kPrepareExpansion)[4 * h + warp] =
-          expansion[h];
+          expansion;
   }
   __syncthreads();
   const int64_t tileIndex0 = slot * S::kHV + head0;
@@ -653,9 +669,10 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads,
   storeTiles(args.workspace.scores);
   if (tid < kC * kHeads)
     args.workspace.gateCumsum[tileIndex0 * kC + tid] = gate[tid];
-  if (tid < kHeads) {
+  if (bounds && tid < kHeads) {
     // log of the bound on the chunk's transition's norm: G_last plus the
-    // rows' log expansions (chunkTransitionBound).
+    // rows' log expansions (the transition is the product of the rows'
+    // exp(g_t) (I - beta_t k_t k_t^T)).
     const float *sums =
         reinterpret_cast<const float *>(base + S::kPrepareExpansion) + 4 * tid;
     args.workspace.transitionBound[tileIndex0 + tid] =
@@ -823,32 +840,31 @@ template <class Config> struct ScanSegment {
 /// summing to at most `limit`: the state before c reaches the segment
 /// scaled by at most exp(limit), so a zero state at c leaves out that
 /// little. 0 when no chunk qualifies (the sequence's start, with its
-/// initial state: exact). Every warp computes it alone, 32 chunks per
-/// round, sums in a fixed order: all warps agree, and so do runs.
+/// initial state: exact). Every thread walks back alone, eight chunks' loads
+/// in flight at a time, and sums in a fixed order: all agree, and so do
+/// runs. (No shuffles: the compiler then knows the result is the same in
+/// every thread, and keeps the scan's stage addresses, which depend on it,
+/// in uniform registers, as wgmma's descriptors need; a shuffled search
+/// cost the scan 12%.)
 __device__ __forceinline__ int32_t warmupStart(const float *transitionBound,
                                                int64_t slot0, int valueHeads,
                                                int head, int32_t first,
                                                float limit) {
-  const int lane = threadIdx.x % 32;
-  float carried = 0.0f; // the bounds of the chunks of earlier rounds
-  for (int32_t end = first; end > 0; end -= 32) {
-    const int32_t c = end - 1 - lane; // lane 0: the nearest chunk
-    float sum =
-        c >= 0 ? transitionBound[(slot0 + c) * valueHeads + head] : 0.0f;
+  constexpr int kBatch = 8;
+  float sum = 0.0f;
+  for (int32_t c = first - 1; c >= 0; c -= kBatch) {
+    float bound[kBatch];
 #pragma unroll
-    for (int offset = 1; offset < 32; offset *= 2) {
-      const float before = __shfl_up_sync(0xffffffffu, sum, offset);
-      if (lane >= offset)
-        sum += before;
+    for (int i = 0; i < kBatch; ++i)
+      bound[i] = c - i >= 0
+                     ? transitionBound[(slot0 + c - i) * valueHeads + head]
+                     : 0.0f;
+#pragma unroll
+    for (int i = 0; i < kBatch; ++i) {
+      sum += bound[i];
+      if (c - i >= 0 && sum <= limit)
+        return c - i;
     }
-    sum += carried;
-    float hit = c >= 0 && sum <= limit ? static_cast<float>(lane) : 32.0f;
-#pragma unroll
-    for (int offset = 16; offset > 0; offset /= 2)
-      hit = fminf(hit, __shfl_xor_sync(0xffffffffu, hit, offset));
-    if (hit < 32.0f)
-      return end - 1 - static_cast<int32_t>(hit);
-    carried = __shfl_sync(0xffffffffu, sum, 31);
   }
   return 0;
 }

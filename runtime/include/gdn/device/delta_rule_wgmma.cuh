@@ -223,8 +223,10 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
     for (int c = start; c < start + W::kStages - 1 && c < end; ++c)
       fetch(c);
 
+  // A warm-up chunk (c < first) runs the whole chunk but stores no O: its
+  // products are the same instructions (a wgmma in a divergent path would
+  // be serialized by ptxas), and warm-ups are a chunk or two.
   for (int32_t c = start; c < end; ++c) {
-    const bool emit = c >= segment.first; // o of this chunk is ours
     const int32_t local = c - start;
     mbarrierWait(full + local % W::kStages, (local / W::kStages) & 1);
     const int rows = length - c * kC < kC ? length - c * kC : kC;
@@ -257,10 +259,8 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
     wgmmaFence();
     wgmmaSwizzled<64, kK / 16, 0>(keyProduct, stateA, at + W::kStageK, false);
     wgmmaCommit();
-    if (emit) {
-      wgmmaSwizzled<64, kK / 16, 0>(out, stateA, at + W::kStageQ, false);
-      wgmmaCommit();
-    }
+    wgmmaSwizzled<64, kK / 16, 0>(out, stateA, at + W::kStageQ, false);
+    wgmmaCommit();
 
     // The decays of the chunk's tokens while the products run, one per
     // thread of the warpgroup (each thread then reads its 16 tokens, 8 j +
@@ -278,10 +278,7 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
 
     // R = V^T - SK diag(Gamma) (the chain waits only for S K^T). Each
     // thread's tokens come in adjacent pairs: one 8-byte load per pair.
-    if (emit)
-      wgmmaWait<1>();
-    else
-      wgmmaWait<0>();
+    wgmmaWait<1>();
     wgmmaSettle(keyProduct);
     float2 startPair[8];
 #pragma unroll
@@ -317,8 +314,7 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
     wgmmaSwizzled<64, 4, 0>(fresh, residualA, at + W::kStageM, false);
     wgmmaCommit();
     wgmmaWait<0>();
-    if (emit)
-      wgmmaSettle(out);
+    wgmmaSettle(out);
     wgmmaSettle(fresh);
 
     // The state update first (the chain), then O += Vn P^T.
@@ -344,21 +340,18 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
 #pragma unroll
     for (int i = 0; i < kK / 2; ++i)
       state[i] *= chunkDecay;
-    if (emit) {
 #pragma unroll
-      for (int i = 0; i < 32; ++i)
-        out[i] *= i % 2 ? startPair[i / 4].y : startPair[i / 4].x;
-    }
+    for (int i = 0; i < 32; ++i)
+      out[i] *= i % 2 ? startPair[i / 4].y : startPair[i / 4].x;
     wgmmaFence();
     wgmmaSwizzled<kK, 4, 1>(state, decayedA, at + W::kStageK, true);
-    if (emit)
-      wgmmaSwizzled<64, 4, 0>(out, freshA, at + W::kStageP, true);
+    wgmmaSwizzled<64, 4, 0>(out, freshA, at + W::kStageP, true);
     wgmmaCommit();
     wgmmaWait<0>();
     wgmmaSettle(state);
-    if (!emit)
-      continue; // every thread alike: the next chunk's barrier still meets
     wgmmaSettle(out);
+    if (c < segment.first)
+      continue; // every thread alike
 
     // O^T to the staging tile as [token][column], then this warpgroup's 64
     // columns of the real rows to o in 16-byte pieces.
