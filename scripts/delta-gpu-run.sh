@@ -4,10 +4,12 @@
 # What the lead runs on the GPU machine (nvcc 13, sm_90a H200, torch; no
 # MLIR needed): builds test/Integration/harness/delta_rule_bench.cu against
 # runtime/include, runs `check` (float64 CPU reference, padding, packed ==
-# alone, determinism) then `bench` (TARGETS.md shapes), then FLA's
-# chunk_gated_delta_rule on the same shapes when the fla package imports
-# (from PYTHONPATH, or installed here from .whl/, see fetch-fla-wheels.sh).
-# Logs go to $OUT/delta (or /tmp/delta); the summary comes last.
+# alone, determinism) then `bench` (TARGETS.md shapes, every variant) and
+# `split` (the configuration generated code runs: chains split by the host
+# rule), then FLA's chunk_gated_delta_rule on the same shapes when the fla
+# package imports (from PYTHONPATH, or installed here from .whl/, see
+# fetch-fla-wheels.sh). Logs go to $OUT/delta (or /tmp/delta); the summary
+# comes last, with FLA's time over ours per shape (RATIO lines).
 # NVCC overrides the compiler; NVCC_CCBIN sets its host compiler (g++-12 on
 # the build machine).
 #
@@ -69,6 +71,14 @@ else
   summary+=("FAIL delta bench (see $work/bench.log)")
   status=1
 fi
+# What generated code runs: the wide wgmma tile with chains split by the
+# host rule (TARGETS.md mixes, slow gates, exact segments).
+if "$exe" split 50 2>&1 | tee "$work/split.log"; then
+  summary+=("PASS delta split bench ran")
+else
+  summary+=("FAIL delta split bench (see $work/split.log)")
+  status=1
+fi
 
 # The FLA wheels of scripts/fetch-fla-wheels.sh, when carried along in .whl/.
 if ! python3 -c "import fla" 2>/dev/null && ls "$root"/.whl/*.whl >/dev/null 2>&1; then
@@ -90,7 +100,22 @@ fi
 echo
 echo "=== summary ==="
 grep -h "^FAIL" "$work/check.log" 2>/dev/null
-grep -h "^BENCH" "$work/bench.log" 2>/dev/null
+grep -h "^BENCH" "$work/bench.log" "$work/split.log" 2>/dev/null
 grep -h "^FLA " "$work/fla.log" 2>/dev/null
+# Per shape: the split bench's default (bench gates, warm-ups bounded)
+# against FLA's CUDA-graph time from the same script.
+python3 - "$work/split.log" "$work/fla.log" <<'PY' 2>/dev/null
+import re, sys
+ours = {}
+for line in open(sys.argv[1]):
+    m = re.match(r"BENCH (\S+) \S+\s+(\d+x\d+)\s+([\d.]+) ms .*\[split \d+, gates x 1\]", line)
+    if m:
+        ours.setdefault((m[1], m[2]), float(m[3]))
+for line in open(sys.argv[2]):
+    m = re.match(r"FLA (\S+)\s+(\d+x\d+)\s+warm [\d.]+ ms\s+graph ([\d.]+) ms", line)
+    if m and (m[1], m[2]) in ours:
+        o = ours[(m[1], m[2])]
+        print(f"RATIO {m[1]:9} {m[2]:9} ours {o:.4f} ms  FLA {float(m[3]):.4f} ms  FLA/ours {float(m[3]) / o:.2f}x")
+PY
 printf '%s\n' "${summary[@]}"
 exit $status

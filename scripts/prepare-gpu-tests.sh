@@ -51,9 +51,13 @@ cases=(
   # over several chunks.
   "core_gqa16x32|core_gqa16x32|--seqlens=1,64,0,65,130 --seed=10|"
   "core_gqa2x4_padded|core_gqa2x4_padded|--seqlens=0,1,63,64,65,130,7 --slots=8,8,64,72,72,136,8 --seed=11|"
+  # Few long sequences: the entry point splits the chains at run time (8
+  # scan blocks for 132 SMs: segments of 8 chunks, warm-ups before each).
+  "core_gqa2x4_split|core_gqa2x4_padded|--seqlens=2500,3,0,700 --slots=2500,8,8,704 --seed=14|"
   # Whole layers at P = 1: the projections run on gdnrt_linear (cuBLASLt)
   # and split_qkvz as device copies, between the kernels, in one entry point.
   "layer_qwen3_next_small|layer_qwen3_next_small|--seqlens=1,63,64,65,0,130 --seed=12|"
+  "layer_qwen3_next_small_split|layer_qwen3_next_small|--seqlens=1800,1 --seed=15|"
   "layer_qwen3_5_small_padded|layer_qwen3_5_small_padded|--seqlens=0,1,63,64,65,130,7 --slots=8,8,64,72,72,136,8 --seed=13|"
   # The delta-rule backward (gdn_kernel.delta_rule_grad): bf16 gradients of
   # q, k, v, fp32 of g, beta and the initial states, against gdn-run's

@@ -142,9 +142,20 @@ def GdnKernel_DeltaRuleOp : GdnKernel_Op<"delta_rule", [Pure]> {
     compiler does not know) the tile is chosen at run time: when the
     packing's sequences make fewer than `narrow_below_blocks` scan blocks at
     `value_tile`, the scan runs with the narrower `narrow_value_tile` (same
-    scan and stages). Value head `i` reads key head
-    `i / (HV / H)`. `q`, `k`, `v` and `o` are bf16; `g`, `beta` and the
-    states fp32. Padding rows of `o` are 0.
+    scan and stages). With `split_target_blocks` the entry point splits
+    long chains at run time: when the packing's sequences make at most half
+    that many scan blocks, each sequence is cut into segments of equal
+    length, one scan block each, sized so that the blocks number about
+    `split_target_blocks` (the SM count). A segment's block first runs its
+    state up from a zero state over the chunks before the segment, from the
+    latest chunk where the norm bound of the transitions in between falls to
+    `2^-warmup_bits` (default 24; the prepare kernel writes each chunk's
+    bound: its total decay, times the growth factor of any key with
+    `beta |k|^2 > 2`), or from the sequence's start when none does;
+    `warmup_bits = 0` runs every segment from its sequence's start (exact).
+    `split_target_blocks` and `narrow_value_tile` are alternatives. Value
+    head `i` reads key head `i / (HV / H)`. `q`, `k`, `v` and `o` are bf16;
+    `g`, `beta` and the states fp32. Padding rows of `o` are 0.
 
     ```mlir
     %o, %ht = gdn_kernel.delta_rule %q, %k, %v, %g, %beta, %p
@@ -167,7 +178,9 @@ def GdnKernel_DeltaRuleOp : GdnKernel_Op<"delta_rule", [Pure]> {
                        ConfinedAttr<I64Attr, [IntPositive]>:$scan_stages,
                        DefaultValuedStrAttr<StrAttr, "mma_sync">:$scan,
                        OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$narrow_value_tile,
-                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$narrow_below_blocks);
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$narrow_below_blocks,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$split_target_blocks,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntNonNegative]>>:$warmup_bits);
   let results = (outs GdnKernel_Tensor:$o,
                       Optional<GdnKernel_F32Tensor>:$final_state);
   let assemblyFormat = [{

@@ -254,7 +254,12 @@ def GdnSelectKernels : Pass<"gdn-select-kernels"> {
     sequence count, else `expected-seqs`; with neither, sequences count as
     many and the op also gets `narrow_value_tile` (64 for wgmma, 32 for
     mma.sync) and `narrow_below_blocks`, so that the entry point picks the
-    narrow tile at run time for packs of few sequences. Every
+    narrow tile at run time for packs of few sequences. With `split-chains`
+    (the default) the scan instead takes its widest tile whatever the
+    sequence count, and the op gets `split_target_blocks = sm-count` and
+    `warmup_bits`: packs of few long sequences are cut into segments at run
+    time (measured at 1x32768: 0.67 ms against 1.19 with V tile 64 unsplit;
+    docs/delta-rule.md says how a segment's state is warmed up). Every
     `gdn_kernel.prologue` gets blocks of 512 threads when whole blocks cover
     its channels' 16-byte lanes (one block of 16 warps per SM, measured
     faster than two of 256 on the H200), else 256 when they do, else keeps
@@ -270,7 +275,15 @@ def GdnSelectKernels : Pass<"gdn-select-kernels"> {
            "unknown">,
     Option<"wgmma", "wgmma", "bool", /*default=*/"true",
            "The target has sm_90a's wgmma and TMA (Hopper); false picks the "
-           "mma.sync scan, which runs on any sm_80+ GPU">
+           "mma.sync scan, which runs on any sm_80+ GPU">,
+    Option<"splitChains", "split-chains", "bool", /*default=*/"true",
+           "Cut long sequences into segments at run time when the sequences "
+           "alone make too few scan blocks; false picks a narrower tile "
+           "instead (one block still walks each whole chain)">,
+    Option<"warmupBits", "warmup-bits", "int64_t", /*default=*/"24",
+           "A split segment's warm-up leaves out at most 2^-warmup-bits of "
+           "the state before it; 0: every segment runs from its sequence's "
+           "start (exact)">
   ];
 }
 

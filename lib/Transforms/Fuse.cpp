@@ -467,7 +467,8 @@ struct GdnFusePass : public mlir::gdn::impl::GdnFuseBase<GdnFusePass> {
         llvm::APFloat(rule.getEffectiveScale()),
         static_cast<uint64_t>(tile), static_cast<uint64_t>(stages),
         /*scan=*/"mma_sync", /*narrow_value_tile=*/nullptr,
-        /*narrow_below_blocks=*/nullptr);
+        /*narrow_below_blocks=*/nullptr, /*split_target_blocks=*/nullptr,
+        /*warmup_bits=*/nullptr);
     if (!verifiesQuietly(lowered)) {
       rewriter.eraseOp(lowered);
       return;

@@ -1,7 +1,10 @@
 //===- SelectKernels.cpp - kernel tiles from the packing and the device ---===//
 //
 // Implements gdn-select-kernels. The tiles it picks are the ones measured
-// fastest on the H200 for each regime (docs/performance.md). The wgmma scan
+// fastest on the H200 for each regime (docs/performance.md). Split chains
+// (2026-11-30, session 10; the default): the widest tile and a run-time
+// split into segments (1x32768: 0.58 ms against 1.08 with V tile 64
+// unsplit). Without them (split-chains=false), the wgmma scan
 // (2026-11-30, session 7): V tiles of 128 when (sequence, head) pairs fill
 // the SMs (8192x4: 0.58 ms against 0.75 with tiles of 64), 64 when they do
 // not (1x32768: 1.07 ms against 1.32 with 128; the best mma.sync tile took
@@ -111,11 +114,15 @@ struct GdnSelectKernelsPass
   using GdnSelectKernelsBase::GdnSelectKernelsBase;
 
   void runOnOperation() override {
-    if (smCount <= 0 || expectedSeqs < 0) {
+    if (smCount <= 0 || expectedSeqs < 0 || warmupBits < 0 ||
+        warmupBits > kernel::kMaxWarmupBits) {
       emitError(getOperation()->getLoc())
           << "gdn-select-kernels: sm-count (" << static_cast<int64_t>(smCount)
-          << ") must be positive and expected-seqs ("
-          << static_cast<int64_t>(expectedSeqs) << ") not negative";
+          << ") must be positive, expected-seqs ("
+          << static_cast<int64_t>(expectedSeqs)
+          << ") not negative and warmup-bits ("
+          << static_cast<int64_t>(warmupBits) << ") in [0, "
+          << kernel::kMaxWarmupBits << "]";
       return signalPassFailure();
     }
     Builder builder(&getContext());
@@ -123,12 +130,27 @@ struct GdnSelectKernelsPass
       PackingType packing = op.getPacking().getType();
       const int64_t seqs =
           packing.hasStaticSeqs() ? packing.getSeqs() : expectedSeqs;
+      op.removeNarrowValueTileAttr();
+      op.removeNarrowBelowBlocksAttr();
+      op.removeSplitTargetBlocksAttr();
+      op.removeWarmupBitsAttr();
+      if (splitChains) {
+        // The widest tile (sequences counted as many): split chains make
+        // the blocks a narrower tile would, at the wide tile's cost per
+        // column (1x32768: 0.67 ms against 1.19 with V tile 64).
+        Tile tile = chooseTile(op, /*seqs=*/0, smCount, wgmma);
+        op.setValueTileAttr(builder.getI64IntegerAttr(tile.valueTile));
+        op.setScanStagesAttr(builder.getI64IntegerAttr(tile.scanStages));
+        op.setScanAttr(
+            builder.getStringAttr(tile.wgmma ? "wgmma" : "mma_sync"));
+        op.setSplitTargetBlocksAttr(builder.getI64IntegerAttr(smCount));
+        op.setWarmupBitsAttr(builder.getI64IntegerAttr(warmupBits));
+        return;
+      }
       Tile tile = chooseTile(op, seqs, smCount, wgmma);
       op.setValueTileAttr(builder.getI64IntegerAttr(tile.valueTile));
       op.setScanStagesAttr(builder.getI64IntegerAttr(tile.scanStages));
       op.setScanAttr(builder.getStringAttr(tile.wgmma ? "wgmma" : "mma_sync"));
-      op.removeNarrowValueTileAttr();
-      op.removeNarrowBelowBlocksAttr();
       // An unknown count: the narrowest tile of the same scan and stages
       // as a run-time fallback for packs of few sequences.
       if (seqs == 0)

@@ -1,4 +1,11 @@
-// gdn-select-kernels. The mma.sync scan (wgmma=false): the widest V tile
+// gdn-select-kernels. By default (split-chains) every delta rule takes its
+// scan's widest tile (wgmma 128, three chunks in flight; mma.sync 128, two)
+// and split_target_blocks = sm-count with warmup_bits: the entry point cuts
+// long chains at run time, whatever the sequence count (SPLIT, SPLIT-MMA,
+// SPLIT-EXACT for warmup-bits=0).
+//
+// Without splitting (split-chains=false, the other prefixes): the mma.sync
+// scan (wgmma=false) takes the widest V tile
 // whose scan blocks N * HV * V / tile still fill the SMs (within an eighth:
 // 116 of 132). One sequence of 32 heads (32 / 64 / 128 blocks at tiles 128
 // / 64 / 32) takes tiles of 32 with two staged chunks; four sequences (128
@@ -12,13 +19,36 @@
 // Prologues: blocks of 512 threads when they divide the 16-byte channel
 // lanes (8192 bf16 channels: 1024 lanes), else 256 (6144: 768 lanes), else
 // the op's own (32 channels: 4 lanes).
-// RUN: gdn-opt %s --gdn-select-kernels="wgmma=false" | FileCheck %s
-// RUN: gdn-opt %s --gdn-select-kernels="expected-seqs=1 wgmma=false" | FileCheck %s --check-prefix=EXPECT
-// RUN: gdn-opt %s --gdn-select-kernels="sm-count=512 wgmma=false" | FileCheck %s --check-prefix=BIG
-// RUN: gdn-opt %s --gdn-select-kernels | FileCheck %s --check-prefix=WGMMA
-// RUN: gdn-opt %s --gdn-select-kernels="sm-count=512" | FileCheck %s --check-prefix=WGMMA-BIG
+// RUN: gdn-opt %s --gdn-select-kernels | FileCheck %s --check-prefix=SPLIT
+// RUN: gdn-opt %s --gdn-select-kernels="wgmma=false sm-count=100" | FileCheck %s --check-prefix=SPLIT-MMA
+// RUN: gdn-opt %s --gdn-select-kernels="warmup-bits=0" | FileCheck %s --check-prefix=SPLIT-EXACT
+// RUN: gdn-opt %s --gdn-select-kernels="split-chains=false wgmma=false" | FileCheck %s
+// RUN: gdn-opt %s --gdn-select-kernels="split-chains=false expected-seqs=1 wgmma=false" | FileCheck %s --check-prefix=EXPECT
+// RUN: gdn-opt %s --gdn-select-kernels="split-chains=false sm-count=512 wgmma=false" | FileCheck %s --check-prefix=BIG
+// RUN: gdn-opt %s --gdn-select-kernels="split-chains=false" | FileCheck %s --check-prefix=WGMMA
+// RUN: gdn-opt %s --gdn-select-kernels="split-chains=false sm-count=512" | FileCheck %s --check-prefix=WGMMA-BIG
 // RUN: not gdn-opt %s --gdn-select-kernels="sm-count=0" 2>&1 | FileCheck %s --check-prefix=BAD
-// BAD: gdn-select-kernels: sm-count (0) must be positive and expected-seqs (0) not negative
+// RUN: not gdn-opt %s --gdn-select-kernels="warmup-bits=127" 2>&1 | FileCheck %s --check-prefix=BAD-BITS
+// BAD: gdn-select-kernels: sm-count (0) must be positive, expected-seqs (0) not negative and warmup-bits (24) in [0, 126]
+// BAD-BITS: warmup-bits (127) in [0, 126]
+
+// The widest tile and the split attributes on every delta rule, the old
+// narrow fallback removed (@unknown).
+// SPLIT-LABEL: func.func @one_sequence
+// SPLIT: scan = "wgmma", scan_stages = 3 : i64, split_target_blocks = 132 : i64, value_heads = {{[0-9]+}} : i64, value_tile = 128 : i64, warmup_bits = 24 : i64
+// SPLIT-LABEL: func.func @four_sequences
+// SPLIT: scan = "wgmma", scan_stages = 3 : i64, split_target_blocks = 132 : i64, value_heads = {{[0-9]+}} : i64, value_tile = 128 : i64, warmup_bits = 24 : i64
+// SPLIT-LABEL: func.func @unknown
+// SPLIT-NOT: narrow_
+// SPLIT: scan = "wgmma", scan_stages = 3 : i64, split_target_blocks = 132 : i64, value_heads = {{[0-9]+}} : i64, value_tile = 128 : i64, warmup_bits = 24 : i64
+// SPLIT-LABEL: func.func @two_sequences_v64
+// SPLIT: scan = "wgmma", scan_stages = 3 : i64, split_target_blocks = 132 : i64, value_heads = {{[0-9]+}} : i64, value_tile = 64 : i64, warmup_bits = 24 : i64
+// SPLIT-MMA-LABEL: func.func @one_sequence
+// SPLIT-MMA: gdn_kernel.delta_rule
+// SPLIT-MMA-NOT: wgmma
+// SPLIT-MMA-SAME: scan_stages = 2 : i64, split_target_blocks = 100 : i64, value_heads = {{[0-9]+}} : i64, value_tile = 128 : i64, warmup_bits = 24 : i64
+// SPLIT-EXACT-LABEL: func.func @one_sequence
+// SPLIT-EXACT: split_target_blocks = 132 : i64, value_heads = {{[0-9]+}} : i64, value_tile = 128 : i64, warmup_bits = 0 : i64
 
 !QK = tensor<?x16x128xbf16>
 !V = tensor<?x32x128xbf16>

@@ -285,6 +285,19 @@ LogicalResult kernel::DeltaRuleOp::verify() {
                          << " scan takes with scan_stages = "
                          << getScanStages() << ", narrower than value_tile ("
                          << getValueTile() << ")";
+  if (getSplitTargetBlocks() && narrow)
+    return emitOpError() << "split_target_blocks and narrow_value_tile are "
+                            "alternatives (split chains run the wide tile)";
+  if (std::optional<uint64_t> bits = getWarmupBits()) {
+    if (!getSplitTargetBlocks())
+      return emitOpError() << "warmup_bits needs split_target_blocks (only "
+                              "split chains warm up)";
+    if (*bits > kMaxWarmupBits)
+      return emitOpError() << "warmup_bits (" << *bits << ") must be at most "
+                           << kMaxWarmupBits
+                           << " (a bound below fp32's range); 0 makes every "
+                              "segment exact";
+  }
   if (!(getScale().convertToDouble() > 0.0))
     return emitOpError() << "scale must be > 0, found "
                          << getScale().convertToDouble();

@@ -15,6 +15,8 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::gdn;
 using namespace mlir::gdn::cuda;
@@ -446,6 +448,16 @@ static void printDeltaRuleConfig(kernel::DeltaRuleOp op, const KernelContext &k,
   if (narrow)
     os << "//   V tile " << *narrow << " at run time when the packing makes "
        << "fewer than " << *op.getNarrowBelowBlocks() << " scan blocks\n";
+  if (std::optional<uint64_t> target = op.getSplitTargetBlocks()) {
+    const uint64_t bits = op.getWarmupBits().value_or(kernel::kDefaultWarmupBits);
+    os << "//   chains split at run time: when the sequences make at most "
+       << *target / 2 << " scan blocks, segments sized for about " << *target
+       << " blocks; ";
+    if (bits == 0)
+      os << "every segment runs from its sequence's start (exact)\n";
+    else
+      os << "warm-ups leave out at most 2^-" << bits << " of the state\n";
+  }
   os << "//   initial state " << (op.getInitialState() ? "yes" : "no")
      << ", final state " << (op.getFinalState() ? "yes" : "no") << "\n";
   auto printConfig = [&](StringRef name, int64_t valueTile) {
@@ -509,6 +521,17 @@ static void printDeltaRuleEntry(kernel::DeltaRuleOp op, const KernelContext &k,
      << "  args.status =\n"
      << "      "
         "gdn::device::PackingWorkspace::carve(packing->workspace).status;\n";
+  if (std::optional<uint64_t> target = op.getSplitTargetBlocks()) {
+    const uint64_t bits = op.getWarmupBits().value_or(kernel::kDefaultWarmupBits);
+    os << "  args.segmentChunks =\n"
+       << "      gdn::device::deltaRuleSegmentChunks<Config>(args.packing, "
+       << *target << ");\n";
+    if (bits == 0)
+      os << "  args.warmupLogBound = -INFINITY; // exact segments\n";
+    else
+      os << llvm::formatv("  args.warmupLogBound = {0:e}f; // -{1} ln 2\n",
+                          -static_cast<double>(bits) * std::log(2.0), bits);
+  }
   if (std::optional<uint64_t> below = op.getNarrowBelowBlocks())
     printLaunchReturn(os, "launchDeltaRuleAdaptive",
                       ("args, scratch, stream, " + llvm::Twine(*below)).str(),

@@ -48,6 +48,48 @@ func.func @narrow(%q: tensor<?x2x128xbf16>, %v: tensor<?x4x128xbf16>, %g: tensor
 
 // -----
 
+// Split chains: split_target_blocks with an optional warmup_bits.
+// CHECK-LABEL: func.func @split
+// CHECK: gdn_kernel.delta_rule {{.*}}split_target_blocks = 132 : i64{{.*}}warmup_bits = 0 : i64
+func.func @split(%q: tensor<?x2x128xbf16>, %v: tensor<?x4x128xbf16>, %g: tensor<?x4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) -> tensor<?x4x128xbf16> {
+  %o = gdn_kernel.delta_rule %q, %q, %v, %g, %g, %p
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 128 : i64, head_dim_v = 128 : i64, scale = 0.125 : f64, value_tile = 128 : i64, scan_stages = 3 : i64, scan = "wgmma", split_target_blocks = 132 : i64, warmup_bits = 0 : i64}
+      : (tensor<?x2x128xbf16>, tensor<?x2x128xbf16>, tensor<?x4x128xbf16>, tensor<?x4xf32>, tensor<?x4xf32>, !gdn.packing<seqs = ?, tokens = ?>) -> tensor<?x4x128xbf16>
+  return %o : tensor<?x4x128xbf16>
+}
+
+// -----
+
+func.func @split_and_narrow(%q: tensor<?x2x128xbf16>, %v: tensor<?x4x128xbf16>, %g: tensor<?x4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) -> tensor<?x4x128xbf16> {
+  // expected-error @+1 {{split_target_blocks and narrow_value_tile are alternatives (split chains run the wide tile)}}
+  %o = gdn_kernel.delta_rule %q, %q, %v, %g, %g, %p
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 128 : i64, head_dim_v = 128 : i64, scale = 0.125 : f64, value_tile = 128 : i64, scan_stages = 3 : i64, scan = "wgmma", split_target_blocks = 132 : i64, narrow_value_tile = 64 : i64, narrow_below_blocks = 116 : i64}
+      : (tensor<?x2x128xbf16>, tensor<?x2x128xbf16>, tensor<?x4x128xbf16>, tensor<?x4xf32>, tensor<?x4xf32>, !gdn.packing<seqs = ?, tokens = ?>) -> tensor<?x4x128xbf16>
+  return %o : tensor<?x4x128xbf16>
+}
+
+// -----
+
+func.func @warmup_alone(%q: tensor<?x2x128xbf16>, %v: tensor<?x4x128xbf16>, %g: tensor<?x4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) -> tensor<?x4x128xbf16> {
+  // expected-error @+1 {{warmup_bits needs split_target_blocks (only split chains warm up)}}
+  %o = gdn_kernel.delta_rule %q, %q, %v, %g, %g, %p
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 128 : i64, head_dim_v = 128 : i64, scale = 0.125 : f64, value_tile = 128 : i64, scan_stages = 3 : i64, scan = "wgmma", warmup_bits = 24 : i64}
+      : (tensor<?x2x128xbf16>, tensor<?x2x128xbf16>, tensor<?x4x128xbf16>, tensor<?x4xf32>, tensor<?x4xf32>, !gdn.packing<seqs = ?, tokens = ?>) -> tensor<?x4x128xbf16>
+  return %o : tensor<?x4x128xbf16>
+}
+
+// -----
+
+func.func @warmup_too_many_bits(%q: tensor<?x2x128xbf16>, %v: tensor<?x4x128xbf16>, %g: tensor<?x4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) -> tensor<?x4x128xbf16> {
+  // expected-error @+1 {{warmup_bits (127) must be at most 126 (a bound below fp32's range); 0 makes every segment exact}}
+  %o = gdn_kernel.delta_rule %q, %q, %v, %g, %g, %p
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 128 : i64, head_dim_v = 128 : i64, scale = 0.125 : f64, value_tile = 128 : i64, scan_stages = 3 : i64, scan = "wgmma", split_target_blocks = 132 : i64, warmup_bits = 127 : i64}
+      : (tensor<?x2x128xbf16>, tensor<?x2x128xbf16>, tensor<?x4x128xbf16>, tensor<?x4xf32>, tensor<?x4xf32>, !gdn.packing<seqs = ?, tokens = ?>) -> tensor<?x4x128xbf16>
+  return %o : tensor<?x4x128xbf16>
+}
+
+// -----
+
 func.func @narrow_alone(%q: tensor<?x2x128xbf16>, %v: tensor<?x4x128xbf16>, %g: tensor<?x4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
   // expected-error @+1 {{narrow_value_tile and narrow_below_blocks go together (the run-time tile choice needs both)}}
   %o = gdn_kernel.delta_rule %q, %q, %v, %g, %g, %p

@@ -5,6 +5,10 @@
 // status, and the whole-function workspace slot that holds its scratch.
 // RUN: gdn-opt --gdn-pipeline %S/../../Integration/Inputs/core_gqa2x4_padded.mlir | gdn-translate --gdn-to-cuda | FileCheck %s
 // RUN: gdn-opt --gdn-pipeline %S/../../Integration/Inputs/core_gqa16x32.mlir | gdn-translate --gdn-to-cuda | FileCheck %s --check-prefix=STATE
+// Without split chains: the run-time choice of a narrow tile.
+// RUN: gdn-opt --gdn-pipeline --gdn-select-kernels=split-chains=false %S/../../Integration/Inputs/core_gqa16x32.mlir | gdn-translate --gdn-to-cuda | FileCheck %s --check-prefix=NARROW
+// Exact segments (warmup-bits=0).
+// RUN: gdn-opt --gdn-pipeline --gdn-select-kernels=warmup-bits=0 %S/../../Integration/Inputs/core_gqa16x32.mlir | gdn-translate --gdn-to-cuda | FileCheck %s --check-prefix=EXACT
 // The mma.sync scan (for GPUs without wgmma): its banner and Config.
 // RUN: gdn-opt --gdn-pipeline --gdn-select-kernels=wgmma=false %S/../../Integration/Inputs/core_gqa2x4_padded.mlir | gdn-translate --gdn-to-cuda | FileCheck %s --check-prefix=MMA
 
@@ -12,6 +16,7 @@
 // CHECK-NEXT: //   from gdn.delta_rule; chunked (64 tokens), prepare + scan kernels
 // CHECK-NEXT: //   key heads 2 x 64, value heads 4 x 64, scale 1.250000e-01
 // CHECK-NEXT: //   scan: wgmma (sm_90a: warpgroup products, TMA copies); tile: V tile 64 (1 scan block(s) per sequence and value head), 3 chunk(s) staged per scan block
+// CHECK-NEXT: //   chains split at run time: when the sequences make at most 66 scan blocks, segments sized for about 132 blocks; warm-ups leave out at most 2^-24 of the state
 // CHECK-NEXT: //   initial state no, final state yes
 // CHECK-NEXT: struct gdn_core_gqa2x4_padded_k1_delta_rule_config {
 // CHECK-NEXT:   using Element = __nv_bfloat16;
@@ -47,6 +52,9 @@
 // CHECK: args.scale = 1.250000e-01f;
 // CHECK: args.status =
 // CHECK-NEXT: gdn::device::PackingWorkspace::carve(packing->workspace).status;
+// CHECK-NEXT: args.segmentChunks =
+// CHECK-NEXT: gdn::device::deltaRuleSegmentChunks<Config>(args.packing, 132);
+// CHECK-NEXT: args.warmupLogBound = -1.663553e+01f; // -24 ln 2
 // CHECK-NEXT: return gdn::device::launchDeltaRule<Config>(args, scratch, stream) ==
 
 // The function's workspace: packing metadata, the q/k/v/g/beta temporaries
@@ -60,14 +68,25 @@
 // CHECK: gdn_core_gqa2x4_padded_k1_delta_rule_validate(operands, outputs, &p0, scratch0)
 // CHECK: gdn_core_gqa2x4_padded_k1_delta_rule(operands, outputs, &p0, scratch0, stream)
 
-// With an initial state: a per-sequence operand.
-// STATE: //   V tile 64 at run time when the packing makes fewer than 116 scan blocks
+// With an initial state: a per-sequence operand. The widest tile, one
+// config, chains split at run time.
+// STATE: //   chains split at run time
 // STATE: struct gdn_core_gqa16x32_k1_delta_rule_config {
 // STATE: static constexpr int kValueTile = 128;
 // STATE: static constexpr bool kHasInitialState = true;
-// STATE: struct gdn_core_gqa16x32_k1_delta_rule_config_narrow {
-// STATE: static constexpr int kValueTile = 64;
+// STATE-NOT: _config_narrow
 // STATE: if (!gdn::checkTensor(operands[5], GDN_F32, {seqs, 32, 128, 128}))
 // STATE: args.initialState = static_cast<const float *>(operands[5].data);
-// STATE: return gdn::device::launchDeltaRuleAdaptive<Config, gdn_core_gqa16x32_k1_delta_rule_config_narrow>(args, scratch, stream, 116) ==
+// STATE: gdn::device::deltaRuleSegmentChunks<Config>(args.packing, 132);
+// STATE: return gdn::device::launchDeltaRule<Config>(args, scratch, stream) ==
+// NARROW: //   V tile 64 at run time when the packing makes fewer than 116 scan blocks
+// NARROW-NOT: chains split
+// NARROW: struct gdn_core_gqa16x32_k1_delta_rule_config {
+// NARROW: static constexpr int kValueTile = 128;
+// NARROW: struct gdn_core_gqa16x32_k1_delta_rule_config_narrow {
+// NARROW: static constexpr int kValueTile = 64;
+// NARROW-NOT: segmentChunks
+// NARROW: return gdn::device::launchDeltaRuleAdaptive<Config, gdn_core_gqa16x32_k1_delta_rule_config_narrow>(args, scratch, stream, 116) ==
+// EXACT: //   chains split at run time: when the sequences make at most 66 scan blocks, segments sized for about 132 blocks; every segment runs from its sequence's start (exact)
+// EXACT: args.warmupLogBound = -INFINITY; // exact segments
 // STATE: static const gdn_role_t gdn_core_gqa16x32_arg_roles[] = {GDN_ROLE_TOKENS, GDN_ROLE_PARAMETER, GDN_ROLE_TOKENS, GDN_ROLE_TOKENS, GDN_ROLE_PARAMETER, GDN_ROLE_PARAMETER, GDN_ROLE_PER_SEQUENCE, GDN_ROLE_CU_SEQLENS};

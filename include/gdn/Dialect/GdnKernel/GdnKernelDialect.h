@@ -55,6 +55,12 @@ bool isSupportedDeltaRuleTile(int64_t headDimK, int64_t headDimV,
                               int64_t valueTile, int64_t scanStages,
                               bool wgmma = false);
 
+/// gdn_kernel.delta_rule's warm-up bound of split chains: 2^-24 by default
+/// (what the fp32 state resolves), at most 2^-126 (a bound fp32 still
+/// holds as a normal number; the runtime compares logs).
+constexpr int64_t kDefaultWarmupBits = 24;
+constexpr int64_t kMaxWarmupBits = 126;
+
 } // namespace mlir::gdn::kernel
 
 #endif // GDN_DIALECT_GDNKERNEL_GDNKERNELDIALECT_H

@@ -17,7 +17,9 @@
 //    (8 KiB each per chunk and head), G as fp32.
 //
 // 2. deltaChunkScanKernel, one block per (sequence, value head, V tile),
-//    sequential over the sequence's chunks, carrying the state S (K x Vt,
+//    or with split chains per segment of a sequence (ScanSegment, whose
+//    block first warms its state up over the chunks before it:
+//    warmupStart), sequential over the chunks, carrying the state S (K x Vt,
 //    fp32) in the mma accumulators of its warps (four row groups x up to
 //    four groups of 16 columns). Per chunk (rows i, j are tokens, all
 //    products bf16 x bf16 -> fp32 on the tensor cores):

@@ -6,7 +6,8 @@
 // after the definitions it shares; a Config selects it with
 // `kScanWgmma = true` (V tile 64 or 128).
 //
-// One block per (sequence, value head, V tile) with one warpgroup per 64
+// One block per (sequence or segment of a split chain, value head, V tile;
+// delta_rule.cuh's ScanSegment) with one warpgroup per 64
 // columns of the tile. A warpgroup keeps its 64 columns of the state
 // transposed, S^T (64 x K fp32), as the accumulator of a 64 x K product, so
 // that every product of the chunk has V as its M dimension: the warpgroups
@@ -254,7 +255,6 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
     for (int s = 0; s < kK / 16; ++s)
       accumulatorToA(state, s, stateA[s]);
     // Written by their first product (scale-d = 0 ignores the old value).
-    // (A warm-up chunk needs no O: only the state's chain.)
     float keyProduct[32], out[32];
     wgmmaFence();
     wgmmaSwizzled<64, kK / 16, 0>(keyProduct, stateA, at + W::kStageK, false);
