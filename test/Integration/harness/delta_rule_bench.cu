@@ -590,9 +590,14 @@ enum class Split { kNone, kRule, kRuleExact };
 template <class C>
 void benchCase(const char *name, std::vector<int> lengths, int iterations,
                double floorUs, Split split = Split::kNone,
-               float gateScale = 1.0f) {
+               float gateScale = 1.0f, bool modelGates = false) {
   Problem p =
       makeProblem(C::kKeyHeads, C::kValueHeads, C::kHeadDimK, lengths, {}, 9);
+  if (modelGates) {
+    fillModelGates<<<1024, 256>>>(p.g, int64_t(p.gateCount()), C::kValueHeads,
+                                  77);
+    CUDA_OK(cudaDeviceSynchronize());
+  }
   if (gateScale != 1.0f) {
     scaleValues<<<1024, 256>>>(p.g, int64_t(p.gateCount()), gateScale);
     CUDA_OK(cudaDeviceSynchronize());
@@ -637,11 +642,11 @@ void benchCase(const char *name, std::vector<int> lengths, int iterations,
     i = j;
   }
   using S = DeltaRuleShape<C>;
-  char splitText[64] = "";
-  if (split != Split::kNone)
-    std::snprintf(splitText, sizeof splitText, " [split %d%s, gates x %g]",
+  char splitText[80] = "";
+  if (split != Split::kNone || modelGates)
+    std::snprintf(splitText, sizeof splitText, " [split %d%s, gates %s%g]",
                   p.segmentChunks, split == Split::kRuleExact ? " exact" : "",
-                  gateScale);
+                  modelGates ? "model x " : "x ", gateScale);
   std::printf("BENCH %-18s %-10s %8.4f ms (min %.4f max %.4f; prepare %.4f, "
               "scan %.4f [%d thr, %zu KiB])  floor %.0f us = %.1f%%  %.1f "
               "TFLOP/s  %.2f TB/s minimal-traffic rate%s\n",
@@ -673,6 +678,17 @@ int benchSplit(int iterations) {
                    1.0f / 16);
   benchCase<Wg128>("gqa16x32 wg128", {32768}, iterations, 243,
                    Split::kRuleExact);
+  // Gates as at a model's initialisation (fillModelGates): a few heads
+  // barely decay, and their segments warm up over most of the chain. The
+  // wide tile split, the narrow one split and whole.
+  using Wg64 = WgmmaConfig<16, 32, 128, 64, true, true>;
+  benchCase<Wg128>("gqa16x32 wg128", {32768}, iterations, 243, Split::kRule,
+                   1.0f, true);
+  benchCase<Wg64>("gqa16x32 wg64", {32768}, iterations, 243, Split::kRule,
+                  1.0f, true);
+  benchCase<Wg64>("gqa16x32 wg64", {32768}, iterations, 243, Split::kNone,
+                  1.0f, true);
+  benchCase<Wg64>("gqa16x32 wg64", {32768}, iterations, 243, Split::kRule);
   benchCase<Wg128>("gqa16x32 wg128", {131072}, iterations / 4 + 5, 971,
                    Split::kRule);
   benchCase<Wg128>("gqa16x32 wg128", {131072}, iterations / 4 + 5, 971);

@@ -65,6 +65,25 @@ __global__ void fillGates(float *g, float *beta, int64_t count,
   }
 }
 
+/// Gates as a Qwen3-Next layer makes them at initialisation: per value head
+/// h of `heads`, A_h uniform in [1, 16] and dt_h log-uniform in [1e-3, 0.1]
+/// (Mamba's ranges); per token g = -A_h softplus(a + log(expm1(dt_h)))
+/// with a ~ N(0, 1) standing in for the projection. Per chunk the heads
+/// decay from about e^-0.1 to e^-100: the slow ones are what split chains'
+/// warm-ups cannot shorten.
+__global__ void fillModelGates(float *g, int64_t count, int heads,
+                               uint32_t stream) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    const int head = static_cast<int>(i % heads);
+    const float a = 1.0f + 15.0f * uniformAt(head, stream);
+    const float dt =
+        expf(logf(1e-3f) + uniformAt(head, stream + 1) * logf(100.0f));
+    const float x = normalAt(i, stream + 2) + logf(expm1f(dt));
+    g[i] = -a * (x > 20.0f ? x : log1pf(expf(x)));
+  }
+}
+
 __global__ void scaleValues(float *x, int64_t count, float factor) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
        i += int64_t(gridDim.x) * blockDim.x)
