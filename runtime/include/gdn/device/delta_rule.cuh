@@ -104,6 +104,10 @@ GDN_OPTIONAL_CONFIG_MEMBER(PrepareSharedLowerOf, kPrepareSharedLower, true)
 ///   column.
 GDN_OPTIONAL_CONFIG_MEMBER(PrepareBlockedInverseOf, kPrepareBlockedInverse,
                            true)
+/// - kPrepareBlocksPerSM: the prepare kernel's launch-bounds occupancy
+///   request (0, the default: 4 with the shared L, else none), which caps
+///   its registers (4: 128 per thread).
+GDN_OPTIONAL_CONFIG_MEMBER(PrepareBlocksPerSMOf, kPrepareBlocksPerSM, 0)
 
 
 /// Sizes and shared-memory layout of the two kernels for one Config
@@ -176,7 +180,10 @@ template <class Config> struct DeltaRuleShape {
   // Blocks per SM the launch bounds ask for (the register cap follows);
   // without the shared L, no request (as in the first version: shared
   // memory allows two).
-  static constexpr int kPrepareBlocksPerSM = kPrepareSharedLower ? 4 : 1;
+  static constexpr int kPrepareBlocksPerSM =
+      PrepareBlocksPerSMOf<Config>::value > 0
+          ? PrepareBlocksPerSMOf<Config>::value
+          : (kPrepareSharedLower ? 4 : 1);
   static constexpr size_t kPrepareBeta = kPrepareG + kPrepareHeads * 4 * kChunk;
   static constexpr size_t kPrepareTile =
       kPrepareBeta + kPrepareHeads * 4 * kChunk;
