@@ -258,7 +258,7 @@ def GdnSelectKernels : Pass<"gdn-select-kernels"> {
     (the default) the scan instead takes its widest tile whatever the
     sequence count, and the op gets `split_target_blocks = sm-count` and
     `warmup_bits`: packs of few long sequences are cut into segments at run
-    time (measured at 1x32768: 0.67 ms against 1.19 with V tile 64 unsplit;
+    time (measured at 1x32768: 0.58 ms against 1.08 with V tile 64 unsplit;
     docs/delta-rule.md says how a segment's state is warmed up). Every
     `gdn_kernel.prologue` gets blocks of 512 threads when whole blocks cover
     its channels' 16-byte lanes (one block of 16 warps per SM, measured

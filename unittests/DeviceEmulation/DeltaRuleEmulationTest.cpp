@@ -516,8 +516,8 @@ template <class Base> struct OneGroupConfig : Base {
 TEST(DeltaRuleSplit, TransitionBoundOfEveryChunk) {
   using C = OneGroupConfig<Config<1, 2, 64, 64, false, false>>;
   std::mt19937 random(21);
-  Problem p = makeProblem(1, 2, 64, 64, {130, 0, 1, 64}, {2, 0, 1, 0}, false,
-                          random);
+  Problem p =
+      makeProblem(1, 2, 64, 64, {130, 0, 1, 64}, {2, 0, 1, 0}, false, random);
   std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
   for (int t = 0; t < p.tokens; ++t) {
     const float norm = 0.5f + 1.5f * uniform(random);
@@ -574,8 +574,8 @@ template <class C> void checkSplit(int32_t segmentChunks, unsigned seed) {
   bool finite = true;
   const double differenceO = relativeRms(got.o, wholeO, &finite);
   const double differenceFinal = relativeRms(got.final, wholeFinal, &finite);
-  std::printf("  split %d against unsplit: o %.2e, final %.2e\n",
-              segmentChunks, differenceO, differenceFinal);
+  std::printf("  split %d against unsplit: o %.2e, final %.2e\n", segmentChunks,
+              differenceO, differenceFinal);
   EXPECT_LT(differenceO, 1e-5);
   EXPECT_LT(differenceFinal, 1e-6);
 }
@@ -667,9 +667,9 @@ TEST(DeltaRuleSplit, SegmentLengthFromTheHostsKnowledge) {
   EXPECT_EQ(chunksFor(1, 256, 132), 0);      // shorter than one segment
   EXPECT_EQ(chunksFor(0, 0, 132), 0);
   std::vector<int32_t> cu(2, 0);
-  EXPECT_EQ(deltaRuleScanBlocks<C>(PackingView{cu.data(), nullptr, 1, 32768},
-                                   128),
-            (32768 / 8192 + 1 + 1) * 32);
+  EXPECT_EQ(
+      deltaRuleScanBlocks<C>(PackingView{cu.data(), nullptr, 1, 32768}, 128),
+      (32768 / 8192 + 1 + 1) * 32);
 }
 
 TEST(DeltaRuleEmulation, InvalidPackingGivesNaN) {

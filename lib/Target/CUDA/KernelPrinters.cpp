@@ -449,7 +449,8 @@ static void printDeltaRuleConfig(kernel::DeltaRuleOp op, const KernelContext &k,
     os << "//   V tile " << *narrow << " at run time when the packing makes "
        << "fewer than " << *op.getNarrowBelowBlocks() << " scan blocks\n";
   if (std::optional<uint64_t> target = op.getSplitTargetBlocks()) {
-    const uint64_t bits = op.getWarmupBits().value_or(kernel::kDefaultWarmupBits);
+    const uint64_t bits =
+        op.getWarmupBits().value_or(kernel::kDefaultWarmupBits);
     os << "//   chains split at run time: when the sequences make at most "
        << *target / 2 << " scan blocks, segments sized for about " << *target
        << " blocks; ";
@@ -522,7 +523,8 @@ static void printDeltaRuleEntry(kernel::DeltaRuleOp op, const KernelContext &k,
      << "      "
         "gdn::device::PackingWorkspace::carve(packing->workspace).status;\n";
   if (std::optional<uint64_t> target = op.getSplitTargetBlocks()) {
-    const uint64_t bits = op.getWarmupBits().value_or(kernel::kDefaultWarmupBits);
+    const uint64_t bits =
+        op.getWarmupBits().value_or(kernel::kDefaultWarmupBits);
     os << "  args.segmentChunks =\n"
        << "      gdn::device::deltaRuleSegmentChunks<Config>(args.packing, "
        << *target << ");\n";

@@ -427,16 +427,16 @@ void checkSameBits(const char *name, std::vector<int> lengths,
 /// (long warm-ups); and segments against the unsplit scan.
 void checkSplit() {
   checkCase<WgmmaConfig<16, 32, 128, 128, true, true>>(
-      "gqa16x32 wgmma vt128", {4096, 777, 0, 1, 130, 64},
-      {0, 9, 4, 0, 1, 0}, 31, 8);
+      "gqa16x32 wgmma vt128", {4096, 777, 0, 1, 130, 64}, {0, 9, 4, 0, 1, 0},
+      31, 8);
   checkCase<WgmmaConfig<16, 32, 128, 64, false, true>>(
       "gqa16x32 wgmma vt64", {2000, 65, 0}, {3, 0, 1}, 32, 3);
-  checkCase<WgmmaConfig<4, 4, 64, 64, true, false>>(
-      "mha4 d64 wgmma", {3000, 63, 1}, {}, 33, 5);
+  checkCase<WgmmaConfig<4, 4, 64, 64, true, false>>("mha4 d64 wgmma",
+                                                    {3000, 63, 1}, {}, 33, 5);
   checkCase<Config<16, 32, 128, 128, true, true>>(
       "gqa16x32 vt128", {4096, 777, 0, 1, 130, 64}, {0, 9, 4, 0, 1, 0}, 34, 8);
-  checkCase<Config<16, 32, 128, 64, true, true, 1>>(
-      "gqa16x32 1-stage", {2000, 65, 0}, {}, 35, 4);
+  checkCase<Config<16, 32, 128, 64, true, true, 1>>("gqa16x32 1-stage",
+                                                    {2000, 65, 0}, {}, 35, 4);
   // Slow gates (e^-1 per chunk): warm-ups of about 17 chunks.
   using Wg = WgmmaConfig<2, 4, 128, 128, true, true>;
   for (float gateScale : {1.0f / 16, 0.0f}) {
@@ -666,9 +666,10 @@ void benchCase(const char *name, std::vector<int> lengths, int iterations,
 /// segment exact: the worst case, no faster than one block per chain).
 int benchSplit(int iterations) {
   using Wg128 = WgmmaConfig<16, 32, 128, 128, true, true>;
-  const std::vector<std::vector<int>> mixes = {
-      {32768}, {16384, 16384}, {8192, 8192, 8192, 8192},
-      {2048, 2048, 2048, 2048}};
+  const std::vector<std::vector<int>> mixes = {{32768},
+                                               {16384, 16384},
+                                               {8192, 8192, 8192, 8192},
+                                               {2048, 2048, 2048, 2048}};
   for (const auto &lengths : mixes) {
     const double floorUs = lengths[0] == 2048 ? 61 : 243;
     benchCase<Wg128>("gqa16x32 wg128", lengths, iterations, floorUs,
@@ -684,16 +685,16 @@ int benchSplit(int iterations) {
   using Wg64 = WgmmaConfig<16, 32, 128, 64, true, true>;
   benchCase<Wg128>("gqa16x32 wg128", {32768}, iterations, 243, Split::kRule,
                    1.0f, true);
-  benchCase<Wg64>("gqa16x32 wg64", {32768}, iterations, 243, Split::kRule,
-                  1.0f, true);
-  benchCase<Wg64>("gqa16x32 wg64", {32768}, iterations, 243, Split::kNone,
-                  1.0f, true);
+  benchCase<Wg64>("gqa16x32 wg64", {32768}, iterations, 243, Split::kRule, 1.0f,
+                  true);
+  benchCase<Wg64>("gqa16x32 wg64", {32768}, iterations, 243, Split::kNone, 1.0f,
+                  true);
   benchCase<Wg64>("gqa16x32 wg64", {32768}, iterations, 243, Split::kRule);
   benchCase<Wg128>("gqa16x32 wg128", {131072}, iterations / 4 + 5, 971,
                    Split::kRule);
   benchCase<Wg128>("gqa16x32 wg128", {131072}, iterations / 4 + 5, 971);
-  benchCase<WgmmaConfig<16, 32, 128, 64, true, true>>(
-      "gqa16x32 wg64", {32768}, iterations, 243);
+  benchCase<WgmmaConfig<16, 32, 128, 64, true, true>>("gqa16x32 wg64", {32768},
+                                                      iterations, 243);
   benchCase<WgmmaConfig<32, 32, 128, 128, true, true>>(
       "mha32 wg128", {32768}, iterations, 251, Split::kRule);
   benchCase<WgmmaConfig<16, 64, 128, 128, true, true>>(

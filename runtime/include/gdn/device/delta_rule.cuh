@@ -109,7 +109,6 @@ GDN_OPTIONAL_CONFIG_MEMBER(PrepareBlockedInverseOf, kPrepareBlockedInverse,
 ///   its registers (4: 128 per thread).
 GDN_OPTIONAL_CONFIG_MEMBER(PrepareBlocksPerSMOf, kPrepareBlocksPerSM, 0)
 
-
 /// Sizes and shared-memory layout of the two kernels for one Config
 /// (Element, kKeyHeads, kValueHeads, kHeadDimK, kHeadDimV, kValueTile,
 /// kHasInitialState, kHasFinalState).
