@@ -259,7 +259,11 @@ def GdnSelectKernels : Pass<"gdn-select-kernels"> {
     sequence count, and the op gets `split_target_blocks = sm-count` and
     `warmup_bits`: packs of few long sequences are cut into segments at run
     time (measured at 1x32768: 0.58 ms against 1.08 with V tile 64 unsplit;
-    docs/delta-rule.md says how a segment's state is warmed up). Every
+    docs/delta-rule.md says how a segment's state is warmed up). mma.sync
+    tiles whose scan needs more shared memory than `shared-bytes` (the
+    target's per-block limit) are skipped, down to V tile 32 with one stage
+    (82 KiB at K = 128); when none fits, the pass fails and says what the
+    smallest needs. Every
     `gdn_kernel.prologue` gets blocks of 512 threads when whole blocks cover
     its channels' 16-byte lanes (one block of 16 warps per SM, measured
     faster than two of 256 on the H200), else 256 when they do, else keeps
@@ -280,6 +284,10 @@ def GdnSelectKernels : Pass<"gdn-select-kernels"> {
            "Cut long sequences into segments at run time when the sequences "
            "alone make too few scan blocks; false picks a narrower tile "
            "instead (one block still walks each whole chain)">,
+    Option<"sharedBytes", "shared-bytes", "int64_t", /*default=*/"232448",
+           "Dynamic shared memory a block may use on the target (H100 / "
+           "H200: 232448; A100: 166912; sm_86 / sm_89: 101376): mma.sync "
+           "scan tiles that need more are not chosen">,
     Option<"warmupBits", "warmup-bits", "int64_t", /*default=*/"24",
            "A split segment's warm-up leaves out at most 2^-warmup-bits of "
            "the state before it; 0: every segment runs from its sequence's "

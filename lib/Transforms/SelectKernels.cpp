@@ -42,14 +42,18 @@ struct Tile {
 /// The widest V tile whose scan blocks (one per sequence, value head and
 /// tile) still fill the GPU (within an eighth), with the stage count measured
 /// best for it: wide tiles read each chunk's shared operands once for more
-/// columns, narrow ones make blocks when sequences are few. The last tile
-/// of a list is taken when none fills the GPU (it makes the most blocks).
-/// Unknown `seqs` (0) counts as many.
-Tile chooseTile(kernel::DeltaRuleOp op, int64_t seqs, int64_t smCount,
-                bool wgmma) {
+/// columns, narrow ones make blocks when sequences are few. The narrowest
+/// tile of a list is taken when none fills the GPU (it makes the most
+/// blocks). Unknown `seqs` (0) counts as many. mma.sync tiles whose scan
+/// needs more than `sharedBytes` are skipped (V tile 32 with one stage,
+/// 82 KiB at K = 128, is there for GPUs where nothing else fits); none
+/// left: nullopt.
+std::optional<Tile> chooseTile(kernel::DeltaRuleOp op, int64_t seqs,
+                               int64_t smCount, bool wgmma,
+                               int64_t sharedBytes) {
   static constexpr Tile kWgmmaTiles[] = {{128, 3, true}, {64, 3, true}};
-  static constexpr Tile kMmaTiles[] = {{128, 2, false}, {64, 1, false},
-                                       {32, 2, false}};
+  static constexpr Tile kMmaTiles[] = {
+      {128, 2, false}, {64, 1, false}, {32, 2, false}, {32, 1, false}};
   const int64_t enough = smCount - smCount / 8;
   auto pick = [&](llvm::ArrayRef<Tile> tiles) -> std::optional<Tile> {
     std::optional<Tile> last;
@@ -58,20 +62,24 @@ Tile chooseTile(kernel::DeltaRuleOp op, int64_t seqs, int64_t smCount,
                                             op.getHeadDimV(), tile.valueTile,
                                             tile.scanStages, tile.wgmma))
         continue;
+      if (!tile.wgmma &&
+          kernel::getDeltaRuleScanSharedBytes(op.getHeadDimK(),
+                                              tile.valueTile,
+                                              tile.scanStages) > sharedBytes)
+        continue;
       const int64_t blocks =
           seqs * op.getValueHeads() * (op.getHeadDimV() / tile.valueTile);
       if (seqs == 0 || blocks >= enough)
         return tile;
-      last = tile;
+      if (!last || tile.valueTile < last->valueTile)
+        last = tile; // the first (measured best) stage count of a width
     }
     return last;
   };
   if (wgmma)
     if (std::optional<Tile> tile = pick(kWgmmaTiles))
       return *tile;
-  std::optional<Tile> tile = pick(kMmaTiles);
-  assert(tile && "the verifier admits only K and V that V tile 32 takes");
-  return *tile;
+  return pick(kMmaTiles);
 }
 
 /// For a tile chosen without the sequence count: the narrowest tile of the
@@ -79,11 +87,15 @@ Tile chooseTile(kernel::DeltaRuleOp op, int64_t seqs, int64_t smCount,
 /// 64; mma.sync: 32), if it differs. It keeps the wide tile's stage count
 /// (the op has one): right for every wide tile but mma.sync's 64 (one
 /// stage), whose fallback 32 was measured best with two.
-std::optional<Tile> chooseNarrow(kernel::DeltaRuleOp op, Tile wide) {
+std::optional<Tile> chooseNarrow(kernel::DeltaRuleOp op, Tile wide,
+                                 int64_t sharedBytes) {
   const int64_t narrow = wide.wgmma ? 64 : 32;
   if (narrow >= wide.valueTile ||
       !kernel::isSupportedDeltaRuleTile(op.getHeadDimK(), op.getHeadDimV(),
-                                        narrow, wide.scanStages, wide.wgmma))
+                                        narrow, wide.scanStages, wide.wgmma) ||
+      (!wide.wgmma && kernel::getDeltaRuleScanSharedBytes(
+                          op.getHeadDimK(), narrow, wide.scanStages) >
+                          sharedBytes))
     return std::nullopt;
   return Tile{narrow, wide.scanStages, wide.wgmma};
 }
@@ -115,52 +127,66 @@ struct GdnSelectKernelsPass
 
   void runOnOperation() override {
     if (smCount <= 0 || expectedSeqs < 0 || warmupBits < 0 ||
-        warmupBits > kernel::kMaxWarmupBits) {
+        warmupBits > kernel::kMaxWarmupBits || sharedBytes <= 0) {
       emitError(getOperation()->getLoc())
           << "gdn-select-kernels: sm-count (" << static_cast<int64_t>(smCount)
           << ") must be positive, expected-seqs ("
           << static_cast<int64_t>(expectedSeqs)
           << ") not negative and warmup-bits ("
           << static_cast<int64_t>(warmupBits) << ") in [0, "
-          << kernel::kMaxWarmupBits << "]";
+          << kernel::kMaxWarmupBits << "], shared-bytes ("
+          << static_cast<int64_t>(sharedBytes) << ") positive";
       return signalPassFailure();
     }
     Builder builder(&getContext());
+    bool failed = false;
     getOperation()->walk([&](kernel::DeltaRuleOp op) {
       PackingType packing = op.getPacking().getType();
       const int64_t seqs =
           packing.hasStaticSeqs() ? packing.getSeqs() : expectedSeqs;
+      // With split chains, the widest tile (sequences counted as many):
+      // split chains make the blocks a narrower tile would, at the wide
+      // tile's cost per column (1x32768: 0.58 ms against 1.08 with V tile
+      // 64).
+      std::optional<Tile> chosen = chooseTile(
+          op, splitChains ? 0 : seqs, smCount, wgmma, sharedBytes);
+      if (!chosen) {
+        op.emitError() << "gdn-select-kernels: no mma.sync scan tile fits in "
+                       << static_cast<int64_t>(sharedBytes)
+                       << " bytes of shared memory (shared-bytes) at K = "
+                       << op.getHeadDimK() << "; the smallest (V tile 32, "
+                       << "one stage) needs "
+                       << kernel::getDeltaRuleScanSharedBytes(
+                              op.getHeadDimK(), 32, 1);
+        failed = true;
+        return;
+      }
+      const Tile tile = *chosen;
       op.removeNarrowValueTileAttr();
       op.removeNarrowBelowBlocksAttr();
       op.removeSplitTargetBlocksAttr();
       op.removeWarmupBitsAttr();
+      op.setValueTileAttr(builder.getI64IntegerAttr(tile.valueTile));
+      op.setScanStagesAttr(builder.getI64IntegerAttr(tile.scanStages));
+      op.setScanAttr(builder.getStringAttr(tile.wgmma ? "wgmma" : "mma_sync"));
       if (splitChains) {
-        // The widest tile (sequences counted as many): split chains make
-        // the blocks a narrower tile would, at the wide tile's cost per
-        // column (1x32768: 0.58 ms against 1.08 with V tile 64).
-        Tile tile = chooseTile(op, /*seqs=*/0, smCount, wgmma);
-        op.setValueTileAttr(builder.getI64IntegerAttr(tile.valueTile));
-        op.setScanStagesAttr(builder.getI64IntegerAttr(tile.scanStages));
-        op.setScanAttr(
-            builder.getStringAttr(tile.wgmma ? "wgmma" : "mma_sync"));
         op.setSplitTargetBlocksAttr(builder.getI64IntegerAttr(smCount));
         op.setWarmupBitsAttr(builder.getI64IntegerAttr(warmupBits));
         return;
       }
-      Tile tile = chooseTile(op, seqs, smCount, wgmma);
-      op.setValueTileAttr(builder.getI64IntegerAttr(tile.valueTile));
-      op.setScanStagesAttr(builder.getI64IntegerAttr(tile.scanStages));
-      op.setScanAttr(builder.getStringAttr(tile.wgmma ? "wgmma" : "mma_sync"));
       // An unknown count: the narrowest tile of the same scan and stages
       // as a run-time fallback for packs of few sequences.
       if (seqs == 0)
-        if (std::optional<Tile> narrow = chooseNarrow(op, tile)) {
+        if (std::optional<Tile> narrow =
+                chooseNarrow(op, tile, sharedBytes)) {
           op.setNarrowValueTileAttr(
               builder.getI64IntegerAttr(narrow->valueTile));
           op.setNarrowBelowBlocksAttr(
               builder.getI64IntegerAttr(smCount - smCount / 8));
         }
     });
+    if (failed)
+      return signalPassFailure();
     getOperation()->walk([&](kernel::PrologueOp op) {
       op.setThreadsAttr(builder.getI64IntegerAttr(choosePrologueThreads(op)));
     });

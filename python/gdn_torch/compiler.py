@@ -278,8 +278,10 @@ def compile_spec(spec, cache=None, arch="sm_90a", jobs=None):
     _run([opt, *train_passes(spec), source, "-o", os.path.join(out, spec.name + ".train.mlir")],
          "gdn-opt")
     lowered = os.path.join(out, spec.name + ".lowered.mlir")
-    # The wgmma scan needs sm_90a: the portable build re-selects without it.
-    portable = ["--gdn-select-kernels=wgmma=false"] if arch == "portable" else []
+    # The wgmma scan needs sm_90a: the portable build re-selects without it,
+    # within the shared memory every sm_80+ GPU gives a block (99 KiB).
+    portable = (["--gdn-select-kernels=wgmma=false shared-bytes=101376"]
+                if arch == "portable" else [])
     _run([opt, *pipeline_passes(spec), *portable, source, "-o", lowered], "gdn-opt")
     cu, header = os.path.join(out, "lib" + spec.name + ".cu"), os.path.join(out, "lib" + spec.name + ".h")
     _run([translate, "--gdn-to-cuda", lowered, "-o", cu], "gdn-translate --gdn-to-cuda")

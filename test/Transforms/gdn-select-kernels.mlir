@@ -29,7 +29,20 @@
 // RUN: gdn-opt %s --gdn-select-kernels="split-chains=false sm-count=512" | FileCheck %s --check-prefix=WGMMA-BIG
 // RUN: not gdn-opt %s --gdn-select-kernels="sm-count=0" 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not gdn-opt %s --gdn-select-kernels="warmup-bits=127" 2>&1 | FileCheck %s --check-prefix=BAD-BITS
-// BAD: gdn-select-kernels: sm-count (0) must be positive, expected-seqs (0) not negative and warmup-bits (24) in [0, 126]
+// The mma.sync tiles within a target's shared memory: 99 KiB (sm_86 /
+// sm_89) leaves V tile 32 with one stage (82.25 KiB at K = 128), 163 KiB
+// (A100) V tile 64 with one stage (106.25 KiB); 64 KiB none.
+// RUN: gdn-opt %s --gdn-select-kernels="wgmma=false shared-bytes=101376" | FileCheck %s --check-prefix=SHARED99
+// RUN: gdn-opt %s --gdn-select-kernels="wgmma=false shared-bytes=166912" | FileCheck %s --check-prefix=SHARED163
+// RUN: not gdn-opt %s --gdn-select-kernels="wgmma=false shared-bytes=65536" 2>&1 | FileCheck %s --check-prefix=SHARED64
+// SHARED99-LABEL: func.func @one_sequence
+// SHARED99: scan_stages = 1 : i64{{.*}}value_tile = 32 : i64
+// SHARED99-LABEL: func.func @two_sequences_v64
+// SHARED99: scan_stages = 1 : i64{{.*}}value_tile = 64 : i64
+// SHARED163-LABEL: func.func @one_sequence
+// SHARED163: scan_stages = 1 : i64{{.*}}value_tile = 64 : i64
+// SHARED64: error: gdn-select-kernels: no mma.sync scan tile fits in 65536 bytes of shared memory (shared-bytes) at K = 128; the smallest (V tile 32, one stage) needs 84224
+// BAD: gdn-select-kernels: sm-count (0) must be positive, expected-seqs (0) not negative and warmup-bits (24) in [0, 126], shared-bytes (232448) positive
 // BAD-BITS: warmup-bits (127) in [0, 126]
 
 // The widest tile and the split attributes on every delta rule, the old

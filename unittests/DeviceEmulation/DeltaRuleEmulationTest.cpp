@@ -672,6 +672,29 @@ TEST(DeltaRuleSplit, SegmentLengthFromTheHostsKnowledge) {
       (32768 / 8192 + 1 + 1) * 32);
 }
 
+// The scan's shared memory as the device header lays it out, against the
+// bytes gdn-select-kernels assumes (kernel::getDeltaRuleScanSharedBytes,
+// which test/Transforms/gdn-select-kernels.mlir and gdn-compile.test hold to
+// the same numbers): the two must move together.
+TEST(DeltaRuleShapes, ScanSharedBytesMatchTheCompilers) {
+  EXPECT_EQ((DeltaRuleShape<Config<1, 1, 128, 128, false, false>>::kScanBytes),
+            228864u); // V tile 128, two stages: Hopper only
+  EXPECT_EQ(
+      (DeltaRuleShape<SingleStageConfig<1, 1, 128, 64, false, false, 4>>::
+           kScanBytes),
+      108800u); // V tile 64, one stage: fits 163 KiB (A100)
+  EXPECT_EQ(
+      (DeltaRuleShape<SingleStageConfig<1, 1, 128, 32, false, false, 2>>::
+           kScanBytes),
+      84224u); // V tile 32, one stage: fits 99 KiB (sm_86 / sm_89)
+  EXPECT_EQ(
+      (DeltaRuleShape<SingleStageConfig<1, 1, 64, 64, false, false, 4>>::
+           kScanBytes),
+      83200u); // K = V = 64, V tile 64, one stage
+  EXPECT_EQ((DeltaRuleShape<Config<1, 1, 64, 32, false, false, 64>>::kScanBytes),
+            104960u); // K = 64, V tile 32, two stages
+}
+
 TEST(DeltaRuleEmulation, InvalidPackingGivesNaN) {
   using C = Config<1, 2, 64, 32, true, true>;
   std::mt19937 random(6);

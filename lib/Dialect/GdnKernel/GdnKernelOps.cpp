@@ -251,6 +251,17 @@ bool mlir::gdn::kernel::isSupportedDeltaRuleTile(int64_t headDimK,
          (scanStages == 1 || scanStages == 2);
 }
 
+int64_t mlir::gdn::kernel::getDeltaRuleScanSharedBytes(int64_t headDimK,
+                                                        int64_t valueTile,
+                                                        int64_t scanStages) {
+  // Rows of bf16 padded by 16 bytes; per stage Q, K (K wide), V (the tile),
+  // M, P (64 wide), 64 rows each, and G; then S (K rows) and R, Vnew and the
+  // decayed Vnew (64 rows each), as wide as the tile.
+  const int64_t ldK = headDimK + 8, ldV = valueTile + 8, ldC = 64 + 8;
+  const int64_t stage = 2 * 64 * (2 * ldK + ldV + 2 * ldC) + 4 * 64;
+  return scanStages * stage + 2 * headDimK * ldV + 3 * 2 * 64 * ldV;
+}
+
 LogicalResult kernel::DeltaRuleOp::verify() {
   const int64_t keyHeads = getKeyHeads(), valueHeads = getValueHeads();
   const int64_t headDimK = getHeadDimK(), headDimV = getHeadDimV();

@@ -55,6 +55,13 @@ bool isSupportedDeltaRuleTile(int64_t headDimK, int64_t headDimV,
                               int64_t valueTile, int64_t scanStages,
                               bool wgmma = false);
 
+/// Dynamic shared memory of the mma.sync scan block for K, a V tile and a
+/// stage count (DeltaRuleShape::kScanBytes of delta_rule.cuh, row-major B
+/// tiles): what decides the GPUs a tile launches on (sm_90: 227 KiB, sm_80:
+/// 163 KiB, sm_86 / sm_89: 99 KiB).
+int64_t getDeltaRuleScanSharedBytes(int64_t headDimK, int64_t valueTile,
+                                    int64_t scanStages);
+
 /// gdn_kernel.delta_rule's warm-up bound of split chains: 2^-24 by default
 /// (what the fp32 state resolves), at most 2^-126 (a bound fp32 still
 /// holds as a normal number; the runtime compares logs).
