@@ -90,9 +90,7 @@ RankedTensorType mlir::gdn::getCotangentType(Value primal) {
   auto type = cast<RankedTensorType>(primal.getType());
   if (auto linear = primal.getDefiningOp<LinearOp>()) {
     Type input = linear.getX().getType().getElementType();
-    if (isa<FloatType>(input) && isa<FloatType>(type.getElementType()) &&
-        input.getIntOrFloatBitWidth() <
-            type.getElementType().getIntOrFloatBitWidth() &&
+    if (isNarrowerFloat(input, type.getElementType()) &&
         usesTakeNarrowCotangents(primal))
       return type.clone(input);
     return type;

@@ -21,6 +21,7 @@
 #include "mlir-c/Support.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void printToStdout(MlirStringRef text, void *userData) {
@@ -49,6 +50,18 @@ static MlirContext createContext(void) {
   return context;
 }
 
+/// The module in `path`; exits with a message when it does not parse.
+static MlirModule parseFile(MlirContext context, const char *path) {
+  MlirModule module = mlirModuleCreateParseFromFile(
+      context, mlirStringRefCreateFromCString(path));
+  if (mlirModuleIsNull(module)) {
+    printf("cannot parse %s\n", path);
+    mlirContextDestroy(context);
+    exit(1);
+  }
+  return module;
+}
+
 static void testDialectHandles(void) {
   printf("== dialect handles\n");
   MlirDialectHandle handles[] = {mlirGetDialectHandle__gdn__(),
@@ -72,16 +85,10 @@ static void runPipeline(MlirModule module, const char *pipeline) {
          errors.count);
 }
 
-static int testLayer(const char *path) {
+static void testLayer(const char *path) {
   printf("== layer\n");
   MlirContext context = createContext();
-  MlirModule module = mlirModuleCreateParseFromFile(
-      context, mlirStringRefCreateFromCString(path));
-  if (mlirModuleIsNull(module)) {
-    printf("cannot parse %s\n", path);
-    mlirContextDestroy(context);
-    return 1;
-  }
+  MlirModule module = parseFile(context, path);
 
   // The pipeline string can name anything gdnRegisterAllPasses registered,
   // with or without the module anchor.
@@ -105,15 +112,13 @@ static int testLayer(const char *path) {
 
   mlirModuleDestroy(module);
   mlirContextDestroy(context);
-  return 0;
 }
 
 // The generated per-pass functions, in a pass manager of MLIR's C API.
 static void testPassObjects(const char *path) {
   printf("== pass objects\n");
   MlirContext context = createContext();
-  MlirModule module = mlirModuleCreateParseFromFile(
-      context, mlirStringRefCreateFromCString(path));
+  MlirModule module = parseFile(context, path);
   MlirPassManager pm = mlirPassManagerCreate(context);
   mlirPassManagerAddOwnedPass(pm, mlirCreateGdnTransformsGdnExpandLayer());
   MlirLogicalResult result =
@@ -132,8 +137,7 @@ static void testPassObjects(const char *path) {
 static void testPipelineOption(const char *path) {
   printf("== pipeline option\n");
   MlirContext context = createContext();
-  MlirModule module = mlirModuleCreateParseFromFile(
-      context, mlirStringRefCreateFromCString(path));
+  MlirModule module = parseFile(context, path);
   runPipeline(module, "gdn-pipeline{f32-projections=true}");
   mlirOperationPrint(mlirModuleGetOperation(module), printToStdout, NULL);
   printf("\n");
@@ -155,8 +159,7 @@ static const char *dynamicHeads =
 static void testErrors(const char *path) {
   printf("== errors\n");
   MlirContext context = createContext();
-  MlirModule module = mlirModuleCreateParseFromFile(
-      context, mlirStringRefCreateFromCString(path));
+  MlirModule module = parseFile(context, path);
   runPipeline(module, "gdn-expand-layer,gdn-no-such-pass");
   runPipeline(module, "gdn-fuse{tile=7}");
   runPipeline(module, "gdn-context-parallel{ranks=2}");
@@ -198,8 +201,7 @@ int main(int argc, char **argv) {
   gdnRegisterAllPasses();
   gdnRegisterAllPasses(); // Registering twice is harmless.
   testDialectHandles();
-  if (testLayer(argv[1]))
-    return 1;
+  testLayer(argv[1]);
   testPassObjects(argv[1]);
   testPipelineOption(argv[1]);
   testErrors(argv[1]);

@@ -214,6 +214,11 @@ double mlir::gdn::getDefaultDeltaRuleScale(int64_t headDimK) {
   return 1.0 / std::sqrt(static_cast<double>(headDimK));
 }
 
+bool mlir::gdn::isNarrowerFloat(Type narrow, Type wide) {
+  return isa<FloatType>(narrow) && isa<FloatType>(wide) &&
+         narrow.getIntOrFloatBitWidth() < wide.getIntOrFloatBitWidth();
+}
+
 LogicalResult mlir::gdn::verifyDeltaRuleSignature(
     Operation *op, Value q, Value k, Value v, Value g, Value beta,
     PackingType packing, Value initialState, Value o, Value finalState,

@@ -37,11 +37,8 @@ LogicalResult checkCotangent(Operation *op, Value cotangent, Value primal,
   // bf16 GEMM, which would round it anyway (docs/backward.md).
   Type element = cotangentType.getElementType();
   Type primalElement = primalType.getElementType();
-  bool narrower = isa<FloatType>(element) && isa<FloatType>(primalElement) &&
-                  element.getIntOrFloatBitWidth() <
-                      primalElement.getIntOrFloatBitWidth();
   if (cotangentType.clone(primalElement) != primalType ||
-      (element != primalElement && !narrower))
+      (element != primalElement && !isNarrowerFloat(element, primalElement)))
     return op->emitOpError()
            << name << " must have the type of " << primalName << " ("
            << primalType << "), or its shape and layout with a narrower "

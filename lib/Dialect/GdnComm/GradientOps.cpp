@@ -9,6 +9,7 @@
 
 #include "gdn/Dialect/GdnComm/GdnCommDialect.h"
 
+#include "gdn/Dialect/Gdn/GdnOps.h"
 #include "gdn/Dialect/Gdn/SequenceLayout.h"
 
 #include "mlir/IR/TypeUtilities.h"
@@ -214,13 +215,10 @@ LogicalResult ContinueConvStateGradOp::verify() {
   // halo_grad may be narrower than state_grad: the halo of an f32 conv input
   // (an f32 projection output) has its cotangent stored in bf16.
   Type haloElement = halo.getElementType(), stateElement = state.getElementType();
-  const bool narrower = haloElement != stateElement &&
-                        isa<FloatType>(haloElement) &&
-                        haloElement.getIntOrFloatBitWidth() <
-                            stateElement.getIntOrFloatBitWidth();
   if (!sizesAgree(halo.getDimSize(0), state.getDimSize(2)) ||
       !sizesAgree(halo.getDimSize(1), state.getDimSize(1)) ||
-      (haloElement != stateElement && !narrower))
+      (haloElement != stateElement &&
+       !isNarrowerFloat(haloElement, stateElement)))
     return emitOpError() << "halo_grad must be [W-1, C] of state_grad's "
                             "element type or a narrower float for state_grad "
                          << state << ", found " << halo;

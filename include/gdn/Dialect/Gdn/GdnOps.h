@@ -23,6 +23,11 @@ namespace mlir::gdn {
 /// The scale the delta rule applies to q when none is given: K^-1/2.
 double getDefaultDeltaRuleScale(int64_t headDimK);
 
+/// True when `narrow` and `wide` are float types and `narrow` has fewer
+/// bits: how a cotangent may be stored beside a primal kept wider for the
+/// forward's precision (an f32 projection output, docs/precision.md).
+bool isNarrowerFloat(Type narrow, Type wide);
+
 } // namespace mlir::gdn
 
 #endif // GDN_DIALECT_GDN_GDNOPS_H
