@@ -96,7 +96,8 @@ RankedTensorType mlir::gdn::getCotangentType(Value primal) {
     return type;
   }
   Value source = movedFrom(primal);
-  if (!source || getElementTypeOrSelf(source.getType()) != type.getElementType())
+  if (!source ||
+      getElementTypeOrSelf(source.getType()) != type.getElementType())
     return type;
   return type.clone(getCotangentType(source).getElementType());
 }

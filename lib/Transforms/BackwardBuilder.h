@@ -99,8 +99,8 @@ public:
   /// appear in a fixed order); null values stay null.
   SmallVector<Value> materializeAll(ArrayRef<Value> values);
 
-  /// Adds `cotangent` (of getCotangentType(primal)) to the cotangent of the forward
-  /// value `primal`; values that are not active receive nothing.
+  /// Adds `cotangent` (of getCotangentType(primal)) to the cotangent of the
+  /// forward value `primal`; values that are not active receive nothing.
   void addCotangent(Value primal, Value cotangent);
 
   /// The cotangent of `primal` accumulated so far, or null.

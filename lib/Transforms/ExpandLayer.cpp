@@ -53,9 +53,9 @@ public:
 
     Value mixed, z, b, a;
     if (layer.getProjections() == Projections::Qwen3Next) {
-      Value qkvz = projection(
-          x, w.inProjQkvz,
-          {2 * keyHeads * headDimK + 2 * valueHeads * headDimV});
+      Value qkvz =
+          projection(x, w.inProjQkvz,
+                     {2 * keyHeads * headDimK + 2 * valueHeads * headDimV});
       Value ba = linear(x, w.inProjBa, {2 * valueHeads});
       auto split = SplitQkvzOp::create(
           builder, loc, projected({channels}),

@@ -344,10 +344,12 @@ struct GdnFusePass : public mlir::gdn::impl::GdnFuseBase<GdnFusePass> {
     // A wider conv input (an f32 projection output) takes more ring words
     // than the pass-level check of the tile assumed: an error, not a
     // silently unfused prologue.
-    const int64_t inputWords = kernel::getElementBytes(m.conv.getX().getType()) /
-                               kernel::getElementBytes(element);
-    const int64_t sharedBytes = kernel::getPrologueSharedBytes(
-        threads, rowsInFlight, tokensPerBlock, std::max<int64_t>(inputWords, 1));
+    const int64_t inputWords =
+        kernel::getElementBytes(m.conv.getX().getType()) /
+        kernel::getElementBytes(element);
+    const int64_t sharedBytes =
+        kernel::getPrologueSharedBytes(threads, rowsInFlight, tokensPerBlock,
+                                       std::max<int64_t>(inputWords, 1));
     if (sharedBytes > kernel::kMaxSharedBytesPerBlock) {
       m.conv.emitError()
           << "gdn-fuse: threads (" << static_cast<int64_t>(threads)
@@ -464,8 +466,8 @@ struct GdnFusePass : public mlir::gdn::impl::GdnFuseBase<GdnFusePass> {
         static_cast<uint64_t>(vType.getDimSize(1)),
         static_cast<uint64_t>(qType.getDimSize(2)),
         static_cast<uint64_t>(vType.getDimSize(2)),
-        llvm::APFloat(rule.getEffectiveScale()),
-        static_cast<uint64_t>(tile), static_cast<uint64_t>(stages),
+        llvm::APFloat(rule.getEffectiveScale()), static_cast<uint64_t>(tile),
+        static_cast<uint64_t>(stages),
         /*scan=*/"mma_sync", /*narrow_value_tile=*/nullptr,
         /*narrow_below_blocks=*/nullptr, /*split_target_blocks=*/nullptr,
         /*warmup_bits=*/nullptr);

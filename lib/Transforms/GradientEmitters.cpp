@@ -41,9 +41,8 @@ LogicalResult emitConv(CausalConv1dOp op, BackwardBuilder &b) {
   auto grad = CausalConv1dGradOp::create(
       b.getBuilder(), op.getLoc(), getCotangentType(op.getX()),
       getCotangentType(op.getWeight()),
-      cotangentTypesOf({op.getBias(), op.getInitialState()}),
-      dy, in[0], in[1], in[2], in[3], in[4], dfinal, op.getWidth(),
-      op.getActivation());
+      cotangentTypesOf({op.getBias(), op.getInitialState()}), dy, in[0], in[1],
+      in[2], in[3], in[4], dfinal, op.getWidth(), op.getActivation());
   b.addCotangent(op.getX(), grad.getXGrad());
   b.addCotangent(op.getWeight(), grad.getWeightGrad());
   if (op.getBias())
@@ -56,9 +55,9 @@ LogicalResult emitConv(CausalConv1dOp op, BackwardBuilder &b) {
 LogicalResult emitL2Norm(L2NormOp op, BackwardBuilder &b) {
   Value dy = b.getCotangentOrZeros(op.getY());
   Value x = b.materialize(op.getX());
-  auto grad = L2NormGradOp::create(b.getBuilder(), op.getLoc(),
-                                   getCotangentType(op.getX()), dy, x,
-                                   op.getEps());
+  auto grad =
+      L2NormGradOp::create(b.getBuilder(), op.getLoc(),
+                           getCotangentType(op.getX()), dy, x, op.getEps());
   b.addCotangent(op.getX(), grad.getXGrad());
   return success();
 }
@@ -68,12 +67,10 @@ LogicalResult emitGates(GatesOp op, BackwardBuilder &b) {
   Value dbeta = b.getCotangentOrZeros(op.getBeta());
   SmallVector<Value> in =
       b.materializeAll({op.getA(), op.getB(), op.getALog(), op.getDtBias()});
-  auto grad = GatesGradOp::create(b.getBuilder(), op.getLoc(),
-                                  cotangentTypesOf({op.getA(), op.getB(),
-                                                    op.getALog(),
-                                                    op.getDtBias()}),
-                                  dg, dbeta, in[0],
-                                  in[1], in[2], in[3], op.getAllowNegEigval());
+  auto grad = GatesGradOp::create(
+      b.getBuilder(), op.getLoc(),
+      cotangentTypesOf({op.getA(), op.getB(), op.getALog(), op.getDtBias()}),
+      dg, dbeta, in[0], in[1], in[2], in[3], op.getAllowNegEigval());
   b.addCotangent(op.getA(), grad.getAGrad());
   b.addCotangent(op.getB(), grad.getBGrad());
   b.addCotangent(op.getALog(), grad.getALogGrad());
@@ -92,8 +89,7 @@ LogicalResult emitDeltaRule(DeltaRuleOp op, BackwardBuilder &b) {
       getCotangentType(op.getK()), getCotangentType(op.getV()),
       getCotangentType(op.getG()), getCotangentType(op.getBeta()),
       op.getInitialState() ? getCotangentType(op.getInitialState()) : Type(),
-      dout,
-      in[0], in[1], in[2], in[3], in[4], in[5], in[6], dfinal,
+      dout, in[0], in[1], in[2], in[3], in[4], in[5], in[6], dfinal,
       op.getScaleAttr(), op.getChunkSize());
   b.addCotangent(op.getQ(), grad.getQGrad());
   b.addCotangent(op.getK(), grad.getKGrad());
@@ -112,7 +108,7 @@ LogicalResult emitGatedRMSNorm(GatedRMSNormOp op, BackwardBuilder &b) {
   auto grad = GatedRMSNormGradOp::create(
       b.getBuilder(), op.getLoc(),
       cotangentTypesOf({op.getX(), op.getZ(), op.getWeight()}), dy, in[0],
-                                         in[1], in[2], op.getEps());
+      in[1], in[2], op.getEps());
   b.addCotangent(op.getX(), grad.getXGrad());
   b.addCotangent(op.getZ(), grad.getZGrad());
   b.addCotangent(op.getWeight(), grad.getWeightGrad());
@@ -135,8 +131,7 @@ LogicalResult emitSplitQkvz(SplitQkvzOp op, BackwardBuilder &b) {
       {op.getMixedQkv(), op.getZ(), op.getB(), op.getA()});
   auto merge = MergeQkvzOp::create(
       b.getBuilder(), op.getLoc(), cotangentTypesOf({op.getQkvz(), op.getBa()}),
-      d[0],
-      d[1], d[2], d[3], op.getKeyHeads(), op.getHeadDimK());
+      d[0], d[1], d[2], d[3], op.getKeyHeads(), op.getHeadDimK());
   b.addCotangent(op.getQkvz(), merge.getQkvz());
   b.addCotangent(op.getBa(), merge.getBa());
   return success();

@@ -63,8 +63,7 @@ std::optional<Tile> chooseTile(kernel::DeltaRuleOp op, int64_t seqs,
                                             tile.scanStages, tile.wgmma))
         continue;
       if (!tile.wgmma &&
-          kernel::getDeltaRuleScanSharedBytes(op.getHeadDimK(),
-                                              tile.valueTile,
+          kernel::getDeltaRuleScanSharedBytes(op.getHeadDimK(), tile.valueTile,
                                               tile.scanStages) > sharedBytes)
         continue;
       const int64_t blocks =
@@ -93,9 +92,9 @@ std::optional<Tile> chooseNarrow(kernel::DeltaRuleOp op, Tile wide,
   if (narrow >= wide.valueTile ||
       !kernel::isSupportedDeltaRuleTile(op.getHeadDimK(), op.getHeadDimV(),
                                         narrow, wide.scanStages, wide.wgmma) ||
-      (!wide.wgmma && kernel::getDeltaRuleScanSharedBytes(
-                          op.getHeadDimK(), narrow, wide.scanStages) >
-                          sharedBytes))
+      (!wide.wgmma &&
+       kernel::getDeltaRuleScanSharedBytes(op.getHeadDimK(), narrow,
+                                           wide.scanStages) > sharedBytes))
     return std::nullopt;
   return Tile{narrow, wide.scanStages, wide.wgmma};
 }
@@ -148,16 +147,16 @@ struct GdnSelectKernelsPass
       // split chains make the blocks a narrower tile would, at the wide
       // tile's cost per column (1x32768: 0.58 ms against 1.08 with V tile
       // 64).
-      std::optional<Tile> chosen = chooseTile(
-          op, splitChains ? 0 : seqs, smCount, wgmma, sharedBytes);
+      std::optional<Tile> chosen =
+          chooseTile(op, splitChains ? 0 : seqs, smCount, wgmma, sharedBytes);
       if (!chosen) {
         op.emitError() << "gdn-select-kernels: no mma.sync scan tile fits in "
                        << static_cast<int64_t>(sharedBytes)
                        << " bytes of shared memory (shared-bytes) at K = "
                        << op.getHeadDimK() << "; the smallest (V tile 32, "
                        << "one stage) needs "
-                       << kernel::getDeltaRuleScanSharedBytes(
-                              op.getHeadDimK(), 32, 1);
+                       << kernel::getDeltaRuleScanSharedBytes(op.getHeadDimK(),
+                                                              32, 1);
         failed = true;
         return;
       }
@@ -177,8 +176,7 @@ struct GdnSelectKernelsPass
       // An unknown count: the narrowest tile of the same scan and stages
       // as a run-time fallback for packs of few sequences.
       if (seqs == 0)
-        if (std::optional<Tile> narrow =
-                chooseNarrow(op, tile, sharedBytes)) {
+        if (std::optional<Tile> narrow = chooseNarrow(op, tile, sharedBytes)) {
           op.setNarrowValueTileAttr(
               builder.getI64IntegerAttr(narrow->valueTile));
           op.setNarrowBelowBlocksAttr(

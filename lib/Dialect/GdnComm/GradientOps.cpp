@@ -214,7 +214,8 @@ LogicalResult ContinueConvStateGradOp::verify() {
     return failure();
   // halo_grad may be narrower than state_grad: the halo of an f32 conv input
   // (an f32 projection output) has its cotangent stored in bf16.
-  Type haloElement = halo.getElementType(), stateElement = state.getElementType();
+  Type haloElement = halo.getElementType(),
+       stateElement = state.getElementType();
   if (!sizesAgree(halo.getDimSize(0), state.getDimSize(2)) ||
       !sizesAgree(halo.getDimSize(1), state.getDimSize(1)) ||
       (haloElement != stateElement &&

@@ -252,8 +252,8 @@ bool mlir::gdn::kernel::isSupportedDeltaRuleTile(int64_t headDimK,
 }
 
 int64_t mlir::gdn::kernel::getDeltaRuleScanSharedBytes(int64_t headDimK,
-                                                        int64_t valueTile,
-                                                        int64_t scanStages) {
+                                                       int64_t valueTile,
+                                                       int64_t scanStages) {
   // Rows of bf16 padded by 16 bytes; per stage Q, K (K wide), V (the tile),
   // M, P (64 wide), 64 rows each, and G; then S (K rows) and R, Vnew and the
   // decayed Vnew (64 rows each), as wide as the tile.
@@ -571,8 +571,10 @@ LogicalResult kernel::PrologueGradOp::verify() {
 LogicalResult kernel::GatedRMSNormGradOp::verify() {
   return verifyGatedRMSNormRows(
       *this, getX(),
-      {{getZ(), "z"}, {getYGrad(), "y_grad"}, {getXGrad(), "x_grad"},
+      {{getZ(), "z"},
+       {getYGrad(), "y_grad"},
+       {getXGrad(), "x_grad"},
        {getZGrad(), "z_grad"}},
-      {{getWeight(), "weight"}, {getWeightGrad(), "weight_grad"}},
-      getThreads(), getEps().convertToDouble());
+      {{getWeight(), "weight"}, {getWeightGrad(), "weight_grad"}}, getThreads(),
+      getEps().convertToDouble());
 }
