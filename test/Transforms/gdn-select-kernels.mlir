@@ -44,6 +44,8 @@
 // SHARED64: error: gdn-select-kernels: no mma.sync scan tile fits in 65536 bytes of shared memory (shared-bytes) at K = 128; the smallest (V tile 32, one stage) needs 84224
 // BAD: gdn-select-kernels: sm-count (0) must be positive, expected-seqs (0) not negative and warmup-bits (24) in [0, 126], shared-bytes (232448) positive
 // BAD-BITS: warmup-bits (127) in [0, 126]
+// RUN: not gdn-opt %s --gdn-select-kernels="shared-bytes=0" 2>&1 | FileCheck %s --check-prefix=BAD-SHARED
+// BAD-SHARED: shared-bytes (0) positive
 
 // The widest tile and the split attributes on every delta rule, the old
 // narrow fallback removed (@unknown).

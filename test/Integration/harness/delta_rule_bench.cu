@@ -437,6 +437,35 @@ void checkSplit() {
       "gqa16x32 vt128", {4096, 777, 0, 1, 130, 64}, {0, 9, 4, 0, 1, 0}, 34, 8);
   checkCase<Config<16, 32, 128, 64, true, true, 1>>("gqa16x32 1-stage",
                                                     {2000, 65, 0}, {}, 35, 4);
+  // A negative segment length is refused before anything runs: the
+  // launch returns cudaErrorInvalidValue and o keeps its bytes.
+  {
+    using C = WgmmaConfig<2, 4, 128, 128, true, true>;
+    Problem p = makeProblem(2, 4, 128, {700, 65}, {}, 37);
+    CUDA_OK(cudaMemset(p.o, 0x5a, p.vCount() * 2));
+    DeltaRuleArgs<C> args = {};
+    args.q = p.q;
+    args.k = p.k;
+    args.v = p.v;
+    args.g = p.g;
+    args.beta = p.beta;
+    args.initialState = p.state0;
+    args.finalState = p.final;
+    args.o = p.o;
+    args.scale = 0.0884f;
+    args.packing = p.packing();
+    args.segmentChunks = -1;
+    const cudaError_t error = launchDeltaRule<C>(args, p.workspace, 0);
+    CUDA_OK(cudaDeviceSynchronize());
+    const auto o = download(p.o, p.vCount());
+    bool untouched = true;
+    for (const __nv_bfloat16 &x : o)
+      untouched = untouched &&
+                  *reinterpret_cast<const uint16_t *>(&x) == 0x5a5a;
+    expect(error == cudaErrorInvalidValue && untouched,
+           "segmentChunks = -1: cudaErrorInvalidValue, o untouched");
+    p.release();
+  }
   // Slow gates (e^-1 per chunk): warm-ups of about 17 chunks.
   using Wg = WgmmaConfig<2, 4, 128, 128, true, true>;
   for (float gateScale : {1.0f / 16, 0.0f}) {
