@@ -6,7 +6,7 @@
 # runtime/include, runs `check` (float64 CPU reference, padding, packed ==
 # alone, determinism) then `bench` (TARGETS.md shapes, every variant) and
 # `split` (the configuration generated code runs: chains split by the host
-# rule), then FLA's chunk_gated_delta_rule on the same shapes when the fla
+# rule) and `fused` (the experimental one-kernel forward), then FLA's chunk_gated_delta_rule on the same shapes when the fla
 # package imports (from PYTHONPATH, or installed here from .whl/, see
 # fetch-fla-wheels.sh). Logs go to $OUT/delta (or /tmp/delta); the summary
 # comes last, with FLA's time over ours per shape (RATIO lines).
@@ -79,6 +79,13 @@ else
   summary+=("FAIL delta split bench (see $work/split.log)")
   status=1
 fi
+# The experimental one-kernel forward against the two kernels.
+if "$exe" fused 50 2>&1 | tee "$work/fused.log"; then
+  summary+=("PASS delta fused bench ran")
+else
+  summary+=("FAIL delta fused bench (see $work/fused.log)")
+  status=1
+fi
 
 # The FLA wheels of scripts/fetch-fla-wheels.sh, when carried along in .whl/.
 if ! python3 -c "import fla" 2>/dev/null && ls "$root"/.whl/*.whl >/dev/null 2>&1; then
@@ -100,7 +107,7 @@ fi
 echo
 echo "=== summary ==="
 grep -h "^FAIL" "$work/check.log" 2>/dev/null
-grep -h "^BENCH" "$work/bench.log" "$work/split.log" 2>/dev/null
+grep -h "^BENCH" "$work/bench.log" "$work/split.log" "$work/fused.log" 2>/dev/null
 grep -h "^FLA " "$work/fla.log" 2>/dev/null
 # Per shape: the split bench's default (bench gates, warm-ups bounded)
 # against FLA's CUDA-graph time from the same script.

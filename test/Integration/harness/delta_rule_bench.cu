@@ -22,6 +22,11 @@
 //                                 d = 128, perf-anchor.md) and the rate of
 //                                 the minimal traffic (q, k, v, o, gates,
 //                                 states) over the measured time
+//   delta_rule_bench split [N]    split chains (what generated code runs)
+//   delta_rule_bench fused [N]    the experimental one-kernel forward
+//                                 against the two kernels, same shapes
+//   delta_rule_bench check-fused  only the fused forward's checks (they
+//                                 are part of `check` too)
 //
 // Prints one PASS/FAIL line per check; exits non-zero on any failure.
 // Build: nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a
@@ -60,7 +65,7 @@ void expect(bool ok, const std::string &what) {
 
 template <int H, int HV, int D, int Vt, bool Initial, bool Final,
           int Stages = 2, int Groups = (Vt / 16 < 4 ? Vt / 16 : 4),
-          bool FirstVersion = false, bool Wgmma = false>
+          bool FirstVersion = false, bool Wgmma = false, bool Fused = false>
 struct Config {
   using Element = __nv_bfloat16;
   static constexpr int kKeyHeads = H, kValueHeads = HV, kHeadDimK = D,
@@ -72,10 +77,15 @@ struct Config {
   static constexpr bool kScanRowMajorTiles = !FirstVersion,
                         kPrepareSharedLower = !FirstVersion;
   static constexpr bool kScanWgmma = Wgmma;
+  static constexpr bool kFusedForward = Fused;
 };
 /// The wgmma scan (sm_90a) with V tile 64 or 128.
 template <int H, int HV, int D, int Vt, bool Initial, bool Final>
 using WgmmaConfig = Config<H, HV, D, Vt, Initial, Final, 2, 4, false, true>;
+/// The fused forward (one warp-specialised kernel, sm_90a).
+template <int H, int HV, int D, int Vt, bool Initial, bool Final>
+using FusedConfig =
+    Config<H, HV, D, Vt, Initial, Final, 2, 4, false, true, true>;
 /// The default scan (V tile 64, two stages, four column groups) with the
 /// first version's layouts.
 template <int H, int HV, int D, bool Initial, bool Final>
@@ -501,6 +511,58 @@ void checkSplit() {
   }
 }
 
+/// The fused forward: the wgmma cases (edges, padding, GQA, d = 64, no
+/// states, both V tiles), split chains, and the same outputs as the two
+/// kernels up to rounding.
+void checkFused() {
+  checkCase<FusedConfig<16, 32, 128, 128, true, true>>(
+      "gqa16x32 fused vt128", {0, 1, 63, 64, 65, 130, 700},
+      {0, 2, 0, 1, 0, 0, 3}, 41);
+  checkCase<FusedConfig<16, 32, 128, 64, true, true>>(
+      "gqa16x32 fused vt64", {130, 0, 1, 65, 300}, {1, 0, 0, 2, 0}, 42);
+  checkCase<FusedConfig<16, 32, 128, 128, false, true>>(
+      "gqa16x32 fused padded", {65, 0, 130, 1, 64}, {3, 5, 62, 0, 1}, 43);
+  checkCase<FusedConfig<2, 4, 128, 128, true, true>>(
+      "gqa2x4 fused long", {4096, 777, 0}, {0, 9, 4}, 44);
+  checkCase<FusedConfig<4, 4, 64, 64, false, false>>(
+      "mha4 d64 fused", {63, 64, 65, 130, 1, 0, 2000}, {}, 45);
+  checkCase<FusedConfig<32, 32, 128, 128, true, true>>("mha32 fused",
+                                                       {100, 64, 1, 0}, {}, 46);
+  checkCase<FusedConfig<16, 32, 128, 128, true, true>>(
+      "gqa16x32 fused vt128", {4096, 777, 0, 1, 130, 64}, {0, 9, 4, 0, 1, 0},
+      47, 8);
+  checkCase<FusedConfig<16, 32, 128, 64, false, true>>(
+      "gqa16x32 fused vt64", {2000, 65, 0}, {3, 0, 1}, 48, 3);
+  // Slow gates: warm-ups of about 17 chunks, bounds from the inputs.
+  {
+    using Fu = FusedConfig<2, 4, 128, 128, true, true>;
+    Problem p = makeProblem(2, 4, 128, {8192, 333}, {}, 49);
+    scaleValues<<<1024, 256>>>(p.g, int64_t(p.gateCount()), 1.0f / 16);
+    CUDA_OK(cudaDeviceSynchronize());
+    std::vector<double> wantO, wantFinal;
+    reference(p, true, wantO, wantFinal);
+    run<Fu>(p, 0);
+    CUDA_OK(cudaDeviceSynchronize());
+    const auto wholeO = download(p.o, p.vCount());
+    p.segmentChunks = 16;
+    run<Fu>(p, 0);
+    CUDA_OK(cudaDeviceSynchronize());
+    const auto splitO = download(p.o, p.vCount());
+    const auto splitFinal = download(p.final, p.stateCount());
+    bool finite = true;
+    const double errWhole = relativeRms(toFloat(wholeO), wantO, finite);
+    const double errSplit = relativeRms(toFloat(splitO), wantO, finite);
+    const double errFinal = relativeRms(splitFinal, wantFinal, finite);
+    char buffer[200];
+    std::snprintf(buffer, sizeof buffer,
+                  "gqa2x4 fused split 16, gates x 1/16: o relative RMS %.3e "
+                  "(unsplit %.3e; <= 1.02x), final %.3e",
+                  errSplit, errWhole, errFinal);
+    expect(finite && errSplit <= 1.02 * errWhole && errFinal <= 5e-3, buffer);
+    p.release();
+  }
+}
+
 int check() {
   const std::vector<int> edges = {0, 1, 63, 64, 65, 130};
   // The benchmarked shape (gqa16x32, d = 128, V tile 64) with states.
@@ -576,6 +638,7 @@ int check() {
   checkCase<Config<16, 64, 128, 128, true, true>>(
       "gqa16x64 vt128", {130, 65, 0}, {1, 0, 2}, 17);
   checkSplit();
+  checkFused();
   return failures;
 }
 
@@ -615,6 +678,21 @@ double timePhases(const Problem &p, cudaStream_t stream, unsigned phases,
 /// (deltaRuleSegmentChunks for the GPU's SM count, as generated code does);
 /// by the rule with every segment exact (warm-ups from the sequence start).
 enum class Split { kNone, kRule, kRuleExact };
+
+/// Threads and shared bytes of the launch that does the scan's work (the
+/// fused kernel's for a fused config).
+template <class C> constexpr int scanThreads() {
+  if constexpr (FusedForwardOf<C>::value)
+    return FusedLaunch<C>::kThreads;
+  else
+    return ScanLaunch<C>::kThreads;
+}
+template <class C> constexpr size_t scanBytes() {
+  if constexpr (FusedForwardOf<C>::value)
+    return FusedLaunch<C>::kBytes;
+  else
+    return ScanLaunch<C>::kBytes;
+}
 
 template <class C>
 void benchCase(const char *name, std::vector<int> lengths, int iterations,
@@ -680,7 +758,7 @@ void benchCase(const char *name, std::vector<int> lengths, int iterations,
               "scan %.4f [%d thr, %zu KiB])  floor %.0f us = %.1f%%  %.1f "
               "TFLOP/s  %.2f TB/s minimal-traffic rate%s\n",
               name, lens.c_str(), median, fastest, slowest, prepare, scan,
-              ScanLaunch<C>::kThreads, ScanLaunch<C>::kBytes / 1024, floorUs,
+              scanThreads<C>(), scanBytes<C>() / 1024, floorUs,
               100.0 * floorUs / (median * 1000.0),
               flop / (median * 1e-3) / 1e12, bytes / (median * 1e-3) / 1e12,
               splitText);
@@ -730,6 +808,35 @@ int benchSplit(int iterations) {
       "gqa16x64 wg128", {32768}, iterations, 486, Split::kRule);
   benchCase<WgmmaConfig<16, 16, 128, 128, true, true>>(
       "mha16 wg128", {32768}, iterations, 126, Split::kRule);
+  return failures;
+}
+
+/// The fused forward against the two kernels on the TARGETS.md mixes
+/// (split by the host rule, as generated code does).
+int benchFused(int iterations) {
+  using Wg128 = WgmmaConfig<16, 32, 128, 128, true, true>;
+  using Fu128 = FusedConfig<16, 32, 128, 128, true, true>;
+  const std::vector<std::vector<int>> mixes = {{8192, 8192, 8192, 8192},
+                                               {32768},
+                                               {2048, 2048, 2048, 2048},
+                                               {16384, 16384}};
+  for (const auto &lengths : mixes) {
+    const double floorUs = lengths[0] == 2048 ? 61 : 243;
+    benchCase<Wg128>("gqa16x32 wg128", lengths, iterations, floorUs,
+                     Split::kRule);
+    benchCase<Fu128>("gqa16x32 fused", lengths, iterations, floorUs,
+                     Split::kRule);
+  }
+  benchCase<Fu128>("gqa16x32 fused", {32768}, iterations, 243, Split::kRule,
+                   1.0f, true);
+  benchCase<FusedConfig<16, 32, 128, 64, true, true>>(
+      "gqa16x32 fused64", {8192, 8192, 8192, 8192}, iterations, 243);
+  benchCase<FusedConfig<32, 32, 128, 128, true, true>>(
+      "mha32 fused", {32768}, iterations, 251, Split::kRule);
+  benchCase<FusedConfig<16, 64, 128, 128, true, true>>(
+      "gqa16x64 fused", {32768}, iterations, 486, Split::kRule);
+  benchCase<FusedConfig<16, 64, 128, 128, true, true>>(
+      "gqa16x64 fused", {8192, 8192, 8192, 8192}, iterations, 486);
   return failures;
 }
 
@@ -809,13 +916,21 @@ int main(int argc, char **argv) {
         "gqa16x32 wg128", {8192, 8192, 8192, 8192}, 20, 243);
     return failures;
   }
-  if (mode == "bench" || mode == "split") {
+  if (mode == "bench" || mode == "split" || mode == "fused") {
     const int iterations = std::max(20, argc > 2 ? std::atoi(argv[2]) : 50);
-    return mode == "bench" ? bench(iterations) : benchSplit(iterations);
+    return mode == "bench"   ? bench(iterations)
+           : mode == "split" ? benchSplit(iterations)
+                             : benchFused(iterations);
+  }
+  if (mode == "check-fused") { // the fused forward's checks alone
+    checkFused();
+    std::printf("%s: fused check, %d failure(s)\n", failures ? "FAIL" : "PASS",
+                failures);
+    return failures ? 1 : 0;
   }
   std::fprintf(stderr,
-               "usage: %s check | bench [iterations] | split [iterations] | "
-               "profile\n",
+               "usage: %s check | check-fused | bench [iterations] | split "
+               "[iterations] | fused [iterations] | profile\n",
                argv[0]);
   return 2;
 }

@@ -449,12 +449,16 @@ __device__ __forceinline__ void storeAccumulators(float *tile, int ld,
 /// X_IJ = -D_I sum_{J <= m < I} L_Im X_mJ (J < I) on the tensor cores in
 /// split bf16 (accumulateSplit), X_II = D_I. `scratch` holds kHeads x 7
 /// KiB (the D blocks and one row's sums). Every thread of the block calls
-/// it (it has barriers); warps 2h and 2h + 1 work on head h.
-template <int kHeads, int kLdL, int kLowerSize, int kThreads>
-__device__ __forceinline__ void invertUnitLowerBlocked(float *lower,
-                                                       float *scratch,
-                                                       int scratchStride) {
-  const int tid = threadIdx.x, lane = tid % 32;
+/// it (it has barriers); the products of head h go to its kThreads / 32 /
+/// kHeads warps. `tid` is the
+/// thread's index among the kThreads that call it and `barrier` their
+/// barrier (the whole block's in the prepare kernel, a warpgroup's in the
+/// fused forward).
+template <int kHeads, int kLdL, int kLowerSize, int kThreads, class Barrier>
+__device__ __forceinline__ void
+invertUnitLowerBlocked(float *lower, float *scratch, int scratchStride, int tid,
+                       Barrier barrier) {
+  const int lane = tid % 32;
   // Diagonal blocks: thread (h, I, column) solves one column of D_I.
   if (tid < 64 * kHeads) {
     const int h = tid / 64, block = (tid % 64) / 16, column = tid % 16;
@@ -473,7 +477,7 @@ __device__ __forceinline__ void invertUnitLowerBlocked(float *lower,
     for (int r = 0; r < 16; ++r)
       d[16 * r + column] = x[r];
   }
-  __syncthreads();
+  barrier();
   // X_II = D_I (L_II is no longer read).
   for (int i = tid; i < kHeads * 4 * 256; i += kThreads) {
     const int h = i / 1024, block = (i % 1024) / 256, r = (i % 256) / 16,
@@ -481,12 +485,15 @@ __device__ __forceinline__ void invertUnitLowerBlocked(float *lower,
     lower[h * kLowerSize + (16 * block + r) * kLdL + 16 * block + column] =
         scratch[h * scratchStride + i % 1024];
   }
-  __syncthreads();
-  const int h = tid / 64, half = (tid % 64) / 32; // head, its warp
+  barrier();
+  // The warps of each head (two with two heads in 128 threads, four with
+  // one), and this warp's head and rank among them.
+  constexpr int kHeadWarps = kThreads / 32 / kHeads;
+  const int h = tid / (32 * kHeadWarps), rank = (tid / 32) % kHeadWarps;
   for (int row = 1; row < 4; ++row) {
     // T_J = sum_{J <= m < row} L_row,m X_m,J for the head's J < row, split
-    // over its two warps.
-    for (int col = half; tid < 64 * kHeads && col < row; col += 2) {
+    // over its warps.
+    for (int col = rank; col < row; col += kHeadWarps) {
       const float *l = lower + h * kLowerSize;
       Accumulator acc[2];
       acc[0].fill(0.0f);
@@ -497,9 +504,9 @@ __device__ __forceinline__ void invertUnitLowerBlocked(float *lower,
       storeAccumulators(scratch + h * scratchStride + 1024 + 256 * col, 16,
                         acc, 1.0f, lane);
     }
-    __syncthreads(); // every L_row,m read; the sums are whole
+    barrier(); // every L_row,m read; the sums are whole
     // X_row,J = -D_row T_J over L_row,J.
-    for (int col = half; tid < 64 * kHeads && col < row; col += 2) {
+    for (int col = rank; col < row; col += kHeadWarps) {
       float *l = lower + h * kLowerSize;
       const float *d = scratch + h * scratchStride;
       Accumulator acc[2];
@@ -509,7 +516,7 @@ __device__ __forceinline__ void invertUnitLowerBlocked(float *lower,
       storeAccumulators(l + 16 * row * kLdL + 16 * col, kLdL, acc, -1.0f,
                         lane);
     }
-    __syncthreads();
+    barrier();
   }
 }
 
@@ -695,7 +702,8 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads,
     // D blocks and the sums until the inverse's last barrier, after which M
     // goes over them. Column c of head h per thread.
     invertUnitLowerBlocked<kHeads, S::kLdL, kLowerSize, S::kThreads>(
-        lower, reinterpret_cast<float *>(tile), kTileSize / 2);
+        lower, reinterpret_cast<float *>(tile), kTileSize / 2, tid,
+        [] { __syncthreads(); });
     if (tid < kC * kHeads) {
       const int c = tid % kC, h = tid / kC;
       const float b = betas[h * kC + c];
@@ -1287,7 +1295,9 @@ inline int32_t deltaRuleSegmentChunks(const PackingView &packing,
 #ifndef GDN_DEVICE_EMULATION // host emulation runs the kernel bodies itself
 } // namespace device
 } // namespace gdn
-// The scan's sm_90a variant, built on the definitions above.
+// The scan's sm_90a variant and the fused forward, built on the
+// definitions above.
+#include "gdn/device/delta_rule_fused.cuh"
 #include "gdn/device/delta_rule_wgmma.cuh"
 namespace gdn {
 namespace device {
@@ -1295,7 +1305,10 @@ namespace device {
 /// Workspace bytes for a packing (host side; no device access).
 template <class Config>
 inline size_t deltaRuleWorkspaceBytes(const PackingView &packing) {
-  return DeltaRuleWorkspace::bytes(packing, Config::kValueHeads);
+  // The fused forward keeps M, P and G in shared memory: no workspace.
+  return FusedForwardOf<Config>::value
+             ? 0
+             : DeltaRuleWorkspace::bytes(packing, Config::kValueHeads);
 }
 
 /// The forward scan a Config selects (kScanWgmma): its block size, shared
@@ -1359,6 +1372,39 @@ template <class Config> struct ScanLaunch<Config, true> {
   }
 };
 
+/// The fused forward (kFusedForward): tensor maps of q, k and v, one
+/// kernel.
+template <class Config> struct FusedLaunch {
+  using S = DeltaRuleShape<Config>;
+  static_assert(ScanWgmmaOf<Config>::value,
+                "delta rule: kFusedForward needs kScanWgmma (sm_90a)");
+  static constexpr int kThreads = DeltaRuleFusedShape<Config>::kThreads;
+  static constexpr size_t kBytes = DeltaRuleFusedShape<Config>::kBytes;
+  DeltaRuleTensorMaps maps = {};
+  cudaError_t setup(const DeltaRuleArgs<Config> &args) {
+    const PackingView &p = args.packing;
+    cudaError_t error = encodeTensorMap2D(&maps.q, args.q, S::kH * S::kK,
+                                          p.bufferTokens, S::kH * S::kK);
+    if (error == cudaSuccess)
+      error = encodeTensorMap2D(&maps.k, args.k, S::kH * S::kK, p.bufferTokens,
+                                S::kH * S::kK);
+    if (error == cudaSuccess)
+      error = encodeTensorMap2D(&maps.v, args.v, S::kHV * S::kV, p.bufferTokens,
+                                S::kHV * S::kV);
+    if (error == cudaSuccess)
+      error = cudaFuncSetAttribute(deltaRuleFusedKernel<Config>,
+                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   static_cast<int>(kBytes));
+    return error;
+  }
+  void launch(const DeltaRuleArgs<Config> &args, int64_t units,
+              cudaStream_t stream) const {
+    deltaRuleFusedKernel<Config>
+        <<<static_cast<unsigned>(units), kThreads, kBytes, stream>>>(args,
+                                                                     maps);
+  }
+};
+
 /// Which kernels launchDeltaRule starts: both in normal use; one at a time
 /// to time them apart (the scan alone reads what an earlier prepare left in
 /// the workspace).
@@ -1368,19 +1414,13 @@ enum DeltaRulePhases : unsigned {
   kDeltaRuleBoth = 3
 };
 
-/// Launches prepare then scan on `stream`. `workspace` holds
-/// deltaRuleWorkspaceBytes bytes, 256-byte aligned; args.workspace is
-/// carved from it here. No host synchronisation.
+/// launchDeltaRule's two-kernel forward: prepare, then the scan.
 template <class Config>
-inline cudaError_t launchDeltaRule(DeltaRuleArgs<Config> args, void *workspace,
-                                   cudaStream_t stream,
-                                   unsigned phases = kDeltaRuleBoth) {
+inline cudaError_t launchDeltaRuleKernels(DeltaRuleArgs<Config> args,
+                                          void *workspace, cudaStream_t stream,
+                                          unsigned phases) {
   using S = DeltaRuleShape<Config>;
   const PackingView &packing = args.packing;
-  if (packing.numSeqs <= 0)
-    return cudaSuccess;
-  if (args.segmentChunks < 0)
-    return cudaErrorInvalidValue;
   args.workspace =
       DeltaRuleWorkspace::carve(workspace, packing, Config::kValueHeads);
   // The opt-in above 48 KiB is set on every launch: a cheap attribute write
@@ -1403,6 +1443,36 @@ inline cudaError_t launchDeltaRule(DeltaRuleArgs<Config> args, void *workspace,
     scan.launch(args, deltaRuleScanBlocks<Config>(packing, args.segmentChunks),
                 stream);
   return cudaGetLastError();
+}
+
+/// Launches the forward on `stream`: prepare then scan, or the fused
+/// kernel (kFusedForward). `workspace` holds deltaRuleWorkspaceBytes bytes,
+/// 256-byte aligned; args.workspace is carved from it here. No host
+/// synchronisation.
+template <class Config>
+inline cudaError_t launchDeltaRule(DeltaRuleArgs<Config> args, void *workspace,
+                                   cudaStream_t stream,
+                                   unsigned phases = kDeltaRuleBoth) {
+  const PackingView &packing = args.packing;
+  if (packing.numSeqs <= 0)
+    return cudaSuccess;
+  if (args.segmentChunks < 0)
+    return cudaErrorInvalidValue;
+  if constexpr (FusedForwardOf<Config>::value) {
+    // One kernel; `phases` without the scan launches nothing. (The two
+    // kernels are in the else branch: a fused config instantiates neither.)
+    FusedLaunch<Config> fused;
+    if (!(phases & kDeltaRuleScan))
+      return cudaSuccess;
+    const cudaError_t error = fused.setup(args);
+    if (error != cudaSuccess)
+      return error;
+    fused.launch(args, deltaRuleScanBlocks<Config>(packing, args.segmentChunks),
+                 stream);
+    return cudaGetLastError();
+  } else {
+    return launchDeltaRuleKernels(args, workspace, stream, phases);
+  }
 }
 
 /// launchDeltaRule with a tile chosen at run time, when the compiler did not

@@ -56,6 +56,16 @@ __device__ __forceinline__ void mbarrierExpectBytes(uint64_t *barrier,
 #endif
 }
 
+/// This thread's plain arrival (release: its earlier memory accesses are
+/// ordered before a waiter's later ones).
+__device__ __forceinline__ void mbarrierArrive(uint64_t *barrier) {
+#if GDN_WGMMA_AVAILABLE
+  asm volatile(
+      "mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(sharedAddress(barrier))
+      : "memory");
+#endif
+}
+
 /// Waits until the phase with parity `parity` of the barrier completed.
 __device__ __forceinline__ void mbarrierWait(uint64_t *barrier,
                                              unsigned parity) {

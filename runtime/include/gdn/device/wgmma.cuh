@@ -263,6 +263,32 @@ __device__ __forceinline__ void wgmmaM64N128K16(float (&d)[64],
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(descB),
                  "r"(accumulate), "n"(kTransposeB));
 }
+
+/// d (+)= A * B for one k16 step with both operands in shared memory: A (64
+/// x 16, K-major) through `descA`, B (16 x 64, K-major) through `descB`.
+__device__ __forceinline__ void wgmmaM64N64K16Shared(float (&d)[32],
+                                                     uint64_t descA,
+                                                     uint64_t descB,
+                                                     int accumulate) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, "
+      "%30, %31"
+      "}, %32, %33, p, 1, 1, 0, 0;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
+        "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]),
+        "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]),
+        "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]),
+        "+f"(d[31])
+      : "l"(descA), "l"(descB), "r"(accumulate));
+}
 #else
 template <int kTransposeB>
 __device__ __forceinline__ void wgmmaM64N64K16(float (&)[32],
@@ -274,6 +300,10 @@ template <int kTransposeB>
 __device__ __forceinline__ void wgmmaM64N128K16(float (&)[64],
                                                 const uint32_t (&)[4],
                                                 uint64_t, int) {
+  __trap();
+}
+__device__ __forceinline__ void wgmmaM64N64K16Shared(float (&)[32], uint64_t,
+                                                     uint64_t, int) {
   __trap();
 }
 #endif // GDN_WGMMA_AVAILABLE
@@ -309,6 +339,25 @@ __device__ __forceinline__ void wgmmaSwizzled(float (&acc)[N / 2],
                                  Tile::kMNMajorLeading, Tile::kMNMajorStride)
             : swizzledDescriptor(tile + Tile::kMajorStep(s),
                                  Tile::kKMajorLeading, Tile::kKMajorStride),
+        accumulate || s > 0);
+}
+
+/// acc (+)= A B^T over kSteps k16 steps, A and B both 64-row
+/// 128-byte-swizzled tiles in shared memory read K-major (rows = m and n):
+/// e.g. K K^T from one staged K tile.
+template <int kSteps>
+__device__ __forceinline__ void
+wgmmaSwizzledShared(float (&acc)[32], const char *a, const char *b,
+                    bool accumulate) {
+  using Tile = Swizzle128Tile<64>;
+#pragma unroll
+  for (int s = 0; s < kSteps; ++s)
+    wgmmaM64N64K16Shared(
+        acc,
+        swizzledDescriptor(a + Tile::kMajorStep(s), Tile::kKMajorLeading,
+                           Tile::kKMajorStride),
+        swizzledDescriptor(b + Tile::kMajorStep(s), Tile::kKMajorLeading,
+                           Tile::kKMajorStride),
         accumulate || s > 0);
 }
 

@@ -1,0 +1,597 @@
+//===- delta_rule_fused.cuh - the delta-rule forward as one kernel -*- CUDA
+//-*-===//
+//
+// The forward of delta_rule.cuh (same inputs, outputs and function) as one
+// warp-specialised kernel for sm_90a: the prepare kernel's work (G, K K^T,
+// Q K^T, the inverse of I + L, M and P) runs in a producer warpgroup of the
+// scan's block, so that M and P never leave shared memory and q and k are
+// read once. A Config selects it with `kFusedForward = true` (with
+// kScanWgmma; V tile 64 or 128). Included by delta_rule.cuh after the
+// definitions it shares.
+//
+// One block per (sequence or segment, value head, V tile) with one consumer
+// warpgroup per 64 columns of the tile (the wgmma scan of
+// delta_rule_wgmma.cuh, unchanged in its arithmetic) and one producer
+// warpgroup. Three stages of {Q, K, V, M, P, G} in shared memory; per chunk
+// c (the block's l-th):
+//
+//   producer: wait for c's Q, K, V (TMA, issued two chunks ahead); G by a
+//             shuffle scan; K K^T and Q K^T on wgmma from shared memory;
+//             L (fp32) and P; X = (I + L)^-1 by blocks
+//             (invertUnitLowerBlocked); M = X diag(beta); arrive on
+//             `produced`; then, once the consumers released chunk c - 1's
+//             stage, issue the copies of chunk c + 2 into it.
+//   consumers: wait for `full` and `produced`, run the chunk as the wgmma
+//             scan does, stage O^T in the V tile they no longer need, store
+//             o, arrive on `consumed`.
+//
+// The producer computes chunk c + 1 while the consumers compute chunk c.
+// Its arithmetic is the prepare kernel's, with the same roundings (M, P to
+// bf16, G in fp32), so the results are those of the two-kernel forward up
+// to the order of K K^T's and Q K^T's sums.
+//
+// Split chains need each earlier chunk's transition bound, which no
+// prepare kernel wrote here: a segment's block computes the bounds of the
+// chunks it walks back over from g, beta and k (warmupStartFromInputs).
+//
+// Experimental: correct, but about 2x slower than the two kernels on the
+// H200, because one producer warpgroup takes ~7 us per chunk where the
+// consumers need ~3 (docs/delta-rule.md, "The fused forward"). Nothing
+// selects it by default.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GDN_DEVICE_DELTA_RULE_FUSED_CUH
+#define GDN_DEVICE_DELTA_RULE_FUSED_CUH
+
+#include "gdn/device/delta_rule_wgmma.cuh"
+
+namespace gdn {
+namespace device {
+
+/// Optional Config member kFusedForward: true runs the forward as one
+/// warp-specialised kernel (sm_90a; needs kScanWgmma).
+GDN_OPTIONAL_CONFIG_MEMBER(FusedForwardOf, kFusedForward, false)
+
+/// Shared-memory layout of the fused forward: the wgmma scan's stages (M, P
+/// and G written by the producer instead of copied), then the producer's
+/// fp32 L and inverse scratch, betas, the consumers' decays and the
+/// mbarriers. The base is aligned to 1024 bytes at run time.
+template <class Config> struct DeltaRuleFusedShape {
+  using Scan = DeltaRuleWgmmaShape<Config>;
+  static constexpr int kChunk = 64;
+  static constexpr int kStages = 3;
+  static constexpr int kConsumers = Scan::kWarpgroups;
+  static constexpr int kThreads = 128 * (kConsumers + 1);
+  // Registers per thread after setmaxnreg (with two consumer warpgroups;
+  // with one, 256 threads have 255 each anyway): the consumers hold the
+  // state (K / 2 accumulators of S^T) and the chunk's products, the
+  // producer one 64 x 64 accumulator at a time. setmaxnreg moves registers
+  // only within what the block got at launch (168 per thread by the launch
+  // bounds): 2 x consumer + producer <= 3 x 168, or the consumers' request
+  // waits forever.
+  static constexpr int kLaunchRegisters = 65536 / (128 * 3) / 8 * 8;
+  static constexpr int kConsumerRegisters = 208;
+  static constexpr int kProducerRegisters =
+      3 * kLaunchRegisters - 2 * kConsumerRegisters;
+  static constexpr int kLdL = kChunk + 4;
+  static constexpr size_t kLower = kStages * Scan::kStageBytes;
+  // The inverse's scratch: four 16 x 16 diagonal blocks and three sums.
+  static constexpr size_t kScratch = kLower + 4 * kChunk * kLdL;
+  static constexpr size_t kBetas = kScratch + 4 * 7 * 256;
+  static constexpr size_t kWarpTotals = kBetas + 4 * kChunk;
+  static constexpr size_t kWarpSums = kWarpTotals + 16;
+  static constexpr size_t kDecays = kWarpSums + 4 * (kThreads / 32);
+  static constexpr size_t kBarriers = kDecays + kConsumers * 2 * 4 * kChunk;
+  static constexpr size_t kBytes = kBarriers + 3 * 8 * kStages + 1024;
+  static_assert(kDecays % 16 == 0 && kBarriers % 8 == 0,
+                "fused forward: aligned shared regions");
+  static_assert(kBytes <= 227 * 1024, "delta rule (fused): shared memory");
+  static_assert(kProducerRegisters % 8 == 0 && kProducerRegisters >= 24 &&
+                    2 * kConsumerRegisters + kProducerRegisters <=
+                        3 * kLaunchRegisters,
+                "delta rule (fused): setmaxnreg within the launch's registers");
+};
+
+/// Barrier of the producer warpgroup (id after the consumers' 1 ..
+/// kConsumers).
+template <int kConsumers> __device__ __forceinline__ void producerBarrier() {
+  asm volatile("bar.sync %0, 128;\n" ::"n"(kConsumers + 1) : "memory");
+}
+
+/// threadIdx.x through a volatile asm: a value the compiler cannot hoist
+/// out of a loop.
+__device__ __forceinline__ int threadIndexOpaque() {
+  int index;
+  asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(index));
+  return index;
+}
+
+/// warmupStart for a block that has no workspace bounds: chunk c's bound,
+/// the sum over its tokens of g_t + logExpansion(beta_t |k_t|^2), is
+/// computed from the inputs as the block walks back (one chunk at a time;
+/// warm-ups are usually a chunk or two). Every thread of the block calls
+/// it and gets the same chunk (sums in a fixed order through `warpSums`,
+/// kThreads / 32 floats of shared memory).
+template <class Config, int kThreads>
+__device__ __forceinline__ int32_t warmupStartFromInputs(
+    const DeltaRuleArgs<Config> &args, int64_t begin, int32_t length, int head,
+    int keyHead, int32_t first, float limit, float *warpSums) {
+  using S = DeltaRuleShape<Config>;
+  constexpr int kWarps = kThreads / 32;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  float sum = 0.0f;
+  for (int32_t c = first - 1; c >= 0; --c) {
+    const int rows = length - c * 64 < 64 ? length - c * 64 : 64;
+    float part = 0.0f;
+    for (int t = warp; t < rows; t += kWarps) {
+      const int64_t row = begin + static_cast<int64_t>(c) * 64 + t;
+      const __nv_bfloat16 *key = args.k + row * S::kH * S::kK + keyHead * S::kK;
+      float norm2 = 0.0f;
+#pragma unroll
+      for (int d = lane; d < S::kK; d += 32) {
+        const float x = __bfloat162float(key[d]);
+        norm2 += x * x;
+      }
+#pragma unroll
+      for (int offset = 16; offset > 0; offset /= 2)
+        norm2 += __shfl_xor_sync(0xffffffffu, norm2, offset);
+      part += args.g[row * S::kHV + head] +
+              logExpansion(args.beta[row * S::kHV + head] * norm2);
+    }
+    if (lane == 0)
+      warpSums[warp] = part;
+    __syncthreads();
+    float bound = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w)
+      bound += warpSums[w];
+    __syncthreads(); // read before the next chunk overwrites them
+    sum += bound;
+    if (sum <= limit)
+      return c;
+  }
+  return 0;
+}
+
+/// Zeroes rows `from` .. 63 of a staged 64-row tile of kColumns columns,
+/// with the `count` threads numbered `index`.
+template <int kColumns>
+__device__ __forceinline__ void zeroTileRowsFrom(char *tile, int from,
+                                                 int index, int count) {
+  for (int i = index; i < (64 - from) * kColumns / 8; i += count) {
+    const int row = from + i / (kColumns / 8);
+    const int column = (i % (kColumns / 8)) * 8;
+    *reinterpret_cast<uint4 *>(tile + Swizzle128Tile<64>::offset(row, column)) =
+        make_uint4(0, 0, 0, 0);
+  }
+}
+
+template <class Config>
+__global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
+    deltaRuleFusedKernel(DeltaRuleArgs<Config> args,
+                         const __grid_constant__ DeltaRuleTensorMaps maps) {
+  using S = DeltaRuleShape<Config>;
+  using W = DeltaRuleWgmmaShape<Config>;
+  using F = DeltaRuleFusedShape<Config>;
+  using Element = typename Config::Element;
+  using Tile = typename W::Tile;
+  constexpr int kC = S::kChunk, kK = S::kK, kVt = S::kVt;
+  constexpr int kStages = F::kStages, kConsumers = F::kConsumers;
+#if defined(__CUDA_ARCH__) && !GDN_WGMMA_AVAILABLE
+  static_assert(!FusedForwardOf<Config>::value,
+                "the fused delta-rule forward needs sm_90a: compile with "
+                "-gencode=arch=compute_90a,code=sm_90a, or select kernels "
+                "with --gdn-select-kernels=\"wgmma=false\"");
+#endif
+  const PackingView &packing = args.packing;
+  if (packingInvalid(args)) {
+    fillOutputsWithNaN<Config, F::kThreads>(args);
+    return;
+  }
+  const ScanSegment<Config> segment(packing, blockIdx.x, args.segmentChunks);
+  if (!segment.valid)
+    return;
+  const ScanUnit<Config> &unit = segment.unit;
+  const int32_t seq = segment.seq;
+  const int head = unit.head, keyHead = unit.keyHead, column0 = unit.column0;
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int32_t length = packing.length(seq);
+  const int64_t begin = packing.begin(seq);
+  const int32_t end = segment.end;
+
+  extern __shared__ uint4 fusedShared[];
+  char *base = reinterpret_cast<char *>(
+      (reinterpret_cast<uintptr_t>(fusedShared) + 1023) & ~uintptr_t(1023));
+  uint64_t *full = reinterpret_cast<uint64_t *>(base + F::kBarriers);
+  uint64_t *produced = full + kStages, *consumed = produced + kStages;
+
+  // Chunks start .. first - 1 only warm the state up (no output).
+  const int32_t start =
+      segment.first == 0 ? 0
+                         : warmupStartFromInputs<Config, F::kThreads>(
+                               args, begin, length, head, keyHead,
+                               segment.first, args.warmupLogBound,
+                               reinterpret_cast<float *>(base + F::kWarpSums));
+  if (segment.first == 0)
+    zeroPaddingRows<Config, F::kThreads>(args, seq, head, column0);
+  if (tid == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      mbarrierInit(full + s, 1);
+      mbarrierInit(produced + s, 1);
+      mbarrierInit(consumed + s, 4 * kConsumers); // one per warp
+    }
+  }
+  __syncthreads();
+
+  if (warp / 4 == kConsumers) {
+    // The producer warpgroup.
+#if GDN_WGMMA_AVAILABLE
+    if constexpr (kConsumers > 1)
+      asm volatile(
+          "setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(F::kProducerRegisters));
+#endif
+    float *lower = reinterpret_cast<float *>(base + F::kLower);
+    float *scratch = reinterpret_cast<float *>(base + F::kScratch);
+    float *betas = reinterpret_cast<float *>(base + F::kBetas);
+    float *warpTotals = reinterpret_cast<float *>(base + F::kWarpTotals);
+    // Thread 0 copies chunk c's Q, K (one TMA box per 64 columns) and V
+    // tile into stage `stage`.
+    auto fetch = [&](int32_t c, int stage) {
+      char *at = base + stage * W::kStageBytes;
+      uint64_t *barrier = full + stage;
+      const int row0 = static_cast<int>(begin) + c * kC;
+      mbarrierExpectBytes(barrier, 2 * 2 * kC * kK + 2 * kC * kVt);
+#pragma unroll
+      for (int b = 0; b < kK / 64; ++b) {
+        tmaLoad2D(at + W::kStageQ + b * Tile::kBlockBytes, &maps.q,
+                  keyHead * kK + 64 * b, row0, barrier);
+        tmaLoad2D(at + W::kStageK + b * Tile::kBlockBytes, &maps.k,
+                  keyHead * kK + 64 * b, row0, barrier);
+      }
+#pragma unroll
+      for (int b = 0; b < kVt / 64; ++b)
+        tmaLoad2D(at + W::kStageV + b * Tile::kBlockBytes, &maps.v,
+                  head * S::kV + column0 + 64 * b, row0, barrier);
+    };
+    if (tid == 128 * kConsumers)
+      for (int s = 0; s < kStages && start + s < end; ++s)
+        fetch(start + s, s);
+    // g (threads 0 .. 63) and beta (64 .. 127) of chunk c's rows, loaded a
+    // chunk ahead; rows past the end: g = 0 keeps G at G_last, beta = 0
+    // zeroes M's column.
+    auto loadGateOrBeta = [&](int32_t c, int p) {
+      const int r = p % kC;
+      const int64_t row = begin + static_cast<int64_t>(c) * kC + r;
+      if (r >= length - c * kC)
+        return 0.0f;
+      return p < kC ? args.g[row * S::kHV + head]
+                    : args.beta[row * S::kHV + head];
+    };
+    float gateOrBeta =
+        start < end ? loadGateOrBeta(start, tid - 128 * kConsumers) : 0.0f;
+    int stage = 0;
+    unsigned phase = 0;
+    for (int32_t c = start; c < end; ++c) {
+      // The thread's index, read anew each chunk so that the compiler
+      // derives its many addresses here instead of holding (and, in the
+      // producer's few registers, spilling) them across the loop.
+      const int p = threadIndexOpaque() - 128 * kConsumers;
+      const int pWarp = p / 32, lane = p % 32;
+      const int rows = length - c * kC < kC ? length - c * kC : kC;
+      const int r = p % kC;
+      const float value = gateOrBeta;
+      if (c + 1 < end)
+        gateOrBeta = loadGateOrBeta(c + 1, p);
+      char *at = base + stage * W::kStageBytes;
+      mbarrierWait(full + stage, phase);
+      if (rows < kC) {
+        // TMA read past the sequence end: zero those rows of Q and K (the
+        // consumers zero V's).
+        zeroTileRowsFrom<kK>(at + W::kStageQ, rows, p, 128);
+        zeroTileRowsFrom<kK>(at + W::kStageK, rows, p, 128);
+        fenceSharedForAsyncProxy();
+      }
+      // G: an inclusive shuffle scan per warp, then warp 1 adds warp 0's
+      // total (the prepare kernel's order).
+      float cumulative = value;
+#pragma unroll
+      for (int offset = 1; offset < 32; offset *= 2) {
+        const float before = __shfl_up_sync(0xffffffffu, cumulative, offset);
+        if (lane >= offset)
+          cumulative += before;
+      }
+      if (lane == 31 && pWarp == 0)
+        warpTotals[0] = cumulative;
+      if (p >= kC)
+        betas[r] = value;
+      producerBarrier<kConsumers>();
+      if (pWarp == 1)
+        cumulative += warpTotals[0];
+      float *gate = reinterpret_cast<float *>(at + W::kStageG);
+      if (p < kC)
+        gate[p] = cumulative;
+
+      // K K^T, then Q K^T (one 64 x 64 accumulator at a time: the
+      // producer has few registers), A and B from the staged tiles.
+      float product[32];
+      wgmmaFence();
+      wgmmaSwizzledShared<kK / 16>(product, at + W::kStageK, at + W::kStageK,
+                                   false);
+      wgmmaCommit();
+      producerBarrier<kConsumers>(); // G whole
+      wgmmaWait<0>();
+      wgmmaSettle(product);
+      // L (fp32, for the inverse), then P (bf16, into the stage), from the
+      // accumulator's elements: row i = rowBase + 8 (e / 2), column j = 8 n
+      // + 2 (lane % 4) + e % 2. exp(G_i - G_j) only where j <= i (above the
+      // diagonal it could overflow).
+      const int rowBase = 16 * pWarp + lane / 4;
+      auto gated = [&](int i, int j) {
+        return (j <= i && i < rows) ? decay(gate[i] - gate[j]) : 0.0f;
+      };
+#pragma unroll
+      for (int n = 0; n < 8; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int i = rowBase + 8 * (e / 2),
+                    j = 8 * n + 2 * (lane % 4) + e % 2;
+          lower[i * F::kLdL + j] =
+              j < i ? betas[i] * gated(i, j) * product[4 * n + e] : 0.0f;
+        }
+      wgmmaFence();
+      wgmmaSwizzledShared<kK / 16>(product, at + W::kStageQ, at + W::kStageK,
+                                   false);
+      wgmmaCommit();
+      wgmmaWait<0>();
+      wgmmaSettle(product);
+#pragma unroll
+      for (int n = 0; n < 8; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; e += 2) {
+          const int i = rowBase + 8 * (e / 2), j = 8 * n + 2 * (lane % 4);
+          *reinterpret_cast<uint32_t *>(at + W::kStageP + Tile::offset(i, j)) =
+              packPair(gated(i, j) * product[4 * n + e],
+                       gated(i, j + 1) * product[4 * n + e + 1]);
+        }
+      producerBarrier<kConsumers>(); // L whole
+      invertUnitLowerBlocked<1, F::kLdL, kC * F::kLdL, 128>(
+          lower, scratch, 0, p, [] { producerBarrier<kConsumers>(); });
+      // M = X diag(beta): thread p writes columns 2 (p % 32) .. + 1 of rows
+      // p / 32 + 4 i (a warp writes one 128-byte row at a time).
+      {
+        const int column = 2 * (p % 32);
+        const float b0 = betas[column], b1 = betas[column + 1];
+#pragma unroll 4
+        for (int i = p / 32; i < kC; i += 4) {
+          const float2 x =
+              *reinterpret_cast<const float2 *>(lower + i * F::kLdL + column);
+          *reinterpret_cast<uint32_t *>(at + W::kStageM +
+                                        Tile::offset(i, column)) =
+              packPair(x.x * b0, x.y * b1);
+        }
+      }
+      fenceSharedForAsyncProxy(); // M, P, G and zeroed rows, for wgmma
+      producerBarrier<kConsumers>();
+      if (p == 0) {
+        mbarrierArrive(produced + stage);
+        // Chunk c + kStages - 1 goes into chunk c - 1's stage once the
+        // consumers are done with it (they are computing chunk c - 1 or
+        // waiting for c: no wait on the chain).
+        const int32_t next = c + kStages - 1;
+        if (c > start && next < end) {
+          const int previous = stage == 0 ? kStages - 1 : stage - 1;
+          const unsigned previousPhase = stage == 0 ? phase ^ 1u : phase;
+          mbarrierWait(consumed + previous, previousPhase);
+          fetch(next, previous);
+        }
+      }
+      if (++stage == kStages) {
+        stage = 0;
+        phase ^= 1u;
+      }
+    }
+    return;
+  }
+
+  // The consumer warpgroups: the wgmma scan's chunk, fed by the producer.
+#if GDN_WGMMA_AVAILABLE
+  if constexpr (kConsumers > 1)
+    asm volatile(
+        "setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(F::kConsumerRegisters));
+#endif
+  const int group = warp / 4;          // this thread's warpgroup
+  const int groupColumn0 = 64 * group; // its columns within the tile
+  const int64_t valueRow = static_cast<int64_t>(S::kHV) * S::kV;
+
+  float state[kK / 2];
+  const int64_t stateBase =
+      (static_cast<int64_t>(seq) * S::kHV + head) * kK * S::kV + column0 +
+      groupColumn0;
+  // Accumulator element 4 j + e of this thread: S^T row (value column)
+  // 16 (warp % 4) + lane / 4 + 8 (e / 2), key 8 j + 2 (lane % 4) + e % 2.
+  auto stateOffset = [&](int j, int e) {
+    const int row = 16 * (warp % 4) + lane / 4 + 8 * (e / 2);
+    const int key = 8 * j + 2 * (lane % 4) + e % 2;
+    return stateBase + key * S::kV + row;
+  };
+#pragma unroll
+  for (int j = 0; j < kK / 8; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      state[4 * j + e] = Config::kHasInitialState && start == 0
+                             ? args.initialState[stateOffset(j, e)]
+                             : 0.0f;
+
+  int stage = 0;
+  unsigned phase = 0;
+  for (int32_t c = start; c < end; ++c) {
+    // Thread-derived offsets anew each chunk (see the producer's loop).
+    const int tid = threadIndexOpaque(), warp = tid / 32, lane = tid % 32;
+    const int pairColumn = 2 * (lane % 4);
+    const int transposeColumn = groupColumn0 + 16 * (warp % 4);
+    const int rows = length - c * kC < kC ? length - c * kC : kC;
+    char *at = base + stage * W::kStageBytes;
+    mbarrierWait(full + stage, phase);
+    if (rows < kC) {
+      // Rows of this warpgroup's V columns past the sequence end (read
+      // through ldmatrix: a warpgroup barrier publishes the zeros).
+      zeroTileRowsFrom<64>(at + W::kStageV + group * Tile::kBlockBytes, rows,
+                           tid % 128, 128);
+      warpgroupBarrier(group);
+    }
+    mbarrierWait(produced + stage, phase);
+    const float *gate = reinterpret_cast<const float *>(at + W::kStageG);
+
+    uint32_t stateA[kK / 16][4];
+#pragma unroll
+    for (int s = 0; s < kK / 16; ++s)
+      accumulatorToA(state, s, stateA[s]);
+    float keyProduct[32], out[32];
+    wgmmaFence();
+    wgmmaSwizzled<64, kK / 16, 0>(keyProduct, stateA, at + W::kStageK, false);
+    wgmmaCommit();
+    wgmmaSwizzled<64, kK / 16, 0>(out, stateA, at + W::kStageQ, false);
+    wgmmaCommit();
+
+    const float lastGate = gate[rows - 1];
+    float *toStart =
+        reinterpret_cast<float *>(base + F::kDecays) + group * 2 * kC;
+    const float *toEnd = toStart + kC;
+    {
+      const int token = tid % kC;
+      toStart[tid % 128] =
+          tid % 128 < kC ? decay(gate[token]) : decay(lastGate - gate[token]);
+    }
+    warpgroupBarrier(group);
+
+    wgmmaWait<1>();
+    wgmmaSettle(keyProduct);
+    float2 startPair[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+      startPair[j] =
+          *reinterpret_cast<const float2 *>(toStart + 8 * j + pairColumn);
+#pragma unroll
+    for (int j = 0; j < 8; j += 2) {
+      const int matrix = lane / 8;
+      uint32_t values[4];
+      loadMatrices<true>(values,
+                         reinterpret_cast<const Element *>(
+                             at + W::kStageV +
+                             Tile::offset(8 * (j + matrix / 2) + lane % 8,
+                                          transposeColumn + 8 * (matrix % 2))));
+#pragma unroll
+      for (int e = 0; e < 8; ++e) {
+        const int i = 4 * j + e;
+        const uint32_t pair = values[e / 2];
+        const float value =
+            bf16BitsToFloat(e % 2 ? pair >> 16 : pair & 0xffffu);
+        const float2 pair2 = startPair[j + e / 4];
+        keyProduct[i] = value - (e % 2 ? pair2.y : pair2.x) * keyProduct[i];
+      }
+    }
+    uint32_t residualA[4][4];
+#pragma unroll
+    for (int s = 0; s < 4; ++s)
+      accumulatorToA(keyProduct, s, residualA[s]);
+    float fresh[32];
+    wgmmaFence();
+    wgmmaSwizzled<64, 4, 0>(fresh, residualA, at + W::kStageM, false);
+    wgmmaCommit();
+    wgmmaWait<0>();
+    wgmmaSettle(out);
+    wgmmaSettle(fresh);
+
+    uint32_t freshA[4][4], decayedA[4][4];
+#pragma unroll
+    for (int s = 0; s < 4; ++s) {
+      accumulatorToA(fresh, s, freshA[s]);
+      const float2 low = *reinterpret_cast<const float2 *>(toEnd + 16 * s +
+                                                           pairColumn),
+                   high = *reinterpret_cast<const float2 *>(toEnd + 16 * s + 8 +
+                                                            pairColumn);
+      const float scales[4] = {low.x, low.y, high.x, high.y};
+      float decayed[8];
+#pragma unroll
+      for (int e = 0; e < 8; ++e)
+        decayed[e] = fresh[8 * s + e] * scales[2 * (e / 4) + e % 2];
+      decayedA[s][0] = packPair(decayed[0], decayed[1]);
+      decayedA[s][1] = packPair(decayed[2], decayed[3]);
+      decayedA[s][2] = packPair(decayed[4], decayed[5]);
+      decayedA[s][3] = packPair(decayed[6], decayed[7]);
+    }
+    const float chunkDecay = decay(lastGate);
+#pragma unroll
+    for (int i = 0; i < kK / 2; ++i)
+      state[i] *= chunkDecay;
+#pragma unroll
+    for (int i = 0; i < 32; ++i)
+      out[i] *= i % 2 ? startPair[i / 4].y : startPair[i / 4].x;
+    wgmmaFence();
+    wgmmaSwizzled<kK, 4, 1>(state, decayedA, at + W::kStageK, true);
+    wgmmaSwizzled<64, 4, 0>(out, freshA, at + W::kStageP, true);
+    wgmmaCommit();
+    wgmmaWait<0>();
+    wgmmaSettle(state);
+    wgmmaSettle(out);
+
+    if (c >= segment.first) {
+      // O^T into this warpgroup's block of the V tile (every warp of the
+      // group is past its V reads: the barrier), then to o in 16-byte
+      // pieces.
+      warpgroupBarrier(group);
+#pragma unroll
+      for (int j = 0; j < 8; j += 2) {
+        const int matrix = lane / 8;
+        const uint32_t pairs[4] = {
+            packPair(args.scale * out[4 * j + 0], args.scale * out[4 * j + 1]),
+            packPair(args.scale * out[4 * j + 2], args.scale * out[4 * j + 3]),
+            packPair(args.scale * out[4 * j + 4], args.scale * out[4 * j + 5]),
+            packPair(args.scale * out[4 * j + 6], args.scale * out[4 * j + 7])};
+        storeMatricesTransposed(
+            reinterpret_cast<Element *>(
+                at + W::kStageV +
+                Tile::offset(8 * (j + matrix / 2) + lane % 8,
+                             transposeColumn + 8 * (matrix % 2))),
+            pairs);
+      }
+      warpgroupBarrier(group);
+      const int64_t chunkRow0 = begin + static_cast<int64_t>(c) * kC;
+#pragma unroll
+      for (int round = 0; round < kC * 8 / 128; ++round) {
+        const int i = tid % 128 + 128 * round;
+        const int row = i / 8, column = groupColumn0 + (i % 8) * 8;
+        if (row < rows)
+          *reinterpret_cast<uint4 *>(args.o + (chunkRow0 + row) * valueRow +
+                                     head * S::kV + column0 + column) =
+              *reinterpret_cast<const uint4 *>(at + W::kStageV +
+                                               Tile::offset(row, column));
+      }
+    } else {
+      warpgroupBarrier(group); // the decays are read: the next chunk's
+    } // may overwrite them
+    // This warp is done with the stage (its generic accesses ordered
+    // before the next TMA write into it).
+    fenceSharedForAsyncProxy();
+    __syncwarp();
+    if (lane == 0)
+      mbarrierArrive(consumed + stage);
+    if (++stage == kStages) {
+      stage = 0;
+      phase ^= 1u;
+    }
+  }
+  if (Config::kHasFinalState && segment.endsSequence()) {
+#pragma unroll
+    for (int j = 0; j < kK / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        args.finalState[stateOffset(j, e)] = state[4 * j + e];
+  }
+}
+
+} // namespace device
+} // namespace gdn
+
+#endif // GDN_DEVICE_DELTA_RULE_FUSED_CUH
