@@ -432,6 +432,45 @@ void checkSameBits(const char *name, std::vector<int> lengths,
   p.release();
 }
 
+/// Split chains under slow gates (x 1/16: e^-1 per chunk, warm-ups of about
+/// 17 chunks) and none (x 0: every segment starts at its sequence's start):
+/// segments of 16 chunks against the float64 recurrence, no worse than the
+/// unsplit scan, and with no decay bit-identical to it.
+template <class C> void checkSlowGates(const char *name, uint32_t seed) {
+  for (float gateScale : {1.0f / 16, 0.0f}) {
+    Problem p = makeProblem(2, 4, 128, {8192, 333}, {}, seed);
+    scaleValues<<<1024, 256>>>(p.g, int64_t(p.gateCount()), gateScale);
+    CUDA_OK(cudaDeviceSynchronize());
+    std::vector<double> wantO, wantFinal;
+    reference(p, true, wantO, wantFinal);
+    run<C>(p, 0);
+    CUDA_OK(cudaDeviceSynchronize());
+    const auto wholeO = download(p.o, p.vCount());
+    const auto wholeFinal = download(p.final, p.stateCount());
+    p.segmentChunks = 16;
+    run<C>(p, 0);
+    CUDA_OK(cudaDeviceSynchronize());
+    const auto splitO = download(p.o, p.vCount());
+    const auto splitFinal = download(p.final, p.stateCount());
+    bool finite = true;
+    const double errWhole = relativeRms(toFloat(wholeO), wantO, finite);
+    const double errSplit = relativeRms(toFloat(splitO), wantO, finite);
+    const double errFinal = relativeRms(splitFinal, wantFinal, finite);
+    char buffer[200];
+    std::snprintf(buffer, sizeof buffer,
+                  "%s split 16, gates x %g: o relative RMS %.3e "
+                  "(unsplit %.3e; <= 1.02x), final %.3e",
+                  name, gateScale, errSplit, errWhole, errFinal);
+    expect(finite && errSplit <= 1.02 * errWhole && errFinal <= 5e-3, buffer);
+    if (gateScale == 0.0f)
+      expect(sameBytes(splitO, wholeO) && sameBytes(splitFinal, wholeFinal),
+             std::string(name) +
+                 " split 16, no decay: every segment from its sequence's "
+                 "start, bit-identical to unsplit");
+    p.release();
+  }
+}
+
 /// Split chains: segments of a few chunks (many warm-ups and segment
 /// boundaries) on both scans, edge lengths, padding, states; slow gates
 /// (long warm-ups); and segments against the unsplit scan.
@@ -476,39 +515,8 @@ void checkSplit() {
            "segmentChunks = -1: cudaErrorInvalidValue, o untouched");
     p.release();
   }
-  // Slow gates (e^-1 per chunk): warm-ups of about 17 chunks.
-  using Wg = WgmmaConfig<2, 4, 128, 128, true, true>;
-  for (float gateScale : {1.0f / 16, 0.0f}) {
-    Problem p = makeProblem(2, 4, 128, {8192, 333}, {}, 36);
-    scaleValues<<<1024, 256>>>(p.g, int64_t(p.gateCount()), gateScale);
-    CUDA_OK(cudaDeviceSynchronize());
-    std::vector<double> wantO, wantFinal;
-    reference(p, true, wantO, wantFinal);
-    run<Wg>(p, 0);
-    CUDA_OK(cudaDeviceSynchronize());
-    const auto wholeO = download(p.o, p.vCount());
-    const auto wholeFinal = download(p.final, p.stateCount());
-    p.segmentChunks = 16;
-    run<Wg>(p, 0);
-    CUDA_OK(cudaDeviceSynchronize());
-    const auto splitO = download(p.o, p.vCount());
-    const auto splitFinal = download(p.final, p.stateCount());
-    bool finite = true;
-    const double errWhole = relativeRms(toFloat(wholeO), wantO, finite);
-    const double errSplit = relativeRms(toFloat(splitO), wantO, finite);
-    const double errFinal = relativeRms(splitFinal, wantFinal, finite);
-    char buffer[200];
-    std::snprintf(buffer, sizeof buffer,
-                  "gqa2x4 wgmma split 16, gates x %g: o relative RMS %.3e "
-                  "(unsplit %.3e; <= 1.02x), final %.3e",
-                  gateScale, errSplit, errWhole, errFinal);
-    expect(finite && errSplit <= 1.02 * errWhole && errFinal <= 5e-3, buffer);
-    if (gateScale == 0.0f)
-      expect(sameBytes(splitO, wholeO) && sameBytes(splitFinal, wholeFinal),
-             "gqa2x4 wgmma split 16, no decay: every segment from its "
-             "sequence's start, bit-identical to unsplit");
-    p.release();
-  }
+  // Slow gates (e^-1 per chunk): warm-ups of about 17 chunks; no decay.
+  checkSlowGates<WgmmaConfig<2, 4, 128, 128, true, true>>("gqa2x4 wgmma", 36);
 }
 
 /// The fused forward: the wgmma cases (edges, padding, GQA, d = 64, no
@@ -533,34 +541,8 @@ void checkFused() {
       47, 8);
   checkCase<FusedConfig<16, 32, 128, 64, false, true>>(
       "gqa16x32 fused vt64", {2000, 65, 0}, {3, 0, 1}, 48, 3);
-  // Slow gates: warm-ups of about 17 chunks, bounds from the inputs.
-  {
-    using Fu = FusedConfig<2, 4, 128, 128, true, true>;
-    Problem p = makeProblem(2, 4, 128, {8192, 333}, {}, 49);
-    scaleValues<<<1024, 256>>>(p.g, int64_t(p.gateCount()), 1.0f / 16);
-    CUDA_OK(cudaDeviceSynchronize());
-    std::vector<double> wantO, wantFinal;
-    reference(p, true, wantO, wantFinal);
-    run<Fu>(p, 0);
-    CUDA_OK(cudaDeviceSynchronize());
-    const auto wholeO = download(p.o, p.vCount());
-    p.segmentChunks = 16;
-    run<Fu>(p, 0);
-    CUDA_OK(cudaDeviceSynchronize());
-    const auto splitO = download(p.o, p.vCount());
-    const auto splitFinal = download(p.final, p.stateCount());
-    bool finite = true;
-    const double errWhole = relativeRms(toFloat(wholeO), wantO, finite);
-    const double errSplit = relativeRms(toFloat(splitO), wantO, finite);
-    const double errFinal = relativeRms(splitFinal, wantFinal, finite);
-    char buffer[200];
-    std::snprintf(buffer, sizeof buffer,
-                  "gqa2x4 fused split 16, gates x 1/16: o relative RMS %.3e "
-                  "(unsplit %.3e; <= 1.02x), final %.3e",
-                  errSplit, errWhole, errFinal);
-    expect(finite && errSplit <= 1.02 * errWhole && errFinal <= 5e-3, buffer);
-    p.release();
-  }
+  // Slow gates and none, the bounds from the inputs.
+  checkSlowGates<FusedConfig<2, 4, 128, 128, true, true>>("gqa2x4 fused", 49);
 }
 
 int check() {

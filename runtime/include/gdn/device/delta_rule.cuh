@@ -1311,6 +1311,24 @@ inline size_t deltaRuleWorkspaceBytes(const PackingView &packing) {
              : DeltaRuleWorkspace::bytes(packing, Config::kValueHeads);
 }
 
+/// The tensor maps of q, k and v of a call (host only, no device access):
+/// what the wgmma scan and the fused forward copy their inputs with.
+template <class Config>
+inline cudaError_t encodeInputMaps(DeltaRuleTensorMaps &maps,
+                                   const DeltaRuleArgs<Config> &args) {
+  using S = DeltaRuleShape<Config>;
+  const int32_t rows = args.packing.bufferTokens;
+  cudaError_t error =
+      encodeTensorMap2D(&maps.q, args.q, S::kH * S::kK, rows, S::kH * S::kK);
+  if (error == cudaSuccess)
+    error =
+        encodeTensorMap2D(&maps.k, args.k, S::kH * S::kK, rows, S::kH * S::kK);
+  if (error == cudaSuccess)
+    error = encodeTensorMap2D(&maps.v, args.v, S::kHV * S::kV, rows,
+                              S::kHV * S::kV);
+  return error;
+}
+
 /// The forward scan a Config selects (kScanWgmma): its block size, shared
 /// memory and launch. `setup` does everything that can fail on the host
 /// (attributes, tensor maps) before launchDeltaRule starts any kernel, so
@@ -1344,14 +1362,7 @@ template <class Config> struct ScanLaunch<Config, true> {
     // 2^31 (token rows are int32 already).
     if (tiles > static_cast<uint64_t>(INT32_MAX))
       return cudaErrorInvalidValue;
-    cudaError_t error = encodeTensorMap2D(&maps.q, args.q, S::kH * S::kK,
-                                          p.bufferTokens, S::kH * S::kK);
-    if (error == cudaSuccess)
-      error = encodeTensorMap2D(&maps.k, args.k, S::kH * S::kK,
-                                p.bufferTokens, S::kH * S::kK);
-    if (error == cudaSuccess)
-      error = encodeTensorMap2D(&maps.v, args.v, S::kHV * S::kV,
-                                p.bufferTokens, S::kHV * S::kV);
+    cudaError_t error = encodeInputMaps(maps, args);
     if (error == cudaSuccess)
       error = encodeTensorMap2D(&maps.transform, args.workspace.transform, 64,
                                 tiles, 64);
@@ -1382,15 +1393,7 @@ template <class Config> struct FusedLaunch {
   static constexpr size_t kBytes = DeltaRuleFusedShape<Config>::kBytes;
   DeltaRuleTensorMaps maps = {};
   cudaError_t setup(const DeltaRuleArgs<Config> &args) {
-    const PackingView &p = args.packing;
-    cudaError_t error = encodeTensorMap2D(&maps.q, args.q, S::kH * S::kK,
-                                          p.bufferTokens, S::kH * S::kK);
-    if (error == cudaSuccess)
-      error = encodeTensorMap2D(&maps.k, args.k, S::kH * S::kK, p.bufferTokens,
-                                S::kH * S::kK);
-    if (error == cudaSuccess)
-      error = encodeTensorMap2D(&maps.v, args.v, S::kHV * S::kV, p.bufferTokens,
-                                S::kHV * S::kV);
+    cudaError_t error = encodeInputMaps(maps, args);
     if (error == cudaSuccess)
       error = cudaFuncSetAttribute(deltaRuleFusedKernel<Config>,
                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
