@@ -520,8 +520,8 @@ void checkSplit() {
 }
 
 /// The fused forward: the wgmma cases (edges, padding, GQA, d = 64, no
-/// states, both V tiles), split chains, and the same outputs as the two
-/// kernels up to rounding.
+/// states, both V tiles), split chains (the warm-up bounds computed from
+/// the inputs), slow gates and none.
 void checkFused() {
   checkCase<FusedConfig<16, 32, 128, 128, true, true>>(
       "gqa16x32 fused vt128", {0, 1, 63, 64, 65, 130, 700},

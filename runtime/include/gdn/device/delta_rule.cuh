@@ -450,10 +450,9 @@ __device__ __forceinline__ void storeAccumulators(float *tile, int ld,
 /// split bf16 (accumulateSplit), X_II = D_I. `scratch` holds kHeads x 7
 /// KiB (the D blocks and one row's sums). Every thread of the block calls
 /// it (it has barriers); the products of head h go to its kThreads / 32 /
-/// kHeads warps. `tid` is the
-/// thread's index among the kThreads that call it and `barrier` their
-/// barrier (the whole block's in the prepare kernel, a warpgroup's in the
-/// fused forward).
+/// kHeads warps. `tid` is the thread's index among the kThreads that call
+/// it and `barrier` their barrier (the whole block's in the prepare kernel,
+/// a warpgroup's in the fused forward).
 template <int kHeads, int kLdL, int kLowerSize, int kThreads, class Barrier>
 __device__ __forceinline__ void
 invertUnitLowerBlocked(float *lower, float *scratch, int scratchStride, int tid,
@@ -1386,7 +1385,6 @@ template <class Config> struct ScanLaunch<Config, true> {
 /// The fused forward (kFusedForward): tensor maps of q, k and v, one
 /// kernel.
 template <class Config> struct FusedLaunch {
-  using S = DeltaRuleShape<Config>;
   static_assert(ScanWgmmaOf<Config>::value,
                 "delta rule: kFusedForward needs kScanWgmma (sm_90a)");
   static constexpr int kThreads = DeltaRuleFusedShape<Config>::kThreads;
