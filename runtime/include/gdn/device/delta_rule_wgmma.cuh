@@ -246,6 +246,8 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
     if (tid == 0 && c + W::kStages - 1 < end)
       fetch(c + W::kStages - 1);
 
+    // (delta_rule_fused.cuh's wgmmaScanChunk is a copy of the chunk from
+    // here to the state's settle: change the two together.)
     const char *at = stage(c);
     const float *gate = reinterpret_cast<const float *>(at + W::kStageG);
 
