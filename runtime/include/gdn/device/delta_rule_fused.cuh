@@ -34,8 +34,8 @@
 // prepare kernel wrote here: a segment's block computes the bounds of the
 // chunks it walks back over from g, beta and k (warmupStartFromInputs).
 //
-// Experimental: correct, but about 2x slower than the two kernels on the
-// H200, because one producer warpgroup takes ~7 us per chunk where the
+// Experimental: correct, but about 1.8x slower than the two kernels on the
+// H200, because one producer warpgroup takes ~6-7 us per chunk where the
 // consumers need ~3 (docs/delta-rule.md, "The fused forward"). Nothing
 // selects it by default.
 //
@@ -66,7 +66,7 @@ template <class Config> struct DeltaRuleFusedShape {
   // Registers per thread after setmaxnreg (with two consumer warpgroups;
   // with one, 256 threads have 255 each anyway): the consumers hold the
   // state (K / 2 accumulators of S^T) and the chunk's products, the
-  // producer one 64 x 64 accumulator at a time. setmaxnreg moves registers
+  // producer K K^T's and Q K^T's accumulators. setmaxnreg moves registers
   // only within what the block got at launch (168 per thread by the launch
   // bounds): 2 x consumer + producer <= 3 x 168, or the consumers' request
   // waits forever.
@@ -487,47 +487,37 @@ __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
       if (p < kC)
         gate[p] = cumulative;
 
-      // K K^T, then Q K^T (one 64 x 64 accumulator at a time: the
-      // producer has few registers), A and B from the staged tiles.
-      float product[32];
+      // K K^T and Q K^T back to back, then one pass that evaluates each
+      // element's decay once for L and P.
+      float keys[32], scores[32];
       wgmmaFence();
-      wgmmaSwizzledShared<kK / 16>(product, at + W::kStageK, at + W::kStageK,
+      wgmmaSwizzledShared<kK / 16>(keys, at + W::kStageK, at + W::kStageK,
+                                   false);
+      wgmmaSwizzledShared<kK / 16>(scores, at + W::kStageQ, at + W::kStageK,
                                    false);
       wgmmaCommit();
       producerBarrier<kConsumers>(); // G whole
       wgmmaWait<0>();
-      wgmmaSettle(product);
-      // L (fp32, for the inverse), then P (bf16, into the stage), from the
-      // accumulator's elements: row i = rowBase + 8 (e / 2), column j = 8 n
-      // + 2 (lane % 4) + e % 2. exp(G_i - G_j) only where j <= i (above the
-      // diagonal it could overflow).
+      wgmmaSettle(keys);
+      wgmmaSettle(scores);
       const int rowBase = 16 * pWarp + lane / 4;
-      auto gated = [&](int i, int j) {
-        return (j <= i && i < rows) ? decay(gate[i] - gate[j]) : 0.0f;
-      };
-#pragma unroll
-      for (int n = 0; n < 8; ++n)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int i = rowBase + 8 * (e / 2),
-                    j = 8 * n + 2 * (lane % 4) + e % 2;
-          lower[i * F::kLdL + j] =
-              j < i ? betas[i] * gated(i, j) * product[4 * n + e] : 0.0f;
-        }
-      wgmmaFence();
-      wgmmaSwizzledShared<kK / 16>(product, at + W::kStageQ, at + W::kStageK,
-                                   false);
-      wgmmaCommit();
-      wgmmaWait<0>();
-      wgmmaSettle(product);
 #pragma unroll
       for (int n = 0; n < 8; ++n)
 #pragma unroll
         for (int e = 0; e < 4; e += 2) {
           const int i = rowBase + 8 * (e / 2), j = 8 * n + 2 * (lane % 4);
+          float d[2];
+#pragma unroll
+          for (int half = 0; half < 2; ++half) {
+            d[half] = (j + half <= i && i < rows)
+                          ? decay(gate[i] - gate[j + half])
+                          : 0.0f;
+            lower[i * F::kLdL + j + half] =
+                j + half < i ? betas[i] * d[half] * keys[4 * n + e + half]
+                             : 0.0f;
+          }
           *reinterpret_cast<uint32_t *>(at + W::kStageP + Tile::offset(i, j)) =
-              packPair(gated(i, j) * product[4 * n + e],
-                       gated(i, j + 1) * product[4 * n + e + 1]);
+              packPair(d[0] * scores[4 * n + e], d[1] * scores[4 * n + e + 1]);
         }
       producerBarrier<kConsumers>(); // L whole
       invertUnitLowerBlocked<1, F::kLdL, kC * F::kLdL, 128>(
