@@ -83,6 +83,13 @@ void setCopyOwnership(bool required) { ownershipRequired = required; }
 
 void syncThreads() { block->barrier.arrive_and_wait(); }
 
+void syncWarp() {
+  const unsigned warp = threadIdx.x / 32;
+  if (warp * 32 + 32 > blockDim.x)
+    fail("__syncwarp in a partial warp");
+  block->warps[warp]->arrive_and_wait();
+}
+
 float shuffleUp(float value, unsigned delta) {
   const unsigned self = threadIdx.x, warp = self / 32, lane = self % 32;
   if (warp * 32 + 32 > blockDim.x)

@@ -63,6 +63,8 @@ float shuffleXor(float value, int laneMask);
 float shuffleUp(float value, unsigned delta);
 /// __shfl_sync over the full warp: every lane gets lane `source`'s value.
 float shuffle(float value, int source);
+/// __syncwarp over the full warp.
+void syncWarp();
 void copyAsync16(void *shared, const void *global);
 /// cp.async of 8 bytes: as copyAsync16, owned by 8-byte word.
 void copyAsync8(void *shared, const void *global);
@@ -77,6 +79,10 @@ void loadMatrices(uint32_t r[4], const void *row, bool transpose);
 } // namespace gdn::device::emulation
 
 inline void __syncthreads() { gdn::device::emulation::syncThreads(); }
+/// A full warp's barrier (memory ordering comes free on the host).
+inline void __syncwarp(unsigned = 0xffffffffu) {
+  gdn::device::emulation::syncWarp();
+}
 /// atomicMin on a word that several emulated threads update.
 inline unsigned long long atomicMin(unsigned long long *address,
                                     unsigned long long value) {

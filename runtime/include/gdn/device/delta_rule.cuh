@@ -445,10 +445,12 @@ __device__ __forceinline__ void storeAccumulators(float *tile, int ld,
 /// block (fp32, row stride kLdL, head h at lower + h * kLowerSize; zero on
 /// and above the diagonal). By 16 x 16 blocks: the diagonal blocks D_I =
 /// (I + L_II)^-1 by fp32 forward substitution (one thread per column of a
-/// block: 16 rows instead of 64), then block row I = 1, 2, 3 in turn,
-/// X_IJ = -D_I sum_{J <= m < I} L_Im X_mJ (J < I) on the tensor cores in
-/// split bf16 (accumulateSplit), X_II = D_I. `scratch` holds kHeads x 7
-/// KiB (the D blocks and one row's sums). Every thread of the block calls
+/// block: 16 rows instead of 64), then by doubling, [[A, 0], [C, B]]^-1 =
+/// [[A^-1, 0], [-B^-1 C A^-1, B^-1]], from 16 to 32 to 64 rows, on the
+/// tensor cores in split bf16 (accumulateSplit): five barriers and six
+/// dependent products (block rows one at a time took eight and nine).
+/// `scratch` holds kHeads x 4 KiB, and 7 for the first phase (the D blocks
+/// and four 16 x 16 sums). Every thread of the block calls
 /// it (it has barriers); the products of head h go to its kThreads / 32 /
 /// kHeads warps. `tid` is the thread's index among the kThreads that call
 /// it and `barrier` their barrier (the whole block's in the prepare kernel,
@@ -488,35 +490,54 @@ invertUnitLowerBlocked(float *lower, float *scratch, int scratchStride, int tid,
   // The warps of each head (two with two heads in 128 threads, four with
   // one), and this warp's head and rank among them.
   constexpr int kHeadWarps = kThreads / 32 / kHeads;
+  static_assert(kHeadWarps >= 2, "the inverse needs two warps per head");
   const int h = tid / (32 * kHeadWarps), rank = (tid / 32) % kHeadWarps;
-  for (int row = 1; row < 4; ++row) {
-    // T_J = sum_{J <= m < row} L_row,m X_m,J for the head's J < row, split
-    // over its warps.
-    for (int col = rank; col < row; col += kHeadWarps) {
-      const float *l = lower + h * kLowerSize;
-      Accumulator acc[2];
-      acc[0].fill(0.0f);
-      acc[1].fill(0.0f);
-      for (int m = col; m < row; ++m)
-        accumulateSplit(acc, l + 16 * row * kLdL + 16 * m, kLdL,
-                        l + 16 * m * kLdL + 16 * col, kLdL, lane);
-      storeAccumulators(scratch + h * scratchStride + 1024 + 256 * col, 16,
-                        acc, 1.0f, lane);
-    }
-    barrier(); // every L_row,m read; the sums are whole
-    // X_row,J = -D_row T_J over L_row,J.
-    for (int col = rank; col < row; col += kHeadWarps) {
-      float *l = lower + h * kLowerSize;
-      const float *d = scratch + h * scratchStride;
-      Accumulator acc[2];
-      acc[0].fill(0.0f);
-      acc[1].fill(0.0f);
-      accumulateSplit(acc, d + 256 * row, 16, d + 1024 + 256 * col, 16, lane);
-      storeAccumulators(l + 16 * row * kLdL + 16 * col, kLdL, acc, -1.0f,
-                        lane);
-    }
-    barrier();
+  float *l = lower + h * kLowerSize;
+  float *sums = scratch + h * scratchStride; // 16 x 16 tiles, 256 apart
+  auto block = [&](int i, int j) { return l + 16 * i * kLdL + 16 * j; };
+  // 16 -> 32: X_10 = -D_1 (L_10 D_0) and X_32 = -D_3 (L_32 D_2), one warp
+  // each, over L_10 and L_32 (read only by that warp).
+  if (rank < 2) {
+    const int low = 2 * rank;
+    Accumulator acc[2];
+    acc[0].fill(0.0f);
+    acc[1].fill(0.0f);
+    accumulateSplit(acc, block(low + 1, low), kLdL, block(low, low), kLdL,
+                    lane);
+    storeAccumulators(sums + 256 * rank, 16, acc, 1.0f, lane);
+    __syncwarp();
+    acc[0].fill(0.0f);
+    acc[1].fill(0.0f);
+    accumulateSplit(acc, block(low + 1, low + 1), kLdL, sums + 256 * rank, 16,
+                    lane);
+    storeAccumulators(block(low + 1, low), kLdL, acc, -1.0f, lane);
   }
+  barrier();
+  // 32 -> 64: with X_lo = [[D_0, 0], [X_10, D_1]] and X_hi likewise, the
+  // lower-left 32 x 32 block is -X_hi (L_hi,lo X_lo). First T_IJ = sum_{J
+  // <= K <= 1} L_IK X_KJ for I = 2, 3 and J = 0, 1 (tile 2 (I - 2) + J)...
+  for (int tile = rank; tile < 4; tile += kHeadWarps) {
+    const int i = 2 + tile / 2, j = tile % 2;
+    Accumulator acc[2];
+    acc[0].fill(0.0f);
+    acc[1].fill(0.0f);
+    for (int k = j; k < 2; ++k)
+      accumulateSplit(acc, block(i, k), kLdL, block(k, j), kLdL, lane);
+    storeAccumulators(sums + 256 * tile, 16, acc, 1.0f, lane);
+  }
+  barrier(); // every L_hi,lo read; the sums are whole
+  // ... then X_IJ = -sum_{2 <= K <= I} X_IK T_KJ over L_IJ.
+  for (int tile = rank; tile < 4; tile += kHeadWarps) {
+    const int i = 2 + tile / 2, j = tile % 2;
+    Accumulator acc[2];
+    acc[0].fill(0.0f);
+    acc[1].fill(0.0f);
+    for (int k = 2; k <= i; ++k)
+      accumulateSplit(acc, block(i, k), kLdL, sums + 256 * (2 * (k - 2) + j),
+                      16, lane);
+    storeAccumulators(block(i, j), kLdL, acc, -1.0f, lane);
+  }
+  barrier();
 }
 
 template <class Config>

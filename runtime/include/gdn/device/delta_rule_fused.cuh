@@ -34,10 +34,10 @@
 // prepare kernel wrote here: a segment's block computes the bounds of the
 // chunks it walks back over from g, beta and k (warmupStartFromInputs).
 //
-// Experimental: correct, but about 1.8x slower than the two kernels on the
-// H200, because one producer warpgroup takes ~6-7 us per chunk where the
-// consumers need ~3 (docs/delta-rule.md, "The fused forward"). Nothing
-// selects it by default.
+// Experimental: correct, but about 1.6x slower than the two kernels on the
+// H200: its one producer warpgroup is the bottleneck (7.2 us per chunk
+// alone, before its last two changes; the consumers alone take 3.0;
+// docs/delta-rule.md, "The fused forward"). Nothing selects it by default.
 //
 //===----------------------------------------------------------------------===//
 
