@@ -76,7 +76,8 @@ template <class Config> struct DeltaRuleFusedShape {
       3 * kLaunchRegisters - 2 * kConsumerRegisters;
   static constexpr int kLdL = kChunk + 4;
   static constexpr size_t kLower = kStages * Scan::kStageBytes;
-  // The inverse's scratch: four 16 x 16 diagonal blocks and three sums.
+  // The inverse's scratch (invertUnitLowerBlocked): the four 16 x 16
+  // diagonal blocks, then four 16 x 16 sums.
   static constexpr size_t kScratch = kLower + 4 * kChunk * kLdL;
   static constexpr size_t kBetas = kScratch + 4 * 7 * 256;
   static constexpr size_t kWarpTotals = kBetas + 4 * kChunk;
