@@ -449,8 +449,8 @@ __device__ __forceinline__ void storeAccumulators(float *tile, int ld,
 /// [[A^-1, 0], [-B^-1 C A^-1, B^-1]], from 16 to 32 to 64 rows, on the
 /// tensor cores in split bf16 (accumulateSplit): five barriers and six
 /// dependent products (block rows one at a time took eight and nine).
-/// `scratch` holds kHeads x 4 KiB, and 7 for the first phase (the D blocks
-/// and four 16 x 16 sums). Every thread of the block calls
+/// `scratch` holds 4 KiB per head (scratchStride floats apart): the D
+/// blocks, then four 16 x 16 sums. Every thread of the block calls
 /// it (it has barriers); the products of head h go to its kThreads / 32 /
 /// kHeads warps. `tid` is the thread's index among the kThreads that call
 /// it and `barrier` their barrier (the whole block's in the prepare kernel,

@@ -79,7 +79,7 @@ template <class Config> struct DeltaRuleFusedShape {
   // The inverse's scratch (invertUnitLowerBlocked): the four 16 x 16
   // diagonal blocks, then four 16 x 16 sums.
   static constexpr size_t kScratch = kLower + 4 * kChunk * kLdL;
-  static constexpr size_t kBetas = kScratch + 4 * 7 * 256;
+  static constexpr size_t kBetas = kScratch + 4 * 4 * 256;
   static constexpr size_t kWarpTotals = kBetas + 4 * kChunk;
   static constexpr size_t kWarpSums = kWarpTotals + 16;
   static constexpr size_t kDecays = kWarpSums + 4 * (kThreads / 32);
