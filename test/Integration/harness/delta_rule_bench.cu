@@ -173,9 +173,8 @@ Problem makeProblem(int h, int hv, int d, std::vector<int> lengths,
   return p;
 }
 
-template <class C>
-void run(const Problem &p, cudaStream_t stream,
-         unsigned phases = kDeltaRuleBoth) {
+/// The launch arguments of a problem (no status record: trusted offsets).
+template <class C> DeltaRuleArgs<C> argsFor(const Problem &p) {
   DeltaRuleArgs<C> args = {};
   args.q = p.q;
   args.k = p.k;
@@ -189,7 +188,13 @@ void run(const Problem &p, cudaStream_t stream,
   args.packing = p.packing();
   args.segmentChunks = p.segmentChunks;
   args.warmupLogBound = p.warmupLogBound;
-  CUDA_OK(launchDeltaRule<C>(args, p.workspace, stream, phases));
+  return args;
+}
+
+template <class C>
+void run(const Problem &p, cudaStream_t stream,
+         unsigned phases = kDeltaRuleBoth) {
+  CUDA_OK(launchDeltaRule<C>(argsFor<C>(p), p.workspace, stream, phases));
 }
 
 //===----------------------------------------------------------------------===//
@@ -471,6 +476,47 @@ template <class C> void checkSlowGates(const char *name, uint32_t seed) {
   }
 }
 
+/// Bad input on a config: a negative segment length is refused before
+/// anything runs (cudaErrorInvalidValue, o keeps its bytes); a packing
+/// status that records a violation turns o and the final states into NaN,
+/// never numbers from offsets that cannot be trusted.
+template <class C> void checkRefusals(const char *name, uint32_t seed) {
+  Problem p = makeProblem(C::kKeyHeads, C::kValueHeads, C::kHeadDimK, {700, 65},
+                          {}, seed);
+  CUDA_OK(cudaMemset(p.o, 0x5a, p.vCount() * 2));
+  DeltaRuleArgs<C> args = argsFor<C>(p);
+  args.segmentChunks = -1;
+  const cudaError_t error = launchDeltaRule<C>(args, p.workspace, 0);
+  CUDA_OK(cudaDeviceSynchronize());
+  bool untouched = true;
+  for (const __nv_bfloat16 &x : download(p.o, p.vCount()))
+    untouched = untouched && *reinterpret_cast<const uint16_t *>(&x) == 0x5a5a;
+  expect(error == cudaErrorInvalidValue && untouched,
+         std::string(name) +
+             ": segmentChunks = -1: cudaErrorInvalidValue, o untouched");
+
+  gdn_status_t invalid = {};
+  invalid.code = GDN_STATUS_DECREASING;
+  gdn_status_t *status = nullptr;
+  CUDA_OK(cudaMalloc(&status, sizeof invalid));
+  CUDA_OK(cudaMemcpy(status, &invalid, sizeof invalid, cudaMemcpyHostToDevice));
+  args.segmentChunks = 0;
+  args.status = status;
+  CUDA_OK(launchDeltaRule<C>(args, p.workspace, 0));
+  CUDA_OK(cudaDeviceSynchronize());
+  bool allNaN = true;
+  for (float x : toFloat(download(p.o, p.vCount())))
+    allNaN = allNaN && std::isnan(x);
+  if (C::kHasFinalState)
+    for (float x : download(p.final, p.stateCount()))
+      allNaN = allNaN && std::isnan(x);
+  expect(allNaN, std::string(name) +
+                     ": a violation in the packing status: o and the final "
+                     "states all NaN");
+  CUDA_OK(cudaFree(status));
+  p.release();
+}
+
 /// Split chains: segments of a few chunks (many warm-ups and segment
 /// boundaries) on both scans, edge lengths, padding, states; slow gates
 /// (long warm-ups); and segments against the unsplit scan.
@@ -486,42 +532,14 @@ void checkSplit() {
       "gqa16x32 vt128", {4096, 777, 0, 1, 130, 64}, {0, 9, 4, 0, 1, 0}, 34, 8);
   checkCase<Config<16, 32, 128, 64, true, true, 1>>("gqa16x32 1-stage",
                                                     {2000, 65, 0}, {}, 35, 4);
-  // A negative segment length is refused before anything runs: the
-  // launch returns cudaErrorInvalidValue and o keeps its bytes.
-  {
-    using C = WgmmaConfig<2, 4, 128, 128, true, true>;
-    Problem p = makeProblem(2, 4, 128, {700, 65}, {}, 37);
-    CUDA_OK(cudaMemset(p.o, 0x5a, p.vCount() * 2));
-    DeltaRuleArgs<C> args = {};
-    args.q = p.q;
-    args.k = p.k;
-    args.v = p.v;
-    args.g = p.g;
-    args.beta = p.beta;
-    args.initialState = p.state0;
-    args.finalState = p.final;
-    args.o = p.o;
-    args.scale = 0.0884f;
-    args.packing = p.packing();
-    args.segmentChunks = -1;
-    const cudaError_t error = launchDeltaRule<C>(args, p.workspace, 0);
-    CUDA_OK(cudaDeviceSynchronize());
-    const auto o = download(p.o, p.vCount());
-    bool untouched = true;
-    for (const __nv_bfloat16 &x : o)
-      untouched = untouched &&
-                  *reinterpret_cast<const uint16_t *>(&x) == 0x5a5a;
-    expect(error == cudaErrorInvalidValue && untouched,
-           "segmentChunks = -1: cudaErrorInvalidValue, o untouched");
-    p.release();
-  }
+  checkRefusals<WgmmaConfig<2, 4, 128, 128, true, true>>("gqa2x4 wgmma", 37);
   // Slow gates (e^-1 per chunk): warm-ups of about 17 chunks; no decay.
   checkSlowGates<WgmmaConfig<2, 4, 128, 128, true, true>>("gqa2x4 wgmma", 36);
 }
 
 /// The fused forward: the wgmma cases (edges, padding, GQA, d = 64, no
 /// states, both V tiles), split chains (the warm-up bounds computed from
-/// the inputs), slow gates and none.
+/// the inputs), slow gates and none, and the refusals.
 void checkFused() {
   checkCase<FusedConfig<16, 32, 128, 128, true, true>>(
       "gqa16x32 fused vt128", {0, 1, 63, 64, 65, 130, 700},
@@ -543,6 +561,7 @@ void checkFused() {
       "gqa16x32 fused vt64", {2000, 65, 0}, {3, 0, 1}, 48, 3);
   // Slow gates and none, the bounds from the inputs.
   checkSlowGates<FusedConfig<2, 4, 128, 128, true, true>>("gqa2x4 fused", 49);
+  checkRefusals<FusedConfig<2, 4, 128, 128, true, true>>("gqa2x4 fused", 50);
 }
 
 int check() {

@@ -155,19 +155,6 @@ __device__ __forceinline__ int32_t warmupStartFromInputs(
   return 0;
 }
 
-/// Zeroes rows `from` .. 63 of a staged 64-row tile of kColumns columns,
-/// with the `count` threads numbered `index`.
-template <int kColumns>
-__device__ __forceinline__ void zeroTileRowsFrom(char *tile, int from,
-                                                 int index, int count) {
-  for (int i = index; i < (64 - from) * kColumns / 8; i += count) {
-    const int row = from + i / (kColumns / 8);
-    const int column = (i % (kColumns / 8)) * 8;
-    *reinterpret_cast<uint4 *>(tile + Swizzle128Tile<64>::offset(row, column)) =
-        make_uint4(0, 0, 0, 0);
-  }
-}
-
 /// One chunk of the wgmma scan for the calling warpgroup (`group`; all its
 /// threads call it, `tid` being the thread's index in the block): from the
 /// chunk's tiles staged at `at` (DeltaRuleWgmmaShape's stage layout: Q, K,
@@ -357,8 +344,9 @@ __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
 #if defined(__CUDA_ARCH__) && !GDN_WGMMA_AVAILABLE
   static_assert(!FusedForwardOf<Config>::value,
                 "the fused delta-rule forward needs sm_90a: compile with "
-                "-gencode=arch=compute_90a,code=sm_90a, or select kernels "
-                "with --gdn-select-kernels=\"wgmma=false\"");
+                "-gencode=arch=compute_90a,code=sm_90a, or leave "
+                "kFusedForward out (the two kernels with kScanWgmma = false "
+                "run on sm_80+)");
 #endif
   const PackingView &packing = args.packing;
   if (packingInvalid(args)) {

@@ -94,15 +94,22 @@ struct DeltaRuleTensorMaps {
 
 /// Zeroes rows `from` .. 63 of a staged 64-row tile of kColumns columns
 /// (the rows of a partial last chunk past the sequence end, which TMA read
-/// from whatever follows), with every thread of the block.
-template <int kColumns, int kThreads>
-__device__ __forceinline__ void zeroRowsFrom(char *tile, int from) {
-  for (int i = threadIdx.x; i < (64 - from) * kColumns / 8; i += kThreads) {
+/// from whatever follows), with the `count` threads numbered `index`.
+template <int kColumns>
+__device__ __forceinline__ void zeroTileRowsFrom(char *tile, int from,
+                                                 int index, int count) {
+  for (int i = index; i < (64 - from) * kColumns / 8; i += count) {
     const int row = from + i / (kColumns / 8);
     const int column = (i % (kColumns / 8)) * 8;
     *reinterpret_cast<uint4 *>(tile + Swizzle128Tile<64>::offset(row, column)) =
         make_uint4(0, 0, 0, 0);
   }
+}
+
+/// zeroTileRowsFrom with every thread of a kThreads-thread block.
+template <int kColumns, int kThreads>
+__device__ __forceinline__ void zeroRowsFrom(char *tile, int from) {
+  zeroTileRowsFrom<kColumns>(tile, from, threadIdx.x, kThreads);
 }
 
 /// Barrier of the 128 threads of warpgroup `group` (ids 1.. ; 0 is
