@@ -382,9 +382,12 @@ __device__ __forceinline__ float bf16BitsToFloat(uint32_t bits) {
 __device__ __forceinline__ void loadSplitA(const float *tile, int ld, int lane,
                                            FragmentA &hi, FragmentA &lo) {
   const int g = lane >> 2, t = lane & 3;
-  const float *p = tile + g * ld + 2 * t;
-  const float v[8] = {p[0],  p[1],          p[8 * ld],     p[8 * ld + 1],
-                      p[8],  p[9],          p[8 * ld + 8], p[8 * ld + 9]};
+  const float *p = tile + g * ld + 2 * t; // adjacent pairs: 8-byte loads
+  const float2 v01 = *reinterpret_cast<const float2 *>(p),
+               v23 = *reinterpret_cast<const float2 *>(p + 8 * ld),
+               v45 = *reinterpret_cast<const float2 *>(p + 8),
+               v67 = *reinterpret_cast<const float2 *>(p + 8 * ld + 8);
+  const float v[8] = {v01.x, v01.y, v23.x, v23.y, v45.x, v45.y, v67.x, v67.y};
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
     hi.r[k] = packBf16(v[2 * k], v[2 * k + 1]);
@@ -436,9 +439,60 @@ __device__ __forceinline__ void storeAccumulators(float *tile, int ld,
 #pragma unroll
   for (int n = 0; n < 2; ++n)
 #pragma unroll
-    for (int e = 0; e < 4; ++e)
-      tile[accumulatorRow(lane, e) * ld + 8 * n + accumulatorColumn(lane, e)] =
-          factor * acc[n].c[e];
+    for (int e = 0; e < 4; e += 2) // columns e, e + 1: one 8-byte store
+      *reinterpret_cast<float2 *>(tile + accumulatorRow(lane, e) * ld + 8 * n +
+                                  accumulatorColumn(lane, e)) =
+          make_float2(factor * acc[n].c[e], factor * acc[n].c[e + 1]);
+}
+
+/// The gating of one warp's 16 rows of a chunk's K K^T and Q K^T (the
+/// prepare kernel's and the fused producer's): L_ij = beta_i exp(G_i -
+/// G_j) (K K^T)_ij for j < i and P_ij = exp(G_i - G_j) (Q K^T)_ij for j <=
+/// i, both zero elsewhere and on rows from `rows` on. The products come in
+/// the m16n8 accumulator layout of mma.sync's tiles and wgmma's m64nN
+/// (`key(n, e)`, `score(n, e)`: row 16 warp + lane / 4 + 8 (e / 2), column
+/// firstColumn + 8 n + 2 (lane % 4) + e % 2, for the kTiles 8-column tiles
+/// n). exp is evaluated once per element, and only where j <= i (above the
+/// diagonal it could overflow). L goes to `lower` (fp32, row stride kLdL)
+/// in pairs; `storeScores(i, j, p_ij, p_ij+1)` takes P's.
+///
+/// G and beta are read into registers first: read through `gate` and
+/// `betas` inside the loop, the compiler reloaded them after every store
+/// into `lower` (it cannot rule out that they alias), a dependent shared
+/// load per element.
+template <int kLdL, int kTiles, class KeyAt, class ScoreAt, class StoreScores>
+__device__ __forceinline__ void
+gateChunkProducts(KeyAt key, ScoreAt score, const float *gate,
+                  const float *betas, int rows, int warp, int lane,
+                  int firstColumn, float *lower, StoreScores storeScores) {
+  const unsigned laneBits = lane; // lane / 4 and lane % 4 without sign fix-ups
+  const int row0 = 16 * warp + laneBits / 4,
+            column0 = firstColumn + 2 * (laneBits % 4);
+  const float rowGate[2] = {gate[row0], gate[row0 + 8]};
+  const float rowBeta[2] = {betas[row0], betas[row0 + 8]};
+  float2 columnGate[kTiles];
+#pragma unroll
+  for (int n = 0; n < kTiles; ++n)
+    columnGate[n] = *reinterpret_cast<const float2 *>(gate + 8 * n + column0);
+#pragma unroll
+  for (int n = 0; n < kTiles; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; e += 2) {
+      const int i = row0 + 8 * (e / 2), j = 8 * n + column0;
+      const float columns[2] = {columnGate[n].x, columnGate[n].y};
+      float d[2], l[2];
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        d[half] = (j + half <= i && i < rows)
+                      ? decay(rowGate[e / 2] - columns[half])
+                      : 0.0f;
+        l[half] =
+            j + half < i ? rowBeta[e / 2] * d[half] * key(n, e + half) : 0.0f;
+      }
+      *reinterpret_cast<float2 *>(lower + i * kLdL + j) =
+          make_float2(l[0], l[1]);
+      storeScores(i, j, d[0] * score(n, e), d[1] * score(n, e + 1));
+    }
 }
 
 /// X = (I + L)^-1 in place for the kHeads 64 x 64 strictly lower L of the
@@ -447,9 +501,9 @@ __device__ __forceinline__ void storeAccumulators(float *tile, int ld,
 /// (I + L_II)^-1 by fp32 forward substitution (one thread per column of a
 /// block: 16 rows instead of 64), then by doubling, [[A, 0], [C, B]]^-1 =
 /// [[A^-1, 0], [-B^-1 C A^-1, B^-1]], from 16 to 32 to 64 rows, on the
-/// tensor cores in split bf16 (accumulateSplit): five barriers and six
+/// tensor cores in split bf16 (accumulateSplit): four barriers and six
 /// dependent products (block rows one at a time took eight and nine).
-/// `scratch` holds 4 KiB per head (scratchStride floats apart): the D
+/// `scratch` holds 8 KiB per head (scratchStride floats apart): the D
 /// blocks, then four 16 x 16 sums. Every thread of the block calls
 /// it (it has barriers); the products of head h go to its kThreads / 32 /
 /// kHeads warps. `tid` is the thread's index among the kThreads that call
@@ -459,18 +513,27 @@ template <int kHeads, int kLdL, int kLowerSize, int kThreads, class Barrier>
 __device__ __forceinline__ void
 invertUnitLowerBlocked(float *lower, float *scratch, int scratchStride, int tid,
                        Barrier barrier) {
-  const int lane = tid % 32;
+  const unsigned t = tid; // indices without signed division's fix-ups
+  const int lane = t % 32;
   // Diagonal blocks: thread (h, I, column) solves one column of D_I.
   if (tid < 64 * kHeads) {
-    const int h = tid / 64, block = (tid % 64) / 16, column = tid % 16;
+    const int h = t / 64, block = (t % 64) / 16, column = t % 16;
     const float *l = lower + h * kLowerSize + 16 * block * (kLdL + 1);
     float x[16];
+    // Row r's L in 16-byte broadcasts (a quarter of the loads; the terms
+    // in the same order, j = 0 .. r - 1).
+    static_assert(kLdL % 4 == 0, "the inverse reads rows of L as float4");
 #pragma unroll
     for (int r = 0; r < 16; ++r) {
       float sum = r == column ? 1.0f : 0.0f;
 #pragma unroll
-      for (int j = 0; j < r; ++j)
-        sum -= l[r * kLdL + j] * x[j];
+      for (int j4 = 0; j4 < r; j4 += 4) {
+        const float4 q = *reinterpret_cast<const float4 *>(l + r * kLdL + j4);
+        const float row[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+        for (int k = 0; k < 4 && j4 + k < r; ++k)
+          sum -= row[k] * x[j4 + k];
+      }
       x[r] = sum;
     }
     float *d = scratch + h * scratchStride + 256 * block;
@@ -479,21 +542,22 @@ invertUnitLowerBlocked(float *lower, float *scratch, int scratchStride, int tid,
       d[16 * r + column] = x[r];
   }
   barrier();
-  // X_II = D_I (L_II is no longer read).
-  for (int i = tid; i < kHeads * 4 * 256; i += kThreads) {
+  // X_II = D_I (L_II is no longer read), while the 16 -> 32 step below
+  // reads the D blocks from the scratch: one barrier for both.
+  for (unsigned i = t; i < kHeads * 4 * 256; i += kThreads) {
     const int h = i / 1024, block = (i % 1024) / 256, r = (i % 256) / 16,
               column = i % 16;
     lower[h * kLowerSize + (16 * block + r) * kLdL + 16 * block + column] =
         scratch[h * scratchStride + i % 1024];
   }
-  barrier();
   // The warps of each head (two with two heads in 128 threads, four with
   // one), and this warp's head and rank among them.
   constexpr int kHeadWarps = kThreads / 32 / kHeads;
   static_assert(kHeadWarps >= 2, "the inverse needs two warps per head");
-  const int h = tid / (32 * kHeadWarps), rank = (tid / 32) % kHeadWarps;
+  const int h = t / (32 * kHeadWarps), rank = (t / 32) % kHeadWarps;
   float *l = lower + h * kLowerSize;
-  float *sums = scratch + h * scratchStride; // 16 x 16 tiles, 256 apart
+  const float *diagonal = scratch + h * scratchStride; // D_I at 256 I
+  float *sums = scratch + h * scratchStride + 1024;    // 16 x 16, 256 apart
   auto block = [&](int i, int j) { return l + 16 * i * kLdL + 16 * j; };
   // 16 -> 32: X_10 = -D_1 (L_10 D_0) and X_32 = -D_3 (L_32 D_2), one warp
   // each, over L_10 and L_32 (read only by that warp).
@@ -502,13 +566,13 @@ invertUnitLowerBlocked(float *lower, float *scratch, int scratchStride, int tid,
     Accumulator acc[2];
     acc[0].fill(0.0f);
     acc[1].fill(0.0f);
-    accumulateSplit(acc, block(low + 1, low), kLdL, block(low, low), kLdL,
+    accumulateSplit(acc, block(low + 1, low), kLdL, diagonal + 256 * low, 16,
                     lane);
     storeAccumulators(sums + 256 * rank, 16, acc, 1.0f, lane);
     __syncwarp();
     acc[0].fill(0.0f);
     acc[1].fill(0.0f);
-    accumulateSplit(acc, block(low + 1, low + 1), kLdL, sums + 256 * rank, 16,
+    accumulateSplit(acc, diagonal + 256 * (low + 1), 16, sums + 256 * rank, 16,
                     lane);
     storeAccumulators(block(low + 1, low), kLdL, acc, -1.0f, lane);
   }
@@ -650,31 +714,17 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads,
       if (8 * n + accumulatorColumn(lane, e) ==
           16 * warp + accumulatorRow(lane, e))
         keyNorm2[e / 2] = kk[n].c[e];
-  // Gates, beta and masks per value head. exp(G_i - G_j) is evaluated only
-  // where j <= i (there it is <= 1; above the diagonal it could overflow).
+  // Gates, beta and masks per value head.
 #pragma unroll
   for (int h = 0; h < kHeads; ++h) {
-    const float *hGate = gate + h * kC;
-#pragma unroll
-    for (int n = 0; n < 8; ++n) {
-#pragma unroll
-      for (int e = 0; e < 4; e += 2) {
-        const int i = 16 * warp + accumulatorRow(lane, e);
-        float p[2];
-#pragma unroll
-        for (int half = 0; half < 2; ++half) {
-          const int j = 8 * n + accumulatorColumn(lane, e + half);
-          const float d =
-              (j <= i && i < rows) ? decay(hGate[i] - hGate[j]) : 0.0f;
-          lower[h * kLowerSize + i * S::kLdL + j] =
-              j < i ? betas[h * kC + i] * d * kk[n].c[e + half] : 0.0f;
-          p[half] = d * qk[n].c[e + half];
-        }
-        *reinterpret_cast<uint32_t *>(tile + h * kTileSize + i * S::kLdC +
-                                      8 * n + accumulatorColumn(lane, e)) =
-            packBf16(p[0], p[1]);
-      }
-    }
+    gateChunkProducts<S::kLdL, 8>(
+        [&](int n, int e) { return kk[n].c[e]; },
+        [&](int n, int e) { return qk[n].c[e]; }, gate + h * kC, betas + h * kC,
+        rows, warp, lane, 0, lower + h * kLowerSize,
+        [&](int i, int j, float p0, float p1) {
+          *reinterpret_cast<uint32_t *>(tile + h * kTileSize + i * S::kLdC +
+                                        j) = packBf16(p0, p1);
+        });
     // The log expansions of the warp's 16 rows, summed in a fixed order
     // (deterministic). Rows past the end have k = 0 and beta = 0.
     if (!bounds)
@@ -721,6 +771,7 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads,
     // X by blocks, in place over L; the staging tiles (P is stored) hold the
     // D blocks and the sums until the inverse's last barrier, after which M
     // goes over them. Column c of head h per thread.
+    static_assert(kTileSize / 2 >= 2048, "the inverse's 8 KiB per head");
     invertUnitLowerBlocked<kHeads, S::kLdL, kLowerSize, S::kThreads>(
         lower, reinterpret_cast<float *>(tile), kTileSize / 2, tid,
         [] { __syncthreads(); });

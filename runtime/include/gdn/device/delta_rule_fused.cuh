@@ -15,15 +15,15 @@
 // warpgroup. Three stages of {Q, K, V, M, P, G} in shared memory; per chunk
 // c (the block's l-th):
 //
-//   producer: wait for c's Q, K, V (TMA, issued two chunks ahead); G by a
-//             shuffle scan; K K^T and Q K^T on wgmma from shared memory;
-//             L (fp32) and P; X = (I + L)^-1 by blocks
+//   producer: wait for c's Q, K, V (TMA); G by a shuffle scan; K K^T and
+//             Q K^T on wgmma from shared memory, 32 columns at a time; L
+//             (fp32) and P; X = (I + L)^-1 by blocks
 //             (invertUnitLowerBlocked); M = X diag(beta); arrive on
-//             `produced`; then, once the consumers released chunk c - 1's
-//             stage, issue the copies of chunk c + 2 into it.
+//             `produced`.
 //   consumers: wait for `full` and `produced`, run the chunk as the wgmma
 //             scan does, stage O^T in the V tile they no longer need, store
-//             o, arrive on `consumed`.
+//             o, arrive on `consumed`; their first thread then issues the
+//             copies of chunk c + 3 into the stage.
 //
 // The producer computes chunk c + 1 while the consumers compute chunk c.
 // Its arithmetic is the prepare kernel's, with the same roundings (M, P to
@@ -34,10 +34,12 @@
 // prepare kernel wrote here: a segment's block computes the bounds of the
 // chunks it walks back over from g, beta and k (warmupStartFromInputs).
 //
-// Experimental: correct, but about 1.6x slower than the two kernels on the
-// H200: its one producer warpgroup is the bottleneck (7.2 us per chunk
-// alone, before its last two changes; the consumers alone take 3.0;
-// docs/delta-rule.md, "The fused forward"). Nothing selects it by default.
+// Experimental: correct, but about 1.27x slower than the two kernels on
+// the H200 (0.69 against 0.545 ms at gqa16x32 8192x4): its one producer
+// warpgroup is still the longer path, about 10300 cycles per chunk against
+// the consumers' 8000 (docs/delta-rule.md, "The fused forward";
+// scripts/fused-phase-profile.py measures the phases). Nothing selects it
+// by default.
 //
 //===----------------------------------------------------------------------===//
 
@@ -66,10 +68,10 @@ template <class Config> struct DeltaRuleFusedShape {
   // Registers per thread after setmaxnreg (with two consumer warpgroups;
   // with one, 256 threads have 255 each anyway): the consumers hold the
   // state (K / 2 accumulators of S^T) and the chunk's products, the
-  // producer K K^T's and Q K^T's accumulators. setmaxnreg moves registers
-  // only within what the block got at launch (168 per thread by the launch
-  // bounds): 2 x consumer + producer <= 3 x 168, or the consumers' request
-  // waits forever.
+  // producer K K^T and Q K^T 32 columns at a time (see its loop).
+  // setmaxnreg moves registers only within what the block got at launch
+  // (168 per thread by the launch bounds): 2 x consumer + producer <= 3 x
+  // 168, or the consumers' request waits forever.
   static constexpr int kLaunchRegisters = 65536 / (128 * 3) / 8 * 8;
   static constexpr int kConsumerRegisters = 208;
   static constexpr int kProducerRegisters =
@@ -77,9 +79,9 @@ template <class Config> struct DeltaRuleFusedShape {
   static constexpr int kLdL = kChunk + 4;
   static constexpr size_t kLower = kStages * Scan::kStageBytes;
   // The inverse's scratch (invertUnitLowerBlocked): the four 16 x 16
-  // diagonal blocks, then four 16 x 16 sums.
+  // diagonal blocks and four 16 x 16 sums.
   static constexpr size_t kScratch = kLower + 4 * kChunk * kLdL;
-  static constexpr size_t kBetas = kScratch + 4 * 4 * 256;
+  static constexpr size_t kBetas = kScratch + 8 * 4 * 256;
   static constexpr size_t kWarpTotals = kBetas + 4 * kChunk;
   static constexpr size_t kWarpSums = kWarpTotals + 16;
   static constexpr size_t kDecays = kWarpSums + 4 * (kThreads / 32);
@@ -365,8 +367,7 @@ __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
   const int32_t end = segment.end;
 
   extern __shared__ uint4 fusedShared[];
-  char *base = reinterpret_cast<char *>(
-      (reinterpret_cast<uintptr_t>(fusedShared) + 1023) & ~uintptr_t(1023));
+  char *base = alignSharedTo1024(fusedShared);
   uint64_t *full = reinterpret_cast<uint64_t *>(base + F::kBarriers);
   uint64_t *produced = full + kStages, *consumed = produced + kStages;
 
@@ -380,6 +381,9 @@ __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
   if (segment.first == 0)
     zeroPaddingRows<Config, F::kThreads>(args, seq, head, column0);
   if (tid == 0) {
+    tmaPrefetchDescriptor(&maps.q);
+    tmaPrefetchDescriptor(&maps.k);
+    tmaPrefetchDescriptor(&maps.v);
     for (int s = 0; s < kStages; ++s) {
       mbarrierInit(full + s, 1);
       mbarrierInit(produced + s, 1);
@@ -388,6 +392,27 @@ __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
   }
   __syncthreads();
 
+  // One thread copies chunk c's Q, K (one TMA box per 64 columns) and V
+  // tile into stage `stage`: the producer's first thread the first
+  // kStages chunks, then the consumers' first thread each stage they
+  // release (off the producer's path, which is the longer one).
+  auto fetch = [&](int32_t c, int stage) {
+    char *at = base + stage * W::kStageBytes;
+    uint64_t *barrier = full + stage;
+    const int row0 = static_cast<int>(begin) + c * kC;
+    mbarrierExpectBytes(barrier, 2 * 2 * kC * kK + 2 * kC * kVt);
+#pragma unroll
+    for (int b = 0; b < kK / 64; ++b) {
+      tmaLoad2D(at + W::kStageQ + b * Tile::kBlockBytes, &maps.q,
+                keyHead * kK + 64 * b, row0, barrier);
+      tmaLoad2D(at + W::kStageK + b * Tile::kBlockBytes, &maps.k,
+                keyHead * kK + 64 * b, row0, barrier);
+    }
+#pragma unroll
+    for (int b = 0; b < kVt / 64; ++b)
+      tmaLoad2D(at + W::kStageV + b * Tile::kBlockBytes, &maps.v,
+                head * S::kV + column0 + 64 * b, row0, barrier);
+  };
   if (warp / 4 == kConsumers) {
     // The producer warpgroup.
 #if GDN_WGMMA_AVAILABLE
@@ -399,25 +424,6 @@ __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
     float *scratch = reinterpret_cast<float *>(base + F::kScratch);
     float *betas = reinterpret_cast<float *>(base + F::kBetas);
     float *warpTotals = reinterpret_cast<float *>(base + F::kWarpTotals);
-    // Thread 0 copies chunk c's Q, K (one TMA box per 64 columns) and V
-    // tile into stage `stage`.
-    auto fetch = [&](int32_t c, int stage) {
-      char *at = base + stage * W::kStageBytes;
-      uint64_t *barrier = full + stage;
-      const int row0 = static_cast<int>(begin) + c * kC;
-      mbarrierExpectBytes(barrier, 2 * 2 * kC * kK + 2 * kC * kVt);
-#pragma unroll
-      for (int b = 0; b < kK / 64; ++b) {
-        tmaLoad2D(at + W::kStageQ + b * Tile::kBlockBytes, &maps.q,
-                  keyHead * kK + 64 * b, row0, barrier);
-        tmaLoad2D(at + W::kStageK + b * Tile::kBlockBytes, &maps.k,
-                  keyHead * kK + 64 * b, row0, barrier);
-      }
-#pragma unroll
-      for (int b = 0; b < kVt / 64; ++b)
-        tmaLoad2D(at + W::kStageV + b * Tile::kBlockBytes, &maps.v,
-                  head * S::kV + column0 + 64 * b, row0, barrier);
-    };
     if (tid == 128 * kConsumers)
       for (int s = 0; s < kStages && start + s < end; ++s)
         fetch(start + s, s);
@@ -440,8 +446,8 @@ __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
       // The thread's index, read anew each chunk so that the compiler
       // derives its many addresses here instead of holding (and, in the
       // producer's few registers, spilling) them across the loop.
-      const int p = threadIndexOpaque() - 128 * kConsumers;
-      const int pWarp = p / 32, lane = p % 32;
+      const unsigned pBits = threadIndexOpaque() - 128 * kConsumers;
+      const int p = pBits, pWarp = pBits / 32, lane = pBits % 32;
       const int rows = length - c * kC < kC ? length - c * kC : kC;
       const int r = p % kC;
       const float value = gateOrBeta;
@@ -476,48 +482,43 @@ __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
       if (p < kC)
         gate[p] = cumulative;
 
-      // K K^T and Q K^T back to back, then one pass that evaluates each
-      // element's decay once for L and P.
-      float keys[32], scores[32];
-      wgmmaFence();
-      wgmmaSwizzledShared<kK / 16>(keys, at + W::kStageK, at + W::kStageK,
-                                   false);
-      wgmmaSwizzledShared<kK / 16>(scores, at + W::kStageQ, at + W::kStageK,
-                                   false);
-      wgmmaCommit();
-      producerBarrier<kConsumers>(); // G whole
-      wgmmaWait<0>();
-      wgmmaSettle(keys);
-      wgmmaSettle(scores);
-      const int rowBase = 16 * pWarp + lane / 4;
+      // K K^T and Q K^T back to back for 32 of their columns at a time,
+      // each half then gated (gateChunkProducts). With all 64 columns in
+      // flight, the 64 accumulators did not fit the producer's registers
+      // and ptxas serialised every wgmma of the kernel (warning C7512),
+      // the consumers' too.
 #pragma unroll
-      for (int n = 0; n < 8; ++n)
-#pragma unroll
-        for (int e = 0; e < 4; e += 2) {
-          const int i = rowBase + 8 * (e / 2), j = 8 * n + 2 * (lane % 4);
-          float d[2];
-#pragma unroll
-          for (int half = 0; half < 2; ++half) {
-            d[half] = (j + half <= i && i < rows)
-                          ? decay(gate[i] - gate[j + half])
-                          : 0.0f;
-            lower[i * F::kLdL + j + half] =
-                j + half < i ? betas[i] * d[half] * keys[4 * n + e + half]
-                             : 0.0f;
-          }
-          *reinterpret_cast<uint32_t *>(at + W::kStageP + Tile::offset(i, j)) =
-              packPair(d[0] * scores[4 * n + e], d[1] * scores[4 * n + e + 1]);
-        }
+      for (int half = 0; half < 2; ++half) {
+        const char *keyRows = at + W::kStageK + Tile::offset(32 * half, 0);
+        float keys[16], scores[16];
+        wgmmaFence();
+        wgmmaSwizzledShared<kK / 16>(keys, at + W::kStageK, keyRows, false);
+        wgmmaSwizzledShared<kK / 16>(scores, at + W::kStageQ, keyRows, false);
+        wgmmaCommit();
+        if (half == 0)
+          producerBarrier<kConsumers>(); // G whole
+        wgmmaWait<0>();
+        wgmmaSettle(keys);
+        wgmmaSettle(scores);
+        gateChunkProducts<F::kLdL, 4>(
+            [&](int n, int e) { return keys[4 * n + e]; },
+            [&](int n, int e) { return scores[4 * n + e]; }, gate, betas, rows,
+            pWarp, lane, 32 * half, lower,
+            [&](int i, int j, float p0, float p1) {
+              *reinterpret_cast<uint32_t *>(
+                  at + W::kStageP + Tile::offset(i, j)) = packPair(p0, p1);
+            });
+      }
       producerBarrier<kConsumers>(); // L whole
       invertUnitLowerBlocked<1, F::kLdL, kC * F::kLdL, 128>(
           lower, scratch, 0, p, [] { producerBarrier<kConsumers>(); });
       // M = X diag(beta): thread p writes columns 2 (p % 32) .. + 1 of rows
       // p / 32 + 4 i (a warp writes one 128-byte row at a time).
       {
-        const int column = 2 * (p % 32);
+        const int column = 2 * lane;
         const float b0 = betas[column], b1 = betas[column + 1];
 #pragma unroll 4
-        for (int i = p / 32; i < kC; i += 4) {
+        for (int i = pWarp; i < kC; i += 4) {
           const float2 x =
               *reinterpret_cast<const float2 *>(lower + i * F::kLdL + column);
           *reinterpret_cast<uint32_t *>(at + W::kStageM +
@@ -527,19 +528,8 @@ __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
       }
       fenceSharedForAsyncProxy(); // M, P, G and zeroed rows, for wgmma
       producerBarrier<kConsumers>();
-      if (p == 0) {
+      if (p == 0)
         mbarrierArrive(produced + stage);
-        // Chunk c + kStages - 1 goes into chunk c - 1's stage once the
-        // consumers are done with it (they are computing chunk c - 1 or
-        // waiting for c: no wait on the chain).
-        const int32_t next = c + kStages - 1;
-        if (c > start && next < end) {
-          const int previous = stage == 0 ? kStages - 1 : stage - 1;
-          const unsigned previousPhase = stage == 0 ? phase ^ 1u : phase;
-          mbarrierWait(consumed + previous, previousPhase);
-          fetch(next, previous);
-        }
-      }
       if (++stage == kStages) {
         stage = 0;
         phase ^= 1u;
@@ -620,6 +610,12 @@ __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
     __syncwarp();
     if (lane == 0)
       mbarrierArrive(consumed + stage);
+    if (tid == 0 && c + kStages < end) {
+      // Chunk c + kStages into this stage once every consumer warp is done
+      // with it (the producer finished with it before `produced`).
+      mbarrierWait(consumed + stage, phase);
+      fetch(c + kStages, stage);
+    }
     if (++stage == kStages) {
       stage = 0;
       phase ^= 1u;

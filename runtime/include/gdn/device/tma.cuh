@@ -81,6 +81,16 @@ __device__ __forceinline__ void mbarrierWait(uint64_t *barrier,
 #endif
 }
 
+/// Brings `map` into the descriptor cache ahead of the copies that use it
+/// (otherwise the first copy through it waits for the fetch).
+__device__ __forceinline__ void tmaPrefetchDescriptor(const CUtensorMap *map) {
+#if GDN_WGMMA_AVAILABLE
+  asm volatile(
+      "prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map))
+      : "memory");
+#endif
+}
+
 /// Copies the box of `map` at (x, y) (innermost coordinate first) to
 /// `shared`, completing bytes on `barrier`. Out-of-range elements are zero.
 __device__ __forceinline__ void tmaLoad2D(void *shared, const CUtensorMap *map,

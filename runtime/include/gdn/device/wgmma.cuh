@@ -98,9 +98,12 @@ __device__ __forceinline__ uint64_t matrixDescriptor(const void *shared,
 template <int kRows> struct Swizzle128Tile {
   static constexpr int kBlockBytes = kRows * 128;
   /// Byte offset of element (row, column).
+  /// (Unsigned arithmetic: signed division and remainder by powers of two
+  /// cost sign fix-ups on every call with run-time indices.)
   __device__ __forceinline__ static constexpr int offset(int row, int column) {
-    return (column / 64) * kBlockBytes + row * 128 +
-           ((((column % 64) / 8) ^ (row % 8)) * 16) + (column % 8) * 2;
+    const unsigned r = row, c = column;
+    return static_cast<int>((c / 64) * kBlockBytes + r * 128 +
+                            ((((c % 64) / 8) ^ (r % 8)) * 16) + (c % 8) * 2);
   }
   /// K-major B: k16 step s starts at block (16 s / 64), + 32 (s % 4) bytes.
   __device__ __forceinline__ static constexpr int kMajorStep(int step) {
@@ -118,6 +121,19 @@ __device__ __forceinline__ uint64_t swizzledDescriptor(const void *shared,
                                                        uint32_t strideBytes) {
   return matrixDescriptor(shared, leadingBytes, strideBytes) |
          (static_cast<uint64_t>(1) << 62);
+}
+
+/// Dynamic shared memory `raw` rounded up to the next 1024-byte boundary
+/// of the shared window, where 128-byte swizzling repeats (TMA's pattern
+/// and wgmma's then agree). Done as pointer arithmetic on `raw`, so that
+/// the compiler still knows the result is shared memory: rounding through
+/// an integer turned every access through it into a generic load or store
+/// (LD.E/ST.E in the SASS instead of LDS/STS).
+__device__ __forceinline__ char *alignSharedTo1024(void *raw) {
+  char *bytes = static_cast<char *>(raw);
+  const uint32_t address =
+      static_cast<uint32_t>(__cvta_generic_to_shared(bytes));
+  return bytes + ((1024 - address % 1024) % 1024);
 }
 
 /// Orders this thread's register writes of A fragments and accumulators
@@ -265,29 +281,24 @@ __device__ __forceinline__ void wgmmaM64N128K16(float (&d)[64],
 }
 
 /// d (+)= A * B for one k16 step with both operands in shared memory: A (64
-/// x 16, K-major) through `descA`, B (16 x 64, K-major) through `descB`.
-__device__ __forceinline__ void wgmmaM64N64K16Shared(float (&d)[32],
+/// x 16, K-major) through `descA`, B (16 x 32, K-major) through `descB`.
+__device__ __forceinline__ void wgmmaM64N32K16Shared(float (&d)[16],
                                                      uint64_t descA,
                                                      uint64_t descB,
                                                      int accumulate) {
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "setp.ne.b32 p, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, "
-      "%30, %31"
-      "}, %32, %33, p, 1, 1, 0, 0;\n"
-      "}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
-        "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]),
-        "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
-        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]),
-        "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]),
-        "+f"(d[31])
-      : "l"(descA), "l"(descB), "r"(accumulate));
+  asm volatile("{\n"
+               ".reg .pred p;\n"
+               "setp.ne.b32 p, %18, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {"
+               "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, "
+               "%14, %15"
+               "}, %16, %17, p, 1, 1, 0, 0;\n"
+               "}\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]),
+                 "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]),
+                 "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+                 "+f"(d[14]), "+f"(d[15])
+               : "l"(descA), "l"(descB), "r"(accumulate));
 }
 #else
 template <int kTransposeB>
@@ -302,7 +313,7 @@ __device__ __forceinline__ void wgmmaM64N128K16(float (&)[64],
                                                 uint64_t, int) {
   __trap();
 }
-__device__ __forceinline__ void wgmmaM64N64K16Shared(float (&)[32], uint64_t,
+__device__ __forceinline__ void wgmmaM64N32K16Shared(float (&)[16], uint64_t,
                                                      uint64_t, int) {
   __trap();
 }
@@ -342,17 +353,20 @@ __device__ __forceinline__ void wgmmaSwizzled(float (&acc)[N / 2],
         accumulate || s > 0);
 }
 
-/// acc (+)= A B^T over kSteps k16 steps, A and B both 64-row
-/// 128-byte-swizzled tiles in shared memory read K-major (rows = m and n):
-/// e.g. K K^T from one staged K tile.
+/// acc (+)= A B^T over kSteps k16 steps, A and B both 128-byte-swizzled
+/// tiles in shared memory read K-major (rows = m and n): A 64 rows, B 32
+/// rows from `b` (a multiple of 8 rows into a Swizzle128Tile<64>). E.g.
+/// half of K K^T from one staged K tile. (N = 32 keeps a warpgroup with few
+/// registers at 16 accumulators per product: with too few for its wgmma's
+/// operands, ptxas serialises every wgmma of the kernel, warning C7512.)
 template <int kSteps>
 __device__ __forceinline__ void
-wgmmaSwizzledShared(float (&acc)[32], const char *a, const char *b,
+wgmmaSwizzledShared(float (&acc)[16], const char *a, const char *b,
                     bool accumulate) {
   using Tile = Swizzle128Tile<64>;
 #pragma unroll
   for (int s = 0; s < kSteps; ++s)
-    wgmmaM64N64K16Shared(
+    wgmmaM64N32K16Shared(
         acc,
         swizzledDescriptor(a + Tile::kMajorStep(s), Tile::kKMajorLeading,
                            Tile::kKMajorStride),

@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Per-phase cycle counts of the fused delta-rule forward's producer and
+consumers (docs/delta-rule.md, "The fused forward").
+
+Copies runtime/include to OUT_INCLUDE and adds clock64() marks to
+delta_rule_fused.cuh: in block 0, one producer thread and one consumer
+thread add the cycles since their previous mark to a slot of `gdnProf`
+(a __device__ array that test/Integration/harness/fused_phase_profile.cu
+defines and prints per chunk). The marks cost about 10% of the kernel's
+time; read the phases against each other, not as absolute times.
+
+The marks are placed by matching source text: when the kernel changes,
+this script stops with the text it no longer finds, and the anchors below
+need updating with it.
+
+    scripts/fused-phase-profile.py /tmp/profile-include
+    nvcc -ccbin g++-12 -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a \\
+      -I /tmp/profile-include -I runtime/include \\
+      test/Integration/harness/fused_phase_profile.cu -o fused_phase_profile
+    ./fused_phase_profile        # on the H200
+"""
+import os
+import shutil
+import sys
+
+if len(sys.argv) != 2:
+    sys.exit(__doc__)
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+out = sys.argv[1]
+if os.path.exists(out):
+    shutil.rmtree(out)
+shutil.copytree(os.path.join(ROOT, 'runtime/include'), out)
+path = os.path.join(out, 'gdn/device/delta_rule_fused.cuh')
+text = open(path).read()
+
+
+def insert(anchor, replacement):
+    """Replaces the one occurrence of `anchor`."""
+    global text
+    if text.count(anchor) != 1:
+        sys.exit('fused-phase-profile: expected one occurrence of:\n' + anchor)
+    text = text.replace(anchor, replacement)
+
+
+# Slots (kept in step with kPhaseNames in fused_phase_profile.cu).
+insert('namespace gdn {\nnamespace device {\n', '''
+#define GDN_PROFILE_MARK(slot)                                                 \\
+  do {                                                                         \\
+    if (blockIdx.x == 0 && profLeader) {                                       \\
+      const unsigned long long now_ = clock64();                               \\
+      atomicAdd(&gdnProf[slot], now_ - profT);                                 \\
+      profT = now_;                                                            \\
+    }                                                                          \\
+  } while (0)
+namespace gdn {
+namespace device {
+''')
+# The producer.
+insert('''    int stage = 0;
+    unsigned phase = 0;
+    for (int32_t c = start; c < end; ++c) {
+''', '''    int stage = 0;
+    unsigned phase = 0;
+    const bool profLeader = tid == 128 * kConsumers;
+    unsigned long long profT = clock64();
+    int profBarrier = 0;
+    for (int32_t c = start; c < end; ++c) {
+      GDN_PROFILE_MARK(0);
+      if (blockIdx.x == 0 && profLeader)
+        atomicAdd(&gdnProf[31], 1ull); // chunks
+      profBarrier = 0;
+''')
+insert('''      mbarrierWait(full + stage, phase);
+      if (rows < kC) {
+        // TMA read past the sequence end: zero those rows of Q and K''',
+       '''      mbarrierWait(full + stage, phase);
+      GDN_PROFILE_MARK(1);
+      if (rows < kC) {
+        // TMA read past the sequence end: zero those rows of Q and K''')
+insert('''      if (pWarp == 1)
+        cumulative += warpTotals[0];''', '''      GDN_PROFILE_MARK(2);
+      if (pWarp == 1)
+        cumulative += warpTotals[0];''')
+insert('''        wgmmaSettle(scores);
+''', '''        wgmmaSettle(scores);
+        GDN_PROFILE_MARK(3 + 2 * half);
+''')
+insert('''            });
+      }
+      producerBarrier<kConsumers>(); // L whole
+''', '''            });
+        GDN_PROFILE_MARK(4 + 2 * half);
+      }
+      producerBarrier<kConsumers>(); // L whole
+      GDN_PROFILE_MARK(7);
+''')
+insert('''          lower, scratch, 0, p, [] { producerBarrier<kConsumers>(); });''',
+       '''          lower, scratch, 0, p, [&] {
+            producerBarrier<kConsumers>();
+            GDN_PROFILE_MARK(8 + profBarrier);
+            ++profBarrier;
+          });''')
+insert('''      fenceSharedForAsyncProxy(); // M, P, G and zeroed rows, for wgmma
+      producerBarrier<kConsumers>();
+''', '''      fenceSharedForAsyncProxy(); // M, P, G and zeroed rows, for wgmma
+      producerBarrier<kConsumers>();
+      GDN_PROFILE_MARK(12);
+''')
+# The consumers.
+insert('''  int stage = 0;
+  unsigned phase = 0;
+  for (int32_t c = start; c < end; ++c) {
+    // Thread-derived offsets anew each chunk (see the producer's loop).''',
+       '''  int stage = 0;
+  unsigned phase = 0;
+  const bool profLeader = tid == 0;
+  unsigned long long profT = clock64();
+  for (int32_t c = start; c < end; ++c) {
+    GDN_PROFILE_MARK(16);
+    // Thread-derived offsets anew each chunk (see the producer's loop).''')
+insert('''    mbarrierWait(produced + stage, phase);
+    float out[32];''', '''    GDN_PROFILE_MARK(17);
+    mbarrierWait(produced + stage, phase);
+    GDN_PROFILE_MARK(18);
+    float out[32];''')
+insert('''                           group, tid);
+
+    if (c >= segment.first) {''', '''                           group, tid);
+    GDN_PROFILE_MARK(19);
+
+    if (c >= segment.first) {''')
+insert('''    if (lane == 0)
+      mbarrierArrive(consumed + stage);
+''', '''    GDN_PROFILE_MARK(20);
+    if (lane == 0)
+      mbarrierArrive(consumed + stage);
+''')
+open(path, 'w').write(text)
+print('fused-phase-profile: marked ' + path)
