@@ -121,6 +121,12 @@ inline __nv_bfloat16 __float2bfloat16_rn(float x) {
   word += 0x7fff + ((word >> 16) & 1);
   return {static_cast<uint16_t>(word >> 16)};
 }
+struct __nv_bfloat162 {
+  __nv_bfloat16 x, y; // x: the lower half of the 32 bits
+};
+inline __nv_bfloat162 __floats2bfloat162_rn(float low, float high) {
+  return {__float2bfloat16_rn(low), __float2bfloat16_rn(high)};
+}
 struct __half {
   _Float16 value;
 };

@@ -770,24 +770,31 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads,
   if (PrepareBlockedInverseOf<Config>::value) {
     // X by blocks, in place over L; the staging tiles (P is stored) hold the
     // D blocks and the sums until the inverse's last barrier, after which M
-    // goes over them. Column c of head h per thread.
+    // goes over them.
     static_assert(kTileSize / 2 >= 2048, "the inverse's 8 KiB per head");
     invertUnitLowerBlocked<kHeads, S::kLdL, kLowerSize, S::kThreads>(
         lower, reinterpret_cast<float *>(tile), kTileSize / 2, tid,
         [] { __syncthreads(); });
-    if (tid < kC * kHeads) {
-      const int c = tid % kC, h = tid / kC;
-      const float b = betas[h * kC + c];
+    {
+      // Columns c, c + 1 of every kRowGroups-th row per thread: a warp
+      // reads and writes whole rows, two values per instruction (one per
+      // instruction took twice the loads, conversions and stores).
+      constexpr int kRowGroups = S::kThreads / (32 * kHeads);
+      const int c = 2 * (tid % 32), h = (tid / 32) % kHeads,
+                group = tid / (32 * kHeads);
+      const float b0 = betas[h * kC + c], b1 = betas[h * kC + c + 1];
       Element *inverse =
           args.workspace.inverse
               ? args.workspace.inverse + (tileIndex0 + h) * kC * kC + c
               : nullptr;
-#pragma unroll
-      for (int i = 0; i < kC; ++i) {
-        const float x = lower[h * kLowerSize + i * S::kLdL + c];
-        tile[h * kTileSize + i * S::kLdC + c] = __float2bfloat16_rn(x * b);
+#pragma unroll 4
+      for (int i = group; i < kC; i += kRowGroups) {
+        const float2 x = *reinterpret_cast<const float2 *>(
+            lower + h * kLowerSize + i * S::kLdL + c);
+        *reinterpret_cast<uint32_t *>(tile + h * kTileSize + i * S::kLdC + c) =
+            packBf16(x.x * b0, x.y * b1);
         if (inverse)
-          inverse[i * kC] = __float2bfloat16_rn(x);
+          *reinterpret_cast<uint32_t *>(inverse + i * kC) = packBf16(x.x, x.y);
       }
     }
   } else if (tid < kC * kHeads) {

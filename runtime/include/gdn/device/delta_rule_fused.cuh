@@ -35,7 +35,7 @@
 // chunks it walks back over from g, beta and k (warmupStartFromInputs).
 //
 // Experimental: correct, but about 1.27x slower than the two kernels on
-// the H200 (0.69 against 0.545 ms at gqa16x32 8192x4): its one producer
+// the H200 (0.67 against 0.525 ms at gqa16x32 8192x4): its one producer
 // warpgroup is still the longer path, about 10300 cycles per chunk against
 // the consumers' 8000 (docs/delta-rule.md, "The fused forward";
 // scripts/fused-phase-profile.py measures the phases). Nothing selects it
@@ -266,10 +266,10 @@ wgmmaScanChunk(float (&state)[DeltaRuleShape<Config>::kK / 2], float (&out)[32],
 #pragma unroll
     for (int e = 0; e < 8; ++e)
       decayed[e] = fresh[8 * s + e] * scales[2 * (e / 4) + e % 2];
-    decayedA[s][0] = packPair(decayed[0], decayed[1]);
-    decayedA[s][1] = packPair(decayed[2], decayed[3]);
-    decayedA[s][2] = packPair(decayed[4], decayed[5]);
-    decayedA[s][3] = packPair(decayed[6], decayed[7]);
+    decayedA[s][0] = packBf16(decayed[0], decayed[1]);
+    decayedA[s][1] = packBf16(decayed[2], decayed[3]);
+    decayedA[s][2] = packBf16(decayed[4], decayed[5]);
+    decayedA[s][3] = packBf16(decayed[6], decayed[7]);
   }
   const float chunkDecay = decay(lastGate);
 #pragma unroll
@@ -301,10 +301,10 @@ stageOutputTransposed(const float (&out)[32], float scale, int group, int tid,
   for (int j = 0; j < 8; j += 2) {
     const int matrix = lane / 8;
     const uint32_t pairs[4] = {
-        packPair(scale * out[4 * j + 0], scale * out[4 * j + 1]),
-        packPair(scale * out[4 * j + 2], scale * out[4 * j + 3]),
-        packPair(scale * out[4 * j + 4], scale * out[4 * j + 5]),
-        packPair(scale * out[4 * j + 6], scale * out[4 * j + 7])};
+        packBf16(scale * out[4 * j + 0], scale * out[4 * j + 1]),
+        packBf16(scale * out[4 * j + 2], scale * out[4 * j + 3]),
+        packBf16(scale * out[4 * j + 4], scale * out[4 * j + 5]),
+        packBf16(scale * out[4 * j + 6], scale * out[4 * j + 7])};
     storeMatricesTransposed(element(8 * (j + matrix / 2) + lane % 8,
                                     transposeColumn + 8 * (matrix % 2)),
                             pairs);
@@ -506,7 +506,7 @@ __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
             pWarp, lane, 32 * half, lower,
             [&](int i, int j, float p0, float p1) {
               *reinterpret_cast<uint32_t *>(
-                  at + W::kStageP + Tile::offset(i, j)) = packPair(p0, p1);
+                  at + W::kStageP + Tile::offset(i, j)) = packBf16(p0, p1);
             });
       }
       producerBarrier<kConsumers>(); // L whole
@@ -523,7 +523,7 @@ __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
               *reinterpret_cast<const float2 *>(lower + i * F::kLdL + column);
           *reinterpret_cast<uint32_t *>(at + W::kStageM +
                                         Tile::offset(i, column)) =
-              packPair(x.x * b0, x.y * b1);
+              packBf16(x.x * b0, x.y * b1);
         }
       }
       fenceSharedForAsyncProxy(); // M, P, G and zeroed rows, for wgmma

@@ -344,10 +344,10 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
 #pragma unroll
       for (int e = 0; e < 8; ++e)
         decayed[e] = fresh[8 * s + e] * scales[2 * (e / 4) + e % 2];
-      decayedA[s][0] = packPair(decayed[0], decayed[1]);
-      decayedA[s][1] = packPair(decayed[2], decayed[3]);
-      decayedA[s][2] = packPair(decayed[4], decayed[5]);
-      decayedA[s][3] = packPair(decayed[6], decayed[7]);
+      decayedA[s][0] = packBf16(decayed[0], decayed[1]);
+      decayedA[s][1] = packBf16(decayed[2], decayed[3]);
+      decayedA[s][2] = packBf16(decayed[4], decayed[5]);
+      decayedA[s][3] = packBf16(decayed[6], decayed[7]);
     }
     const float chunkDecay = decay(lastGate);
 #pragma unroll
@@ -372,10 +372,10 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
     for (int j = 0; j < 8; j += 2) {
       const int matrix = lane / 8;
       const uint32_t pairs[4] = {
-          packPair(args.scale * out[4 * j + 0], args.scale * out[4 * j + 1]),
-          packPair(args.scale * out[4 * j + 2], args.scale * out[4 * j + 3]),
-          packPair(args.scale * out[4 * j + 4], args.scale * out[4 * j + 5]),
-          packPair(args.scale * out[4 * j + 6], args.scale * out[4 * j + 7])};
+          packBf16(args.scale * out[4 * j + 0], args.scale * out[4 * j + 1]),
+          packBf16(args.scale * out[4 * j + 2], args.scale * out[4 * j + 3]),
+          packBf16(args.scale * out[4 * j + 4], args.scale * out[4 * j + 5]),
+          packBf16(args.scale * out[4 * j + 6], args.scale * out[4 * j + 7])};
       storeMatricesTransposed(staging +
                                   (8 * (j + matrix / 2) + lane % 8) * W::kLdOut +
                                   transposeColumn + 8 * (matrix % 2),

@@ -179,24 +179,15 @@ __device__ __forceinline__ void wgmmaSettle(float (&d)[kCount]) {
     asm volatile("" : "+f"(d[i])::"memory");
 }
 
-/// packBf16 as one cvt.rn.bf16x2.f32 (the same rounding, half the
-/// instructions): `low` is the element with the lower index.
-__device__ __forceinline__ uint32_t packPair(float low, float high) {
-  const __nv_bfloat162 pair = __floats2bfloat162_rn(low, high);
-  uint32_t bits;
-  memcpy(&bits, &pair, 4);
-  return bits;
-}
-
 /// The bf16 A fragment of k step `step` (columns 16 step .. + 15) of a
 /// 64 x N fp32 accumulator (see the file comment for the layouts).
 template <int kCount>
 __device__ __forceinline__ void accumulatorToA(const float (&d)[kCount],
                                                int step, uint32_t (&a)[4]) {
-  a[0] = packPair(d[8 * step + 0], d[8 * step + 1]);
-  a[1] = packPair(d[8 * step + 2], d[8 * step + 3]);
-  a[2] = packPair(d[8 * step + 4], d[8 * step + 5]);
-  a[3] = packPair(d[8 * step + 6], d[8 * step + 7]);
+  a[0] = packBf16(d[8 * step + 0], d[8 * step + 1]);
+  a[1] = packBf16(d[8 * step + 2], d[8 * step + 3]);
+  a[2] = packBf16(d[8 * step + 4], d[8 * step + 5]);
+  a[3] = packBf16(d[8 * step + 6], d[8 * step + 7]);
 }
 
 /// stmatrix.m8n8.x4.trans.b16 (sm_90): the inverse of
