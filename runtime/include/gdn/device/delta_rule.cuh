@@ -508,18 +508,25 @@ gateChunkProducts(KeyAt key, ScoreAt score, const float *gate,
 /// it (it has barriers); the products of head h go to its kThreads / 32 /
 /// kHeads warps. `tid` is the thread's index among the kThreads that call
 /// it and `barrier` their barrier (the whole block's in the prepare kernel,
-/// a warpgroup's in the fused forward).
-template <int kHeads, int kLdL, int kLowerSize, int kThreads, class Barrier>
+/// a warpgroup's in the fused forward). kDiagonalFromRegisters: the D
+/// blocks go into X from the solving threads' registers (true) or are
+/// copied from the scratch (false, for callers short of registers).
+template <int kHeads, int kLdL, int kLowerSize, int kThreads,
+          bool kDiagonalFromRegisters, class Barrier>
 __device__ __forceinline__ void
 invertUnitLowerBlocked(float *lower, float *scratch, int scratchStride, int tid,
                        Barrier barrier) {
   const unsigned t = tid; // indices without signed division's fix-ups
   const int lane = t % 32;
   // Diagonal blocks: thread (h, I, column) solves one column of D_I.
-  if (tid < 64 * kHeads) {
-    const int h = t / 64, block = (t % 64) / 16, column = t % 16;
-    const float *l = lower + h * kLowerSize + 16 * block * (kLdL + 1);
-    float x[16];
+  const bool solves = tid < 64 * kHeads;
+  // (Head (t / 64) % kHeads: in range for the threads that do not solve.)
+  float *diagonalBlock = lower + (t / 64) % kHeads * kLowerSize +
+                         16 * ((t % 64) / 16) * (kLdL + 1);
+  const int column = t % 16;
+  float x[16];
+  if (solves) {
+    const float *l = diagonalBlock;
     // Row r's L in 16-byte broadcasts (a quarter of the loads; the terms
     // in the same order, j = 0 .. r - 1).
     static_assert(kLdL % 4 == 0, "the inverse reads rows of L as float4");
@@ -536,7 +543,7 @@ invertUnitLowerBlocked(float *lower, float *scratch, int scratchStride, int tid,
       }
       x[r] = sum;
     }
-    float *d = scratch + h * scratchStride + 256 * block;
+    float *d = scratch + (t / 64) * scratchStride + 256 * ((t % 64) / 16);
 #pragma unroll
     for (int r = 0; r < 16; ++r)
       d[16 * r + column] = x[r];
@@ -544,11 +551,24 @@ invertUnitLowerBlocked(float *lower, float *scratch, int scratchStride, int tid,
   barrier();
   // X_II = D_I (L_II is no longer read), while the 16 -> 32 step below
   // reads the D blocks from the scratch: one barrier for both.
-  for (unsigned i = t; i < kHeads * 4 * 256; i += kThreads) {
-    const int h = i / 1024, block = (i % 1024) / 256, r = (i % 256) / 16,
-              column = i % 16;
-    lower[h * kLowerSize + (16 * block + r) * kLdL + 16 * block + column] =
-        scratch[h * scratchStride + i % 1024];
+  if constexpr (kDiagonalFromRegisters) {
+    // From the registers that solved it: a warp's two blocks are 16 banks
+    // apart, no conflicts. (The copy from the scratch below has two-way
+    // conflicts: 3% of the prepare kernel's samples; this took the kernel
+    // from 0.255 to 0.237 ms together with two other changes. A fused
+    // producer, with fewer registers, spills x across the barrier instead.)
+    if (solves) {
+#pragma unroll
+      for (int r = 0; r < 16; ++r)
+        diagonalBlock[r * kLdL + column] = x[r];
+    }
+  } else {
+    for (unsigned i = t; i < kHeads * 4 * 256; i += kThreads) {
+      const int h = i / 1024, block = (i % 1024) / 256, r = (i % 256) / 16,
+                c = i % 16;
+      lower[h * kLowerSize + (16 * block + r) * kLdL + 16 * block + c] =
+          scratch[h * scratchStride + i % 1024];
+    }
   }
   // The warps of each head (two with two heads in 128 threads, four with
   // one), and this warp's head and rank among them.
@@ -638,22 +658,26 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads,
   Element *tile = reinterpret_cast<Element *>(base + S::kPrepareTile);
   constexpr int kLowerSize = kC * S::kLdL, kTileSize = kC * S::kLdC;
 
+  // Rows past the end: g = 0 keeps G at G_last, beta = 0 zeroes M's column.
+  // Thread tid holds g of row tid % 64 of head tid / 64: a head's rows are
+  // two warps. Loaded before Q and K's copies are issued, which hide their
+  // latency (issued after them, the wait for beta was 7% of the kernel's
+  // warp samples).
+  float cumulative = 0.0f, beta = 0.0f;
+  if (tid < kC * kHeads) {
+    const int r = tid % kC, h = tid / kC;
+    const int64_t at = (row0 + r) * S::kHV + head0 + h;
+    cumulative = r < rows ? args.g[at] : 0.0f;
+    beta = r < rows ? args.beta[at] : 0.0f;
+  }
   const int64_t keyRow = static_cast<int64_t>(S::kH) * S::kK;
   stageRows<S::kK, S::kThreads>(
       qs, S::kLdK, args.q + row0 * keyRow + keyHead * S::kK, keyRow, rows);
   stageRows<S::kK, S::kThreads>(
       ks, S::kLdK, args.k + row0 * keyRow + keyHead * S::kK, keyRow, rows);
   commitAsyncCopies();
-  // Rows past the end: g = 0 keeps G at G_last, beta = 0 zeroes M's column.
-  // Thread tid holds g of row tid % 64 of head tid / 64: a head's rows are
-  // two warps.
-  float cumulative = 0.0f;
-  if (tid < kC * kHeads) {
-    const int r = tid % kC, h = tid / kC;
-    const int64_t at = (row0 + r) * S::kHV + head0 + h;
-    cumulative = r < rows ? args.g[at] : 0.0f;
-    betas[tid] = r < rows ? args.beta[at] : 0.0f;
-  }
+  if (tid < kC * kHeads)
+    betas[tid] = beta;
   // The cumsum: an inclusive scan within each warp (five shuffles, a
   // fixed order, so deterministic), then the second warp of a head adds the
   // first one's total. (Was 64 serial adds from shared memory per row: 8%
@@ -772,7 +796,7 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads,
     // D blocks and the sums until the inverse's last barrier, after which M
     // goes over them.
     static_assert(kTileSize / 2 >= 2048, "the inverse's 8 KiB per head");
-    invertUnitLowerBlocked<kHeads, S::kLdL, kLowerSize, S::kThreads>(
+    invertUnitLowerBlocked<kHeads, S::kLdL, kLowerSize, S::kThreads, true>(
         lower, reinterpret_cast<float *>(tile), kTileSize / 2, tid,
         [] { __syncthreads(); });
     {
@@ -787,7 +811,7 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads,
           args.workspace.inverse
               ? args.workspace.inverse + (tileIndex0 + h) * kC * kC + c
               : nullptr;
-#pragma unroll 4
+#pragma unroll 8 // loads in flight: the loop waits on their latency
       for (int i = group; i < kC; i += kRowGroups) {
         const float2 x = *reinterpret_cast<const float2 *>(
             lower + h * kLowerSize + i * S::kLdL + c);

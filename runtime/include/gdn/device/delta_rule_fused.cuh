@@ -34,8 +34,8 @@
 // prepare kernel wrote here: a segment's block computes the bounds of the
 // chunks it walks back over from g, beta and k (warmupStartFromInputs).
 //
-// Experimental: correct, but about 1.27x slower than the two kernels on
-// the H200 (0.67 against 0.525 ms at gqa16x32 8192x4): its one producer
+// Experimental: correct, but about 1.3x slower than the two kernels on
+// the H200 (0.67 against 0.513 ms at gqa16x32 8192x4): its one producer
 // warpgroup is still the longer path, about 10300 cycles per chunk against
 // the consumers' 8000 (docs/delta-rule.md, "The fused forward";
 // scripts/fused-phase-profile.py measures the phases). Nothing selects it
@@ -510,7 +510,7 @@ __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
             });
       }
       producerBarrier<kConsumers>(); // L whole
-      invertUnitLowerBlocked<1, F::kLdL, kC * F::kLdL, 128>(
+      invertUnitLowerBlocked<1, F::kLdL, kC * F::kLdL, 128, false>(
           lower, scratch, 0, p, [] { producerBarrier<kConsumers>(); });
       // M = X diag(beta): thread p writes columns 2 (p % 32) .. + 1 of rows
       // p / 32 + 4 i (a warp writes one 128-byte row at a time).
