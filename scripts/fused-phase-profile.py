@@ -2,7 +2,8 @@
 """Per-phase cycle counts of the fused delta-rule forward's producer and
 consumers (docs/delta-rule.md, "The fused forward").
 
-Copies runtime/include to OUT_INCLUDE and adds clock64() marks to
+Copies runtime/include (or SOURCE_INCLUDE) to OUT_INCLUDE and adds
+clock64() marks to
 delta_rule_fused.cuh: in block 0, one producer thread and one consumer
 thread add the cycles since their previous mark to a slot of `gdnProf`
 (a __device__ array that test/Integration/harness/fused_phase_profile.cu
@@ -13,7 +14,7 @@ The marks are placed by matching source text: when the kernel changes,
 this script stops with the text it no longer finds, and the anchors below
 need updating with it.
 
-    scripts/fused-phase-profile.py /tmp/profile-include
+    scripts/fused-phase-profile.py /tmp/profile-include [SOURCE_INCLUDE]
     nvcc -ccbin g++-12 -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a \\
       -I /tmp/profile-include -I runtime/include \\
       test/Integration/harness/fused_phase_profile.cu -o fused_phase_profile
@@ -23,13 +24,15 @@ import os
 import shutil
 import sys
 
-if len(sys.argv) != 2:
+if len(sys.argv) not in (2, 3):
     sys.exit(__doc__)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 out = sys.argv[1]
+source = sys.argv[2] if len(sys.argv) == 3 else os.path.join(
+    ROOT, 'runtime/include')
 if os.path.exists(out):
     shutil.rmtree(out)
-shutil.copytree(os.path.join(ROOT, 'runtime/include'), out)
+shutil.copytree(source, out)
 path = os.path.join(out, 'gdn/device/delta_rule_fused.cuh')
 text = open(path).read()
 
@@ -38,7 +41,9 @@ def insert(anchor, replacement):
     """Replaces the one occurrence of `anchor`."""
     global text
     if text.count(anchor) != 1:
-        sys.exit('fused-phase-profile: expected one occurrence of:\n' + anchor)
+        sys.exit('fused-phase-profile: %s has %d occurrences of the text '
+                 'below, not one; update this script\'s anchors to the '
+                 'kernel:\n%s' % (path, text.count(anchor), anchor))
     text = text.replace(anchor, replacement)
 
 
