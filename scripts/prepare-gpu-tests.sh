@@ -56,6 +56,9 @@ cases=(
   # Few long sequences: the entry point splits the chains at run time (8
   # scan blocks for 132 SMs: segments of 8 chunks, warm-ups before each).
   "core_gqa2x4_split|core_gqa2x4_padded|--seqlens=2500,3,0,700 --slots=2500,8,8,704 --seed=14|||||f64"
+  # One value head per key head: the wgmma scan computes P itself and the
+  # workspace holds none (scores = "scan"); a long sequence splits.
+  "core_mha4|core_mha4|--seqlens=1,64,0,65,130,2000 --seed=16|"
   # Whole layers at P = 1: the projections run on gdnrt_linear (cuBLASLt)
   # and split_qkvz as device copies, between the kernels, in one entry point.
   "layer_qwen3_next_small|layer_qwen3_next_small|--seqlens=1,63,64,65,0,130 --seed=12|"

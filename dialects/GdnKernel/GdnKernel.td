@@ -153,7 +153,12 @@ def GdnKernel_DeltaRuleOp : GdnKernel_Op<"delta_rule", [Pure]> {
     bound: its total decay, times the growth factor of any key with
     `beta |k|^2 > 2`), or from the sequence's start when none does;
     `warmup_bits = 0` runs every segment from its sequence's start (exact).
-    `split_target_blocks` and `narrow_value_tile` are alternatives. Value
+    `split_target_blocks` and `narrow_value_tile` are alternatives.
+    `scores` says which kernel computes the chunk's `P` (gated, masked
+    `Q K^T`): `"prepare"` (default; written to the workspace, shared by the
+    two value heads of a prepare block) or `"scan"` (wgmma only: the scan
+    computes it from the `Q` and `K` it stages, and the prepare kernel
+    reads no `Q`; the workspace holds no `P`). Value
     head `i` reads key head `i / (HV / H)`. `q`, `k`, `v` and `o` are bf16;
     `g`, `beta` and the states fp32. Padding rows of `o` are 0.
 
@@ -180,7 +185,8 @@ def GdnKernel_DeltaRuleOp : GdnKernel_Op<"delta_rule", [Pure]> {
                        OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$narrow_value_tile,
                        OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$narrow_below_blocks,
                        OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$split_target_blocks,
-                       OptionalAttr<ConfinedAttr<I64Attr, [IntNonNegative]>>:$warmup_bits);
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntNonNegative]>>:$warmup_bits,
+                       DefaultValuedStrAttr<StrAttr, "prepare">:$scores);
   let results = (outs GdnKernel_Tensor:$o,
                       Optional<GdnKernel_F32Tensor>:$final_state);
   let assemblyFormat = [{

@@ -470,7 +470,7 @@ struct GdnFusePass : public mlir::gdn::impl::GdnFuseBase<GdnFusePass> {
         static_cast<uint64_t>(stages),
         /*scan=*/"mma_sync", /*narrow_value_tile=*/nullptr,
         /*narrow_below_blocks=*/nullptr, /*split_target_blocks=*/nullptr,
-        /*warmup_bits=*/nullptr);
+        /*warmup_bits=*/nullptr, /*scores=*/"prepare");
     if (!verifiesQuietly(lowered)) {
       rewriter.eraseOp(lowered);
       return;

@@ -56,12 +56,20 @@
 // SPLIT-LABEL: func.func @unknown
 // SPLIT-NOT: narrow_
 // SPLIT: scan = "wgmma", scan_stages = 3 : i64, split_target_blocks = 132 : i64, value_heads = {{[0-9]+}} : i64, value_tile = 128 : i64, warmup_bits = 24 : i64
+// As many key heads as value heads: the wgmma scan computes P itself
+// (scores = "scan"); the GQA ops above keep the default (the prepare
+// kernel's P: no scores attribute between scan_stages and
+// split_target_blocks), and so does the mma.sync scan.
 // SPLIT-LABEL: func.func @two_sequences_v64
-// SPLIT: scan = "wgmma", scan_stages = 3 : i64, split_target_blocks = 132 : i64, value_heads = {{[0-9]+}} : i64, value_tile = 64 : i64, warmup_bits = 24 : i64
+// SPLIT: scan = "wgmma", scan_stages = 3 : i64, scores = "scan", split_target_blocks = 132 : i64, value_heads = {{[0-9]+}} : i64, value_tile = 64 : i64, warmup_bits = 24 : i64
 // SPLIT-MMA-LABEL: func.func @one_sequence
 // SPLIT-MMA: gdn_kernel.delta_rule
 // SPLIT-MMA-NOT: wgmma
 // SPLIT-MMA-SAME: scan_stages = 2 : i64, split_target_blocks = 100 : i64, value_heads = {{[0-9]+}} : i64, value_tile = 128 : i64, warmup_bits = 24 : i64
+// SPLIT-MMA-LABEL: func.func @two_sequences_v64
+// SPLIT-MMA: gdn_kernel.delta_rule
+// SPLIT-MMA-NOT: scores
+// SPLIT-MMA-SAME: split_target_blocks = 100 : i64
 // SPLIT-EXACT-LABEL: func.func @one_sequence
 // SPLIT-EXACT: split_target_blocks = 132 : i64, value_heads = {{[0-9]+}} : i64, value_tile = 128 : i64, warmup_bits = 0 : i64
 

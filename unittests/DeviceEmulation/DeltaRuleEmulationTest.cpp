@@ -24,6 +24,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <string>
@@ -252,6 +253,9 @@ template <class Base> struct TwoGroupConfig : Base {
 struct KernelResult {
   std::vector<float> o, final;
   std::vector<float> transitionBound; ///< the prepare kernel's, [slots][HV]
+  /// The prepare kernel's M and G, [slots][HV][64][64] and [slots][HV][64].
+  std::vector<float> transform, gateCumsum;
+  bool scoresInWorkspace = false;
 };
 
 /// Chain splitting of a run (DeltaRuleArgs' fields of the same names).
@@ -260,8 +264,10 @@ struct Split {
   float warmupLogBound = kDefaultWarmupLogBound;
 };
 
-/// Runs prepare and scan on `p` in the emulator.
-template <class C>
+/// Runs prepare and scan on `p` in the emulator. kPrepareScores false: the
+/// prepare kernel alone, without P (what it runs for a wgmma scan that
+/// computes P), in a workspace sized without it.
+template <class C, bool kPrepareScores = true>
 KernelResult runKernels(const Problem &p, float scale,
                         const gdn_status_t *status = nullptr,
                         Split split = {}) {
@@ -283,7 +289,8 @@ KernelResult runKernels(const Problem &p, float scale,
   PackingView packing{p.cu.data(), padded ? p.cuPadded.data() : nullptr, n,
                       p.tokens};
   std::vector<uint4> workspace(
-      DeltaRuleWorkspace::bytes(packing, C::kValueHeads) / 16 + 1);
+      DeltaRuleWorkspace::bytes(packing, C::kValueHeads, kPrepareScores) / 16 +
+      1);
   DeltaRuleArgs<C> args = {};
   args.q = q.data();
   args.k = k.data();
@@ -296,8 +303,8 @@ KernelResult runKernels(const Problem &p, float scale,
   args.scale = scale;
   args.packing = packing;
   args.status = status;
-  args.workspace =
-      DeltaRuleWorkspace::carve(workspace.data(), packing, C::kValueHeads);
+  args.workspace = DeltaRuleWorkspace::carve(workspace.data(), packing,
+                                             C::kValueHeads, kPrepareScores);
   args.segmentChunks = split.segmentChunks;
   args.warmupLogBound = split.warmupLogBound;
 
@@ -312,14 +319,21 @@ KernelResult runKernels(const Problem &p, float scale,
       static_cast<unsigned>(DeltaRuleWorkspace::slots(packing));
   emulation::runGrid(
       dim3{slots, unsigned(C::kValueHeads / S::kPrepareHeads), 1}, S::kThreads,
-      [&] { deltaChunkPrepareKernel<C>(args); });
-  emulation::runGrid(
-      dim3{unsigned(deltaRuleScanBlocks<C>(packing, split.segmentChunks)), 1,
-           1},
-      S::kScanThreads, [&] { deltaChunkScanKernel<C>(args); });
+      [&] { deltaChunkPrepareKernel<C, kPrepareScores>(args); });
+  if (kPrepareScores)
+    emulation::runGrid(
+        dim3{unsigned(deltaRuleScanBlocks<C>(packing, split.segmentChunks)), 1,
+             1},
+        S::kScanThreads, [&] { deltaChunkScanKernel<C>(args); });
   emulation::setCopyOwnership(true);
 
   KernelResult result;
+  const size_t tiles = size_t(slots) * C::kValueHeads;
+  for (size_t i = 0; i < tiles * 64 * 64; ++i)
+    result.transform.push_back(__bfloat162float(args.workspace.transform[i]));
+  result.gateCumsum.assign(args.workspace.gateCumsum,
+                           args.workspace.gateCumsum + tiles * 64);
+  result.scoresInWorkspace = args.workspace.scores != nullptr;
   result.o.resize(size_t(p.tokens) * p.hv * p.dv);
   for (size_t i = 0; i < result.o.size(); ++i)
     result.o[i] = __bfloat162float(o[i]);
@@ -513,6 +527,39 @@ template <class Base> struct OneGroupConfig : Base {
 // The prepare kernel's transition bound of every chunk and value head
 // against float64: G_last plus log max(1, |1 - beta |k|^2|) per row, on keys
 // of norms 0.5 to 2 and betas up to 1.5, so that some rows expand.
+// The prepare kernel without P (for a wgmma scan that computes it): M and
+// G bit for bit those of the full kernel, in a workspace one tile array
+// smaller, with no P in it. MHA and GQA (one and two heads per block).
+template <class C> void checkPrepareWithoutScores(unsigned seed) {
+  std::mt19937 random(seed);
+  Problem p =
+      makeProblem(C::kKeyHeads, C::kValueHeads, C::kHeadDimK, C::kHeadDimV,
+                  {130, 0, 1, 64, 200}, {2, 0, 1, 0, 3}, false, random);
+  const KernelResult full = runKernels<C>(p, 0.125f);
+  const KernelResult alone = runKernels<C, false>(p, 0.125f);
+  EXPECT_TRUE(full.scoresInWorkspace);
+  EXPECT_FALSE(alone.scoresInWorkspace);
+  ASSERT_EQ(full.transform.size(), alone.transform.size());
+  EXPECT_EQ(0, std::memcmp(full.transform.data(), alone.transform.data(),
+                           full.transform.size() * sizeof(float)));
+  EXPECT_EQ(0, std::memcmp(full.gateCumsum.data(), alone.gateCumsum.data(),
+                           full.gateCumsum.size() * sizeof(float)));
+  // M is not all zero (the comparison compares something).
+  EXPECT_TRUE(std::any_of(alone.transform.begin(), alone.transform.end(),
+                          [](float x) { return x != 0.0f; }));
+  PackingView packing{p.cu.data(), p.cuPadded.data(),
+                      static_cast<int32_t>(p.lengths.size()), p.tokens};
+  EXPECT_EQ(DeltaRuleWorkspace::bytes(packing, C::kValueHeads, false) +
+                DeltaRuleWorkspace::tileBytes(
+                    DeltaRuleWorkspace::slots(packing), C::kValueHeads),
+            DeltaRuleWorkspace::bytes(packing, C::kValueHeads));
+}
+
+TEST(DeltaRuleEmulation, PrepareWithoutScoresKeepsMAndG) {
+  checkPrepareWithoutScores<Config<2, 2, 64, 64, false, false>>(61);
+  checkPrepareWithoutScores<Config<1, 2, 64, 64, false, false>>(62);
+}
+
 TEST(DeltaRuleSplit, TransitionBoundOfEveryChunk) {
   using C = OneGroupConfig<Config<1, 2, 64, 64, false, false>>;
   std::mt19937 random(21);

@@ -283,6 +283,12 @@ LogicalResult kernel::DeltaRuleOp::verify() {
            << "; found K = " << headDimK << ", V = " << headDimV
            << ", value_tile = " << getValueTile()
            << ", scan_stages = " << getScanStages();
+  if (getScores() != "prepare" && getScores() != "scan")
+    return emitOpError() << "scores must be \"prepare\" or \"scan\", found \""
+                         << getScores() << "\"";
+  if (getScores() == "scan" && !wgmma)
+    return emitOpError() << "scores = \"scan\" needs scan = \"wgmma\" (only "
+                            "the wgmma scan computes P itself)";
   std::optional<uint64_t> narrow = getNarrowValueTile();
   if (narrow.has_value() != getNarrowBelowBlocks().has_value())
     return emitOpError() << "narrow_value_tile and narrow_below_blocks go "

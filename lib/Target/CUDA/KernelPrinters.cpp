@@ -444,7 +444,12 @@ static void printDeltaRuleConfig(kernel::DeltaRuleOp op, const KernelContext &k,
      << "; tile: V tile " << op.getValueTile() << " ("
      << op.getHeadDimV() / op.getValueTile()
      << " scan block(s) per sequence and value head), " << op.getScanStages()
-     << " chunk(s) staged per scan block\n";
+     << " chunk(s) staged per scan block\n"
+     << "//   P (gated Q K^T): "
+     << (op.getScores() == "scan"
+             ? "computed in the scan (the prepare kernel reads no q)"
+             : "computed by the prepare kernel, through the workspace")
+     << "\n";
   if (narrow)
     os << "//   V tile " << *narrow << " at run time when the packing makes "
        << "fewer than " << *op.getNarrowBelowBlocks() << " scan blocks\n";
@@ -469,7 +474,9 @@ static void printDeltaRuleConfig(kernel::DeltaRuleOp op, const KernelContext &k,
     if (wgmma)
       os << "  static constexpr bool kScanWgmma = true;\n"
          << "  static constexpr int kWgmmaStages = " << op.getScanStages()
-         << ";\n";
+         << ";\n"
+         << "  static constexpr bool kWgmmaScanScores = "
+         << boolText(op.getScores() == "scan") << ";\n";
     else
       os << "  static constexpr int kScanStages = " << op.getScanStages()
          << ";\n";

@@ -120,6 +120,40 @@ func.func @narrow_not_narrower(%q: tensor<?x2x128xbf16>, %v: tensor<?x4x128xbf16
 
 // -----
 
+// CHECK-LABEL: func.func @scores_in_scan
+// CHECK: gdn_kernel.delta_rule {{.*}}scan = "wgmma", scan_stages = 3 : i64, scores = "scan"
+func.func @scores_in_scan(%q: tensor<?x2x128xbf16>, %v: tensor<?x2x128xbf16>, %g: tensor<?x2xf32>,
+                          %p: !gdn.packing<seqs = ?, tokens = ?>) -> tensor<?x2x128xbf16> {
+  %o = gdn_kernel.delta_rule %q, %q, %v, %g, %g, %p
+      {key_heads = 2 : i64, value_heads = 2 : i64, head_dim_k = 128 : i64, head_dim_v = 128 : i64,
+       scale = 0.125 : f64, value_tile = 128 : i64, scan_stages = 3 : i64, scan = "wgmma", scores = "scan"}
+      : (tensor<?x2x128xbf16>, tensor<?x2x128xbf16>, tensor<?x2x128xbf16>, tensor<?x2xf32>, tensor<?x2xf32>,
+         !gdn.packing<seqs = ?, tokens = ?>) -> tensor<?x2x128xbf16>
+  return %o : tensor<?x2x128xbf16>
+}
+
+// -----
+
+func.func @scores_in_mma_sync_scan(%q: tensor<?x2x64xbf16>, %v: tensor<?x4x64xbf16>, %g: tensor<?x4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
+  // expected-error @+1 {{scores = "scan" needs scan = "wgmma" (only the wgmma scan computes P itself)}}
+  %o = gdn_kernel.delta_rule %q, %q, %v, %g, %g, %p
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 64 : i64, scale = 0.125 : f64, value_tile = 64 : i64, scan_stages = 2 : i64, scores = "scan"}
+      : (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x64xbf16>, tensor<?x4xf32>, tensor<?x4xf32>, !gdn.packing<seqs = ?, tokens = ?>) -> tensor<?x4x64xbf16>
+  return
+}
+
+// -----
+
+func.func @unknown_scores(%q: tensor<?x2x64xbf16>, %v: tensor<?x4x64xbf16>, %g: tensor<?x4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
+  // expected-error @+1 {{scores must be "prepare" or "scan", found "both"}}
+  %o = gdn_kernel.delta_rule %q, %q, %v, %g, %g, %p
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 64 : i64, scale = 0.125 : f64, value_tile = 64 : i64, scan_stages = 2 : i64, scan = "wgmma", scores = "both"}
+      : (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x64xbf16>, tensor<?x4xf32>, tensor<?x4xf32>, !gdn.packing<seqs = ?, tokens = ?>) -> tensor<?x4x64xbf16>
+  return
+}
+
+// -----
+
 func.func @unknown_scan(%q: tensor<?x2x64xbf16>, %v: tensor<?x4x64xbf16>, %g: tensor<?x4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
   // expected-error @+1 {{scan must be "mma_sync" or "wgmma", found "tma"}}
   %o = gdn_kernel.delta_rule %q, %q, %v, %g, %g, %p

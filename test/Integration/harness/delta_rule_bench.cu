@@ -86,6 +86,12 @@ using WgmmaConfig = Config<H, HV, D, Vt, Initial, Final, 2, 4, false, true>;
 template <int H, int HV, int D, int Vt, bool Initial, bool Final>
 using FusedConfig =
     Config<H, HV, D, Vt, Initial, Final, 2, 4, false, true, true>;
+/// C with the wgmma scan's P made by the scan itself (true) or by the
+/// prepare kernel (false), whatever the default for C's heads
+/// (kWgmmaScanScores).
+template <class C, bool InScan> struct WithScanScores : C {
+  static constexpr bool kWgmmaScanScores = InScan;
+};
 /// The default scan (V tile 64, two stages, four column groups) with the
 /// first version's layouts.
 template <int H, int HV, int D, bool Initial, bool Final>
@@ -443,7 +449,8 @@ void checkSameBits(const char *name, std::vector<int> lengths,
 /// unsplit scan, and with no decay bit-identical to it.
 template <class C> void checkSlowGates(const char *name, uint32_t seed) {
   for (float gateScale : {1.0f / 16, 0.0f}) {
-    Problem p = makeProblem(2, 4, 128, {8192, 333}, {}, seed);
+    Problem p = makeProblem(C::kKeyHeads, C::kValueHeads, C::kHeadDimK,
+                            {8192, 333}, {}, seed);
     scaleValues<<<1024, 256>>>(p.g, int64_t(p.gateCount()), gateScale);
     CUDA_OK(cudaDeviceSynchronize());
     std::vector<double> wantO, wantFinal;
@@ -532,9 +539,13 @@ void checkSplit() {
       "gqa16x32 vt128", {4096, 777, 0, 1, 130, 64}, {0, 9, 4, 0, 1, 0}, 34, 8);
   checkCase<Config<16, 32, 128, 64, true, true, 1>>("gqa16x32 1-stage",
                                                     {2000, 65, 0}, {}, 35, 4);
+  checkCase<WithScanScores<WgmmaConfig<16, 32, 128, 128, true, true>, true>>(
+      "gqa16x32 wgmma vt128 P in scan", {4096, 777, 0, 1, 130, 64},
+      {0, 9, 4, 0, 1, 0}, 38, 8);
   checkRefusals<WgmmaConfig<2, 4, 128, 128, true, true>>("gqa2x4 wgmma", 37);
   // Slow gates (e^-1 per chunk): warm-ups of about 17 chunks; no decay.
   checkSlowGates<WgmmaConfig<2, 4, 128, 128, true, true>>("gqa2x4 wgmma", 36);
+  checkSlowGates<WgmmaConfig<4, 4, 128, 128, true, true>>("mha4 wgmma", 39);
 }
 
 /// The fused forward: the wgmma cases (edges, padding, GQA, d = 64, no
@@ -628,6 +639,16 @@ int check() {
       "mha4 d64 wgmma", {63, 64, 65, 130, 1, 0, 2000}, {}, 25);
   checkCase<WgmmaConfig<32, 32, 128, 128, true, true>>("mha32 wgmma",
                                                        {100, 64, 1, 0}, {}, 26);
+  // P by the scan where the default takes the prepare kernel's (GQA), and
+  // the other way round (MHA); both V tiles, padding.
+  checkCase<WithScanScores<WgmmaConfig<16, 32, 128, 128, true, true>, true>>(
+      "gqa16x32 wgmma vt128 P in scan", {0, 1, 63, 64, 65, 130, 700},
+      {0, 2, 0, 1, 0, 0, 3}, 27);
+  checkCase<WithScanScores<WgmmaConfig<16, 32, 128, 64, false, true>, true>>(
+      "gqa16x32 wgmma vt64 P in scan", {65, 0, 130, 1, 64}, {3, 5, 62, 0, 1},
+      28);
+  checkCase<WithScanScores<WgmmaConfig<32, 32, 128, 128, true, true>, false>>(
+      "mha32 wgmma P from prepare", {100, 64, 1, 0}, {}, 29);
   // The other benchmarked configurations (MHA: one value head per block in
   // the prepare kernel; groups of four value heads).
   checkCase<Config<32, 32, 128, 64, true, true>>("mha32", {100, 64, 1, 0}, {},
@@ -809,6 +830,16 @@ int benchSplit(int iterations) {
       "gqa16x64 wg128", {32768}, iterations, 486, Split::kRule);
   benchCase<WgmmaConfig<16, 16, 128, 128, true, true>>(
       "mha16 wg128", {32768}, iterations, 126, Split::kRule);
+  // Each shape's other source of P (kWgmmaScanScores): the scan's for
+  // GQA, the prepare kernel's for MHA.
+  benchCase<WithScanScores<Wg128, true>>(
+      "gqa16x32 Pscan", {8192, 8192, 8192, 8192}, iterations, 243);
+  benchCase<WithScanScores<Wg128, true>>("gqa16x32 Pscan", {32768}, iterations,
+                                         243, Split::kRule);
+  benchCase<WithScanScores<WgmmaConfig<32, 32, 128, 128, true, true>, false>>(
+      "mha32 Pprepare", {32768}, iterations, 251, Split::kRule);
+  benchCase<WithScanScores<WgmmaConfig<16, 16, 128, 128, true, true>, false>>(
+      "mha16 Pprepare", {32768}, iterations, 126, Split::kRule);
   return failures;
 }
 

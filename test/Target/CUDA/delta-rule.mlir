@@ -11,11 +11,14 @@
 // RUN: gdn-opt --gdn-pipeline --gdn-select-kernels=warmup-bits=0 %S/../../Integration/Inputs/core_gqa16x32.mlir | gdn-translate --gdn-to-cuda | FileCheck %s --check-prefix=EXACT
 // The mma.sync scan (for GPUs without wgmma): its banner and Config.
 // RUN: gdn-opt --gdn-pipeline --gdn-select-kernels=wgmma=false %S/../../Integration/Inputs/core_gqa2x4_padded.mlir | gdn-translate --gdn-to-cuda | FileCheck %s --check-prefix=MMA
+// As many key heads as value heads: P computed in the scan.
+// RUN: gdn-opt --gdn-pipeline %S/../../Integration/Inputs/core_mha4.mlir | gdn-translate --gdn-to-cuda | FileCheck %s --check-prefix=SCORES
 
 // CHECK: // Kernel gdn_core_gqa2x4_padded_k1_delta_rule: gdn_kernel.delta_rule at
 // CHECK-NEXT: //   from gdn.delta_rule; chunked (64 tokens), prepare + scan kernels
 // CHECK-NEXT: //   key heads 2 x 64, value heads 4 x 64, scale 1.250000e-01
 // CHECK-NEXT: //   scan: wgmma (sm_90a: warpgroup products, TMA copies); tile: V tile 64 (1 scan block(s) per sequence and value head), 3 chunk(s) staged per scan block
+// CHECK-NEXT: //   P (gated Q K^T): computed by the prepare kernel, through the workspace
 // CHECK-NEXT: //   chains split at run time: when the sequences make at most 66 scan blocks, segments sized for about 132 blocks; warm-ups leave out at most 2^-24 of the state
 // CHECK-NEXT: //   initial state no, final state yes
 // CHECK-NEXT: struct gdn_core_gqa2x4_padded_k1_delta_rule_config {
@@ -27,9 +30,15 @@
 // CHECK-NEXT:   static constexpr int kValueTile = 64;
 // CHECK-NEXT:   static constexpr bool kScanWgmma = true;
 // CHECK-NEXT:   static constexpr int kWgmmaStages = 3;
+// CHECK-NEXT:   static constexpr bool kWgmmaScanScores = false;
 // CHECK-NEXT:   static constexpr bool kHasInitialState = false;
 
+// SCORES: //   scan: wgmma (sm_90a: warpgroup products, TMA copies); tile: V tile 128
+// SCORES-NEXT: //   P (gated Q K^T): computed in the scan (the prepare kernel reads no q)
+// SCORES: static constexpr bool kWgmmaScanScores = true;
+
 // MMA: //   scan: mma_sync (sm_80+: warp products, cp.async copies); tile: V tile 64 (1 scan block(s) per sequence and value head), 1 chunk(s) staged per scan block
+// MMA-NEXT: //   P (gated Q K^T): computed by the prepare kernel, through the workspace
 // MMA: static constexpr int kValueTile = 64;
 // MMA-NEXT: static constexpr int kScanStages = 1;
 // MMA-NEXT: static constexpr bool kHasInitialState = false;

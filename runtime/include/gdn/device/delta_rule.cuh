@@ -250,21 +250,25 @@ struct DeltaRuleWorkspace {
   static size_t gateBytes(int64_t slots, int valueHeads) {
     return static_cast<size_t>(slots) * valueHeads * 64 * 4;
   }
-  /// Bytes for a packing (host side, before launching).
-  static size_t bytes(const PackingView &p, int valueHeads) {
+  /// Bytes for a packing (host side, before launching). withScores false:
+  /// no P (the wgmma scan computes it; `scores` is then null).
+  static size_t bytes(const PackingView &p, int valueHeads,
+                      bool withScores = true) {
     const int64_t n = slots(p);
-    return 2 * tileBytes(n, valueHeads) + gateBytes(n, valueHeads) +
-           static_cast<size_t>(n) * valueHeads * 4;
+    return (withScores ? 2 : 1) * tileBytes(n, valueHeads) +
+           gateBytes(n, valueHeads) + static_cast<size_t>(n) * valueHeads * 4;
   }
   static DeltaRuleWorkspace carve(void *base, const PackingView &p,
-                                  int valueHeads) {
+                                  int valueHeads, bool withScores = true) {
     char *bytes = static_cast<char *>(base);
     const size_t tiles = tileBytes(slots(p), valueHeads);
     const size_t gates = gateBytes(slots(p), valueHeads);
+    const size_t allTiles = (withScores ? 2 : 1) * tiles;
     return {reinterpret_cast<__nv_bfloat16 *>(bytes),
-            reinterpret_cast<__nv_bfloat16 *>(bytes + tiles),
-            reinterpret_cast<float *>(bytes + 2 * tiles),
-            reinterpret_cast<float *>(bytes + 2 * tiles + gates)};
+            withScores ? reinterpret_cast<__nv_bfloat16 *>(bytes + tiles)
+                       : nullptr,
+            reinterpret_cast<float *>(bytes + allTiles),
+            reinterpret_cast<float *>(bytes + allTiles + gates)};
   }
 };
 
@@ -460,6 +464,14 @@ __device__ __forceinline__ void storeAccumulators(float *tile, int ld,
 /// `betas` inside the loop, the compiler reloaded them after every store
 /// into `lower` (it cannot rule out that they alias), a dependent shared
 /// load per element.
+/// exp(G_i - G_j) where j <= i < rows, else 0: the gate of element (i, j)
+/// of a chunk's products, evaluated only where it is used (above the
+/// diagonal it could overflow).
+__device__ __forceinline__ float maskedDecay(float rowGate, float columnGate,
+                                             int i, int j, int rows) {
+  return j <= i && i < rows ? decay(rowGate - columnGate) : 0.0f;
+}
+
 template <int kLdL, int kTiles, class KeyAt, class ScoreAt, class StoreScores>
 __device__ __forceinline__ void
 gateChunkProducts(KeyAt key, ScoreAt score, const float *gate,
@@ -483,9 +495,7 @@ gateChunkProducts(KeyAt key, ScoreAt score, const float *gate,
       float d[2], l[2];
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
-        d[half] = (j + half <= i && i < rows)
-                      ? decay(rowGate[e / 2] - columns[half])
-                      : 0.0f;
+        d[half] = maskedDecay(rowGate[e / 2], columns[half], i, j + half, rows);
         l[half] =
             j + half < i ? rowBeta[e / 2] * d[half] * key(n, e + half) : 0.0f;
       }
@@ -493,6 +503,33 @@ gateChunkProducts(KeyAt key, ScoreAt score, const float *gate,
           make_float2(l[0], l[1]);
       storeScores(i, j, d[0] * score(n, e), d[1] * score(n, e + 1));
     }
+}
+
+/// gateChunkProducts' P alone, for the wgmma scan that computes Q K^T
+/// itself: P_ij = exp(G_i - G_j) (Q K^T)_ij for j <= i < rows, zero
+/// elsewhere, in the same layout and through the same `storeScores`.
+template <int kTiles, class ScoreAt, class StoreScores>
+__device__ __forceinline__ void
+gateChunkScores(ScoreAt score, const float *gate, int rows, int warp, int lane,
+                int firstColumn, StoreScores storeScores) {
+  const unsigned laneBits = lane;
+  const int row0 = 16 * warp + laneBits / 4,
+            column0 = firstColumn + 2 * (laneBits % 4);
+  const float rowGate[2] = {gate[row0], gate[row0 + 8]};
+#pragma unroll
+  for (int n = 0; n < kTiles; ++n) {
+    const float2 columns =
+        *reinterpret_cast<const float2 *>(gate + 8 * n + column0);
+#pragma unroll
+    for (int e = 0; e < 4; e += 2) {
+      const int i = row0 + 8 * (e / 2), j = 8 * n + column0;
+      storeScores(i, j,
+                  maskedDecay(rowGate[e / 2], columns.x, i, j, rows) *
+                      score(n, e),
+                  maskedDecay(rowGate[e / 2], columns.y, i, j + 1, rows) *
+                      score(n, e + 1));
+    }
+  }
 }
 
 /// X = (I + L)^-1 in place for the kHeads 64 x 64 strictly lower L of the
@@ -624,7 +661,10 @@ invertUnitLowerBlocked(float *lower, float *scratch, int scratchStride, int tid,
   barrier();
 }
 
-template <class Config>
+/// kStoreScores false: no Q K^T and no P (the wgmma scan computes P
+/// itself, `kWgmmaScanScores`); Q is not read, and the workspace's P is
+/// left alone.
+template <class Config, bool kStoreScores = true>
 __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads,
                                   DeltaRuleShape<Config>::kPrepareBlocksPerSM)
     deltaChunkPrepareKernel(DeltaRuleArgs<Config> args) {
@@ -671,8 +711,9 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads,
     beta = r < rows ? args.beta[at] : 0.0f;
   }
   const int64_t keyRow = static_cast<int64_t>(S::kH) * S::kK;
-  stageRows<S::kK, S::kThreads>(
-      qs, S::kLdK, args.q + row0 * keyRow + keyHead * S::kK, keyRow, rows);
+  if (kStoreScores)
+    stageRows<S::kK, S::kThreads>(
+        qs, S::kLdK, args.q + row0 * keyRow + keyHead * S::kK, keyRow, rows);
   stageRows<S::kK, S::kThreads>(
       ks, S::kLdK, args.k + row0 * keyRow + keyHead * S::kK, keyRow, rows);
   commitAsyncCopies();
@@ -712,14 +753,17 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads,
   for (int step = 0; step < S::kK / 16; ++step) {
     const FragmentA ak =
         loadA(ks + 16 * warp * S::kLdK + 16 * step, S::kLdK, lane);
-    const FragmentA aq =
-        loadA(qs + 16 * warp * S::kLdK + 16 * step, S::kLdK, lane);
     FragmentB b[8];
     loadBTransposed(ks + 16 * step, S::kLdK, lane, b);
 #pragma unroll
-    for (int n = 0; n < 8; ++n) {
+    for (int n = 0; n < 8; ++n)
       mma16816(kk[n], ak, b[n]);
-      mma16816(qk[n], aq, b[n]);
+    if (kStoreScores) {
+      const FragmentA aq =
+          loadA(qs + 16 * warp * S::kLdK + 16 * step, S::kLdK, lane);
+#pragma unroll
+      for (int n = 0; n < 8; ++n)
+        mma16816(qk[n], aq, b[n]);
     }
   }
   if (S::kPrepareSharedLower)
@@ -746,8 +790,9 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads,
         [&](int n, int e) { return qk[n].c[e]; }, gate + h * kC, betas + h * kC,
         rows, warp, lane, 0, lower + h * kLowerSize,
         [&](int i, int j, float p0, float p1) {
-          *reinterpret_cast<uint32_t *>(tile + h * kTileSize + i * S::kLdC +
-                                        j) = packBf16(p0, p1);
+          if (kStoreScores)
+            *reinterpret_cast<uint32_t *>(tile + h * kTileSize + i * S::kLdC +
+                                          j) = packBf16(p0, p1);
         });
     // The log expansions of the warp's 16 rows, summed in a fixed order
     // (deterministic). Rows past the end have k = 0 and beta = 0.
@@ -775,7 +820,8 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads,
                                            row * S::kLdC + column);
     }
   };
-  storeTiles(args.workspace.scores);
+  if (kStoreScores)
+    storeTiles(args.workspace.scores);
   if (tid < kC * kHeads)
     args.workspace.gateCumsum[tileIndex0 * kC + tid] = gate[tid];
   if (bounds && tid < kHeads) {
@@ -1410,7 +1456,8 @@ inline size_t deltaRuleWorkspaceBytes(const PackingView &packing) {
   // The fused forward keeps M, P and G in shared memory: no workspace.
   return FusedForwardOf<Config>::value
              ? 0
-             : DeltaRuleWorkspace::bytes(packing, Config::kValueHeads);
+             : DeltaRuleWorkspace::bytes(packing, Config::kValueHeads,
+                                         !ScanComputesScoresOf<Config>::value);
 }
 
 /// The tensor maps of q, k and v of a call (host only, no device access):
@@ -1453,7 +1500,7 @@ template <class Config> struct ScanLaunch<Config, true> {
   using S = DeltaRuleShape<Config>;
   static constexpr int kThreads = DeltaRuleWgmmaShape<Config>::kThreads;
   static constexpr size_t kBytes = DeltaRuleWgmmaShape<Config>::kBytes;
-  DeltaRuleTensorMaps maps;
+  DeltaRuleTensorMaps maps = {};
   /// Encodes the tensor maps of this call's buffers (host only, no device
   /// access; args.workspace must be carved).
   cudaError_t setup(const DeltaRuleArgs<Config> &args) {
@@ -1468,7 +1515,7 @@ template <class Config> struct ScanLaunch<Config, true> {
     if (error == cudaSuccess)
       error = encodeTensorMap2D(&maps.transform, args.workspace.transform, 64,
                                 tiles, 64);
-    if (error == cudaSuccess)
+    if (error == cudaSuccess && !ScanComputesScoresOf<Config>::value)
       error = encodeTensorMap2D(&maps.scores, args.workspace.scores, 64, tiles,
                                 64);
     if (error == cudaSuccess)
@@ -1525,12 +1572,14 @@ inline cudaError_t launchDeltaRuleKernels(DeltaRuleArgs<Config> args,
                                           unsigned phases) {
   using S = DeltaRuleShape<Config>;
   const PackingView &packing = args.packing;
-  args.workspace =
-      DeltaRuleWorkspace::carve(workspace, packing, Config::kValueHeads);
+  // P comes from the prepare kernel unless the wgmma scan computes it.
+  constexpr bool kPrepareScores = !ScanComputesScoresOf<Config>::value;
+  args.workspace = DeltaRuleWorkspace::carve(
+      workspace, packing, Config::kValueHeads, kPrepareScores);
   // The opt-in above 48 KiB is set on every launch: a cheap attribute write
   // that a cudaDeviceReset would undo.
   cudaError_t error =
-      cudaFuncSetAttribute(deltaChunkPrepareKernel<Config>,
+      cudaFuncSetAttribute(deltaChunkPrepareKernel<Config, kPrepareScores>,
                            cudaFuncAttributeMaxDynamicSharedMemorySize,
                            static_cast<int>(S::kPrepareBytes));
   ScanLaunch<Config> scan;
@@ -1540,7 +1589,7 @@ inline cudaError_t launchDeltaRuleKernels(DeltaRuleArgs<Config> args,
     return error;
   const int64_t slots = DeltaRuleWorkspace::slots(packing);
   if (phases & kDeltaRulePrepare)
-    deltaChunkPrepareKernel<Config>
+    deltaChunkPrepareKernel<Config, kPrepareScores>
         <<<dim3(static_cast<unsigned>(slots), S::kHV / S::kPrepareHeads),
            S::kThreads, S::kPrepareBytes, stream>>>(args);
   if (phases & kDeltaRuleScan)

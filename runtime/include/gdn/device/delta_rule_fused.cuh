@@ -51,10 +51,6 @@
 namespace gdn {
 namespace device {
 
-/// Optional Config member kFusedForward: true runs the forward as one
-/// warp-specialised kernel (sm_90a; needs kScanWgmma).
-GDN_OPTIONAL_CONFIG_MEMBER(FusedForwardOf, kFusedForward, false)
-
 /// Shared-memory layout of the fused forward: the wgmma scan's stages (M, P
 /// and G written by the producer instead of copied), then the producer's
 /// fp32 L and inverse scratch, betas, the consumers' decays and the

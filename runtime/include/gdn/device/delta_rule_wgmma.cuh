@@ -24,9 +24,12 @@
 //   O    = scale (O diag(Gamma) + Vn P^T)          (K-major B)
 //   S^T  = exp(G_last) S^T + Vn diag(exp(G_last - G)) K   (MN-major B)
 //
-// which is the scan's algebra transposed. The bf16 roundings are those of
-// the mma.sync scan (S, R, Vnew, decayed Vnew, o), so the precision is the
-// same; the sums run in another order, so the bits are not.
+// which is the scan's algebra transposed. P comes from the prepare kernel
+// or, with kWgmmaScanScores, from the scan itself: Q K^T on wgmma (each
+// warpgroup 32 of its columns), gated and masked into a shared tile. The bf16
+// roundings are those of the mma.sync scan (S, R, Vnew, decayed Vnew, o), so
+// the precision is the same; the sums run in another order, so the bits are
+// not.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,6 +47,30 @@ GDN_OPTIONAL_CONFIG_MEMBER(ScanWgmmaOf, kScanWgmma, false)
 /// Optional Config member kWgmmaStages: chunks in flight (2 or 3; default
 /// 0, three where they fit in shared memory, else two).
 GDN_OPTIONAL_CONFIG_MEMBER(WgmmaStagesOf, kWgmmaStages, 0)
+/// Optional Config member kFusedForward: true runs the forward as one
+/// warp-specialised kernel (sm_90a; needs kScanWgmma; delta_rule_fused.cuh).
+GDN_OPTIONAL_CONFIG_MEMBER(FusedForwardOf, kFusedForward, false)
+/// Optional Config member kWgmmaScanScores: true, the scan computes P =
+/// gated, masked Q K^T per chunk on wgmma from the Q and K it stages anyway
+/// (the prepare kernel then reads no Q and writes no P); false, it copies
+/// the prepare kernel's P. Default: true where the prepare kernel's block
+/// holds one value head. There its Q K^T serves one head, and moving it
+/// into the scan saved 10% of the forward (mha32, H200). Where a block
+/// holds two heads of a GQA group, it shares one Q K^T between them. The
+/// scan then needs one per head, and the forward was 4% slower
+/// (gqa16x32), so the default stays false.
+GDN_OPTIONAL_CONFIG_MEMBER(WgmmaScanScoresOf, kWgmmaScanScores,
+                           DeltaRuleShape<C>::kPrepareHeads == 1)
+
+/// Whether the forward's scan computes P itself: the wgmma scan with
+/// kWgmmaScanScores (not the fused forward, whose producer writes P into
+/// the stage). The prepare kernel then skips P, and the workspace holds
+/// none.
+template <class Config>
+struct ScanComputesScoresOf
+    : std::integral_constant<bool, ScanWgmmaOf<Config>::value &&
+                                       WgmmaScanScoresOf<Config>::value &&
+                                       !FusedForwardOf<Config>::value> {};
 
 /// Shared-memory layout of the wgmma scan: kStages stages of {Q, K, V, M,
 /// P (64-column blocks of 128-byte-swizzled rows, as TMA writes them), G},
@@ -62,14 +89,19 @@ template <class Config> struct DeltaRuleWgmmaShape {
   static constexpr size_t kStageK = kStageQ + 2 * kChunk * kK;
   static constexpr size_t kStageV = kStageK + 2 * kChunk * kK;
   static constexpr size_t kStageM = kStageV + 2 * kChunk * kVt;
+  static constexpr bool kScoresInScan = ScanComputesScoresOf<Config>::value;
   static constexpr size_t kStageP = kStageM + 2 * kChunk * kChunk;
-  static constexpr size_t kStageG = kStageP + 2 * kChunk * kChunk;
+  static constexpr size_t kStageG =
+      kStageP + (kScoresInScan ? 0 : 2 * kChunk * kChunk);
   static constexpr unsigned kStageCopyBytes =
       static_cast<unsigned>(kStageG + 4 * kChunk);
   static constexpr size_t kStageBytes = (kStageCopyBytes + 1023) / 1024 * 1024;
   static constexpr int kLdOut = kVt + 8; // output staging rows
-  static constexpr size_t kTail =
-      2 * kChunk * kLdOut + kWarpgroups * 2 * 4 * kChunk + 8 * 3 + 1024;
+  // The chunk's P when the scan computes it (one tile, not staged: it is
+  // made and used within the chunk).
+  static constexpr size_t kScoreBytes = kScoresInScan ? 2 * kChunk * kChunk : 0;
+  static constexpr size_t kTail = kScoreBytes + 2 * kChunk * kLdOut +
+                                  kWarpgroups * 2 * 4 * kChunk + 8 * 3 + 1024;
   // Chunks in flight: three by default where they fit (the copies of two
   // chunks overlap the products of one), else two.
   static constexpr int kStages =
@@ -78,7 +110,8 @@ template <class Config> struct DeltaRuleWgmmaShape {
           : (3 * kStageBytes + kTail <= 227 * 1024 ? 3 : 2);
   static_assert(kStages == 2 || kStages == 3,
                 "delta rule (wgmma): 2 or 3 chunks in flight");
-  static constexpr size_t kOutput = kStages * kStageBytes;
+  static constexpr size_t kScores = kStages * kStageBytes; // 1024-aligned
+  static constexpr size_t kOutput = kScores + kScoreBytes;
   // Per warpgroup, the chunk's decays exp(G_t) and exp(G_last - G_t).
   static constexpr size_t kDecays = kOutput + 2 * kChunk * kLdOut;
   static constexpr size_t kBarriers = kDecays + kWarpgroups * 2 * 4 * kChunk;
@@ -173,6 +206,9 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
   char *base = reinterpret_cast<char *>(
       (reinterpret_cast<uintptr_t>(wgmmaShared) + 1023) & ~uintptr_t(1023));
   Element *staging = reinterpret_cast<Element *>(base + W::kOutput);
+  // The chunk's P when the scan computes it: written by generic stores of
+  // every thread, so through a pointer that keeps the shared address space.
+  char *scoreTile = alignSharedTo1024(wgmmaShared) + W::kScores;
   uint64_t *full = reinterpret_cast<uint64_t *>(base + W::kBarriers);
   // Stages and mbarrier phases go by the block's own chunk count (chunk c is
   // its (c - start)-th), whatever chunk it starts from.
@@ -222,7 +258,8 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
       tmaLoad2D(at + W::kStageV + b * W::Tile::kBlockBytes, &maps.v,
                 head * S::kV + column0 + 64 * b, row0, barrier);
     tmaLoad2D(at + W::kStageM, &maps.transform, 0, tileRow, barrier);
-    tmaLoad2D(at + W::kStageP, &maps.scores, 0, tileRow, barrier);
+    if (!W::kScoresInScan)
+      tmaLoad2D(at + W::kStageP, &maps.scores, 0, tileRow, barrier);
     bulkLoad(at + W::kStageG, args.workspace.gateCumsum + tileRow, 4 * kC,
              barrier);
   };
@@ -330,6 +367,27 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
     wgmmaSettle(out);
     wgmmaSettle(fresh);
 
+    // P's product when the scan computes it: the tokens x tokens Q K^T, 32
+    // key columns per warpgroup and product. It does not depend on the
+    // state; issued here, where the chain holds the fewest registers, it
+    // runs while Vn is converted. (Issued with the chunk's first products
+    // it spilled, and the scan was 17% slower than here; a whole P per
+    // warpgroup, which spares the block barrier below, 28%: H200,
+    // gqa16x32 with kWgmmaScanScores.)
+    constexpr int kScoreHalves = W::kScoresInScan ? 2 / W::kWarpgroups : 0;
+    float scores[kScoreHalves > 0 ? kScoreHalves : 1][16];
+    if (W::kScoresInScan) {
+      wgmmaFence();
+#pragma unroll
+      for (int half = 0; half < kScoreHalves; ++half)
+        wgmmaSwizzledShared<kK / 16>(
+            scores[half], at + W::kStageQ,
+            at + W::kStageK +
+                W::Tile::offset(32 * (group * kScoreHalves + half), 0),
+            false);
+      wgmmaCommit();
+    }
+
     // The state update first (the chain), then O += Vn P^T.
     uint32_t freshA[4][4], decayedA[4][4];
 #pragma unroll
@@ -358,7 +416,29 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
       out[i] *= i % 2 ? startPair[i / 4].y : startPair[i / 4].x;
     wgmmaFence();
     wgmmaSwizzled<kK, 4, 1>(state, decayedA, at + W::kStageK, true);
-    wgmmaSwizzled<64, 4, 0>(out, freshA, at + W::kStageP, true);
+    if (W::kScoresInScan) {
+      // While the state's product runs: P gated and masked
+      // (gateChunkScores) into its tile, in the swizzled layout the P^T
+      // product reads; then every warpgroup's columns must be in.
+      wgmmaCommit();
+      wgmmaWait<1>();
+#pragma unroll
+      for (int half = 0; half < kScoreHalves; ++half) {
+        wgmmaSettle(scores[half]);
+        gateChunkScores<4>(
+            [&](int n, int e) { return scores[half][4 * n + e]; }, gate, rows,
+            warp % 4, lane, 32 * (group * kScoreHalves + half),
+            [&](int i, int j, float p0, float p1) {
+              *reinterpret_cast<uint32_t *>(scoreTile + W::Tile::offset(i, j)) =
+                  packBf16(p0, p1);
+            });
+      }
+      fenceSharedForAsyncProxy();
+      __syncthreads();
+      wgmmaFence();
+    }
+    wgmmaSwizzled<64, 4, 0>(
+        out, freshA, W::kScoresInScan ? scoreTile : at + W::kStageP, true);
     wgmmaCommit();
     wgmmaWait<0>();
     wgmmaSettle(state);
