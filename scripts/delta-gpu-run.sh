@@ -11,7 +11,8 @@
 # fetch-fla-wheels.sh). Logs go to $OUT/delta (or /tmp/delta); the summary
 # comes last, with FLA's time over ours per shape (RATIO lines).
 # NVCC overrides the compiler; NVCC_CCBIN sets its host compiler (g++-12 on
-# the build machine).
+# the build machine). MODES picks the phases (default "check bench split
+# fused fla"; e.g. MODES="split fla" for the split bench and FLA alone).
 #
 #===------------------------------------------------------------------------===#
 set -uo pipefail
@@ -24,6 +25,8 @@ ccbin=(); [ -n "${NVCC_CCBIN:-}" ] && ccbin=(-ccbin "$NVCC_CCBIN")
 exe="$work/delta_rule_bench"
 summary=()
 status=0
+modes=" ${MODES:-check bench split fused fla} "
+want() { [[ "$modes" == *" $1 "* ]]; }
 
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader 2>/dev/null
 echo "commit: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
@@ -48,7 +51,9 @@ else
   exit 1
 fi
 
-if "$exe" check 2>&1 | tee "$work/check.log"; then
+if ! want check; then
+  summary+=("SKIP delta check (MODES)")
+elif "$exe" check 2>&1 | tee "$work/check.log"; then
   summary+=("PASS delta check")
 else
   summary+=("FAIL delta check (see $work/check.log)")
@@ -65,7 +70,9 @@ else
   fi
 fi
 
-if "$exe" bench 50 2>&1 | tee "$work/bench.log"; then
+if ! want bench; then
+  summary+=("SKIP delta bench (MODES)")
+elif "$exe" bench 50 2>&1 | tee "$work/bench.log"; then
   summary+=("PASS delta bench ran")
 else
   summary+=("FAIL delta bench (see $work/bench.log)")
@@ -73,14 +80,18 @@ else
 fi
 # What generated code runs: the wide wgmma tile with chains split by the
 # host rule (TARGETS.md mixes, slow gates, exact segments).
-if "$exe" split 50 2>&1 | tee "$work/split.log"; then
+if ! want split; then
+  summary+=("SKIP delta split bench (MODES)")
+elif "$exe" split 50 2>&1 | tee "$work/split.log"; then
   summary+=("PASS delta split bench ran")
 else
   summary+=("FAIL delta split bench (see $work/split.log)")
   status=1
 fi
 # The experimental one-kernel forward against the two kernels.
-if "$exe" fused 50 2>&1 | tee "$work/fused.log"; then
+if ! want fused; then
+  summary+=("SKIP delta fused bench (MODES)")
+elif "$exe" fused 50 2>&1 | tee "$work/fused.log"; then
   summary+=("PASS delta fused bench ran")
 else
   summary+=("FAIL delta fused bench (see $work/fused.log)")
@@ -92,7 +103,9 @@ if ! python3 -c "import fla" 2>/dev/null && ls "$root"/.whl/*.whl >/dev/null 2>&
   python3 -m pip install -q --no-index --no-deps --target "$work/site" "$root"/.whl/*.whl &&
     export PYTHONPATH="$work/site${PYTHONPATH:+:$PYTHONPATH}"
 fi
-if python3 -c "import fla" 2>/dev/null; then
+if ! want fla; then
+  summary+=("SKIP FLA baseline (MODES)")
+elif python3 -c "import fla" 2>/dev/null; then
   if FLA_DISABLE_BACKEND_DISPATCH=1 python3 "$root/scripts/bench_delta_vs_fla.py" 2>&1 |
        tee "$work/fla.log"; then
     summary+=("PASS FLA baseline ran")
