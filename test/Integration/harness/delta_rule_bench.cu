@@ -543,6 +543,7 @@ void checkSplit() {
       "gqa16x32 wgmma vt128 P in scan", {4096, 777, 0, 1, 130, 64},
       {0, 9, 4, 0, 1, 0}, 38, 8);
   checkRefusals<WgmmaConfig<2, 4, 128, 128, true, true>>("gqa2x4 wgmma", 37);
+  checkRefusals<WgmmaConfig<4, 4, 128, 128, true, true>>("mha4 wgmma", 40);
   // Slow gates (e^-1 per chunk): warm-ups of about 17 chunks; no decay.
   checkSlowGates<WgmmaConfig<2, 4, 128, 128, true, true>>("gqa2x4 wgmma", 36);
   checkSlowGates<WgmmaConfig<4, 4, 128, 128, true, true>>("mha4 wgmma", 39);

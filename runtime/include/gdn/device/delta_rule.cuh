@@ -449,6 +449,14 @@ __device__ __forceinline__ void storeAccumulators(float *tile, int ld,
           make_float2(factor * acc[n].c[e], factor * acc[n].c[e + 1]);
 }
 
+/// exp(G_i - G_j) where j <= i < rows, else 0: the gate of element (i, j)
+/// of a chunk's products, evaluated only where it is used (above the
+/// diagonal it could overflow).
+__device__ __forceinline__ float maskedDecay(float rowGate, float columnGate,
+                                             int i, int j, int rows) {
+  return j <= i && i < rows ? decay(rowGate - columnGate) : 0.0f;
+}
+
 /// The gating of one warp's 16 rows of a chunk's K K^T and Q K^T (the
 /// prepare kernel's and the fused producer's): L_ij = beta_i exp(G_i -
 /// G_j) (K K^T)_ij for j < i and P_ij = exp(G_i - G_j) (Q K^T)_ij for j <=
@@ -464,14 +472,6 @@ __device__ __forceinline__ void storeAccumulators(float *tile, int ld,
 /// `betas` inside the loop, the compiler reloaded them after every store
 /// into `lower` (it cannot rule out that they alias), a dependent shared
 /// load per element.
-/// exp(G_i - G_j) where j <= i < rows, else 0: the gate of element (i, j)
-/// of a chunk's products, evaluated only where it is used (above the
-/// diagonal it could overflow).
-__device__ __forceinline__ float maskedDecay(float rowGate, float columnGate,
-                                             int i, int j, int rows) {
-  return j <= i && i < rows ? decay(rowGate - columnGate) : 0.0f;
-}
-
 template <int kLdL, int kTiles, class KeyAt, class ScoreAt, class StoreScores>
 __device__ __forceinline__ void
 gateChunkProducts(KeyAt key, ScoreAt score, const float *gate,

@@ -57,7 +57,7 @@ GDN_OPTIONAL_CONFIG_MEMBER(FusedForwardOf, kFusedForward, false)
 /// holds one value head. There its Q K^T serves one head, and moving it
 /// into the scan saved 10% of the forward (mha32, H200). Where a block
 /// holds two heads of a GQA group, it shares one Q K^T between them. The
-/// scan then needs one per head, and the forward was 4% slower
+/// scan then needs one per head, and the forward was 4-8% slower
 /// (gqa16x32), so the default stays false.
 GDN_OPTIONAL_CONFIG_MEMBER(WgmmaScanScoresOf, kWgmmaScanScores,
                            DeltaRuleShape<C>::kPrepareHeads == 1)
@@ -295,7 +295,8 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
       fetch(c + W::kStages - 1);
 
     // (delta_rule_fused.cuh's wgmmaScanChunk is a copy of the chunk from
-    // here to the state's settle: change the two together.)
+    // here to the state's settle, less the kScoresInScan branches: its
+    // producer makes P. Change the two together.)
     const char *at = stage(c);
     const float *gate = reinterpret_cast<const float *>(at + W::kStageG);
 
