@@ -99,15 +99,19 @@ std::optional<Tile> chooseNarrow(kernel::DeltaRuleOp op, Tile wide,
   return Tile{narrow, wide.scanStages, wide.wgmma};
 }
 
-/// Whether the wgmma scan should compute P itself (`scores = "scan"`): where
-/// a prepare block holds one value head (an odd number of value heads per
-/// key head), so its Q K^T serves that head alone. There the forward was
-/// 10% faster on the H200 (mha32 1x32768: 0.596 against 0.657 ms). Where
-/// a block holds two heads of a GQA group and shares one Q K^T, the scan
-/// would need one per head: 4-8% slower (gqa16x32). The same rule as
-/// the runtime's default for kWgmmaScanScores (delta_rule_wgmma.cuh).
-bool scoresInScan(kernel::DeltaRuleOp op) {
-  return (op.getValueHeads() / op.getKeyHeads()) % 2 != 0;
+/// Whether the wgmma scan should compute P itself (`scores = "scan"`): at
+/// V tile 128 where a prepare block holds one value head (an odd number
+/// of value heads per key head), so its Q K^T serves that head alone.
+/// There the forward was 10% faster on the H200 (mha32 1x32768: 0.596
+/// against 0.657 ms). Where a block holds two heads of a GQA group and
+/// shares one Q K^T, the scan would need one per head: 4-8% slower
+/// (gqa16x32). At V tile 64 one warpgroup makes all of P: 20-34% slower
+/// (mha32). The runtime's default for kWgmmaScanScores is the same rule
+/// (delta_rule_wgmma.cuh). A narrow fallback tile (64) shares the op's
+/// choice and its workspace, so with one the op keeps "prepare".
+bool scoresInScan(kernel::DeltaRuleOp op, const Tile &tile) {
+  return tile.wgmma && tile.valueTile == 128 && !op.getNarrowValueTile() &&
+         (op.getValueHeads() / op.getKeyHeads()) % 2 != 0;
 }
 
 /// Prologue threads per block: 512 (one block of 16 warps per SM at 128
@@ -179,22 +183,21 @@ struct GdnSelectKernelsPass
       op.setValueTileAttr(builder.getI64IntegerAttr(tile.valueTile));
       op.setScanStagesAttr(builder.getI64IntegerAttr(tile.scanStages));
       op.setScanAttr(builder.getStringAttr(tile.wgmma ? "wgmma" : "mma_sync"));
-      op.setScoresAttr(builder.getStringAttr(
-          tile.wgmma && scoresInScan(op) ? "scan" : "prepare"));
       if (splitChains) {
         op.setSplitTargetBlocksAttr(builder.getI64IntegerAttr(smCount));
         op.setWarmupBitsAttr(builder.getI64IntegerAttr(warmupBits));
-        return;
-      }
-      // An unknown count: the narrowest tile of the same scan and stages
-      // as a run-time fallback for packs of few sequences.
-      if (seqs == 0)
+      } else if (seqs == 0) {
+        // An unknown count: the narrowest tile of the same scan and stages
+        // as a run-time fallback for packs of few sequences.
         if (std::optional<Tile> narrow = chooseNarrow(op, tile, sharedBytes)) {
           op.setNarrowValueTileAttr(
               builder.getI64IntegerAttr(narrow->valueTile));
           op.setNarrowBelowBlocksAttr(
               builder.getI64IntegerAttr(smCount - smCount / 8));
         }
+      }
+      op.setScoresAttr(
+          builder.getStringAttr(scoresInScan(op, tile) ? "scan" : "prepare"));
     });
     if (failed)
       return signalPassFailure();

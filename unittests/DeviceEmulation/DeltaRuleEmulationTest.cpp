@@ -524,9 +524,6 @@ template <class Base> struct OneGroupConfig : Base {
   static constexpr int kScanColumnGroups = 1; // 128 threads: quick to emulate
 };
 
-// The prepare kernel's transition bound of every chunk and value head
-// against float64: G_last plus log max(1, |1 - beta |k|^2|) per row, on keys
-// of norms 0.5 to 2 and betas up to 1.5, so that some rows expand.
 // The prepare kernel without P (for a wgmma scan that computes it): M and
 // G bit for bit those of the full kernel, in a workspace one tile array
 // smaller, with no P in it. MHA and GQA (one and two heads per block).
@@ -560,6 +557,9 @@ TEST(DeltaRuleEmulation, PrepareWithoutScoresKeepsMAndG) {
   checkPrepareWithoutScores<Config<1, 2, 64, 64, false, false>>(62);
 }
 
+// The prepare kernel's transition bound of every chunk and value head
+// against float64: G_last plus log max(1, |1 - beta |k|^2|) per row, on keys
+// of norms 0.5 to 2 and betas up to 1.5, so that some rows expand.
 TEST(DeltaRuleSplit, TransitionBoundOfEveryChunk) {
   using C = OneGroupConfig<Config<1, 2, 64, 64, false, false>>;
   std::mt19937 random(21);

@@ -841,6 +841,16 @@ int benchSplit(int iterations) {
       "mha32 Pprepare", {32768}, iterations, 251, Split::kRule);
   benchCase<WithScanScores<WgmmaConfig<16, 16, 128, 128, true, true>, false>>(
       "mha16 Pprepare", {32768}, iterations, 126, Split::kRule);
+  // The same at V tile 64 (one warpgroup makes all of P; the narrow tile
+  // of split-chains=false), unsplit.
+  using Mha64 = WgmmaConfig<32, 32, 128, 64, true, true>;
+  for (const auto &lengths :
+       std::vector<std::vector<int>>{{32768}, {8192, 8192, 8192, 8192}}) {
+    benchCase<WithScanScores<Mha64, true>>("mha32 wg64 Pscan", lengths,
+                                           iterations, 251);
+    benchCase<WithScanScores<Mha64, false>>("mha32 wg64 Pprep", lengths,
+                                            iterations, 251);
+  }
   return failures;
 }
 

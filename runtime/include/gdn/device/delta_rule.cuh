@@ -14,7 +14,9 @@
 //    K K^T and Q K^T run on the tensor cores; the unit-lower-triangular
 //    inverse goes by 16 x 16 blocks (fp32 substitution on the diagonal,
 //    split-bf16 products for the rest). M and P go to the workspace as bf16
-//    (8 KiB each per chunk and head), G as fp32.
+//    (8 KiB each per chunk and head), G as fp32. (Where the wgmma scan
+//    computes P itself, kWgmmaScanScores, the prepare kernel skips Q K^T
+//    and P.)
 //
 // 2. deltaChunkScanKernel, one block per (sequence, value head, V tile),
 //    or with split chains per segment of a sequence (ScanSegment, whose
@@ -231,7 +233,8 @@ template <class Config> struct DeltaRuleShape {
 /// the last slot is below bufferTokens / 64 + numSeqs + 1.
 struct DeltaRuleWorkspace {
   __nv_bfloat16 *transform; ///< M, [slots][HV][64][64]
-  __nv_bfloat16 *scores;    ///< P, [slots][HV][64][64]
+  __nv_bfloat16 *scores;    ///< P, [slots][HV][64][64]; null when the
+                            ///< wgmma scan computes P (kWgmmaScanScores)
   float *gateCumsum;        ///< G, [slots][HV][64]
   /// The log of a bound on the norm of the chunk's state transition,
   /// [slots][HV]: G_last plus its rows' logExpansion, what a split chain's
@@ -1649,6 +1652,12 @@ inline cudaError_t launchDeltaRuleAdaptive(DeltaRuleArgs<Config> args,
                     Config::kHasFinalState == Narrow::kHasFinalState,
                 "launchDeltaRuleAdaptive: the configs may differ only in "
                 "their scan tiles");
+  // The workspace is sized for Config: both must agree on where P comes
+  // from (the default depends on the V tile).
+  static_assert(ScanComputesScoresOf<Config>::value ==
+                    ScanComputesScoresOf<Narrow>::value,
+                "launchDeltaRuleAdaptive: set kWgmmaScanScores the same in "
+                "both configs (the workspace holds P for both or neither)");
   const int64_t blocks =
       static_cast<int64_t>(args.packing.numSeqs) * S::kHV * S::kValueTiles;
   if (blocks >= minBlocks)

@@ -25,8 +25,9 @@
 //   S^T  = exp(G_last) S^T + Vn diag(exp(G_last - G)) K   (MN-major B)
 //
 // which is the scan's algebra transposed. P comes from the prepare kernel
-// or, with kWgmmaScanScores, from the scan itself: Q K^T on wgmma (each
-// warpgroup 32 of its columns), gated and masked into a shared tile. The bf16
+// or, with kWgmmaScanScores, from the scan itself: Q K^T on wgmma, 32 key
+// columns per product (each of two warpgroups one half; one warpgroup
+// both), gated and masked into a shared tile. The bf16
 // roundings are those of the mma.sync scan (S, R, Vnew, decayed Vnew, o), so
 // the precision is the same; the sums run in another order, so the bits are
 // not.
@@ -53,14 +54,18 @@ GDN_OPTIONAL_CONFIG_MEMBER(FusedForwardOf, kFusedForward, false)
 /// Optional Config member kWgmmaScanScores: true, the scan computes P =
 /// gated, masked Q K^T per chunk on wgmma from the Q and K it stages anyway
 /// (the prepare kernel then reads no Q and writes no P); false, it copies
-/// the prepare kernel's P. Default: true where the prepare kernel's block
-/// holds one value head. There its Q K^T serves one head, and moving it
-/// into the scan saved 10% of the forward (mha32, H200). Where a block
-/// holds two heads of a GQA group, it shares one Q K^T between them. The
-/// scan then needs one per head, and the forward was 4-8% slower
-/// (gqa16x32), so the default stays false.
+/// the prepare kernel's P. Default: true at V tile 128 where the prepare
+/// kernel's block holds one value head. There its Q K^T serves one head,
+/// and moving it into the scan saved 10% of the forward (mha32, H200).
+/// Where a block holds two heads of a GQA group, it shares one Q K^T
+/// between them; the scan then needs one per head, and the forward was
+/// 4-8% slower (gqa16x32). At V tile 64 one warpgroup makes all of P: the
+/// scan spilled and the forward was 20-34% slower (mha32). Both stay
+/// false. (gdn-select-kernels applies the same rule; generated configs
+/// state the choice.)
 GDN_OPTIONAL_CONFIG_MEMBER(WgmmaScanScoresOf, kWgmmaScanScores,
-                           DeltaRuleShape<C>::kPrepareHeads == 1)
+                           DeltaRuleShape<C>::kPrepareHeads == 1 &&
+                               DeltaRuleShape<C>::kVt == 128)
 
 /// Whether the forward's scan computes P itself: the wgmma scan with
 /// kWgmmaScanScores (not the fused forward, whose producer writes P into
@@ -207,7 +212,9 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
       (reinterpret_cast<uintptr_t>(wgmmaShared) + 1023) & ~uintptr_t(1023));
   Element *staging = reinterpret_cast<Element *>(base + W::kOutput);
   // The chunk's P when the scan computes it: written by generic stores of
-  // every thread, so through a pointer that keeps the shared address space.
+  // every thread, so through a pointer that keeps the shared address space
+  // (the same address as base + kScores: the shared window's generic base
+  // is aligned far beyond 1024 bytes).
   char *scoreTile = alignSharedTo1024(wgmmaShared) + W::kScores;
   uint64_t *full = reinterpret_cast<uint64_t *>(base + W::kBarriers);
   // Stages and mbarrier phases go by the block's own chunk count (chunk c is
