@@ -70,33 +70,25 @@ else
   fi
 fi
 
-if ! want bench; then
-  summary+=("SKIP delta bench (MODES)")
-elif "$exe" bench 50 2>&1 | tee "$work/bench.log"; then
-  summary+=("PASS delta bench ran")
-else
-  summary+=("FAIL delta bench (see $work/bench.log)")
-  status=1
-fi
+# One bench mode of delta_rule_bench (50 iterations), logged to
+# $work/<mode>.log, unless MODES leaves it out.
+run_bench() {
+  local mode=$1 label=$2
+  if ! want "$mode"; then
+    summary+=("SKIP $label (MODES)")
+  elif "$exe" "$mode" 50 2>&1 | tee "$work/$mode.log"; then
+    summary+=("PASS $label ran")
+  else
+    summary+=("FAIL $label (see $work/$mode.log)")
+    status=1
+  fi
+}
+run_bench bench "delta bench"
 # What generated code runs: the wide wgmma tile with chains split by the
 # host rule (TARGETS.md mixes, slow gates, exact segments).
-if ! want split; then
-  summary+=("SKIP delta split bench (MODES)")
-elif "$exe" split 50 2>&1 | tee "$work/split.log"; then
-  summary+=("PASS delta split bench ran")
-else
-  summary+=("FAIL delta split bench (see $work/split.log)")
-  status=1
-fi
+run_bench split "delta split bench"
 # The experimental one-kernel forward against the two kernels.
-if ! want fused; then
-  summary+=("SKIP delta fused bench (MODES)")
-elif "$exe" fused 50 2>&1 | tee "$work/fused.log"; then
-  summary+=("PASS delta fused bench ran")
-else
-  summary+=("FAIL delta fused bench (see $work/fused.log)")
-  status=1
-fi
+run_bench fused "delta fused bench"
 
 # The FLA wheels of scripts/fetch-fla-wheels.sh, when carried along in .whl/.
 if ! python3 -c "import fla" 2>/dev/null && ls "$root"/.whl/*.whl >/dev/null 2>&1; then

@@ -1,0 +1,32 @@
+// A hand-written launchDeltaRuleAdaptive pair on MHA whose configs leave
+// kWgmmaScanScores to its default: true at V tile 128, false at 64. They
+// would share a workspace sized without P, so the launch refuses to
+// compile (nvcc-scan-scores.test). With GDN_SAME_SCORES=1 the wide config
+// states false too and the pair compiles.
+#include "gdn/device/delta_rule.cuh"
+
+#ifndef GDN_SAME_SCORES
+#define GDN_SAME_SCORES 0
+#endif
+
+namespace {
+template <int kTile> struct Mha4 {
+  using Element = __nv_bfloat16;
+  static constexpr int kKeyHeads = 4, kValueHeads = 4, kHeadDimK = 128,
+                       kHeadDimV = 128, kValueTile = kTile;
+  static constexpr bool kHasInitialState = false, kHasFinalState = false;
+  static constexpr bool kScanWgmma = true;
+};
+struct Wide : Mha4<128> {};
+struct WideWithoutScores : Mha4<128> {
+  static constexpr bool kWgmmaScanScores = false;
+};
+using WideConfig =
+    std::conditional_t<GDN_SAME_SCORES != 0, WideWithoutScores, Wide>;
+} // namespace
+
+cudaError_t launchPair(gdn::device::DeltaRuleArgs<WideConfig> args,
+                       void *workspace, cudaStream_t stream) {
+  return gdn::device::launchDeltaRuleAdaptive<WideConfig, Mha4<64>>(
+      args, workspace, stream, 100);
+}
