@@ -86,6 +86,11 @@ using WgmmaConfig = Config<H, HV, D, Vt, Initial, Final, 2, 4, false, true>;
 template <int H, int HV, int D, int Vt, bool Initial, bool Final>
 using FusedConfig =
     Config<H, HV, D, Vt, Initial, Final, 2, 4, false, true, true>;
+/// A fused config whose producer makes P alone: the prepare kernel (without
+/// P) still makes M, G and the bounds (kFusedInverse = false).
+template <class C> struct ProducerScores : C {
+  static constexpr bool kFusedInverse = false;
+};
 /// C with the wgmma scan's P made by the scan itself (true) or by the
 /// prepare kernel (false), whatever the default for C's heads
 /// (kWgmmaScanScores).
@@ -574,6 +579,24 @@ void checkFused() {
   // Slow gates and none, the bounds from the inputs.
   checkSlowGates<FusedConfig<2, 4, 128, 128, true, true>>("gqa2x4 fused", 49);
   checkRefusals<FusedConfig<2, 4, 128, 128, true, true>>("gqa2x4 fused", 50);
+  // The fused block with a producer of P alone (M, G and the bounds from
+  // the prepare kernel): edges, padding, both V tiles, MHA with d = 64,
+  // split chains, slow gates, refusals.
+  checkCase<ProducerScores<FusedConfig<16, 32, 128, 128, true, true>>>(
+      "gqa16x32 Pproducer vt128", {0, 1, 63, 64, 65, 130, 700},
+      {0, 2, 0, 1, 0, 0, 3}, 51);
+  checkCase<ProducerScores<FusedConfig<16, 32, 128, 64, false, true>>>(
+      "gqa16x32 Pproducer vt64 padded", {65, 0, 130, 1, 64}, {3, 5, 62, 0, 1},
+      52);
+  checkCase<ProducerScores<FusedConfig<4, 4, 64, 64, false, false>>>(
+      "mha4 d64 Pproducer", {63, 64, 65, 130, 1, 0, 2000}, {}, 53);
+  checkCase<ProducerScores<FusedConfig<16, 32, 128, 128, true, true>>>(
+      "gqa16x32 Pproducer vt128", {4096, 777, 0, 1, 130, 64},
+      {0, 9, 4, 0, 1, 0}, 54, 8);
+  checkSlowGates<ProducerScores<FusedConfig<2, 4, 128, 128, true, true>>>(
+      "gqa2x4 Pproducer", 55);
+  checkRefusals<ProducerScores<FusedConfig<2, 4, 128, 128, true, true>>>(
+      "gqa2x4 Pproducer", 56);
 }
 
 int check() {
@@ -705,13 +728,13 @@ enum class Split { kNone, kRule, kRuleExact };
 /// Threads and shared bytes of the launch that does the scan's work (the
 /// fused kernel's for a fused config).
 template <class C> constexpr int scanThreads() {
-  if constexpr (FusedForwardOf<C>::value)
+  if constexpr (FusedOnlyOf<C>::value)
     return FusedLaunch<C>::kThreads;
   else
     return ScanLaunch<C>::kThreads;
 }
 template <class C> constexpr size_t scanBytes() {
-  if constexpr (FusedForwardOf<C>::value)
+  if constexpr (FusedOnlyOf<C>::value)
     return FusedLaunch<C>::kBytes;
   else
     return ScanLaunch<C>::kBytes;
@@ -869,7 +892,26 @@ int benchFused(int iterations) {
                      Split::kRule);
     benchCase<Fu128>("gqa16x32 fused", lengths, iterations, floorUs,
                      Split::kRule);
+    benchCase<ProducerScores<Fu128>>("gqa16x32 Pproducer", lengths, iterations,
+                                     floorUs, Split::kRule);
   }
+  // Where the fused block's producer of P alone might pay: MHA (the
+  // default computes P in the scan's consumers) and groups of four value
+  // heads (the prepare kernel's Q K^T serves two).
+  benchCase<WgmmaConfig<32, 32, 128, 128, true, true>>(
+      "mha32 wg128", {32768}, iterations, 251, Split::kRule);
+  benchCase<ProducerScores<FusedConfig<32, 32, 128, 128, true, true>>>(
+      "mha32 Pproducer", {32768}, iterations, 251, Split::kRule);
+  benchCase<WgmmaConfig<16, 64, 128, 128, true, true>>(
+      "gqa16x64 wg128", {32768}, iterations, 486, Split::kRule);
+  benchCase<ProducerScores<FusedConfig<16, 64, 128, 128, true, true>>>(
+      "gqa16x64 Pproducer", {32768}, iterations, 486, Split::kRule);
+  benchCase<WgmmaConfig<16, 64, 128, 128, true, true>>(
+      "gqa16x64 wg128", {8192, 8192, 8192, 8192}, iterations, 486,
+      Split::kRule);
+  benchCase<ProducerScores<FusedConfig<16, 64, 128, 128, true, true>>>(
+      "gqa16x64 Pproducer", {8192, 8192, 8192, 8192}, iterations, 486,
+      Split::kRule);
   benchCase<Fu128>("gqa16x32 fused", {32768}, iterations, 243, Split::kRule,
                    1.0f, true);
   benchCase<FusedConfig<16, 32, 128, 64, true, true>>(

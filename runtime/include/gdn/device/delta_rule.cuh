@@ -1457,7 +1457,7 @@ namespace device {
 template <class Config>
 inline size_t deltaRuleWorkspaceBytes(const PackingView &packing) {
   // The fused forward keeps M, P and G in shared memory: no workspace.
-  return FusedForwardOf<Config>::value
+  return FusedOnlyOf<Config>::value
              ? 0
              : DeltaRuleWorkspace::bytes(packing, Config::kValueHeads,
                                          !ScanComputesScoresOf<Config>::value);
@@ -1501,8 +1501,20 @@ template <class Config, bool = ScanWgmmaOf<Config>::value> struct ScanLaunch {
 };
 template <class Config> struct ScanLaunch<Config, true> {
   using S = DeltaRuleShape<Config>;
-  static constexpr int kThreads = DeltaRuleWgmmaShape<Config>::kThreads;
-  static constexpr size_t kBytes = DeltaRuleWgmmaShape<Config>::kBytes;
+  // The fused block with a producer of P alone (kFusedInverse false) in
+  // place of the wgmma scan.
+  static constexpr bool kFused = FusedForwardOf<Config>::value;
+  static constexpr int kThreads = kFused
+                                      ? DeltaRuleFusedShape<Config>::kThreads
+                                      : DeltaRuleWgmmaShape<Config>::kThreads;
+  static constexpr size_t kBytes = kFused ? DeltaRuleFusedShape<Config>::kBytes
+                                          : DeltaRuleWgmmaShape<Config>::kBytes;
+  static constexpr auto kernel() {
+    if constexpr (kFused)
+      return deltaRuleFusedKernel<Config>;
+    else
+      return deltaChunkScanWgmmaKernel<Config>;
+  }
   DeltaRuleTensorMaps maps = {};
   /// Encodes the tensor maps of this call's buffers (host only, no device
   /// access; args.workspace must be carved).
@@ -1522,16 +1534,15 @@ template <class Config> struct ScanLaunch<Config, true> {
       error = encodeTensorMap2D(&maps.scores, args.workspace.scores, 64, tiles,
                                 64);
     if (error == cudaSuccess)
-      error = cudaFuncSetAttribute(deltaChunkScanWgmmaKernel<Config>,
+      error = cudaFuncSetAttribute(kernel(),
                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
                                    static_cast<int>(kBytes));
     return error;
   }
   void launch(const DeltaRuleArgs<Config> &args, int64_t units,
               cudaStream_t stream) const {
-    deltaChunkScanWgmmaKernel<Config>
-        <<<static_cast<unsigned>(units), kThreads, kBytes, stream>>>(args,
-                                                                    maps);
+    kernel()<<<static_cast<unsigned>(units), kThreads, kBytes, stream>>>(args,
+                                                                         maps);
   }
 };
 
@@ -1614,7 +1625,7 @@ inline cudaError_t launchDeltaRule(DeltaRuleArgs<Config> args, void *workspace,
     return cudaSuccess;
   if (args.segmentChunks < 0)
     return cudaErrorInvalidValue;
-  if constexpr (FusedForwardOf<Config>::value) {
+  if constexpr (FusedOnlyOf<Config>::value) {
     // One kernel; `phases` without the scan launches nothing. (The two
     // kernels are in the else branch: a fused config instantiates neither.)
     FusedLaunch<Config> fused;

@@ -61,15 +61,21 @@ template <class Config> struct DeltaRuleFusedShape {
   static constexpr int kStages = 3;
   static constexpr int kConsumers = Scan::kWarpgroups;
   static constexpr int kThreads = 128 * (kConsumers + 1);
+  // false: the producer makes P alone (kFusedInverse).
+  static constexpr bool kInverse = FusedInverseOf<Config>::value;
   // Registers per thread after setmaxnreg (with two consumer warpgroups;
   // with one, 256 threads have 255 each anyway): the consumers hold the
   // state (K / 2 accumulators of S^T) and the chunk's products, the
   // producer K K^T and Q K^T 32 columns at a time (see its loop).
   // setmaxnreg moves registers only within what the block got at launch
   // (168 per thread by the launch bounds): 2 x consumer + producer <= 3 x
-  // 168, or the consumers' request waits forever.
+  // 168, or the consumers' request waits forever. The consumers' chunk
+  // wants 224 or more: with the producer idle, 224 ran the block at the
+  // wgmma scan's speed (0.29 against 0.28 ms at gqa16x32 8192x4) and 208
+  // about 25% slower. A producer of P alone fits in the 56 left; the whole
+  // prepare work needs 88 (at 56 ptxas serialises every wgmma, C7512).
   static constexpr int kLaunchRegisters = 65536 / (128 * 3) / 8 * 8;
-  static constexpr int kConsumerRegisters = 208;
+  static constexpr int kConsumerRegisters = kInverse ? 208 : 224;
   static constexpr int kProducerRegisters =
       3 * kLaunchRegisters - 2 * kConsumerRegisters;
   static constexpr int kLdL = kChunk + 4;
@@ -339,6 +345,7 @@ __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
   using Tile = typename W::Tile;
   constexpr int kC = S::kChunk, kK = S::kK, kVt = S::kVt;
   constexpr int kStages = F::kStages, kConsumers = F::kConsumers;
+  constexpr bool kInverse = F::kInverse;
 #if defined(__CUDA_ARCH__) && !GDN_WGMMA_AVAILABLE
   static_assert(!FusedForwardOf<Config>::value,
                 "the fused delta-rule forward needs sm_90a: compile with "
@@ -367,13 +374,20 @@ __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
   uint64_t *full = reinterpret_cast<uint64_t *>(base + F::kBarriers);
   uint64_t *produced = full + kStages, *consumed = produced + kStages;
 
-  // Chunks start .. first - 1 only warm the state up (no output).
-  const int32_t start =
-      segment.first == 0 ? 0
-                         : warmupStartFromInputs<Config, F::kThreads>(
-                               args, begin, length, head, keyHead,
-                               segment.first, args.warmupLogBound,
-                               reinterpret_cast<float *>(base + F::kWarpSums));
+  const int64_t slot0 = firstSlot(packing, seq);
+  // Chunks start .. first - 1 only warm the state up (no output). Without
+  // the inverse in the block, the prepare kernel wrote the bounds.
+  int32_t start;
+  if constexpr (kInverse)
+    start = segment.first == 0
+                ? 0
+                : warmupStartFromInputs<Config, F::kThreads>(
+                      args, begin, length, head, keyHead, segment.first,
+                      args.warmupLogBound,
+                      reinterpret_cast<float *>(base + F::kWarpSums));
+  else
+    start = warmupStart(args.workspace.transitionBound, slot0, S::kHV, head,
+                        segment.first, args.warmupLogBound);
   if (segment.first == 0)
     zeroPaddingRows<Config, F::kThreads>(args, seq, head, column0);
   if (tid == 0) {
@@ -389,14 +403,26 @@ __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
   __syncthreads();
 
   // One thread copies chunk c's Q, K (one TMA box per 64 columns) and V
-  // tile into stage `stage`: the producer's first thread the first
-  // kStages chunks, then the consumers' first thread each stage they
-  // release (off the producer's path, which is the longer one).
+  // tile into stage `stage`, and without the inverse in the block also the
+  // prepare kernel's M (a box) and G (a bulk copy). The producer's first
+  // thread fills every stage first. Each stage is refilled once every
+  // consumer warp has released it, by the thread off the longer path: a
+  // consumer's first thread when the producer does the whole prepare
+  // work (issued by the producer, the forward was 15% slower), the
+  // producer's when it makes P alone (issued by a consumer, that thread's
+  // wait held its warpgroup back: 13% slower with the producer idle).
   auto fetch = [&](int32_t c, int stage) {
     char *at = base + stage * W::kStageBytes;
     uint64_t *barrier = full + stage;
     const int row0 = static_cast<int>(begin) + c * kC;
-    mbarrierExpectBytes(barrier, 2 * 2 * kC * kK + 2 * kC * kVt);
+    mbarrierExpectBytes(barrier, 2 * 2 * kC * kK + 2 * kC * kVt +
+                                     (kInverse ? 0 : 2 * kC * kC + 4 * kC));
+    if constexpr (!kInverse) {
+      const int tileRow = static_cast<int>(((slot0 + c) * S::kHV + head) * kC);
+      tmaLoad2D(at + W::kStageM, &maps.transform, 0, tileRow, barrier);
+      bulkLoad(at + W::kStageG, args.workspace.gateCumsum + tileRow, 4 * kC,
+               barrier);
+    }
 #pragma unroll
     for (int b = 0; b < kK / 64; ++b) {
       tmaLoad2D(at + W::kStageQ + b * Tile::kBlockBytes, &maps.q,
@@ -434,8 +460,9 @@ __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
       return p < kC ? args.g[row * S::kHV + head]
                     : args.beta[row * S::kHV + head];
     };
-    float gateOrBeta =
-        start < end ? loadGateOrBeta(start, tid - 128 * kConsumers) : 0.0f;
+    float gateOrBeta = kInverse && start < end
+                           ? loadGateOrBeta(start, tid - 128 * kConsumers)
+                           : 0.0f;
     int stage = 0;
     unsigned phase = 0;
     for (int32_t c = start; c < end; ++c) {
@@ -447,7 +474,7 @@ __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
       const int rows = length - c * kC < kC ? length - c * kC : kC;
       const int r = p % kC;
       const float value = gateOrBeta;
-      if (c + 1 < end)
+      if (kInverse && c + 1 < end)
         gateOrBeta = loadGateOrBeta(c + 1, p);
       char *at = base + stage * W::kStageBytes;
       mbarrierWait(full + stage, phase);
@@ -458,74 +485,105 @@ __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
         zeroTileRowsFrom<kK>(at + W::kStageK, rows, p, 128);
         fenceSharedForAsyncProxy();
       }
-      // G: an inclusive shuffle scan per warp, then warp 1 adds warp 0's
-      // total (the prepare kernel's order).
-      float cumulative = value;
+      if constexpr (!kInverse) {
+        // P alone: Q K^T 32 key columns at a time, gated and masked with
+        // the prepare kernel's G (copied with the chunk) into the stage.
+        const float *gate = reinterpret_cast<const float *>(at + W::kStageG);
 #pragma unroll
-      for (int offset = 1; offset < 32; offset *= 2) {
-        const float before = __shfl_up_sync(0xffffffffu, cumulative, offset);
-        if (lane >= offset)
-          cumulative += before;
-      }
-      if (lane == 31 && pWarp == 0)
-        warpTotals[0] = cumulative;
-      if (p >= kC)
-        betas[r] = value;
-      producerBarrier<kConsumers>();
-      if (pWarp == 1)
-        cumulative += warpTotals[0];
-      float *gate = reinterpret_cast<float *>(at + W::kStageG);
-      if (p < kC)
-        gate[p] = cumulative;
+        for (int half = 0; half < 2; ++half) {
+          float scores[16];
+          wgmmaFence();
+          wgmmaSwizzledShared<kK / 16>(
+              scores, at + W::kStageQ,
+              at + W::kStageK + Tile::offset(32 * half, 0), false);
+          wgmmaCommit();
+          wgmmaWait<0>();
+          wgmmaSettle(scores);
+          gateChunkScores<4>([&](int n, int e) { return scores[4 * n + e]; },
+                             gate, rows, pWarp, lane, 32 * half,
+                             [&](int i, int j, float p0, float p1) {
+                               *reinterpret_cast<uint32_t *>(
+                                   at + W::kStageP + Tile::offset(i, j)) =
+                                   packBf16(p0, p1);
+                             });
+        }
+      } else {
+        // G: an inclusive shuffle scan per warp, then warp 1 adds warp 0's
+        // total (the prepare kernel's order).
+        float cumulative = value;
+#pragma unroll
+        for (int offset = 1; offset < 32; offset *= 2) {
+          const float before = __shfl_up_sync(0xffffffffu, cumulative, offset);
+          if (lane >= offset)
+            cumulative += before;
+        }
+        if (lane == 31 && pWarp == 0)
+          warpTotals[0] = cumulative;
+        if (p >= kC)
+          betas[r] = value;
+        producerBarrier<kConsumers>();
+        if (pWarp == 1)
+          cumulative += warpTotals[0];
+        float *gate = reinterpret_cast<float *>(at + W::kStageG);
+        if (p < kC)
+          gate[p] = cumulative;
 
-      // K K^T and Q K^T back to back for 32 of their columns at a time,
-      // each half then gated (gateChunkProducts). With all 64 columns in
-      // flight, the 64 accumulators did not fit the producer's registers
-      // and ptxas serialised every wgmma of the kernel (warning C7512),
-      // the consumers' too.
+        // K K^T and Q K^T back to back for 32 of their columns at a time,
+        // each half then gated (gateChunkProducts). With all 64 columns in
+        // flight, the 64 accumulators did not fit the producer's registers
+        // and ptxas serialised every wgmma of the kernel (warning C7512),
+        // the consumers' too.
 #pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const char *keyRows = at + W::kStageK + Tile::offset(32 * half, 0);
-        float keys[16], scores[16];
-        wgmmaFence();
-        wgmmaSwizzledShared<kK / 16>(keys, at + W::kStageK, keyRows, false);
-        wgmmaSwizzledShared<kK / 16>(scores, at + W::kStageQ, keyRows, false);
-        wgmmaCommit();
-        if (half == 0)
-          producerBarrier<kConsumers>(); // G whole
-        wgmmaWait<0>();
-        wgmmaSettle(keys);
-        wgmmaSettle(scores);
-        gateChunkProducts<F::kLdL, 4>(
-            [&](int n, int e) { return keys[4 * n + e]; },
-            [&](int n, int e) { return scores[4 * n + e]; }, gate, betas, rows,
-            pWarp, lane, 32 * half, lower,
-            [&](int i, int j, float p0, float p1) {
-              *reinterpret_cast<uint32_t *>(
-                  at + W::kStageP + Tile::offset(i, j)) = packBf16(p0, p1);
-            });
-      }
-      producerBarrier<kConsumers>(); // L whole
-      invertUnitLowerBlocked<1, F::kLdL, kC * F::kLdL, 128, false>(
-          lower, scratch, 0, p, [] { producerBarrier<kConsumers>(); });
-      // M = X diag(beta): thread p writes columns 2 (p % 32) .. + 1 of rows
-      // p / 32 + 4 i (a warp writes one 128-byte row at a time).
-      {
-        const int column = 2 * lane;
-        const float b0 = betas[column], b1 = betas[column + 1];
+        for (int half = 0; half < 2; ++half) {
+          const char *keyRows = at + W::kStageK + Tile::offset(32 * half, 0);
+          float keys[16], scores[16];
+          wgmmaFence();
+          wgmmaSwizzledShared<kK / 16>(keys, at + W::kStageK, keyRows, false);
+          wgmmaSwizzledShared<kK / 16>(scores, at + W::kStageQ, keyRows, false);
+          wgmmaCommit();
+          if (half == 0)
+            producerBarrier<kConsumers>(); // G whole
+          wgmmaWait<0>();
+          wgmmaSettle(keys);
+          wgmmaSettle(scores);
+          gateChunkProducts<F::kLdL, 4>(
+              [&](int n, int e) { return keys[4 * n + e]; },
+              [&](int n, int e) { return scores[4 * n + e]; }, gate, betas,
+              rows, pWarp, lane, 32 * half, lower,
+              [&](int i, int j, float p0, float p1) {
+                *reinterpret_cast<uint32_t *>(
+                    at + W::kStageP + Tile::offset(i, j)) = packBf16(p0, p1);
+              });
+        }
+        producerBarrier<kConsumers>(); // L whole
+        invertUnitLowerBlocked<1, F::kLdL, kC * F::kLdL, 128, false>(
+            lower, scratch, 0, p, [] { producerBarrier<kConsumers>(); });
+        // M = X diag(beta): thread p writes columns 2 (p % 32) .. + 1 of rows
+        // p / 32 + 4 i (a warp writes one 128-byte row at a time).
+        {
+          const int column = 2 * lane;
+          const float b0 = betas[column], b1 = betas[column + 1];
 #pragma unroll 4
-        for (int i = pWarp; i < kC; i += 4) {
-          const float2 x =
-              *reinterpret_cast<const float2 *>(lower + i * F::kLdL + column);
-          *reinterpret_cast<uint32_t *>(at + W::kStageM +
-                                        Tile::offset(i, column)) =
-              packBf16(x.x * b0, x.y * b1);
+          for (int i = pWarp; i < kC; i += 4) {
+            const float2 x =
+                *reinterpret_cast<const float2 *>(lower + i * F::kLdL + column);
+            *reinterpret_cast<uint32_t *>(at + W::kStageM +
+                                          Tile::offset(i, column)) =
+                packBf16(x.x * b0, x.y * b1);
+          }
         }
       }
       fenceSharedForAsyncProxy(); // M, P, G and zeroed rows, for wgmma
       producerBarrier<kConsumers>();
-      if (p == 0)
+      if (p == 0) {
         mbarrierArrive(produced + stage);
+        // Chunk c + kStages - 1 into chunk c - 1's stage (see fetch).
+        const int previous = stage == 0 ? kStages - 1 : stage - 1;
+        if (!kInverse && c > start && c + kStages - 1 < end) {
+          mbarrierWait(consumed + previous, stage == 0 ? phase ^ 1u : phase);
+          fetch(c + kStages - 1, previous);
+        }
+      }
       if (++stage == kStages) {
         stage = 0;
         phase ^= 1u;
@@ -565,8 +623,11 @@ __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
   int stage = 0;
   unsigned phase = 0;
   for (int32_t c = start; c < end; ++c) {
-    // Thread-derived offsets anew each chunk (see the producer's loop).
-    const int tid = threadIndexOpaque(), lane = tid % 32;
+    // Thread-derived offsets anew each chunk (see the producer's loop)
+    // where the consumers have 208 registers. With 224, as they are: re-read
+    // each chunk, the block was 4% slower (the producer idle).
+    const int tid = kInverse ? threadIndexOpaque() : int(threadIdx.x),
+              lane = tid % 32;
     const int rows = length - c * kC < kC ? length - c * kC : kC;
     char *at = base + stage * W::kStageBytes;
     mbarrierWait(full + stage, phase);
@@ -606,9 +667,10 @@ __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
     __syncwarp();
     if (lane == 0)
       mbarrierArrive(consumed + stage);
-    if (tid == 0 && c + kStages < end) {
+    if (kInverse && tid == 0 && c + kStages < end) {
       // Chunk c + kStages into this stage once every consumer warp is done
-      // with it (the producer finished with it before `produced`).
+      // with it (see fetch; the producer finished with it before
+      // `produced`).
       mbarrierWait(consumed + stage, phase);
       fetch(c + kStages, stage);
     }

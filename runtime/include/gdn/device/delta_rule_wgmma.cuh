@@ -51,6 +51,17 @@ GDN_OPTIONAL_CONFIG_MEMBER(WgmmaStagesOf, kWgmmaStages, 0)
 /// Optional Config member kFusedForward: true runs the forward as one
 /// warp-specialised kernel (sm_90a; needs kScanWgmma; delta_rule_fused.cuh).
 GDN_OPTIONAL_CONFIG_MEMBER(FusedForwardOf, kFusedForward, false)
+/// Optional Config member kFusedInverse (with kFusedForward): true
+/// (default), the fused block's producer does all of the prepare kernel's
+/// work; false, it makes P alone, and the prepare kernel (without P) still
+/// makes M, G and the transition bounds, which the block copies by TMA.
+GDN_OPTIONAL_CONFIG_MEMBER(FusedInverseOf, kFusedInverse, true)
+/// Whether the forward is the fused block alone (no prepare kernel, no
+/// workspace).
+template <class Config>
+struct FusedOnlyOf
+    : std::integral_constant<bool, FusedForwardOf<Config>::value &&
+                                       FusedInverseOf<Config>::value> {};
 /// Optional Config member kWgmmaScanScores: true, the scan computes P =
 /// gated, masked Q K^T per chunk on wgmma from the Q and K it stages anyway
 /// (the prepare kernel then reads no Q and writes no P); false, it copies
@@ -68,14 +79,16 @@ GDN_OPTIONAL_CONFIG_MEMBER(WgmmaScanScoresOf, kWgmmaScanScores,
                                DeltaRuleShape<C>::kVt == 128)
 
 /// Whether the forward's scan computes P itself: the wgmma scan with
-/// kWgmmaScanScores (not the fused forward, whose producer writes P into
-/// the stage). The prepare kernel then skips P, and the workspace holds
-/// none.
+/// kWgmmaScanScores, or the fused block whose producer makes P alone
+/// (kFusedInverse false). The prepare kernel then skips P, and the
+/// workspace holds none. (The fused forward alone has no prepare kernel.)
 template <class Config>
 struct ScanComputesScoresOf
-    : std::integral_constant<bool, ScanWgmmaOf<Config>::value &&
-                                       WgmmaScanScoresOf<Config>::value &&
-                                       !FusedForwardOf<Config>::value> {};
+    : std::integral_constant<bool,
+                             ScanWgmmaOf<Config>::value &&
+                                 (FusedForwardOf<Config>::value
+                                      ? !FusedInverseOf<Config>::value
+                                      : WgmmaScanScoresOf<Config>::value)> {};
 
 /// Shared-memory layout of the wgmma scan: kStages stages of {Q, K, V, M,
 /// P (64-column blocks of 128-byte-swizzled rows, as TMA writes them), G},
@@ -94,7 +107,10 @@ template <class Config> struct DeltaRuleWgmmaShape {
   static constexpr size_t kStageK = kStageQ + 2 * kChunk * kK;
   static constexpr size_t kStageV = kStageK + 2 * kChunk * kK;
   static constexpr size_t kStageM = kStageV + 2 * kChunk * kVt;
-  static constexpr bool kScoresInScan = ScanComputesScoresOf<Config>::value;
+  // The scan's consumers compute P (not the fused block, whose producer
+  // writes P into the stage).
+  static constexpr bool kScoresInScan =
+      ScanComputesScoresOf<Config>::value && !FusedForwardOf<Config>::value;
   static constexpr size_t kStageP = kStageM + 2 * kChunk * kChunk;
   static constexpr size_t kStageG =
       kStageP + (kScoresInScan ? 0 : 2 * kChunk * kChunk);
