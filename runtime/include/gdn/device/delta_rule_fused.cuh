@@ -41,6 +41,13 @@
 // scripts/fused-phase-profile.py measures the phases). Nothing selects it
 // by default.
 //
+// With kFusedInverse = false the producer makes P alone: the prepare
+// kernel (without P) runs first and writes M, G and the bounds, which the
+// block copies with Q, K and V; the consumers take 224 registers and the
+// producer issues the refills (docs/delta-rule.md, "The fused block with a
+// producer of P alone"). Also experimental: it breaks even with the two
+// kernels.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef GDN_DEVICE_DELTA_RULE_FUSED_CUH
