@@ -877,8 +877,9 @@ int benchSplit(int iterations) {
   return failures;
 }
 
-/// The fused forward against the two kernels on the TARGETS.md mixes
-/// (split by the host rule, as generated code does).
+/// The fused forward, and the fused block with a producer of P alone,
+/// against the two kernels on the TARGETS.md mixes (split by the host rule,
+/// as generated code does).
 int benchFused(int iterations) {
   using Wg128 = WgmmaConfig<16, 32, 128, 128, true, true>;
   using Fu128 = FusedConfig<16, 32, 128, 128, true, true>;
