@@ -82,29 +82,31 @@ insert('''      mbarrierWait(full + stage, phase);
       GDN_PROFILE_MARK(1);
       if (rows < kC) {
         // TMA read past the sequence end: zero those rows of Q and K''')
-insert('''      if (pWarp == 1)
-        cumulative += warpTotals[0];''', '''      GDN_PROFILE_MARK(2);
-      if (pWarp == 1)
-        cumulative += warpTotals[0];''')
-insert('''        wgmmaSettle(scores);
-''', '''        wgmmaSettle(scores);
-        GDN_PROFILE_MARK(3 + 2 * half);
+insert('''        if (pWarp == 1)
+          cumulative += warpTotals[0];''', '''        GDN_PROFILE_MARK(2);
+        if (pWarp == 1)
+          cumulative += warpTotals[0];''')
+insert('''          wgmmaSettle(keys);
+          wgmmaSettle(scores);
+''', '''          wgmmaSettle(keys);
+          wgmmaSettle(scores);
+          GDN_PROFILE_MARK(3 + 2 * half);
 ''')
-insert('''            });
-      }
-      producerBarrier<kConsumers>(); // L whole
-''', '''            });
-        GDN_PROFILE_MARK(4 + 2 * half);
-      }
-      producerBarrier<kConsumers>(); // L whole
-      GDN_PROFILE_MARK(7);
+insert('''              });
+        }
+        producerBarrier<kConsumers>(); // L whole
+''', '''              });
+          GDN_PROFILE_MARK(4 + 2 * half);
+        }
+        producerBarrier<kConsumers>(); // L whole
+        GDN_PROFILE_MARK(7);
 ''')
-insert('''          lower, scratch, 0, p, [] { producerBarrier<kConsumers>(); });''',
-       '''          lower, scratch, 0, p, [&] {
-            producerBarrier<kConsumers>();
-            GDN_PROFILE_MARK(8 + profBarrier);
-            ++profBarrier;
-          });''')
+insert('''            lower, scratch, 0, p, [] { producerBarrier<kConsumers>(); });''',
+       '''            lower, scratch, 0, p, [&] {
+              producerBarrier<kConsumers>();
+              GDN_PROFILE_MARK(8 + profBarrier);
+              ++profBarrier;
+            });''')
 insert('''      fenceSharedForAsyncProxy(); // M, P, G and zeroed rows, for wgmma
       producerBarrier<kConsumers>();
 ''', '''      fenceSharedForAsyncProxy(); // M, P, G and zeroed rows, for wgmma
@@ -115,14 +117,14 @@ insert('''      fenceSharedForAsyncProxy(); // M, P, G and zeroed rows, for wgmm
 insert('''  int stage = 0;
   unsigned phase = 0;
   for (int32_t c = start; c < end; ++c) {
-    // Thread-derived offsets anew each chunk (see the producer's loop).''',
+    // Thread-derived offsets anew each chunk (see the producer's loop)''',
        '''  int stage = 0;
   unsigned phase = 0;
   const bool profLeader = tid == 0;
   unsigned long long profT = clock64();
   for (int32_t c = start; c < end; ++c) {
     GDN_PROFILE_MARK(16);
-    // Thread-derived offsets anew each chunk (see the producer's loop).''')
+    // Thread-derived offsets anew each chunk (see the producer's loop)''')
 insert('''    mbarrierWait(produced + stage, phase);
     float out[32];''', '''    GDN_PROFILE_MARK(17);
     mbarrierWait(produced + stage, phase);
