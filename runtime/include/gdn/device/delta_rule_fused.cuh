@@ -472,7 +472,15 @@ __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
                            : 0.0f;
     int stage = 0;
     unsigned phase = 0;
-    for (int32_t c = start; c < end; ++c) {
+    // The loop's bounds broadcast from lane 0: ptxas then knows them
+    // uniform and keeps the loop counter in a uniform register. Otherwise
+    // it spilled the counter and `end`, and reloaded them from local
+    // memory at the top of every chunk, where the branch and the next g
+    // and beta addresses waited for them (about 1100 cycles of a 9000-cycle
+    // chunk; the forward 2-4% faster without, H200).
+    const int32_t first = __shfl_sync(0xffffffffu, start, 0),
+                  last = __shfl_sync(0xffffffffu, end, 0);
+    for (int32_t c = first; c < last; ++c) {
       // The thread's index, read anew each chunk so that the compiler
       // derives its many addresses here instead of holding (and, in the
       // producer's few registers, spilling) them across the loop.
