@@ -61,20 +61,16 @@ namespace gdn {
 namespace device {
 ''')
 # The producer.
-insert('''    int stage = 0;
-    unsigned phase = 0;
-    for (int32_t c = start; c < end; ++c) {
-''', '''    int stage = 0;
-    unsigned phase = 0;
-    const bool profLeader = tid == 128 * kConsumers;
+insert('''    for (int32_t c = first; c < last; ++c) {
+      // The thread's index, read anew each chunk''', '''    const bool profLeader = tid == 128 * kConsumers;
     unsigned long long profT = clock64();
     int profBarrier = 0;
-    for (int32_t c = start; c < end; ++c) {
+    for (int32_t c = first; c < last; ++c) {
       GDN_PROFILE_MARK(0);
       if (blockIdx.x == 0 && profLeader)
         atomicAdd(&gdnProf[31], 1ull); // chunks
       profBarrier = 0;
-''')
+      // The thread's index, read anew each chunk''')
 insert('''      mbarrierWait(full + stage, phase);
       if (rows < kC) {
         // TMA read past the sequence end: zero those rows of Q and K''',
