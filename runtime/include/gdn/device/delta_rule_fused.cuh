@@ -489,7 +489,7 @@ __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
       const int rows = length - c * kC < kC ? length - c * kC : kC;
       const int r = p % kC;
       const float value = gateOrBeta;
-      if (kInverse && c + 1 < end)
+      if (kInverse && c + 1 < last)
         gateOrBeta = loadGateOrBeta(c + 1, p);
       char *at = base + stage * W::kStageBytes;
       mbarrierWait(full + stage, phase);
@@ -594,7 +594,7 @@ __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
         mbarrierArrive(produced + stage);
         // Chunk c + kStages - 1 into chunk c - 1's stage (see fetch).
         const int previous = stage == 0 ? kStages - 1 : stage - 1;
-        if (!kInverse && c > start && c + kStages - 1 < end) {
+        if (!kInverse && c > first && c + kStages - 1 < last) {
           mbarrierWait(consumed + previous, stage == 0 ? phase ^ 1u : phase);
           fetch(c + kStages - 1, previous);
         }
