@@ -15,8 +15,8 @@
 //    inverse goes by 16 x 16 blocks (fp32 substitution on the diagonal,
 //    split-bf16 products for the rest). M and P go to the workspace as bf16
 //    (8 KiB each per chunk and head), G as fp32. (Where the wgmma scan
-//    computes P itself, kWgmmaScanScores, the prepare kernel skips Q K^T
-//    and P.)
+//    computes P itself, kWgmmaScanScores, or the fused block's producer
+//    does, kFusedInverse = false, the prepare kernel skips Q K^T and P.)
 //
 // 2. deltaChunkScanKernel, one block per (sequence, value head, V tile),
 //    or with split chains per segment of a sequence (ScanSegment, whose
@@ -234,7 +234,7 @@ template <class Config> struct DeltaRuleShape {
 struct DeltaRuleWorkspace {
   __nv_bfloat16 *transform; ///< M, [slots][HV][64][64]
   __nv_bfloat16 *scores;    ///< P, [slots][HV][64][64]; null when the
-                            ///< wgmma scan computes P (kWgmmaScanScores)
+                            ///< scan side computes P (ScanComputesScoresOf)
   float *gateCumsum;        ///< G, [slots][HV][64]
   /// The log of a bound on the norm of the chunk's state transition,
   /// [slots][HV]: G_last plus its rows' logExpansion, what a split chain's
@@ -1586,7 +1586,8 @@ inline cudaError_t launchDeltaRuleKernels(DeltaRuleArgs<Config> args,
                                           unsigned phases) {
   using S = DeltaRuleShape<Config>;
   const PackingView &packing = args.packing;
-  // P comes from the prepare kernel unless the wgmma scan computes it.
+  // P comes from the prepare kernel unless the scan side computes it (the
+  // wgmma scan, or the fused block's producer).
   constexpr bool kPrepareScores = !ScanComputesScoresOf<Config>::value;
   args.workspace = DeltaRuleWorkspace::carve(
       workspace, packing, Config::kValueHeads, kPrepareScores);
@@ -1625,6 +1626,13 @@ inline cudaError_t launchDeltaRule(DeltaRuleArgs<Config> args, void *workspace,
     return cudaSuccess;
   if (args.segmentChunks < 0)
     return cudaErrorInvalidValue;
+  // Without it the two kernels would run with the knob silently ignored.
+  static_assert(
+      FusedInverseOf<Config>::value ||
+          (FusedForwardOf<Config>::value && ScanWgmmaOf<Config>::value),
+      "delta rule: kFusedInverse = false needs kFusedForward and "
+      "kScanWgmma (sm_90a): it is the fused block's producer that "
+      "makes P alone");
   if constexpr (FusedOnlyOf<Config>::value) {
     // One kernel; `phases` without the scan launches nothing. (The two
     // kernels are in the else branch: a fused config instantiates neither.)
