@@ -196,6 +196,91 @@ void chunkedModel(const Problem &p, int seq, int head, double scale,
   }
 }
 
+/// The wavefronts one warp-wide shared access takes: the most words any
+/// bank serves (each lane's `words` consecutive 4-byte words from
+/// `offset(lane)`; lanes that read the same word share it).
+template <class Offset> int wavefronts(Offset offset, int words) {
+  std::vector<std::vector<int>> bank(32);
+  for (int lane = 0; lane < 32; ++lane)
+    for (int w = 0; w < words; ++w) {
+      const int word = offset(lane) + w;
+      auto &hits = bank[word % 32];
+      if (std::find(hits.begin(), hits.end(), word) == hits.end())
+        hits.push_back(word);
+    }
+  size_t most = 0;
+  for (const auto &hits : bank)
+    most = std::max(most, hits.size());
+  return int(most);
+}
+
+// The inverse's scratch blocks: a permutation of the 256 floats for both
+// flips, column pairs kept adjacent, and the split products' accesses at
+// the fewest wavefronts their bytes need (two for the A fragments' and the
+// accumulators' float2, one for the B fragments' scalars and for the
+// diagonal solve's stores of two blocks of opposite flip). The plain
+// layout (row stride 16) takes four, four and two.
+TEST(DeltaRuleEmulation, ScratchBlockIsConflictFree) {
+  const RowMajorTile plain{16};
+  for (int flip = 0; flip < 2; ++flip) {
+    const ScratchBlock at{flip};
+    std::vector<int> seen(256, 0);
+    for (int r = 0; r < 16; ++r)
+      for (int c = 0; c < 16; ++c) {
+        ASSERT_GE(at(r, c), 0);
+        ASSERT_LT(at(r, c), 256);
+        ++seen[at(r, c)];
+        if (c % 2 == 0) {
+          EXPECT_EQ(at(r, c + 1), at(r, c) + 1) << r << " " << c;
+        }
+      }
+    for (int count : seen)
+      EXPECT_EQ(count, 1);
+    for (int half = 0; half < 2; ++half) // rows 0-7 or 8-15
+      for (int column = 0; column < 16; column += 8) {
+        // loadSplitA and storeAccumulators: lane (g, t) at row g, column 2t.
+        auto pairAt = [&](auto layout) {
+          return wavefronts(
+              [&](int lane) {
+                return layout(8 * half + lane / 4, column + 2 * (lane % 4));
+              },
+              2);
+        };
+        EXPECT_EQ(pairAt(at), 2);
+        EXPECT_EQ(pairAt(plain), 4);
+        // loadSplitB: lane (g, t) at row 2t (+ 1, + 8, + 9), column n0 + g.
+        for (int row = 0; row < 2; ++row) {
+          auto scalarAt = [&](auto layout) {
+            return wavefronts(
+                [&](int lane) {
+                  return layout(8 * half + 2 * (lane % 4) + row,
+                                column + lane / 4);
+                },
+                1);
+          };
+          EXPECT_EQ(scalarAt(at), 1);
+          EXPECT_EQ(scalarAt(plain), 4);
+        }
+      }
+  }
+  // The diagonal solve: a warp's lanes 0-15 and 16-31 store row r of two
+  // blocks 256 floats apart, the first with flip 0, the second with flip 1.
+  for (int r = 0; r < 16; ++r) {
+    EXPECT_EQ(wavefronts(
+                  [&](int lane) {
+                    return 256 * (lane / 16) +
+                           ScratchBlock{lane / 16}(r, lane % 16);
+                  },
+                  1),
+              1);
+    EXPECT_EQ(
+        wavefronts(
+            [&](int lane) { return 256 * (lane / 16) + plain(r, lane % 16); },
+            1),
+        2);
+  }
+}
+
 TEST(DeltaRuleEmulation, ChunkedAlgebraMatchesRecurrence) {
   std::mt19937 random(11);
   Problem p = makeProblem(1, 2, 16, 8, {1, 63, 64, 65, 150}, {2, 0, 1, 0, 3},

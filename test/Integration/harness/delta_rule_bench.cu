@@ -23,10 +23,15 @@
 //                                 the minimal traffic (q, k, v, o, gates,
 //                                 states) over the measured time
 //   delta_rule_bench split [N]    split chains (what generated code runs)
+//   delta_rule_bench targets [N]  the target shapes alone, split by the rule
+//                                 (a short A/B between two builds)
 //   delta_rule_bench fused [N]    the experimental one-kernel forward
 //                                 against the two kernels, same shapes
 //   delta_rule_bench check-fused  only the fused forward's checks (they
 //                                 are part of `check` too)
+//   delta_rule_bench digest       digests of o, final states and workspace
+//                                 for a few configs: two builds that must
+//                                 compute the same bits print the same lines
 //
 // Prints one PASS/FAIL line per check; exits non-zero on any failure.
 // Build: nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a
@@ -817,6 +822,22 @@ void benchCase(const char *name, std::vector<int> lengths, int iterations,
 /// whole), with the bench's gates (about e^-16 per chunk: warm-ups of one
 /// or two chunks), slow gates (e^-1 per chunk: about 17) and none (every
 /// segment exact: the worst case, no faster than one block per chain).
+/// The TARGETS.md shapes as generated code runs them (chains split by the
+/// rule), and the mha32 and gqa16x64 rows: a short A/B between two builds.
+int benchTargets(int iterations) {
+  using Wg128 = WgmmaConfig<16, 32, 128, 128, true, true>;
+  benchCase<Wg128>("gqa16x32 wg128", {8192, 8192, 8192, 8192}, iterations, 243,
+                   Split::kRule);
+  benchCase<Wg128>("gqa16x32 wg128", {32768}, iterations, 243, Split::kRule);
+  benchCase<Wg128>("gqa16x32 wg128", {2048, 2048, 2048, 2048}, iterations, 61,
+                   Split::kRule);
+  benchCase<WgmmaConfig<32, 32, 128, 128, true, true>>(
+      "mha32 wg128", {32768}, iterations, 251, Split::kRule);
+  benchCase<WgmmaConfig<16, 64, 128, 128, true, true>>(
+      "gqa16x64 wg128", {32768}, iterations, 486, Split::kRule);
+  return failures;
+}
+
 int benchSplit(int iterations) {
   using Wg128 = WgmmaConfig<16, 32, 128, 128, true, true>;
   const std::vector<std::vector<int>> mixes = {{32768},
@@ -987,6 +1008,67 @@ int bench(int iterations) {
   return failures;
 }
 
+//===----------------------------------------------------------------------===//
+// digest
+//===----------------------------------------------------------------------===//
+
+/// FNV-1a over bytes: two builds of the kernels that must compute the same
+/// bits (a layout change, a change of where values are staged) print the
+/// same digests.
+uint64_t fnv1a(const void *data, size_t bytes, uint64_t hash) {
+  const unsigned char *p = static_cast<const unsigned char *>(data);
+  for (size_t i = 0; i < bytes; ++i)
+    hash = (hash ^ p[i]) * 1099511628211ull;
+  return hash;
+}
+
+/// One line per case: digests of o, the final states and the whole
+/// workspace (zeroed first, so slots no chunk uses hash the same), after one
+/// forward on the check's inputs, with chains split where `segmentChunks`
+/// says.
+template <class C>
+void digestCase(const char *name, std::vector<int> lengths,
+                int32_t segmentChunks = 0) {
+  Problem p =
+      makeProblem(C::kKeyHeads, C::kValueHeads, C::kHeadDimK, lengths, {}, 5);
+  p.segmentChunks = segmentChunks;
+  CUDA_OK(cudaMemset(p.workspace, 0, p.workspaceBytes));
+  CUDA_OK(cudaMemset(p.final, 0, p.stateCount() * 4)); // unwritten without
+  run<C>(p, 0);                                        // final states
+  CUDA_OK(cudaDeviceSynchronize());
+  const uint64_t basis = 14695981039346656037ull;
+  const auto o = download(p.o, p.vCount());
+  const auto final = download(p.final, p.stateCount());
+  const auto workspace = download(
+      static_cast<const unsigned char *>(p.workspace), p.workspaceBytes);
+  std::printf(
+      "DIGEST %-28s o %016llx final %016llx workspace %016llx\n", name,
+      (unsigned long long)fnv1a(o.data(), o.size() * 2, basis),
+      (unsigned long long)fnv1a(final.data(), final.size() * 4, basis),
+      (unsigned long long)fnv1a(workspace.data(), workspace.size(), basis));
+  p.release();
+}
+
+/// The blocked inverse's counterpart: forward substitution over all 64 rows.
+template <class C> struct WithoutBlockedInverse : C {
+  static constexpr bool kPrepareBlockedInverse = false;
+};
+
+void digest() {
+  const std::vector<int> mix = {700, 65, 1, 2048, 130};
+  digestCase<WgmmaConfig<16, 32, 128, 128, true, true>>("gqa16x32 wgmma", mix);
+  digestCase<WgmmaConfig<16, 32, 128, 128, true, true>>("gqa16x32 wgmma split",
+                                                        mix, 8);
+  digestCase<WgmmaConfig<32, 32, 128, 128, true, true>>("mha32 wgmma", mix);
+  digestCase<Config<16, 32, 128, 64, true, true>>("gqa16x32 mma vt64", mix);
+  digestCase<Config<4, 8, 64, 64, true, false>>("gqa4x8 d64", mix);
+  digestCase<WithoutBlockedInverse<Config<16, 32, 128, 64, true, true>>>(
+      "gqa16x32 unblocked", mix);
+  digestCase<FusedConfig<16, 32, 128, 128, true, true>>("gqa16x32 fused", mix);
+  digestCase<ProducerScores<FusedConfig<16, 32, 128, 128, true, true>>>(
+      "gqa16x32 fused P producer", mix);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -997,16 +1079,22 @@ int main(int argc, char **argv) {
                 result ? "FAIL" : "PASS", result);
     return result ? 1 : 0;
   }
+  if (mode == "digest") {
+    digest();
+    return 0;
+  }
   if (mode == "profile") { // one wgmma case, for a profiler's kernel filter
     benchCase<WgmmaConfig<16, 32, 128, 128, true, true>>(
         "gqa16x32 wg128", {8192, 8192, 8192, 8192}, 20, 243);
     return failures;
   }
-  if (mode == "bench" || mode == "split" || mode == "fused") {
+  if (mode == "bench" || mode == "split" || mode == "fused" ||
+      mode == "targets") {
     const int iterations = std::max(20, argc > 2 ? std::atoi(argv[2]) : 50);
-    return mode == "bench"   ? bench(iterations)
-           : mode == "split" ? benchSplit(iterations)
-                             : benchFused(iterations);
+    return mode == "bench"     ? bench(iterations)
+           : mode == "split"   ? benchSplit(iterations)
+           : mode == "targets" ? benchTargets(iterations)
+                               : benchFused(iterations);
   }
   if (mode == "check-fused") { // the fused forward's checks alone
     checkFused();
@@ -1015,8 +1103,9 @@ int main(int argc, char **argv) {
     return failures ? 1 : 0;
   }
   std::fprintf(stderr,
-               "usage: %s check | check-fused | bench [iterations] | split "
-               "[iterations] | fused [iterations] | profile\n",
+               "usage: %s check | check-fused | digest | bench [iterations] "
+               "| split [iterations] | targets [iterations] | fused "
+               "[iterations] | profile\n",
                argv[0]);
   return 2;
 }

@@ -384,16 +384,47 @@ __device__ __forceinline__ float bf16BitsToFloat(uint32_t bits) {
   return value;
 }
 
+/// Where element (r, c) of a 16 x 16 fp32 tile lies: a row-major tile with
+/// row stride `ld` (`RowMajorTile`), or one of the inverse's scratch blocks
+/// (`ScratchBlock`).
+struct RowMajorTile {
+  int ld;
+  __device__ __forceinline__ int operator()(int r, int c) const {
+    return r * ld + c;
+  }
+};
+
+/// A 16 x 16 block of 256 consecutive floats, swizzled so that the split
+/// products' fragment accesses are free of bank conflicts: rows r and r ^ 1
+/// trade places where bit 2 of r differs from `flip`, and columns move by 8
+/// where bit 1 of r is set. Laid out plainly (row stride 16), the even rows
+/// all fall in banks 0-15: the A fragments' float2 loads and the
+/// accumulators' float2 stores took four wavefronts where two suffice, the
+/// B fragments' scalar loads four where one does. Swizzled, the eight rows
+/// of an A access cover every bank twice and the four of a B access every
+/// bank once. Column pairs (2j, 2j + 1) stay adjacent. Two blocks with
+/// different `flip` written by one warp (the diagonal solve's) use
+/// opposite bank halves.
+struct ScratchBlock {
+  int flip; // 0 or 1
+  __device__ __forceinline__ int operator()(int r, int c) const {
+    return 16 * (r ^ (((r >> 2) ^ flip) & 1)) + (c ^ (r & 2) * 4);
+  }
+};
+
 /// A 16 x 16 fp32 tile as two bf16 A fragments, hi + lo = the value to
 /// about 16 bits (lo is the bf16 of what hi's rounding left).
-__device__ __forceinline__ void loadSplitA(const float *tile, int ld, int lane,
-                                           FragmentA &hi, FragmentA &lo) {
+template <class Layout>
+__device__ __forceinline__ void loadSplitA(const float *tile, Layout at,
+                                           int lane, FragmentA &hi,
+                                           FragmentA &lo) {
   const int g = lane >> 2, t = lane & 3;
-  const float *p = tile + g * ld + 2 * t; // adjacent pairs: 8-byte loads
-  const float2 v01 = *reinterpret_cast<const float2 *>(p),
-               v23 = *reinterpret_cast<const float2 *>(p + 8 * ld),
-               v45 = *reinterpret_cast<const float2 *>(p + 8),
-               v67 = *reinterpret_cast<const float2 *>(p + 8 * ld + 8);
+  // Adjacent pairs: 8-byte loads.
+  auto pair = [&](int r, int c) {
+    return *reinterpret_cast<const float2 *>(tile + at(r, c));
+  };
+  const float2 v01 = pair(g, 2 * t), v23 = pair(g + 8, 2 * t),
+               v45 = pair(g, 2 * t + 8), v67 = pair(g + 8, 2 * t + 8);
   const float v[8] = {v01.x, v01.y, v23.x, v23.y, v45.x, v45.y, v67.x, v67.y};
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
@@ -403,14 +434,15 @@ __device__ __forceinline__ void loadSplitA(const float *tile, int ld, int lane,
   }
 }
 
-/// The B fragments (16 x 8, k x n) of columns n0 .. n0 + 7 of a row-major
-/// fp32 16 x 16 tile, split as loadSplitA.
-__device__ __forceinline__ void loadSplitB(const float *tile, int ld, int n0,
+/// The B fragments (16 x 8, k x n) of columns n0 .. n0 + 7 of an fp32
+/// 16 x 16 tile, split as loadSplitA.
+template <class Layout>
+__device__ __forceinline__ void loadSplitB(const float *tile, Layout at, int n0,
                                            int lane, FragmentB &hi,
                                            FragmentB &lo) {
   const int g = lane >> 2, t = lane & 3;
-  const float *p = tile + 2 * t * ld + n0 + g;
-  const float v[4] = {p[0], p[ld], p[8 * ld], p[9 * ld]};
+  const float v[4] = {tile[at(2 * t, n0 + g)], tile[at(2 * t + 1, n0 + g)],
+                      tile[at(2 * t + 8, n0 + g)], tile[at(2 * t + 9, n0 + g)]};
 #pragma unroll
   for (int k = 0; k < 2; ++k) {
     hi.r[k] = packBf16(v[2 * k], v[2 * k + 1]);
@@ -422,33 +454,35 @@ __device__ __forceinline__ void loadSplitB(const float *tile, int ld, int n0,
 /// acc[n] += A B for the two 8-column halves of a 16 x 16 x 16 product of
 /// fp32 tiles, to about fp32 accuracy: hi hi + hi lo + lo hi (the lo lo
 /// term is below 2^-16 of the product).
-__device__ __forceinline__ void accumulateSplit(Accumulator (&acc)[2],
-                                                const float *a, int lda,
-                                                const float *b, int ldb,
-                                                int lane) {
+template <class LayoutA, class LayoutB>
+__device__ __forceinline__ void
+accumulateSplit(Accumulator (&acc)[2], const float *a, LayoutA atA,
+                const float *b, LayoutB atB, int lane) {
   FragmentA aHi, aLo;
-  loadSplitA(a, lda, lane, aHi, aLo);
+  loadSplitA(a, atA, lane, aHi, aLo);
 #pragma unroll
   for (int n = 0; n < 2; ++n) {
     FragmentB bHi, bLo;
-    loadSplitB(b, ldb, 8 * n, lane, bHi, bLo);
+    loadSplitB(b, atB, 8 * n, lane, bHi, bLo);
     mma16816(acc[n], aHi, bHi);
     mma16816(acc[n], aHi, bLo);
     mma16816(acc[n], aLo, bHi);
   }
 }
 
-/// Stores a 16 x 16 accumulator pair (row-major, row stride ld), times
+/// Stores a 16 x 16 accumulator pair into a tile laid out by `at`, times
 /// `factor`.
-__device__ __forceinline__ void storeAccumulators(float *tile, int ld,
+template <class Layout>
+__device__ __forceinline__ void storeAccumulators(float *tile, Layout at,
                                                   const Accumulator (&acc)[2],
                                                   float factor, int lane) {
 #pragma unroll
   for (int n = 0; n < 2; ++n)
 #pragma unroll
     for (int e = 0; e < 4; e += 2) // columns e, e + 1: one 8-byte store
-      *reinterpret_cast<float2 *>(tile + accumulatorRow(lane, e) * ld + 8 * n +
-                                  accumulatorColumn(lane, e)) =
+      *reinterpret_cast<float2 *>(
+          tile +
+          at(accumulatorRow(lane, e), 8 * n + accumulatorColumn(lane, e))) =
           make_float2(factor * acc[n].c[e], factor * acc[n].c[e + 1]);
 }
 
@@ -544,11 +578,11 @@ gateChunkScores(ScoreAt score, const float *gate, int rows, int warp, int lane,
 /// tensor cores in split bf16 (accumulateSplit): four barriers and six
 /// dependent products (block rows one at a time took eight and nine).
 /// `scratch` holds 8 KiB per head (scratchStride floats apart): the D
-/// blocks, then four 16 x 16 sums. Every thread of the block calls
-/// it (it has barriers); the products of head h go to its kThreads / 32 /
-/// kHeads warps. `tid` is the thread's index among the kThreads that call
-/// it and `barrier` their barrier (the whole block's in the prepare kernel,
-/// a warpgroup's in the fused forward). kDiagonalFromRegisters: the D
+/// blocks, then four 16 x 16 sums, each a swizzled ScratchBlock. Every thread
+/// of the block calls it (it has barriers); the products of head h go to its
+/// kThreads / 32 / kHeads warps. `tid` is the thread's index among the kThreads
+/// that call it and `barrier` their barrier (the whole block's in the prepare
+/// kernel, a warpgroup's in the fused forward). kDiagonalFromRegisters: the D
 /// blocks go into X from the solving threads' registers (true) or are
 /// copied from the scratch (false, for callers short of registers).
 template <int kHeads, int kLdL, int kLowerSize, int kThreads,
@@ -583,10 +617,13 @@ invertUnitLowerBlocked(float *lower, float *scratch, int scratchStride, int tid,
       }
       x[r] = sum;
     }
-    float *d = scratch + (t / 64) * scratchStride + 256 * ((t % 64) / 16);
+    // D_I with flip I % 2: a warp's two blocks in opposite bank halves.
+    const int solved = (t % 64) / 16;
+    float *d = scratch + (t / 64) * scratchStride + 256 * solved;
+    const ScratchBlock at{solved % 2};
 #pragma unroll
     for (int r = 0; r < 16; ++r)
-      d[16 * r + column] = x[r];
+      d[at(r, column)] = x[r];
   }
   barrier();
   // X_II = D_I (L_II is no longer read), while the 16 -> 32 step below
@@ -607,7 +644,8 @@ invertUnitLowerBlocked(float *lower, float *scratch, int scratchStride, int tid,
       const int h = i / 1024, block = (i % 1024) / 256, r = (i % 256) / 16,
                 c = i % 16;
       lower[h * kLowerSize + (16 * block + r) * kLdL + 16 * block + c] =
-          scratch[h * scratchStride + i % 1024];
+          scratch[h * scratchStride + 256 * block +
+                  ScratchBlock{block % 2}(r, c)];
     }
   }
   // The warps of each head (two with two heads in 128 threads, four with
@@ -619,6 +657,7 @@ invertUnitLowerBlocked(float *lower, float *scratch, int scratchStride, int tid,
   const float *diagonal = scratch + h * scratchStride; // D_I at 256 I
   float *sums = scratch + h * scratchStride + 1024;    // 16 x 16, 256 apart
   auto block = [&](int i, int j) { return l + 16 * i * kLdL + 16 * j; };
+  const RowMajorTile rowMajor{kLdL};
   // 16 -> 32: X_10 = -D_1 (L_10 D_0) and X_32 = -D_3 (L_32 D_2), one warp
   // each, over L_10 and L_32 (read only by that warp).
   if (rank < 2) {
@@ -626,15 +665,15 @@ invertUnitLowerBlocked(float *lower, float *scratch, int scratchStride, int tid,
     Accumulator acc[2];
     acc[0].fill(0.0f);
     acc[1].fill(0.0f);
-    accumulateSplit(acc, block(low + 1, low), kLdL, diagonal + 256 * low, 16,
-                    lane);
-    storeAccumulators(sums + 256 * rank, 16, acc, 1.0f, lane);
+    accumulateSplit(acc, block(low + 1, low), rowMajor, diagonal + 256 * low,
+                    ScratchBlock{0}, lane);
+    storeAccumulators(sums + 256 * rank, ScratchBlock{0}, acc, 1.0f, lane);
     __syncwarp();
     acc[0].fill(0.0f);
     acc[1].fill(0.0f);
-    accumulateSplit(acc, diagonal + 256 * (low + 1), 16, sums + 256 * rank, 16,
-                    lane);
-    storeAccumulators(block(low + 1, low), kLdL, acc, -1.0f, lane);
+    accumulateSplit(acc, diagonal + 256 * (low + 1), ScratchBlock{1},
+                    sums + 256 * rank, ScratchBlock{0}, lane);
+    storeAccumulators(block(low + 1, low), rowMajor, acc, -1.0f, lane);
   }
   barrier();
   // 32 -> 64: with X_lo = [[D_0, 0], [X_10, D_1]] and X_hi likewise, the
@@ -646,8 +685,8 @@ invertUnitLowerBlocked(float *lower, float *scratch, int scratchStride, int tid,
     acc[0].fill(0.0f);
     acc[1].fill(0.0f);
     for (int k = j; k < 2; ++k)
-      accumulateSplit(acc, block(i, k), kLdL, block(k, j), kLdL, lane);
-    storeAccumulators(sums + 256 * tile, 16, acc, 1.0f, lane);
+      accumulateSplit(acc, block(i, k), rowMajor, block(k, j), rowMajor, lane);
+    storeAccumulators(sums + 256 * tile, ScratchBlock{0}, acc, 1.0f, lane);
   }
   barrier(); // every L_hi,lo read; the sums are whole
   // ... then X_IJ = -sum_{2 <= K <= I} X_IK T_KJ over L_IJ.
@@ -657,9 +696,9 @@ invertUnitLowerBlocked(float *lower, float *scratch, int scratchStride, int tid,
     acc[0].fill(0.0f);
     acc[1].fill(0.0f);
     for (int k = 2; k <= i; ++k)
-      accumulateSplit(acc, block(i, k), kLdL, sums + 256 * (2 * (k - 2) + j),
-                      16, lane);
-    storeAccumulators(block(i, j), kLdL, acc, -1.0f, lane);
+      accumulateSplit(acc, block(i, k), rowMajor,
+                      sums + 256 * (2 * (k - 2) + j), ScratchBlock{0}, lane);
+    storeAccumulators(block(i, j), rowMajor, acc, -1.0f, lane);
   }
   barrier();
 }
@@ -836,26 +875,32 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads,
     args.workspace.transitionBound[tileIndex0 + tid] =
         gate[tid * kC + kC - 1] + ((sums[0] + sums[1]) + (sums[2] + sums[3]));
   }
-  __syncthreads(); // the staging tiles are reused for M
+  // P's staging tiles hold the blocked inverse's scratch next.
+  if (kStoreScores && PrepareBlockedInverseOf<Config>::value)
+    __syncthreads();
 
   // M = X diag(beta) with X = (I + L)^-1: rows and columns past the end
   // come out zero (L is zero there, X is the identity, beta is zero).
   if (PrepareBlockedInverseOf<Config>::value) {
     // X by blocks, in place over L; the staging tiles (P is stored) hold the
-    // D blocks and the sums until the inverse's last barrier, after which M
-    // goes over them.
+    // D blocks and the sums.
     static_assert(kTileSize / 2 >= 2048, "the inverse's 8 KiB per head");
     invertUnitLowerBlocked<kHeads, S::kLdL, kLowerSize, S::kThreads, true>(
         lower, reinterpret_cast<float *>(tile), kTileSize / 2, tid,
         [] { __syncthreads(); });
     {
       // Columns c, c + 1 of every kRowGroups-th row per thread: a warp
-      // reads and writes whole rows, two values per instruction (one per
-      // instruction took twice the loads, conversions and stores).
+      // reads a whole row of X and writes M's row to the workspace, 128
+      // contiguous bytes per instruction, two values per thread (one per
+      // thread took twice the loads, conversions and stores). Staged in
+      // shared memory and copied out 16 bytes at a time, M cost two more
+      // shared accesses per value and a barrier.
       constexpr int kRowGroups = S::kThreads / (32 * kHeads);
       const int c = 2 * (tid % 32), h = (tid / 32) % kHeads,
                 group = tid / (32 * kHeads);
       const float b0 = betas[h * kC + c], b1 = betas[h * kC + c + 1];
+      Element *transform =
+          args.workspace.transform + (tileIndex0 + h) * kC * kC + c;
       Element *inverse =
           args.workspace.inverse
               ? args.workspace.inverse + (tileIndex0 + h) * kC * kC + c
@@ -864,7 +909,7 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads,
       for (int i = group; i < kC; i += kRowGroups) {
         const float2 x = *reinterpret_cast<const float2 *>(
             lower + h * kLowerSize + i * S::kLdL + c);
-        *reinterpret_cast<uint32_t *>(tile + h * kTileSize + i * S::kLdC + c) =
+        *reinterpret_cast<uint32_t *>(transform + i * kC) =
             packBf16(x.x * b0, x.y * b1);
         if (inverse)
           *reinterpret_cast<uint32_t *>(inverse + i * kC) = packBf16(x.x, x.y);
@@ -898,9 +943,11 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads,
       x[i] = (part[0] + part[1]) + (part[2] + part[3]);
     }
     const float b = betas[h * kC + c];
+    // M's column c (the 64 threads of a head write 128 bytes per row).
+    Element *transform = args.workspace.transform + (tileIndex0 + h) * kC * kC;
 #pragma unroll
     for (int i = 0; i < kC; ++i)
-      tile[h * kTileSize + i * S::kLdC + c] = __float2bfloat16_rn(x[i] * b);
+      transform[i * kC + c] = __float2bfloat16_rn(x[i] * b);
     if (args.workspace.inverse) {
       // The backward's N: column c of every row; the 64 threads of a head
       // write 128 consecutive bytes per row.
@@ -910,8 +957,6 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads,
         inverse[i * kC + c] = __float2bfloat16_rn(x[i]);
     }
   }
-  __syncthreads();
-  storeTiles(args.workspace.transform);
 }
 
 /// Stores one accumulator tile's four values of this lane (v[e] at row
