@@ -214,73 +214,6 @@ template <class Offset> int wavefronts(Offset offset, int words) {
   return int(most);
 }
 
-// The inverse's scratch blocks: a permutation of the 256 floats for both
-// flips, column pairs kept adjacent, and the split products' accesses at
-// the fewest wavefronts their bytes need (two for the A fragments' and the
-// accumulators' float2, one for the B fragments' scalars and for the
-// diagonal solve's stores of two blocks of opposite flip). The plain
-// layout (row stride 16) takes four, four and two.
-TEST(DeltaRuleEmulation, ScratchBlockIsConflictFree) {
-  const RowMajorTile plain{16};
-  for (int flip = 0; flip < 2; ++flip) {
-    const ScratchBlock at{flip};
-    std::vector<int> seen(256, 0);
-    for (int r = 0; r < 16; ++r)
-      for (int c = 0; c < 16; ++c) {
-        ASSERT_GE(at(r, c), 0);
-        ASSERT_LT(at(r, c), 256);
-        ++seen[at(r, c)];
-        if (c % 2 == 0) {
-          EXPECT_EQ(at(r, c + 1), at(r, c) + 1) << r << " " << c;
-        }
-      }
-    for (int count : seen)
-      EXPECT_EQ(count, 1);
-    for (int half = 0; half < 2; ++half) // rows 0-7 or 8-15
-      for (int column = 0; column < 16; column += 8) {
-        // loadSplitA and storeAccumulators: lane (g, t) at row g, column 2t.
-        auto pairAt = [&](auto layout) {
-          return wavefronts(
-              [&](int lane) {
-                return layout(8 * half + lane / 4, column + 2 * (lane % 4));
-              },
-              2);
-        };
-        EXPECT_EQ(pairAt(at), 2);
-        EXPECT_EQ(pairAt(plain), 4);
-        // loadSplitB: lane (g, t) at row 2t (+ 1, + 8, + 9), column n0 + g.
-        for (int row = 0; row < 2; ++row) {
-          auto scalarAt = [&](auto layout) {
-            return wavefronts(
-                [&](int lane) {
-                  return layout(8 * half + 2 * (lane % 4) + row,
-                                column + lane / 4);
-                },
-                1);
-          };
-          EXPECT_EQ(scalarAt(at), 1);
-          EXPECT_EQ(scalarAt(plain), 4);
-        }
-      }
-  }
-  // The diagonal solve: a warp's lanes 0-15 and 16-31 store row r of two
-  // blocks 256 floats apart, the first with flip 0, the second with flip 1.
-  for (int r = 0; r < 16; ++r) {
-    EXPECT_EQ(wavefronts(
-                  [&](int lane) {
-                    return 256 * (lane / 16) +
-                           ScratchBlock{lane / 16}(r, lane % 16);
-                  },
-                  1),
-              1);
-    EXPECT_EQ(
-        wavefronts(
-            [&](int lane) { return 256 * (lane / 16) + plain(r, lane % 16); },
-            1),
-        2);
-  }
-}
-
 TEST(DeltaRuleEmulation, ChunkedAlgebraMatchesRecurrence) {
   std::mt19937 random(11);
   Problem p = makeProblem(1, 2, 16, 8, {1, 63, 64, 65, 150}, {2, 0, 1, 0, 3},
@@ -494,6 +427,69 @@ void checkPack(std::vector<int> lengths, std::vector<int> padding,
           << "sequence " << seq << ": packed final state differs from alone";
     }
   }
+}
+
+// The inverse keeps its intermediates in the 16 x 16 blocks above the
+// diagonal of L (row stride kLdL = 68 floats). There the split products'
+// accesses take the fewest wavefronts their bytes need: two for the A
+// fragments' and the accumulators' float2, one for the B fragments'
+// scalars and for the diagonal solve's stores into the two upper blocks a
+// warp fills (slots 0 and 1, 2 and 3). A plain 16 x 16 scratch (row stride
+// 16) took four, four and two.
+TEST(DeltaRuleEmulation, InverseIntermediatesAreConflictFree) {
+  constexpr int kLdL = DeltaRuleShape<Config<4, 8, 64, 64, true, true>>::kLdL;
+  static_assert(kLdL == 68, "the layout this test reasons about");
+  const RowMajorTile lower{kLdL}, plain{16};
+  // Upper blocks (0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3).
+  const int slotRow[6] = {0, 0, 0, 1, 1, 2}, slotColumn[6] = {1, 2, 3, 2, 3, 3};
+  for (int slot = 0; slot < 6; ++slot) {
+    const int origin = 16 * slotRow[slot] * kLdL + 16 * slotColumn[slot];
+    for (int half = 0; half < 2; ++half) // rows 0-7 or 8-15
+      for (int column = 0; column < 16; column += 8) {
+        // loadSplitA and storeAccumulators: lane (g, t) at row g, column 2t.
+        auto pairs = [&](RowMajorTile at, int base) {
+          return wavefronts(
+              [&](int lane) {
+                return base + at(8 * half + lane / 4, column + 2 * (lane % 4));
+              },
+              2);
+        };
+        EXPECT_EQ(pairs(lower, origin), 2) << slot;
+        EXPECT_EQ(pairs(plain, 0), 4);
+        // loadSplitB: lane (g, t) at row 2t (+ 1, + 8, + 9), column n0 + g.
+        for (int row = 0; row < 2; ++row) {
+          auto scalars = [&](RowMajorTile at, int base) {
+            return wavefronts(
+                [&](int lane) {
+                  return base +
+                         at(8 * half + 2 * (lane % 4) + row, column + lane / 4);
+                },
+                1);
+          };
+          EXPECT_EQ(scalars(lower, origin), 1) << slot;
+          EXPECT_EQ(scalars(plain, 0), 4);
+        }
+      }
+  }
+  // The diagonal solve: lanes 0-15 store row r of D_I, lanes 16-31 row r of
+  // D_I+1 (I = 0, 2), each into its slot.
+  for (int first = 0; first < 4; first += 2)
+    for (int r = 0; r < 16; ++r) {
+      EXPECT_EQ(wavefronts(
+                    [&](int lane) {
+                      const int slot = first + lane / 16;
+                      return 16 * slotRow[slot] * kLdL + 16 * slotColumn[slot] +
+                             lower(r, lane % 16);
+                    },
+                    1),
+                1)
+          << first << " " << r;
+      EXPECT_EQ(
+          wavefronts(
+              [&](int lane) { return 256 * (lane / 16) + plain(r, lane % 16); },
+              1),
+          2);
+    }
 }
 
 TEST(DeltaRuleEmulation, EdgeLengthsGqaStates) {

@@ -164,8 +164,9 @@ template <class Config> struct DeltaRuleShape {
   // a key head (GQA with an even group; one head otherwise), so K K^T and
   // Q K^T are computed once for both and the two inverses run side by side.
   static constexpr int kPrepareHeads = (kHV / kH) % 2 == 0 ? 2 : 1;
-  // Q, K tiles, then per value head L (fp32), G, beta, a bf16 staging tile.
-  // With kPrepareSharedLower, L lies over Q and K (written only after a
+  // Q, K tiles, then per value head L (fp32), G, beta, the per-warp sums
+  // and, last, P's bf16 staging tiles (not allocated when the kernel makes no
+  // P). With kPrepareSharedLower, L lies over Q and K (written only after a
   // barrier that follows the last read of Q and K).
   // (Only where it fits: K = 64 with two heads keeps L apart.)
   static constexpr size_t kPrepareQ = 0;
@@ -180,21 +181,31 @@ template <class Config> struct DeltaRuleShape {
       kPrepareSharedLower ? kPrepareQKEnd : kPrepareL + kPrepareLowerBytes;
   // Blocks per SM the launch bounds ask for (the register cap follows);
   // without the shared L, no request (as in the first version: shared
-  // memory allows two).
+  // memory allows two). Without P the kernel needs no staging tiles (36
+  // KiB at K = 128) and runs six blocks of 80 registers: its time at mha32
+  // 1 x 32768 went from 0.240 to 0.217 ms (performance.md, session 15).
+  // With P, 96 registers (five blocks) made it 50% slower.
   static constexpr int kPrepareBlocksPerSM =
       PrepareBlocksPerSMOf<Config>::value > 0
           ? PrepareBlocksPerSMOf<Config>::value
           : (kPrepareSharedLower ? 4 : 1);
+  static constexpr int kPrepareBlocksPerSMWithoutScores =
+      PrepareBlocksPerSMOf<Config>::value > 0
+          ? PrepareBlocksPerSMOf<Config>::value
+          : (kPrepareSharedLower ? 6 : 1);
   static constexpr size_t kPrepareBeta = kPrepareG + kPrepareHeads * 4 * kChunk;
-  static constexpr size_t kPrepareTile =
-      kPrepareBeta + kPrepareHeads * 4 * kChunk;
   // The cumsum's per-warp totals (four warps), then per value head and warp
   // the sum of its rows' log expansions (logExpansion).
   static constexpr size_t kPrepareWarpTotals =
-      kPrepareTile + kPrepareHeads * 2 * kChunk * kLdC;
+      kPrepareBeta + kPrepareHeads * 4 * kChunk;
   static constexpr size_t kPrepareExpansion = kPrepareWarpTotals + 16;
+  static constexpr size_t kPrepareTile = kPrepareExpansion + kPrepareHeads * 16;
   static constexpr size_t kPrepareBytes =
-      kPrepareExpansion + kPrepareHeads * 16;
+      kPrepareTile + kPrepareHeads * 2 * kChunk * kLdC;
+  /// The prepare kernel's shared memory with or without P.
+  static constexpr size_t prepareBytes(bool scores) {
+    return scores ? kPrepareBytes : kPrepareTile;
+  }
 
   // Scan kernel: kScanStages stages of {Q, K, V tile, M, P, G}, then S, R,
   // Vnew and the decayed Vnew (the B operands of the chunk's products).
@@ -384,31 +395,11 @@ __device__ __forceinline__ float bf16BitsToFloat(uint32_t bits) {
   return value;
 }
 
-/// Where element (r, c) of a 16 x 16 fp32 tile lies: a row-major tile with
-/// row stride `ld` (`RowMajorTile`), or one of the inverse's scratch blocks
-/// (`ScratchBlock`).
+/// Where element (r, c) of a 16 x 16 fp32 tile with row stride `ld` lies.
 struct RowMajorTile {
   int ld;
   __device__ __forceinline__ int operator()(int r, int c) const {
     return r * ld + c;
-  }
-};
-
-/// A 16 x 16 block of 256 consecutive floats, swizzled so that the split
-/// products' fragment accesses are free of bank conflicts: rows r and r ^ 1
-/// trade places where bit 2 of r differs from `flip`, and columns move by 8
-/// where bit 1 of r is set. Laid out plainly (row stride 16), the even rows
-/// all fall in banks 0-15: the A fragments' float2 loads and the
-/// accumulators' float2 stores took four wavefronts where two suffice, the
-/// B fragments' scalar loads four where one does. Swizzled, the eight rows
-/// of an A access cover every bank twice and the four of a B access every
-/// bank once. Column pairs (2j, 2j + 1) stay adjacent. Two blocks with
-/// different `flip` written by one warp (the diagonal solve's) use
-/// opposite bank halves.
-struct ScratchBlock {
-  int flip; // 0 or 1
-  __device__ __forceinline__ int operator()(int r, int c) const {
-    return 16 * (r ^ (((r >> 2) ^ flip) & 1)) + (c ^ (r & 2) * 4);
   }
 };
 
@@ -577,19 +568,23 @@ gateChunkScores(ScoreAt score, const float *gate, int rows, int warp, int lane,
 /// [[A^-1, 0], [-B^-1 C A^-1, B^-1]], from 16 to 32 to 64 rows, on the
 /// tensor cores in split bf16 (accumulateSplit): four barriers and six
 /// dependent products (block rows one at a time took eight and nine).
-/// `scratch` holds 8 KiB per head (scratchStride floats apart): the D
-/// blocks, then four 16 x 16 sums, each a swizzled ScratchBlock. Every thread
-/// of the block calls it (it has barriers); the products of head h go to its
-/// kThreads / 32 / kHeads warps. `tid` is the thread's index among the kThreads
-/// that call it and `barrier` their barrier (the whole block's in the prepare
-/// kernel, a warpgroup's in the fused forward). kDiagonalFromRegisters: the D
-/// blocks go into X from the solving threads' registers (true) or are
-/// copied from the scratch (false, for callers short of registers).
+/// The D blocks and the 16 x 16 sums between the steps go in the six
+/// blocks above the diagonal, which L leaves unused: no scratch memory, and
+/// at row stride kLdL every fragment access of the split products takes the
+/// fewest wavefronts its bytes need (a plain 16 x 16 scratch had 2- to
+/// 4-way bank conflicts). **Above X's diagonal blocks the result holds
+/// those values, not zeros**: readers of X take its lower triangle only.
+/// Every thread of the block calls it (it has barriers); the products of
+/// head h go to its kThreads / 32 / kHeads warps. `tid` is the thread's
+/// index among the kThreads that call it and `barrier` their barrier (the
+/// whole block's in the prepare kernel, a warpgroup's in the fused
+/// forward). kDiagonalFromRegisters: the D blocks go into X from the
+/// solving threads' registers (true) or are copied from their upper blocks
+/// (false, for callers short of registers).
 template <int kHeads, int kLdL, int kLowerSize, int kThreads,
           bool kDiagonalFromRegisters, class Barrier>
-__device__ __forceinline__ void
-invertUnitLowerBlocked(float *lower, float *scratch, int scratchStride, int tid,
-                       Barrier barrier) {
+__device__ __forceinline__ void invertUnitLowerBlocked(float *lower, int tid,
+                                                       Barrier barrier) {
   const unsigned t = tid; // indices without signed division's fix-ups
   const int lane = t % 32;
   // Diagonal blocks: thread (h, I, column) solves one column of D_I.
@@ -598,6 +593,17 @@ invertUnitLowerBlocked(float *lower, float *scratch, int scratchStride, int tid,
   float *diagonalBlock = lower + (t / 64) % kHeads * kLowerSize +
                          16 * ((t % 64) / 16) * (kLdL + 1);
   const int column = t % 16;
+  // Block (i, j) of head h, and the upper block of slot 0 .. 5: (0, 1),
+  // (0, 2), (0, 3), (1, 2), (1, 3), (2, 3). D_I goes to slot I: the two
+  // blocks a warp solves lie in opposite bank halves (16 j apart mod 32),
+  // so their row stores do not conflict.
+  auto blockOf = [&](int h, int i, int j) {
+    return lower + h * kLowerSize + 16 * i * kLdL + 16 * j;
+  };
+  auto upper = [&](int h, int slot) {
+    const int i = slot < 3 ? 0 : slot < 5 ? 1 : 2;
+    return blockOf(h, i, slot < 3 ? slot + 1 : slot < 5 ? slot - 1 : 3);
+  };
   float x[16];
   if (solves) {
     const float *l = diagonalBlock;
@@ -617,23 +623,20 @@ invertUnitLowerBlocked(float *lower, float *scratch, int scratchStride, int tid,
       }
       x[r] = sum;
     }
-    // D_I with flip I % 2: a warp's two blocks in opposite bank halves.
-    const int solved = (t % 64) / 16;
-    float *d = scratch + (t / 64) * scratchStride + 256 * solved;
-    const ScratchBlock at{solved % 2};
+    float *d = upper((t / 64) % kHeads, (t % 64) / 16);
 #pragma unroll
     for (int r = 0; r < 16; ++r)
-      d[at(r, column)] = x[r];
+      d[r * kLdL + column] = x[r];
   }
   barrier();
   // X_II = D_I (L_II is no longer read), while the 16 -> 32 step below
-  // reads the D blocks from the scratch: one barrier for both.
+  // reads the D blocks from their upper blocks: one barrier for both.
   if constexpr (kDiagonalFromRegisters) {
     // From the registers that solved it: a warp's two blocks are 16 banks
-    // apart, no conflicts. (The copy from the scratch below has two-way
+    // apart, no conflicts. (The copy from a scratch, as below, had two-way
     // conflicts: 3% of the prepare kernel's samples; this took the kernel
     // from 0.255 to 0.237 ms together with two other changes. A fused
-    // producer, with fewer registers, spills x across the barrier instead.)
+    // producer, with fewer registers, spilled x across the barrier.)
     if (solves) {
 #pragma unroll
       for (int r = 0; r < 16; ++r)
@@ -643,9 +646,7 @@ invertUnitLowerBlocked(float *lower, float *scratch, int scratchStride, int tid,
     for (unsigned i = t; i < kHeads * 4 * 256; i += kThreads) {
       const int h = i / 1024, block = (i % 1024) / 256, r = (i % 256) / 16,
                 c = i % 16;
-      lower[h * kLowerSize + (16 * block + r) * kLdL + 16 * block + c] =
-          scratch[h * scratchStride + 256 * block +
-                  ScratchBlock{block % 2}(r, c)];
+      blockOf(h, block, block)[r * kLdL + c] = upper(h, block)[r * kLdL + c];
     }
   }
   // The warps of each head (two with two heads in 128 threads, four with
@@ -653,10 +654,7 @@ invertUnitLowerBlocked(float *lower, float *scratch, int scratchStride, int tid,
   constexpr int kHeadWarps = kThreads / 32 / kHeads;
   static_assert(kHeadWarps >= 2, "the inverse needs two warps per head");
   const int h = t / (32 * kHeadWarps), rank = (t / 32) % kHeadWarps;
-  float *l = lower + h * kLowerSize;
-  const float *diagonal = scratch + h * scratchStride; // D_I at 256 I
-  float *sums = scratch + h * scratchStride + 1024;    // 16 x 16, 256 apart
-  auto block = [&](int i, int j) { return l + 16 * i * kLdL + 16 * j; };
+  auto block = [&](int i, int j) { return blockOf(h, i, j); };
   const RowMajorTile rowMajor{kLdL};
   // 16 -> 32: X_10 = -D_1 (L_10 D_0) and X_32 = -D_3 (L_32 D_2), one warp
   // each, over L_10 and L_32 (read only by that warp).
@@ -665,20 +663,21 @@ invertUnitLowerBlocked(float *lower, float *scratch, int scratchStride, int tid,
     Accumulator acc[2];
     acc[0].fill(0.0f);
     acc[1].fill(0.0f);
-    accumulateSplit(acc, block(low + 1, low), rowMajor, diagonal + 256 * low,
-                    ScratchBlock{0}, lane);
-    storeAccumulators(sums + 256 * rank, ScratchBlock{0}, acc, 1.0f, lane);
+    float *sum = upper(h, 4 + rank); // slots 4 and 5
+    accumulateSplit(acc, block(low + 1, low), rowMajor, upper(h, low), rowMajor,
+                    lane);
+    storeAccumulators(sum, rowMajor, acc, 1.0f, lane);
     __syncwarp();
     acc[0].fill(0.0f);
     acc[1].fill(0.0f);
-    accumulateSplit(acc, diagonal + 256 * (low + 1), ScratchBlock{1},
-                    sums + 256 * rank, ScratchBlock{0}, lane);
+    accumulateSplit(acc, upper(h, low + 1), rowMajor, sum, rowMajor, lane);
     storeAccumulators(block(low + 1, low), rowMajor, acc, -1.0f, lane);
   }
   barrier();
   // 32 -> 64: with X_lo = [[D_0, 0], [X_10, D_1]] and X_hi likewise, the
   // lower-left 32 x 32 block is -X_hi (L_hi,lo X_lo). First T_IJ = sum_{J
-  // <= K <= 1} L_IK X_KJ for I = 2, 3 and J = 0, 1 (tile 2 (I - 2) + J)...
+  // <= K <= 1} L_IK X_KJ for I = 2, 3 and J = 0, 1 (tile 2 (I - 2) + J, in
+  // slot tile: the D blocks are no longer read)...
   for (int tile = rank; tile < 4; tile += kHeadWarps) {
     const int i = 2 + tile / 2, j = tile % 2;
     Accumulator acc[2];
@@ -686,7 +685,7 @@ invertUnitLowerBlocked(float *lower, float *scratch, int scratchStride, int tid,
     acc[1].fill(0.0f);
     for (int k = j; k < 2; ++k)
       accumulateSplit(acc, block(i, k), rowMajor, block(k, j), rowMajor, lane);
-    storeAccumulators(sums + 256 * tile, ScratchBlock{0}, acc, 1.0f, lane);
+    storeAccumulators(upper(h, tile), rowMajor, acc, 1.0f, lane);
   }
   barrier(); // every L_hi,lo read; the sums are whole
   // ... then X_IJ = -sum_{2 <= K <= I} X_IK T_KJ over L_IJ.
@@ -696,8 +695,8 @@ invertUnitLowerBlocked(float *lower, float *scratch, int scratchStride, int tid,
     acc[0].fill(0.0f);
     acc[1].fill(0.0f);
     for (int k = 2; k <= i; ++k)
-      accumulateSplit(acc, block(i, k), rowMajor,
-                      sums + 256 * (2 * (k - 2) + j), ScratchBlock{0}, lane);
+      accumulateSplit(acc, block(i, k), rowMajor, upper(h, 2 * (k - 2) + j),
+                      rowMajor, lane);
     storeAccumulators(block(i, j), rowMajor, acc, -1.0f, lane);
   }
   barrier();
@@ -707,8 +706,10 @@ invertUnitLowerBlocked(float *lower, float *scratch, int scratchStride, int tid,
 /// itself, `kWgmmaScanScores`); Q is not read, and the workspace's P is
 /// left alone.
 template <class Config, bool kStoreScores = true>
-__global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads,
-                                  DeltaRuleShape<Config>::kPrepareBlocksPerSM)
+__global__ void __launch_bounds__(
+    DeltaRuleShape<Config>::kThreads,
+    kStoreScores ? DeltaRuleShape<Config>::kPrepareBlocksPerSM
+                 : DeltaRuleShape<Config>::kPrepareBlocksPerSMWithoutScores)
     deltaChunkPrepareKernel(DeltaRuleArgs<Config> args) {
   using S = DeltaRuleShape<Config>;
   using Element = typename Config::Element;
@@ -875,19 +876,14 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads,
     args.workspace.transitionBound[tileIndex0 + tid] =
         gate[tid * kC + kC - 1] + ((sums[0] + sums[1]) + (sums[2] + sums[3]));
   }
-  // P's staging tiles hold the blocked inverse's scratch next.
-  if (kStoreScores && PrepareBlockedInverseOf<Config>::value)
-    __syncthreads();
 
   // M = X diag(beta) with X = (I + L)^-1: rows and columns past the end
   // come out zero (L is zero there, X is the identity, beta is zero).
   if (PrepareBlockedInverseOf<Config>::value) {
-    // X by blocks, in place over L; the staging tiles (P is stored) hold the
-    // D blocks and the sums.
-    static_assert(kTileSize / 2 >= 2048, "the inverse's 8 KiB per head");
+    // X by blocks, in place over L (its upper blocks hold the inverse's
+    // intermediates: M takes the lower triangle).
     invertUnitLowerBlocked<kHeads, S::kLdL, kLowerSize, S::kThreads, true>(
-        lower, reinterpret_cast<float *>(tile), kTileSize / 2, tid,
-        [] { __syncthreads(); });
+        lower, tid, [] { __syncthreads(); });
     {
       // Columns c, c + 1 of every kRowGroups-th row per thread: a warp
       // reads a whole row of X and writes M's row to the workspace, 128
@@ -907,8 +903,10 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kThreads,
               : nullptr;
 #pragma unroll 8 // loads in flight: the loop waits on their latency
       for (int i = group; i < kC; i += kRowGroups) {
-        const float2 x = *reinterpret_cast<const float2 *>(
-            lower + h * kLowerSize + i * S::kLdL + c);
+        float2 x = *reinterpret_cast<const float2 *>(lower + h * kLowerSize +
+                                                     i * S::kLdL + c);
+        x.x = c <= i ? x.x : 0.0f;
+        x.y = c < i ? x.y : 0.0f;
         *reinterpret_cast<uint32_t *>(transform + i * kC) =
             packBf16(x.x * b0, x.y * b1);
         if (inverse)
@@ -1641,7 +1639,7 @@ inline cudaError_t launchDeltaRuleKernels(DeltaRuleArgs<Config> args,
   cudaError_t error =
       cudaFuncSetAttribute(deltaChunkPrepareKernel<Config, kPrepareScores>,
                            cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           static_cast<int>(S::kPrepareBytes));
+                           static_cast<int>(S::prepareBytes(kPrepareScores)));
   ScanLaunch<Config> scan;
   if (error == cudaSuccess && (phases & kDeltaRuleScan))
     error = scan.setup(args);
@@ -1651,7 +1649,7 @@ inline cudaError_t launchDeltaRuleKernels(DeltaRuleArgs<Config> args,
   if (phases & kDeltaRulePrepare)
     deltaChunkPrepareKernel<Config, kPrepareScores>
         <<<dim3(static_cast<unsigned>(slots), S::kHV / S::kPrepareHeads),
-           S::kThreads, S::kPrepareBytes, stream>>>(args);
+           S::kThreads, S::prepareBytes(kPrepareScores), stream>>>(args);
   if (phases & kDeltaRuleScan)
     scan.launch(args, deltaRuleScanBlocks<Config>(packing, args.segmentChunks),
                 stream);

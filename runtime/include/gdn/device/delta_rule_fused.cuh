@@ -60,7 +60,7 @@ namespace device {
 
 /// Shared-memory layout of the fused forward: the wgmma scan's stages (M, P
 /// and G written by the producer instead of copied), then the producer's
-/// fp32 L and inverse scratch, betas, the consumers' decays and the
+/// fp32 L (the inverse works in place), betas, the consumers' decays and the
 /// mbarriers. The base is aligned to 1024 bytes at run time.
 template <class Config> struct DeltaRuleFusedShape {
   using Scan = DeltaRuleWgmmaShape<Config>;
@@ -87,10 +87,7 @@ template <class Config> struct DeltaRuleFusedShape {
       3 * kLaunchRegisters - 2 * kConsumerRegisters;
   static constexpr int kLdL = kChunk + 4;
   static constexpr size_t kLower = kStages * Scan::kStageBytes;
-  // The inverse's scratch (invertUnitLowerBlocked): the four 16 x 16
-  // diagonal blocks and four 16 x 16 sums.
-  static constexpr size_t kScratch = kLower + 4 * kChunk * kLdL;
-  static constexpr size_t kBetas = kScratch + 8 * 4 * 256;
+  static constexpr size_t kBetas = kLower + 4 * kChunk * kLdL;
   static constexpr size_t kWarpTotals = kBetas + 4 * kChunk;
   static constexpr size_t kWarpSums = kWarpTotals + 16;
   static constexpr size_t kDecays = kWarpSums + 4 * (kThreads / 32);
@@ -450,7 +447,6 @@ __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
           "setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(F::kProducerRegisters));
 #endif
     float *lower = reinterpret_cast<float *>(base + F::kLower);
-    float *scratch = reinterpret_cast<float *>(base + F::kScratch);
     float *betas = reinterpret_cast<float *>(base + F::kBetas);
     float *warpTotals = reinterpret_cast<float *>(base + F::kWarpTotals);
     if (tid == 128 * kConsumers)
@@ -573,7 +569,7 @@ __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
         }
         producerBarrier<kConsumers>(); // L whole
         invertUnitLowerBlocked<1, F::kLdL, kC * F::kLdL, 128, false>(
-            lower, scratch, 0, p, [] { producerBarrier<kConsumers>(); });
+            lower, p, [] { producerBarrier<kConsumers>(); });
         // M = X diag(beta): thread p writes columns 2 (p % 32) .. + 1 of rows
         // p / 32 + 4 i (a warp writes one 128-byte row at a time).
         {
@@ -581,8 +577,11 @@ __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
           const float b0 = betas[column], b1 = betas[column + 1];
 #pragma unroll 4
           for (int i = pWarp; i < kC; i += 4) {
-            const float2 x =
+            float2 x =
                 *reinterpret_cast<const float2 *>(lower + i * F::kLdL + column);
+            // X's lower triangle (its upper blocks hold intermediates).
+            x.x = column <= i ? x.x : 0.0f;
+            x.y = column < i ? x.y : 0.0f;
             *reinterpret_cast<uint32_t *>(at + W::kStageM +
                                           Tile::offset(i, column)) =
                 packBf16(x.x * b0, x.y * b1);
