@@ -97,8 +97,8 @@ insert('''              });
         producerBarrier<kConsumers>(); // L whole
         GDN_PROFILE_MARK(7);
 ''')
-insert('''            lower, scratch, 0, p, [] { producerBarrier<kConsumers>(); });''',
-       '''            lower, scratch, 0, p, [&] {
+insert('''            lower, p, [] { producerBarrier<kConsumers>(); });''',
+       '''            lower, p, [&] {
               producerBarrier<kConsumers>();
               GDN_PROFILE_MARK(8 + profBarrier);
               ++profBarrier;

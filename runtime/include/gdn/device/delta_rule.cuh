@@ -203,8 +203,13 @@ template <class Config> struct DeltaRuleShape {
   static constexpr size_t kPrepareBytes =
       kPrepareTile + kPrepareHeads * 2 * kChunk * kLdC;
   /// The prepare kernel's shared memory with or without P.
-  static constexpr size_t prepareBytes(bool scores) {
+  __host__ __device__ static constexpr size_t prepareBytes(bool scores) {
     return scores ? kPrepareBytes : kPrepareTile;
+  }
+  /// The same for the TMA prepare kernel: its mbarrier, and 1024 bytes to
+  /// align the base for 128-byte swizzling.
+  __host__ __device__ static constexpr size_t prepareTmaBytes(bool scores) {
+    return prepareBytes(scores) + 16 + 1024;
   }
 
   // Scan kernel: kScanStages stages of {Q, K, V tile, M, P, G}, then S, R,
@@ -702,15 +707,80 @@ __device__ __forceinline__ void invertUnitLowerBlocked(float *lower, int tid,
   barrier();
 }
 
-/// kStoreScores false: no Q K^T and no P (the wgmma scan computes P
-/// itself, `kWgmmaScanScores`); Q is not read, and the workspace's P is
-/// left alone.
-template <class Config, bool kStoreScores = true>
-__global__ void __launch_bounds__(
-    DeltaRuleShape<Config>::kThreads,
-    kStoreScores ? DeltaRuleShape<Config>::kPrepareBlocksPerSM
-                 : DeltaRuleShape<Config>::kPrepareBlocksPerSMWithoutScores)
-    deltaChunkPrepareKernel(DeltaRuleArgs<Config> args) {
+/// The prepare kernel's Q and K and their products, the mma.sync way (any
+/// target from sm_80): cp.async into rows padded by 16 bytes, then K K^T
+/// and Q K^T through ldmatrix fragments, each warp its 16 rows. The
+/// interface prepareChunk expects of its `Operands` (the TMA and wgmma
+/// counterpart is PrepareOperandsTma, delta_rule_wgmma.cuh):
+/// - issue(): start the copies of the chunk's `rows` rows (every thread
+///   calls it; rows from `rows` on must read as zero);
+/// - beforeBarrier() / afterBarrier(): around the block barrier that
+///   follows, make the copies visible to every thread;
+/// - products(): K K^T (and Q K^T with kStoreScores) for this warp's rows;
+/// - key(n, e), score(n, e): element e of 8-column tile n of them, in
+///   mma.sync's m16n8 accumulator layout.
+template <class Config, bool kStoreScores> struct PrepareOperandsMma {
+  using S = DeltaRuleShape<Config>;
+  using Element = typename Config::Element;
+  Element *qs, *ks;
+  Accumulator kk[8], qk[8];
+
+  __device__ __forceinline__ explicit PrepareOperandsMma(char *base)
+      : qs(reinterpret_cast<Element *>(base + S::kPrepareQ)),
+        ks(reinterpret_cast<Element *>(base + S::kPrepareK)) {}
+  __device__ __forceinline__ void issue(const DeltaRuleArgs<Config> &args,
+                                        int64_t row0, int keyHead, int rows) {
+    const int64_t keyRow = static_cast<int64_t>(S::kH) * S::kK;
+    if (kStoreScores)
+      stageRows<S::kK, S::kThreads>(
+          qs, S::kLdK, args.q + row0 * keyRow + keyHead * S::kK, keyRow, rows);
+    stageRows<S::kK, S::kThreads>(
+        ks, S::kLdK, args.k + row0 * keyRow + keyHead * S::kK, keyRow, rows);
+    commitAsyncCopies();
+  }
+  __device__ __forceinline__ void beforeBarrier() { waitAsyncCopies<0>(); }
+  __device__ __forceinline__ void afterBarrier(int, int) {}
+  __device__ __forceinline__ void products(int warp, int lane) {
+#pragma unroll
+    for (int n = 0; n < 8; ++n) {
+      kk[n].fill(0.0f);
+      qk[n].fill(0.0f);
+    }
+#pragma unroll
+    for (int step = 0; step < S::kK / 16; ++step) {
+      const FragmentA ak =
+          loadA(ks + 16 * warp * S::kLdK + 16 * step, S::kLdK, lane);
+      FragmentB b[8];
+      loadBTransposed(ks + 16 * step, S::kLdK, lane, b);
+#pragma unroll
+      for (int n = 0; n < 8; ++n)
+        mma16816(kk[n], ak, b[n]);
+      if (kStoreScores) {
+        const FragmentA aq =
+            loadA(qs + 16 * warp * S::kLdK + 16 * step, S::kLdK, lane);
+#pragma unroll
+        for (int n = 0; n < 8; ++n)
+          mma16816(qk[n], aq, b[n]);
+      }
+    }
+  }
+  __device__ __forceinline__ float key(int n, int e) const {
+    return kk[n].c[e];
+  }
+  __device__ __forceinline__ float score(int n, int e) const {
+    return qk[n].c[e];
+  }
+};
+
+/// The prepare kernel's work for the block's chunk, with Q, K and their
+/// products from `operands` (PrepareOperandsMma above, or the TMA and wgmma
+/// PrepareOperandsTma) and the shared memory at `base` (DeltaRuleShape's
+/// prepare layout). kStoreScores false: no Q K^T and no P (the wgmma scan
+/// computes P itself, `kWgmmaScanScores`); Q is not read, and the
+/// workspace's P is left alone.
+template <class Config, bool kStoreScores, class Operands>
+__device__ __forceinline__ void prepareChunk(const DeltaRuleArgs<Config> &args,
+                                             Operands &operands, char *base) {
   using S = DeltaRuleShape<Config>;
   using Element = typename Config::Element;
   constexpr int kC = S::kChunk, kHeads = S::kPrepareHeads;
@@ -730,10 +800,6 @@ __global__ void __launch_bounds__(
   const int keyHead = head0 / (S::kHV / S::kH); // shared by the kHeads heads
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
 
-  extern __shared__ uint4 shared[];
-  char *base = reinterpret_cast<char *>(shared);
-  Element *qs = reinterpret_cast<Element *>(base + S::kPrepareQ);
-  Element *ks = reinterpret_cast<Element *>(base + S::kPrepareK);
   // Per value head h of the block: lower + h * kLowerSize, gate + h * kC, ...
   float *lower = reinterpret_cast<float *>(base + S::kPrepareL);
   float *gate = reinterpret_cast<float *>(base + S::kPrepareG);
@@ -753,13 +819,7 @@ __global__ void __launch_bounds__(
     cumulative = r < rows ? args.g[at] : 0.0f;
     beta = r < rows ? args.beta[at] : 0.0f;
   }
-  const int64_t keyRow = static_cast<int64_t>(S::kH) * S::kK;
-  if (kStoreScores)
-    stageRows<S::kK, S::kThreads>(
-        qs, S::kLdK, args.q + row0 * keyRow + keyHead * S::kK, keyRow, rows);
-  stageRows<S::kK, S::kThreads>(
-      ks, S::kLdK, args.k + row0 * keyRow + keyHead * S::kK, keyRow, rows);
-  commitAsyncCopies();
+  operands.issue(args, row0, keyHead, rows);
   if (tid < kC * kHeads)
     betas[tid] = beta;
   // The cumsum: an inclusive scan within each warp (five shuffles, a
@@ -775,40 +835,18 @@ __global__ void __launch_bounds__(
   float *warpTotals = reinterpret_cast<float *>(base + S::kPrepareWarpTotals);
   if (lane == 31)
     warpTotals[warp] = cumulative;
-  waitAsyncCopies<0>();
+  operands.beforeBarrier();
   __syncthreads();
   if (warp % 2 == 1)
     cumulative += warpTotals[warp - 1];
   if (tid < kC * kHeads)
     gate[tid] = cumulative;
+  operands.afterBarrier(rows, tid);
   __syncthreads();
 
   // K K^T and Q K^T for this warp's 16 rows, once for the kHeads value
-  // heads that share the key head: A = K or Q rows, B = K^T (stored as K,
-  // i.e. transposed).
-  Accumulator kk[8], qk[8];
-#pragma unroll
-  for (int n = 0; n < 8; ++n) {
-    kk[n].fill(0.0f);
-    qk[n].fill(0.0f);
-  }
-#pragma unroll
-  for (int step = 0; step < S::kK / 16; ++step) {
-    const FragmentA ak =
-        loadA(ks + 16 * warp * S::kLdK + 16 * step, S::kLdK, lane);
-    FragmentB b[8];
-    loadBTransposed(ks + 16 * step, S::kLdK, lane, b);
-#pragma unroll
-    for (int n = 0; n < 8; ++n)
-      mma16816(kk[n], ak, b[n]);
-    if (kStoreScores) {
-      const FragmentA aq =
-          loadA(qs + 16 * warp * S::kLdK + 16 * step, S::kLdK, lane);
-#pragma unroll
-      for (int n = 0; n < 8; ++n)
-        mma16816(qk[n], aq, b[n]);
-    }
-  }
+  // heads that share the key head.
+  operands.products(warp, lane);
   if (S::kPrepareSharedLower)
     __syncthreads(); // every warp is done with Q and K: L overwrites them
   // Only split chains read the transition bounds (3% of this kernel).
@@ -824,14 +862,14 @@ __global__ void __launch_bounds__(
     for (int e = 0; e < 4; ++e)
       if (8 * n + accumulatorColumn(lane, e) ==
           16 * warp + accumulatorRow(lane, e))
-        keyNorm2[e / 2] = kk[n].c[e];
+        keyNorm2[e / 2] = operands.key(n, e);
   // Gates, beta and masks per value head.
 #pragma unroll
   for (int h = 0; h < kHeads; ++h) {
     gateChunkProducts<S::kLdL, 8>(
-        [&](int n, int e) { return kk[n].c[e]; },
-        [&](int n, int e) { return qk[n].c[e]; }, gate + h * kC, betas + h * kC,
-        rows, warp, lane, 0, lower + h * kLowerSize,
+        [&](int n, int e) { return operands.key(n, e); },
+        [&](int n, int e) { return operands.score(n, e); }, gate + h * kC,
+        betas + h * kC, rows, warp, lane, 0, lower + h * kLowerSize,
         [&](int i, int j, float p0, float p1) {
           if (kStoreScores)
             *reinterpret_cast<uint32_t *>(tile + h * kTileSize + i * S::kLdC +
@@ -955,6 +993,20 @@ __global__ void __launch_bounds__(
         inverse[i * kC + c] = __float2bfloat16_rn(x[i]);
     }
   }
+}
+
+/// The prepare kernel of the mma.sync path (any target from sm_80; the
+/// backward's forward pass runs it too).
+template <class Config, bool kStoreScores = true>
+__global__ void __launch_bounds__(
+    DeltaRuleShape<Config>::kThreads,
+    kStoreScores ? DeltaRuleShape<Config>::kPrepareBlocksPerSM
+                 : DeltaRuleShape<Config>::kPrepareBlocksPerSMWithoutScores)
+    deltaChunkPrepareKernel(DeltaRuleArgs<Config> args) {
+  extern __shared__ uint4 shared[];
+  char *base = reinterpret_cast<char *>(shared);
+  PrepareOperandsMma<Config, kStoreScores> operands(base);
+  prepareChunk<Config, kStoreScores>(args, operands, base);
 }
 
 /// Stores one accumulator tile's four values of this lane (v[e] at row
@@ -1524,6 +1576,52 @@ inline cudaError_t encodeInputMaps(DeltaRuleTensorMaps &maps,
   return error;
 }
 
+/// The prepare kernel a Config selects: with the wgmma scan (sm_90a) the
+/// TMA and wgmma one, which needs the tensor maps of q and k; otherwise
+/// the cp.async and mma.sync one. `setup` does what can fail on the host,
+/// `launch` only launches (as ScanLaunch below).
+template <class Config, bool kScores, bool = ScanWgmmaOf<Config>::value>
+struct PrepareLaunch {
+  using S = DeltaRuleShape<Config>;
+  static constexpr size_t kBytes = S::prepareBytes(kScores);
+  cudaError_t setup(const DeltaRuleArgs<Config> &) {
+    return cudaFuncSetAttribute(deltaChunkPrepareKernel<Config, kScores>,
+                                cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                static_cast<int>(kBytes));
+  }
+  void launch(const DeltaRuleArgs<Config> &args, cudaStream_t stream) const {
+    deltaChunkPrepareKernel<Config, kScores>
+        <<<dim3(static_cast<unsigned>(DeltaRuleWorkspace::slots(args.packing)),
+                S::kHV / S::kPrepareHeads),
+           S::kThreads, kBytes, stream>>>(args);
+  }
+};
+template <class Config, bool kScores>
+struct PrepareLaunch<Config, kScores, true> {
+  using S = DeltaRuleShape<Config>;
+  static constexpr size_t kBytes = S::prepareTmaBytes(kScores);
+  DeltaRuleTensorMaps maps = {};
+  cudaError_t setup(const DeltaRuleArgs<Config> &args) {
+    const int32_t rows = args.packing.bufferTokens;
+    cudaError_t error =
+        encodeTensorMap2D(&maps.k, args.k, S::kH * S::kK, rows, S::kH * S::kK);
+    if (error == cudaSuccess && kScores)
+      error = encodeTensorMap2D(&maps.q, args.q, S::kH * S::kK, rows,
+                                S::kH * S::kK);
+    if (error == cudaSuccess)
+      error = cudaFuncSetAttribute(deltaChunkPrepareTmaKernel<Config, kScores>,
+                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   static_cast<int>(kBytes));
+    return error;
+  }
+  void launch(const DeltaRuleArgs<Config> &args, cudaStream_t stream) const {
+    deltaChunkPrepareTmaKernel<Config, kScores>
+        <<<dim3(static_cast<unsigned>(DeltaRuleWorkspace::slots(args.packing)),
+                S::kHV / S::kPrepareHeads),
+           S::kThreads, kBytes, stream>>>(args, maps);
+  }
+};
+
 /// The forward scan a Config selects (kScanWgmma): its block size, shared
 /// memory and launch. `setup` does everything that can fail on the host
 /// (attributes, tensor maps) before launchDeltaRule starts any kernel, so
@@ -1627,7 +1725,6 @@ template <class Config>
 inline cudaError_t launchDeltaRuleKernels(DeltaRuleArgs<Config> args,
                                           void *workspace, cudaStream_t stream,
                                           unsigned phases) {
-  using S = DeltaRuleShape<Config>;
   const PackingView &packing = args.packing;
   // P comes from the prepare kernel unless the scan side computes it (the
   // wgmma scan, or the fused block's producer).
@@ -1636,20 +1733,17 @@ inline cudaError_t launchDeltaRuleKernels(DeltaRuleArgs<Config> args,
       workspace, packing, Config::kValueHeads, kPrepareScores);
   // The opt-in above 48 KiB is set on every launch: a cheap attribute write
   // that a cudaDeviceReset would undo.
-  cudaError_t error =
-      cudaFuncSetAttribute(deltaChunkPrepareKernel<Config, kPrepareScores>,
-                           cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           static_cast<int>(S::prepareBytes(kPrepareScores)));
+  PrepareLaunch<Config, kPrepareScores> prepare;
   ScanLaunch<Config> scan;
+  cudaError_t error = cudaSuccess;
+  if (phases & kDeltaRulePrepare)
+    error = prepare.setup(args);
   if (error == cudaSuccess && (phases & kDeltaRuleScan))
     error = scan.setup(args);
   if (error != cudaSuccess)
     return error;
-  const int64_t slots = DeltaRuleWorkspace::slots(packing);
   if (phases & kDeltaRulePrepare)
-    deltaChunkPrepareKernel<Config, kPrepareScores>
-        <<<dim3(static_cast<unsigned>(slots), S::kHV / S::kPrepareHeads),
-           S::kThreads, S::prepareBytes(kPrepareScores), stream>>>(args);
+    prepare.launch(args, stream);
   if (phases & kDeltaRuleScan)
     scan.launch(args, deltaRuleScanBlocks<Config>(packing, args.segmentChunks),
                 stream);

@@ -141,29 +141,121 @@ template <class Config> struct DeltaRuleWgmmaShape {
   static_assert(kBytes <= 227 * 1024, "delta rule (wgmma): shared memory");
 };
 
-/// The tensor maps the wgmma scan copies its tiles with (kernel parameter).
-struct DeltaRuleTensorMaps {
-  CUtensorMap q, k, v, transform, scores;
-};
-
-/// Zeroes rows `from` .. 63 of a staged 64-row tile of kColumns columns
-/// (the rows of a partial last chunk past the sequence end, which TMA read
-/// from whatever follows), with the `count` threads numbered `index`.
-template <int kColumns>
-__device__ __forceinline__ void zeroTileRowsFrom(char *tile, int from,
-                                                 int index, int count) {
-  for (int i = index; i < (64 - from) * kColumns / 8; i += count) {
-    const int row = from + i / (kColumns / 8);
-    const int column = (i % (kColumns / 8)) * 8;
-    *reinterpret_cast<uint4 *>(tile + Swizzle128Tile<64>::offset(row, column)) =
-        make_uint4(0, 0, 0, 0);
-  }
-}
-
 /// zeroTileRowsFrom with every thread of a kThreads-thread block.
 template <int kColumns, int kThreads>
 __device__ __forceinline__ void zeroRowsFrom(char *tile, int from) {
   zeroTileRowsFrom<kColumns>(tile, from, threadIdx.x, kThreads);
+}
+
+/// The tensor maps the sm_90a kernels copy their tiles with (a kernel
+/// parameter): q, k and v, and the workspace's M and P for the wgmma scan.
+struct DeltaRuleTensorMaps {
+  CUtensorMap q, k, v, transform, scores;
+};
+
+/// The prepare kernel's Q and K and their products on sm_90a (prepareChunk's
+/// `Operands`, see PrepareOperandsMma): one thread copies them as 64 x 64
+/// boxes of `maps` (128-byte swizzled, where the padded tiles lie, from a
+/// 1024-byte aligned base), counted on one mbarrier, and the block (one
+/// warpgroup) runs K K^T and Q K^T on wgmma straight from the boxes, 32
+/// key columns per product. Per-thread cp.async into padded rows wrote
+/// shared memory in 2.6 times the wavefronts its bytes needed, and the
+/// ldmatrix fragments of mma.sync read K four times over (ncu,
+/// performance.md, session 15).
+template <class Config, bool kStoreScores> struct PrepareOperandsTma {
+  using S = DeltaRuleShape<Config>;
+  using Tile = Swizzle128Tile<64>;
+  static constexpr int kBoxes = S::kK / 64; // per tile
+  static_assert(2 * kBoxes * Tile::kBlockBytes <= S::kPrepareQKEnd,
+                "the boxes fit where the padded Q and K tiles lie");
+  const DeltaRuleTensorMaps &maps;
+  char *queries, *keyBoxes;
+  uint64_t *copied; // after the layout's last byte (prepareTmaBytes)
+  float keys[2][16], scores[2][16];
+
+  __device__ __forceinline__ PrepareOperandsTma(const DeltaRuleTensorMaps &maps,
+                                                char *base)
+      : maps(maps), queries(base), keyBoxes(base + kBoxes * Tile::kBlockBytes),
+        copied(reinterpret_cast<uint64_t *>(base +
+                                            S::prepareBytes(kStoreScores))) {}
+  /// The other threads wait on the mbarrier after the block barrier that
+  /// follows (which orders its initialisation before their waits).
+  __device__ __forceinline__ void issue(const DeltaRuleArgs<Config> &,
+                                        int64_t row0, int keyHead, int) {
+    if (threadIdx.x != 0)
+      return;
+    mbarrierInit(copied, 1);
+    mbarrierExpectBytes(copied,
+                        (kStoreScores ? 2 : 1) * kBoxes * Tile::kBlockBytes);
+#pragma unroll
+    for (int b = 0; b < kBoxes; ++b) {
+      const int x = keyHead * S::kK + 64 * b, y = static_cast<int>(row0);
+      tmaLoad2D(keyBoxes + b * Tile::kBlockBytes, &maps.k, x, y, copied);
+      if (kStoreScores)
+        tmaLoad2D(queries + b * Tile::kBlockBytes, &maps.q, x, y, copied);
+    }
+  }
+  __device__ __forceinline__ void beforeBarrier() {}
+  /// Rows past the sequence's end hold what follows it: zeroed, and the
+  /// zeros ordered before wgmma's reads (a barrier must follow).
+  __device__ __forceinline__ void afterBarrier(int rows, int tid) {
+    mbarrierWait(copied, 0);
+    if (rows < 64) {
+      zeroTileRowsFrom<S::kK>(keyBoxes, rows, tid, S::kThreads);
+      if (kStoreScores)
+        zeroTileRowsFrom<S::kK>(queries, rows, tid, S::kThreads);
+      fenceSharedForAsyncProxy();
+    }
+  }
+  __device__ __forceinline__ void products(int, int) {
+    wgmmaFence();
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const char *keyRows = keyBoxes + Tile::offset(32 * half, 0);
+      wgmmaSwizzledShared<S::kK / 16>(keys[half], keyBoxes, keyRows, false);
+      if (kStoreScores)
+        wgmmaSwizzledShared<S::kK / 16>(scores[half], queries, keyRows, false);
+    }
+    wgmmaCommit();
+    wgmmaWait<0>();
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      wgmmaSettle(keys[half]);
+      if (kStoreScores)
+        wgmmaSettle(scores[half]);
+    }
+  }
+  /// wgmma's m64n32 accumulators: warp w's rows 16 w .., tile n of the
+  /// 32 columns at 4 n (mma.sync's m16n8 layout).
+  __device__ __forceinline__ float key(int n, int e) const {
+    return keys[n / 4][4 * (n % 4) + e];
+  }
+  __device__ __forceinline__ float score(int n, int e) const {
+    return scores[n / 4][4 * (n % 4) + e];
+  }
+};
+
+/// The prepare kernel of the wgmma path (kScanWgmma, sm_90a): Q and K by
+/// TMA, K K^T and Q K^T on wgmma (PrepareOperandsTma); the rest is
+/// prepareChunk's, as in deltaChunkPrepareKernel.
+template <class Config, bool kStoreScores = true>
+__global__ void __launch_bounds__(
+    DeltaRuleShape<Config>::kThreads,
+    kStoreScores ? DeltaRuleShape<Config>::kPrepareBlocksPerSM
+                 : DeltaRuleShape<Config>::kPrepareBlocksPerSMWithoutScores)
+    deltaChunkPrepareTmaKernel(DeltaRuleArgs<Config> args,
+                               const __grid_constant__ DeltaRuleTensorMaps
+                                   maps) {
+#if defined(__CUDA_ARCH__) && !GDN_WGMMA_AVAILABLE
+  static_assert(!ScanWgmmaOf<Config>::value,
+                "the wgmma path's prepare kernel needs sm_90a: compile "
+                "with -gencode=arch=compute_90a,code=sm_90a, or select "
+                "kernels with --gdn-select-kernels=\"wgmma=false\"");
+#endif
+  extern __shared__ uint4 prepareShared[];
+  char *base = alignSharedTo1024(prepareShared);
+  PrepareOperandsTma<Config, kStoreScores> operands(maps, base);
+  prepareChunk<Config, kStoreScores>(args, operands, base);
 }
 
 /// Barrier of the 128 threads of warpgroup `group` (ids 1.. ; 0 is

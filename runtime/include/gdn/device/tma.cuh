@@ -117,6 +117,21 @@ __device__ __forceinline__ void bulkLoad(void *shared, const void *global,
 #endif
 }
 
+/// Zeroes rows `from` .. 63 of a staged 64-row tile of kColumns columns
+/// (Swizzle128Tile, kColumns / 64 boxes; the rows of a partial last chunk
+/// past the sequence end, which TMA read from whatever follows), with the
+/// `count` threads numbered `index`.
+template <int kColumns>
+__device__ __forceinline__ void zeroTileRowsFrom(char *tile, int from,
+                                                 int index, int count) {
+  for (int i = index; i < (64 - from) * kColumns / 8; i += count) {
+    const int row = from + i / (kColumns / 8);
+    const int column = (i % (kColumns / 8)) * 8;
+    *reinterpret_cast<uint4 *>(tile + Swizzle128Tile<64>::offset(row, column)) =
+        make_uint4(0, 0, 0, 0);
+  }
+}
+
 #ifndef GDN_DEVICE_EMULATION
 /// A 2-D bf16 tensor map of a row-major [rows][columns] matrix with row
 /// stride `rowStride` elements, boxes of 64 x 64 with 128-byte swizzling
