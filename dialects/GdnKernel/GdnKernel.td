@@ -156,9 +156,12 @@ def GdnKernel_DeltaRuleOp : GdnKernel_Op<"delta_rule", [Pure]> {
     `split_target_blocks` and `narrow_value_tile` are alternatives.
     `scores` says which kernel computes the chunk's `P` (gated, masked
     `Q K^T`): `"prepare"` (default; written to the workspace, shared by the
-    two value heads of a prepare block) or `"scan"` (wgmma only: the scan
+    two value heads of a prepare block), `"scan"` (wgmma only: the scan
     computes it from the `Q` and `K` it stages, and the prepare kernel
-    reads no `Q`; the workspace holds no `P`). Value
+    reads no `Q`; the workspace holds no `P`) or `"producer"` (wgmma only,
+    no `narrow_value_tile`: the scan is a warp-specialised block whose
+    producer warpgroup computes `P` while two consumer warpgroups run the
+    chunk; no `P` in the workspace either). Value
     head `i` reads key head `i / (HV / H)`. `q`, `k`, `v` and `o` are bf16;
     `g`, `beta` and the states fp32. Padding rows of `o` are 0.
 

@@ -99,19 +99,31 @@ std::optional<Tile> chooseNarrow(kernel::DeltaRuleOp op, Tile wide,
   return Tile{narrow, wide.scanStages, wide.wgmma};
 }
 
-/// Whether the wgmma scan should compute P itself (`scores = "scan"`): at
-/// V tile 128 where a prepare block holds one value head (an odd number
-/// of value heads per key head), so its Q K^T serves that head alone.
-/// There the forward was 10% faster on the H200 (mha32 1x32768: 0.596
-/// against 0.657 ms). Where a block holds two heads of a GQA group and
-/// shares one Q K^T, the scan would need one per head: 4-8% slower
-/// (gqa16x32). At V tile 64 one warpgroup makes all of P: 20-34% slower
-/// (mha32). The runtime's default for kWgmmaScanScores is the same rule
-/// (delta_rule_wgmma.cuh). A narrow fallback tile (64) shares the op's
-/// choice and its workspace, so with one the op keeps "prepare".
-bool scoresInScan(kernel::DeltaRuleOp op, const Tile &tile) {
-  return tile.wgmma && tile.valueTile == 128 && !op.getNarrowValueTile() &&
-         (op.getValueHeads() / op.getKeyHeads()) % 2 != 0;
+/// Which kernel computes P (the op's `scores`), for the wgmma scan at V
+/// tile 128 without a narrow fallback (which shares the op's workspace, so
+/// with one the op keeps "prepare"):
+/// - "producer" with one or two value heads per key head: the scan's block
+///   gets a producer warpgroup that computes P while the two consumer
+///   warpgroups run the chunk, and the prepare kernel (without Q K^T) makes
+///   M and G alone. Measured on the H200 (performance.md, session 15): the
+///   forward 2.5% faster at gqa16x32 8192x4 (0.463 against 0.475 ms), 7%
+///   at 1x32768 (0.477 against 0.512), 2.4% for mha32 1x32768 against P
+///   in the scan.
+/// - "prepare" otherwise. With four heads per key head (gqa16x64) the
+///   prepare kernel's one Q K^T serves two heads, and the producer broke
+///   even (1.00 against 0.99 ms at 1x32768). At V tile 64 one warpgroup
+///   would make all of P: in the scan that was 20-34% slower (mha32).
+/// "scan" (the wgmma scan computes P itself), which session 13 chose for
+/// MHA (10% faster than "prepare"), is no longer chosen: the producer beat
+/// it there, and for other odd groups it is unmeasured (with three heads
+/// per key head the scan spills). The runtime's default for
+/// kWgmmaScanScores (delta_rule_wgmma.cuh) still applies to hand-written
+/// configs.
+StringRef chooseScores(kernel::DeltaRuleOp op, const Tile &tile) {
+  const bool producer = tile.wgmma && tile.valueTile == 128 &&
+                        !op.getNarrowValueTile() &&
+                        op.getValueHeads() / op.getKeyHeads() <= 2;
+  return producer ? "producer" : "prepare";
 }
 
 /// Prologue threads per block: 512 (one block of 16 warps per SM at 128
@@ -196,8 +208,7 @@ struct GdnSelectKernelsPass
               builder.getI64IntegerAttr(smCount - smCount / 8));
         }
       }
-      op.setScoresAttr(
-          builder.getStringAttr(scoresInScan(op, tile) ? "scan" : "prepare"));
+      op.setScoresAttr(builder.getStringAttr(chooseScores(op, tile)));
     });
     if (failed)
       return signalPassFailure();

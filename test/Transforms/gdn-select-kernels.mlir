@@ -48,17 +48,18 @@
 // BAD-SHARED: shared-bytes (0) positive
 
 // The widest tile and the split attributes on every delta rule, the old
-// narrow fallback removed (@unknown).
+// narrow fallback removed (@unknown). Two value heads per key head at V
+// tile 128: P from the producer warpgroup of the scan's block (scores =
+// "producer").
 // SPLIT-LABEL: func.func @one_sequence
-// SPLIT: scan = "wgmma", scan_stages = 3 : i64, split_target_blocks = 132 : i64, value_heads = {{[0-9]+}} : i64, value_tile = 128 : i64, warmup_bits = 24 : i64
+// SPLIT: scan = "wgmma", scan_stages = 3 : i64, scores = "producer", split_target_blocks = 132 : i64, value_heads = {{[0-9]+}} : i64, value_tile = 128 : i64, warmup_bits = 24 : i64
 // SPLIT-LABEL: func.func @four_sequences
-// SPLIT: scan = "wgmma", scan_stages = 3 : i64, split_target_blocks = 132 : i64, value_heads = {{[0-9]+}} : i64, value_tile = 128 : i64, warmup_bits = 24 : i64
+// SPLIT: scan = "wgmma", scan_stages = 3 : i64, scores = "producer", split_target_blocks = 132 : i64, value_heads = {{[0-9]+}} : i64, value_tile = 128 : i64, warmup_bits = 24 : i64
 // SPLIT-LABEL: func.func @unknown
 // SPLIT-NOT: narrow_
-// SPLIT: scan = "wgmma", scan_stages = 3 : i64, split_target_blocks = 132 : i64, value_heads = {{[0-9]+}} : i64, value_tile = 128 : i64, warmup_bits = 24 : i64
-// The GQA ops keep the prepare kernel's P (no scores attribute between
-// scan_stages and split_target_blocks), and so does an MHA op at V tile 64
-// (@two_sequences_v64); at V tile 128 MHA gets scores = "scan" (below).
+// SPLIT: scan = "wgmma", scan_stages = 3 : i64, scores = "producer", split_target_blocks = 132 : i64, value_heads = {{[0-9]+}} : i64, value_tile = 128 : i64, warmup_bits = 24 : i64
+// At V tile 64 the op keeps the prepare kernel's P (no scores attribute
+// between scan_stages and split_target_blocks).
 // SPLIT-LABEL: func.func @two_sequences_v64
 // SPLIT: scan = "wgmma", scan_stages = 3 : i64, split_target_blocks = 132 : i64, value_heads = {{[0-9]+}} : i64, value_tile = 64 : i64, warmup_bits = 24 : i64
 // SPLIT-MMA-LABEL: func.func @one_sequence
@@ -147,13 +148,13 @@ func.func @two_sequences_v64(%q: tensor<?x64x64xbf16>, %k: tensor<?x64x64xbf16>,
   return %o : tensor<?x64x64xbf16>
 }
 
-// As many key heads as value heads (the prepare kernel's block holds one):
-// the wgmma scan computes P itself at V tile 128 (SPLIT), not at V tile 64
-// (WGMMA with one known sequence), nor when a narrow V tile 64 shares the
-// op (WGMMA, unknown count), nor on the mma.sync scan (SPLIT-MMA). The
-// attribute lists are matched whole, so a stray scores shows.
+// As many key heads as value heads: the producer makes P at V tile 128
+// (SPLIT), not at V tile 64 (WGMMA with one known sequence), nor when a
+// narrow V tile 64 shares the op (WGMMA, unknown count), nor on the
+// mma.sync scan (SPLIT-MMA). The attribute lists are matched whole, so a
+// stray scores shows.
 // SPLIT-LABEL: func.func @mha_one_sequence
-// SPLIT: scan = "wgmma", scan_stages = 3 : i64, scores = "scan", split_target_blocks = 132 : i64, value_heads = 4 : i64, value_tile = 128 : i64
+// SPLIT: scan = "wgmma", scan_stages = 3 : i64, scores = "producer", split_target_blocks = 132 : i64, value_heads = 4 : i64, value_tile = 128 : i64
 // SPLIT-MMA-LABEL: func.func @mha_one_sequence
 // SPLIT-MMA: scale = {{.*}} : f64, scan_stages = 2 : i64, split_target_blocks = 100 : i64, value_heads = 4 : i64
 // WGMMA-LABEL: func.func @mha_one_sequence
@@ -170,7 +171,7 @@ func.func @mha_one_sequence(%q: tensor<?x4x128xbf16>, %v: tensor<?x4x128xbf16>, 
 }
 
 // SPLIT-LABEL: func.func @mha_unknown
-// SPLIT: scan = "wgmma", scan_stages = 3 : i64, scores = "scan", split_target_blocks = 132 : i64
+// SPLIT: scan = "wgmma", scan_stages = 3 : i64, scores = "producer", split_target_blocks = 132 : i64
 // WGMMA-LABEL: func.func @mha_unknown
 // WGMMA: narrow_value_tile = 64 : i64, scale = {{.*}} : f64, scan = "wgmma", scan_stages = 3 : i64, value_heads = 4 : i64, value_tile = 128 : i64}
 func.func @mha_unknown(%q: tensor<?x4x128xbf16>, %v: tensor<?x4x128xbf16>, %g: tensor<?x4xf32>,
@@ -182,6 +183,30 @@ func.func @mha_unknown(%q: tensor<?x4x128xbf16>, %v: tensor<?x4x128xbf16>, %g: t
       : (tensor<?x4x128xbf16>, tensor<?x4x128xbf16>, tensor<?x4x128xbf16>, tensor<?x4xf32>,
          tensor<?x4xf32>, !gdn.packing<seqs = ?, tokens = ?>) -> tensor<?x4x128xbf16>
   return %o : tensor<?x4x128xbf16>
+}
+
+// Three or four value heads per key head: the prepare kernel's P (no
+// scores attribute); scores = "scan" is never chosen.
+// SPLIT-LABEL: func.func @group_of_three
+// SPLIT: scan = "wgmma", scan_stages = 3 : i64, split_target_blocks = 132 : i64, value_heads = 6 : i64, value_tile = 128 : i64
+// SPLIT: scan = "wgmma", scan_stages = 3 : i64, split_target_blocks = 132 : i64, value_heads = 8 : i64, value_tile = 128 : i64
+func.func @group_of_three(%q: tensor<?x2x128xbf16>, %v: tensor<?x6x128xbf16>, %g: tensor<?x6xf32>,
+                          %v8: tensor<?x8x128xbf16>, %g8: tensor<?x8xf32>,
+                          %p: !gdn.packing<seqs = ?, tokens = ?>)
+    -> (tensor<?x6x128xbf16>, tensor<?x8x128xbf16>) {
+  %o = gdn_kernel.delta_rule %q, %q, %v, %g, %g, %p
+      {key_heads = 2 : i64, value_heads = 6 : i64, head_dim_k = 128 : i64,
+       head_dim_v = 128 : i64, scale = 0.088388347648318433 : f64,
+       value_tile = 32 : i64, scan_stages = 2 : i64}
+      : (tensor<?x2x128xbf16>, tensor<?x2x128xbf16>, tensor<?x6x128xbf16>, tensor<?x6xf32>,
+         tensor<?x6xf32>, !gdn.packing<seqs = ?, tokens = ?>) -> tensor<?x6x128xbf16>
+  %o8 = gdn_kernel.delta_rule %q, %q, %v8, %g8, %g8, %p
+      {key_heads = 2 : i64, value_heads = 8 : i64, head_dim_k = 128 : i64,
+       head_dim_v = 128 : i64, scale = 0.088388347648318433 : f64,
+       value_tile = 32 : i64, scan_stages = 2 : i64}
+      : (tensor<?x2x128xbf16>, tensor<?x2x128xbf16>, tensor<?x8x128xbf16>, tensor<?x8xf32>,
+         tensor<?x8xf32>, !gdn.packing<seqs = ?, tokens = ?>) -> tensor<?x8x128xbf16>
+  return %o, %o8 : tensor<?x6x128xbf16>, tensor<?x8x128xbf16>
 }
 
 // CHECK-LABEL: func.func @prologue_lanes

@@ -283,12 +283,21 @@ LogicalResult kernel::DeltaRuleOp::verify() {
            << "; found K = " << headDimK << ", V = " << headDimV
            << ", value_tile = " << getValueTile()
            << ", scan_stages = " << getScanStages();
-  if (getScores() != "prepare" && getScores() != "scan")
-    return emitOpError() << "scores must be \"prepare\" or \"scan\", found \""
+  if (getScores() != "prepare" && getScores() != "scan" &&
+      getScores() != "producer")
+    return emitOpError() << "scores must be \"prepare\", \"scan\" or "
+                            "\"producer\", found \""
                          << getScores() << "\"";
-  if (getScores() == "scan" && !wgmma)
-    return emitOpError() << "scores = \"scan\" needs scan = \"wgmma\" (only "
-                            "the wgmma scan computes P itself)";
+  if (getScores() != "prepare" && !wgmma)
+    return emitOpError() << "scores = \"" << getScores()
+                         << "\" needs scan = \"wgmma\" (only the wgmma scan "
+                            "and its warp-specialised block compute P "
+                            "themselves)";
+  if (getScores() == "producer" && getNarrowValueTile())
+    return emitOpError()
+           << "scores = \"producer\" takes no narrow_value_tile (the "
+              "run-time fallback shares the workspace, which then holds "
+              "no P); use scores = \"prepare\" with it";
   std::optional<uint64_t> narrow = getNarrowValueTile();
   if (narrow.has_value() != getNarrowBelowBlocks().has_value())
     return emitOpError() << "narrow_value_tile and narrow_below_blocks go "

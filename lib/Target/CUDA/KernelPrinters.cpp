@@ -448,6 +448,9 @@ static void printDeltaRuleConfig(kernel::DeltaRuleOp op, const KernelContext &k,
      << "//   P (gated Q K^T): "
      << (op.getScores() == "scan"
              ? "computed in the scan (the prepare kernel reads no q)"
+         : op.getScores() == "producer"
+             ? "computed by the producer warpgroup of the scan's "
+               "warp-specialised block (the prepare kernel reads no q)"
              : "computed by the prepare kernel, through the workspace")
      << "\n";
   if (narrow)
@@ -471,15 +474,21 @@ static void printDeltaRuleConfig(kernel::DeltaRuleOp op, const KernelContext &k,
        << "  using Element = __nv_bfloat16;\n";
     printHeadConstants(op, os);
     os << "  static constexpr int kValueTile = " << valueTile << ";\n";
-    if (wgmma)
+    if (wgmma) {
       os << "  static constexpr bool kScanWgmma = true;\n"
          << "  static constexpr int kWgmmaStages = " << op.getScanStages()
          << ";\n"
          << "  static constexpr bool kWgmmaScanScores = "
          << boolText(op.getScores() == "scan") << ";\n";
-    else
+      // P from the producer warpgroup of the fused block that replaces the
+      // wgmma scan (the prepare kernel still makes M and G).
+      if (op.getScores() == "producer")
+        os << "  static constexpr bool kFusedForward = true;\n"
+           << "  static constexpr bool kFusedInverse = false;\n";
+    } else {
       os << "  static constexpr int kScanStages = " << op.getScanStages()
          << ";\n";
+    }
     os << "  static constexpr bool kHasInitialState = "
        << boolText(static_cast<bool>(op.getInitialState())) << ";\n"
        << "  static constexpr bool kHasFinalState = "

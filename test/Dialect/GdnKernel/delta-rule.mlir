@@ -134,8 +134,44 @@ func.func @scores_in_scan(%q: tensor<?x2x128xbf16>, %v: tensor<?x2x128xbf16>, %g
 
 // -----
 
+// CHECK-LABEL: func.func @scores_from_producer
+// CHECK: gdn_kernel.delta_rule {{.*}}scan = "wgmma", scan_stages = 3 : i64, scores = "producer"
+func.func @scores_from_producer(%q: tensor<?x2x128xbf16>, %v: tensor<?x4x128xbf16>, %g: tensor<?x4xf32>,
+                                %p: !gdn.packing<seqs = ?, tokens = ?>) -> tensor<?x4x128xbf16> {
+  %o = gdn_kernel.delta_rule %q, %q, %v, %g, %g, %p
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 128 : i64, head_dim_v = 128 : i64,
+       scale = 0.125 : f64, value_tile = 128 : i64, scan_stages = 3 : i64, scan = "wgmma", scores = "producer"}
+      : (tensor<?x2x128xbf16>, tensor<?x2x128xbf16>, tensor<?x4x128xbf16>, tensor<?x4xf32>, tensor<?x4xf32>,
+         !gdn.packing<seqs = ?, tokens = ?>) -> tensor<?x4x128xbf16>
+  return %o : tensor<?x4x128xbf16>
+}
+
+// -----
+
+func.func @producer_on_mma_sync_scan(%q: tensor<?x2x64xbf16>, %v: tensor<?x4x64xbf16>, %g: tensor<?x4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
+  // expected-error @+1 {{scores = "producer" needs scan = "wgmma"}}
+  %o = gdn_kernel.delta_rule %q, %q, %v, %g, %g, %p
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 64 : i64, scale = 0.125 : f64, value_tile = 64 : i64, scan_stages = 2 : i64, scores = "producer"}
+      : (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x64xbf16>, tensor<?x4xf32>, tensor<?x4xf32>, !gdn.packing<seqs = ?, tokens = ?>) -> tensor<?x4x64xbf16>
+  return
+}
+
+// -----
+
+func.func @producer_with_narrow_tile(%q: tensor<?x2x128xbf16>, %v: tensor<?x4x128xbf16>, %g: tensor<?x4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
+  // expected-error @+1 {{scores = "producer" takes no narrow_value_tile (the run-time fallback shares the workspace, which then holds no P); use scores = "prepare" with it}}
+  %o = gdn_kernel.delta_rule %q, %q, %v, %g, %g, %p
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 128 : i64, head_dim_v = 128 : i64, scale = 0.125 : f64,
+       value_tile = 128 : i64, scan_stages = 3 : i64, scan = "wgmma", scores = "producer",
+       narrow_value_tile = 64 : i64, narrow_below_blocks = 116 : i64}
+      : (tensor<?x2x128xbf16>, tensor<?x2x128xbf16>, tensor<?x4x128xbf16>, tensor<?x4xf32>, tensor<?x4xf32>, !gdn.packing<seqs = ?, tokens = ?>) -> tensor<?x4x128xbf16>
+  return
+}
+
+// -----
+
 func.func @scores_in_mma_sync_scan(%q: tensor<?x2x64xbf16>, %v: tensor<?x4x64xbf16>, %g: tensor<?x4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
-  // expected-error @+1 {{scores = "scan" needs scan = "wgmma" (only the wgmma scan computes P itself)}}
+  // expected-error @+1 {{scores = "scan" needs scan = "wgmma" (only the wgmma scan and its warp-specialised block compute P themselves)}}
   %o = gdn_kernel.delta_rule %q, %q, %v, %g, %g, %p
       {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 64 : i64, scale = 0.125 : f64, value_tile = 64 : i64, scan_stages = 2 : i64, scores = "scan"}
       : (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x64xbf16>, tensor<?x4xf32>, tensor<?x4xf32>, !gdn.packing<seqs = ?, tokens = ?>) -> tensor<?x4x64xbf16>
@@ -145,7 +181,7 @@ func.func @scores_in_mma_sync_scan(%q: tensor<?x2x64xbf16>, %v: tensor<?x4x64xbf
 // -----
 
 func.func @unknown_scores(%q: tensor<?x2x64xbf16>, %v: tensor<?x4x64xbf16>, %g: tensor<?x4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
-  // expected-error @+1 {{scores must be "prepare" or "scan", found "both"}}
+  // expected-error @+1 {{scores must be "prepare", "scan" or "producer", found "both"}}
   %o = gdn_kernel.delta_rule %q, %q, %v, %g, %g, %p
       {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 64 : i64, scale = 0.125 : f64, value_tile = 64 : i64, scan_stages = 2 : i64, scan = "wgmma", scores = "both"}
       : (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x64xbf16>, tensor<?x4xf32>, tensor<?x4xf32>, !gdn.packing<seqs = ?, tokens = ?>) -> tensor<?x4x64xbf16>

@@ -11,8 +11,11 @@
 // RUN: gdn-opt --gdn-pipeline --gdn-select-kernels=warmup-bits=0 %S/../../Integration/Inputs/core_gqa16x32.mlir | gdn-translate --gdn-to-cuda | FileCheck %s --check-prefix=EXACT
 // The mma.sync scan (for GPUs without wgmma): its banner and Config.
 // RUN: gdn-opt --gdn-pipeline --gdn-select-kernels=wgmma=false %S/../../Integration/Inputs/core_gqa2x4_padded.mlir | gdn-translate --gdn-to-cuda | FileCheck %s --check-prefix=MMA
-// As many key heads as value heads: P computed in the scan.
-// RUN: gdn-opt --gdn-pipeline %S/../../Integration/Inputs/core_mha4.mlir | gdn-translate --gdn-to-cuda | FileCheck %s --check-prefix=SCORES
+// As many key heads as value heads: P from the producer warpgroup of the
+// scan's block (what gdn-select-kernels picks), or computed in the scan
+// when the op asks for it (scores = "scan").
+// RUN: gdn-opt --gdn-pipeline %S/../../Integration/Inputs/core_mha4.mlir | sed 's/scores = "producer"/scores = "scan"/' | gdn-translate --gdn-to-cuda | FileCheck %s --check-prefix=SCORES
+// RUN: gdn-opt --gdn-pipeline %S/../../Integration/Inputs/core_mha4.mlir | gdn-translate --gdn-to-cuda | FileCheck %s --check-prefix=PRODUCER
 
 // CHECK: // Kernel gdn_core_gqa2x4_padded_k1_delta_rule: gdn_kernel.delta_rule at
 // CHECK-NEXT: //   from gdn.delta_rule; chunked (64 tokens), prepare + scan kernels
@@ -36,6 +39,14 @@
 // SCORES: //   scan: wgmma (sm_90a: warpgroup products, TMA copies); tile: V tile 128
 // SCORES-NEXT: //   P (gated Q K^T): computed in the scan (the prepare kernel reads no q)
 // SCORES: static constexpr bool kWgmmaScanScores = true;
+// SCORES-NOT: kFused
+
+// PRODUCER: //   scan: wgmma (sm_90a: warpgroup products, TMA copies); tile: V tile 128
+// PRODUCER-NEXT: //   P (gated Q K^T): computed by the producer warpgroup of the scan's warp-specialised block (the prepare kernel reads no q)
+// PRODUCER: static constexpr bool kWgmmaScanScores = false;
+// PRODUCER-NEXT: static constexpr bool kFusedForward = true;
+// PRODUCER-NEXT: static constexpr bool kFusedInverse = false;
+// PRODUCER-NEXT: static constexpr bool kHasInitialState = true;
 
 // MMA: //   scan: mma_sync (sm_80+: warp products, cp.async copies); tile: V tile 64 (1 scan block(s) per sequence and value head), 1 chunk(s) staged per scan block
 // MMA-NEXT: //   P (gated Q K^T): computed by the prepare kernel, through the workspace
@@ -82,6 +93,7 @@
 // STATE: //   chains split at run time
 // STATE: struct gdn_core_gqa16x32_k1_delta_rule_config {
 // STATE: static constexpr int kValueTile = 128;
+// STATE: static constexpr bool kFusedInverse = false;
 // STATE: static constexpr bool kHasInitialState = true;
 // STATE-NOT: _config_narrow
 // STATE: if (!gdn::checkTensor(operands[5], GDN_F32, {seqs, 32, 128, 128}))

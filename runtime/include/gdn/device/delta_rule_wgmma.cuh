@@ -247,8 +247,9 @@ __global__ void __launch_bounds__(
                                const __grid_constant__ DeltaRuleTensorMaps
                                    maps) {
 #if defined(__CUDA_ARCH__) && !GDN_WGMMA_AVAILABLE
+  // (The scan's message: the scan's choice brings this kernel.)
   static_assert(!ScanWgmmaOf<Config>::value,
-                "the wgmma path's prepare kernel needs sm_90a: compile "
+                "the wgmma scan (scan = \"wgmma\") needs sm_90a: compile "
                 "with -gencode=arch=compute_90a,code=sm_90a, or select "
                 "kernels with --gdn-select-kernels=\"wgmma=false\"");
 #endif
