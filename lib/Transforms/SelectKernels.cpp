@@ -102,28 +102,29 @@ std::optional<Tile> chooseNarrow(kernel::DeltaRuleOp op, Tile wide,
 /// Which kernel computes P (the op's `scores`), for the wgmma scan at V
 /// tile 128 without a narrow fallback (which shares the op's workspace, so
 /// with one the op keeps "prepare"):
-/// - "producer" with one or two value heads per key head: the scan's block
-///   gets a producer warpgroup that computes P while the two consumer
-///   warpgroups run the chunk, and the prepare kernel (without Q K^T) makes
-///   M and G alone. Measured on the H200 (performance.md, session 15): the
-///   forward 2.5% faster at gqa16x32 8192x4 (0.463 against 0.475 ms), 7%
-///   at 1x32768 (0.477 against 0.512), 2.4% for mha32 1x32768 against P
-///   in the scan.
+/// - "producer" with two value heads per key head (gqa16x32): the scan's
+///   block gets a producer warpgroup that computes P while the two
+///   consumer warpgroups run the chunk, and the prepare kernel (without
+///   Q K^T) makes M and G alone. Measured on the H200 in two calls of
+///   session 15 (performance.md): 2-4.5% faster at 8192x4, 1-1.4% at
+///   2048x4, and at 1x32768 from 2.6% slower to 7% faster (call to call).
+/// - "scan" with an odd number (a prepare block holds one value head,
+///   whose Q K^T serves it alone): the wgmma scan computes P itself; 10%
+///   faster than "prepare" for mha32 (session 13). The producer there was
+///   4-10% faster at 1x32768 but 2-11% slower at 8192x4, so MHA keeps it.
 /// - "prepare" otherwise. With four heads per key head (gqa16x64) the
 ///   prepare kernel's one Q K^T serves two heads, and the producer broke
 ///   even (1.00 against 0.99 ms at 1x32768). At V tile 64 one warpgroup
 ///   would make all of P: in the scan that was 20-34% slower (mha32).
-/// "scan" (the wgmma scan computes P itself), which session 13 chose for
-/// MHA (10% faster than "prepare"), is no longer chosen: the producer beat
-/// it there, and for other odd groups it is unmeasured (with three heads
-/// per key head the scan spills). The runtime's default for
-/// kWgmmaScanScores (delta_rule_wgmma.cuh) still applies to hand-written
-/// configs.
+/// The runtime's default for kWgmmaScanScores (delta_rule_wgmma.cuh) is the
+/// "scan" part of the rule; "producer" is asked for explicitly.
 StringRef chooseScores(kernel::DeltaRuleOp op, const Tile &tile) {
-  const bool producer = tile.wgmma && tile.valueTile == 128 &&
-                        !op.getNarrowValueTile() &&
-                        op.getValueHeads() / op.getKeyHeads() <= 2;
-  return producer ? "producer" : "prepare";
+  if (!tile.wgmma || tile.valueTile != 128 || op.getNarrowValueTile())
+    return "prepare";
+  const int64_t group = op.getValueHeads() / op.getKeyHeads();
+  if (group == 2)
+    return "producer";
+  return group % 2 != 0 ? "scan" : "prepare";
 }
 
 /// Prologue threads per block: 512 (one block of 16 warps per SM at 128

@@ -1,9 +1,8 @@
 // GPU case: a forward core with as many key heads as value heads (4 of 128,
-// 1536 conv channels, bf16), with initial delta-rule states. At V tile 128
-// gdn-select-kernels has the producer warpgroup of the scan's
-// warp-specialised block compute P = Q K^T (scores = "producer") and the
-// prepare kernel skip it, in a workspace without P: checked against
-// gdn-run's float64 result (o and final states).
+// 1536 conv channels, bf16), with initial delta-rule states. With one value
+// head per key head the wgmma scan computes P = Q K^T itself and the
+// prepare kernel skips it (kWgmmaScanScores' default), in a workspace
+// without P: checked against gdn-run's float64 result (o and final states).
 func.func @core_mha4(%mixed: tensor<?x1536xbf16>, %conv: tensor<1536x4xbf16>,
                      %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>,
                      %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>,

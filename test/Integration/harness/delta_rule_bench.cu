@@ -824,17 +824,31 @@ void benchCase(const char *name, std::vector<int> lengths, int iterations,
 /// segment exact: the worst case, no faster than one block per chain).
 /// The TARGETS.md shapes as generated code runs them (chains split by the
 /// rule), and the mha32 and gqa16x64 rows: a short A/B between two builds.
+/// Each shape's "default" row is the configuration gdn-select-kernels
+/// picks (P from the fused block's producer with one or two value heads
+/// per key head, scores = "producer"; the prepare kernel's P with four),
+/// its "wg128" row the two kernels with the prepare kernel's P.
 int benchTargets(int iterations) {
   using Wg128 = WgmmaConfig<16, 32, 128, 128, true, true>;
-  benchCase<Wg128>("gqa16x32 wg128", {8192, 8192, 8192, 8192}, iterations, 243,
-                   Split::kRule);
-  benchCase<Wg128>("gqa16x32 wg128", {32768}, iterations, 243, Split::kRule);
-  benchCase<Wg128>("gqa16x32 wg128", {2048, 2048, 2048, 2048}, iterations, 61,
-                   Split::kRule);
-  benchCase<WgmmaConfig<32, 32, 128, 128, true, true>>(
-      "mha32 wg128", {32768}, iterations, 251, Split::kRule);
-  benchCase<WgmmaConfig<16, 64, 128, 128, true, true>>(
-      "gqa16x64 wg128", {32768}, iterations, 486, Split::kRule);
+  using Producer = ProducerScores<FusedConfig<16, 32, 128, 128, true, true>>;
+  using Mha = WgmmaConfig<32, 32, 128, 128, true, true>;
+  using MhaProducer = ProducerScores<FusedConfig<32, 32, 128, 128, true, true>>;
+  const std::vector<std::vector<int>> mixes = {
+      {8192, 8192, 8192, 8192}, {32768}, {2048, 2048, 2048, 2048}};
+  for (const auto &lengths : mixes) {
+    const double floorUs = lengths[0] == 2048 ? 61 : 243;
+    benchCase<Producer>("gqa16x32 default", lengths, iterations, floorUs,
+                        Split::kRule);
+    benchCase<Wg128>("gqa16x32 wg128", lengths, iterations, floorUs,
+                     Split::kRule);
+  }
+  for (const auto &lengths : {std::vector<int>{32768}, mixes[0]}) {
+    benchCase<MhaProducer>("mha32 default", lengths, iterations, 251,
+                           Split::kRule);
+    benchCase<Mha>("mha32 wg128", lengths, iterations, 251, Split::kRule);
+    benchCase<WgmmaConfig<16, 64, 128, 128, true, true>>(
+        "gqa16x64 default", lengths, iterations, 486, Split::kRule);
+  }
   return failures;
 }
 
