@@ -824,10 +824,11 @@ void benchCase(const char *name, std::vector<int> lengths, int iterations,
 /// segment exact: the worst case, no faster than one block per chain).
 /// The TARGETS.md shapes as generated code runs them (chains split by the
 /// rule), and the mha32 and gqa16x64 rows: a short A/B between two builds.
-/// Each shape's "default" row is the configuration gdn-select-kernels
-/// picks (P from the fused block's producer with one or two value heads
-/// per key head, scores = "producer"; the prepare kernel's P with four),
-/// its "wg128" row the two kernels with the prepare kernel's P.
+/// gqa16x32's "default" row is what gdn-select-kernels picks there (P
+/// from the fused block's producer, scores = "producer"), its "wg128" row
+/// the two kernels. For mha32 the default is the "wg128" row (P in the
+/// scan, kWgmmaScanScores' default), beside the producer; for gqa16x64 the
+/// two kernels with the prepare kernel's P.
 int benchTargets(int iterations) {
   using Wg128 = WgmmaConfig<16, 32, 128, 128, true, true>;
   using Producer = ProducerScores<FusedConfig<16, 32, 128, 128, true, true>>;
@@ -843,7 +844,7 @@ int benchTargets(int iterations) {
                      Split::kRule);
   }
   for (const auto &lengths : {std::vector<int>{32768}, mixes[0]}) {
-    benchCase<MhaProducer>("mha32 default", lengths, iterations, 251,
+    benchCase<MhaProducer>("mha32 producer", lengths, iterations, 251,
                            Split::kRule);
     benchCase<Mha>("mha32 wg128", lengths, iterations, 251, Split::kRule);
     benchCase<WgmmaConfig<16, 64, 128, 128, true, true>>(

@@ -11,10 +11,12 @@
 //      L      = strictly-lower(beta_i exp(G_i - G_j) k_i.k_j)
 //      M      = (I + L)^-1 diag(beta)          (the WY transform)
 //      P      = lower-with-diagonal(exp(G_i - G_j) q_i.k_j)
-//    K K^T and Q K^T run on the tensor cores; the unit-lower-triangular
-//    inverse goes by 16 x 16 blocks (fp32 substitution on the diagonal,
-//    split-bf16 products for the rest). M and P go to the workspace as bf16
-//    (8 KiB each per chunk and head), G as fp32. (Where the wgmma scan
+//    K K^T and Q K^T run on the tensor cores (mma.sync from cp.async
+//    tiles; on the wgmma path, deltaChunkPrepareTmaKernel, wgmma from TMA
+//    boxes); the unit-lower-triangular inverse goes by 16 x 16 blocks (fp32
+//    substitution on the diagonal, split-bf16 products for the rest, its
+//    intermediates in L's unused upper blocks). M and P go to the workspace as
+//    bf16 (8 KiB each per chunk and head), G as fp32. (Where the wgmma scan
 //    computes P itself, kWgmmaScanScores, or the fused block's producer
 //    does, kFusedInverse = false, the prepare kernel skips Q K^T and P.)
 //
