@@ -147,6 +147,13 @@ __device__ __forceinline__ void zeroRowsFrom(char *tile, int from) {
   zeroTileRowsFrom<kColumns>(tile, from, threadIdx.x, kThreads);
 }
 
+/// How the wgmma path's kernels refuse a target without wgmma (a string
+/// literal, as static_assert needs; nvcc-examples.test checks it).
+#define GDN_WGMMA_NEEDS_SM90A                                                  \
+  "the wgmma scan (scan = \"wgmma\") needs sm_90a: compile with "              \
+  "-gencode=arch=compute_90a,code=sm_90a, or select kernels with "             \
+  "--gdn-select-kernels=\"wgmma=false\""
+
 /// The tensor maps the sm_90a kernels copy their tiles with (a kernel
 /// parameter): q, k and v, and the workspace's M and P for the wgmma scan.
 struct DeltaRuleTensorMaps {
@@ -248,10 +255,7 @@ __global__ void __launch_bounds__(
                                    maps) {
 #if defined(__CUDA_ARCH__) && !GDN_WGMMA_AVAILABLE
   // (The scan's message: the scan's choice brings this kernel.)
-  static_assert(!ScanWgmmaOf<Config>::value,
-                "the wgmma scan (scan = \"wgmma\") needs sm_90a: compile "
-                "with -gencode=arch=compute_90a,code=sm_90a, or select "
-                "kernels with --gdn-select-kernels=\"wgmma=false\"");
+  static_assert(!ScanWgmmaOf<Config>::value, GDN_WGMMA_NEEDS_SM90A);
 #endif
   extern __shared__ uint4 prepareShared[];
   char *base = alignSharedTo1024(prepareShared);
@@ -274,10 +278,7 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
   using Element = typename Config::Element;
   constexpr int kC = S::kChunk, kK = S::kK, kVt = S::kVt;
 #if defined(__CUDA_ARCH__) && !GDN_WGMMA_AVAILABLE
-  static_assert(!ScanWgmmaOf<Config>::value,
-                "the wgmma scan (scan = \"wgmma\") needs sm_90a: compile "
-                "with -gencode=arch=compute_90a,code=sm_90a, or select "
-                "kernels with --gdn-select-kernels=\"wgmma=false\"");
+  static_assert(!ScanWgmmaOf<Config>::value, GDN_WGMMA_NEEDS_SM90A);
 #endif
   const PackingView &packing = args.packing;
   if (packingInvalid(args)) {
