@@ -265,8 +265,9 @@ def GdnSelectKernels : Pass<"gdn-select-kernels"> {
     (82 KiB at K = 128); when none fits, the pass fails and says what the
     smallest needs. With the wgmma scan at V tile 128 and no narrow tile
     it also sets `scores`: `"producer"` with two value heads per key head
-    (the scan's block gets a warpgroup that computes `P`; 2-4.5% faster at
-    gqa16x32 8192x4), `"scan"` with an odd number (the scan computes `P`
+    (the scan's block gets a warpgroup that computes `P`; 2-8.6% faster at
+    gqa16x32 8192x4; split chains run the two kernels), `"scan"` with an
+    odd number (the scan computes `P`
     itself; 10% faster for MHA), else the prepare kernel's `P`. Every
     `gdn_kernel.prologue` gets blocks of 512 threads when whole blocks cover
     its channels' 16-byte lanes (one block of 16 warps per SM, measured

@@ -105,9 +105,11 @@ std::optional<Tile> chooseNarrow(kernel::DeltaRuleOp op, Tile wide,
 /// - "producer" with two value heads per key head (gqa16x32): the scan's
 ///   block gets a producer warpgroup that computes P while the two
 ///   consumer warpgroups run the chunk, and the prepare kernel (without
-///   Q K^T) makes M and G alone. Measured on the H200 in two calls of
-///   session 15 (performance.md): 2-4.5% faster at 8192x4, 1-1.4% at
-///   2048x4, and at 1x32768 from 2.6% slower to 7% faster (call to call).
+///   Q K^T) makes M and G alone. Measured on the H200 in session 15
+///   (performance.md): 2-8.6% faster at 8192x4, even at 2048x4, and at
+///   1x32768 with split chains from 8% slower to 7% faster, so for split
+///   chains the entry point runs the two kernels instead (launchDeltaRule,
+///   bit for bit the same results).
 /// - "scan" with an odd number (a prepare block holds one value head,
 ///   whose Q K^T serves it alone): the wgmma scan computes P itself; 10%
 ///   faster than "prepare" for mha32 (session 13). The producer there was

@@ -586,7 +586,8 @@ void checkFused() {
   checkRefusals<FusedConfig<2, 4, 128, 128, true, true>>("gqa2x4 fused", 50);
   // The fused block with a producer of P alone (M, G and the bounds from
   // the prepare kernel): edges, padding, both V tiles, MHA with d = 64,
-  // split chains, slow gates, refusals.
+  // slow gates, refusals. With split chains such a config runs the two
+  // kernels (launchDeltaRule), which the split cases below check.
   checkCase<ProducerScores<FusedConfig<16, 32, 128, 128, true, true>>>(
       "gqa16x32 Pproducer vt128", {0, 1, 63, 64, 65, 130, 700},
       {0, 2, 0, 1, 0, 0, 3}, 51);
@@ -1082,6 +1083,10 @@ void digest() {
   digestCase<FusedConfig<16, 32, 128, 128, true, true>>("gqa16x32 fused", mix);
   digestCase<ProducerScores<FusedConfig<16, 32, 128, 128, true, true>>>(
       "gqa16x32 fused P producer", mix);
+  // Split chains: the two kernels (launchDeltaRule's fallback), so the
+  // same digests as "gqa16x32 wgmma split".
+  digestCase<ProducerScores<FusedConfig<16, 32, 128, 128, true, true>>>(
+      "gqa16x32 P producer split", mix, 8);
 }
 
 } // namespace

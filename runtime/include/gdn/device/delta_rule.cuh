@@ -1553,11 +1553,45 @@ namespace device {
 /// Workspace bytes for a packing (host side; no device access).
 template <class Config>
 inline size_t deltaRuleWorkspaceBytes(const PackingView &packing) {
-  // The fused forward keeps M, P and G in shared memory: no workspace.
+  // The fused forward keeps M, P and G in shared memory: no workspace. A
+  // producer of P runs the two kernels for split chains, which need P.
   return FusedOnlyOf<Config>::value
              ? 0
              : DeltaRuleWorkspace::bytes(packing, Config::kValueHeads,
-                                         !ScanComputesScoresOf<Config>::value);
+                                         !ScanComputesScoresOf<Config>::value ||
+                                             ProducerScoresOf<Config>::value);
+}
+
+/// The same arguments for another Config of the same heads, dims and states
+/// (every input and output field; the workspace is carved again by the
+/// launch; the kSave fields are the backward's): keep in step with
+/// DeltaRuleArgs.
+template <class To, class From>
+inline DeltaRuleArgs<To> retypeDeltaRuleArgs(const DeltaRuleArgs<From> &args) {
+  using S = DeltaRuleShape<From>;
+  using T = DeltaRuleShape<To>;
+  static_assert(
+      std::is_same<typename From::Element, typename To::Element>::value &&
+          S::kH == T::kH && S::kHV == T::kHV && S::kK == T::kK &&
+          S::kV == T::kV && From::kHasInitialState == To::kHasInitialState &&
+          From::kHasFinalState == To::kHasFinalState,
+      "delta rule: arguments move only between configs of the same "
+      "heads, dims and states");
+  DeltaRuleArgs<To> to = {};
+  to.q = args.q;
+  to.k = args.k;
+  to.v = args.v;
+  to.g = args.g;
+  to.beta = args.beta;
+  to.initialState = args.initialState;
+  to.finalState = args.finalState;
+  to.o = args.o;
+  to.scale = args.scale;
+  to.packing = args.packing;
+  to.status = args.status;
+  to.segmentChunks = args.segmentChunks;
+  to.warmupLogBound = args.warmupLogBound;
+  return to;
 }
 
 /// The tensor maps of q, k and v of a call (host only, no device access):
@@ -1772,6 +1806,16 @@ inline cudaError_t launchDeltaRule(DeltaRuleArgs<Config> args, void *workspace,
       "delta rule: kFusedInverse = false needs kFusedForward and "
       "kScanWgmma (sm_90a): it is the fused block's producer that "
       "makes P alone");
+  if constexpr (ProducerScoresOf<Config>::value) {
+    // Split chains run the two kernels: with its producer of P the block
+    // was 0-8% slower than them there (1x32768), against 2-4.5% faster
+    // unsplit (8192x4; performance.md, session 15). Same results bit for
+    // bit; the workspace holds P for them (deltaRuleWorkspaceBytes).
+    if (args.segmentChunks > 0)
+      return launchDeltaRuleKernels(
+          retypeDeltaRuleArgs<WithoutProducer<Config>>(args), workspace, stream,
+          phases);
+  }
   if constexpr (FusedOnlyOf<Config>::value) {
     // One kernel; `phases` without the scan launches nothing. (The two
     // kernels are in the else branch: a fused config instantiates neither.)
@@ -1820,24 +1864,8 @@ inline cudaError_t launchDeltaRuleAdaptive(DeltaRuleArgs<Config> args,
       static_cast<int64_t>(args.packing.numSeqs) * S::kHV * S::kValueTiles;
   if (blocks >= minBlocks)
     return launchDeltaRule<Config>(args, workspace, stream);
-  // Every input and output field (the workspace is carved again by the
-  // launch; the kSave fields are the backward's): keep in step with
-  // DeltaRuleArgs.
-  DeltaRuleArgs<Narrow> narrow = {};
-  narrow.q = args.q;
-  narrow.k = args.k;
-  narrow.v = args.v;
-  narrow.g = args.g;
-  narrow.beta = args.beta;
-  narrow.initialState = args.initialState;
-  narrow.finalState = args.finalState;
-  narrow.o = args.o;
-  narrow.scale = args.scale;
-  narrow.packing = args.packing;
-  narrow.status = args.status;
-  narrow.segmentChunks = args.segmentChunks;
-  narrow.warmupLogBound = args.warmupLogBound;
-  return launchDeltaRule<Narrow>(narrow, workspace, stream);
+  return launchDeltaRule<Narrow>(retypeDeltaRuleArgs<Narrow>(args), workspace,
+                                 stream);
 }
 #endif // GDN_DEVICE_EMULATION
 

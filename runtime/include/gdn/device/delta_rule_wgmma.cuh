@@ -62,6 +62,19 @@ template <class Config>
 struct FusedOnlyOf
     : std::integral_constant<bool, FusedForwardOf<Config>::value &&
                                        FusedInverseOf<Config>::value> {};
+/// Whether the scan's block has a producer warpgroup that makes P
+/// (kFusedForward with kFusedInverse false, the IR's scores = "producer").
+template <class Config>
+struct ProducerScoresOf
+    : std::integral_constant<bool, FusedForwardOf<Config>::value &&
+                                       !FusedInverseOf<Config>::value> {};
+/// Config's two-kernel forward (the wgmma scan; P where Config's own
+/// kWgmmaScanScores puts it, the prepare kernel's for the IR's "producer"
+/// configs): what a ProducerScoresOf config runs when chains are split.
+template <class Config> struct WithoutProducer : Config {
+  static constexpr bool kFusedForward = false;
+  static constexpr bool kFusedInverse = true;
+};
 /// Optional Config member kWgmmaScanScores: true, the scan computes P =
 /// gated, masked Q K^T per chunk on wgmma from the Q and K it stages anyway
 /// (the prepare kernel then reads no Q and writes no P); false, it copies
