@@ -296,8 +296,9 @@ LogicalResult kernel::DeltaRuleOp::verify() {
   if (getScores() == "producer" && getNarrowValueTile())
     return emitOpError()
            << "scores = \"producer\" takes no narrow_value_tile (the "
-              "run-time fallback shares the workspace, which then holds "
-              "no P); use scores = \"prepare\" with it";
+              "narrow run-time fallback is a two-kernel config that would "
+              "share the producer's workspace and P's source); use scores = "
+              "\"prepare\" with it";
   std::optional<uint64_t> narrow = getNarrowValueTile();
   if (narrow.has_value() != getNarrowBelowBlocks().has_value())
     return emitOpError() << "narrow_value_tile and narrow_below_blocks go "

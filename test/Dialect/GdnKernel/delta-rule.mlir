@@ -159,7 +159,7 @@ func.func @producer_on_mma_sync_scan(%q: tensor<?x2x64xbf16>, %v: tensor<?x4x64x
 // -----
 
 func.func @producer_with_narrow_tile(%q: tensor<?x2x128xbf16>, %v: tensor<?x4x128xbf16>, %g: tensor<?x4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
-  // expected-error @+1 {{scores = "producer" takes no narrow_value_tile (the run-time fallback shares the workspace, which then holds no P); use scores = "prepare" with it}}
+  // expected-error @+1 {{scores = "producer" takes no narrow_value_tile (the narrow run-time fallback is a two-kernel config that would share the producer's workspace and P's source); use scores = "prepare" with it}}
   %o = gdn_kernel.delta_rule %q, %q, %v, %g, %g, %p
       {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 128 : i64, head_dim_v = 128 : i64, scale = 0.125 : f64,
        value_tile = 128 : i64, scan_stages = 3 : i64, scan = "wgmma", scores = "producer",
