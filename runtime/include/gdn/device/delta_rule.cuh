@@ -1562,21 +1562,27 @@ inline size_t deltaRuleWorkspaceBytes(const PackingView &packing) {
                                              ProducerScoresOf<Config>::value);
 }
 
-/// The same arguments for another Config of the same heads, dims and states
-/// (every input and output field; the workspace is carved again by the
-/// launch; the kSave fields are the backward's): keep in step with
-/// DeltaRuleArgs.
+/// Whether two Configs describe the same problem (element type, heads,
+/// dims, states), so that one's arguments serve the other.
+template <class A, class B>
+struct SameDeltaRuleProblem
+    : std::integral_constant<
+          bool, std::is_same<typename A::Element, typename B::Element>::value &&
+                    DeltaRuleShape<A>::kH == DeltaRuleShape<B>::kH &&
+                    DeltaRuleShape<A>::kHV == DeltaRuleShape<B>::kHV &&
+                    DeltaRuleShape<A>::kK == DeltaRuleShape<B>::kK &&
+                    DeltaRuleShape<A>::kV == DeltaRuleShape<B>::kV &&
+                    A::kHasInitialState == B::kHasInitialState &&
+                    A::kHasFinalState == B::kHasFinalState> {};
+
+/// The same arguments for another Config of the same problem (every input
+/// and output field; the workspace is carved again by the launch; the kSave
+/// fields are the backward's): keep in step with DeltaRuleArgs.
 template <class To, class From>
 inline DeltaRuleArgs<To> retypeDeltaRuleArgs(const DeltaRuleArgs<From> &args) {
-  using S = DeltaRuleShape<From>;
-  using T = DeltaRuleShape<To>;
-  static_assert(
-      std::is_same<typename From::Element, typename To::Element>::value &&
-          S::kH == T::kH && S::kHV == T::kHV && S::kK == T::kK &&
-          S::kV == T::kV && From::kHasInitialState == To::kHasInitialState &&
-          From::kHasFinalState == To::kHasFinalState,
-      "delta rule: arguments move only between configs of the same "
-      "heads, dims and states");
+  static_assert(SameDeltaRuleProblem<From, To>::value,
+                "delta rule: arguments move only between configs of the same "
+                "heads, dims and states");
   DeltaRuleArgs<To> to = {};
   to.q = args.q;
   to.k = args.k;
@@ -1615,12 +1621,14 @@ inline cudaError_t encodeInputMaps(DeltaRuleTensorMaps &maps,
 /// The prepare kernel a Config selects: with the wgmma scan (sm_90a) the
 /// TMA and wgmma one, which needs the tensor maps of q and k; otherwise
 /// the cp.async and mma.sync one. `setup` does what can fail on the host,
-/// `launch` only launches (as ScanLaunch below).
+/// `launch` only launches (as ScanLaunch below); `encoded`: the call's q and
+/// k maps where the scan's setup has made them already.
 template <class Config, bool kScores, bool = ScanWgmmaOf<Config>::value>
 struct PrepareLaunch {
   using S = DeltaRuleShape<Config>;
   static constexpr size_t kBytes = S::prepareBytes(kScores);
-  cudaError_t setup(const DeltaRuleArgs<Config> &) {
+  cudaError_t setup(const DeltaRuleArgs<Config> &,
+                    const DeltaRuleTensorMaps * = nullptr) {
     return cudaFuncSetAttribute(deltaChunkPrepareKernel<Config, kScores>,
                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
                                 static_cast<int>(kBytes));
@@ -1637,13 +1645,20 @@ struct PrepareLaunch<Config, kScores, true> {
   using S = DeltaRuleShape<Config>;
   static constexpr size_t kBytes = S::prepareTmaBytes(kScores);
   DeltaRuleTensorMaps maps = {};
-  cudaError_t setup(const DeltaRuleArgs<Config> &args) {
+  cudaError_t setup(const DeltaRuleArgs<Config> &args,
+                    const DeltaRuleTensorMaps *encoded = nullptr) {
     const int32_t rows = args.packing.bufferTokens;
-    cudaError_t error =
-        encodeTensorMap2D(&maps.k, args.k, S::kH * S::kK, rows, S::kH * S::kK);
-    if (error == cudaSuccess && kScores)
-      error = encodeTensorMap2D(&maps.q, args.q, S::kH * S::kK, rows,
+    cudaError_t error = cudaSuccess;
+    if (encoded) {
+      maps.q = encoded->q;
+      maps.k = encoded->k;
+    } else {
+      error = encodeTensorMap2D(&maps.k, args.k, S::kH * S::kK, rows,
                                 S::kH * S::kK);
+      if (error == cudaSuccess && kScores)
+        error = encodeTensorMap2D(&maps.q, args.q, S::kH * S::kK, rows,
+                                  S::kH * S::kK);
+    }
     if (error == cudaSuccess)
       error = cudaFuncSetAttribute(deltaChunkPrepareTmaKernel<Config, kScores>,
                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -1772,10 +1787,14 @@ inline cudaError_t launchDeltaRuleKernels(DeltaRuleArgs<Config> args,
   PrepareLaunch<Config, kPrepareScores> prepare;
   ScanLaunch<Config> scan;
   cudaError_t error = cudaSuccess;
-  if (phases & kDeltaRulePrepare)
-    error = prepare.setup(args);
-  if (error == cudaSuccess && (phases & kDeltaRuleScan))
+  const DeltaRuleTensorMaps *encoded = nullptr;
+  if (phases & kDeltaRuleScan) {
     error = scan.setup(args);
+    if constexpr (ScanWgmmaOf<Config>::value)
+      encoded = &scan.maps; // q and k for the prepare kernel too
+  }
+  if (error == cudaSuccess && (phases & kDeltaRulePrepare))
+    error = prepare.setup(args, encoded);
   if (error != cudaSuccess)
     return error;
   if (phases & kDeltaRulePrepare)
@@ -1845,13 +1864,7 @@ inline cudaError_t launchDeltaRuleAdaptive(DeltaRuleArgs<Config> args,
                                            cudaStream_t stream,
                                            int64_t minBlocks) {
   using S = DeltaRuleShape<Config>;
-  using N = DeltaRuleShape<Narrow>;
-  static_assert(std::is_same<typename Config::Element,
-                             typename Narrow::Element>::value &&
-                    S::kH == N::kH && S::kHV == N::kHV && S::kK == N::kK &&
-                    S::kV == N::kV &&
-                    Config::kHasInitialState == Narrow::kHasInitialState &&
-                    Config::kHasFinalState == Narrow::kHasFinalState,
+  static_assert(SameDeltaRuleProblem<Config, Narrow>::value,
                 "launchDeltaRuleAdaptive: the configs may differ only in "
                 "their scan tiles");
   // The workspace is sized for Config: both must agree on where P comes
