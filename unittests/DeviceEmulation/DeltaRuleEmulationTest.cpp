@@ -196,22 +196,31 @@ void chunkedModel(const Problem &p, int seq, int head, double scale,
   }
 }
 
-/// The wavefronts one warp-wide shared access takes: the most words any
-/// bank serves (each lane's `words` consecutive 4-byte words from
-/// `offset(lane)`; lanes that read the same word share it).
+/// The wavefronts one warp-wide shared access takes (each lane's `words`
+/// consecutive 4-byte words from `offset(lane)`; lanes that read the same
+/// word share it). The hardware serves 128 bytes of requests at a time:
+/// 4-byte accesses by the whole warp, 8-byte ones by half-warps, 16-byte
+/// ones by quarter-warps; each group takes the most words any bank serves
+/// in it. (Counted over the whole warp, 8-byte accesses looked
+/// conflict-free where ncu measured two-way conflicts: session 15.)
 template <class Offset> int wavefronts(Offset offset, int words) {
-  std::vector<std::vector<int>> bank(32);
-  for (int lane = 0; lane < 32; ++lane)
-    for (int w = 0; w < words; ++w) {
-      const int word = offset(lane) + w;
-      auto &hits = bank[word % 32];
-      if (std::find(hits.begin(), hits.end(), word) == hits.end())
-        hits.push_back(word);
-    }
-  size_t most = 0;
-  for (const auto &hits : bank)
-    most = std::max(most, hits.size());
-  return int(most);
+  const int groupLanes = 32 / words;
+  int total = 0;
+  for (int first = 0; first < 32; first += groupLanes) {
+    std::vector<std::vector<int>> bank(32);
+    for (int lane = first; lane < first + groupLanes; ++lane)
+      for (int w = 0; w < words; ++w) {
+        const int word = offset(lane) + w;
+        auto &hits = bank[word % 32];
+        if (std::find(hits.begin(), hits.end(), word) == hits.end())
+          hits.push_back(word);
+      }
+    size_t most = 0;
+    for (const auto &hits : bank)
+      most = std::max(most, hits.size());
+    total += int(most);
+  }
+  return total;
 }
 
 TEST(DeltaRuleEmulation, ChunkedAlgebraMatchesRecurrence) {
@@ -430,13 +439,18 @@ void checkPack(std::vector<int> lengths, std::vector<int> padding,
 }
 
 // The inverse keeps its intermediates in the 16 x 16 blocks above the
-// diagonal of L (row stride kLdL = 68 floats). There the split products'
-// accesses take the fewest wavefronts their bytes need: two for the A
-// fragments' and the accumulators' float2, one for the B fragments'
-// scalars and for the diagonal solve's stores into the two upper blocks a
-// warp fills (slots 0 and 1, 2 and 3). A plain 16 x 16 scratch (row stride
-// 16) took four, four and two.
-TEST(DeltaRuleEmulation, InverseIntermediatesAreConflictFree) {
+// diagonal of L (row stride kLdL = 68 floats). There the B fragments'
+// scalars and the diagonal solve's stores into the two upper blocks a warp
+// fills (slots 0 and 1, 2 and 3) take one wavefront each, where a plain 16
+// x 16 scratch (row stride 16) took four and two. The A fragments' and the
+// accumulators' float2 take four, two more than their bytes need, in either
+// layout: 8-byte accesses go by half-warps, whose rows g and g + 1 share
+// four banks at any stride of 4 (mod 32) words. Splitting each into two
+// staggered 4-byte accesses (columns 2t + ((t >> 1) ^ k)) makes them one
+// wavefront each; on the H200 that took the prepare kernel's shared-memory
+// bank conflicts from 7.1M to 1.2M and its L1 from 83% to 70% busy, but not
+// its time (performance.md, session 16), so the kernels keep the float2.
+TEST(DeltaRuleEmulation, InverseIntermediatesAvoidScratchConflicts) {
   constexpr int kLdL = DeltaRuleShape<Config<4, 8, 64, 64, true, true>>::kLdL;
   static_assert(kLdL == 68, "the layout this test reasons about");
   const RowMajorTile lower{kLdL}, plain{16};
@@ -446,7 +460,8 @@ TEST(DeltaRuleEmulation, InverseIntermediatesAreConflictFree) {
     const int origin = 16 * slotRow[slot] * kLdL + 16 * slotColumn[slot];
     for (int half = 0; half < 2; ++half) // rows 0-7 or 8-15
       for (int column = 0; column < 16; column += 8) {
-        // loadSplitA and storeAccumulators: lane (g, t) at row g, column 2t.
+        // loadSplitA and storeAccumulators: lane (g, t) at row g, columns
+        // 2t and 2t + 1, one 8-byte access; or two staggered 4-byte ones.
         auto pairs = [&](RowMajorTile at, int base) {
           return wavefronts(
               [&](int lane) {
@@ -454,8 +469,19 @@ TEST(DeltaRuleEmulation, InverseIntermediatesAreConflictFree) {
               },
               2);
         };
-        EXPECT_EQ(pairs(lower, origin), 2) << slot;
+        EXPECT_EQ(pairs(lower, origin), 4) << slot;
         EXPECT_EQ(pairs(plain, 0), 4);
+        for (int k = 0; k < 2; ++k)
+          EXPECT_EQ(wavefronts(
+                        [&](int lane) {
+                          const int t = lane % 4;
+                          return origin +
+                                 lower(8 * half + lane / 4,
+                                       column + 2 * t + ((t >> 1) ^ k));
+                        },
+                        1),
+                    1)
+              << slot << " " << k;
         // loadSplitB: lane (g, t) at row 2t (+ 1, + 8, + 9), column n0 + g.
         for (int row = 0; row < 2; ++row) {
           auto scalars = [&](RowMajorTile at, int base) {

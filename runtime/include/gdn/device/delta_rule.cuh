@@ -577,9 +577,12 @@ gateChunkScores(ScoreAt score, const float *gate, int rows, int warp, int lane,
 /// dependent products (block rows one at a time took eight and nine).
 /// The D blocks and the 16 x 16 sums between the steps go in the six
 /// blocks above the diagonal, which L leaves unused: no scratch memory, and
-/// at row stride kLdL every fragment access of the split products takes the
-/// fewest wavefronts its bytes need (a plain 16 x 16 scratch had 2- to
-/// 4-way bank conflicts). **Above X's diagonal blocks the result holds
+/// at row stride kLdL the B fragments' scalar loads are free of the 4-way
+/// bank conflicts a plain 16 x 16 scratch had. (The A fragments' and the
+/// accumulators' float2 keep a two-way conflict within each half-warp at
+/// any such stride; made conflict-free, the kernel was no faster: a gtest
+/// counts the wavefronts, performance.md has the measurement, session 16.)
+/// **Above X's diagonal blocks the result holds
 /// those values, not zeros**: readers of X take its lower triangle only.
 /// Every thread of the block calls it (it has barriers); the products of
 /// head h go to its kThreads / 32 / kHeads warps. `tid` is the thread's

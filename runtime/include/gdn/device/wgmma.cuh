@@ -123,6 +123,19 @@ __device__ __forceinline__ uint64_t swizzledDescriptor(const void *shared,
          (static_cast<uint64_t>(1) << 62);
 }
 
+/// Descriptor `d` with its start address moved `bytes` (a multiple of 16)
+/// further: one 32-bit add to the address field (bits 0-13, the address >>
+/// 4), which cannot carry out of the field while shared addresses stay
+/// below 256 KiB. The k steps of a product take their descriptors so:
+/// built from the address each time, every wgmma waited behind five
+/// dependent uniform instructions (a fifth of the wgmma scan's issued
+/// instructions; ncu, session 16).
+__device__ __forceinline__ uint64_t advanceDescriptor(uint64_t d,
+                                                      uint32_t bytes) {
+  const uint32_t low = static_cast<uint32_t>(d) + (bytes >> 4);
+  return (d & 0xffffffff00000000ull) | low;
+}
+
 /// Dynamic shared memory `raw` rounded up to the next 1024-byte boundary
 /// of the shared window, where 128-byte swizzling repeats (TMA's pattern
 /// and wgmma's then agree). Done as pointer arithmetic on `raw`, so that
@@ -332,15 +345,17 @@ __device__ __forceinline__ void wgmmaSwizzled(float (&acc)[N / 2],
                                               const char *tile,
                                               bool accumulate) {
   using Tile = Swizzle128Tile<64>;
+  const uint64_t first =
+      kTransposeB
+          ? swizzledDescriptor(tile, Tile::kMNMajorLeading,
+                               Tile::kMNMajorStride)
+          : swizzledDescriptor(tile, Tile::kKMajorLeading, Tile::kKMajorStride);
 #pragma unroll
   for (int s = 0; s < kSteps; ++s)
     wgmmaM64NK16<N, kTransposeB>(
         acc, a[s],
-        kTransposeB
-            ? swizzledDescriptor(tile + s * Tile::kMNMajorStep,
-                                 Tile::kMNMajorLeading, Tile::kMNMajorStride)
-            : swizzledDescriptor(tile + Tile::kMajorStep(s),
-                                 Tile::kKMajorLeading, Tile::kKMajorStride),
+        advanceDescriptor(first, kTransposeB ? s * Tile::kMNMajorStep
+                                             : Tile::kMajorStep(s)),
         accumulate || s > 0);
 }
 
@@ -355,15 +370,15 @@ __device__ __forceinline__ void
 wgmmaSwizzledShared(float (&acc)[16], const char *a, const char *b,
                     bool accumulate) {
   using Tile = Swizzle128Tile<64>;
+  const uint64_t firstA = swizzledDescriptor(a, Tile::kKMajorLeading,
+                                             Tile::kKMajorStride),
+                 firstB = swizzledDescriptor(b, Tile::kKMajorLeading,
+                                             Tile::kKMajorStride);
 #pragma unroll
   for (int s = 0; s < kSteps; ++s)
-    wgmmaM64N32K16Shared(
-        acc,
-        swizzledDescriptor(a + Tile::kMajorStep(s), Tile::kKMajorLeading,
-                           Tile::kKMajorStride),
-        swizzledDescriptor(b + Tile::kMajorStep(s), Tile::kKMajorLeading,
-                           Tile::kKMajorStride),
-        accumulate || s > 0);
+    wgmmaM64N32K16Shared(acc, advanceDescriptor(firstA, Tile::kMajorStep(s)),
+                         advanceDescriptor(firstB, Tile::kMajorStep(s)),
+                         accumulate || s > 0);
 }
 
 } // namespace device
