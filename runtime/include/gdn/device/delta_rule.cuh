@@ -186,7 +186,9 @@ template <class Config> struct DeltaRuleShape {
   // memory allows two). Without P the kernel needs no staging tiles (36
   // KiB at K = 128) and runs six blocks of 80 registers: its time at mha32
   // 1 x 32768 went from 0.240 to 0.217 ms (performance.md, session 15).
-  // With P, 96 registers (five blocks) made it 50% slower.
+  // With two heads per block ptxas spills 20 bytes at 80; five blocks of
+  // 96, without spills, were 1.5% slower (gqa16x32, session 16). With P,
+  // 96 registers (five blocks) made it 50% slower.
   static constexpr int kPrepareBlocksPerSM =
       PrepareBlocksPerSMOf<Config>::value > 0
           ? PrepareBlocksPerSMOf<Config>::value
