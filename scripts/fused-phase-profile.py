@@ -110,13 +110,9 @@ insert('''      fenceSharedForAsyncProxy(); // M, P, G and zeroed rows, for wgmm
       GDN_PROFILE_MARK(12);
 ''')
 # The consumers.
-insert('''  int stage = 0;
-  unsigned phase = 0;
-  for (int32_t c = start; c < end; ++c) {
+insert('''  for (int32_t c = start; c < end; ++c) {
     // Thread-derived offsets anew each chunk (see the producer's loop)''',
-       '''  int stage = 0;
-  unsigned phase = 0;
-  const bool profLeader = tid == 0;
+       '''  const bool profLeader = tid == 0;
   unsigned long long profT = clock64();
   for (int32_t c = start; c < end; ++c) {
     GDN_PROFILE_MARK(16);
@@ -127,16 +123,16 @@ insert('''    mbarrierWait(produced + stage, phase);
     GDN_PROFILE_MARK(18);
     float out[32];''')
 insert('''                           group, tid);
-
-    if (c >= segment.first) {''', '''                           group, tid);
+    // This warp is done with the stage''', '''                           group, tid);
     GDN_PROFILE_MARK(19);
-
-    if (c >= segment.first) {''')
-insert('''    if (lane == 0)
-      mbarrierArrive(consumed + stage);
+    // This warp is done with the stage''')
+# (The fused forward stages O^T in the V tile: it releases the stage after
+# o's stores, here.)
+insert('''    if (!kOwnStaging)
+      release();
 ''', '''    GDN_PROFILE_MARK(20);
-    if (lane == 0)
-      mbarrierArrive(consumed + stage);
+    if (!kOwnStaging)
+      release();
 ''')
 open(path, 'w').write(text)
 print('fused-phase-profile: marked ' + path)

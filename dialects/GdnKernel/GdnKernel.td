@@ -161,8 +161,7 @@ def GdnKernel_DeltaRuleOp : GdnKernel_Op<"delta_rule", [Pure]> {
     reads no `Q`; the workspace holds no `P`) or `"producer"` (wgmma only,
     no `narrow_value_tile`: the scan is a warp-specialised block whose
     producer warpgroup computes `P` while two consumer warpgroups run the
-    chunk; split chains run the prepare kernel's `P` and the wgmma scan, so
-    the workspace holds `P`). Value
+    chunk, whole or split; the workspace holds no `P`). Value
     head `i` reads key head `i / (HV / H)`. `q`, `k`, `v` and `o` are bf16;
     `g`, `beta` and the states fp32. Padding rows of `o` are 0.
 

@@ -263,12 +263,11 @@ def GdnSelectKernels : Pass<"gdn-select-kernels"> {
     tiles whose scan needs more shared memory than `shared-bytes` (the
     target's per-block limit) are skipped, down to V tile 32 with one stage
     (82 KiB at K = 128); when none fits, the pass fails and says what the
-    smallest needs. With the wgmma scan at V tile 128 and no narrow tile
-    it also sets `scores`: `"producer"` with two value heads per key head
-    (the scan's block gets a warpgroup that computes `P`; 2-8.6% faster at
-    gqa16x32 8192x4; split chains run the two kernels), `"scan"` with an
-    odd number (the scan computes `P`
-    itself; 10% faster for MHA), else the prepare kernel's `P`. Every
+    smallest needs. It also sets `scores`: with the wgmma scan at V tile
+    128 and no narrow tile `"producer"` (the scan's block gets a warpgroup
+    that computes `P`; on the H200 faster than the alternatives for one,
+    two and four value heads per key head, whole or split chains), else
+    the prepare kernel's `P`; the `scores` option forces one choice. Every
     `gdn_kernel.prologue` gets blocks of 512 threads when whole blocks cover
     its channels' 16-byte lanes (one block of 16 warps per SM, measured
     faster than two of 256 on the H200), else 256 when they do, else keeps
@@ -296,7 +295,11 @@ def GdnSelectKernels : Pass<"gdn-select-kernels"> {
     Option<"warmupBits", "warmup-bits", "int64_t", /*default=*/"24",
            "A split segment's warm-up leaves out at most 2^-warmup-bits of "
            "the state before it; 0: every segment runs from its sequence's "
-           "start (exact)">
+           "start (exact)">,
+    Option<"scores", "scores", "std::string", /*default=*/"\"auto\"",
+           "Which kernel computes each chunk's P: auto (the rule above), or "
+           "prepare, scan or producer for every delta rule (a choice its "
+           "tile cannot take is an error of the op's verifier)">
   ];
 }
 

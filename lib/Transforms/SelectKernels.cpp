@@ -99,34 +99,28 @@ std::optional<Tile> chooseNarrow(kernel::DeltaRuleOp op, Tile wide,
   return Tile{narrow, wide.scanStages, wide.wgmma};
 }
 
-/// Which kernel computes P (the op's `scores`), for the wgmma scan at V
-/// tile 128 without a narrow fallback (which shares the op's workspace, so
-/// with one the op keeps "prepare"):
-/// - "producer" with two value heads per key head (gqa16x32): the scan's
-///   block gets a producer warpgroup that computes P while the two
-///   consumer warpgroups run the chunk, and the prepare kernel (without
-///   Q K^T) makes M and G alone. Measured on the H200 in session 15
-///   (performance.md): 2-8.6% faster at 8192x4, even at 2048x4, and at
-///   1x32768 with split chains from 8% slower to 7% faster, so for split
-///   chains the entry point runs the two kernels instead (launchDeltaRule,
-///   bit for bit the same results).
-/// - "scan" with an odd number (a prepare block holds one value head,
-///   whose Q K^T serves it alone): the wgmma scan computes P itself; 10%
-///   faster than "prepare" for mha32 (session 13). The producer there was
-///   4-10% faster at 1x32768 but 2-11% slower at 8192x4, so MHA keeps it.
-/// - "prepare" otherwise. With four heads per key head (gqa16x64) the
-///   prepare kernel's one Q K^T serves two heads, and the producer broke
-///   even (1.00 against 0.99 ms at 1x32768). At V tile 64 one warpgroup
-///   would make all of P: in the scan that was 20-34% slower (mha32).
-/// The runtime's default for kWgmmaScanScores (delta_rule_wgmma.cuh) is the
-/// "scan" part of the rule; "producer" is asked for explicitly.
+/// Which kernel computes P (the op's `scores`) when the pass's `scores`
+/// option is "auto": "producer" for the wgmma scan at V tile 128 without a
+/// narrow fallback (which shares the op's workspace, so with one the op
+/// keeps "prepare"), whatever the group of value heads per key head: the
+/// scan's block gets a producer warpgroup that computes P while the two
+/// consumer warpgroups run the chunk, and the prepare kernel (without
+/// Q K^T) makes M and G alone. Measured on the H200 in session 17
+/// (performance.md), against the previous choice: gqa16x32 (two value
+/// heads per key head, the producer since session 15) 0.442-0.444 ms at
+/// 8192x4 against 0.453-0.460 before its stages were released early;
+/// mha32 (one) 0.48-0.55 against 0.52-0.62 with the scan computing P
+/// itself ("scan"); gqa16x64 (four) 0.90-1.00 against 1.01-1.14 with the
+/// prepare kernel's P, whose one Q K^T serves two heads. Groups of three
+/// were not timed; they take the same block. "prepare" otherwise
+/// (the mma.sync scan, V tile 64: there one warpgroup would make all of P,
+/// and in the scan that was 20-34% slower, mha32). The runtime's default
+/// for kWgmmaScanScores (delta_rule_wgmma.cuh) is "scan" at V tile 128 with
+/// one value head per prepare block; "producer" is asked for explicitly.
 StringRef chooseScores(kernel::DeltaRuleOp op, const Tile &tile) {
   if (!tile.wgmma || tile.valueTile != 128 || op.getNarrowValueTile())
     return "prepare";
-  const int64_t group = op.getValueHeads() / op.getKeyHeads();
-  if (group == 2)
-    return "producer";
-  return group % 2 != 0 ? "scan" : "prepare";
+  return "producer";
 }
 
 /// Prologue threads per block: 512 (one block of 16 warps per SM at 128
@@ -155,6 +149,14 @@ struct GdnSelectKernelsPass
   using GdnSelectKernelsBase::GdnSelectKernelsBase;
 
   void runOnOperation() override {
+    if (scores != "auto" && scores != "prepare" && scores != "scan" &&
+        scores != "producer") {
+      emitError(getOperation()->getLoc())
+          << "gdn-select-kernels: scores must be auto, prepare, scan or "
+             "producer, found '"
+          << scores << "'";
+      return signalPassFailure();
+    }
     if (smCount <= 0 || expectedSeqs < 0 || warmupBits < 0 ||
         warmupBits > kernel::kMaxWarmupBits || sharedBytes <= 0) {
       emitError(getOperation()->getLoc())
@@ -211,7 +213,10 @@ struct GdnSelectKernelsPass
               builder.getI64IntegerAttr(smCount - smCount / 8));
         }
       }
-      op.setScoresAttr(builder.getStringAttr(chooseScores(op, tile)));
+      // A forced choice the tile cannot take fails the op's verifier,
+      // which names the conflict.
+      op.setScoresAttr(builder.getStringAttr(
+          scores == "auto" ? chooseScores(op, tile) : StringRef(scores)));
     });
     if (failed)
       return signalPassFailure();

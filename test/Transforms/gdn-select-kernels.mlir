@@ -46,6 +46,18 @@
 // BAD-BITS: warmup-bits (127) in [0, 126]
 // RUN: not gdn-opt %s --gdn-select-kernels="shared-bytes=0" 2>&1 | FileCheck %s --check-prefix=BAD-SHARED
 // BAD-SHARED: shared-bytes (0) positive
+// The scores option forces one choice; one the tile cannot take is the
+// op verifier's error (the mma.sync scan computes no P itself).
+// RUN: gdn-opt %s --gdn-select-kernels="scores=scan" | FileCheck %s --check-prefix=FORCE-SCAN
+// RUN: gdn-opt %s --gdn-select-kernels="scores=prepare" | FileCheck %s --check-prefix=FORCE-PREPARE
+// RUN: not gdn-opt %s --gdn-select-kernels="scores=scan wgmma=false" 2>&1 | FileCheck %s --check-prefix=FORCE-MMA
+// RUN: not gdn-opt %s --gdn-select-kernels="scores=qk" 2>&1 | FileCheck %s --check-prefix=BAD-SCORES
+// FORCE-SCAN-LABEL: func.func @mha_one_sequence
+// FORCE-SCAN: scan = "wgmma", scan_stages = 3 : i64, scores = "scan", split_target_blocks = 132 : i64, value_heads = 4 : i64, value_tile = 128 : i64
+// FORCE-PREPARE-LABEL: func.func @mha_one_sequence
+// FORCE-PREPARE: scan = "wgmma", scan_stages = 3 : i64, split_target_blocks = 132 : i64, value_heads = 4 : i64, value_tile = 128 : i64
+// FORCE-MMA: error: 'gdn_kernel.delta_rule' op scores = "scan" needs scan = "wgmma"
+// BAD-SCORES: gdn-select-kernels: scores must be auto, prepare, scan or producer, found 'qk'
 
 // The widest tile and the split attributes on every delta rule, the old
 // narrow fallback removed (@unknown). Two value heads per key head at V
@@ -148,13 +160,13 @@ func.func @two_sequences_v64(%q: tensor<?x64x64xbf16>, %k: tensor<?x64x64xbf16>,
   return %o : tensor<?x64x64xbf16>
 }
 
-// As many key heads as value heads (the prepare kernel's block holds one):
-// the wgmma scan computes P itself at V tile 128 (SPLIT), not at V tile 64
-// (WGMMA with one known sequence), nor when a narrow V tile 64 shares the
-// op (WGMMA, unknown count), nor on the mma.sync scan (SPLIT-MMA). The
-// attribute lists are matched whole, so a stray scores shows.
+// As many key heads as value heads: P from the producer warpgroup at V
+// tile 128 (SPLIT), as for two, not at V tile 64 (WGMMA with one known
+// sequence), nor when a narrow V tile 64 shares the op (WGMMA, unknown
+// count), nor on the mma.sync scan (SPLIT-MMA). The attribute lists are
+// matched whole, so a stray scores shows.
 // SPLIT-LABEL: func.func @mha_one_sequence
-// SPLIT: scan = "wgmma", scan_stages = 3 : i64, scores = "scan", split_target_blocks = 132 : i64, value_heads = 4 : i64, value_tile = 128 : i64
+// SPLIT: scan = "wgmma", scan_stages = 3 : i64, scores = "producer", split_target_blocks = 132 : i64, value_heads = 4 : i64, value_tile = 128 : i64
 // SPLIT-MMA-LABEL: func.func @mha_one_sequence
 // SPLIT-MMA: scale = {{.*}} : f64, scan_stages = 2 : i64, split_target_blocks = 100 : i64, value_heads = 4 : i64
 // WGMMA-LABEL: func.func @mha_one_sequence
@@ -171,7 +183,7 @@ func.func @mha_one_sequence(%q: tensor<?x4x128xbf16>, %v: tensor<?x4x128xbf16>, 
 }
 
 // SPLIT-LABEL: func.func @mha_unknown
-// SPLIT: scan = "wgmma", scan_stages = 3 : i64, scores = "scan", split_target_blocks = 132 : i64
+// SPLIT: scan = "wgmma", scan_stages = 3 : i64, scores = "producer", split_target_blocks = 132 : i64
 // WGMMA-LABEL: func.func @mha_unknown
 // WGMMA: narrow_value_tile = 64 : i64, scale = {{.*}} : f64, scan = "wgmma", scan_stages = 3 : i64, value_heads = 4 : i64, value_tile = 128 : i64}
 func.func @mha_unknown(%q: tensor<?x4x128xbf16>, %v: tensor<?x4x128xbf16>, %g: tensor<?x4xf32>,
@@ -185,12 +197,10 @@ func.func @mha_unknown(%q: tensor<?x4x128xbf16>, %v: tensor<?x4x128xbf16>, %g: t
   return %o : tensor<?x4x128xbf16>
 }
 
-// Three value heads per key head: P in the scan, as for one. Four (a
-// prepare block holds two and shares one Q K^T): the prepare kernel's P
-// (no scores attribute).
+// Three and four value heads per key head: the producer too.
 // SPLIT-LABEL: func.func @group_of_three
-// SPLIT: scan = "wgmma", scan_stages = 3 : i64, scores = "scan", split_target_blocks = 132 : i64, value_heads = 6 : i64, value_tile = 128 : i64
-// SPLIT: scan = "wgmma", scan_stages = 3 : i64, split_target_blocks = 132 : i64, value_heads = 8 : i64, value_tile = 128 : i64
+// SPLIT: scan = "wgmma", scan_stages = 3 : i64, scores = "producer", split_target_blocks = 132 : i64, value_heads = 6 : i64, value_tile = 128 : i64
+// SPLIT: scan = "wgmma", scan_stages = 3 : i64, scores = "producer", split_target_blocks = 132 : i64, value_heads = 8 : i64, value_tile = 128 : i64
 func.func @group_of_three(%q: tensor<?x2x128xbf16>, %v: tensor<?x6x128xbf16>, %g: tensor<?x6xf32>,
                           %v8: tensor<?x8x128xbf16>, %g8: tensor<?x8xf32>,
                           %p: !gdn.packing<seqs = ?, tokens = ?>)

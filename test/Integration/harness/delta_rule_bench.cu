@@ -586,8 +586,8 @@ void checkFused() {
   checkRefusals<FusedConfig<2, 4, 128, 128, true, true>>("gqa2x4 fused", 50);
   // The fused block with a producer of P alone (M, G and the bounds from
   // the prepare kernel): edges, padding, both V tiles, MHA with d = 64,
-  // slow gates, refusals. With split chains such a config runs the two
-  // kernels (launchDeltaRule), which the split cases below check.
+  // slow gates, refusals; split chains (the fourth case and the slow
+  // gates: segments warmed up from the prepare kernel's bounds).
   checkCase<ProducerScores<FusedConfig<16, 32, 128, 128, true, true>>>(
       "gqa16x32 Pproducer vt128", {0, 1, 63, 64, 65, 130, 700},
       {0, 2, 0, 1, 0, 0, 3}, 51);
@@ -599,6 +599,19 @@ void checkFused() {
   checkCase<ProducerScores<FusedConfig<16, 32, 128, 128, true, true>>>(
       "gqa16x32 Pproducer vt128", {4096, 777, 0, 1, 130, 64},
       {0, 9, 4, 0, 1, 0}, 54, 8);
+  // Groups of one, three and four value heads per key head, which
+  // gdn-select-kernels also gives the producer since session 17, whole
+  // and split.
+  checkCase<ProducerScores<FusedConfig<4, 4, 128, 128, true, true>>>(
+      "mha4 Pproducer", {0, 1, 63, 64, 65, 130, 700}, {0, 2, 0, 1, 0, 0, 3},
+      57);
+  checkCase<ProducerScores<FusedConfig<2, 6, 128, 128, true, true>>>(
+      "gqa2x6 Pproducer", {4096, 777, 0, 1, 130, 64}, {0, 9, 4, 0, 1, 0}, 58,
+      8);
+  checkCase<ProducerScores<FusedConfig<2, 8, 128, 128, true, true>>>(
+      "gqa2x8 Pproducer", {0, 1, 63, 64, 65, 130, 700}, {}, 59);
+  checkCase<ProducerScores<FusedConfig<2, 8, 128, 128, true, true>>>(
+      "gqa2x8 Pproducer", {4096, 777, 0, 1, 130, 64}, {}, 60, 8);
   checkSlowGates<ProducerScores<FusedConfig<2, 4, 128, 128, true, true>>>(
       "gqa2x4 Pproducer", 55);
   checkRefusals<ProducerScores<FusedConfig<2, 4, 128, 128, true, true>>>(
@@ -825,16 +838,19 @@ void benchCase(const char *name, std::vector<int> lengths, int iterations,
 /// segment exact: the worst case, no faster than one block per chain).
 /// The TARGETS.md shapes as generated code runs them (chains split by the
 /// rule), and the mha32 and gqa16x64 rows: a short A/B between two builds.
-/// gqa16x32's "default" row is what gdn-select-kernels picks there (P
-/// from the fused block's producer, scores = "producer"), its "wg128" row
-/// the two kernels. For mha32 the default is the "wg128" row (P in the
-/// scan, kWgmmaScanScores' default), beside the producer; for gqa16x64 the
-/// two kernels with the prepare kernel's P.
+/// Each "default" row is what gdn-select-kernels picks (since session 17,
+/// P from the fused block's producer, scores = "producer", for every
+/// group), beside the previous default: gqa16x32's and gqa16x64's two
+/// kernels with the prepare kernel's P ("wg128"), mha32's wgmma scan
+/// computing P itself ("Pscan", kWgmmaScanScores' default).
 int benchTargets(int iterations) {
   using Wg128 = WgmmaConfig<16, 32, 128, 128, true, true>;
   using Producer = ProducerScores<FusedConfig<16, 32, 128, 128, true, true>>;
   using Mha = WgmmaConfig<32, 32, 128, 128, true, true>;
   using MhaProducer = ProducerScores<FusedConfig<32, 32, 128, 128, true, true>>;
+  using Wide = WgmmaConfig<16, 64, 128, 128, true, true>;
+  using WideProducer =
+      ProducerScores<FusedConfig<16, 64, 128, 128, true, true>>;
   const std::vector<std::vector<int>> mixes = {
       {8192, 8192, 8192, 8192}, {32768}, {2048, 2048, 2048, 2048}};
   for (const auto &lengths : mixes) {
@@ -845,11 +861,12 @@ int benchTargets(int iterations) {
                      Split::kRule);
   }
   for (const auto &lengths : {std::vector<int>{32768}, mixes[0]}) {
-    benchCase<MhaProducer>("mha32 producer", lengths, iterations, 251,
+    benchCase<MhaProducer>("mha32 default", lengths, iterations, 251,
                            Split::kRule);
-    benchCase<Mha>("mha32 wg128", lengths, iterations, 251, Split::kRule);
-    benchCase<WgmmaConfig<16, 64, 128, 128, true, true>>(
-        "gqa16x64 default", lengths, iterations, 486, Split::kRule);
+    benchCase<Mha>("mha32 Pscan", lengths, iterations, 251, Split::kRule);
+    benchCase<WideProducer>("gqa16x64 default", lengths, iterations, 486,
+                            Split::kRule);
+    benchCase<Wide>("gqa16x64 wg128", lengths, iterations, 486, Split::kRule);
   }
   return failures;
 }
@@ -1083,8 +1100,9 @@ void digest() {
   digestCase<FusedConfig<16, 32, 128, 128, true, true>>("gqa16x32 fused", mix);
   digestCase<ProducerScores<FusedConfig<16, 32, 128, 128, true, true>>>(
       "gqa16x32 fused P producer", mix);
-  // Split chains: the two kernels (launchDeltaRule's fallback), so the
-  // same digests as "gqa16x32 wgmma split".
+  // Split chains in the fused block (since session 17; the two kernels
+  // before): o and the final states as "gqa16x32 wgmma split", bit for
+  // bit (the workspace holds no P).
   digestCase<ProducerScores<FusedConfig<16, 32, 128, 128, true, true>>>(
       "gqa16x32 P producer split", mix, 8);
 }

@@ -11,11 +11,12 @@
 // RUN: gdn-opt --gdn-pipeline --gdn-select-kernels=warmup-bits=0 %S/../../Integration/Inputs/core_gqa16x32.mlir | gdn-translate --gdn-to-cuda | FileCheck %s --check-prefix=EXACT
 // The mma.sync scan (for GPUs without wgmma): its banner and Config.
 // RUN: gdn-opt --gdn-pipeline --gdn-select-kernels=wgmma=false %S/../../Integration/Inputs/core_gqa2x4_padded.mlir | gdn-translate --gdn-to-cuda | FileCheck %s --check-prefix=MMA
-// As many key heads as value heads: P computed in the scan. Two value
-// heads per key head at V tile 128: P from the producer warpgroup of the
+// P computed in the scan (gdn-select-kernels' scores=scan). At V tile 128,
+// by default, whatever the heads: P from the producer warpgroup of the
 // scan's warp-specialised block.
-// RUN: gdn-opt --gdn-pipeline %S/../../Integration/Inputs/core_mha4.mlir | gdn-translate --gdn-to-cuda | FileCheck %s --check-prefix=SCORES
+// RUN: gdn-opt --gdn-pipeline --gdn-select-kernels=scores=scan %S/../../Integration/Inputs/core_mha4.mlir | gdn-translate --gdn-to-cuda | FileCheck %s --check-prefix=SCORES
 // RUN: gdn-opt --gdn-pipeline %S/../../Integration/Inputs/core_gqa16x32.mlir | gdn-translate --gdn-to-cuda | FileCheck %s --check-prefix=PRODUCER
+// RUN: gdn-opt --gdn-pipeline %S/../../Integration/Inputs/core_mha4.mlir | gdn-translate --gdn-to-cuda | FileCheck %s --check-prefix=PRODUCER
 
 // CHECK: // Kernel gdn_core_gqa2x4_padded_k1_delta_rule: gdn_kernel.delta_rule at
 // CHECK-NEXT: //   from gdn.delta_rule; chunked (64 tokens), prepare + scan kernels

@@ -1558,13 +1558,11 @@ namespace device {
 /// Workspace bytes for a packing (host side; no device access).
 template <class Config>
 inline size_t deltaRuleWorkspaceBytes(const PackingView &packing) {
-  // The fused forward keeps M, P and G in shared memory: no workspace. A
-  // producer of P runs the two kernels for split chains, which need P.
+  // The fused forward keeps M, P and G in shared memory: no workspace.
   return FusedOnlyOf<Config>::value
              ? 0
              : DeltaRuleWorkspace::bytes(packing, Config::kValueHeads,
-                                         !ScanComputesScoresOf<Config>::value ||
-                                             ProducerScoresOf<Config>::value);
+                                         !ScanComputesScoresOf<Config>::value);
 }
 
 /// Whether two Configs describe the same problem (element type, heads,
@@ -1606,10 +1604,12 @@ inline DeltaRuleArgs<To> retypeDeltaRuleArgs(const DeltaRuleArgs<From> &args) {
 }
 
 /// The tensor maps of q, k and v of a call (host only, no device access):
-/// what the wgmma scan and the fused forward copy their inputs with.
+/// what the wgmma scan and the fused forward copy their inputs with; with
+/// `output`, o's too (the fused block stores whole chunks of o by TMA).
 template <class Config>
-inline cudaError_t encodeInputMaps(DeltaRuleTensorMaps &maps,
-                                   const DeltaRuleArgs<Config> &args) {
+inline cudaError_t encodeTileMaps(DeltaRuleTensorMaps &maps,
+                                  const DeltaRuleArgs<Config> &args,
+                                  bool output) {
   using S = DeltaRuleShape<Config>;
   const int32_t rows = args.packing.bufferTokens;
   cudaError_t error =
@@ -1619,6 +1619,9 @@ inline cudaError_t encodeInputMaps(DeltaRuleTensorMaps &maps,
         encodeTensorMap2D(&maps.k, args.k, S::kH * S::kK, rows, S::kH * S::kK);
   if (error == cudaSuccess)
     error = encodeTensorMap2D(&maps.v, args.v, S::kHV * S::kV, rows,
+                              S::kHV * S::kV);
+  if (error == cudaSuccess && output)
+    error = encodeTensorMap2D(&maps.o, args.o, S::kHV * S::kV, rows,
                               S::kHV * S::kV);
   return error;
 }
@@ -1723,7 +1726,7 @@ template <class Config> struct ScanLaunch<Config, true> {
     // 2^31 (token rows are int32 already).
     if (tiles > static_cast<uint64_t>(INT32_MAX))
       return cudaErrorInvalidValue;
-    cudaError_t error = encodeInputMaps(maps, args);
+    cudaError_t error = encodeTileMaps(maps, args, kFused);
     if (error == cudaSuccess)
       error = encodeTensorMap2D(&maps.transform, args.workspace.transform, 64,
                                 tiles, 64);
@@ -1752,7 +1755,7 @@ template <class Config> struct FusedLaunch {
   static constexpr size_t kBytes = DeltaRuleFusedShape<Config>::kBytes;
   DeltaRuleTensorMaps maps = {};
   cudaError_t setup(const DeltaRuleArgs<Config> &args) {
-    cudaError_t error = encodeInputMaps(maps, args);
+    cudaError_t error = encodeTileMaps(maps, args, true);
     if (error == cudaSuccess)
       error = cudaFuncSetAttribute(deltaRuleFusedKernel<Config>,
                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -1830,16 +1833,6 @@ inline cudaError_t launchDeltaRule(DeltaRuleArgs<Config> args, void *workspace,
       "delta rule: kFusedInverse = false needs kFusedForward and "
       "kScanWgmma (sm_90a): it is the fused block's producer that "
       "makes P alone");
-  if constexpr (ProducerScoresOf<Config>::value) {
-    // Split chains run the two kernels: with its producer of P the block
-    // was 0-8% slower than them there (1x32768), against 2-4.5% faster
-    // unsplit (8192x4; performance.md, session 15). Same results bit for
-    // bit; the workspace holds P for them (deltaRuleWorkspaceBytes).
-    if (args.segmentChunks > 0)
-      return launchDeltaRuleKernels(
-          retypeDeltaRuleArgs<WithoutProducer<Config>>(args), workspace, stream,
-          phases);
-  }
   if constexpr (FusedOnlyOf<Config>::value) {
     // One kernel; `phases` without the scan launches nothing. (The two
     // kernels are in the else branch: a fused config instantiates neither.)

@@ -43,12 +43,14 @@
 //
 // With kFusedInverse = false the producer makes P alone: the prepare
 // kernel (without P) runs first and writes M, G and the bounds, which the
-// block copies with Q, K and V; the consumers take 224 registers and the
-// producer issues the refills (docs/delta-rule.md, "The fused block with a
-// producer of P alone"). Since session 15 it is what gdn-select-kernels
-// picks for gqa16x32 (scores = "producer"; 2-8.6% faster than the two
-// kernels at 8192x4); with split chains launchDeltaRule runs the two
-// kernels instead, so this block's warm-up path for it is not reached.
+// block copies with Q, K and V; the consumers take 224 registers, stage
+// O^T in the producer's unused L region, release each stage as soon as
+// its products are done, and the producer issues the refills
+// (docs/delta-rule.md, "The fused block with a producer of P alone").
+// It is what gdn-select-kernels picks (scores = "producer") for gqa16x32
+// since session 15 and for every group at V tile 128 since session 17,
+// whole or split chains (segments warm up from the prepare kernel's
+// transition bounds).
 //
 //===----------------------------------------------------------------------===//
 
@@ -400,6 +402,9 @@ __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
     tmaPrefetchDescriptor(&maps.q);
     tmaPrefetchDescriptor(&maps.k);
     tmaPrefetchDescriptor(&maps.v);
+    tmaPrefetchDescriptor(&maps.o);
+    if (!kInverse)
+      tmaPrefetchDescriptor(&maps.transform);
     for (int s = 0; s < kStages; ++s) {
       mbarrierInit(full + s, 1);
       mbarrierInit(produced + s, 1);
@@ -639,6 +644,17 @@ __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
 
   int stage = 0;
   unsigned phase = 0;
+  // Without the inverse the producer's L region is free: O^T is staged
+  // there, and each warp releases the stage as soon as the chunk's products
+  // are done, so that the producer's refill and the next P do not wait for
+  // o's stores, and whole chunks of o leave by TMA (gqa16x32 8192x4:
+  // 0.450-0.462 -> 0.435-0.444 ms in four calls on the H200; with
+  // per-thread stores, no gain: docs/performance.md, session 17). With the
+  // inverse, O^T goes into the V tile the consumers have read, and the
+  // stage is released after o's stores.
+  constexpr bool kOwnStaging = !kInverse;
+  static_assert(!kOwnStaging || 2 * kC * kVt <= 4 * kC * F::kLdL,
+                "fused forward: O^T fits the producer's L region");
   for (int32_t c = start; c < end; ++c) {
     // Thread-derived offsets anew each chunk (see the producer's loop)
     // where the consumers have 208 registers. With 224, as they are: re-read
@@ -661,29 +677,57 @@ __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
                            reinterpret_cast<float *>(base + F::kDecays) +
                                group * 2 * kC,
                            group, tid);
+    // This warp is done with the stage (its generic accesses ordered
+    // before the next TMA write into it).
+    auto release = [&] {
+      fenceSharedForAsyncProxy();
+      __syncwarp();
+      if (lane == 0)
+        mbarrierArrive(consumed + stage);
+    };
+    if (kOwnStaging)
+      release();
 
     if (c >= segment.first) {
-      // O^T into this warpgroup's block of the V tile (every warp of the
-      // group is past its V reads: the barrier), then to o.
+      // O^T into this warpgroup's 64 columns of the staging tile (every
+      // warp of the group is past its reads of the tile: the barrier; with
+      // the staging tile apart, the previous chunk's store has read it),
+      // then to o.
+      char *staging = kOwnStaging ? base + F::kLower : at + W::kStageV;
       auto staged = [&](int row, int column) {
-        return reinterpret_cast<Element *>(at + W::kStageV +
-                                           Tile::offset(row, column));
+        return reinterpret_cast<Element *>(staging + Tile::offset(row, column));
       };
+      if (kOwnStaging && tid % 128 == 0)
+        bulkWaitRead<0>();
       warpgroupBarrier(group);
       stageOutputTransposed(out, args.scale, group, tid, staged);
-      warpgroupBarrier(group);
-      storeStagedOutput(args, begin + static_cast<int64_t>(c) * kC, rows, head,
-                        column0, group, tid, staged);
+      if (rows == kC) {
+        // A whole chunk: the warpgroup's 64 x 64 box as one TMA store (in
+        // the V tile, its source read before the stage is released; in the
+        // staging tile, before the next chunk's O^T, above).
+        fenceSharedForAsyncProxy();
+        warpgroupBarrier(group);
+        if (tid % 128 == 0) {
+          tmaStore2D(&maps.o, head * S::kV + column0 + 64 * group,
+                     static_cast<int>(begin) + c * kC,
+                     staging + group * Tile::kBlockBytes);
+          bulkCommit();
+          if (!kOwnStaging)
+            bulkWaitRead<0>();
+        }
+      } else {
+        // The last chunk's real rows alone (a box would write the rows of
+        // the next sequence).
+        warpgroupBarrier(group);
+        storeStagedOutput(args, begin + static_cast<int64_t>(c) * kC, rows,
+                          head, column0, group, tid, staged);
+      }
     } else {
       // The decays are read: the next chunk's may overwrite them.
       warpgroupBarrier(group);
     }
-    // This warp is done with the stage (its generic accesses ordered
-    // before the next TMA write into it).
-    fenceSharedForAsyncProxy();
-    __syncwarp();
-    if (lane == 0)
-      mbarrierArrive(consumed + stage);
+    if (!kOwnStaging)
+      release();
     if (kInverse && tid == 0 && c + kStages < end) {
       // Chunk c + kStages into this stage once every consumer warp is done
       // with it (see fetch; the producer finished with it before
@@ -696,6 +740,8 @@ __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
       phase ^= 1u;
     }
   }
+  if (threadIdx.x % 128 == 0)
+    bulkWaitAll(); // o's stores complete before the block ends
   if (Config::kHasFinalState && segment.endsSequence()) {
 #pragma unroll
     for (int j = 0; j < kK / 8; ++j)

@@ -62,19 +62,6 @@ template <class Config>
 struct FusedOnlyOf
     : std::integral_constant<bool, FusedForwardOf<Config>::value &&
                                        FusedInverseOf<Config>::value> {};
-/// Whether the scan's block has a producer warpgroup that makes P
-/// (kFusedForward with kFusedInverse false, the IR's scores = "producer").
-template <class Config>
-struct ProducerScoresOf
-    : std::integral_constant<bool, FusedForwardOf<Config>::value &&
-                                       !FusedInverseOf<Config>::value> {};
-/// Config's two-kernel forward (the wgmma scan; P where Config's own
-/// kWgmmaScanScores puts it, the prepare kernel's for the IR's "producer"
-/// configs): what a ProducerScoresOf config runs when chains are split.
-template <class Config> struct WithoutProducer : Config {
-  static constexpr bool kFusedForward = false;
-  static constexpr bool kFusedInverse = true;
-};
 /// Optional Config member kWgmmaScanScores: true, the scan computes P =
 /// gated, masked Q K^T per chunk on wgmma from the Q and K it stages anyway
 /// (the prepare kernel then reads no Q and writes no P); false, it copies
@@ -168,9 +155,10 @@ __device__ __forceinline__ void zeroRowsFrom(char *tile, int from) {
   "--gdn-select-kernels=\"wgmma=false\""
 
 /// The tensor maps the sm_90a kernels copy their tiles with (a kernel
-/// parameter): q, k and v, and the workspace's M and P for the wgmma scan.
+/// parameter): q, k and v, the workspace's M and P for the wgmma scan, and
+/// o for the fused block's stores of whole chunks.
 struct DeltaRuleTensorMaps {
-  CUtensorMap q, k, v, transform, scores;
+  CUtensorMap q, k, v, transform, scores, o;
 };
 
 /// The prepare kernel's Q and K and their products on sm_90a (prepareChunk's

@@ -105,6 +105,43 @@ __device__ __forceinline__ void tmaLoad2D(void *shared, const CUtensorMap *map,
 #endif
 }
 
+/// Copies the box at `shared` to (x, y) of `map` as part of this thread's
+/// next bulk group (bulkCommit); elements past the map's bounds are not
+/// written. The box's writers must have fenced their writes
+/// (fenceSharedForAsyncProxy) before a barrier that precedes this.
+__device__ __forceinline__ void tmaStore2D(const CUtensorMap *map, int x, int y,
+                                           const void *shared) {
+#if GDN_WGMMA_AVAILABLE
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, "
+               "{%1, %2}], [%3];\n" ::"l"(reinterpret_cast<uint64_t>(map)),
+               "r"(x), "r"(y), "r"(sharedAddress(shared))
+               : "memory");
+#endif
+}
+
+/// Closes this thread's bulk group of stores (tmaStore2D).
+__device__ __forceinline__ void bulkCommit() {
+#if GDN_WGMMA_AVAILABLE
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+#endif
+}
+
+/// Waits until this thread's bulk groups are complete (their writes done).
+__device__ __forceinline__ void bulkWaitAll() {
+#if GDN_WGMMA_AVAILABLE
+  asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+#endif
+}
+
+/// Waits until at most `kPending` of this thread's bulk groups still read
+/// their shared-memory sources (which may then be overwritten).
+template <int kPending> __device__ __forceinline__ void bulkWaitRead() {
+#if GDN_WGMMA_AVAILABLE
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(kPending)
+               : "memory");
+#endif
+}
+
 /// Copies `bytes` contiguous bytes (a multiple of 16, both ends 16-byte
 /// aligned) to `shared`, completing them on `barrier`.
 __device__ __forceinline__ void bulkLoad(void *shared, const void *global,
