@@ -21,18 +21,12 @@ need updating with it.
     ./fused_phase_profile        # on the H200
 """
 import os
-import shutil
 import sys
 
-if len(sys.argv) not in (2, 3):
-    sys.exit(__doc__)
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-out = sys.argv[1]
-source = sys.argv[2] if len(sys.argv) == 3 else os.path.join(
-    ROOT, 'runtime/include')
-if os.path.exists(out):
-    shutil.rmtree(out)
-shutil.copytree(source, out)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from marked_headers import copy_headers, replace_once  # noqa: E402
+
+out = copy_headers(sys.argv, __doc__)
 path = os.path.join(out, 'gdn/device/delta_rule_fused.cuh')
 text = open(path).read()
 
@@ -40,11 +34,7 @@ text = open(path).read()
 def insert(anchor, replacement):
     """Replaces the one occurrence of `anchor`."""
     global text
-    if text.count(anchor) != 1:
-        sys.exit('fused-phase-profile: %s has %d occurrences of the text '
-                 'below, not one; update this script\'s anchors to the '
-                 'kernel:\n%s' % (path, text.count(anchor), anchor))
-    text = text.replace(anchor, replacement)
+    text = replace_once('fused-phase-profile', path, text, anchor, replacement)
 
 
 # Slots (kept in step with kPhaseNames in fused_phase_profile.cu).

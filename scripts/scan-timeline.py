@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A clock64 timeline of the forward's scan blocks: the wgmma scan
 (delta_rule_wgmma.cuh) and the fused block with a producer of P alone
-(delta_rule_fused.cuh, gqa16x32's default).
+(delta_rule_fused.cuh, the default at V tile 128).
 
 Copies runtime/include (or SOURCE_INCLUDE) to OUT_INCLUDE and adds marks
 that store clock64() into `gdnTimeline[warpgroup][chunk][mark]` (a
@@ -34,18 +34,12 @@ script stops with the text it no longer finds.
     ./scan_timeline        # on the H200
 """
 import os
-import shutil
 import sys
 
-if len(sys.argv) not in (2, 3):
-    sys.exit(__doc__)
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-out = sys.argv[1]
-source = sys.argv[2] if len(sys.argv) == 3 else os.path.join(
-    ROOT, 'runtime/include')
-if os.path.exists(out):
-    shutil.rmtree(out)
-shutil.copytree(source, out)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from marked_headers import copy_headers, replace_once  # noqa: E402
+
+out = copy_headers(sys.argv, __doc__)
 
 MACRO = '''
 #define GDN_TIMELINE_MARK(mark)                                                \\
@@ -65,16 +59,42 @@ def patch(relative, pairs):
     path = os.path.join(out, relative)
     text = open(path).read()
     for anchor, replacement in pairs:
-        if text.count(anchor) != 1:
-            sys.exit('scan-timeline: %s has %d occurrences of the text below, '
-                     'not one; update this script\'s anchors to the kernel:\n%s'
-                     % (path, text.count(anchor), anchor))
-        text = text.replace(anchor, replacement)
+        text = replace_once('scan-timeline', path, text, anchor, replacement)
     open(path, 'w').write(text)
 
 
 def mark(n):
     return 'GDN_TIMELINE_MARK(%d);' % n
+
+
+def block(indent, *lines):
+    # Source lines at one indentation (empty lines stay empty).
+    return '\n'.join(indent + line if line else '' for line in lines)
+
+
+def after(indent, lines, n):
+    # Mark n after `lines` (at `indent`).
+    return (block(indent, *lines), block(indent, *lines, mark(n)))
+
+
+def chunk_marks(indent, first):
+    # The marks the wgmma scan's loop body and wgmmaScanChunk (its copy)
+    # share, numbered from `first`: S K^T and O issued, the decays'
+    # barrier, S K^T done, Vn issued, Vn done.
+    return [
+        after(indent, ['wgmmaSwizzled<64, kK / 16, 0>(out, stateA, '
+                       'at + W::kStageQ, false);', 'wgmmaCommit();'], first),
+        (block(indent, 'warpgroupBarrier(group);', '', '// R = V^T'),
+         block(indent, 'warpgroupBarrier(group);', mark(first + 1), '',
+               '// R = V^T')),
+        after(indent, ['wgmmaWait<1>();', 'wgmmaSettle(keyProduct);'],
+              first + 2),
+        after(indent, ['wgmmaSwizzled<64, 4, 0>(fresh, residualA, '
+                       'at + W::kStageM, false);', 'wgmmaCommit();'],
+              first + 3),
+        after(indent, ['wgmmaWait<0>();', 'wgmmaSettle(out);',
+                       'wgmmaSettle(fresh);'], first + 4),
+    ]
 
 
 NAMESPACE = 'namespace gdn {\nnamespace device {\n'
@@ -84,44 +104,13 @@ patch('gdn/device/delta_rule_fused.cuh', [
     ('''               const char *at, int rows, float *decays, int group, int tid) {''',
      '''               const char *at, int rows, float *decays, int group, int tid,
                int profChunk) {'''),
-    ('''  wgmmaSwizzled<64, kK / 16, 0>(out, stateA, at + W::kStageQ, false);
-  wgmmaCommit();
-''', '''  wgmmaSwizzled<64, kK / 16, 0>(out, stateA, at + W::kStageQ, false);
-  wgmmaCommit();
-  %s
-''' % mark(3)),
-    ('''  warpgroupBarrier(group);
-
-  // R = V^T''', '''  warpgroupBarrier(group);
-  %s
-
-  // R = V^T''' % mark(4)),
-    ('''  wgmmaWait<1>();
-  wgmmaSettle(keyProduct);''', '''  wgmmaWait<1>();
-  wgmmaSettle(keyProduct);
-  %s''' % mark(5)),
-    ('''  wgmmaSwizzled<64, 4, 0>(fresh, residualA, at + W::kStageM, false);
-  wgmmaCommit();''', '''  wgmmaSwizzled<64, 4, 0>(fresh, residualA, at + W::kStageM, false);
-  wgmmaCommit();
-  %s''' % mark(6)),
-    ('''  wgmmaWait<0>();
-  wgmmaSettle(out);
-  wgmmaSettle(fresh);''', '''  wgmmaWait<0>();
-  wgmmaSettle(out);
-  wgmmaSettle(fresh);
-  %s''' % mark(7)),
-    ('''  wgmmaSwizzled<64, 4, 0>(out, freshA, at + W::kStageP, true);
-  wgmmaCommit();''', '''  wgmmaSwizzled<64, 4, 0>(out, freshA, at + W::kStageP, true);
-  wgmmaCommit();
-  %s''' % mark(8)),
-    ('''  wgmmaWait<0>();
-  wgmmaSettle(state);
-  wgmmaSettle(out);
-}''', '''  wgmmaWait<0>();
-  wgmmaSettle(state);
-  wgmmaSettle(out);
-  %s
-}''' % mark(9)),
+] + chunk_marks('  ', 3) + [
+    after('  ', ['wgmmaSwizzled<64, 4, 0>(out, freshA, at + W::kStageP, '
+                 'true);', 'wgmmaCommit();'], 8),
+    (block('  ', 'wgmmaWait<0>();', 'wgmmaSettle(state);', 'wgmmaSettle(out);')
+     + '\n}',
+     block('  ', 'wgmmaWait<0>();', 'wgmmaSettle(state);', 'wgmmaSettle(out);',
+           mark(9)) + '\n}'),
     # The consumers' loop.
     ('''    char *at = base + stage * W::kStageBytes;
     mbarrierWait(full + stage, phase);
@@ -133,27 +122,15 @@ patch('gdn/device/delta_rule_fused.cuh', [
     %s
     if (rows < kC) {
       // Rows of this''' % (mark(0), mark(1))),
-    ('''    mbarrierWait(produced + stage, phase);
-''', '''    mbarrierWait(produced + stage, phase);
-    %s
-''' % mark(2)),
+    after('    ', ['mbarrierWait(produced + stage, phase);'], 2),
     ('''                           group, tid);
     // This warp is done with the stage''', '''                           group, tid, profChunk);
     // This warp is done with the stage'''),
-    ('''    if (kOwnStaging)
-      release();
-''', '''    if (kOwnStaging)
-      release();
-    %s
-''' % mark(10)),
-    ('''    } else {
-      // The decays are read: the next chunk's may overwrite them.
-      warpgroupBarrier(group);
-    }''', '''    } else {
-      // The decays are read: the next chunk's may overwrite them.
-      warpgroupBarrier(group);
-    }
-    %s''' % mark(11)),
+    after('    ', ['if (kOwnStaging)', '  release();'], 10),
+    after('    ', ['} else {',
+                    '  // The decays are read: the next chunk\'s may '
+                    'overwrite them.',
+                    '  warpgroupBarrier(group);', '}'], 11),
     # The producer.
     ('''      char *at = base + stage * W::kStageBytes;
       mbarrierWait(full + stage, phase);
@@ -170,10 +147,8 @@ patch('gdn/device/delta_rule_fused.cuh', [
       fenceSharedForAsyncProxy(); // M, P, G and zeroed rows, for wgmma
       producerBarrier<kConsumers>();
       %s''' % (mark(2), mark(3))),
-    ('''      if (p == 0) {
-        mbarrierArrive(produced + stage);''', '''      if (p == 0) {
-        mbarrierArrive(produced + stage);
-        %s''' % mark(4)),
+    after('      ', ['if (p == 0) {', '  mbarrierArrive(produced + stage);'],
+          4),
     ('''          mbarrierWait(consumed + previous, stage == 0 ? phase ^ 1u : phase);
           fetch(c + kStages - 1, previous);''', '''          mbarrierWait(consumed + previous, stage == 0 ? phase ^ 1u : phase);
           %s
@@ -193,48 +168,16 @@ patch('gdn/device/delta_rule_wgmma.cuh', [
     if (tid == 0 && c + W::kStages - 1 < end)''', '''    __syncthreads();
     %s
     if (tid == 0 && c + W::kStages - 1 < end)''' % mark(2)),
-    ('''    wgmmaSwizzled<64, kK / 16, 0>(out, stateA, at + W::kStageQ, false);
-    wgmmaCommit();
-''', '''    wgmmaSwizzled<64, kK / 16, 0>(out, stateA, at + W::kStageQ, false);
-    wgmmaCommit();
-    %s
-''' % mark(3)),
-    ('''    warpgroupBarrier(group);
-
-    // R = V^T''', '''    warpgroupBarrier(group);
-    %s
-
-    // R = V^T''' % mark(4)),
-    ('''    wgmmaWait<1>();
-    wgmmaSettle(keyProduct);''', '''    wgmmaWait<1>();
-    wgmmaSettle(keyProduct);
-    %s''' % mark(5)),
-    ('''    wgmmaSwizzled<64, 4, 0>(fresh, residualA, at + W::kStageM, false);
-    wgmmaCommit();''', '''    wgmmaSwizzled<64, 4, 0>(fresh, residualA, at + W::kStageM, false);
-    wgmmaCommit();
-    %s''' % mark(6)),
-    ('''    wgmmaWait<0>();
-    wgmmaSettle(out);
-    wgmmaSettle(fresh);''', '''    wgmmaWait<0>();
-    wgmmaSettle(out);
-    wgmmaSettle(fresh);
-    %s''' % mark(7)),
-    ('''        out, freshA, W::kScoresInScan ? scoreTile : at + W::kStageP, true);
-    wgmmaCommit();''', '''        out, freshA, W::kScoresInScan ? scoreTile : at + W::kStageP, true);
-    wgmmaCommit();
-    %s''' % mark(8)),
-    ('''    wgmmaWait<0>();
-    wgmmaSettle(state);
-    wgmmaSettle(out);
-    if (c < segment.first)''', '''    wgmmaWait<0>();
-    wgmmaSettle(state);
-    wgmmaSettle(out);
-    %s
-    if (c < segment.first)''' % mark(9)),
-    ('''    warpgroupBarrier(group);
-    const int64_t chunkRow0''', '''    warpgroupBarrier(group);
-    %s
-    const int64_t chunkRow0''' % mark(10)),
+] + chunk_marks('    ', 3) + [
+    after('    ', ['    out, freshA, W::kScoresInScan ? scoreTile : '
+                    'at + W::kStageP, true);', 'wgmmaCommit();'], 8),
+    (block('    ', 'wgmmaWait<0>();', 'wgmmaSettle(state);',
+           'wgmmaSettle(out);', 'if (c < segment.first)'),
+     block('    ', 'wgmmaWait<0>();', 'wgmmaSettle(state);',
+           'wgmmaSettle(out);', mark(9), 'if (c < segment.first)')),
+    (block('    ', 'warpgroupBarrier(group);', 'const int64_t chunkRow0'),
+     block('    ', 'warpgroupBarrier(group);', mark(10),
+           'const int64_t chunkRow0')),
     ('''            *reinterpret_cast<const uint4 *>(staging + row * W::kLdOut +
                                              column);
     }

@@ -1,0 +1,33 @@
+"""What the scripts that add clock64 marks to a copy of the runtime's
+headers share (scan-timeline.py, fused-phase-profile.py): the copy, and
+replacing anchors that must occur exactly once, so that a kernel that
+changed stops the script with the text it no longer finds."""
+import os
+import shutil
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def copy_headers(argv, usage):
+    """Copies SOURCE_INCLUDE (argv[2], default runtime/include) to
+    OUT_INCLUDE (argv[1]) and returns OUT_INCLUDE; exits with `usage`
+    on other arguments."""
+    if len(argv) not in (2, 3):
+        sys.exit(usage)
+    out = argv[1]
+    source = argv[2] if len(argv) == 3 else os.path.join(
+        ROOT, 'runtime/include')
+    if os.path.exists(out):
+        shutil.rmtree(out)
+    shutil.copytree(source, out)
+    return out
+
+
+def replace_once(tool, path, text, anchor, replacement):
+    """`text` (the contents of `path`) with its one `anchor` replaced."""
+    if text.count(anchor) != 1:
+        sys.exit('%s: %s has %d occurrences of the text below, not one; '
+                 'update this script\'s anchors to the kernel:\n%s'
+                 % (tool, path, text.count(anchor), anchor))
+    return text.replace(anchor, replacement)
