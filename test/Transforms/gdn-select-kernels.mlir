@@ -52,12 +52,16 @@
 // RUN: gdn-opt %s --gdn-select-kernels="scores=prepare" | FileCheck %s --check-prefix=FORCE-PREPARE
 // RUN: not gdn-opt %s --gdn-select-kernels="scores=scan wgmma=false" 2>&1 | FileCheck %s --check-prefix=FORCE-MMA
 // RUN: not gdn-opt %s --gdn-select-kernels="scores=qk" 2>&1 | FileCheck %s --check-prefix=BAD-SCORES
+// The producer forced where an unknown sequence count gets a narrow
+// run-time tile (split-chains=false), which cannot share its workspace.
+// RUN: not gdn-opt %s --gdn-select-kernels="scores=producer split-chains=false" 2>&1 | FileCheck %s --check-prefix=FORCE-NARROW
 // FORCE-SCAN-LABEL: func.func @mha_one_sequence
 // FORCE-SCAN: scan = "wgmma", scan_stages = 3 : i64, scores = "scan", split_target_blocks = 132 : i64, value_heads = 4 : i64, value_tile = 128 : i64
 // FORCE-PREPARE-LABEL: func.func @mha_one_sequence
 // FORCE-PREPARE: scan = "wgmma", scan_stages = 3 : i64, split_target_blocks = 132 : i64, value_heads = 4 : i64, value_tile = 128 : i64
 // FORCE-MMA: error: 'gdn_kernel.delta_rule' op scores = "scan" needs scan = "wgmma"
 // BAD-SCORES: gdn-select-kernels: scores must be auto, prepare, scan or producer, found 'qk'
+// FORCE-NARROW: error: 'gdn_kernel.delta_rule' op scores = "producer" takes no narrow_value_tile (the narrow run-time fallback is a two-kernel config that would share the producer's workspace and P's source); use scores = "prepare" with it
 
 // The widest tile and the split attributes on every delta rule, the old
 // narrow fallback removed (@unknown). Two value heads per key head at V
