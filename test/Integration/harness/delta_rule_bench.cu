@@ -25,6 +25,10 @@
 //   delta_rule_bench split [N]    split chains (what generated code runs)
 //   delta_rule_bench targets [N]  the target shapes alone, split by the rule
 //                                 (a short A/B between two builds)
+//   delta_rule_bench launch [N]   the default block launched as a
+//                                 dependent of the prepare kernel and in
+//                                 plain stream order; the prepare kernel
+//                                 with and without split bounds
 //   delta_rule_bench fused [N]    the experimental one-kernel forward
 //                                 against the two kernels, same shapes
 //   delta_rule_bench check-fused  only the fused forward's checks (they
@@ -95,6 +99,11 @@ using FusedConfig =
 /// P) still makes M, G and the bounds (kFusedInverse = false).
 template <class C> struct ProducerScores : C {
   static constexpr bool kFusedInverse = false;
+};
+/// C with its scan launched in plain stream order after the prepare kernel
+/// (kProgrammaticLaunch = false), for an A/B in one build.
+template <class C> struct PlainLaunch : C {
+  static constexpr bool kProgrammaticLaunch = false;
 };
 /// C with the wgmma scan's P made by the scan itself (true) or by the
 /// prepare kernel (false), whatever the default for C's heads
@@ -742,7 +751,10 @@ double timePhases(const Problem &p, cudaStream_t stream, unsigned phases,
 /// How a bench case splits chains: not at all; by the host rule
 /// (deltaRuleSegmentChunks for the GPU's SM count, as generated code does);
 /// by the rule with every segment exact (warm-ups from the sequence start).
-enum class Split { kNone, kRule, kRuleExact };
+/// kWhole: one segment per sequence (no split, no warm-up), but the prepare
+/// kernel writes the transition bounds as for a split launch (what they
+/// cost it).
+enum class Split { kNone, kRule, kRuleExact, kWhole };
 
 /// Threads and shared bytes of the launch that does the scan's work (the
 /// fused kernel's for a fused config).
@@ -774,7 +786,10 @@ void benchCase(const char *name, std::vector<int> lengths, int iterations,
     scaleValues<<<1024, 256>>>(p.g, int64_t(p.gateCount()), gateScale);
     CUDA_OK(cudaDeviceSynchronize());
   }
-  if (split != Split::kNone) {
+  if (split == Split::kWhole) {
+    p.segmentChunks =
+        (*std::max_element(lengths.begin(), lengths.end()) + 63) / 64;
+  } else if (split != Split::kNone) {
     int device = 0, sms = 0;
     CUDA_OK(cudaGetDevice(&device));
     CUDA_OK(
@@ -867,6 +882,30 @@ int benchTargets(int iterations) {
     benchCase<WideProducer>("gqa16x64 default", lengths, iterations, 486,
                             Split::kRule);
     benchCase<Wide>("gqa16x64 wg128", lengths, iterations, 486, Split::kRule);
+  }
+  return failures;
+}
+
+/// The default gqa16x32 block launched as a programmatic dependent of the
+/// prepare kernel (kProgrammaticLaunch, the default) and in plain stream
+/// order, then the prepare kernel with and without the transition bounds
+/// a split launch needs (its column of the rows split 0 and "whole").
+int benchLaunch(int iterations) {
+  using Producer = ProducerScores<FusedConfig<16, 32, 128, 128, true, true>>;
+  const std::vector<std::vector<int>> mixes = {
+      {8192, 8192, 8192, 8192}, {32768}, {2048, 2048, 2048, 2048}};
+  for (const auto &lengths : mixes) {
+    const double floorUs = lengths[0] == 2048 ? 61 : 243;
+    benchCase<Producer>("gqa16x32 default", lengths, iterations, floorUs,
+                        Split::kRule);
+    benchCase<PlainLaunch<Producer>>("gqa16x32 plain", lengths, iterations,
+                                     floorUs, Split::kRule);
+  }
+  for (const auto &lengths : {mixes[0], mixes[1]}) {
+    benchCase<Producer>("gqa16x32 no bounds", lengths, iterations, 243,
+                        Split::kNone);
+    benchCase<Producer>("gqa16x32 bounds", lengths, iterations, 243,
+                        Split::kWhole);
   }
   return failures;
 }
@@ -1127,11 +1166,12 @@ int main(int argc, char **argv) {
     return failures;
   }
   if (mode == "bench" || mode == "split" || mode == "fused" ||
-      mode == "targets") {
+      mode == "targets" || mode == "launch") {
     const int iterations = std::max(20, argc > 2 ? std::atoi(argv[2]) : 50);
     return mode == "bench"     ? bench(iterations)
            : mode == "split"   ? benchSplit(iterations)
            : mode == "targets" ? benchTargets(iterations)
+           : mode == "launch"  ? benchLaunch(iterations)
                                : benchFused(iterations);
   }
   if (mode == "check-fused") { // the fused forward's checks alone
@@ -1143,7 +1183,7 @@ int main(int argc, char **argv) {
   std::fprintf(stderr,
                "usage: %s check | check-fused | digest | bench [iterations] "
                "| split [iterations] | targets [iterations] | fused "
-               "[iterations] | profile\n",
+               "[iterations] | launch [iterations] | profile\n",
                argv[0]);
   return 2;
 }

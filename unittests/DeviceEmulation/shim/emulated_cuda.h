@@ -102,6 +102,13 @@ inline float __shfl_up_sync(unsigned, float value, unsigned delta) {
 inline float __shfl_sync(unsigned, float value, int source) {
   return gdn::device::emulation::shuffle(value, source);
 }
+/// __any_sync over the full warp, as an or-reduction of shuffles.
+inline int __any_sync(unsigned, int predicate) {
+  float any = predicate ? 1.0f : 0.0f;
+  for (int laneMask = 16; laneMask > 0; laneMask /= 2)
+    any = max(any, gdn::device::emulation::shuffleXor(any, laneMask));
+  return any != 0.0f;
+}
 
 /// bf16 and f16 storage with round-to-nearest-even conversions.
 struct __nv_bfloat16 {

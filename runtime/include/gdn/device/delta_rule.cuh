@@ -689,8 +689,12 @@ __device__ __forceinline__ void invertUnitLowerBlocked(float *lower, int tid,
   // 32 -> 64: with X_lo = [[D_0, 0], [X_10, D_1]] and X_hi likewise, the
   // lower-left 32 x 32 block is -X_hi (L_hi,lo X_lo). First T_IJ = sum_{J
   // <= K <= 1} L_IK X_KJ for I = 2, 3 and J = 0, 1 (tile 2 (I - 2) + J, in
-  // slot tile: the D blocks are no longer read)...
-  for (int tile = rank; tile < 4; tile += kHeadWarps) {
+  // slot tile: the D blocks are no longer read)... Tiles with j = 0 take
+  // two products, those with j = 1 one: with two warps per head, tiles 0
+  // and 3 go to one and 1 and 2 to the other (n ^ n / 2), three products
+  // each instead of four and two.
+  for (int n = rank; n < 4; n += kHeadWarps) {
+    const int tile = kHeadWarps == 2 ? n ^ (n >> 1) : n;
     const int i = 2 + tile / 2, j = tile % 2;
     Accumulator acc[2];
     acc[0].fill(0.0f);
@@ -858,18 +862,28 @@ __device__ __forceinline__ void prepareChunk(const DeltaRuleArgs<Config> &args,
     __syncthreads(); // every warp is done with Q and K: L overwrites them
   // Only split chains read the transition bounds (3% of this kernel).
   const bool bounds = args.segmentChunks > 0;
-  // |k_i|^2 of this thread's rows 16 warp + lane / 4 (+ 8), from the
-  // diagonal of K K^T: 8 lanes of the warp hold the 16 entries, the others
-  // keep 0 (whose log expansion is 0). Selects with indices known at
-  // compile time, so kk stays in registers.
+  // |k_i|^2 of this thread's rows 16 warp + lane / 4 + 8 half, from the
+  // diagonal of K K^T: element 2 half + b of 8-column tile 2 warp + half,
+  // where b = lane / 4 - 2 (lane % 4) is 0 or 1 (8 lanes of the warp; the
+  // others keep 0, whose log expansion is 0). Selects by the warp (uniform)
+  // with indices known at compile time, so kk stays in registers. (A
+  // compare per accumulator element, 32 per thread, made the bounds cost
+  // the kernel 10%: performance.md, session 18.)
+  static_assert(S::kThreads == 128, "the bounds take 16 rows per warp");
   float keyNorm2[2] = {0.0f, 0.0f};
+  if (bounds) {
+    const int diagonal = lane / 4 - 2 * (lane % 4);
 #pragma unroll
-  for (int n = 0; bounds && n < 8; ++n)
+    for (int half = 0; half < 2; ++half) {
+      float norm2 = 0.0f;
 #pragma unroll
-    for (int e = 0; e < 4; ++e)
-      if (8 * n + accumulatorColumn(lane, e) ==
-          16 * warp + accumulatorRow(lane, e))
-        keyNorm2[e / 2] = operands.key(n, e);
+      for (int w = 0; w < 4; ++w)
+        if (warp == w)
+          norm2 = diagonal == 0 ? operands.key(2 * w + half, 2 * half)
+                                : operands.key(2 * w + half, 2 * half + 1);
+      keyNorm2[half] = diagonal == 0 || diagonal == 1 ? norm2 : 0.0f;
+    }
+  }
   // Gates, beta and masks per value head.
 #pragma unroll
   for (int h = 0; h < kHeads; ++h) {
@@ -889,9 +903,13 @@ __device__ __forceinline__ void prepareChunk(const DeltaRuleArgs<Config> &args,
     const int row = 16 * warp + lane / 4;
     float expansion = logExpansion(betas[h * kC + row] * keyNorm2[0]) +
                       logExpansion(betas[h * kC + row + 8] * keyNorm2[1]);
+    // Rows expand only where beta |k|^2 > 2 (never for the layer's
+    // l2-normalised keys and sigmoid betas): the sum is 0 without shuffles.
+    if (__any_sync(0xffffffffu, expansion != 0.0f)) {
 #pragma unroll
-    for (int offset = 16; offset > 0; offset /= 2)
-      expansion += __shfl_xor_sync(0xffffffffu, expansion, offset);
+      for (int offset = 16; offset > 0; offset /= 2)
+        expansion += __shfl_xor_sync(0xffffffffu, expansion, offset);
+    }
     if (lane == 0)
       reinterpret_cast<float *>(base + S::kPrepareExpansion)[4 * h + warp] =
           expansion;
@@ -1693,10 +1711,11 @@ template <class Config, bool = ScanWgmmaOf<Config>::value> struct ScanLaunch {
                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
                                 static_cast<int>(kBytes));
   }
-  void launch(const DeltaRuleArgs<Config> &args, int64_t units,
-              cudaStream_t stream) const {
+  cudaError_t launch(const DeltaRuleArgs<Config> &args, int64_t units,
+                     cudaStream_t stream) const {
     deltaChunkScanKernel<Config>
         <<<static_cast<unsigned>(units), kThreads, kBytes, stream>>>(args);
+    return cudaSuccess; // launch errors: cudaGetLastError
   }
 };
 template <class Config> struct ScanLaunch<Config, true> {
@@ -1739,10 +1758,17 @@ template <class Config> struct ScanLaunch<Config, true> {
                                    static_cast<int>(kBytes));
     return error;
   }
-  void launch(const DeltaRuleArgs<Config> &args, int64_t units,
-              cudaStream_t stream) const {
-    kernel()<<<static_cast<unsigned>(units), kThreads, kBytes, stream>>>(args,
-                                                                         maps);
+  /// As a programmatic dependent of the prepare kernel before it on the
+  /// stream (kProgrammaticLaunch; the kernels wait for its grid before
+  /// reading the workspace), or in plain stream order.
+  cudaError_t launch(const DeltaRuleArgs<Config> &args, int64_t units,
+                     cudaStream_t stream) const {
+    const dim3 grid(static_cast<unsigned>(units));
+    if constexpr (ProgrammaticLaunchOf<Config>::value)
+      return launchDependent(kernel(), grid, dim3(kThreads), kBytes, stream,
+                             args, maps);
+    kernel()<<<grid, kThreads, kBytes, stream>>>(args, maps);
+    return cudaSuccess; // launch errors: cudaGetLastError
   }
 };
 
@@ -1807,9 +1833,12 @@ inline cudaError_t launchDeltaRuleKernels(DeltaRuleArgs<Config> args,
     return error;
   if (phases & kDeltaRulePrepare)
     prepare.launch(args, stream);
-  if (phases & kDeltaRuleScan)
-    scan.launch(args, deltaRuleScanBlocks<Config>(packing, args.segmentChunks),
-                stream);
+  if (phases & kDeltaRuleScan) {
+    error = scan.launch(
+        args, deltaRuleScanBlocks<Config>(packing, args.segmentChunks), stream);
+    if (error != cudaSuccess)
+      return error;
+  }
   return cudaGetLastError();
 }
 

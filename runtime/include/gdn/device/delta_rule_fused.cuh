@@ -393,9 +393,15 @@ __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
                       args, begin, length, head, keyHead, segment.first,
                       args.warmupLogBound,
                       reinterpret_cast<float *>(base + F::kWarpSums));
-  else
+  else {
+    // Launched as a dependent of the prepare kernel (kProgrammaticLaunch):
+    // a segment that warms up reads its bounds first. Otherwise start is 0,
+    // and only the producer's copies of M and G wait (below).
+    if (segment.first > 0)
+      waitForPrerequisiteGrid();
     start = warmupStart(args.workspace.transitionBound, slot0, S::kHV, head,
                         segment.first, args.warmupLogBound);
+  }
   if (segment.first == 0)
     zeroPaddingRows<Config, F::kThreads>(args, seq, head, column0);
   if (tid == 0) {
@@ -422,18 +428,25 @@ __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
   // work (issued by the producer, the forward was 15% slower), the
   // producer's when it makes P alone (issued by a consumer, that thread's
   // wait held its warpgroup back: 13% slower with the producer idle).
-  auto fetch = [&](int32_t c, int stage) {
-    char *at = base + stage * W::kStageBytes;
-    uint64_t *barrier = full + stage;
-    const int row0 = static_cast<int>(begin) + c * kC;
-    mbarrierExpectBytes(barrier, 2 * 2 * kC * kK + 2 * kC * kVt +
-                                     (kInverse ? 0 : 2 * kC * kC + 4 * kC));
+  // (In two parts: the inputs, and the prepare kernel's M and G, which the
+  // first chunks' copies wait for apart.)
+  auto fetchWorkspace = [&](int32_t c, int stage) {
     if constexpr (!kInverse) {
+      char *at = base + stage * W::kStageBytes;
+      uint64_t *barrier = full + stage;
       const int tileRow = static_cast<int>(((slot0 + c) * S::kHV + head) * kC);
       tmaLoad2D(at + W::kStageM, &maps.transform, 0, tileRow, barrier);
       bulkLoad(at + W::kStageG, args.workspace.gateCumsum + tileRow, 4 * kC,
                barrier);
     }
+  };
+  auto fetchInputs = [&](int32_t c, int stage) {
+    char *at = base + stage * W::kStageBytes;
+    uint64_t *barrier = full + stage;
+    const int row0 = static_cast<int>(begin) + c * kC;
+    // Every byte of the stage, M's and G's included.
+    mbarrierExpectBytes(barrier, 2 * 2 * kC * kK + 2 * kC * kVt +
+                                     (kInverse ? 0 : 2 * kC * kC + 4 * kC));
 #pragma unroll
     for (int b = 0; b < kK / 64; ++b) {
       tmaLoad2D(at + W::kStageQ + b * Tile::kBlockBytes, &maps.q,
@@ -446,6 +459,10 @@ __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
       tmaLoad2D(at + W::kStageV + b * Tile::kBlockBytes, &maps.v,
                 head * S::kV + column0 + 64 * b, row0, barrier);
   };
+  auto fetch = [&](int32_t c, int stage) {
+    fetchInputs(c, stage);
+    fetchWorkspace(c, stage);
+  };
   if (warp / 4 == kConsumers) {
     // The producer warpgroup.
 #if GDN_WGMMA_AVAILABLE
@@ -456,9 +473,16 @@ __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
     float *lower = reinterpret_cast<float *>(base + F::kLower);
     float *betas = reinterpret_cast<float *>(base + F::kBetas);
     float *warpTotals = reinterpret_cast<float *>(base + F::kWarpTotals);
-    if (tid == 128 * kConsumers)
+    if (tid == 128 * kConsumers) {
+      // The first chunks' inputs while the prepare kernel may still run,
+      // then its M and G once its grid has ended.
       for (int s = 0; s < kStages && start + s < end; ++s)
-        fetch(start + s, s);
+        fetchInputs(start + s, s);
+      if (!kInverse)
+        waitForPrerequisiteGrid();
+      for (int s = 0; s < kStages && start + s < end; ++s)
+        fetchWorkspace(start + s, s);
+    }
     // g (threads 0 .. 63) and beta (64 .. 127) of chunk c's rows, loaded a
     // chunk ahead; rows past the end: g = 0 keeps G at G_last, beta = 0
     // zeroes M's column.

@@ -37,6 +37,7 @@
 #ifndef GDN_DEVICE_DELTA_RULE_WGMMA_CUH
 #define GDN_DEVICE_DELTA_RULE_WGMMA_CUH
 
+#include "gdn/device/grid_dependency.cuh"
 #include "gdn/device/tma.cuh"
 #include "gdn/device/wgmma.cuh"
 
@@ -56,6 +57,13 @@ GDN_OPTIONAL_CONFIG_MEMBER(FusedForwardOf, kFusedForward, false)
 /// work; false, it makes P alone, and the prepare kernel (without P) still
 /// makes M, G and the transition bounds, which the block copies by TMA.
 GDN_OPTIONAL_CONFIG_MEMBER(FusedInverseOf, kFusedInverse, true)
+/// Optional Config member kProgrammaticLaunch (sm_90a two-kernel forward):
+/// true (default), the scan or fused block is launched as a programmatic
+/// dependent of the prepare kernel (grid_dependency.cuh): its launch, set-up
+/// and first input copies overlap the prepare kernel's last blocks, and it
+/// waits for the prepare kernel's grid before reading the workspace; false,
+/// plain stream order.
+GDN_OPTIONAL_CONFIG_MEMBER(ProgrammaticLaunchOf, kProgrammaticLaunch, true)
 /// Whether the forward is the fused block alone (no prepare kernel, no
 /// workspace).
 template <class Config>
@@ -258,6 +266,9 @@ __global__ void __launch_bounds__(
   // (The scan's message: the scan's choice brings this kernel.)
   static_assert(!ScanWgmmaOf<Config>::value, GDN_WGMMA_NEEDS_SM90A);
 #endif
+  // The scan's blocks may launch once every block of this grid has started
+  // (they wait for this grid's end before they read the workspace).
+  allowDependentLaunch();
   extern __shared__ uint4 prepareShared[];
   char *base = alignSharedTo1024(prepareShared);
   PrepareOperandsTma<Config, kStoreScores> operands(maps, base);
@@ -303,6 +314,9 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
   const int64_t begin = packing.begin(seq);
   const int64_t slot0 = firstSlot(packing, seq);
   const int64_t valueRow = static_cast<int64_t>(S::kHV) * S::kV;
+  // Launched as a dependent of the prepare kernel (kProgrammaticLaunch):
+  // everything below reads its workspace.
+  waitForPrerequisiteGrid();
   // Chunks start .. first - 1 only warm the state up (no output).
   const int32_t start =
       warmupStart(args.workspace.transitionBound, slot0, S::kHV, head,
