@@ -37,6 +37,11 @@
 //                                 for a few configs: two builds that must
 //                                 compute the same bits print the same lines
 //
+// Bench rows also time the forward replayed from a CUDA graph ("graph").
+// Environment: BENCH_SETTLE=cold|hot puts the GPU in the same state before
+// every row (3 s idle, or 2 s of the row's own forward: the clock follows
+// the power draw), BENCH_ONLY=<text> times only rows whose name has it.
+//
 // Prints one PASS/FAIL line per check; exits non-zero on any failure.
 // Build: nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a
 //        -I runtime/include test/Integration/harness/delta_rule_bench.cu
@@ -51,6 +56,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -748,6 +754,40 @@ double timePhases(const Problem &p, cudaStream_t stream, unsigned phases,
   return ms[iterations / 2];
 }
 
+/// Median milliseconds of one forward replayed from a CUDA graph (the
+/// launches captured once, as TARGETS.md asks for small shapes and as the
+/// FLA baseline is timed): 5 warm-up replays, then `iterations`
+/// event-timed ones.
+template <class C>
+double timeGraph(const Problem &p, cudaStream_t stream, int iterations) {
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  run<C>(p, stream, kDeltaRuleBoth);
+  CUDA_OK(cudaStreamEndCapture(stream, &graph));
+  CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+  for (int i = 0; i < 5; ++i)
+    CUDA_OK(cudaGraphLaunch(exec, stream));
+  std::vector<cudaEvent_t> events(2 * iterations);
+  for (auto &e : events)
+    CUDA_OK(cudaEventCreate(&e));
+  for (int i = 0; i < iterations; ++i) {
+    CUDA_OK(cudaEventRecord(events[2 * i], stream));
+    CUDA_OK(cudaGraphLaunch(exec, stream));
+    CUDA_OK(cudaEventRecord(events[2 * i + 1], stream));
+  }
+  CUDA_OK(cudaStreamSynchronize(stream));
+  std::vector<float> ms(iterations);
+  for (int i = 0; i < iterations; ++i)
+    CUDA_OK(cudaEventElapsedTime(&ms[i], events[2 * i], events[2 * i + 1]));
+  for (auto &e : events)
+    CUDA_OK(cudaEventDestroy(e));
+  CUDA_OK(cudaGraphExecDestroy(exec));
+  CUDA_OK(cudaGraphDestroy(graph));
+  std::sort(ms.begin(), ms.end());
+  return ms[iterations / 2];
+}
+
 /// How a bench case splits chains: not at all; by the host rule
 /// (deltaRuleSegmentChunks for the GPU's SM count, as generated code does);
 /// by the rule with every segment exact (warm-ups from the sequence start).
@@ -771,10 +811,33 @@ template <class C> constexpr size_t scanBytes() {
     return ScanLaunch<C>::kBytes;
 }
 
+/// The GPU's state before each bench case (environment BENCH_SETTLE): its
+/// clock follows its power draw, and the H200 lets a short burst after an
+/// idle spell run faster than the same work at sustained power (session
+/// 18: SM clock 1410-1950 MHz, 700 W peaks), so a case's time depended on
+/// the cases before it. "cold": 3 s idle first; "hot": the case's own
+/// forward for 2 s first; unset: neither (the order of cases decides).
+/// BENCH_ONLY: time only the rows whose name contains it.
+enum class Settle { kNone, kCold, kHot };
+Settle settleMode() {
+  const char *mode = std::getenv("BENCH_SETTLE");
+  if (mode && std::string(mode) == "cold")
+    return Settle::kCold;
+  if (mode && std::string(mode) == "hot")
+    return Settle::kHot;
+  return Settle::kNone;
+}
+bool benchSelected(const char *name) {
+  const char *only = std::getenv("BENCH_ONLY");
+  return !only || std::string(name).find(only) != std::string::npos;
+}
+
 template <class C>
 void benchCase(const char *name, std::vector<int> lengths, int iterations,
                double floorUs, Split split = Split::kNone,
                float gateScale = 1.0f, bool modelGates = false) {
+  if (!benchSelected(name))
+    return;
   Problem p =
       makeProblem(C::kKeyHeads, C::kValueHeads, C::kHeadDimK, lengths, {}, 9);
   if (modelGates) {
@@ -800,6 +863,19 @@ void benchCase(const char *name, std::vector<int> lengths, int iterations,
   }
   cudaStream_t stream;
   CUDA_OK(cudaStreamCreate(&stream));
+  const Settle settle = settleMode();
+  if (settle == Settle::kCold) {
+    CUDA_OK(cudaDeviceSynchronize());
+    std::this_thread::sleep_for(std::chrono::seconds(3));
+  } else if (settle == Settle::kHot) {
+    const auto until =
+        std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (std::chrono::steady_clock::now() < until) {
+      for (int i = 0; i < 20; ++i)
+        run<C>(p, stream);
+      CUDA_OK(cudaStreamSynchronize(stream));
+    }
+  }
   double fastest, slowest, ignore;
   const double median =
       timePhases<C>(p, stream, kDeltaRuleBoth, iterations, &fastest, &slowest);
@@ -807,6 +883,7 @@ void benchCase(const char *name, std::vector<int> lengths, int iterations,
       timePhases<C>(p, stream, kDeltaRulePrepare, iterations, &ignore, &ignore);
   const double scan =
       timePhases<C>(p, stream, kDeltaRuleScan, iterations, &ignore, &ignore);
+  const double graph = timeGraph<C>(p, stream, iterations);
   // Full chunked FLOP count: 6d^2 + 10Cd + (2/3)C^2 per token and value
   // head (perf-anchor.md section 4.1).
   const double d = C::kHeadDimK,
@@ -829,16 +906,19 @@ void benchCase(const char *name, std::vector<int> lengths, int iterations,
     i = j;
   }
   using S = DeltaRuleShape<C>;
-  char splitText[80] = "";
+  char splitText[96] = "";
   if (split != Split::kNone || modelGates)
     std::snprintf(splitText, sizeof splitText, " [split %d%s, gates %s%g]",
                   p.segmentChunks, split == Split::kRuleExact ? " exact" : "",
                   modelGates ? "model x " : "x ", gateScale);
+  if (settle != Settle::kNone)
+    std::strncat(splitText, settle == Settle::kCold ? " [cold]" : " [hot]",
+                 sizeof splitText - std::strlen(splitText) - 1);
   std::printf("BENCH %-18s %-10s %8.4f ms (min %.4f max %.4f; prepare %.4f, "
-              "scan %.4f [%d thr, %zu KiB])  floor %.0f us = %.1f%%  %.1f "
-              "TFLOP/s  %.2f TB/s minimal-traffic rate%s\n",
+              "scan %.4f [%d thr, %zu KiB]; graph %.4f)  floor %.0f us = "
+              "%.1f%%  %.1f TFLOP/s  %.2f TB/s minimal-traffic rate%s\n",
               name, lens.c_str(), median, fastest, slowest, prepare, scan,
-              scanThreads<C>(), scanBytes<C>() / 1024, floorUs,
+              scanThreads<C>(), scanBytes<C>() / 1024, graph, floorUs,
               100.0 * floorUs / (median * 1000.0),
               flop / (median * 1e-3) / 1e12, bytes / (median * 1e-3) / 1e12,
               splitText);
