@@ -111,6 +111,12 @@ template <class C> struct ProducerScores : C {
 template <class C> struct PlainLaunch : C {
   static constexpr bool kProgrammaticLaunch = false;
 };
+/// C whose prepare kernel holds its last value-head pair's blocks back
+/// about 200 us (kPrepareDelayCycles), so that the dependent scan's blocks
+/// run beside them (checkDependentLaunch).
+template <class C> struct SlowLastPrepare : C {
+  static constexpr int kPrepareDelayCycles = 400000;
+};
 /// C with the wgmma scan's P made by the scan itself (true) or by the
 /// prepare kernel (false), whatever the default for C's heads
 /// (kWgmmaScanScores).
@@ -552,6 +558,35 @@ template <class C> void checkRefusals(const char *name, uint32_t seed) {
 /// Split chains: segments of a few chunks (many warm-ups and segment
 /// boundaries) on both scans, edge lengths, padding, states; slow gates
 /// (long warm-ups); and segments against the unsplit scan.
+/// The scan (or the producer-of-P block) launched as a programmatic
+/// dependent of the prepare kernel reads the workspace only after the
+/// prepare kernel's grid has ended: with the last pair's prepare blocks
+/// held back and the workspace, o and the final states filled with NaN
+/// bytes first, the outputs equal a plain run's bit for bit, whole and
+/// split (a warming segment reads the bounds too).
+template <class C> void checkDependentLaunch(const char *name) {
+  for (const int32_t segmentChunks : {0, 8}) {
+    Problem p = makeProblem(C::kKeyHeads, C::kValueHeads, C::kHeadDimK,
+                            {700, 65, 1, 2048, 130}, {}, 61);
+    p.segmentChunks = segmentChunks;
+    run<C>(p, 0);
+    CUDA_OK(cudaDeviceSynchronize());
+    const auto o0 = download(p.o, p.vCount());
+    const auto final0 = download(p.final, p.stateCount());
+    CUDA_OK(cudaMemset(p.workspace, 0xff, p.workspaceBytes));
+    CUDA_OK(cudaMemset(p.o, 0xff, p.vCount() * 2));
+    CUDA_OK(cudaMemset(p.final, 0xff, p.stateCount() * 4));
+    run<SlowLastPrepare<C>>(p, 0);
+    CUDA_OK(cudaDeviceSynchronize());
+    expect(sameBytes(download(p.o, p.vCount()), o0) &&
+               sameBytes(download(p.final, p.stateCount()), final0),
+           describe(name, p) + (segmentChunks ? " split 8" : "") +
+               ": with the last pair's prepare blocks held back, o and the "
+               "final states equal a plain run's");
+    p.release();
+  }
+}
+
 void checkSplit() {
   checkCase<WgmmaConfig<16, 32, 128, 128, true, true>>(
       "gqa16x32 wgmma vt128", {4096, 777, 0, 1, 130, 64}, {0, 9, 4, 0, 1, 0},
@@ -719,6 +754,11 @@ int check() {
       "gqa16x64 vt128", {130, 65, 0}, {1, 0, 2}, 17);
   checkSplit();
   checkFused();
+  checkDependentLaunch<
+      ProducerScores<FusedConfig<16, 32, 128, 128, true, true>>>(
+      "gqa16x32 P producer");
+  checkDependentLaunch<WgmmaConfig<16, 32, 128, 128, true, true>>(
+      "gqa16x32 wgmma");
   return failures;
 }
 

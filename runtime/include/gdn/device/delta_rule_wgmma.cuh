@@ -64,6 +64,13 @@ GDN_OPTIONAL_CONFIG_MEMBER(FusedInverseOf, kFusedInverse, true)
 /// waits for the prepare kernel's grid before reading the workspace; false,
 /// plain stream order.
 GDN_OPTIONAL_CONFIG_MEMBER(ProgrammaticLaunchOf, kProgrammaticLaunch, true)
+/// Optional Config member kPrepareDelayCycles, for tests only (default 0):
+/// the TMA prepare kernel's blocks of the last value-head pair spin that
+/// many cycles before their work, after letting the dependent scan launch.
+/// A scan block that read the workspace before waiting for the prepare
+/// kernel's grid would then read what was there before (delta_rule_bench's
+/// check fills it with NaN bytes).
+GDN_OPTIONAL_CONFIG_MEMBER(PrepareDelayOf, kPrepareDelayCycles, 0)
 /// Whether the forward is the fused block alone (no prepare kernel, no
 /// workspace).
 template <class Config>
@@ -269,6 +276,13 @@ __global__ void __launch_bounds__(
   // The scan's blocks may launch once every block of this grid has started
   // (they wait for this grid's end before they read the workspace).
   allowDependentLaunch();
+  if constexpr (PrepareDelayOf<Config>::value > 0) {
+    if (blockIdx.y == gridDim.y - 1) {
+      const long long begin = clock64();
+      while (clock64() - begin < PrepareDelayOf<Config>::value) {
+      }
+    }
+  }
   extern __shared__ uint4 prepareShared[];
   char *base = alignSharedTo1024(prepareShared);
   PrepareOperandsTma<Config, kStoreScores> operands(maps, base);
