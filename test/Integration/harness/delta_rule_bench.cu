@@ -854,7 +854,7 @@ template <class C> constexpr size_t scanBytes() {
 /// The GPU's state before each bench case (environment BENCH_SETTLE): its
 /// clock follows its power draw, and the H200 lets a short burst after an
 /// idle spell run faster than the same work at sustained power (session
-/// 18: SM clock 1410-1950 MHz, 700 W peaks), so a case's time depended on
+/// 18: SM clock 1410-1980 MHz, 700 W peaks), so a case's time depended on
 /// the cases before it. "cold": 3 s idle first; "hot": the case's own
 /// forward for 2 s first; unset: neither (the order of cases decides).
 /// BENCH_ONLY: time only the rows whose name contains it.

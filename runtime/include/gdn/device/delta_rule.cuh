@@ -866,9 +866,10 @@ __device__ __forceinline__ void prepareChunk(const DeltaRuleArgs<Config> &args,
   // diagonal of K K^T: element 2 half + b of 8-column tile 2 warp + half,
   // where b = lane / 4 - 2 (lane % 4) is 0 or 1 (8 lanes of the warp; the
   // others keep 0, whose log expansion is 0). Selects by the warp (uniform)
-  // with indices known at compile time, so kk stays in registers. (A
-  // compare per accumulator element, 32 per thread, made the bounds cost
-  // the kernel 10%: performance.md, session 18.)
+  // with indices known at compile time, so kk stays in registers. (With a
+  // compare per accumulator element, 32 per thread, and the shuffles
+  // below always run, the bounds cost the kernel about 3%, now 0-2%:
+  // performance.md, session 18.)
   static_assert(S::kThreads == 128, "the bounds take 16 rows per warp");
   float keyNorm2[2] = {0.0f, 0.0f};
   if (bounds) {
