@@ -766,20 +766,20 @@ int check() {
 // bench
 //===----------------------------------------------------------------------===//
 
-/// Median milliseconds of `phases` over `iterations` event-timed runs
-/// (after 5 warm-ups); min and max through the pointers.
-template <class C>
-double timePhases(const Problem &p, cudaStream_t stream, unsigned phases,
-                  int iterations, double *fastest, double *slowest) {
+/// Sorted milliseconds of `iterations` event-timed calls of `launch` on
+/// `stream`, after 5 untimed ones.
+template <class Launch>
+std::vector<float> timeLaunches(cudaStream_t stream, int iterations,
+                                Launch launch) {
   for (int i = 0; i < 5; ++i)
-    run<C>(p, stream, phases);
+    launch();
   CUDA_OK(cudaStreamSynchronize(stream));
   std::vector<cudaEvent_t> events(2 * iterations);
   for (auto &e : events)
     CUDA_OK(cudaEventCreate(&e));
   for (int i = 0; i < iterations; ++i) {
     CUDA_OK(cudaEventRecord(events[2 * i], stream));
-    run<C>(p, stream, phases);
+    launch();
     CUDA_OK(cudaEventRecord(events[2 * i + 1], stream));
   }
   CUDA_OK(cudaStreamSynchronize(stream));
@@ -789,6 +789,16 @@ double timePhases(const Problem &p, cudaStream_t stream, unsigned phases,
   for (auto &e : events)
     CUDA_OK(cudaEventDestroy(e));
   std::sort(ms.begin(), ms.end());
+  return ms;
+}
+
+/// Median milliseconds of `phases` over `iterations` event-timed runs
+/// (after 5 warm-ups); min and max through the pointers.
+template <class C>
+double timePhases(const Problem &p, cudaStream_t stream, unsigned phases,
+                  int iterations, double *fastest, double *slowest) {
+  const std::vector<float> ms =
+      timeLaunches(stream, iterations, [&] { run<C>(p, stream, phases); });
   *fastest = ms.front();
   *slowest = ms.back();
   return ms[iterations / 2];
@@ -806,25 +816,10 @@ double timeGraph(const Problem &p, cudaStream_t stream, int iterations) {
   run<C>(p, stream, kDeltaRuleBoth);
   CUDA_OK(cudaStreamEndCapture(stream, &graph));
   CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
-  for (int i = 0; i < 5; ++i)
-    CUDA_OK(cudaGraphLaunch(exec, stream));
-  std::vector<cudaEvent_t> events(2 * iterations);
-  for (auto &e : events)
-    CUDA_OK(cudaEventCreate(&e));
-  for (int i = 0; i < iterations; ++i) {
-    CUDA_OK(cudaEventRecord(events[2 * i], stream));
-    CUDA_OK(cudaGraphLaunch(exec, stream));
-    CUDA_OK(cudaEventRecord(events[2 * i + 1], stream));
-  }
-  CUDA_OK(cudaStreamSynchronize(stream));
-  std::vector<float> ms(iterations);
-  for (int i = 0; i < iterations; ++i)
-    CUDA_OK(cudaEventElapsedTime(&ms[i], events[2 * i], events[2 * i + 1]));
-  for (auto &e : events)
-    CUDA_OK(cudaEventDestroy(e));
+  const std::vector<float> ms = timeLaunches(
+      stream, iterations, [&] { CUDA_OK(cudaGraphLaunch(exec, stream)); });
   CUDA_OK(cudaGraphExecDestroy(exec));
   CUDA_OK(cudaGraphDestroy(graph));
-  std::sort(ms.begin(), ms.end());
   return ms[iterations / 2];
 }
 
@@ -967,6 +962,21 @@ void benchCase(const char *name, std::vector<int> lengths, int iterations,
   p.release();
 }
 
+/// The gqa16x32 forward gdn-select-kernels picks (P from the fused block's
+/// producer, scores = "producer").
+using DefaultGqa16x32 =
+    ProducerScores<FusedConfig<16, 32, 128, 128, true, true>>;
+/// TARGETS.md's three gqa16x32 mixes: 8192x4, 1x32768, 2048x4.
+const std::vector<std::vector<int>> &targetMixes() {
+  static const std::vector<std::vector<int>> mixes = {
+      {8192, 8192, 8192, 8192}, {32768}, {2048, 2048, 2048, 2048}};
+  return mixes;
+}
+/// Their roofline floors (us, TARGETS.md).
+double targetFloorUs(const std::vector<int> &lengths) {
+  return lengths[0] == 2048 ? 61 : 243;
+}
+
 /// Split chains on the TARGETS.md mixes (the rule leaves 8192x4 and 2048x4
 /// whole), with the bench's gates (about e^-16 per chunk: warm-ups of one
 /// or two chunks), slow gates (e^-1 per chunk: about 17) and none (every
@@ -980,22 +990,21 @@ void benchCase(const char *name, std::vector<int> lengths, int iterations,
 /// computing P itself ("Pscan", kWgmmaScanScores' default).
 int benchTargets(int iterations) {
   using Wg128 = WgmmaConfig<16, 32, 128, 128, true, true>;
-  using Producer = ProducerScores<FusedConfig<16, 32, 128, 128, true, true>>;
+  using Producer = DefaultGqa16x32;
   using Mha = WgmmaConfig<32, 32, 128, 128, true, true>;
   using MhaProducer = ProducerScores<FusedConfig<32, 32, 128, 128, true, true>>;
   using Wide = WgmmaConfig<16, 64, 128, 128, true, true>;
   using WideProducer =
       ProducerScores<FusedConfig<16, 64, 128, 128, true, true>>;
-  const std::vector<std::vector<int>> mixes = {
-      {8192, 8192, 8192, 8192}, {32768}, {2048, 2048, 2048, 2048}};
+  const auto &mixes = targetMixes();
   for (const auto &lengths : mixes) {
-    const double floorUs = lengths[0] == 2048 ? 61 : 243;
+    const double floorUs = targetFloorUs(lengths);
     benchCase<Producer>("gqa16x32 default", lengths, iterations, floorUs,
                         Split::kRule);
     benchCase<Wg128>("gqa16x32 wg128", lengths, iterations, floorUs,
                      Split::kRule);
   }
-  for (const auto &lengths : {std::vector<int>{32768}, mixes[0]}) {
+  for (const auto &lengths : {mixes[1], mixes[0]}) {
     benchCase<MhaProducer>("mha32 default", lengths, iterations, 251,
                            Split::kRule);
     benchCase<Mha>("mha32 Pscan", lengths, iterations, 251, Split::kRule);
@@ -1011,11 +1020,10 @@ int benchTargets(int iterations) {
 /// order, then the prepare kernel with and without the transition bounds
 /// a split launch needs (its column of the rows split 0 and "whole").
 int benchLaunch(int iterations) {
-  using Producer = ProducerScores<FusedConfig<16, 32, 128, 128, true, true>>;
-  const std::vector<std::vector<int>> mixes = {
-      {8192, 8192, 8192, 8192}, {32768}, {2048, 2048, 2048, 2048}};
+  using Producer = DefaultGqa16x32;
+  const auto &mixes = targetMixes();
   for (const auto &lengths : mixes) {
-    const double floorUs = lengths[0] == 2048 ? 61 : 243;
+    const double floorUs = targetFloorUs(lengths);
     benchCase<Producer>("gqa16x32 default", lengths, iterations, floorUs,
                         Split::kRule);
     benchCase<PlainLaunch<Producer>>("gqa16x32 plain", lengths, iterations,
