@@ -10,11 +10,15 @@ Triton path (FLA_DISABLE_BACKEND_DISPATCH=1, so no FlashQLA backend), no
 in-kernel l2norm. Timing: warm calls with CUDA events, median of 50; then
 CUDA-graph replay of one call (host tables built by the warm-up and cached
 by FLA), median of 50, when capture works. Prints ms per shape and the ratio
-to the TARGETS.md floor.
+to the TARGETS.md floor. BENCH_SETTLE=cold (3 s idle before each shape) or
+hot (2 s of the shape's own call first) puts the GPU in the same power
+state before each shape, as delta_rule_bench does with the same variable:
+at its 700 W limit the H200's clock drops (docs/performance.md, session 18).
 """
 import inspect
 import os
 import statistics
+import time
 
 os.environ.setdefault("FLA_DISABLE_BACKEND_DISPATCH", "1")
 
@@ -50,6 +54,21 @@ def median_ms(fn, iters=50, warmup=5):
     return statistics.median(times)
 
 
+def settle(call):
+    """The GPU's state before a shape's timing (BENCH_SETTLE); its label."""
+    mode = os.environ.get("BENCH_SETTLE", "")
+    if mode == "cold":
+        torch.cuda.synchronize()
+        time.sleep(3)
+    elif mode == "hot":
+        until = time.monotonic() + 2
+        while time.monotonic() < until:
+            for _ in range(5):
+                call()
+            torch.cuda.synchronize()
+    return f" [{mode}]" if mode in ("cold", "hot") else ""
+
+
 def inputs(h, hv, lengths, device):
     tokens = sum(lengths)
     q = torch.nn.functional.normalize(torch.randn(1, tokens, h, D, device=device), dim=-1).bfloat16()
@@ -81,6 +100,7 @@ def main():
             return chunk_gated_delta_rule(q, k, v, g, beta, scale=D ** -0.5, initial_state=h0,
                                           output_final_state=True, cu_seqlens=cu, **extra)
 
+        state = settle(call)
         warm = median_ms(call)
         graph_ms = None
         try:
@@ -104,7 +124,7 @@ def main():
         best = graph_ms if graph_ms is not None else warm
         graph_text = f"{graph_ms:.4f}" if graph_ms is not None else "n/a"
         print(f"FLA {name:10s} {lens:10s} warm {warm:.4f} ms  graph {graph_text} ms  "
-              f"floor {floor_us} us  floor/time {100 * floor_us / (best * 1000):.1f}%")
+              f"floor {floor_us} us  floor/time {100 * floor_us / (best * 1000):.1f}%{state}")
 
 
 if __name__ == "__main__":

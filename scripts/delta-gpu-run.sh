@@ -12,7 +12,11 @@
 # comes last, with FLA's time over ours per shape (RATIO lines).
 # NVCC overrides the compiler; NVCC_CCBIN sets its host compiler (g++-12 on
 # the build machine). MODES picks the phases (default "check bench split
-# fused fla"; e.g. MODES="split fla" for the split bench and FLA alone).
+# fused targets fla"; e.g. MODES="split fla" for the split bench and FLA
+# alone). BENCH_SETTLE=cold|hot, passed on to delta_rule_bench and the FLA
+# script, puts the GPU in the same power state before every row (unset: the
+# rows before decide; docs/performance.md, session 18), and BENCH_ONLY
+# times only the rows whose name contains it.
 #
 #===------------------------------------------------------------------------===#
 set -uo pipefail
@@ -25,7 +29,7 @@ ccbin=(); [ -n "${NVCC_CCBIN:-}" ] && ccbin=(-ccbin "$NVCC_CCBIN")
 exe="$work/delta_rule_bench"
 summary=()
 status=0
-modes=" ${MODES:-check bench split fused fla} "
+modes=" ${MODES:-check bench split fused targets fla} "
 want() { [[ "$modes" == *" $1 "* ]]; }
 
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader 2>/dev/null
@@ -89,6 +93,9 @@ run_bench bench "delta bench"
 run_bench split "delta split bench"
 # The experimental one-kernel forward against the two kernels.
 run_bench fused "delta fused bench"
+# The target shapes as generated code runs them, beside the previous
+# defaults.
+run_bench targets "delta targets bench"
 
 # The FLA wheels of scripts/fetch-fla-wheels.sh, when carried along in .whl/.
 if ! python3 -c "import fla" 2>/dev/null && ls "$root"/.whl/*.whl >/dev/null 2>&1; then
