@@ -32,8 +32,14 @@ status=0
 modes=" ${MODES:-check bench split fused targets fla} "
 want() { [[ "$modes" == *" $1 "* ]]; }
 
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader 2>/dev/null
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv,noheader 2>/dev/null
 echo "commit: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+# The SM clock and power every 100 ms over the run (the summary prints their
+# spread): at its power limit the H200's clock drops, and the times with it.
+nvidia-smi --query-gpu=clocks.sm,power.draw --format=csv,noheader,nounits -lms 100 \
+  >"$work/clocks.csv" 2>/dev/null &
+sampler=$!
+trap 'kill $sampler 2>/dev/null' EXIT
 
 if "$nvcc" "${ccbin[@]}" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a \
      -Xptxas -v -I "$root/runtime/include" \
@@ -116,21 +122,39 @@ else
   summary+=("SKIP FLA baseline (python cannot import fla; put the wheel on PYTHONPATH)")
 fi
 
+kill $sampler 2>/dev/null
 echo
 echo "=== summary ==="
 grep -h "^FAIL" "$work/check.log" 2>/dev/null
-grep -h "^BENCH" "$work/bench.log" "$work/split.log" "$work/fused.log" 2>/dev/null
+grep -h "^BENCH" "$work/bench.log" "$work/split.log" "$work/fused.log" \
+  "$work/targets.log" 2>/dev/null
 grep -h "^FLA " "$work/fla.log" 2>/dev/null
-# Per shape: the split bench's default (bench gates, warm-ups bounded)
-# against FLA's CUDA-graph time from the same script.
-python3 - "$work/split.log" "$work/fla.log" <<'PY' 2>/dev/null
+python3 - "$work/clocks.csv" <<'PY' 2>/dev/null
+import sys
+rows = [line.split(",") for line in open(sys.argv[1])]
+sm = sorted(float(r[0]) for r in rows if len(r) == 2)
+watts = sorted(float(r[1]) for r in rows if len(r) == 2)
+at = lambda v, f: v[int(f * (len(v) - 1))]
+print(f"GPU over the run: SM clock p10 {at(sm, .1):.0f} p50 {at(sm, .5):.0f} "
+      f"max {sm[-1]:.0f} MHz; power p50 {at(watts, .5):.0f} p90 {at(watts, .9):.0f} "
+      f"max {watts[-1]:.0f} W")
+PY
+# Per shape: what generated code runs (the targets mode's "default" rows,
+# else the split bench's first row) against FLA's CUDA-graph time from the
+# same script.
+python3 - "$work/targets.log" "$work/split.log" "$work/fla.log" <<'PY' 2>/dev/null
 import re, sys
 ours = {}
-for line in open(sys.argv[1]):
-    m = re.match(r"BENCH (\S+) \S+\s+(\d+x\d+)\s+([\d.]+) ms .*\[split \d+, gates x 1\]", line)
-    if m:
-        ours.setdefault((m[1], m[2]), float(m[3]))
-for line in open(sys.argv[2]):
+for path in sys.argv[1:3]:
+    try:
+        lines = open(path).readlines()
+    except OSError:
+        continue
+    for line in lines:
+        m = re.match(r"BENCH (\S+) (\S+)\s+(\d+x\d+)\s+([\d.]+) ms .*\[split \d+, gates x 1\]", line)
+        if m and (path == sys.argv[2] or m[2] == "default"):
+            ours.setdefault((m[1], m[3]), float(m[4]))
+for line in open(sys.argv[3]):
     m = re.match(r"FLA (\S+)\s+(\d+x\d+)\s+warm [\d.]+ ms\s+graph ([\d.]+) ms", line)
     if m and (m[1], m[2]) in ours:
         o = ours[(m[1], m[2])]
