@@ -77,6 +77,18 @@ def after(indent, lines, n):
     return (block(indent, *lines), block(indent, *lines, mark(n)))
 
 
+def loop_top(indent, first, comment):
+    # The top of a fused-block loop (consumers' or producer's): the chunk's
+    # number from `first`, mark 0, the wait for the chunk's tiles, mark 1;
+    # `comment` opens the partial-chunk branch that follows.
+    head = ['char *at = base + stage * W::kStageBytes;']
+    wait = ['mbarrierWait(full + stage, phase);']
+    tail = ['if (rows < kC) {', '  ' + comment]
+    return (block(indent, *head, *wait, *tail),
+            block(indent, *head, 'const int profChunk = c - %s;' % first,
+                  mark(0), *wait, mark(1), *tail))
+
+
 def chunk_marks(indent, first):
     # The marks the wgmma scan's loop body and wgmmaScanChunk (its copy)
     # share, numbered from `first`: S K^T and O issued, the decays'
@@ -112,16 +124,7 @@ patch('gdn/device/delta_rule_fused.cuh', [
      block('  ', 'wgmmaWait<0>();', 'wgmmaSettle(state);', 'wgmmaSettle(out);',
            mark(9)) + '\n}'),
     # The consumers' loop.
-    ('''    char *at = base + stage * W::kStageBytes;
-    mbarrierWait(full + stage, phase);
-    if (rows < kC) {
-      // Rows of this''', '''    char *at = base + stage * W::kStageBytes;
-    const int profChunk = c - start;
-    %s
-    mbarrierWait(full + stage, phase);
-    %s
-    if (rows < kC) {
-      // Rows of this''' % (mark(0), mark(1))),
+    loop_top('    ', 'start', '// Rows of this'),
     after('    ', ['mbarrierWait(produced + stage, phase);'], 2),
     ('''                           group, tid);
     // This warp is done with the stage''', '''                           group, tid, profChunk);
@@ -132,16 +135,7 @@ patch('gdn/device/delta_rule_fused.cuh', [
                     'overwrite them.',
                     '  warpgroupBarrier(group);', '}'], 11),
     # The producer.
-    ('''      char *at = base + stage * W::kStageBytes;
-      mbarrierWait(full + stage, phase);
-      if (rows < kC) {
-        // TMA read past''', '''      char *at = base + stage * W::kStageBytes;
-      const int profChunk = c - first;
-      %s
-      mbarrierWait(full + stage, phase);
-      %s
-      if (rows < kC) {
-        // TMA read past''' % (mark(0), mark(1))),
+    loop_top('      ', 'first', '// TMA read past'),
     ('''      fenceSharedForAsyncProxy(); // M, P, G and zeroed rows, for wgmma
       producerBarrier<kConsumers>();''', '''      %s
       fenceSharedForAsyncProxy(); // M, P, G and zeroed rows, for wgmma
