@@ -57,6 +57,8 @@ def median_ms(fn, iters=50, warmup=5):
 def settle(call):
     """The GPU's state before a shape's timing (BENCH_SETTLE); its label."""
     mode = os.environ.get("BENCH_SETTLE", "")
+    if mode not in ("", "cold", "hot"):
+        raise SystemExit(f"bench_delta_vs_fla: BENCH_SETTLE must be cold or hot (or unset), found {mode!r}")
     if mode == "cold":
         torch.cuda.synchronize()
         time.sleep(3)

@@ -856,11 +856,18 @@ template <class C> constexpr size_t scanBytes() {
 enum class Settle { kNone, kCold, kHot };
 Settle settleMode() {
   const char *mode = std::getenv("BENCH_SETTLE");
-  if (mode && std::string(mode) == "cold")
+  if (!mode || !*mode)
+    return Settle::kNone;
+  if (std::string(mode) == "cold")
     return Settle::kCold;
-  if (mode && std::string(mode) == "hot")
+  if (std::string(mode) == "hot")
     return Settle::kHot;
-  return Settle::kNone;
+  // A misspelt state would time the rows unsettled without a word.
+  std::fprintf(stderr,
+               "delta_rule_bench: BENCH_SETTLE must be cold or hot (or "
+               "unset), found '%s'\n",
+               mode);
+  std::exit(2);
 }
 bool benchSelected(const char *name) {
   const char *only = std::getenv("BENCH_ONLY");
@@ -1295,6 +1302,7 @@ int main(int argc, char **argv) {
   }
   if (mode == "bench" || mode == "split" || mode == "fused" ||
       mode == "targets" || mode == "launch") {
+    settleMode(); // a bad BENCH_SETTLE stops here, before the GPU work
     const int iterations = std::max(20, argc > 2 ? std::atoi(argv[2]) : 50);
     return mode == "bench"     ? bench(iterations)
            : mode == "split"   ? benchSplit(iterations)
