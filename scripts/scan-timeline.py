@@ -141,13 +141,12 @@ patch('gdn/device/delta_rule_fused.cuh', [
       fenceSharedForAsyncProxy(); // M, P, G and zeroed rows, for wgmma
       producerBarrier<kConsumers>();
       %s''' % (mark(2), mark(3))),
-    after('      ', ['if (p == 0) {', '  mbarrierArrive(produced + stage);'],
-          4),
-    ('''          mbarrierWait(consumed + previous, stage == 0 ? phase ^ 1u : phase);
-          fetch(c + kStages - 1, previous);''', '''          mbarrierWait(consumed + previous, stage == 0 ? phase ^ 1u : phase);
-          %s
-          fetch(c + kStages - 1, previous);
-          %s''' % (mark(5), mark(6))),
+    after('      ', ['if (p == 0)', '  mbarrierArrive(produced + stage);'], 4),
+    ('''        mbarrierWait(consumed + previous, stage == 0 ? phase ^ 1u : phase);
+        fetchByWarp(c + kStages - 1, previous);''', '''        mbarrierWait(consumed + previous, stage == 0 ? phase ^ 1u : phase);
+        %s
+        fetchByWarp(c + kStages - 1, previous);
+        %s''' % (mark(5), mark(6))),
 ])
 patch('gdn/device/delta_rule_wgmma.cuh', [
     (NAMESPACE, MACRO),

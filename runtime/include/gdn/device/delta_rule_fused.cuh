@@ -419,22 +419,31 @@ __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
   }
   __syncthreads();
 
-  // One thread copies chunk c's Q, K (one TMA box per 64 columns) and V
+  // One warp copies chunk c's Q, K (one TMA box per 64 columns) and V
   // tile into stage `stage`, and without the inverse in the block also the
-  // prepare kernel's M (a box) and G (a bulk copy). The producer's first
-  // thread fills every stage first. Each stage is refilled once every
-  // consumer warp has released it, by the thread off the longer path: a
-  // consumer's first thread when the producer does the whole prepare
+  // prepare kernel's M (a box) and G (a bulk copy): one elected lane issues
+  // the copies, from coordinates broadcast from lane 0 (warpUniform; with
+  // per-thread coordinates a refill took about 800 cycles of the producer's
+  // chunk instead of 380, and the forward was 0.3-0.5% slower, H200). The
+  // producer's first warp fills every stage first. Each stage is refilled
+  // once every consumer warp has released it, by the warp off the longer
+  // path: a consumer's first warp when the producer does the whole prepare
   // work (issued by the producer, the forward was 15% slower), the
   // producer's when it makes P alone (issued by a consumer, that thread's
   // wait held its warpgroup back: 13% slower with the producer idle).
   // (In two parts: the inputs, and the prepare kernel's M and G, which the
-  // first chunks' copies wait for apart.)
+  // first chunks' copies wait for apart.) The lambdas are the elected
+  // lane's part.
+  const int rowOrigin = warpUniform(static_cast<int>(begin));
+  const int tileRowOrigin =
+      warpUniform(static_cast<int>((slot0 * S::kHV + head) * kC));
+  const int keyColumn = warpUniform(keyHead * kK);
+  const int valueColumn = warpUniform(head * S::kV + column0);
   auto fetchWorkspace = [&](int32_t c, int stage) {
     if constexpr (!kInverse) {
       char *at = base + stage * W::kStageBytes;
       uint64_t *barrier = full + stage;
-      const int tileRow = static_cast<int>(((slot0 + c) * S::kHV + head) * kC);
+      const int tileRow = tileRowOrigin + c * S::kHV * kC;
       tmaLoad2D(at + W::kStageM, &maps.transform, 0, tileRow, barrier);
       bulkLoad(at + W::kStageG, args.workspace.gateCumsum + tileRow, 4 * kC,
                barrier);
@@ -443,25 +452,29 @@ __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
   auto fetchInputs = [&](int32_t c, int stage) {
     char *at = base + stage * W::kStageBytes;
     uint64_t *barrier = full + stage;
-    const int row0 = static_cast<int>(begin) + c * kC;
+    const int row0 = rowOrigin + c * kC;
     // Every byte of the stage, M's and G's included.
     mbarrierExpectBytes(barrier, 2 * 2 * kC * kK + 2 * kC * kVt +
                                      (kInverse ? 0 : 2 * kC * kC + 4 * kC));
 #pragma unroll
     for (int b = 0; b < kK / 64; ++b) {
       tmaLoad2D(at + W::kStageQ + b * Tile::kBlockBytes, &maps.q,
-                keyHead * kK + 64 * b, row0, barrier);
+                keyColumn + 64 * b, row0, barrier);
       tmaLoad2D(at + W::kStageK + b * Tile::kBlockBytes, &maps.k,
-                keyHead * kK + 64 * b, row0, barrier);
+                keyColumn + 64 * b, row0, barrier);
     }
 #pragma unroll
     for (int b = 0; b < kVt / 64; ++b)
       tmaLoad2D(at + W::kStageV + b * Tile::kBlockBytes, &maps.v,
-                head * S::kV + column0 + 64 * b, row0, barrier);
+                valueColumn + 64 * b, row0, barrier);
   };
-  auto fetch = [&](int32_t c, int stage) {
-    fetchInputs(c, stage);
-    fetchWorkspace(c, stage);
+  // By the whole (converged) warp.
+  auto fetchByWarp = [&](int32_t c, int stage) {
+    if (electOneLane()) {
+      fetchInputs(c, stage);
+      fetchWorkspace(c, stage);
+    }
+    __syncwarp();
   };
   if (warp / 4 == kConsumers) {
     // The producer warpgroup.
@@ -473,15 +486,19 @@ __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
     float *lower = reinterpret_cast<float *>(base + F::kLower);
     float *betas = reinterpret_cast<float *>(base + F::kBetas);
     float *warpTotals = reinterpret_cast<float *>(base + F::kWarpTotals);
-    if (tid == 128 * kConsumers) {
+    if (warp == 4 * kConsumers) {
       // The first chunks' inputs while the prepare kernel may still run,
       // then its M and G once its grid has ended.
-      for (int s = 0; s < kStages && start + s < end; ++s)
-        fetchInputs(start + s, s);
+      const bool elected = electOneLane();
+      if (elected)
+        for (int s = 0; s < kStages && start + s < end; ++s)
+          fetchInputs(start + s, s);
       if (!kInverse)
         waitForPrerequisiteGrid();
-      for (int s = 0; s < kStages && start + s < end; ++s)
-        fetchWorkspace(start + s, s);
+      if (elected)
+        for (int s = 0; s < kStages && start + s < end; ++s)
+          fetchWorkspace(start + s, s);
+      __syncwarp();
     }
     // g (threads 0 .. 63) and beta (64 .. 127) of chunk c's rows, loaded a
     // chunk ahead; rows past the end: g = 0 keeps G at G_last, beta = 0
@@ -621,14 +638,13 @@ __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
       }
       fenceSharedForAsyncProxy(); // M, P, G and zeroed rows, for wgmma
       producerBarrier<kConsumers>();
-      if (p == 0) {
+      if (p == 0)
         mbarrierArrive(produced + stage);
-        // Chunk c + kStages - 1 into chunk c - 1's stage (see fetch).
+      // Chunk c + kStages - 1 into chunk c - 1's stage (see fetchByWarp).
+      if (!kInverse && pWarp == 0 && c > first && c + kStages - 1 < last) {
         const int previous = stage == 0 ? kStages - 1 : stage - 1;
-        if (!kInverse && c > first && c + kStages - 1 < last) {
-          mbarrierWait(consumed + previous, stage == 0 ? phase ^ 1u : phase);
-          fetch(c + kStages - 1, previous);
-        }
+        mbarrierWait(consumed + previous, stage == 0 ? phase ^ 1u : phase);
+        fetchByWarp(c + kStages - 1, previous);
       }
       if (++stage == kStages) {
         stage = 0;
@@ -752,12 +768,12 @@ __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
     }
     if (!kOwnStaging)
       release();
-    if (kInverse && tid == 0 && c + kStages < end) {
+    if (kInverse && warp == 0 && c + kStages < end) {
       // Chunk c + kStages into this stage once every consumer warp is done
-      // with it (see fetch; the producer finished with it before
+      // with it (see fetchByWarp; the producer finished with it before
       // `produced`).
       mbarrierWait(consumed + stage, phase);
-      fetch(c + kStages, stage);
+      fetchByWarp(c + kStages, stage);
     }
     if (++stage == kStages) {
       stage = 0;

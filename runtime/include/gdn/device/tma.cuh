@@ -91,6 +91,29 @@ __device__ __forceinline__ void tmaPrefetchDescriptor(const CUtensorMap *map) {
 #endif
 }
 
+/// `value` as lane 0 of the (converged) warp holds it. The copies below take
+/// their coordinates from uniform registers; ptxas puts a value there only
+/// when it can prove it the same in every lane, and otherwise wraps each
+/// copy in a loop over the warp's distinct values (in the fused forward's
+/// producer: about 100 cycles a copy, H200).
+__device__ __forceinline__ int warpUniform(int value) {
+  return __shfl_sync(0xffffffffu, value, 0);
+}
+
+/// True in one lane of the warp (every lane must reach it): the lane that
+/// issues a warp's copies.
+__device__ __forceinline__ bool electOneLane() {
+#if GDN_WGMMA_AVAILABLE
+  uint32_t elected;
+  asm volatile("{\n.reg .pred p;\nelect.sync _|p, 0xffffffff;\n"
+               "selp.u32 %0, 1, 0, p;\n}\n"
+               : "=r"(elected));
+  return elected != 0;
+#else
+  return threadIdx.x % 32 == 0;
+#endif
+}
+
 /// Copies the box of `map` at (x, y) (innermost coordinate first) to
 /// `shared`, completing bytes on `barrier`. Out-of-range elements are zero.
 __device__ __forceinline__ void tmaLoad2D(void *shared, const CUtensorMap *map,
