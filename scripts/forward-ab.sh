@@ -95,12 +95,15 @@ done
 # per phase and the PASS / FAIL lines.
 {
 python3 - "$work" "$rounds" "${variants[@]}" <<'PY'
-import re, sys
+import os, re, sys
 work, rounds, names = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 times = {}
 for name in names:
     for r in range(1, rounds + 1):
-        for line in open('%s/targets_%s_%d.log' % (work, name, r)):
+        log = '%s/targets_%s_%d.log' % (work, name, r)
+        if not os.path.exists(log):  # a FAIL line says why
+            continue
+        for line in open(log):
             m = re.match(r'BENCH (.*?)\s+([0-9.]+) ms .*?prepare ([0-9.]+), scan ([0-9.]+)', line)
             if m:
                 times.setdefault(m.group(1).strip(), {}).setdefault(name, []).append(
