@@ -147,6 +147,15 @@ gateChunkProducts(KeyAt key, ScoreAt score, const float *gate,
 #pragma unroll
     for (int e = 0; e < 4; e += 2) {
       const int i = row0 + 8 * (e / 2), j = 8 * n + column0;
+      if (firstColumn + 8 * n >= 16 * warp + 16) {
+        // The warp's 8 x 8 block wholly above the diagonal (a uniform
+        // branch): no exps, and L's zeros are not stored (the inverse
+        // keeps its intermediates there and reads only L's strictly lower
+        // elements); P's are, as 0 x (Q K^T)_ij like the masked elements
+        // below (-0 where the product is negative: the bits the exps gave).
+        storeScores(i, j, 0.0f * score(n, e), 0.0f * score(n, e + 1));
+        continue;
+      }
       const float columns[2] = {columnGate[n].x, columnGate[n].y};
       float d[2], l[2];
 #pragma unroll
