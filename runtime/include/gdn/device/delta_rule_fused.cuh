@@ -181,7 +181,11 @@ __device__ __forceinline__ int32_t warmupStartFromInputs(
 /// keeps its own copy: calling this function from the scan made the scan
 /// 2.3% slower on the H200 (0.2665 against 0.2605 ms at gqa16x32 8192x4,
 /// three A/B rounds; the SASS differs in a few address computations).
-/// Change the two together.
+/// Change the two together, with one measured exception: here V^T's
+/// ldmatrix loads are issued right after the two products (0.2-0.5%
+/// faster at every default row, H200, session 22; issued just before the
+/// S K^T wait instead, 0.6-1.2% slower); the scan still loads V after the
+/// wait, untimed with the change.
 template <class Config>
 __device__ __forceinline__ void
 wgmmaScanChunk(float (&state)[DeltaRuleShape<Config>::kK / 2], float (&out)[32],
@@ -208,6 +212,22 @@ wgmmaScanChunk(float (&state)[DeltaRuleShape<Config>::kK / 2], float (&out)[32],
   wgmmaSwizzled<64, kK / 16, 0>(out, stateA, at + W::kStageQ, false);
   wgmmaCommit();
 
+  // V^T in the accumulator layout, read while the products run:
+  // ldmatrix.trans of V's 8 x 8 blocks (tokens x columns), two column
+  // tiles j per load (16 registers held across the wait; ptxas: 8 more
+  // spill bytes in the kernel).
+  uint32_t valuePairs[4][4];
+#pragma unroll
+  for (int j = 0; j < 8; j += 2) {
+    const int matrix = lane / 8;
+    loadMatrices<true>(
+        valuePairs[j / 2],
+        reinterpret_cast<const Element *>(
+            at + W::kStageV +
+            W::Tile::offset(8 * (j + matrix / 2) + lane % 8,
+                            transposeColumn + 8 * (matrix % 2))));
+  }
+
   // The decays of the chunk's tokens while the products run, one per
   // thread of the warpgroup (each thread then reads its 16 tokens, 8 j +
   // pairColumn + {0, 1}).
@@ -230,17 +250,10 @@ wgmmaScanChunk(float (&state)[DeltaRuleShape<Config>::kK / 2], float (&out)[32],
   for (int j = 0; j < 8; ++j)
     startPair[j] =
         *reinterpret_cast<const float2 *>(toStart + 8 * j + pairColumn);
-  // V^T in the accumulator layout: ldmatrix.trans of V's 8 x 8 blocks
-  // (tokens x columns), two column tiles j per load.
+  // R from V^T's pairs (loaded above).
 #pragma unroll
   for (int j = 0; j < 8; j += 2) {
-    const int matrix = lane / 8;
-    uint32_t values[4];
-    loadMatrices<true>(
-        values, reinterpret_cast<const Element *>(
-                    at + W::kStageV +
-                    W::Tile::offset(8 * (j + matrix / 2) + lane % 8,
-                                    transposeColumn + 8 * (matrix % 2))));
+    const uint32_t *values = valuePairs[j / 2];
 #pragma unroll
     for (int e = 0; e < 8; ++e) {
       const int i = 4 * j + e; // accumulator element (tile j + e / 4)
