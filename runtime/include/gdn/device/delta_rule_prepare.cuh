@@ -122,7 +122,9 @@ __device__ __forceinline__ float maskedDecay(float rowGate, float columnGate,
 /// firstColumn + 8 n + 2 (lane % 4) + e % 2, for the kTiles 8-column tiles
 /// n). exp is evaluated once per element, and only where j <= i (above the
 /// diagonal it could overflow). L goes to `lower` (fp32, row stride kLdL)
-/// in pairs; `storeScores(i, j, p_ij, p_ij+1)` takes P's.
+/// in pairs, except in the tiles wholly above the warp's 16 rows, which
+/// are left as they were (invertUnitLowerBlocked keeps its intermediates
+/// there); `storeScores(i, j, p_ij, p_ij+1)` takes P's, zeros included.
 ///
 /// G and beta are read into registers first: read through `gate` and
 /// `betas` inside the loop, the compiler reloaded them after every store
@@ -148,11 +150,12 @@ gateChunkProducts(KeyAt key, ScoreAt score, const float *gate,
     for (int e = 0; e < 4; e += 2) {
       const int i = row0 + 8 * (e / 2), j = 8 * n + column0;
       if (firstColumn + 8 * n >= 16 * warp + 16) {
-        // The warp's 8 x 8 block wholly above the diagonal (a uniform
-        // branch): no exps, and L's zeros are not stored (the inverse
-        // keeps its intermediates there and reads only L's strictly lower
-        // elements); P's are, as 0 x (Q K^T)_ij like the masked elements
-        // below (-0 where the product is negative: the bits the exps gave).
+        // A tile wholly above the warp's 16 rows (a warp-uniform branch):
+        // no exps, and L's zeros are not stored (those 16 x 16 blocks hold
+        // the inverse's intermediates, and it never reads L there; 1.5-2.5%
+        // of the forward, H200, session 22). P's are, as 0 x (Q K^T)_ij
+        // like the masked elements below (-0 where the product is
+        // negative: the bits the exps gave).
         storeScores(i, j, 0.0f * score(n, e), 0.0f * score(n, e + 1));
         continue;
       }
