@@ -181,11 +181,13 @@ __device__ __forceinline__ int32_t warmupStartFromInputs(
 /// keeps its own copy: calling this function from the scan made the scan
 /// 2.3% slower on the H200 (0.2665 against 0.2605 ms at gqa16x32 8192x4,
 /// three A/B rounds; the SASS differs in a few address computations).
-/// Change the two together, with one measured exception: here V^T's
+/// Change the two together, with two measured exceptions: here V^T's
 /// ldmatrix loads are issued right after the two products (0.2-0.5%
 /// faster at every default row, H200, session 22; issued just before the
-/// S K^T wait instead, 0.6-1.2% slower); the scan still loads V after the
-/// wait, untimed with the change.
+/// S K^T wait instead, 0.6-1.2% slower); R's Gamma pairs are loaded
+/// before the S K^T wait, and the update's decays and the state's decay
+/// come before the Vn wait (session 23). The scan keeps the old order,
+/// untimed with these changes.
 template <class Config>
 __device__ __forceinline__ void
 wgmmaScanChunk(float (&state)[DeltaRuleShape<Config>::kK / 2], float (&out)[32],
@@ -242,14 +244,17 @@ wgmmaScanChunk(float (&state)[DeltaRuleShape<Config>::kK / 2], float (&out)[32],
   warpgroupBarrier(group);
 
   // R = V^T - SK diag(Gamma) (the chain waits only for S K^T). Each
-  // thread's tokens come in adjacent pairs: one 8-byte load per pair.
-  wgmmaWait<1>();
-  wgmmaSettle(keyProduct);
+  // thread's tokens come in adjacent pairs: one 8-byte load per pair,
+  // issued before the wait so that R's arithmetic does not wait for them
+  // (0.2-0.8% faster at the gqa16x32 shapes in two calls, sessions 22 and
+  // 23, bits equal, H200; 8 more spill bytes).
   float2 startPair[8];
 #pragma unroll
   for (int j = 0; j < 8; ++j)
     startPair[j] =
         *reinterpret_cast<const float2 *>(toStart + 8 * j + pairColumn);
+  wgmmaWait<1>();
+  wgmmaSettle(keyProduct);
   // R from V^T's pairs (loaded above).
 #pragma unroll
   for (int j = 0; j < 8; j += 2) {
@@ -271,6 +276,18 @@ wgmmaScanChunk(float (&state)[DeltaRuleShape<Config>::kK / 2], float (&out)[32],
   wgmmaFence();
   wgmmaSwizzled<64, 4, 0>(fresh, residualA, at + W::kStageM, false);
   wgmmaCommit();
+  // Under Vn's product: the update's decays exp(G_last - G) (pairs as
+  // startPair's) and the state's decay, which no pending product reads
+  // (-0.2 to -0.7% at the gqa16x32 shapes in two calls, bits equal, H200,
+  // session 23; 44 more spill bytes).
+  float2 endPair[8];
+#pragma unroll
+  for (int j = 0; j < 8; ++j)
+    endPair[j] = *reinterpret_cast<const float2 *>(toEnd + 8 * j + pairColumn);
+  const float chunkDecay = decay(lastGate);
+#pragma unroll
+  for (int i = 0; i < kK / 2; ++i)
+    state[i] *= chunkDecay;
   wgmmaWait<0>();
   wgmmaSettle(out);
   wgmmaSettle(fresh);
@@ -280,10 +297,7 @@ wgmmaScanChunk(float (&state)[DeltaRuleShape<Config>::kK / 2], float (&out)[32],
 #pragma unroll
   for (int s = 0; s < 4; ++s) {
     accumulatorToA(fresh, s, freshA[s]);
-    const float2 low = *reinterpret_cast<const float2 *>(toEnd + 16 * s +
-                                                         pairColumn),
-                 high = *reinterpret_cast<const float2 *>(toEnd + 16 * s + 8 +
-                                                          pairColumn);
+    const float2 low = endPair[2 * s], high = endPair[2 * s + 1];
     const float scales[4] = {low.x, low.y, high.x, high.y};
     float decayed[8];
 #pragma unroll
@@ -294,10 +308,6 @@ wgmmaScanChunk(float (&state)[DeltaRuleShape<Config>::kK / 2], float (&out)[32],
     decayedA[s][2] = packBf16(decayed[4], decayed[5]);
     decayedA[s][3] = packBf16(decayed[6], decayed[7]);
   }
-  const float chunkDecay = decay(lastGate);
-#pragma unroll
-  for (int i = 0; i < kK / 2; ++i)
-    state[i] *= chunkDecay;
 #pragma unroll
   for (int i = 0; i < 32; ++i)
     out[i] *= i % 2 ? startPair[i / 4].y : startPair[i / 4].x;
