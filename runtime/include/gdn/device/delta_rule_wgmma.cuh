@@ -180,8 +180,13 @@ struct DeltaRuleTensorMaps {
 /// `Operands`, see PrepareOperandsMma): one thread copies them as 64 x 64
 /// boxes of `maps` (128-byte swizzled, where the padded tiles lie, from a
 /// 1024-byte aligned base), counted on one mbarrier, and the block (one
-/// warpgroup) runs K K^T and Q K^T on wgmma straight from the boxes, 32
-/// key columns per product. Per-thread cp.async into padded rows wrote
+/// warpgroup) runs K K^T and Q K^T on wgmma straight from the boxes: with
+/// Q K^T, 32 key columns per product (both halves in flight); without it,
+/// K K^T as one N = 64 product. Two halves read K's A operand twice, 16 KiB
+/// more shared-memory reads per block in a kernel whose L1 is its busiest
+/// unit (92% under ncu): one product made the prepare kernel 2-8% and the
+/// forward 0.9-1.8% faster at every default row (bits equal, H200,
+/// performance.md, session 24). Per-thread cp.async into padded rows wrote
 /// shared memory in 2.6 times the wavefronts its bytes needed, and the
 /// ldmatrix fragments of mma.sync read K four times over (ncu,
 /// performance.md, session 15).
@@ -194,7 +199,9 @@ template <class Config, bool kStoreScores> struct PrepareOperandsTma {
   const DeltaRuleTensorMaps &maps;
   char *queries, *keyBoxes;
   uint64_t *copied; // after the layout's last byte (prepareTmaBytes)
-  float keys[2][16], scores[2][16];
+  // Accumulator element 4 n + e of 8-column tile n (see key()); with Q K^T
+  // each half of 32 columns is a product of its own.
+  float keys[32], scores[2][16];
 
   __device__ __forceinline__ PrepareOperandsTma(const DeltaRuleTensorMaps &maps,
                                                 char *base)
@@ -232,26 +239,34 @@ template <class Config, bool kStoreScores> struct PrepareOperandsTma {
   }
   __device__ __forceinline__ void products(int, int) {
     wgmmaFence();
+    if constexpr (kStoreScores) {
 #pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const char *keyRows = keyBoxes + Tile::offset(32 * half, 0);
-      wgmmaSwizzledShared<S::kK / 16>(keys[half], keyBoxes, keyRows, false);
-      if (kStoreScores)
+      for (int half = 0; half < 2; ++half) {
+        const char *keyRows = keyBoxes + Tile::offset(32 * half, 0);
+        wgmmaSwizzledShared<S::kK / 16>(keyHalf(half), keyBoxes, keyRows,
+                                        false);
         wgmmaSwizzledShared<S::kK / 16>(scores[half], queries, keyRows, false);
+      }
+    } else {
+      wgmmaSwizzledShared<S::kK / 16>(keys, keyBoxes, keyBoxes, false);
     }
     wgmmaCommit();
     wgmmaWait<0>();
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      wgmmaSettle(keys[half]);
-      if (kStoreScores)
-        wgmmaSettle(scores[half]);
+    wgmmaSettle(keys);
+    if constexpr (kStoreScores) {
+      wgmmaSettle(scores[0]);
+      wgmmaSettle(scores[1]);
     }
   }
-  /// wgmma's m64n32 accumulators: warp w's rows 16 w .., tile n of the
-  /// 32 columns at 4 n (mma.sync's m16n8 layout).
+  /// wgmma's accumulators: warp w's rows 16 w .., 8-column tile n at 4 n
+  /// (mma.sync's m16n8 layout), the same elements in one m64n64 product
+  /// as in two m64n32 halves.
   __device__ __forceinline__ float key(int n, int e) const {
-    return keys[n / 4][4 * (n % 4) + e];
+    return keys[4 * n + e];
+  }
+  /// Columns 32 half .. + 31 of K K^T as one m64n32 product's accumulators.
+  __device__ __forceinline__ float (&keyHalf(int half))[16] {
+    return *reinterpret_cast<float(*)[16]>(keys + 16 * half);
   }
   __device__ __forceinline__ float score(int n, int e) const {
     return scores[n / 4][4 * (n % 4) + e];

@@ -304,7 +304,36 @@ __device__ __forceinline__ void wgmmaM64N32K16Shared(float (&d)[16],
                  "+f"(d[14]), "+f"(d[15])
                : "l"(descA), "l"(descB), "r"(accumulate));
 }
+
+/// As wgmmaM64N32K16Shared with B 16 x 64 (32 accumulators).
+__device__ __forceinline__ void wgmmaM64N64K16Shared(float (&d)[32],
+                                                     uint64_t descA,
+                                                     uint64_t descB,
+                                                     int accumulate) {
+  asm volatile("{\n"
+               ".reg .pred p;\n"
+               "setp.ne.b32 p, %34, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
+               "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, "
+               "%14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, "
+               "%26, %27, %28, %29, %30, %31"
+               "}, %32, %33, p, 1, 1, 0, 0;\n"
+               "}\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]),
+                 "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]),
+                 "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+                 "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]),
+                 "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]),
+                 "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]),
+                 "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+                 "+f"(d[30]), "+f"(d[31])
+               : "l"(descA), "l"(descB), "r"(accumulate));
+}
 #else
+__device__ __forceinline__ void wgmmaM64N64K16Shared(float (&)[32], uint64_t,
+                                                     uint64_t, int) {
+  __trap();
+}
 template <int kTransposeB>
 __device__ __forceinline__ void wgmmaM64N64K16(float (&)[32],
                                                const uint32_t (&)[4], uint64_t,
@@ -377,6 +406,25 @@ wgmmaSwizzledShared(float (&acc)[16], const char *a, const char *b,
 #pragma unroll
   for (int s = 0; s < kSteps; ++s)
     wgmmaM64N32K16Shared(acc, advanceDescriptor(firstA, Tile::kMajorStep(s)),
+                         advanceDescriptor(firstB, Tile::kMajorStep(s)),
+                         accumulate || s > 0);
+}
+
+/// The same with B 64 rows from `b` (N = 64, 32 accumulators): e.g. a whole
+/// K K^T, K read once as A and once as B where two N = 32 halves read A
+/// twice.
+template <int kSteps>
+__device__ __forceinline__ void
+wgmmaSwizzledShared(float (&acc)[32], const char *a, const char *b,
+                    bool accumulate) {
+  using Tile = Swizzle128Tile<64>;
+  const uint64_t firstA = swizzledDescriptor(a, Tile::kKMajorLeading,
+                                             Tile::kKMajorStride),
+                 firstB = swizzledDescriptor(b, Tile::kKMajorLeading,
+                                             Tile::kKMajorStride);
+#pragma unroll
+  for (int s = 0; s < kSteps; ++s)
+    wgmmaM64N64K16Shared(acc, advanceDescriptor(firstA, Tile::kMajorStep(s)),
                          advanceDescriptor(firstB, Tile::kMajorStep(s)),
                          accumulate || s > 0);
 }
