@@ -184,8 +184,8 @@ struct DeltaRuleTensorMaps {
 /// Q K^T, 32 key columns per product (both halves in flight); without it,
 /// K K^T as one N = 64 product. Two halves read K's A operand twice, 16 KiB
 /// more shared-memory reads per block in a kernel whose L1 is its busiest
-/// unit (92% under ncu): one product made the prepare kernel 2-8% and the
-/// forward 0.9-1.8% faster at every default row (bits equal, H200,
+/// unit (92% under ncu): one product made the prepare kernel 2-9% and the
+/// forward 0.9-1.9% faster at every default row (bits equal, H200,
 /// performance.md, session 24). Per-thread cp.async into padded rows wrote
 /// shared memory in 2.6 times the wavefronts its bytes needed, and the
 /// ldmatrix fragments of mma.sync read K four times over (ncu,
