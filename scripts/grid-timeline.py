@@ -35,7 +35,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from marked_headers import copy_headers, replace_once  # noqa: E402
+from marked_headers import copy_headers, patch_header  # noqa: E402
 
 out = copy_headers(sys.argv, __doc__)
 
@@ -71,12 +71,7 @@ namespace device {
 
 
 def patch(relative, pairs):
-    """Replaces, in one header, each anchor (which must occur once)."""
-    path = os.path.join(out, relative)
-    text = open(path).read()
-    for anchor, replacement in pairs:
-        text = replace_once('grid-timeline', path, text, anchor, replacement)
-    open(path, 'w').write(text)
+    patch_header('grid-timeline', out, relative, pairs)
 
 
 NAMESPACE = 'namespace gdn {\nnamespace device {\n'

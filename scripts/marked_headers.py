@@ -1,7 +1,7 @@
-"""What the scripts that add clock64 marks to a copy of the runtime's
-headers share (scan-timeline.py, fused-phase-profile.py): the copy, and
-replacing anchors that must occur exactly once, so that a kernel that
-changed stops the script with the text it no longer finds."""
+"""What the scripts that add timing marks to a copy of the runtime's
+headers share (scan-timeline.py, fused-phase-profile.py, grid-timeline.py):
+the copy, and replacing anchors that must occur exactly once, so that a
+kernel that changed stops the script with the text it no longer finds."""
 import os
 import shutil
 import sys
@@ -31,3 +31,13 @@ def replace_once(tool, path, text, anchor, replacement):
                  'update this script\'s anchors to the kernel:\n%s'
                  % (tool, path, text.count(anchor), anchor))
     return text.replace(anchor, replacement)
+
+
+def patch_header(tool, out, relative, pairs):
+    """Replaces in OUT_INCLUDE's header `relative` each (anchor,
+    replacement) of `pairs`, every anchor required exactly once."""
+    path = os.path.join(out, relative)
+    text = open(path).read()
+    for anchor, replacement in pairs:
+        text = replace_once(tool, path, text, anchor, replacement)
+    open(path, 'w').write(text)

@@ -37,7 +37,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from marked_headers import copy_headers, replace_once  # noqa: E402
+from marked_headers import copy_headers, patch_header  # noqa: E402
 
 out = copy_headers(sys.argv, __doc__)
 
@@ -55,12 +55,7 @@ namespace device {
 
 
 def patch(relative, pairs):
-    """Replaces, in one header, each anchor (which must occur once)."""
-    path = os.path.join(out, relative)
-    text = open(path).read()
-    for anchor, replacement in pairs:
-        text = replace_once('scan-timeline', path, text, anchor, replacement)
-    open(path, 'w').write(text)
+    patch_header('scan-timeline', out, relative, pairs)
 
 
 def mark(n):
