@@ -2,13 +2,14 @@
 //
 // Built against the marked headers of scripts/grid-timeline.py (see there
 // for the marks): runs the default gqa16x32 forward (the prepare kernel,
-// then the producer-of-P block as its programmatic dependent) at 2048x4 and
-// 8192x4 (and 2048x4 without an initial state), each time from an idle GPU (3 s, as BENCH_SETTLE=cold) and then
-// three forwards, the last one marked and event-timed, and prints where
-// that forward's time goes: the prepare kernel's span and block times, when
-// the scan blocks become resident, wait, start and end their chains, and
-// what is left between the events and the blocks (the launches). Times in
-// microseconds from the first prepare block's start.
+// then the producer-of-P block as its programmatic dependent) at 2048x4,
+// at 2048x4 without an initial state and at 8192x4. Each case: five
+// warm-up forwards, 3 s idle (as BENCH_SETTLE=cold), then three forwards,
+// the last one event-timed (the marks keep its times), and a summary of
+// where that forward's time goes: the prepare kernel's span and block
+// times, when the scan blocks become resident, wait, start and end their
+// chains, and what is left between the events and the blocks (the
+// launches). Times in microseconds from the first prepare block's start.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,8 +39,8 @@ std::string spread(std::vector<double> values) {
 
 template <class C>
 void timeline(const char *name, const std::vector<int> &lengths) {
-  Problem p = makeProblem(C::kKeyHeads, C::kValueHeads, C::kHeadDimK, lengths,
-                          {}, 9);
+  Problem p =
+      makeProblem(C::kKeyHeads, C::kValueHeads, C::kHeadDimK, lengths, {}, 9);
   cudaStream_t stream;
   CUDA_OK(cudaStreamCreate(&stream));
   for (int i = 0; i < 5; ++i)
@@ -106,12 +107,12 @@ void timeline(const char *name, const std::vector<int> &lengths) {
               "%s us\n",
               (prepareEnd - origin) * 1e-3, spread(prepareTimes).c_str());
   static const char *what[10] = {"resident",
-                                "producer's grid wait returned",
-                                "consumers' loop entered",
-                                "first chunk's P (chain start)",
-                                "chain done, o stored",
-                                "final state stored (end)",
-                                 "",
+                                 "producer's grid wait returned",
+                                 "consumers' loop entered",
+                                 "first chunk's P (chain start)",
+                                 "chain done, o stored",
+                                 "final state stored (end)",
+                                 "(the SM)",
                                  "producer past setmaxnreg.dec",
                                  "consumers past setmaxnreg.inc",
                                  "block barrier after set-up"};
@@ -131,8 +132,10 @@ void timeline(const char *name, const std::vector<int> &lengths) {
 int main() {
   // Without an initial state: what its loads cost the block's start.
   using NoInitial = ProducerScores<FusedConfig<16, 32, 128, 128, false, true>>;
-  timeline<DefaultGqa16x32>("gqa16x32 default 2048x4", {2048, 2048, 2048, 2048});
-  timeline<NoInitial>("gqa16x32 no h0 2048x4", {2048, 2048, 2048, 2048});
-  timeline<DefaultGqa16x32>("gqa16x32 default 8192x4", {8192, 8192, 8192, 8192});
+  const std::vector<int> short4 = {2048, 2048, 2048, 2048},
+                         long4 = {8192, 8192, 8192, 8192};
+  timeline<DefaultGqa16x32>("gqa16x32 default 2048x4", short4);
+  timeline<NoInitial>("gqa16x32 no h0 2048x4", short4);
+  timeline<DefaultGqa16x32>("gqa16x32 default 8192x4", long4);
   return failures;
 }
