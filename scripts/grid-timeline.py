@@ -19,7 +19,7 @@ Prepare block (gdnGridPrepare[block][4]): 0 its start, 1 its end (after a
 barrier of the block), 2 the SM. Scan block (gdnGridScan[block][12]): 0
 resident (its first instruction after the segment's validity), 1 the
 producer's wait for the prepare grid returned, 2 the consumers' loop
-entered (their initial-state loads issued), 3 the first chunk's P
+entered (after their initial-state loads), 3 the first chunk's P
 received (the chain's start), 4 the last chunk done and o's stores
 complete, 5 the final state stored (the block's end), 6 the SM, 7 the
 producer's first warp past its setmaxnreg.dec, 8 the first consumer warp

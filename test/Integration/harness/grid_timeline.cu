@@ -97,6 +97,12 @@ void timeline(const char *name, const std::vector<int> &lengths) {
     if (b[3] && b[4])
       chains.push_back((b[4] - b[3]) * 1e-3);
   }
+  // A grid larger than the arrays drops the marks of its last blocks.
+  if (prepareBlocks == int(kGdnGridPrepareBlocks) ||
+      scanBlocks == int(kGdnGridScanBlocks))
+    std::printf("grid_timeline: %s fills a mark array (%d prepare, %d scan "
+                "blocks): raise kGdnGridPrepareBlocks / kGdnGridScanBlocks\n",
+                name, prepareBlocks, scanBlocks);
   const double span = (scanEnd - origin) * 1e-3;
   std::printf("== %s (%d prepare blocks on %zu SMs, %d scan blocks)\n", name,
               prepareBlocks, smPrepareEnd.size(), scanBlocks);
@@ -108,7 +114,7 @@ void timeline(const char *name, const std::vector<int> &lengths) {
               (prepareEnd - origin) * 1e-3, spread(prepareTimes).c_str());
   static const char *what[10] = {"resident",
                                  "producer's grid wait returned",
-                                 "consumers' loop entered",
+                                 "consumers' loop entered (h0 read)",
                                  "first chunk's P (chain start)",
                                  "chain done, o stored",
                                  "final state stored (end)",
