@@ -25,6 +25,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <string>
@@ -516,6 +517,170 @@ TEST(DeltaRuleEmulation, InverseIntermediatesAvoidScratchConflicts) {
               1),
           2);
     }
+}
+
+// accumulateTf32 permutes the depth within each of its two mma steps
+// (column 2t of A for the mma's t, 2t + 1 for t + 4; B's rows alike): its
+// B scalars, rows 2t and 2t + 1 at column g of an upper block, take one
+// wavefront each at row stride 68, as loadSplitB's do.
+TEST(DeltaRuleEmulation, Tf32OperandLoadsAvoidConflicts) {
+  constexpr int kLdL = DeltaRuleShape<Config<4, 8, 64, 64, true, true>>::kLdL;
+  const RowMajorTile lower{kLdL};
+  for (int step = 0; step < 2; ++step)
+    for (int n = 0; n < 2; ++n)
+      for (int row = 0; row < 2; ++row)
+        EXPECT_EQ(wavefronts(
+                      [&](int lane) {
+                        return 16 * 3 + lower(8 * step + 2 * (lane % 4) + row,
+                                              8 * n + lane / 4);
+                      },
+                      1),
+                  1)
+            << step << " " << n << " " << row;
+}
+
+/// One warp's accumulateBlock<kTf32> of two 16 x 16 fp32 tiles (row stride
+/// kLdL, in shared memory) onto `init`: the largest error against the
+/// float64 product.
+template <bool kTf32>
+double blockProductError(const std::vector<float> &a,
+                         const std::vector<float> &b, float (&init)[16][16]) {
+  constexpr int kLd = 68;
+  float product[16][16];
+  emulation::runGrid(dim3{1, 1, 1}, 32, [&] {
+    float *sa = reinterpret_cast<float *>(shared), *sb = sa + 16 * kLd;
+    if (threadIdx.x == 0) {
+      std::memcpy(sa, a.data(), a.size() * 4);
+      std::memcpy(sb, b.data(), b.size() * 4);
+    }
+    __syncthreads();
+    const int lane = threadIdx.x;
+    Accumulator acc[2];
+    for (int n = 0; n < 2; ++n)
+      for (int e = 0; e < 4; ++e)
+        acc[n].c[e] =
+            init[accumulatorRow(lane, e)][8 * n + accumulatorColumn(lane, e)];
+    const RowMajorTile at{kLd};
+    accumulateBlock<kTf32>(acc, sa, at, sb, at, lane);
+    for (int n = 0; n < 2; ++n)
+      for (int e = 0; e < 4; ++e)
+        product[accumulatorRow(lane, e)][8 * n + accumulatorColumn(lane, e)] =
+            acc[n].c[e];
+  });
+  double worst = 0;
+  for (int i = 0; i < 16; ++i)
+    for (int j = 0; j < 16; ++j) {
+      double want = init[i][j];
+      for (int k = 0; k < 16; ++k)
+        want += double(a[i * kLd + k]) * b[k * kLd + j];
+      worst = std::max(worst, std::abs(product[i][j] - want));
+    }
+  return worst;
+}
+
+// The inverse's 16 x 16 x 16 products: tf32 within its rounding of the
+// operands (|a| |b| 16 terms of at most 2^-11 relative each), split bf16
+// 2^-16; a depth index of A that does not meet B's (a permutation
+// mismatch) would be off by the size of the product itself.
+TEST(DeltaRuleEmulation, InverseBlockProducts) {
+  std::mt19937 random(11);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  constexpr int kLd = 68;
+  std::vector<float> a(16 * kLd), b(16 * kLd);
+  for (auto *m : {&a, &b})
+    for (float &x : *m)
+      x = uniform(random);
+  float init[16][16];
+  for (auto &row : init)
+    for (float &x : row)
+      x = uniform(random);
+  const double tf32 = blockProductError<true>(a, b, init);
+  const double split = blockProductError<false>(a, b, init);
+  EXPECT_LT(tf32, 16 * std::ldexp(1.0, -10)) << "tf32";
+  EXPECT_GT(tf32, 16 * split) << "the tf32 path rounds to tf32";
+  EXPECT_LT(split, 16 * std::ldexp(1.0, -15)) << "split bf16";
+  // cvt.rn: ties to even, carries into the exponent.
+  auto rounded = [](float x) {
+    const uint32_t bits = emulation::roundToTf32(x);
+    float value;
+    std::memcpy(&value, &bits, 4);
+    return value;
+  };
+  EXPECT_EQ(rounded(1.0f + std::ldexp(1.0f, -11)), 1.0f);
+  EXPECT_EQ(rounded(1.0f + 3 * std::ldexp(1.0f, -11)),
+            1.0f + std::ldexp(1.0f, -9));
+  EXPECT_EQ(rounded(std::nextafter(2.0f, 0.0f)), 2.0f);
+  EXPECT_TRUE(std::isnan(rounded(NAN)));
+}
+
+/// The prepare kernel's inverse of I + L for one head (128 threads), L the
+/// gated strictly-lower products of unit keys and betas in (0, 1) with
+/// decaying gates: the relative RMS of X's lower triangle against the
+/// float64 forward substitution.
+template <bool kTf32> double inverseError(unsigned seed) {
+  constexpr int kC = 64, kLd = 68, kD = 128;
+  std::mt19937 random(seed);
+  std::normal_distribution<double> normal;
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::vector<double> k(kC * kD), G(kC), beta(kC);
+  double cumulative = 0;
+  for (int i = 0; i < kC; ++i) {
+    double norm = 0;
+    for (int d = 0; d < kD; ++d)
+      norm += (k[i * kD + d] = normal(random)) * k[i * kD + d];
+    for (int d = 0; d < kD; ++d)
+      k[i * kD + d] /= std::sqrt(norm);
+    G[i] = cumulative -= 0.05 * unit(random);
+    beta[i] = unit(random);
+  }
+  std::vector<double> lower(kC * kC, 0.0);
+  for (int i = 0; i < kC; ++i)
+    for (int j = 0; j < i; ++j) {
+      double dot = 0;
+      for (int d = 0; d < kD; ++d)
+        dot += k[i * kD + d] * k[j * kD + d];
+      // The kernel's L is fp32.
+      lower[i * kC + j] = float(beta[i] * std::exp(G[i] - G[j]) * dot);
+    }
+  std::vector<float> x(kC * kLd);
+  emulation::runGrid(dim3{1, 1, 1}, 128, [&] {
+    float *l = reinterpret_cast<float *>(shared);
+    if (threadIdx.x == 0)
+      for (int i = 0; i < kC; ++i)
+        for (int j = 0; j < kLd; ++j)
+          l[i * kLd + j] = j < i ? float(lower[i * kC + j]) : 0.0f;
+    __syncthreads();
+    invertUnitLowerBlocked<1, kLd, kC * kLd, 128, true, kTf32>(
+        l, threadIdx.x, [] { __syncthreads(); });
+    if (threadIdx.x == 0)
+      std::memcpy(x.data(), l, x.size() * 4);
+  });
+  double error = 0, norm = 0;
+  for (int c = 0; c < kC; ++c) {
+    std::vector<double> want(kC, 0.0);
+    for (int i = c; i < kC; ++i) {
+      double sum = i == c ? 1.0 : 0.0;
+      for (int j = c; j < i; ++j)
+        sum -= lower[i * kC + j] * want[j];
+      want[i] = sum;
+      error += (x[i * kLd + c] - sum) * (x[i * kLd + c] - sum);
+      norm += sum * sum;
+    }
+  }
+  return std::sqrt(error / norm);
+}
+
+// The tf32 inverse (the default) stays well below M's own bf16 rounding
+// (2^-9 relative, 1.6e-3 of o's 5e-3 budget: delta_rule.cuh); the split
+// one is near fp32.
+TEST(DeltaRuleEmulation, BlockedInverseAgainstFloat64) {
+  for (unsigned seed : {1u, 2u}) {
+    const double tf32 = inverseError<true>(seed),
+                 split = inverseError<false>(seed);
+    EXPECT_LT(tf32, 2e-4) << seed;
+    EXPECT_GT(tf32, 4 * split) << seed;
+    EXPECT_LT(split, 1e-5) << seed;
+  }
 }
 
 TEST(DeltaRuleEmulation, EdgeLengthsGqaStates) {

@@ -178,9 +178,11 @@ float bf16Value(uint32_t reg, int half) {
   std::memcpy(&value, &word, 4);
   return value;
 }
-} // namespace
 
-void mmaBf16m16n8k16(float d[4], const uint32_t a[4], const uint32_t b[2]) {
+/// Publishes this lane's mma operands and waits for the whole warp's: the
+/// return value is the warp's 32 lanes' operands (read them, then call
+/// finishMma before anything else).
+const MmaLane *exchangeMmaOperands(const uint32_t a[4], const uint32_t b[2]) {
   const unsigned self = threadIdx.x, warp = self / 32, first = warp * 32;
   if (first + 32 > blockDim.x)
     fail("an mma runs in a warp of fewer than 32 lanes");
@@ -188,10 +190,43 @@ void mmaBf16m16n8k16(float d[4], const uint32_t a[4], const uint32_t b[2]) {
   std::memcpy(mine.a, a, sizeof(mine.a));
   std::memcpy(mine.b, b, sizeof(mine.b));
   block->warps[warp]->arrive_and_wait();
+  return &block->mma[first];
+}
+
+/// d += A B for this lane's four accumulator elements (m16n8 layout,
+/// mma.cuh), once every lane has decoded A and B: nobody overwrites the
+/// operands before the whole warp has read them.
+template <int kDepth>
+void finishMma(float d[4], const float (&A)[16][kDepth],
+               const float (&B)[kDepth][8]) {
+  block->warps[threadIdx.x / 32]->arrive_and_wait();
+  const unsigned lane = threadIdx.x % 32;
+  for (int i = 0; i < 4; ++i) {
+    const int row = (lane >> 2) + (i >= 2 ? 8 : 0),
+              col = 2 * (lane & 3) + (i & 1);
+    double sum = d[i];
+    for (int k = 0; k < kDepth; ++k)
+      sum += static_cast<double>(A[row][k]) * B[k][col];
+    d[i] = static_cast<float>(sum);
+  }
+}
+
+/// The value the tensor cores read from a tf32 operand register: its top
+/// 19 bits.
+float tf32Value(uint32_t reg) {
+  const uint32_t word = reg & 0xffffe000u;
+  float value;
+  std::memcpy(&value, &word, 4);
+  return value;
+}
+} // namespace
+
+void mmaBf16m16n8k16(float d[4], const uint32_t a[4], const uint32_t b[2]) {
+  const MmaLane *lanes = exchangeMmaOperands(a, b);
   // Decode the whole warp's operands with the PTX ISA layouts (mma.cuh).
   float A[16][16], B[16][8];
   for (unsigned lane = 0; lane < 32; ++lane) {
-    const MmaLane &in = block->mma[first + lane];
+    const MmaLane &in = lanes[lane];
     const int g = lane >> 2, t = lane & 3;
     for (int i = 0; i < 8; ++i) {
       const int row = g + ((i & 2) ? 8 : 0);
@@ -201,15 +236,31 @@ void mmaBf16m16n8k16(float d[4], const uint32_t a[4], const uint32_t b[2]) {
     for (int i = 0; i < 4; ++i)
       B[2 * t + (i & 1) + (i >= 2 ? 8 : 0)][g] = bf16Value(in.b[i / 2], i & 1);
   }
-  block->warps[warp]->arrive_and_wait(); // nobody overwrites before all read
-  const unsigned lane = self % 32;
-  for (int i = 0; i < 4; ++i) {
-    const int row = (lane >> 2) + (i >= 2 ? 8 : 0), col = 2 * (lane & 3) + (i & 1);
-    double sum = d[i];
-    for (int k = 0; k < 16; ++k)
-      sum += static_cast<double>(A[row][k]) * B[k][col];
-    d[i] = static_cast<float>(sum);
+  finishMma(d, A, B);
+}
+
+void mmaTf32m16n8k8(float d[4], const uint32_t a[4], const uint32_t b[2]) {
+  const MmaLane *lanes = exchangeMmaOperands(a, b);
+  float A[16][8], B[8][8];
+  for (unsigned lane = 0; lane < 32; ++lane) {
+    const MmaLane &in = lanes[lane];
+    const int g = lane >> 2, t = lane & 3;
+    for (int i = 0; i < 4; ++i)
+      A[g + (i & 1) * 8][t + (i >> 1) * 4] = tf32Value(in.a[i]);
+    for (int i = 0; i < 2; ++i)
+      B[t + 4 * i][g] = tf32Value(in.b[i]);
   }
+  finishMma(d, A, B);
+}
+
+uint32_t roundToTf32(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  if ((bits & 0x7f800000u) == 0x7f800000u)
+    return bits; // NaN and infinities
+  // To nearest, ties to even (sm_90's cvt.rn): a carry into the exponent is
+  // the right result (to 2^e, or to infinity).
+  return (bits + 0xfffu + ((bits >> 13) & 1u)) & 0xffffe000u;
 }
 
 void loadMatrices(uint32_t r[4], const void *row, bool transpose) {

@@ -73,6 +73,13 @@ void waitAsyncCopies(int pending);
 /// mma.sync.m16n8k16 bf16 -> fp32, warp-collective: d = a * b + d with the
 /// PTX ISA fragment layouts (see gdn/device/mma.cuh).
 void mmaBf16m16n8k16(float d[4], const uint32_t a[4], const uint32_t b[2]);
+/// mma.sync.m16n8k8 tf32 -> fp32, warp-collective: as mmaBf16m16n8k16 with
+/// the tf32 layouts of gdn/device/mma.cuh; like the tensor cores it reads
+/// the top 19 bits of each operand register.
+void mmaTf32m16n8k8(float d[4], const uint32_t a[4], const uint32_t b[2]);
+/// cvt.rn.tf32.f32 (sm_90): `x` to 10 mantissa bits, to nearest, ties to
+/// even (NaN and infinities as they are).
+uint32_t roundToTf32(float x);
 /// ldmatrix.m8n8.x4(.trans).b16, warp-collective: lane l gives the address
 /// of row l % 8 of matrix l / 8 (in shared memory, 16-byte aligned).
 void loadMatrices(uint32_t r[4], const void *row, bool transpose);

@@ -14,7 +14,7 @@
 //    K K^T and Q K^T run on the tensor cores (mma.sync from cp.async
 //    tiles; on the wgmma path, deltaChunkPrepareTmaKernel, wgmma from TMA
 //    boxes); the unit-lower-triangular inverse goes by 16 x 16 blocks (fp32
-//    substitution on the diagonal, split-bf16 products for the rest, its
+//    substitution on the diagonal, tf32 products for the rest, its
 //    intermediates in L's unused upper blocks). M and P go to the workspace as
 //    bf16 (8 KiB each per chunk and head), G as fp32. (Where the wgmma scan
 //    computes P itself, kWgmmaScanScores, or the fused block's producer
@@ -103,11 +103,19 @@ GDN_OPTIONAL_CONFIG_MEMBER(PrepareSharedLowerOf, kPrepareSharedLower, true)
 
 /// - kPrepareBlockedInverse: true (default) inverts I + L by 16 x 16
 ///   blocks (the diagonal blocks by forward substitution, the others by
-///   tensor-core products in split bf16, see invertUnitLowerBlocked); false
+///   tensor-core products, see invertUnitLowerBlocked); false
 ///   keeps the forward substitution over all 64 rows, one thread per
 ///   column.
 GDN_OPTIONAL_CONFIG_MEMBER(PrepareBlockedInverseOf, kPrepareBlockedInverse,
                            true)
+/// - kPrepareInverseTf32: true (default) runs the blocked inverse's
+///   products in tf32 (one mma.m16n8k8 per 16 x 8 x 8, operands rounded to
+///   10 mantissa bits: X within about 5e-5 relative RMS of float64, against
+///   M's own bf16 rounding of 2^-9); false in split bf16 (hi + lo, three
+///   mma.m16n8k16 per 16 x 8 x 16, about 16 bits). On the H200 tf32 took
+///   the prepare kernel's instructions 6% and the forward 0.5-1.7% down
+///   (docs/performance.md, session 36).
+GDN_OPTIONAL_CONFIG_MEMBER(PrepareInverseTf32Of, kPrepareInverseTf32, true)
 /// - kPrepareBlocksPerSM: the prepare kernel's launch-bounds occupancy
 ///   request (0, the default: 4 with the shared L, else none), which caps
 ///   its registers (4: 128 per thread).

@@ -639,7 +639,8 @@ __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
               });
         }
         producerBarrier<kConsumers>(); // L whole
-        invertUnitLowerBlocked<1, F::kLdL, kC * F::kLdL, 128, false>(
+        invertUnitLowerBlocked<1, F::kLdL, kC * F::kLdL, 128, false,
+                               PrepareInverseTf32Of<Config>::value>(
             lower, p, [] { producerBarrier<kConsumers>(); });
         // M = X diag(beta): thread p writes columns 2 (p % 32) .. + 1 of rows
         // p / 32 + 4 i (a warp writes one 128-byte row at a time).

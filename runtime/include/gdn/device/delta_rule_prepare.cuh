@@ -4,9 +4,9 @@
 // The first of delta_rule.cuh's two forward kernels, fully parallel over
 // (chunk, pair of value heads): per chunk G (the cumulative gate), K K^T and
 // Q K^T on the tensor cores, the gates, betas and masks (gateChunkProducts),
-// the inverse of I + L by 16 x 16 blocks in split bf16
-// (invertUnitLowerBlocked), M = (I + L)^-1 diag(beta) and P to the
-// workspace, and for split launches each chunk's transition bound
+// the inverse of I + L by 16 x 16 blocks in tf32 (invertUnitLowerBlocked),
+// M = (I + L)^-1 diag(beta) and P to the workspace, and for split launches
+// each chunk's transition bound
 // (docs/delta-rule.md, "Algorithm" and "Split chains"). prepareChunk takes
 // its Q and K products from an `Operands` policy: PrepareOperandsMma here
 // (cp.async and mma.sync, any target from sm_80), PrepareOperandsTma in
@@ -87,6 +87,51 @@ accumulateSplit(Accumulator (&acc)[2], const float *a, LayoutA atA,
     mma16816(acc[n], aHi, bLo);
     mma16816(acc[n], aLo, bHi);
   }
+}
+
+/// acc[n] += A B as accumulateSplit, in tf32 (mma.m16n8k8, operands rounded
+/// to 10 mantissa bits, about 2^-11 relative; M's own bf16 rounding is
+/// 2^-9): two depth-8 steps of four products where the split takes six
+/// depth-16 products and the conversions of hi and lo. Within a step the
+/// mma's depth index t stands for column 2t of A (row 2t of B) and t + 4
+/// for column 2t + 1: the same eight terms, A's two values of a row are
+/// adjacent (one 8-byte load), and at row stride 68 B's scalar loads of
+/// rows 2t and 2t + 1 fall in 32 different banks each (8t + g and 8t + g +
+/// 4, mod 32).
+template <class LayoutA, class LayoutB>
+__device__ __forceinline__ void
+accumulateTf32(Accumulator (&acc)[2], const float *a, LayoutA atA,
+               const float *b, LayoutB atB, int lane) {
+  const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+  for (int step = 0; step < 2; ++step) {
+    const int k = 8 * step + 2 * t;
+    const float2 top = *reinterpret_cast<const float2 *>(a + atA(g, k));
+    const float2 bottom = *reinterpret_cast<const float2 *>(a + atA(g + 8, k));
+    FragmentATf32 fa;
+    fa.r[0] = toTf32(top.x);
+    fa.r[1] = toTf32(bottom.x);
+    fa.r[2] = toTf32(top.y);
+    fa.r[3] = toTf32(bottom.y);
+#pragma unroll
+    for (int n = 0; n < 2; ++n) {
+      FragmentBTf32 fb;
+      fb.r[0] = toTf32(b[atB(k, 8 * n + g)]);
+      fb.r[1] = toTf32(b[atB(k + 1, 8 * n + g)]);
+      mmaTf32(acc[n], fa, fb);
+    }
+  }
+}
+
+/// acc[n] += A B of 16 x 16 fp32 tiles by tf32 or split-bf16 products.
+template <bool kTf32, class LayoutA, class LayoutB>
+__device__ __forceinline__ void
+accumulateBlock(Accumulator (&acc)[2], const float *a, LayoutA atA,
+                const float *b, LayoutB atB, int lane) {
+  if constexpr (kTf32)
+    accumulateTf32(acc, a, atA, b, atB, lane);
+  else
+    accumulateSplit(acc, a, atA, b, atB, lane);
 }
 
 /// Stores a 16 x 16 accumulator pair into a tile laid out by `at`, times
@@ -206,8 +251,9 @@ gateChunkScores(ScoreAt score, const float *gate, int rows, int warp, int lane,
 /// (I + L_II)^-1 by fp32 forward substitution (one thread per column of a
 /// block: 16 rows instead of 64), then by doubling, [[A, 0], [C, B]]^-1 =
 /// [[A^-1, 0], [-B^-1 C A^-1, B^-1]], from 16 to 32 to 64 rows, on the
-/// tensor cores in split bf16 (accumulateSplit): four barriers and six
-/// dependent products (block rows one at a time took eight and nine).
+/// tensor cores in tf32 (kTf32, accumulateTf32) or split bf16
+/// (accumulateSplit): four barriers and six dependent products (block rows
+/// one at a time took eight and nine).
 /// The D blocks and the 16 x 16 sums between the steps go in the six
 /// blocks above the diagonal, which L leaves unused: no scratch memory, and
 /// at row stride kLdL the B fragments' scalar loads are free of the 4-way
@@ -225,7 +271,7 @@ gateChunkScores(ScoreAt score, const float *gate, int rows, int warp, int lane,
 /// solving threads' registers (true) or are copied from their upper blocks
 /// (false, for callers short of registers).
 template <int kHeads, int kLdL, int kLowerSize, int kThreads,
-          bool kDiagonalFromRegisters, class Barrier>
+          bool kDiagonalFromRegisters, bool kTf32, class Barrier>
 __device__ __forceinline__ void invertUnitLowerBlocked(float *lower, int tid,
                                                        Barrier barrier) {
   const unsigned t = tid; // indices without signed division's fix-ups
@@ -307,13 +353,14 @@ __device__ __forceinline__ void invertUnitLowerBlocked(float *lower, int tid,
     acc[0].fill(0.0f);
     acc[1].fill(0.0f);
     float *sum = upper(h, 4 + rank); // slots 4 and 5
-    accumulateSplit(acc, block(low + 1, low), rowMajor, upper(h, low), rowMajor,
-                    lane);
+    accumulateBlock<kTf32>(acc, block(low + 1, low), rowMajor, upper(h, low),
+                           rowMajor, lane);
     storeAccumulators(sum, rowMajor, acc, 1.0f, lane);
     __syncwarp();
     acc[0].fill(0.0f);
     acc[1].fill(0.0f);
-    accumulateSplit(acc, upper(h, low + 1), rowMajor, sum, rowMajor, lane);
+    accumulateBlock<kTf32>(acc, upper(h, low + 1), rowMajor, sum, rowMajor,
+                           lane);
     storeAccumulators(block(low + 1, low), rowMajor, acc, -1.0f, lane);
   }
   barrier();
@@ -331,7 +378,8 @@ __device__ __forceinline__ void invertUnitLowerBlocked(float *lower, int tid,
     acc[0].fill(0.0f);
     acc[1].fill(0.0f);
     for (int k = j; k < 2; ++k)
-      accumulateSplit(acc, block(i, k), rowMajor, block(k, j), rowMajor, lane);
+      accumulateBlock<kTf32>(acc, block(i, k), rowMajor, block(k, j), rowMajor,
+                             lane);
     storeAccumulators(upper(h, tile), rowMajor, acc, 1.0f, lane);
   }
   barrier(); // every L_hi,lo read; the sums are whole
@@ -342,8 +390,8 @@ __device__ __forceinline__ void invertUnitLowerBlocked(float *lower, int tid,
     acc[0].fill(0.0f);
     acc[1].fill(0.0f);
     for (int k = 2; k <= i; ++k)
-      accumulateSplit(acc, block(i, k), rowMajor, upper(h, 2 * (k - 2) + j),
-                      rowMajor, lane);
+      accumulateBlock<kTf32>(acc, block(i, k), rowMajor,
+                             upper(h, 2 * (k - 2) + j), rowMajor, lane);
     storeAccumulators(block(i, j), rowMajor, acc, -1.0f, lane);
   }
   barrier();
@@ -577,7 +625,8 @@ __device__ __forceinline__ void prepareChunk(const DeltaRuleArgs<Config> &args,
   if (PrepareBlockedInverseOf<Config>::value) {
     // X by blocks, in place over L (its upper blocks hold the inverse's
     // intermediates: M takes the lower triangle).
-    invertUnitLowerBlocked<kHeads, S::kLdL, kLowerSize, S::kThreads, true>(
+    invertUnitLowerBlocked<kHeads, S::kLdL, kLowerSize, S::kThreads, true,
+                           PrepareInverseTf32Of<Config>::value>(
         lower, tid, [] { __syncthreads(); });
     {
       // Columns c, c + 1 of every kRowGroups-th row per thread: a warp

@@ -2,7 +2,8 @@
 //-*-===//
 //
 // mma.sync.m16n8k16 with bf16 operands and fp32 accumulation (sm_80 and
-// later, so the same code runs on Ampere and Hopper), plus the fragment
+// later, so the same code runs on Ampere and Hopper), m16n8k8 with tf32
+// operands (the prepare kernel's inverse), plus the fragment
 // loads from shared memory that the delta-rule kernels use. Fragment layouts
 // are those of the PTX ISA ("Matrix Fragments for mma.m16n8k16 with floating
 // point type"), with g = lane / 4 and t = lane % 4:
@@ -56,6 +57,54 @@ __device__ __forceinline__ void mma16816(Accumulator &d, const FragmentA &a,
   emulation::mmaBf16m16n8k16(d.c, a.r, b.r);
 #else
   asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+               "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+               "{%0, %1, %2, %3};\n"
+               : "+f"(d.c[0]), "+f"(d.c[1]), "+f"(d.c[2]), "+f"(d.c[3])
+               : "r"(a.r[0]), "r"(a.r[1]), "r"(a.r[2]), "r"(a.r[3]),
+                 "r"(b.r[0]), "r"(b.r[1]));
+#endif
+}
+
+/// The operands of mma.sync.m16n8k8 with tf32 inputs, one fp32 register
+/// per element (rounded by toTf32). With g = lane / 4 and t = lane % 4:
+///   A (16 x 8, row-major):  a[0] = A[g][t]    a[1] = A[g+8][t]
+///                           a[2] = A[g][t+4]  a[3] = A[g+8][t+4]
+///   B (8 x 8, k x n):       b[0] = B[t][g]    b[1] = B[t+4][g]
+///   C/D: as m16n8k16's.
+struct FragmentATf32 {
+  uint32_t r[4];
+};
+struct FragmentBTf32 {
+  uint32_t r[2];
+};
+
+/// `x` rounded to tf32 (10 mantissa bits, to nearest), in the 32-bit
+/// register the tf32 mma reads. From sm_90 one instruction, cvt.rn (ties to
+/// even; F2FP.TF32); before it cvt.rna (ties away from zero), which ptxas
+/// expands to five. (The tensor cores ignore the low 13 bits of an
+/// unrounded operand: truncation, a bias towards zero in every product.)
+__device__ __forceinline__ uint32_t toTf32(float x) {
+#ifdef GDN_DEVICE_EMULATION
+  return emulation::roundToTf32(x);
+#else
+  uint32_t bits;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm("cvt.rn.tf32.f32 %0, %1;\n" : "=r"(bits) : "f"(x));
+#else
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(bits) : "f"(x));
+#endif
+  return bits;
+#endif
+}
+
+/// d = a * b + d in tf32 (every lane of the warp must call it): half the
+/// depth of mma16816 with 10-bit mantissas where bf16 has 7.
+__device__ __forceinline__ void mmaTf32(Accumulator &d, const FragmentATf32 &a,
+                                        const FragmentBTf32 &b) {
+#ifdef GDN_DEVICE_EMULATION
+  emulation::mmaTf32m16n8k8(d.c, a.r, b.r);
+#else
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
                "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
                "{%0, %1, %2, %3};\n"
                : "+f"(d.c[0]), "+f"(d.c[1]), "+f"(d.c[2]), "+f"(d.c[3])
