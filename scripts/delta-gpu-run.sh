@@ -16,7 +16,9 @@
 # alone). BENCH_SETTLE=cold|hot, passed on to delta_rule_bench and the FLA
 # script, puts the GPU in the same power state before every row (unset: the
 # rows before decide; docs/performance.md, session 18), and BENCH_ONLY
-# times only the rows whose name contains it.
+# times only the rows whose name contains it. BENCH_EXE runs a
+# delta_rule_bench built beforehand (on the build machine, whose nvcc makes
+# binaries that run there) instead of building one: minutes of device time.
 #
 #===------------------------------------------------------------------------===#
 set -uo pipefail
@@ -41,7 +43,11 @@ nvidia-smi --query-gpu=clocks.sm,power.draw --format=csv,noheader,nounits -lms 1
 sampler=$!
 trap 'kill $sampler 2>/dev/null' EXIT
 
-if "$nvcc" "${ccbin[@]}" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a \
+if [ -n "${BENCH_EXE:-}" ]; then
+  [ -x "$BENCH_EXE" ] || { echo "FAIL BENCH_EXE=$BENCH_EXE is not an executable: build delta_rule_bench there first, or unset BENCH_EXE"; exit 1; }
+  exe=$BENCH_EXE
+  summary+=("PASS delta_rule_bench given: $BENCH_EXE (not built here)")
+elif "$nvcc" "${ccbin[@]}" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a \
      -Xptxas -v -I "$root/runtime/include" \
      "$root/test/Integration/harness/delta_rule_bench.cu" -o "$exe" >"$work/build.log" 2>&1; then
   summary+=("PASS build delta_rule_bench")
