@@ -34,12 +34,12 @@
 // prepare kernel wrote here: a segment's block computes the bounds of the
 // chunks it walks back over from g, beta and k (warmupStartFromInputs).
 //
-// Experimental: correct, but about 1.3x slower than the two kernels on
-// the H200 (0.67 against 0.513 ms at gqa16x32 8192x4): its one producer
-// warpgroup is still the longer path, about 10300 cycles per chunk against
-// the consumers' 8000 (docs/delta-rule.md, "The fused forward";
-// scripts/fused-phase-profile.py measures the phases). Nothing selects it
-// by default.
+// Experimental: correct, but 1.5-1.6x slower than the two kernels on the
+// H200 (0.654 against 0.417 ms at gqa16x32 8192x4, session 36): its one
+// producer warpgroup is still the longer path, about 10300 cycles per chunk
+// against the consumers' 8000 in session 12 (docs/delta-rule.md, "The
+// fused forward"; scripts/fused-phase-profile.py measures the phases).
+// Nothing selects it by default.
 //
 // With kFusedInverse = false the producer makes P alone: the prepare
 // kernel (without P) runs first and writes M, G and the bounds, which the
