@@ -23,6 +23,12 @@ std::vector<char> &bufferOf(RankMemory &memory, Buffer buffer) {
     return memory.output;
   case Buffer::Workspace:
     return memory.workspace;
+  case Buffer::Input3:
+    return memory.input3;
+  case Buffer::Output2:
+    return memory.output2;
+  case Buffer::Ones:
+    return memory.ones;
   }
   throw Failure{"unknown buffer"};
 }
@@ -51,13 +57,21 @@ void gemm(RankMemory &memory, const BatchedGemm &g, int rank) {
   for (int64_t b = 0; b < g.batch; ++b) {
     const T *a = matrix(g.a, g.strideA, b, g.m * g.k);
     const T *bm = matrix(g.b, g.strideB, b, g.k * g.n);
-    const T *c = matrix(g.c, g.strideC, b, g.m * g.n);
+    // C is read only when accumulating (as cuBLASLt with beta = 0).
+    const T *c = g.accumulate ? matrix(g.c, g.strideC, b, g.m * g.n) : nullptr;
+    // A transposed is stored k x m, B transposed n x k.
+    auto opA = [&](int64_t i, int64_t l) {
+      return g.transposeA ? a[l * g.m + i] : a[i * g.k + l];
+    };
+    auto opB = [&](int64_t l, int64_t j) {
+      return g.transposeB ? bm[j * g.k + l] : bm[l * g.n + j];
+    };
     std::vector<T> result(g.m * g.n);
     for (int64_t i = 0; i < g.m; ++i)
       for (int64_t j = 0; j < g.n; ++j) {
         T sum = g.accumulate ? c[i * g.n + j] : T(0);
         for (int64_t l = 0; l < g.k; ++l)
-          sum += a[i * g.k + l] * bm[l * g.n + j];
+          sum += opA(i, l) * opB(l, j);
         result[i * g.n + j] = sum;
       }
     std::memcpy(matrix(g.d, g.strideD, b, g.m * g.n), result.data(),
@@ -147,7 +161,7 @@ void communicate(const std::vector<const Group *> &groups,
   std::vector<std::vector<const Message *>> collectives(P);
   for (int r = 0; r < P; ++r)
     for (const Message &m : groups[r]->messages)
-      if (m.kind == Message::AllGather || m.kind == Message::ReduceScatter)
+      if (m.kind != Message::Send && m.kind != Message::Recv)
         collectives[r].push_back(&m);
   for (int r = 1; r < P; ++r)
     if (collectives[r].size() != collectives[0].size())
@@ -167,7 +181,10 @@ void communicate(const std::vector<const Group *> &groups,
       for (int r = 0; r < P; ++r)
         writes.push_back({r, collectives[r][c]->result, gathered});
     } else {
-      const size_t total = first.bytes * P;
+      // Sums in rank order: ReduceScatter gives rank r slice r of the sum,
+      // AllReduce the whole sum to every rank.
+      const bool all = first.kind == Message::AllReduce;
+      const size_t total = all ? first.bytes : first.bytes * P;
       std::vector<char> sum(total, 0);
       for (int r = 0; r < P; ++r) {
         const char *data = at(ranks[r], collectives[r][c]->buffer, total, r);
@@ -179,9 +196,11 @@ void communicate(const std::vector<const Group *> &groups,
           throw Failure{"the simulator sums f32 and f64 only"};
       }
       for (int r = 0; r < P; ++r)
-        writes.push_back({r, collectives[r][c]->result,
-                          std::vector<char>(sum.begin() + r * first.bytes,
-                                            sum.begin() + (r + 1) * first.bytes)});
+        writes.push_back(
+            {r, collectives[r][c]->result,
+             all ? sum
+                 : std::vector<char>(sum.begin() + r * first.bytes,
+                                     sum.begin() + (r + 1) * first.bytes)});
     }
   }
   for (Write &w : writes)
@@ -190,6 +209,23 @@ void communicate(const std::vector<const Group *> &groups,
 }
 
 } // namespace
+
+std::string runLocalStep(const Step &step, RankMemory &memory, int rank) {
+  try {
+    runLocal(step, memory, rank);
+    return "";
+  } catch (const Failure &failure) {
+    return failure.what;
+  }
+}
+
+char *addressOf(RankMemory &memory, Address address, size_t bytes) {
+  try {
+    return at(memory, address, bytes, 0);
+  } catch (const Failure &) {
+    return nullptr;
+  }
+}
 
 std::string simulate(const std::vector<Plan> &plans,
                      std::vector<RankMemory> &ranks) {
@@ -207,6 +243,8 @@ std::string simulate(const std::vector<Plan> &plans,
         return "rank " + std::to_string(r) + " has " + std::to_string(count) +
                " groups, rank 0 has " + std::to_string(groups);
       ranks[r].workspace.assign(plans[r].workspaceBytes, 0x5a);
+      ranks[r].ones.assign(onesBytes(), 0);
+      writeOnes(ranks[r].ones.data());
     }
     for (size_t g = 0; g <= groups; ++g) {
       std::vector<const Group *> phase(P, nullptr);

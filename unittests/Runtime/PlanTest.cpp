@@ -1,9 +1,10 @@
 //===- PlanTest.cpp - the collectives' plans against their definitions ----===//
 //
 // For P simulated ranks, each collective's plans are run by the simulator
-// and the outputs compared with the op's definition (SEMANTICS.md and
-// GdnComm.td), written here directly on whole tensors: concatenation,
-// sum-and-slice, the halo rows, and the state chain.
+// and the outputs compared with the op's definition (SEMANTICS.md,
+// GdnComm.td and GdnCommGradientOps.td), written on whole tensors in
+// CollectiveReference.h: concatenation, sum-and-slice, sums over ranks, the
+// halo rows and their return, and the state chain and its reverse.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +25,7 @@ using gdnrt::reference::Tensor;
 using gdnrt::reference::concat;
 using gdnrt::reference::slice;
 using gdnrt::reference::chain;
+using gdnrt::reference::reverseChain;
 
 namespace {
 
@@ -235,6 +237,331 @@ TEST(PlanTest, StateExchangeChainsBothWays) {
                         " P=" + std::to_string(P) + " rank=" + std::to_string(r),
                     1e-12);
     }
+}
+
+/// Plans and simulates P ranks whose buffers `fill` sets up; returns every
+/// rank's memory.
+std::vector<RankMemory>
+simulateRanks(int P, const Planner &planner,
+              const std::function<void(int rank, RankMemory &)> &fill) {
+  std::vector<Plan> plans(P);
+  std::vector<RankMemory> memory(P);
+  for (int r = 0; r < P; ++r) {
+    std::string error;
+    EXPECT_TRUE(planner(r, plans[r], error)) << error;
+    fill(r, memory[r]);
+  }
+  EXPECT_EQ(simulate(plans, memory), "");
+  return memory;
+}
+
+/// Garbage that an output the plan forgets to write keeps.
+std::vector<char> garbage(const Tensor &like) {
+  return std::vector<char>(like.data.size() * sizeof(double), 0x7f);
+}
+
+TEST(PlanTest, AllReduceGivesEveryRankTheSameSum) {
+  std::mt19937 rng(7);
+  for (int P = 1; P <= 8; ++P)
+    for (std::vector<int64_t> shape :
+         {std::vector<int64_t>{3, 2, 5}, std::vector<int64_t>{7},
+          std::vector<int64_t>{0, 4}}) {
+      std::vector<Tensor> inputs;
+      for (int r = 0; r < P; ++r)
+        inputs.push_back(randomTensor(shape, rng));
+      Tensor expected = reference::sum(inputs);
+      auto outputs = runRanks(
+          P,
+          [&](int r, Plan &plan, std::string &error) {
+            return planAllReduce(planShape(inputs[r]), planShape(expected), P,
+                                 r, GDN_F64, plan, error);
+          },
+          inputs, {}, expected.data.size() * sizeof(double));
+      for (int r = 0; r < P; ++r) {
+        expectEqual(expected, Tensor::fromBytes(shape, outputs[r]),
+                    "all_reduce P=" + std::to_string(P), 1e-15);
+        EXPECT_EQ(outputs[r], outputs[0]) << "rank " << r << " of " << P;
+      }
+    }
+}
+
+TEST(PlanTest, LocalUnshardPlacesTheBlockAlongEveryDim) {
+  std::mt19937 rng(8);
+  for (int P = 1; P <= 8; ++P)
+    for (int dim : {0, 1, 2}) {
+      Tensor block = randomTensor({2, 3, 2}, rng);
+      for (int r = 0; r < P; ++r) {
+        Tensor expected = reference::unshard(block, dim, P, r);
+        auto outputs = runRanks(
+            1,
+            [&](int, Plan &plan, std::string &error) {
+              return planLocalUnshard(planShape(block), planShape(expected), P,
+                                      r, dim, plan, error);
+            },
+            {block}, {}, expected.data.size() * sizeof(double));
+        expectEqual(expected, Tensor::fromBytes(expected.shape, outputs[0]),
+                    "local_unshard P=" + std::to_string(P) + " dim=" +
+                        std::to_string(dim) + " rank=" + std::to_string(r));
+        // local_shard undoes it.
+        EXPECT_EQ(slice(expected, dim, P, r).data, block.data);
+      }
+    }
+}
+
+TEST(PlanTest, ReplicatedToPartialKeepsOneCopy) {
+  std::mt19937 rng(9);
+  for (int P : {1, 2, 3, 8}) {
+    Tensor whole = randomTensor({4, 3}, rng);
+    auto outputs = runRanks(
+        P,
+        [&](int r, Plan &plan, std::string &error) {
+          return planReplicatedToPartial(planShape(whole), planShape(whole), P,
+                                         r, plan, error);
+        },
+        std::vector<Tensor>(P, whole), {}, whole.data.size() * sizeof(double));
+    std::vector<Tensor> shares;
+    for (int r = 0; r < P; ++r) {
+      shares.push_back(Tensor::fromBytes(whole.shape, outputs[r]));
+      expectEqual(r == 0 ? whole : Tensor(whole.shape), shares.back(),
+                  "replicated_to_partial rank " + std::to_string(r));
+    }
+    expectEqual(whole, reference::sum(shares), "the shares' sum");
+  }
+}
+
+TEST(PlanTest, ReturnHaloSendsEveryHaloRowHome) {
+  std::mt19937 rng(10);
+  for (int P = 1; P <= 8; ++P)
+    for (int64_t shard : {0, 1, 2, 5})
+      for (int64_t rows : {1, 3, 7})
+        for (std::vector<int64_t> trailing :
+             {std::vector<int64_t>{2}, std::vector<int64_t>{2, 3}}) {
+          std::vector<int64_t> shardShape = trailing, haloShape = trailing;
+          shardShape.insert(shardShape.begin(), shard);
+          haloShape.insert(haloShape.begin(), rows);
+          std::vector<Tensor> halos, dests;
+          for (int r = 0; r < P; ++r) {
+            halos.push_back(randomTensor(haloShape, rng));
+            dests.push_back(randomTensor(shardShape, rng));
+          }
+          std::vector<Tensor> expected = reference::returnHalo(halos, dests);
+          auto outputs = runRanks(
+              P,
+              [&](int r, Plan &plan, std::string &error) {
+                return planReturnHalo(planShape(halos[r]), planShape(dests[r]),
+                                      planShape(dests[r]), P, r, GDN_F64, plan,
+                                      error);
+              },
+              halos, dests, dests[0].data.size() * sizeof(double));
+          for (int r = 0; r < P; ++r)
+            expectEqual(expected[r], Tensor::fromBytes(shardShape, outputs[r]),
+                        "return_halo P=" + std::to_string(P) +
+                            " shard=" + std::to_string(shard) + " halo=" +
+                            std::to_string(rows) + " rank=" + std::to_string(r),
+                        1e-15);
+        }
+}
+
+TEST(PlanTest, ReturnHaloIsTheHaloExchangesTranspose) {
+  // <halo(x), g> summed over ranks equals <x, return_halo(g, 0)>: the
+  // reference's return_halo is the adjoint of its halo.
+  std::mt19937 rng(11);
+  for (int P : {1, 3, 6})
+    for (int64_t shard : {1, 2, 5})
+      for (int64_t rows : {1, 4, 11}) {
+        std::vector<Tensor> x, g, zeros;
+        for (int r = 0; r < P; ++r) {
+          x.push_back(randomTensor({shard, 3}, rng));
+          g.push_back(randomTensor({rows, 3}, rng));
+          zeros.push_back(Tensor({shard, 3}));
+        }
+        std::vector<Tensor> back = reference::returnHalo(g, zeros);
+        double forward = 0, transposed = 0;
+        for (int r = 0; r < P; ++r) {
+          Tensor h = reference::halo(x, r, rows);
+          for (size_t i = 0; i < h.data.size(); ++i)
+            forward += h.data[i] * g[r].data[i];
+          for (size_t i = 0; i < x[r].data.size(); ++i)
+            transposed += x[r].data[i] * back[r].data[i];
+        }
+        EXPECT_NEAR(forward, transposed, 1e-12 * (1 + std::abs(forward)))
+            << "P=" << P << " shard=" << shard << " halo=" << rows;
+      }
+}
+
+TEST(PlanTest, ReverseChainReferenceIsTheChainsDerivative) {
+  // The reference VJP against central differences of the reference chain:
+  // <dS_in, d chain(M + e dM, S + e dS) / de> = <gM, dM> + <gS, dS>.
+  std::mt19937 rng(12);
+  const int64_t heads = 2, K = 3, V = 2;
+  for (int P : {1, 2, 4}) {
+    std::vector<Tensor> M, S, dIn, dM, dS;
+    for (int r = 0; r < P; ++r) {
+      M.push_back(randomTensor({heads, K, K}, rng));
+      S.push_back(randomTensor({heads, K, V}, rng));
+      dIn.push_back(randomTensor({heads, K, V}, rng));
+      dM.push_back(randomTensor({heads, K, K}, rng));
+      dS.push_back(randomTensor({heads, K, V}, rng));
+    }
+    auto [gM, gS] = reverseChain(M, S, dIn);
+    const double step = 1e-6;
+    auto along = [&](double e) {
+      std::vector<Tensor> m = M, s = S;
+      for (int r = 0; r < P; ++r) {
+        for (size_t i = 0; i < m[r].data.size(); ++i)
+          m[r].data[i] += e * dM[r].data[i];
+        for (size_t i = 0; i < s[r].data.size(); ++i)
+          s[r].data[i] += e * dS[r].data[i];
+      }
+      double value = 0;
+      std::vector<Tensor> in = chain(m, s);
+      for (int r = 0; r < P; ++r)
+        for (size_t i = 0; i < in[r].data.size(); ++i)
+          value += dIn[r].data[i] * in[r].data[i];
+      return value;
+    };
+    const double numeric = (along(step) - along(-step)) / (2 * step);
+    double analytic = 0;
+    for (int r = 0; r < P; ++r) {
+      for (size_t i = 0; i < dM[r].data.size(); ++i)
+        analytic += gM[r].data[i] * dM[r].data[i];
+      for (size_t i = 0; i < dS[r].data.size(); ++i)
+        analytic += gS[r].data[i] * dS[r].data[i];
+    }
+    EXPECT_NEAR(numeric, analytic, 1e-6 * (1 + std::abs(analytic)))
+        << "P=" << P;
+  }
+}
+
+TEST(PlanTest, ReverseStateExchangeIsTheChainsVJPBothWays) {
+  std::mt19937 rng(13);
+  for (bool scan : {false, true})
+    for (int P = 1; P <= 8; ++P) {
+      const int64_t heads = 2, K = 3, V = 2;
+      std::vector<Tensor> M, S, dIn;
+      for (int r = 0; r < P; ++r) {
+        M.push_back(randomTensor({heads, K, K}, rng));
+        S.push_back(randomTensor({heads, K, V}, rng));
+        dIn.push_back(randomTensor({heads, K, V}, rng));
+      }
+      auto [dM, dS] = reverseChain(M, S, dIn);
+      auto memory = simulateRanks(
+          P,
+          [&](int r, Plan &plan, std::string &error) {
+            return planReverseStateExchange(planShape(dIn[r]), planShape(M[r]),
+                                            planShape(S[r]), planShape(M[r]),
+                                            planShape(S[r]), P, r, scan,
+                                            GDN_F64, plan, error);
+          },
+          [&](int r, RankMemory &m) {
+            m.input = M[r].bytes();
+            m.input2 = S[r].bytes();
+            m.input3 = dIn[r].bytes();
+            m.output = garbage(M[r]);
+            m.output2 = garbage(S[r]);
+          });
+      for (int r = 0; r < P; ++r) {
+        const std::string where = std::string(scan ? "scan" : "all_gather") +
+                                  " P=" + std::to_string(P) +
+                                  " rank=" + std::to_string(r);
+        expectEqual(dM[r], Tensor::fromBytes({heads, K, K}, memory[r].output),
+                    "transition_grad " + where, 1e-12);
+        expectEqual(dS[r], Tensor::fromBytes({heads, K, V}, memory[r].output2),
+                    "partial_grad " + where, 1e-12);
+      }
+    }
+}
+
+TEST(PlanTest, SumsOfRowsUseTheOnesBeyondOneGemm) {
+  // More rows than the context has ones: the sum continues in a second,
+  // accumulating GEMM.
+  const int64_t rows = kOnes + 3, elements = 2;
+  Tensor stacked({rows, elements});
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t c = 0; c < elements; ++c)
+      stacked.data[i * elements + c] = static_cast<double>(i % 7) + c;
+  Plan plan;
+  sumRows(plan, {Buffer::Input}, rows, elements, GDN_F64, {Buffer::Output});
+  EXPECT_EQ(plan.steps.size(), 2u);
+  std::vector<RankMemory> memory(1);
+  memory[0].input = stacked.bytes();
+  memory[0].output.assign(elements * sizeof(double), 0x7f);
+  ASSERT_EQ(simulate({plan}, memory), "");
+  Tensor expected({elements});
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t c = 0; c < elements; ++c)
+      expected.data[c] += stacked.data[i * elements + c];
+  expectEqual(expected, Tensor::fromBytes({elements}, memory[0].output),
+              "sum of rows");
+}
+
+TEST(PlanTest, NewCollectivesRejectBadShapesWithTheShapes) {
+  Plan plan;
+  std::string error;
+  EXPECT_FALSE(planAllReduce(Shape{{4, 8}, 2}, Shape{{8, 4}, 2}, 2, 0, GDN_BF16,
+                             plan, error));
+  EXPECT_EQ(error, "the output has shape [8, 4] but all_reduce of [4, 8] over "
+                   "2 ranks gives [4, 8]");
+  EXPECT_FALSE(planAllReduce(Shape{{4, 8}, 2}, Shape{{4, 8}, 2}, 2, 2, GDN_BF16,
+                             plan, error));
+  EXPECT_EQ(error, "rank 2 is not in a group of 2 ranks");
+  EXPECT_FALSE(planLocalUnshard(Shape{{4, 8}, 2}, Shape{{4, 16}, 2}, 2, 0, 0,
+                                plan, error));
+  EXPECT_EQ(error, "the output has shape [4, 16] but local_unshard of [4, 8] "
+                   "over 2 ranks along dim 0 gives [8, 8]");
+  EXPECT_FALSE(planLocalUnshard(Shape{{4, 8}, 2}, Shape{{8, 8}, 2}, 2, 0, 2,
+                                plan, error));
+  EXPECT_EQ(error, "dim 2 is out of range for a tensor of rank 2");
+  EXPECT_FALSE(
+      planReplicatedToPartial(Shape{{4}, 4}, Shape{{4}, 2}, 2, 1, plan, error));
+  EXPECT_EQ(error, "the output has another element type than the input; "
+                   "replicated_to_partial of [4] over 2 ranks keeps it");
+  EXPECT_FALSE(planReturnHalo(Shape{{3, 4}, 2}, Shape{{4, 8}, 2},
+                              Shape{{4, 8}, 2}, 2, 0, GDN_BF16, plan, error));
+  EXPECT_EQ(error, "the halo gradient has shape [3, 4] but the rows of the "
+                   "shard gradient [4, 8] give [3, 8] (and dest's element "
+                   "type)");
+  EXPECT_FALSE(planReturnHalo(Shape{{3, 8}, 2}, Shape{{4, 8}, 2},
+                              Shape{{5, 8}, 2}, 2, 0, GDN_BF16, plan, error));
+  EXPECT_EQ(error, "the output has shape [5, 8] but return_halo onto a shard "
+                   "gradient [4, 8] gives [4, 8]");
+  const Shape m{{2, 3, 3}, 4}, s{{2, 3, 2}, 4};
+  EXPECT_FALSE(planReverseStateExchange(Shape{{2, 3, 3}, 4}, m, s, m, s, 2, 0,
+                                        false, GDN_F32, plan, error));
+  EXPECT_EQ(error, "the incoming state gradient has shape [2, 3, 3] but a "
+                   "partial state [2, 3, 2] ([HV, K, V]) gives [2, 3, 2]");
+  EXPECT_FALSE(planReverseStateExchange(s, m, s, s, s, 2, 0, false, GDN_F32,
+                                        plan, error));
+  EXPECT_EQ(error, "the transition gradient has shape [2, 3, 2] but a partial "
+                   "state [2, 3, 2] ([HV, K, V]) gives [2, 3, 3]");
+  EXPECT_FALSE(planReverseStateExchange(s, m, s, m, m, 2, 0, false, GDN_F32,
+                                        plan, error));
+  EXPECT_EQ(error, "the partial state gradient has shape [2, 3, 3] but a "
+                   "partial state [2, 3, 2] ([HV, K, V]) gives [2, 3, 2]");
+  EXPECT_FALSE(planReverseStateExchange(s, m, s, m, s, 2, 0, false, GDN_BF16,
+                                        plan, error));
+  EXPECT_EQ(error, "the state summaries and their gradients must be f32 or "
+                   "f64");
+}
+
+TEST(PlanTest, ReturnHaloNeedsWorkspaceOnlyWhereLaterHalosReach) {
+  // Shards of 4 rows, halos of 6: rank 0's last 4 rows are in ranks 1's and
+  // 2's halos (three slots of 4 rows of 16 bytes), the last rank gets
+  // nothing back.
+  std::string error;
+  Plan first, last;
+  ASSERT_TRUE(planReturnHalo(Shape{{6, 8}, 2}, Shape{{4, 8}, 2},
+                             Shape{{4, 8}, 2}, 4, 0, GDN_BF16, first, error))
+      << error;
+  EXPECT_EQ(first.workspaceBytes, 3u * 4 * 16);
+  ASSERT_TRUE(planReturnHalo(Shape{{6, 8}, 2}, Shape{{4, 8}, 2},
+                             Shape{{4, 8}, 2}, 4, 3, GDN_BF16, last, error))
+      << error;
+  EXPECT_EQ(last.workspaceBytes, 0u);
+  Plan reduce;
+  ASSERT_TRUE(planAllReduce(Shape{{4, 8}, 2}, Shape{{4, 8}, 2}, 4, 0, GDN_BF16,
+                            reduce, error));
+  EXPECT_EQ(reduce.workspaceBytes, 0u);
 }
 
 TEST(PlanTest, TwoByteElementsMoveWhole) {
