@@ -12,6 +12,7 @@
 #include "Plan.h"
 
 #include <functional>
+#include <initializer_list>
 
 using namespace gdnrt;
 
@@ -67,40 +68,62 @@ int planFailed(const char *call, gdnrt_comm_t *comm, gdnrt_group_t group,
               error);
 }
 
-/// A collective's tensors: what it reads (one or two) and what it writes.
-struct Operands {
-  const gdn_tensor_t *input;
-  const char *inputName;
-  const gdn_tensor_t *input2; ///< null for one-input ops
-  const char *input2Name;
-  const gdn_tensor_t *output;
-  const char *outputName;
+/// One tensor of a collective: its name for messages and the plan's buffer
+/// it binds.
+struct Operand {
+  const gdn_tensor_t *tensor;
+  const char *name;
+  Buffer buffer;
 };
 
 using Planner = std::function<bool(int rank, Plan &, std::string &)>;
 
-/// The body every collective shares: the group binding, the tensors, the
-/// plan for this rank, then the run.
+/// The body every collective shares: the group binding, the tensors (in
+/// the order given), the plan for this rank, then the run.
 int collective(const char *call, gdnrt_context_t *context, gdnrt_group_t group,
-               int ranks, const Operands &operands, void *workspace,
-               const Planner &planner) {
+               int ranks, std::initializer_list<Operand> operands,
+               void *workspace, const Planner &planner) {
   gdnrt_comm_t *comm = nullptr;
   if (int error = boundComm(context, group, ranks, call, &comm))
     return error;
   std::string error;
-  if (!checkTensorArgument(operands.input, operands.inputName, error) ||
-      (operands.input2Name &&
-       !checkTensorArgument(operands.input2, operands.input2Name, error)) ||
-      !checkTensorArgument(operands.output, operands.outputName, error))
-    return fail(GDN_ERROR_INVALID_ARGUMENT, call, error);
+  Buffers buffers;
+  buffers.workspace = workspace;
+  for (const Operand &operand : operands) {
+    if (!checkTensorArgument(operand.tensor, operand.name, error))
+      return fail(GDN_ERROR_INVALID_ARGUMENT, call, error);
+    void *data = operand.tensor->data;
+    switch (operand.buffer) {
+    case Buffer::Input:
+      buffers.input = data;
+      break;
+    case Buffer::Input2:
+      buffers.input2 = data;
+      break;
+    case Buffer::Input3:
+      buffers.input3 = data;
+      break;
+    case Buffer::Output:
+      buffers.output = data;
+      break;
+    case Buffer::Output2:
+      buffers.output2 = data;
+      break;
+    case Buffer::Workspace:
+    case Buffer::Ones:
+      break;
+    }
+  }
   Plan plan;
   if (!planner(comm->rank, plan, error))
     return planFailed(call, comm, group, error);
-  return run(plan, context, comm, group,
-             {operands.input->data,
-              operands.input2 ? operands.input2->data : nullptr,
-              operands.output->data, workspace},
-             call);
+  return run(plan, context, comm, group, buffers, call);
+}
+
+/// Sums run in the tensor's floating-point type.
+bool isFloat(gdn_dtype_t dtype) {
+  return dtype == GDN_BF16 || dtype == GDN_F16 || dtype == GDN_F32 ||
+         dtype == GDN_F64;
 }
 
 /// Workspace queries plan for rank 0 with the output the op would produce.
@@ -134,8 +157,9 @@ extern "C" int gdnrt_all_gather(gdnrt_context_t *context, gdnrt_group_t group,
                                 const gdn_tensor_t *output, int dim,
                                 void *workspace) {
   return collective("gdnrt_all_gather", context, group, ranks,
-                    {input, "input", nullptr, nullptr, output, "output"}, workspace,
-                    [&](int rank, Plan &plan, std::string &error) {
+                    {{input, "input", Buffer::Input},
+                     {output, "output", Buffer::Output}},
+                    workspace, [&](int rank, Plan &plan, std::string &error) {
                       return planAllGather(Shape::of(*input), Shape::of(*output), ranks,
                                            rank, dim, plan, error);
                     });
@@ -159,10 +183,9 @@ extern "C" int gdnrt_reduce_scatter(gdnrt_context_t *context,
                                     void *workspace) {
   return collective(
       "gdnrt_reduce_scatter", context, group, ranks,
-      {input, "input", nullptr, nullptr, output, "output"}, workspace,
-      [&](int rank, Plan &plan, std::string &error) {
-        if (input->dtype != GDN_BF16 && input->dtype != GDN_F16 &&
-            input->dtype != GDN_F32 && input->dtype != GDN_F64) {
+      {{input, "input", Buffer::Input}, {output, "output", Buffer::Output}},
+      workspace, [&](int rank, Plan &plan, std::string &error) {
+        if (!isFloat(input->dtype)) {
           error = "reduce_scatter sums floating-point tensors only";
           return false;
         }
@@ -190,7 +213,8 @@ extern "C" int gdnrt_all_to_all(gdnrt_context_t *context, gdnrt_group_t group,
                                 const gdn_tensor_t *output, int splitDim,
                                 int concatDim, void *workspace) {
   return collective("gdnrt_all_to_all", context, group, ranks,
-                    {input, "input", nullptr, nullptr, output, "output"},
+                    {{input, "input", Buffer::Input},
+                     {output, "output", Buffer::Output}},
                     workspace, [&](int rank, Plan &plan, std::string &error) {
                       return planAllToAll(Shape::of(*input), Shape::of(*output),
                                           ranks, rank, splitDim, concatDim,
@@ -203,7 +227,8 @@ extern "C" int gdnrt_halo_exchange(gdnrt_context_t *context,
                                    const gdn_tensor_t *input,
                                    const gdn_tensor_t *output) {
   return collective("gdnrt_halo_exchange", context, group, ranks,
-                    {input, "input", nullptr, nullptr, output, "halo"},
+                    {{input, "input", Buffer::Input},
+                     {output, "halo", Buffer::Output}},
                     nullptr, [&](int rank, Plan &plan, std::string &error) {
                       return planHaloExchange(Shape::of(*input),
                                               Shape::of(*output), ranks, rank,
@@ -236,8 +261,9 @@ extern "C" int gdnrt_state_exchange(gdnrt_context_t *context,
                     " is neither GDNRT_CHAIN_ALL_GATHER nor GDNRT_CHAIN_SCAN");
   return collective(
       call, context, group, ranks,
-      {transition, "transition", partial, "partial state", incoming,
-       "incoming state"},
+      {{transition, "transition", Buffer::Input},
+       {partial, "partial state", Buffer::Input2},
+       {incoming, "incoming state", Buffer::Output}},
       workspace, [&](int rank, Plan &plan, std::string &error) {
         if (transition->dtype != partial->dtype ||
             incoming->dtype != partial->dtype) {
@@ -256,7 +282,8 @@ extern "C" int gdnrt_local_shard(gdnrt_context_t *context, gdnrt_group_t group,
                                  int ranks, const gdn_tensor_t *input,
                                  const gdn_tensor_t *output, int dim) {
   return collective("gdnrt_local_shard", context, group, ranks,
-                    {input, "input", nullptr, nullptr, output, "output"},
+                    {{input, "input", Buffer::Input},
+                     {output, "output", Buffer::Output}},
                     nullptr, [&](int rank, Plan &plan, std::string &error) {
                       return planLocalShard(Shape::of(*input),
                                             Shape::of(*output), ranks, rank,
@@ -275,4 +302,139 @@ extern "C" int gdnrt_group_rank(const gdnrt_context_t *context,
     return error;
   *rank = comm->rank;
   return succeed();
+}
+
+extern "C" size_t gdnrt_all_reduce_workspace_bytes(const gdn_tensor_t *input,
+                                                   int ranks) {
+  if (!valid(input) || ranks < 1)
+    return 0;
+  Shape in = Shape::of(*input);
+  return workspaceOf([&](Plan &plan, std::string &error) {
+    return planAllReduce(in, in, ranks, 0, input->dtype, plan, error);
+  });
+}
+
+extern "C" int gdnrt_all_reduce(gdnrt_context_t *context, gdnrt_group_t group,
+                                int ranks, const gdn_tensor_t *input,
+                                const gdn_tensor_t *output, void *workspace) {
+  return collective(
+      "gdnrt_all_reduce", context, group, ranks,
+      {{input, "input", Buffer::Input}, {output, "output", Buffer::Output}},
+      workspace, [&](int rank, Plan &plan, std::string &error) {
+        if (!isFloat(input->dtype) || output->dtype != input->dtype) {
+          error = "all_reduce sums floating-point tensors only, and the "
+                  "output has the input's dtype";
+          return false;
+        }
+        return planAllReduce(Shape::of(*input), Shape::of(*output), ranks, rank,
+                             input->dtype, plan, error);
+      });
+}
+
+extern "C" int gdnrt_local_unshard(gdnrt_context_t *context,
+                                   gdnrt_group_t group, int ranks,
+                                   const gdn_tensor_t *input,
+                                   const gdn_tensor_t *output, int dim) {
+  return collective(
+      "gdnrt_local_unshard", context, group, ranks,
+      {{input, "input", Buffer::Input}, {output, "output", Buffer::Output}},
+      nullptr, [&](int rank, Plan &plan, std::string &error) {
+        return planLocalUnshard(Shape::of(*input), Shape::of(*output), ranks,
+                                rank, dim, plan, error);
+      });
+}
+
+extern "C" int gdnrt_replicated_to_partial(gdnrt_context_t *context,
+                                           gdnrt_group_t group, int ranks,
+                                           const gdn_tensor_t *input,
+                                           const gdn_tensor_t *output) {
+  return collective(
+      "gdnrt_replicated_to_partial", context, group, ranks,
+      {{input, "input", Buffer::Input}, {output, "output", Buffer::Output}},
+      nullptr, [&](int rank, Plan &plan, std::string &error) {
+        return planReplicatedToPartial(Shape::of(*input), Shape::of(*output),
+                                       ranks, rank, plan, error);
+      });
+}
+
+extern "C" size_t
+gdnrt_return_halo_workspace_bytes(const gdn_tensor_t *haloGrad,
+                                  const gdn_tensor_t *dest, int ranks) {
+  if (!valid(haloGrad) || !valid(dest) || ranks < 1)
+    return 0;
+  // Rank 0 gets rows back from the most ranks: its workspace is the largest.
+  Shape halo = Shape::of(*haloGrad), shard = Shape::of(*dest);
+  return workspaceOf([&](Plan &plan, std::string &error) {
+    return planReturnHalo(halo, shard, shard, ranks, 0, dest->dtype, plan,
+                          error);
+  });
+}
+
+extern "C" int gdnrt_return_halo(gdnrt_context_t *context, gdnrt_group_t group,
+                                 int ranks, const gdn_tensor_t *haloGrad,
+                                 const gdn_tensor_t *dest,
+                                 const gdn_tensor_t *output, void *workspace) {
+  return collective(
+      "gdnrt_return_halo", context, group, ranks,
+      {{haloGrad, "halo gradient", Buffer::Input},
+       {dest, "shard gradient dest", Buffer::Input2},
+       {output, "output", Buffer::Output}},
+      workspace, [&](int rank, Plan &plan, std::string &error) {
+        if (!isFloat(dest->dtype) || haloGrad->dtype != dest->dtype ||
+            output->dtype != dest->dtype) {
+          error = "the halo gradient, dest and the output must share one "
+                  "floating-point dtype (the halo's rows are added to dest)";
+          return false;
+        }
+        return planReturnHalo(Shape::of(*haloGrad), Shape::of(*dest),
+                              Shape::of(*output), ranks, rank, dest->dtype,
+                              plan, error);
+      });
+}
+
+extern "C" size_t
+gdnrt_reverse_state_exchange_workspace_bytes(const gdn_tensor_t *partial,
+                                             int ranks, gdnrt_chain_t chain) {
+  if (!valid(partial) || partial->rank != 3 || ranks < 1)
+    return 0;
+  Shape s = Shape::of(*partial), m = s;
+  m.dims[2] = m.dims[1];
+  return workspaceOf([&](Plan &plan, std::string &error) {
+    return planReverseStateExchange(s, m, s, m, s, ranks, 0,
+                                    chain == GDNRT_CHAIN_SCAN, partial->dtype,
+                                    plan, error);
+  });
+}
+
+extern "C" int gdnrt_reverse_state_exchange(
+    gdnrt_context_t *context, gdnrt_group_t group, int ranks,
+    const gdn_tensor_t *incomingGrad, const gdn_tensor_t *transition,
+    const gdn_tensor_t *partial, const gdn_tensor_t *transitionGrad,
+    const gdn_tensor_t *partialGrad, gdnrt_chain_t chain, void *workspace) {
+  const char *call = "gdnrt_reverse_state_exchange";
+  if (chain != GDNRT_CHAIN_ALL_GATHER && chain != GDNRT_CHAIN_SCAN)
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call,
+                "chain " + std::to_string(static_cast<int>(chain)) +
+                    " is neither GDNRT_CHAIN_ALL_GATHER nor GDNRT_CHAIN_SCAN");
+  return collective(
+      call, context, group, ranks,
+      {{incomingGrad, "incoming state gradient", Buffer::Input3},
+       {transition, "transition", Buffer::Input},
+       {partial, "partial state", Buffer::Input2},
+       {transitionGrad, "transition gradient", Buffer::Output},
+       {partialGrad, "partial state gradient", Buffer::Output2}},
+      workspace, [&](int rank, Plan &plan, std::string &error) {
+        const gdn_dtype_t dtype = partial->dtype;
+        if (incomingGrad->dtype != dtype || transition->dtype != dtype ||
+            transitionGrad->dtype != dtype || partialGrad->dtype != dtype) {
+          error = "the incoming state gradient, transition, partial state "
+                  "and both gradients must share one element type";
+          return false;
+        }
+        return planReverseStateExchange(
+            Shape::of(*incomingGrad), Shape::of(*transition),
+            Shape::of(*partial), Shape::of(*transitionGrad),
+            Shape::of(*partialGrad), ranks, rank, chain == GDNRT_CHAIN_SCAN,
+            dtype, plan, error);
+      });
 }

@@ -1,8 +1,10 @@
 //===- Context.cpp - device, stream, cuBLASLt workspace, bound groups -----===//
 
 #include "Internal.h"
+#include "Plan.h"
 
 #include <new>
+#include <vector>
 
 using namespace gdnrt;
 
@@ -43,6 +45,23 @@ extern "C" int gdnrt_context_create(int device, cudaStream_t stream,
                 describeCuda("cudaMalloc of the 32 MiB GEMM workspace", error));
   }
   created->ltWorkspaceBytes = kGemmWorkspaceBytes;
+  // The ones that turn a GEMM into a sum of rows (all_reduce, return_halo,
+  // the threads backend's sums): uploaded once, 64 KiB.
+  std::vector<char> ones(onesBytes());
+  writeOnes(ones.data());
+  cudaError_t error = cudaMalloc(&created->ones, ones.size());
+  if (!error)
+    error = cudaMemcpy(created->ones, ones.data(), ones.size(),
+                       cudaMemcpyHostToDevice);
+  if (error) {
+    cudaFree(created->ones);
+    cudaFree(created->ltWorkspace);
+    cublasLtDestroy(created->lt);
+    delete created;
+    return fail(
+        GDN_ERROR_CUDA, call,
+        describeCuda("cudaMalloc and upload of the constant ones", error));
+  }
   *context = created;
   return succeed();
 }
@@ -51,6 +70,8 @@ extern "C" int gdnrt_context_destroy(gdnrt_context_t *context) {
   if (!context)
     return succeed();
   cudaError_t freed = cudaFree(context->ltWorkspace);
+  if (cudaError_t onesFreed = cudaFree(context->ones))
+    freed = freed ? freed : onesFreed;
   cublasStatus_t destroyed = cublasLtDestroy(context->lt);
   delete context;
   if (freed)

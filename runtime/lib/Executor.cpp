@@ -25,28 +25,6 @@ ncclDataType_t ncclType(gdn_dtype_t dtype) {
   return ncclUint8;
 }
 
-struct Resolver {
-  const Buffers &buffers;
-  char *operator()(Address address) const {
-    char *base = nullptr;
-    switch (address.buffer) {
-    case Buffer::Input:
-      base = static_cast<char *>(const_cast<void *>(buffers.input));
-      break;
-    case Buffer::Input2:
-      base = static_cast<char *>(const_cast<void *>(buffers.input2));
-      break;
-    case Buffer::Output:
-      base = static_cast<char *>(buffers.output);
-      break;
-    case Buffer::Workspace:
-      base = static_cast<char *>(buffers.workspace);
-      break;
-    }
-    return base + address.offset;
-  }
-};
-
 int communicate(const Group &group, gdnrt_context_t *context,
                 gdnrt_comm_t *comm, const Resolver &at,
                 const std::string &call) {
@@ -81,6 +59,15 @@ int communicate(const Group &group, gdnrt_context_t *context,
           ncclSum, comm->nccl, stream);
       failed = "ncclReduceScatter";
       break;
+    case Message::AllReduce:
+      // NCCL's all-reduce hands every rank the same result (each chunk is
+      // reduced once, then copied), which the op promises.
+      result =
+          ncclAllReduce(at(message.buffer), at(message.result),
+                        message.bytes / elementBytes(message.dtype),
+                        ncclType(message.dtype), ncclSum, comm->nccl, stream);
+      failed = "ncclAllReduce";
+      break;
     }
   }
   ncclResult_t ended = ncclGroupEnd();
@@ -91,16 +78,46 @@ int communicate(const Group &group, gdnrt_context_t *context,
   return settle(comm, result, call, failed.c_str());
 }
 
-} // namespace
+/// Row-major D = op(A) op(B) (+ C) is column-major D^T = op(B)^T op(A)^T:
+/// swap the operands; a row-major matrix is its column-major transpose with
+/// its row length as leading dimension, so an operand transposed in
+/// row-major terms is one transposed in column-major terms too.
+ColumnMajorGemm columnMajor(const BatchedGemm &g, const Resolver &at) {
+  ColumnMajorGemm gemm{};
+  gemm.dtype = g.dtype;
+  gemm.m = g.n;
+  gemm.n = g.m;
+  gemm.k = g.k;
+  gemm.batch = g.batch;
+  gemm.transposeA = g.transposeB; // B^T stored n x k is column-major k x n
+  gemm.a = at(g.b);
+  gemm.lda = g.transposeB ? g.k : g.n;
+  gemm.strideA = static_cast<int64_t>(g.strideB);
+  gemm.transposeB = g.transposeA; // A^T stored k x m is column-major m x k
+  gemm.b = at(g.a);
+  gemm.ldb = g.transposeA ? g.m : g.k;
+  gemm.strideB = static_cast<int64_t>(g.strideA);
+  gemm.c = at(g.c);
+  gemm.ldc = g.n;
+  gemm.strideC = static_cast<int64_t>(g.strideC);
+  gemm.d = at(g.d);
+  gemm.ldd = g.n;
+  gemm.strideD = static_cast<int64_t>(g.strideD);
+  gemm.beta = g.accumulate ? 1.0 : 0.0;
+  return gemm;
+}
 
-int execute(const Plan &plan, gdnrt_context_t *context, gdnrt_comm_t *comm,
-            const Buffers &buffers, const std::string &call) {
-  const Resolver at{buffers};
+int runSteps(const Plan &plan, gdnrt_context_t *context, gdnrt_comm_t *comm,
+             const Resolver &at, const std::string &call) {
   cudaStream_t stream = context->stream;
   for (const Step &step : plan.steps) {
     switch (step.kind) {
     case Step::Copy: {
       const Copy2D &copy = step.copy;
+      // An output that is its input (in place) needs no copy; cudaMemcpy
+      // does not take overlapping buffers.
+      if (at(copy.dst) == at(copy.src) && copy.dstPitch == copy.srcPitch)
+        break;
       cudaError_t error =
           copy.height == 1
               ? cudaMemcpyAsync(at(copy.dst), at(copy.src), copy.width,
@@ -123,24 +140,49 @@ int execute(const Plan &plan, gdnrt_context_t *context, gdnrt_comm_t *comm,
       if (int error = communicate(step.group, context, comm, at, call))
         return error;
       break;
-    case Step::Gemm: {
-      // Row-major D = A * B (+ C) is column-major D^T = B^T * A^T: swap the
-      // operands and read every matrix with its row length as leading dim.
-      const BatchedGemm &g = step.gemm;
-      ColumnMajorGemm gemm{g.dtype,      false,     g.n,       g.m,
-                           g.k,          g.batch,   at(g.b),   g.n,
-                           static_cast<int64_t>(g.strideB),    at(g.a),
-                           g.k,          static_cast<int64_t>(g.strideA),
-                           at(g.c),      g.n,       static_cast<int64_t>(g.strideC),
-                           at(g.d),      g.n,       static_cast<int64_t>(g.strideD),
-                           g.accumulate ? 1.0 : 0.0};
-      if (int error = runGemm(context, gemm, call))
+    case Step::Gemm:
+      if (int error = runGemm(context, columnMajor(step.gemm, at), call))
         return error;
       break;
     }
-    }
   }
   return GDN_SUCCESS;
+}
+
+} // namespace
+
+char *Resolver::operator()(Address address) const {
+  const void *base = nullptr;
+  switch (address.buffer) {
+  case Buffer::Input:
+    base = buffers.input;
+    break;
+  case Buffer::Input2:
+    base = buffers.input2;
+    break;
+  case Buffer::Input3:
+    base = buffers.input3;
+    break;
+  case Buffer::Output:
+    base = buffers.output;
+    break;
+  case Buffer::Output2:
+    base = buffers.output2;
+    break;
+  case Buffer::Workspace:
+    base = buffers.workspace;
+    break;
+  case Buffer::Ones:
+    base = ones;
+    break;
+  }
+  return static_cast<char *>(const_cast<void *>(base)) + address.offset;
+}
+
+int execute(const Plan &plan, gdnrt_context_t *context, gdnrt_comm_t *comm,
+            const Buffers &buffers, const std::string &call) {
+  const Resolver at{buffers, context->ones};
+  return runSteps(plan, context, comm, at, call);
 }
 
 } // namespace gdnrt

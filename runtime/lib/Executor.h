@@ -8,12 +8,22 @@
 
 namespace gdnrt {
 
-/// The device pointers behind Buffer::Input, Input2, Output, Workspace.
+/// The device pointers behind Buffer::Input, Input2, Output, Workspace,
+/// Input3 and Output2 (Buffer::Ones is the context's).
 struct Buffers {
   const void *input = nullptr;
   const void *input2 = nullptr;
   void *output = nullptr;
   void *workspace = nullptr;
+  const void *input3 = nullptr;
+  void *output2 = nullptr;
+};
+
+/// Resolves a plan's addresses to device pointers.
+struct Resolver {
+  const Buffers &buffers;
+  const void *ones;
+  char *operator()(Address address) const;
 };
 
 /// Enqueues `plan` on the context's stream: copies and memsets as CUDA

@@ -2,6 +2,7 @@
 
 #include "Gemm.h"
 
+#include <algorithm>
 #include <memory>
 
 namespace gdnrt {
@@ -52,6 +53,16 @@ cublasStatus_t makeLayout(cublasLtMatrixLayout_t *layout, cudaDataType type,
   return cublasLtMatrixLayoutSetAttribute(
       *layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
       sizeof(stride));
+}
+
+/// The alignment cuBLASLt may assume of `pointer`: its largest power-of-two
+/// divisor, up to the 256 bytes cuBLASLt assumes by default.
+uint32_t alignmentOf(const void *pointer) {
+  const uintptr_t address = reinterpret_cast<uintptr_t>(pointer);
+  uint32_t alignment = 256;
+  while (alignment > 1 && address % alignment != 0)
+    alignment /= 2;
+  return alignment;
 }
 
 } // namespace
@@ -109,8 +120,21 @@ int runGemm(gdnrt_context_t *context, const ColumnMajorGemm &gemm,
                         "cublasLtMatrixLayoutCreate(D)"))
     return error;
 
-  const GemmKey key{static_cast<int>(gemm.dtype) * 8 + gemm.f32Output * 4 +
-                        gemm.transposeA * 2 + gemm.transposeB,
+  // The heuristic assumes 256-byte aligned operands unless told otherwise,
+  // and an algorithm that needs more alignment than a pointer has fails;
+  // plans address operands at any offset of their buffers (the rows of a
+  // sum, one matrix of a gathered batch). The algorithm is kept per
+  // alignment too, so aligned calls keep the default's choice.
+  uint32_t alignment = 256;
+  for (const void *pointer :
+       {gemm.a, gemm.b, gemm.c, static_cast<const void *>(gemm.d)})
+    alignment = std::min(alignment, alignmentOf(pointer));
+  int alignmentLog2 = 0;
+  while ((1u << alignmentLog2) < alignment)
+    ++alignmentLog2;
+  const GemmKey key{alignmentLog2 * 64 + static_cast<int>(gemm.dtype) * 8 +
+                        gemm.f32Output * 4 + gemm.transposeA * 2 +
+                        gemm.transposeB,
                     gemm.m, gemm.n, gemm.k, gemm.batch};
   auto found = context->algorithms.find(key);
   if (found == context->algorithms.end()) {
@@ -124,6 +148,18 @@ int runGemm(gdnrt_context_t *context, const ColumnMajorGemm &gemm,
                               &workspace, sizeof(workspace)),
                           "cublasLtMatmulPreferenceSetAttribute"))
       return error;
+    if (alignment < 256)
+      for (cublasLtMatmulPreferenceAttributes_t attribute :
+           {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+            CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+            CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+            CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+        if (int error = check(cublasLtMatmulPreferenceSetAttribute(
+                                  descriptors.preference, attribute, &alignment,
+                                  sizeof(alignment)),
+                              "cublasLtMatmulPreferenceSetAttribute(MIN_"
+                              "ALIGNMENT)"))
+          return error;
     cublasLtMatmulHeuristicResult_t heuristic{};
     int returned = 0;
     if (int error = check(cublasLtMatmulAlgoGetHeuristic(

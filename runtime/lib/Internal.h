@@ -42,6 +42,8 @@ struct gdnrt_context {
   cublasLtHandle_t lt = nullptr;
   void *ltWorkspace = nullptr;
   size_t ltWorkspaceBytes = 0;
+  /// The constant ones plans address as Buffer::Ones (Plan.h, onesOffset).
+  void *ones = nullptr;
   gdnrt_comm_t *groups[GDNRT_NUM_GROUPS] = {nullptr, nullptr};
   /// Heuristic results per (dtype and transposes, m, n, k, batch): the
   /// search runs once.

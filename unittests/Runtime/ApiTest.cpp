@@ -131,6 +131,172 @@ TEST(ApiTest, SizeMismatchesNameTheShapesAndTheRank) {
   EXPECT_GT(gdnrt_state_exchange_workspace_bytes(&s, 2, GDNRT_CHAIN_SCAN), 0u);
 }
 
+TEST(ApiTest, TransposedCollectivesNameTheBadValue) {
+  FakeRuntime runtime(2, 1);
+  gdnrt_context *context = &runtime.context;
+  const std::string rank = " (rank 1 of 2 of the cp group): ";
+  auto at = [](uintptr_t slot) { return reinterpret_cast<void *>(slot << 16); };
+  gdn_tensor_t x = tensor({4, 8}, GDN_BF16, at(1)),
+               y = tensor({4, 8}, GDN_BF16, at(2));
+  // all_reduce
+  EXPECT_EQ(gdnrt_all_reduce(context, GDNRT_GROUP_CP, 2, &x, nullptr, nullptr),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(gdnrt_last_error(),
+               "gdnrt_all_reduce: the output is a null pointer");
+  gdn_tensor_t transposed = tensor({8, 4}, GDN_BF16, at(2));
+  EXPECT_EQ(
+      gdnrt_all_reduce(context, GDNRT_GROUP_CP, 2, &x, &transposed, nullptr),
+      GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(gdnrt_last_error()),
+            "gdnrt_all_reduce" + rank +
+                "the output has shape [8, 4] but all_reduce of [4, 8] over 2 "
+                "ranks gives [4, 8]");
+  gdn_tensor_t ints = tensor({4, 8}, GDN_I32, at(3));
+  EXPECT_EQ(gdnrt_all_reduce(context, GDNRT_GROUP_CP, 2, &ints, &ints, nullptr),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(gdnrt_last_error()),
+            "gdnrt_all_reduce" + rank +
+                "all_reduce sums floating-point tensors only, and the output "
+                "has the input's dtype");
+  gdn_tensor_t halfOut = tensor({4, 8}, GDN_F16, at(2));
+  EXPECT_EQ(gdnrt_all_reduce(context, GDNRT_GROUP_CP, 2, &x, &halfOut, nullptr),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(gdnrt_all_reduce_workspace_bytes(&x, 2), 0u);
+  EXPECT_EQ(gdnrt_all_reduce_workspace_bytes(nullptr, 2), 0u);
+  // local_unshard and replicated_to_partial
+  gdn_tensor_t unsharded = tensor({8, 8}, GDN_BF16, at(2));
+  EXPECT_EQ(gdnrt_local_unshard(context, GDNRT_GROUP_CP, 2, &x, &unsharded, 1),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(gdnrt_last_error()),
+            "gdnrt_local_unshard" + rank +
+                "the output has shape [8, 8] but local_unshard of [4, 8] over "
+                "2 ranks along dim 1 gives [4, 16]");
+  EXPECT_EQ(
+      gdnrt_local_unshard(context, GDNRT_GROUP_CP, 2, nullptr, &unsharded, 0),
+      GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(gdnrt_last_error(),
+               "gdnrt_local_unshard: the input is a null pointer");
+  EXPECT_EQ(
+      gdnrt_replicated_to_partial(context, GDNRT_GROUP_CP, 2, &x, &transposed),
+      GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(gdnrt_last_error()),
+            "gdnrt_replicated_to_partial" + rank +
+                "the output has shape [8, 4] but replicated_to_partial of "
+                "[4, 8] over 2 ranks gives [4, 8]");
+  EXPECT_EQ(gdnrt_replicated_to_partial(context, GDNRT_GROUP_SP, 2, &x, &y),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(gdnrt_last_error(),
+               "gdnrt_replicated_to_partial: no communicator is bound to the "
+               "sp group; call gdnrt_context_bind first");
+  // return_halo: a halo of 6 rows onto shards of 4 (it reaches two ranks
+  // back).
+  gdn_tensor_t halo = tensor({6, 8}, GDN_BF16, at(4)),
+               dest = tensor({4, 8}, GDN_BF16, at(5)),
+               out = tensor({4, 8}, GDN_BF16, at(6));
+  EXPECT_EQ(gdnrt_return_halo(context, GDNRT_GROUP_CP, 2, &halo, nullptr, &out,
+                              nullptr),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(gdnrt_last_error(),
+               "gdnrt_return_halo: the shard gradient dest is a null pointer");
+  gdn_tensor_t narrowHalo = tensor({6, 4}, GDN_BF16, at(4));
+  EXPECT_EQ(gdnrt_return_halo(context, GDNRT_GROUP_CP, 2, &narrowHalo, &dest,
+                              &out, nullptr),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(gdnrt_last_error()),
+            "gdnrt_return_halo" + rank +
+                "the halo gradient has shape [6, 4] but the rows of the shard "
+                "gradient [4, 8] give [6, 8] (and dest's element type)");
+  gdn_tensor_t longOut = tensor({5, 8}, GDN_BF16, at(6));
+  EXPECT_EQ(gdnrt_return_halo(context, GDNRT_GROUP_CP, 2, &halo, &dest,
+                              &longOut, nullptr),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(gdnrt_last_error()),
+            "gdnrt_return_halo" + rank +
+                "the output has shape [5, 8] but return_halo onto a shard "
+                "gradient [4, 8] gives [4, 8]");
+  gdn_tensor_t f32Out = tensor({4, 8}, GDN_F32, at(6));
+  EXPECT_EQ(gdnrt_return_halo(context, GDNRT_GROUP_CP, 2, &halo, &dest, &f32Out,
+                              nullptr),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(gdnrt_last_error()),
+            "gdnrt_return_halo" + rank +
+                "the halo gradient, dest and the output must share one "
+                "floating-point dtype (the halo's rows are added to dest)");
+  // Rank 0 of 4 sums dest's last 4 rows with ranks 1's and 2's: three slots
+  // of 4 rows of 16 bytes.
+  EXPECT_EQ(gdnrt_return_halo_workspace_bytes(&halo, &dest, 4), 192u);
+  EXPECT_EQ(gdnrt_return_halo_workspace_bytes(&halo, nullptr, 4), 0u);
+  FakeRuntime first(4, 0);
+  EXPECT_EQ(gdnrt_return_halo(&first.context, GDNRT_GROUP_CP, 4, &halo, &dest,
+                              &out, nullptr),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(gdnrt_last_error(),
+               "gdnrt_return_halo: the workspace is null but this call needs "
+               "192 bytes (see the matching _workspace_bytes query)");
+  // reverse_state_exchange: M [2, 4, 4], S [2, 4, 3].
+  gdn_tensor_t m = tensor({2, 4, 4}, GDN_F32, at(7)),
+               s = tensor({2, 4, 3}, GDN_F32, at(8)),
+               dIn = tensor({2, 4, 3}, GDN_F32, at(9)),
+               dM = tensor({2, 4, 4}, GDN_F32, at(10)),
+               dS = tensor({2, 4, 3}, GDN_F32, at(11));
+  EXPECT_EQ(gdnrt_reverse_state_exchange(context, GDNRT_GROUP_CP, 2, nullptr,
+                                         &m, &s, &dM, &dS,
+                                         GDNRT_CHAIN_ALL_GATHER, nullptr),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(gdnrt_last_error(),
+               "gdnrt_reverse_state_exchange: the incoming state gradient is a "
+               "null pointer");
+  EXPECT_EQ(gdnrt_reverse_state_exchange(context, GDNRT_GROUP_CP, 2, &dIn, &m,
+                                         &s, &dM, nullptr,
+                                         GDNRT_CHAIN_ALL_GATHER, nullptr),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(gdnrt_last_error(),
+               "gdnrt_reverse_state_exchange: the partial state gradient is a "
+               "null pointer");
+  EXPECT_EQ(gdnrt_reverse_state_exchange(context, GDNRT_GROUP_CP, 2, &dIn, &m,
+                                         &s, &dS, &dS, GDNRT_CHAIN_SCAN,
+                                         nullptr),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(gdnrt_last_error()),
+            "gdnrt_reverse_state_exchange" + rank +
+                "the transition gradient has shape [2, 4, 3] but a partial "
+                "state [2, 4, 3] ([HV, K, V]) gives [2, 4, 4]");
+  gdn_tensor_t dIn64 = tensor({2, 4, 3}, GDN_F64, at(9));
+  EXPECT_EQ(gdnrt_reverse_state_exchange(context, GDNRT_GROUP_CP, 2, &dIn64, &m,
+                                         &s, &dM, &dS, GDNRT_CHAIN_ALL_GATHER,
+                                         nullptr),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(gdnrt_last_error()),
+            "gdnrt_reverse_state_exchange" + rank +
+                "the incoming state gradient, transition, partial state and "
+                "both gradients must share one element type");
+  EXPECT_EQ(gdnrt_reverse_state_exchange(
+                context, GDNRT_GROUP_CP, 2, &dIn, &m, &s, &dM, &dS,
+                static_cast<gdnrt_chain_t>(3), nullptr),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(gdnrt_last_error(),
+               "gdnrt_reverse_state_exchange: chain 3 is neither "
+               "GDNRT_CHAIN_ALL_GATHER nor GDNRT_CHAIN_SCAN");
+  // M, S and dS_in of 2 ranks gathered, and three temporaries.
+  EXPECT_EQ(
+      gdnrt_reverse_state_exchange_workspace_bytes(&s, 2, GDNRT_CHAIN_SCAN),
+      (2u * 128 + 2 * 96 + 2 * 96) + 3 * 96);
+  EXPECT_EQ(
+      gdnrt_reverse_state_exchange_workspace_bytes(&m, 2, GDNRT_CHAIN_SCAN),
+      (2u * 128 + 2 * 128 + 2 * 128) + 3 * 128);
+  gdn_tensor_t flat = tensor({24}, GDN_F32, at(8));
+  EXPECT_EQ(
+      gdnrt_reverse_state_exchange_workspace_bytes(&flat, 2, GDNRT_CHAIN_SCAN),
+      0u);
+  EXPECT_EQ(gdnrt_reverse_state_exchange(context, GDNRT_GROUP_CP, 2, &dIn, &m,
+                                         &s, &dM, &dS, GDNRT_CHAIN_ALL_GATHER,
+                                         nullptr),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(gdnrt_last_error()).find("the workspace is null"),
+            std::string::npos)
+      << gdnrt_last_error();
+}
+
 TEST(ApiTest, LinearChecksDtypesAndFeatures) {
   gdnrt_context context;
   gdn_tensor_t x = tensor({16, 4, 8}, GDN_BF16), w = tensor({12, 32}, GDN_BF16),

@@ -11,7 +11,9 @@
  *    loopback TCP port) for standalone multi-process runs (`gdnrt-launch`);
  *  - the collectives of the gdn_comm dialect with its exact semantics
  *    (gathers and scatters along any dimension, the conv halo, the
- *    chunkwise-CP state chain);
+ *    chunkwise-CP state chain) and their transposes for the backward
+ *    (all_reduce, local_unshard, replicated_to_partial, return_halo, the
+ *    reverse state chain);
  *  - checked errors: every call returns a gdn_error_t, and
  *    gdnrt_last_error() says which call failed, on which rank, and why.
  *    NCCL runs non-blocking: a peer that never answers makes the call fail
@@ -193,6 +195,63 @@ GDNRT_API int gdnrt_state_exchange(gdnrt_context_t *context, gdnrt_group_t group
 GDNRT_API int gdnrt_local_shard(gdnrt_context_t *context, gdnrt_group_t group,
                       int ranks, const gdn_tensor_t *input,
                       const gdn_tensor_t *output, int dim);
+
+/** gdn_comm.all_reduce: the elementwise sum of every rank's input (bf16,
+ *  f16, f32 or f64), the same bits on every rank; output may be input (in
+ *  place). NCCL: ncclAllReduce. Threads backend: the inputs added in rank
+ *  order by one GEMM with fp32 accumulation (f64 in f64). The workspace
+ *  query returns 0 (neither backend needs one; it is there so that callers
+ *  reserve what a later backend might). */
+GDNRT_API size_t gdnrt_all_reduce_workspace_bytes(const gdn_tensor_t *input,
+                                                  int ranks);
+GDNRT_API int gdnrt_all_reduce(gdnrt_context_t *context, gdnrt_group_t group,
+                               int ranks, const gdn_tensor_t *input,
+                               const gdn_tensor_t *output, void *workspace);
+
+/** gdn_comm.local_unshard, the transpose of gdnrt_local_shard: output has
+ *  `ranks` times input's extent along `dim` and holds input as block
+ *  `rank`, zeros elsewhere (no traffic). */
+GDNRT_API int gdnrt_local_unshard(gdnrt_context_t *context, gdnrt_group_t group,
+                                  int ranks, const gdn_tensor_t *input,
+                                  const gdn_tensor_t *output, int dim);
+
+/** gdn_comm.replicated_to_partial: rank 0 copies input to output, every
+ *  other rank writes zeros, so the group's sum is input once (no traffic). */
+GDNRT_API int gdnrt_replicated_to_partial(gdnrt_context_t *context,
+                                          gdnrt_group_t group, int ranks,
+                                          const gdn_tensor_t *input,
+                                          const gdn_tensor_t *output);
+
+/** gdn_comm.return_halo, the transpose of gdnrt_halo_exchange: halo_grad
+ *  [tokens, ...] holds the cotangents of the `tokens` buffer rows before
+ *  this rank's shard; each row's goes to the rank that holds the row (the
+ *  previous one, or further back when shards are shorter) and is added
+ *  there to dest (that rank's shard cotangent, [shard, ...], the output's
+ *  shape; output may be dest). Rows before the buffer are dropped. The sums
+ *  are in the tensors' floating-point type with fp32 accumulation, dest
+ *  first, then the later ranks in order. The workspace query plans rank 0,
+ *  which gets rows back from the most ranks. */
+GDNRT_API size_t gdnrt_return_halo_workspace_bytes(
+    const gdn_tensor_t *halo_grad, const gdn_tensor_t *dest, int ranks);
+GDNRT_API int gdnrt_return_halo(gdnrt_context_t *context, gdnrt_group_t group,
+                                int ranks, const gdn_tensor_t *halo_grad,
+                                const gdn_tensor_t *dest,
+                                const gdn_tensor_t *output, void *workspace);
+
+/** gdn_comm.reverse_state_exchange, the VJP of gdnrt_state_exchange at
+ *  transition M [HV, K, K] and partial S [HV, K, V] given each rank's
+ *  incoming_grad (the cotangent of S_in, [HV, K, V]): with G(P) = 0 and
+ *  G(r) = incoming_grad(r) + M_r^T G(r + 1), rank r gets
+ *  partial_grad = G(r + 1) and transition_grad = G(r + 1) S_in(r)^T, S_in
+ *  recomputed as the forward chains it. f32 (fp32 GEMMs, never TF32) or
+ *  f64. Both chains gather M, S and incoming_grad and chain locally. */
+GDNRT_API size_t gdnrt_reverse_state_exchange_workspace_bytes(
+    const gdn_tensor_t *partial, int ranks, gdnrt_chain_t chain);
+GDNRT_API int gdnrt_reverse_state_exchange(
+    gdnrt_context_t *context, gdnrt_group_t group, int ranks,
+    const gdn_tensor_t *incoming_grad, const gdn_tensor_t *transition,
+    const gdn_tensor_t *partial, const gdn_tensor_t *transition_grad,
+    const gdn_tensor_t *partial_grad, gdnrt_chain_t chain, void *workspace);
 
 /** gdn_comm.rank: this process's rank in the bound group. */
 GDNRT_API int gdnrt_group_rank(const gdnrt_context_t *context, gdnrt_group_t group,
