@@ -136,6 +136,21 @@ void copySlices(const ShardMap &map, llvm::ArrayRef<int64_t> globalShape,
 }
 } // namespace
 
+llvm::Expected<std::optional<ShardIndices>>
+mlir::gdn::interp::getShardIndices(RankedTensorType localType,
+                                   llvm::ArrayRef<int64_t> globalShape,
+                                   int64_t ranks, int64_t rank,
+                                   const PackingInfo *packing) {
+  Attribute layout = getSequenceLayout(localType);
+  if (!layout)
+    return std::optional<ShardIndices>();
+  auto map = getShardMap(layout, globalShape, ranks, rank, packing);
+  if (!map)
+    return map.takeError();
+  return std::optional<ShardIndices>(
+      ShardIndices{map->dim, std::move(map->indices)});
+}
+
 llvm::Expected<std::vector<Tensor>>
 mlir::gdn::interp::scatterToRanks(const Tensor &global,
                                   RankedTensorType localType, int64_t ranks,

@@ -116,7 +116,8 @@ mlir::gdn::interp::gatherResults(func::FuncOp function,
 llvm::Expected<std::vector<Tensor>>
 mlir::gdn::interp::runOnGlobalInputs(ArrayRef<func::FuncOp> rankFunctions,
                                      const std::vector<Tensor> &globalInputs,
-                                     const InterpreterOptions &options) {
+                                     const InterpreterOptions &options,
+                                     RankViews *views) {
   const int64_t ranks = static_cast<int64_t>(rankFunctions.size());
   func::FuncOp first = rankFunctions[0];
   if (auto error = checkSameSignature(rankFunctions))
@@ -128,8 +129,15 @@ mlir::gdn::interp::runOnGlobalInputs(ArrayRef<func::FuncOp> rankFunctions,
   auto rankInputs = scatterArguments(first, globalInputs, ranks, packingPtr);
   if (!rankInputs)
     return rankInputs.takeError();
+  if (views) {
+    views->arguments = *rankInputs;
+    views->packing = *validPacking;
+  }
   auto rankOutputs = runOnRanks(rankFunctions, std::move(*rankInputs), options);
   if (!rankOutputs)
     return rankOutputs.takeError();
-  return gatherResults(first, *rankOutputs, packingPtr);
+  auto outputs = gatherResults(first, *rankOutputs, packingPtr);
+  if (views)
+    views->results = std::move(*rankOutputs);
+  return outputs;
 }

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gdn/InitAllDialects.h"
+#include "gdn/Interpreter/Distribution.h"
 #include "gdn/Interpreter/Gradients.h"
 #include "gdn/Interpreter/InputGenerator.h"
 #include "gdn/Interpreter/Interpreter.h"
@@ -129,6 +130,13 @@ static cl::opt<std::string> checkGradientsDir(
     "check-gradients",
     cl::desc("With --gradcheck: check the gradients in DIR/gradN.npy (from "
              "another implementation) instead of the interpreter's own"));
+static cl::opt<std::string> rankFilesDir(
+    "rank-files",
+    cl::desc("Also write what each rank took and returned, unscattered: "
+             "DIR/rank<r>/argN.npy and resultN.npy (with --run-backward also "
+             "cotangentN.npy and gradN.npy, the gradient of argument N), and "
+             "for a result or gradient with a layout the global indices of "
+             "its local rows (resultN.rows.npy) or heads (resultN.heads.npy)"));
 static cl::opt<double> rtol("rtol",
                             cl::desc("Largest relative RMS error --compare "
                                      "accepts (default 1e-12)"),
@@ -441,6 +449,81 @@ llvm::Error writeGradients(StringRef directory,
   return llvm::Error::success();
 }
 
+/// Writes `prefix`N.rows.npy (or .heads.npy) in `directory`: where rank
+/// `rank`'s share of a value of `localType` and global `globalShape` sits.
+llvm::Error writeShardIndices(StringRef directory, const Twine &prefix,
+                              RankedTensorType localType,
+                              ArrayRef<int64_t> globalShape, int64_t ranks,
+                              int64_t rank, const PackingInfo *packing) {
+  auto indices =
+      getShardIndices(localType, globalShape, ranks, rank, packing);
+  if (!indices)
+    return indices.takeError();
+  if (!*indices)
+    return llvm::Error::success();
+  Tensor tensor(ElementKind::I64,
+                {static_cast<int64_t>((*indices)->indices.size())});
+  for (auto [i, index] : llvm::enumerate((*indices)->indices))
+    tensor.getData()[i] = static_cast<double>(index);
+  llvm::SmallString<128> path(directory);
+  llvm::sys::path::append(path, prefix + ((*indices)->dim == 0 ? ".rows.npy"
+                                                               : ".heads.npy"));
+  return writeNpy(path, tensor);
+}
+
+/// --rank-files: every rank's own arguments and results (and, for a
+/// generated backward, cotangents and gradients), with where each rank's
+/// share of a result or gradient sits in the global tensor, so that a
+/// P-rank run elsewhere (the GPU harness) can be checked rank by rank and
+/// gathered. `numResults` results of each rank's list are written (a
+/// generated forward's saved values are not results); `globalResults` and
+/// `gradients` give the global shapes.
+llvm::Error writeRankFiles(StringRef directory, func::FuncOp function,
+                           const RankViews &views, size_t numResults,
+                           const std::vector<Tensor> &globalResults,
+                           const std::vector<std::optional<Tensor>> &gradients,
+                           const std::vector<Tensor> &globalInputs) {
+  const int64_t ranks = static_cast<int64_t>(views.arguments.size());
+  const PackingInfo *packing = views.packing ? &*views.packing : nullptr;
+  FunctionType type = function.getFunctionType();
+  for (int64_t rank = 0; rank < ranks; ++rank) {
+    llvm::SmallString<128> dir(directory);
+    llvm::sys::path::append(dir, "rank" + std::to_string(rank));
+    if (auto error = writeTensors(dir, "arg", views.arguments[rank]))
+      return error;
+    std::vector<Tensor> results(views.results[rank].begin(),
+                                views.results[rank].begin() + numResults);
+    if (auto error = writeTensors(dir, "result", results))
+      return error;
+    for (size_t i = 0; i < numResults; ++i)
+      if (auto error = writeShardIndices(
+              dir, "result" + Twine(i),
+              cast<RankedTensorType>(type.getResult(i)),
+              globalResults[i].getShape(), ranks, rank, packing))
+        return error;
+    if (views.cotangents.empty())
+      continue;
+    if (auto error = writeTensors(dir, "cotangent", views.cotangents[rank]))
+      return error;
+    // Gradient k of the backward is that of the k-th differentiable argument.
+    size_t position = 0;
+    for (auto [index, gradient] : llvm::enumerate(gradients)) {
+      if (!gradient)
+        continue;
+      llvm::SmallString<128> path(dir);
+      llvm::sys::path::append(path, "grad" + std::to_string(index) + ".npy");
+      if (auto error = writeNpy(path, views.gradients[rank][position++]))
+        return error;
+      if (auto error = writeShardIndices(
+              dir, "grad" + Twine(index),
+              cast<RankedTensorType>(type.getInput(index)),
+              globalInputs[index].getShape(), ranks, rank, packing))
+        return error;
+    }
+  }
+  return llvm::Error::success();
+}
+
 /// --gradcheck: prints one line per argument and fails on the first
 /// argument whose worst entry exceeds the tolerance.
 int runGradientCheck(const Program &program, const std::vector<Tensor> &inputs,
@@ -562,6 +645,9 @@ int main(int argc, char **argv) {
                 "backward; check them with --compare against a sweep");
   if (runBackward)
     gradientsFlag = true;
+  if (!rankFilesDir.empty() && (compare || gradcheck))
+    return fail("--rank-files writes the ranks of one program's run; not with "
+                "--compare or --gradcheck");
   if (!checkGradientsDir.empty() && !gradcheck)
     return fail("--check-gradients needs --gradcheck");
   if (!cotangentsDir.empty() && !gradientsFlag && !gradcheck)
@@ -606,7 +692,9 @@ int main(int argc, char **argv) {
     llvm::parallel::strategy = llvm::hardware_concurrency(1);
     return runGradientCheck(*first, *inputs, options);
   }
-  auto outputs = runOnGlobalInputs(first->rankFunctions, *inputs, options);
+  RankViews views;
+  auto outputs = runOnGlobalInputs(first->rankFunctions, *inputs, options,
+                                   rankFilesDir.empty() ? nullptr : &views);
   if (!outputs)
     return fail(llvm::toString(outputs.takeError()));
 
@@ -630,7 +718,8 @@ int main(int argc, char **argv) {
       if (!generated)
         return generated.takeError();
       return runGeneratedBackward(function, generated->first, generated->second,
-                                  *inputs, cotangents, options);
+                                  *inputs, cotangents, options,
+                                  rankFilesDir.empty() ? nullptr : &views);
     }();
     if (!run)
       return fail(llvm::toString(run.takeError()));
@@ -650,6 +739,11 @@ int main(int argc, char **argv) {
         return fail(llvm::toString(std::move(error)));
     if (!outputsDir.empty() && gradientsFlag)
       if (auto error = writeGradients(outputsDir, gradients))
+        return fail(llvm::toString(std::move(error)));
+    if (!rankFilesDir.empty())
+      if (auto error =
+              writeRankFiles(rankFilesDir, function, views, outputs->size(),
+                             *outputs, gradients, *inputs))
         return fail(llvm::toString(std::move(error)));
     return 0;
   }

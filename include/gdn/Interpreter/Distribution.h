@@ -31,6 +31,17 @@ llvm::Expected<std::vector<Tensor>> scatterToRanks(const Tensor &global,
                                                    int64_t ranks,
                                                    const PackingInfo *packing);
 
+/// Where rank `rank`'s share of a tensor of `localType` sits in the global
+/// tensor of `globalShape`: local index i along `dim` is global index
+/// `indices[i]`. std::nullopt for tensors without a layout (replicated).
+struct ShardIndices {
+  unsigned dim = 0;
+  std::vector<int64_t> indices;
+};
+llvm::Expected<std::optional<ShardIndices>>
+getShardIndices(RankedTensorType localType, llvm::ArrayRef<int64_t> globalShape,
+                int64_t ranks, int64_t rank, const PackingInfo *packing);
+
 /// The inverse of scatterToRanks. Tensors without a layout must be equal on
 /// all ranks (the result is rank 0's); a difference is reported.
 llvm::Expected<Tensor> gatherFromRanks(llvm::ArrayRef<Tensor> locals,

@@ -53,12 +53,15 @@ runWithGradients(llvm::ArrayRef<func::FuncOp> rankFunctions,
 /// (@original_backward: arguments, saved values, cotangents -> gradients)
 /// run on the ranks, each rank passing its own saved values on. Inputs,
 /// cotangents and the returned results and gradients are global, as in
-/// runWithGradients, so the two can be compared.
+/// runWithGradients, so the two can be compared. With `views`, also keeps
+/// what each rank's @original_forward took and returned (saved values
+/// included) and each rank's cotangents and gradients.
 llvm::Expected<GradientRun> runGeneratedBackward(
     func::FuncOp original, llvm::ArrayRef<func::FuncOp> forwardRanks,
     llvm::ArrayRef<func::FuncOp> backwardRanks,
     const std::vector<Tensor> &globalInputs,
-    const std::vector<Tensor> &cotangents, const InterpreterOptions &options);
+    const std::vector<Tensor> &cotangents, const InterpreterOptions &options,
+    RankViews *views = nullptr);
 
 /// Standard-normal float64 cotangents shaped like `results`, one random
 /// stream per result (empty tensors for integer results).

@@ -11,6 +11,7 @@
 #ifndef GDN_INTERPRETER_INTERPRETER_H
 #define GDN_INTERPRETER_INTERPRETER_H
 
+#include "gdn/Interpreter/Packing.h"
 #include "gdn/Interpreter/Tensor.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -37,13 +38,28 @@ llvm::Expected<RankTensors>
 runOnRanks(llvm::ArrayRef<func::FuncOp> rankFunctions, RankTensors inputs,
            const InterpreterOptions &options);
 
+/// Each rank's own tensors of a run on global inputs: what every rank took
+/// and returned before scattering and gathering. Tools that run the same
+/// P-rank program rank by rank elsewhere (the GPU harness) are checked
+/// against these. `packing` is the global packing that cut zigzag shards.
+struct RankViews {
+  RankTensors arguments, results;
+  /// Only for runs of a generated backward: each rank's share of the
+  /// cotangents (one per floating-point result) and its gradients (one per
+  /// floating-point argument), as its @f_backward took and returned them.
+  RankTensors cotangents, gradients;
+  std::optional<PackingInfo> packing;
+};
+
 /// Runs `rankFunctions` (one per rank) on global inputs: scatters each
 /// argument by its layout, runs, and gathers each result by its layout.
-/// Zigzag layouts are cut with the function's cu_seqlens argument.
+/// Zigzag layouts are cut with the function's cu_seqlens argument. With
+/// `views`, also keeps each rank's arguments and results there.
 llvm::Expected<std::vector<Tensor>>
 runOnGlobalInputs(llvm::ArrayRef<func::FuncOp> rankFunctions,
                   const std::vector<Tensor> &globalInputs,
-                  const InterpreterOptions &options);
+                  const InterpreterOptions &options,
+                  RankViews *views = nullptr);
 
 /// The number of ranks a function is written for: the largest rank count of
 /// its argument/result layouts and process groups (1 when it has none).

@@ -37,7 +37,8 @@ llvm::Expected<GradientRun> mlir::gdn::interp::runGeneratedBackward(
     func::FuncOp original, ArrayRef<func::FuncOp> forwardRanks,
     ArrayRef<func::FuncOp> backwardRanks,
     const std::vector<Tensor> &globalInputs,
-    const std::vector<Tensor> &cotangents, const InterpreterOptions &options) {
+    const std::vector<Tensor> &cotangents, const InterpreterOptions &options,
+    RankViews *views) {
   const int64_t ranks = static_cast<int64_t>(forwardRanks.size());
   func::FuncOp forward = forwardRanks[0], backward = backwardRanks[0];
   FunctionType signature = original.getFunctionType();
@@ -85,6 +86,12 @@ llvm::Expected<GradientRun> mlir::gdn::interp::runGeneratedBackward(
   if (!rankOutputs)
     return rankOutputs.takeError();
 
+  if (views) {
+    views->arguments = *rankArguments;
+    views->results = *rankOutputs;
+    views->packing = *packing;
+    views->cotangents.assign(ranks, {});
+  }
   GradientRun run;
   RankTensors rankResults(ranks);
   for (int64_t rank = 0; rank < ranks; ++rank)
@@ -118,13 +125,18 @@ llvm::Expected<GradientRun> mlir::gdn::interp::runGeneratedBackward(
       return llvm::createStringError(llvm::formatv(
           "the cotangent of result #{0} of @{1}: {2}", index,
           original.getName(), llvm::toString(shares.takeError())));
-    for (int64_t rank = 0; rank < ranks; ++rank)
+    for (int64_t rank = 0; rank < ranks; ++rank) {
+      if (views)
+        views->cotangents[rank].push_back((*shares)[rank]);
       backwardInputs[rank].push_back(std::move((*shares)[rank]));
+    }
   }
   auto rankGradients =
       runOnRanks(backwardRanks, std::move(backwardInputs), options);
   if (!rankGradients)
     return rankGradients.takeError();
+  if (views)
+    views->gradients = *rankGradients;
 
   run.gradients.assign(signature.getNumInputs(), std::nullopt);
   for (auto [position, index] : llvm::enumerate(floatArguments)) {

@@ -78,7 +78,7 @@ public:
           if (!llvm::is_contained(conditions, condition))
             conditions.push_back(std::move(condition));
         resultShapes = std::move(call.results);
-        if (getStagingOperand(op))
+        if (!getStagingOperands(op).empty())
           staging.push_back(op);
         if (comm::GroupAttr group = getRuntimeCallGroup(op))
           groups.insert(group);
@@ -136,15 +136,20 @@ public:
     }
     // gdnrt sizes the staging of its collectives from the tensors' shapes.
     for (Operation *op : staging) {
-      Value operand = getStagingOperand(op);
-      auto type = cast<RankedTensorType>(operand.getType());
       os << "  offsets[" << slot++ << "] = bytes; // staging of "
-         << op->getName() << " at " << op->getLoc() << "\n"
-         << "  {\n    const gdn_tensor_t tensor = gdn::shapeOnlyTensor("
-         << getAbiDtype(type.getElementType()) << ", {";
-      llvm::interleaveComma(shapes.lookup(operand), os);
-      os << "});\n    bytes += gdn::alignWorkspace("
-         << getStagingQuery(op, "tensor") << ");\n  }\n";
+         << op->getName() << " at " << op->getLoc() << "\n  {\n";
+      std::vector<std::string> tensors;
+      for (Value operand : getStagingOperands(op)) {
+        auto type = cast<RankedTensorType>(operand.getType());
+        tensors.push_back("tensor" + std::to_string(tensors.size()));
+        os << "    const gdn_tensor_t " << tensors.back()
+           << " = gdn::shapeOnlyTensor(" << getAbiDtype(type.getElementType())
+           << ", {";
+        llvm::interleaveComma(shapes.lookup(operand), os);
+        os << "});\n";
+      }
+      os << "    bytes += gdn::alignWorkspace("
+         << getStagingQuery(op, tensors) << ");\n  }\n";
     }
     os << "  offsets[" << slot << "] = bytes;\n"
        << "  return bytes;\n}\n\n";
@@ -203,7 +208,9 @@ public:
 /// parameter rows): collectives and permutations move data, not meaning.
 bool keepsRole(Operation *op) {
   return isa<RegroupSectionsOp, arith::AddFOp, comm::LocalShardOp,
-             comm::AllGatherOp, comm::ReduceScatterOp, comm::AllToAllOp>(op);
+             comm::AllGatherOp, comm::ReduceScatterOp, comm::AllToAllOp,
+             comm::AllReduceOp, comm::LocalUnshardOp,
+             comm::ReplicatedToPartialOp>(op);
 }
 
 /// The role of a value the function takes, from the first use that tells.
@@ -298,12 +305,17 @@ std::string resultRole(Value value) {
       return "GDN_ROLE_PARAMETER";
   // A halo's rows and an incoming state are whole tensors of one rank, not
   // rows of the pack: tools must not slice them by sequence.
-  if (isa<comm::HaloExchangeOp, comm::StateExchangeOp>(producer))
+  if (isa<comm::HaloExchangeOp, comm::StateExchangeOp,
+          comm::ReverseStateExchangeOp>(producer))
     return "GDN_ROLE_PARAMETER";
+  // A returned halo lands in the shard's cotangent, rows of the pack.
+  if (auto halo = dyn_cast<comm::ReturnHaloOp>(producer))
+    return resultRole(halo.getDest());
   return "GDN_ROLE_TOKENS";
 }
 
-void printSignature(const FunctionPlan &plan, llvm::raw_ostream &os) {
+void printSignature(const FunctionPlan &plan, const FunctionLayout &layout,
+                    llvm::raw_ostream &os) {
   FunctionType type = plan.function.getFunctionType();
   Block &body = plan.function.getBody().front();
   auto printArray = [&](StringRef ctype, StringRef suffix,
@@ -336,13 +348,16 @@ void printSignature(const FunctionPlan &plan, llvm::raw_ostream &os) {
   printArray("gdn_dtype_t", "result_dtypes", resDtypes);
   printArray("int32_t", "result_ranks", resRanks);
   printArray("gdn_role_t", "result_roles", resRoles);
+  int64_t groupRanks[2] = {0, 0}; // SP, CP
+  for (comm::GroupAttr group : layout.groups)
+    groupRanks[group.getKind() == comm::GroupKind::CP] = group.getRanks();
   os << "extern \"C\" const gdn_signature_t " << plan.prefix
      << "_signature = {\"" << plan.function.getName() << "\", "
      << type.getNumInputs() << ", " << type.getNumResults() << ", "
      << plan.prefix << "_arg_dtypes, " << plan.prefix << "_arg_ranks, "
      << plan.prefix << "_arg_roles, " << plan.prefix << "_result_dtypes, "
-     << plan.prefix << "_result_ranks, " << plan.prefix
-     << "_result_roles};\n\n";
+     << plan.prefix << "_result_ranks, " << plan.prefix << "_result_roles, "
+     << groupRanks[0] << ", " << groupRanks[1] << "};\n\n";
 }
 
 //===----------------------------------------------------------------------===//
@@ -592,7 +607,7 @@ void mlir::gdn::cuda::printFunctionEntries(const FunctionPlan &plan,
   FunctionLayout layout(plan);
   os << "//===--- @" << plan.function.getName() << ": whole-function entry "
      << "points ---===//\n\n";
-  printSignature(plan, os);
+  printSignature(plan, layout, os);
   layout.printLayoutFunction(os);
   printCheckArgs(plan, layout, os);
   printQueries(plan, layout, os);

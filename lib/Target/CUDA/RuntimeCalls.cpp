@@ -203,6 +203,20 @@ std::vector<ShapeExprs> deriveShapes(Operation *op,
                                          ranksOf(shard.getGroup()), conditions);
         return std::vector<ShapeExprs>{dims};
       })
+      .Case([&](comm::LocalUnshardOp unshard) {
+        ShapeExprs dims = operands[0];
+        dims[unshard.getDim()] =
+            times(dims[unshard.getDim()], ranksOf(unshard.getGroup()));
+        return std::vector<ShapeExprs>{dims};
+      })
+      .Case<comm::AllReduceOp, comm::ReplicatedToPartialOp>(
+          [&](Operation *) { return std::vector<ShapeExprs>{operands[0]}; })
+      .Case([&](comm::ReturnHaloOp) {
+        return std::vector<ShapeExprs>{operands[1]}; // dest's
+      })
+      .Case([&](comm::ReverseStateExchangeOp) {
+        return std::vector<ShapeExprs>{operands[1], operands[2]};
+      })
       .Default([](Operation *) { return std::vector<ShapeExprs>{}; });
 }
 
@@ -263,7 +277,9 @@ bool mlir::gdn::cuda::isRuntimeCall(Operation *op) {
   return isa<LinearOp, LinearGradOp, SplitQkvzOp, MergeQkvzOp, MergeQkvOp,
              RegroupSectionsOp, comm::AllGatherOp, comm::ReduceScatterOp,
              comm::AllToAllOp, comm::HaloExchangeOp, comm::StateExchangeOp,
-             comm::LocalShardOp, comm::RankOp>(op);
+             comm::LocalShardOp, comm::RankOp, comm::AllReduceOp,
+             comm::LocalUnshardOp, comm::ReplicatedToPartialOp,
+             comm::ReturnHaloOp, comm::ReverseStateExchangeOp>(op);
 }
 
 std::string mlir::gdn::cuda::getRuntimeCallLimitation(Operation *op) {
@@ -343,37 +359,56 @@ mlir::gdn::cuda::getRuntimeCallShapes(Operation *op,
   return shapes;
 }
 
-Value mlir::gdn::cuda::getStagingOperand(Operation *op) {
-  return llvm::TypeSwitch<Operation *, Value>(op)
-      .Case<comm::AllGatherOp, comm::ReduceScatterOp, comm::AllToAllOp>(
-          [](auto collective) { return collective.getInput(); })
-      .Case([](comm::StateExchangeOp exchange) {
-        return exchange.getPartialState();
+SmallVector<Value, 2> mlir::gdn::cuda::getStagingOperands(Operation *op) {
+  return llvm::TypeSwitch<Operation *, SmallVector<Value, 2>>(op)
+      .Case<comm::AllGatherOp, comm::ReduceScatterOp, comm::AllToAllOp,
+            comm::AllReduceOp>([](auto collective) {
+        return SmallVector<Value, 2>{collective.getInput()};
       })
-      .Default([](Operation *) { return Value(); });
+      .Case<comm::StateExchangeOp, comm::ReverseStateExchangeOp>(
+          [](auto exchange) {
+            return SmallVector<Value, 2>{exchange.getPartialState()};
+          })
+      .Case([](comm::ReturnHaloOp halo) {
+        return SmallVector<Value, 2>{halo.getHaloGrad(), halo.getDest()};
+      })
+      .Default([](Operation *) { return SmallVector<Value, 2>(); });
 }
 
-std::string mlir::gdn::cuda::getStagingQuery(Operation *op, StringRef tensor) {
+std::string mlir::gdn::cuda::getStagingQuery(Operation *op,
+                                             ArrayRef<std::string> tensors) {
   std::string text;
   llvm::raw_string_ostream os(text);
   const std::string ranks = std::to_string(getRuntimeCallGroup(op).getRanks());
   llvm::TypeSwitch<Operation *>(op)
       .Case([&](comm::AllGatherOp gather) {
-        os << "gdnrt_all_gather_workspace_bytes(&" << tensor << ", " << ranks
-           << ", " << gather.getDim() << ")";
+        os << "gdnrt_all_gather_workspace_bytes(&" << tensors[0] << ", "
+           << ranks << ", " << gather.getDim() << ")";
       })
       .Case([&](comm::ReduceScatterOp scatter) {
-        os << "gdnrt_reduce_scatter_workspace_bytes(&" << tensor << ", "
+        os << "gdnrt_reduce_scatter_workspace_bytes(&" << tensors[0] << ", "
            << ranks << ", " << scatter.getDim() << ")";
       })
       .Case([&](comm::AllToAllOp exchange) {
-        os << "gdnrt_all_to_all_workspace_bytes(&" << tensor << ", " << ranks
-           << ", " << exchange.getSplitDim() << ", " << exchange.getConcatDim()
-           << ")";
+        os << "gdnrt_all_to_all_workspace_bytes(&" << tensors[0] << ", "
+           << ranks << ", " << exchange.getSplitDim() << ", "
+           << exchange.getConcatDim() << ")";
+      })
+      .Case([&](comm::AllReduceOp) {
+        os << "gdnrt_all_reduce_workspace_bytes(&" << tensors[0] << ", "
+           << ranks << ")";
       })
       .Case([&](comm::StateExchangeOp exchange) {
-        os << "gdnrt_state_exchange_workspace_bytes(&" << tensor << ", "
+        os << "gdnrt_state_exchange_workspace_bytes(&" << tensors[0] << ", "
            << ranks << ", " << chainName(exchange.getChain()) << ")";
+      })
+      .Case([&](comm::ReverseStateExchangeOp exchange) {
+        os << "gdnrt_reverse_state_exchange_workspace_bytes(&" << tensors[0]
+           << ", " << ranks << ", " << chainName(exchange.getChain()) << ")";
+      })
+      .Case([&](comm::ReturnHaloOp) {
+        os << "gdnrt_return_halo_workspace_bytes(&" << tensors[0] << ", &"
+           << tensors[1] << ", " << ranks << ")";
       });
   return text;
 }
@@ -573,6 +608,37 @@ void mlir::gdn::cuda::printRuntimeCall(
         printChecked(os, "gdnrt_local_shard",
                      {"context", role, ranks, ref(shard.getInput()),
                       ref(shard.getResult()), std::to_string(shard.getDim())});
+      })
+      .Case([&](comm::AllReduceOp reduce) {
+        printChecked(os, "gdnrt_all_reduce",
+                     {"context", role, ranks, ref(reduce.getInput()),
+                      ref(reduce.getResult()), stagingArg});
+      })
+      .Case([&](comm::LocalUnshardOp unshard) {
+        printChecked(os, "gdnrt_local_unshard",
+                     {"context", role, ranks, ref(unshard.getInput()),
+                      ref(unshard.getResult()),
+                      std::to_string(unshard.getDim())});
+      })
+      .Case([&](comm::ReplicatedToPartialOp partial) {
+        printChecked(os, "gdnrt_replicated_to_partial",
+                     {"context", role, ranks, ref(partial.getInput()),
+                      ref(partial.getResult())});
+      })
+      .Case([&](comm::ReturnHaloOp halo) {
+        printChecked(os, "gdnrt_return_halo",
+                     {"context", role, ranks, ref(halo.getHaloGrad()),
+                      ref(halo.getDest()), ref(halo.getResult()), stagingArg});
+      })
+      .Case([&](comm::ReverseStateExchangeOp exchange) {
+        printChecked(os, "gdnrt_reverse_state_exchange",
+                     {"context", role, ranks,
+                      ref(exchange.getIncomingStateGrad()),
+                      ref(exchange.getTransition()),
+                      ref(exchange.getPartialState()),
+                      ref(exchange.getTransitionGrad()),
+                      ref(exchange.getPartialStateGrad()),
+                      chainName(exchange.getChain()), stagingArg});
       })
       .Case([&](comm::RankOp) {
         // The index has no consumer a whole-function entry point can hold;

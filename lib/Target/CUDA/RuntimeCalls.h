@@ -2,7 +2,8 @@
 //
 // Between the kernels of a whole-function entry point run the ops that are
 // not kernels of ours: gdn.linear, gdn.linear_grad and the gdn_comm
-// collectives become gdnrt calls (cuBLASLt, NCCL), a sum of linear_grad
+// collectives (and their transposes in a backward) become gdnrt calls
+// (cuBLASLt, NCCL or gdnrt's threads backend), a sum of linear_grad
 // input gradients runs inside their GEMMs, gdn.split_qkvz,
 // gdn.regroup_sections and the merges become strided device copies. For each
 // such op this file knows the result shapes, the run-time conditions on the
@@ -41,13 +42,14 @@ struct RuntimeCallShapes {
 RuntimeCallShapes getRuntimeCallShapes(Operation *op,
                                        ArrayRef<ShapeExprs> operands);
 
-/// The operand whose descriptor the op's `gdnrt_*_workspace_bytes` query
-/// reads, or null when the call takes no staging workspace.
-Value getStagingOperand(Operation *op);
+/// The operands whose descriptors the op's `gdnrt_*_workspace_bytes` query
+/// reads (most take one, return_halo two), or none when the call takes no
+/// staging workspace.
+SmallVector<Value, 2> getStagingOperands(Operation *op);
 
-/// The staging query of `op` given a descriptor `tensor` of its staging
-/// operand: `gdnrt_all_gather_workspace_bytes(&tensor, 2, 0)`.
-std::string getStagingQuery(Operation *op, StringRef tensor);
+/// The staging query of `op` given descriptors `tensors` of its staging
+/// operands: `gdnrt_all_gather_workspace_bytes(&tensor0, 2, 0)`.
+std::string getStagingQuery(Operation *op, ArrayRef<std::string> tensors);
 
 /// The process group `op` runs on; null for ops without one.
 comm::GroupAttr getRuntimeCallGroup(Operation *op);

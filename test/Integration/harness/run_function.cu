@@ -30,8 +30,9 @@
 //===----------------------------------------------------------------------===//
 
 #include GDN_HEADER
-#include "npy.h"
 #include "cuda_check.h"
+#include "host_tensors.h"
+#include "npy.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -56,6 +57,8 @@
 
 namespace {
 
+using namespace harness;
+
 int failures = 0;
 gdnrt_context_t *context = nullptr;
 
@@ -65,98 +68,6 @@ void expect(bool ok, const std::string &what) {
     ++failures;
 }
 
-size_t elementBytes(gdn_dtype_t dtype) {
-  return dtype == GDN_BF16 || dtype == GDN_F16 ? 2
-         : dtype == GDN_F32 || dtype == GDN_I32 ? 4
-                                                : 8;
-}
-
-/// A host tensor kept as doubles, with the dtype it has on the device.
-struct HostTensor {
-  gdn_dtype_t dtype;
-  std::vector<int64_t> shape;
-  std::vector<double> values;
-  int64_t rowSize() const {
-    int64_t n = 1;
-    for (size_t d = 1; d < shape.size(); ++d)
-      n *= shape[d];
-    return n;
-  }
-};
-
-std::vector<char> encode(const HostTensor &t) {
-  std::vector<char> bytes(t.values.size() * elementBytes(t.dtype));
-  for (size_t i = 0; i < t.values.size(); ++i) {
-    char *p = bytes.data() + i * elementBytes(t.dtype);
-    double v = t.values[i];
-    switch (t.dtype) {
-    case GDN_BF16: {
-      __nv_bfloat16 x = __float2bfloat16_rn(static_cast<float>(v));
-      std::memcpy(p, &x, 2);
-      break;
-    }
-    case GDN_F16: {
-      __half x = __float2half_rn(static_cast<float>(v));
-      std::memcpy(p, &x, 2);
-      break;
-    }
-    case GDN_F32: {
-      float x = static_cast<float>(v);
-      std::memcpy(p, &x, 4);
-      break;
-    }
-    case GDN_I32: {
-      int32_t x = static_cast<int32_t>(v);
-      std::memcpy(p, &x, 4);
-      break;
-    }
-    case GDN_I64: {
-      int64_t x = static_cast<int64_t>(v);
-      std::memcpy(p, &x, 8);
-      break;
-    }
-    default:
-      std::memcpy(p, &v, 8);
-    }
-  }
-  return bytes;
-}
-
-double decode(const char *p, gdn_dtype_t dtype) {
-  switch (dtype) {
-  case GDN_BF16: {
-    __nv_bfloat16 x;
-    std::memcpy(&x, p, 2);
-    return __bfloat162float(x);
-  }
-  case GDN_F16: {
-    __half x;
-    std::memcpy(&x, p, 2);
-    return __half2float(x);
-  }
-  case GDN_F32: {
-    float x;
-    std::memcpy(&x, p, 4);
-    return x;
-  }
-  case GDN_I32: {
-    int32_t x;
-    std::memcpy(&x, p, 4);
-    return x;
-  }
-  case GDN_I64: {
-    int64_t x;
-    std::memcpy(&x, p, 8);
-    return static_cast<double>(x);
-  }
-  default: {
-    double x;
-    std::memcpy(&x, p, 8);
-    return x;
-  }
-  }
-}
-
 /// Device buffers of one call: arguments, results, workspace.
 struct Run {
   std::vector<gdn_tensor_t> args, results;
@@ -164,25 +75,6 @@ struct Run {
   int status = GDN_SUCCESS;
   std::string message;
 };
-
-gdn_tensor_t upload(const HostTensor &t) {
-  gdn_tensor_t d = {};
-  d.dtype = t.dtype;
-  d.rank = static_cast<int32_t>(t.shape.size());
-  for (size_t i = 0; i < t.shape.size(); ++i)
-    d.shape[i] = t.shape[i];
-  std::vector<char> bytes = encode(t);
-  CUDA_OK(cudaMalloc(&d.data, std::max<size_t>(bytes.size(), 16)));
-  CUDA_OK(cudaMemcpy(d.data, bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
-  return d;
-}
-
-size_t bytesOf(const gdn_tensor_t &t) {
-  size_t n = elementBytes(t.dtype);
-  for (int d = 0; d < t.rank; ++d)
-    n *= static_cast<size_t>(t.shape[d]);
-  return n;
-}
 
 /// Runs the function once on `inputs`; results are poisoned first with
 /// `poison` bytes (0xFF: NaN for floats, so an element the kernels forget to
@@ -247,14 +139,6 @@ int findRole(gdn_role_t role) {
   return -1;
 }
 
-std::vector<double> decodeAll(const std::vector<char> &bytes, gdn_dtype_t dtype) {
-  size_t width = elementBytes(dtype);
-  std::vector<double> values(bytes.size() / width);
-  for (size_t i = 0; i < values.size(); ++i)
-    values[i] = decode(bytes.data() + i * width, dtype);
-  return values;
-}
-
 int check(const std::string &in, const std::string &expectedDir,
           const std::string &out, double rtol) {
   std::vector<HostTensor> inputs = loadInputs(in);
@@ -266,30 +150,22 @@ int check(const std::string &in, const std::string &expectedDir,
     return 1;
   for (int r = 0; r < FN_SIGNATURE.num_results; ++r) {
     const gdn_tensor_t &t = packed.results[r];
-    npy::Array result;
-    result.descr = t.dtype == GDN_F64 ? "<f8" : t.dtype == GDN_I32 ? "<i4" : "<f4";
-    result.shape.assign(t.shape, t.shape + t.rank);
-    result.values = decodeAll(packed.resultBytes[r], t.dtype);
-    npy::write(out + "/result" + std::to_string(r) + ".npy", result);
+    writeResult(out + "/result" + std::to_string(r) + ".npy", t,
+                packed.resultBytes[r]);
+    const std::vector<double> values = decodeAll(packed.resultBytes[r], t.dtype);
     npy::Array expected;
     std::string error;
     if (!npy::read(expectedDir + "/result" + std::to_string(r) + ".npy", expected, error)) {
       expect(false, error);
       continue;
     }
-    double diff = 0, ref = 0;
     bool finite = true;
-    for (size_t i = 0; i < result.values.size() && i < expected.values.size(); ++i) {
-      finite &= std::isfinite(result.values[i]);
-      diff += std::pow(result.values[i] - expected.values[i], 2);
-      ref += std::pow(expected.values[i], 2);
-    }
-    double rel = ref > 0 ? std::sqrt(diff / ref) : std::sqrt(diff);
+    const double rel = relativeRms(values, expected.values, finite);
     char line[256];
     std::snprintf(line, sizeof(line),
                   "result #%d matches gdn-run: rel_rms = %.3e (rtol %.1e)%s", r,
                   rel, rtol, finite ? "" : ", NON-FINITE values");
-    expect(finite && result.values.size() == expected.values.size() && rel <= rtol,
+    expect(finite && values.size() == expected.values.size() && rel <= rtol,
            line);
   }
 

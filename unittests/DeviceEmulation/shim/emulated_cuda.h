@@ -100,6 +100,15 @@ inline unsigned long long atomicMin(unsigned long long *address,
     *address = value;
   return old;
 }
+/// atomicMin on an int several emulated threads update.
+inline int atomicMin(int *address, int value) {
+  static std::mutex mutex;
+  std::lock_guard<std::mutex> lock(mutex);
+  const int old = *address;
+  if (value < old)
+    *address = value;
+  return old;
+}
 inline float __shfl_xor_sync(unsigned, float value, int laneMask) {
   return gdn::device::emulation::shuffleXor(value, laneMask);
 }

@@ -218,6 +218,14 @@ inline int describePackingStatus(const gdn_status_t *deviceStatus,
              "%lld",
              status.index, (long long)status.value, (long long)status.bound);
     break;
+  case GDN_STATUS_ZIGZAG_SLOT:
+    snprintf(message, size,
+             "zigzag sharding over %lld ranks needs every sequence's slot to "
+             "be a multiple of %lld, but sequence %d has %lld rows; pad the "
+             "sequence or use the contiguous layout",
+             (long long)status.bound / 2, (long long)status.bound,
+             status.index, (long long)status.value);
+    break;
   default:
     snprintf(message, size, "unknown packing status %d", status.code);
   }

@@ -66,7 +66,9 @@ typedef enum gdn_status_code {
   GDN_STATUS_DECREASING = 2,       /**< cu[index] < cu[index - 1] */
   GDN_STATUS_WRONG_TOTAL = 3,      /**< cu[N] != the buffer's token count */
   GDN_STATUS_SLOT_TOO_SMALL = 4,   /**< real length of sequence index > slot */
-  GDN_STATUS_NO_OFFSETS = 5        /**< cu_seqlens has no entries */
+  GDN_STATUS_NO_OFFSETS = 5,       /**< cu_seqlens has no entries */
+  GDN_STATUS_ZIGZAG_SLOT = 6       /**< slot of sequence index is no
+                                        multiple of bound = 2P (zigzag) */
 } gdn_status_code_t;
 
 /** Device-side validation result: the first violation found. */
@@ -100,6 +102,12 @@ typedef struct gdn_signature {
   const gdn_dtype_t *result_dtypes;
   const int32_t *result_ranks;
   const gdn_role_t *result_roles;
+  /** The process groups the function's collectives run on: the ranks of
+   *  its SP and CP groups (bind communicators of these sizes to the
+   *  context), 0 for a group it does not use. A function with both runs on
+   *  an sp_ranks x cp_ranks grid, SP innermost. */
+  int32_t sp_ranks;
+  int32_t cp_ranks;
 } gdn_signature_t;
 
 #ifdef __cplusplus

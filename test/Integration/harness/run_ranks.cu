@@ -1,0 +1,613 @@
+//===- run_ranks.cu - run a generated P-rank function rank by rank
+//----------===//
+//
+// The multi-rank driver of the GPU suite. A function that the parallel
+// passes distributed over an SP group of S and/or a CP group of P ranks
+// (gdn_<f>_signature says which) runs on S x P ranks: threads of this
+// process, each with its own gdnrt context and stream on device 0, joined
+// by gdnrt's threads backend (or, for a world of one rank, a one-rank NCCL
+// communicator: GDN_HARNESS_BACKEND=nccl). Each rank takes its own inputs,
+// as gdn-run --rank-files cut them, and is checked against gdn-run's
+// float64 result for that rank. Modes:
+//
+//   check IN EXPECTED OUT RTOL  IN/rank<r>/argN.npy -> OUT/rank<r>/resultN.npy,
+//                               each against EXPECTED/rank<r>/resultN.npy
+//                               (relative RMS), and three runs bit-identical
+//   train IN EXPECTED OUT RTOL  a training step: GDN_FN is @f_forward and
+//                               GDN_BACKWARD_FN @f_backward; each rank runs
+//                               the forward, keeps its saved values on the
+//                               device, and runs the backward on its
+//                               arguments, saved values and
+//                               IN/rank<r>/cotangentN.npy; its results and
+//                               gradients (OUT/rank<r>/gradN.npy, N the
+//                               argument) are checked as above
+//   gather OUT EXPECTED RTOL [AGAINST]
+//                               across the ranks of an earlier check or
+//                               train run (no GPU): a result or gradient
+//                               without a layout is the same on every rank,
+//                               bit for bit; with AGAINST (the OUT/rank0 of
+//                               the one-rank program's run), the ranks'
+//                               shares put together by gdn-run's
+//                               EXPECTED/rank<r>/*.rows.npy (or .heads.npy)
+//                               equal the one-rank run within RTOL
+//
+// Exits non-zero on any failure; prints one line per check, rank by rank.
+//
+//===----------------------------------------------------------------------===//
+
+#include GDN_HEADER
+#include "cuda_check.h"
+#include "host_tensors.h"
+#include "npy.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#define GDN_CAT2(a, b) a##b
+#define GDN_CAT(a, b) GDN_CAT2(a, b)
+#define FN GDN_FN
+#define FN_SIGNATURE GDN_CAT(GDN_FN, _signature)
+#define FN_WORKSPACE GDN_CAT(GDN_FN, _workspace_bytes)
+#define FN_SHAPES GDN_CAT(GDN_FN, _result_shapes)
+#define FN_CHECK GDN_CAT(GDN_FN, _check)
+#ifdef GDN_BACKWARD_FN
+#define BWD GDN_BACKWARD_FN
+#define BWD_SIGNATURE GDN_CAT(GDN_BACKWARD_FN, _signature)
+#define BWD_WORKSPACE GDN_CAT(GDN_BACKWARD_FN, _workspace_bytes)
+#define BWD_SHAPES GDN_CAT(GDN_BACKWARD_FN, _result_shapes)
+#define BWD_CHECK GDN_CAT(GDN_BACKWARD_FN, _check)
+#endif
+
+namespace {
+
+using namespace harness;
+
+/// The lines one rank prints, kept until every rank has finished so that
+/// the output reads rank by rank.
+struct Report {
+  int rank = 0;
+  int failures = 0;
+  std::vector<std::string> lines;
+
+  void expect(bool ok, const std::string &what) {
+    lines.push_back(std::string(ok ? "PASS" : "FAIL") + ": rank " +
+                    std::to_string(rank) + ": " + what);
+    failures += !ok;
+  }
+};
+
+/// One entry point of the generated library, through its C symbols.
+struct Entry {
+  const gdn_signature_t *signature;
+  size_t (*workspaceBytes)(const gdn_tensor_t *);
+  int (*resultShapes)(const gdn_tensor_t *, gdn_tensor_t *);
+  int (*run)(const gdn_tensor_t *, gdn_tensor_t *, void *, gdnrt_context_t *);
+  int (*check)(const gdn_tensor_t *, const void *, gdnrt_context_t *, char *,
+               size_t);
+};
+
+Entry forwardEntry() {
+  return {&FN_SIGNATURE, FN_WORKSPACE, FN_SHAPES, FN, FN_CHECK};
+}
+
+/// Device results of one call of an entry point, downloaded.
+struct Call {
+  std::vector<gdn_tensor_t> results; ///< on the device until freed
+  std::vector<std::vector<char>> bytes;
+  int status = GDN_SUCCESS;
+  std::string message;
+};
+
+/// Runs `entry` on device tensors `args` on `context`'s stream: results
+/// poisoned with NaN bytes first (an element no kernel writes shows), the
+/// status checked by the entry's _check (which waits through the
+/// communicators' watchdogs), the results downloaded and kept on the device.
+Call callEntry(const Entry &entry, const std::vector<gdn_tensor_t> &args,
+               gdnrt_context_t *context) {
+  Call call;
+  call.results.resize(entry.signature->num_results);
+  if (int error = entry.resultShapes(args.data(), call.results.data())) {
+    call.status = error;
+    call.message = "result_shapes rejected the arguments";
+    return call;
+  }
+  cudaStream_t stream = gdnrt_context_stream(context);
+  for (gdn_tensor_t &r : call.results) {
+    CUDA_OK(cudaMalloc(&r.data, std::max<size_t>(bytesOf(r), 16)));
+    CUDA_OK(cudaMemsetAsync(r.data, 0xFF, bytesOf(r), stream));
+  }
+  const size_t workspaceBytes = entry.workspaceBytes(args.data());
+  void *workspace = nullptr;
+  CUDA_OK(cudaMalloc(&workspace, std::max<size_t>(workspaceBytes, 256)));
+  call.status = entry.run(args.data(), call.results.data(), workspace, context);
+  char message[512] = "";
+  if (call.status == GDN_SUCCESS)
+    call.status =
+        entry.check(args.data(), workspace, context, message, sizeof(message));
+  else
+    std::snprintf(message, sizeof(message), "%s", gdnrt_last_error());
+  call.message = message;
+  CUDA_OK(cudaStreamSynchronize(stream));
+  for (gdn_tensor_t &r : call.results) {
+    std::vector<char> bytes(bytesOf(r));
+    CUDA_OK(
+        cudaMemcpy(bytes.data(), r.data, bytes.size(), cudaMemcpyDeviceToHost));
+    call.bytes.push_back(std::move(bytes));
+  }
+  CUDA_OK(cudaFree(workspace));
+  return call;
+}
+
+void freeTensors(std::vector<gdn_tensor_t> &tensors) {
+  for (gdn_tensor_t &t : tensors)
+    CUDA_OK(cudaFree(t.data));
+  tensors.clear();
+}
+
+std::string rankDir(const std::string &dir, int rank) {
+  return dir + "/rank" + std::to_string(rank);
+}
+
+/// Loads `prefix`N.npy for N < `count` with the signature's dtypes.
+bool loadTensors(const std::string &dir, const std::string &prefix, int count,
+                 const gdn_dtype_t *dtypes, std::vector<HostTensor> &tensors,
+                 Report &report) {
+  for (int i = 0; i < count; ++i) {
+    HostTensor tensor;
+    std::string error;
+    if (!readTensor(dir + "/" + prefix + std::to_string(i) + ".npy", dtypes[i],
+                    tensor, error)) {
+      report.expect(false, error);
+      return false;
+    }
+    tensors.push_back(std::move(tensor));
+  }
+  return true;
+}
+
+/// Compares a downloaded tensor with gdn-run's `expected` .npy and writes
+/// it to `out`.
+void compareWithReference(const std::string &what, const gdn_tensor_t &tensor,
+                          const std::vector<char> &bytes,
+                          const std::string &expected, const std::string &out,
+                          double rtol, Report &report) {
+  writeResult(out, tensor, bytes);
+  npy::Array reference;
+  std::string error;
+  if (!npy::read(expected, reference, error)) {
+    report.expect(false, error);
+    return;
+  }
+  const std::vector<double> values = decodeAll(bytes, tensor.dtype);
+  bool finite = true;
+  const double rel = relativeRms(values, reference.values, finite);
+  char line[256];
+  std::snprintf(line, sizeof(line),
+                "%s matches gdn-run: rel_rms = %.3e (rtol %.1e)%s",
+                what.c_str(), rel, rtol, finite ? "" : ", NON-FINITE values");
+  report.expect(
+      finite && values.size() == reference.values.size() && rel <= rtol, line);
+}
+
+/// What every rank of a job shares: its contexts' communicators come from
+/// one threads-backend rendezvous (or a one-rank NCCL communicator).
+struct World {
+  int spRanks = 0, cpRanks = 0; ///< 0: the function uses no such group
+  int size = 1;
+  std::string rendezvous;
+  bool nccl = false;
+};
+
+/// Creates rank `rank`'s context on device 0 with its own stream and binds
+/// the function's groups; false (with a failed check) when that fails.
+bool openRank(const World &world, int rank, gdnrt_context_t **context,
+              std::vector<gdnrt_comm_t *> &comms, cudaStream_t *stream,
+              Report &report) {
+  CUDA_OK(cudaSetDevice(0));
+  CUDA_OK(cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking));
+  if (gdnrt_context_create(0, *stream, context) != GDN_SUCCESS) {
+    report.expect(false,
+                  std::string("gdnrt_context_create: ") + gdnrt_last_error());
+    return false;
+  }
+  const char *timeout = std::getenv("GDN_HARNESS_TIMEOUT_MS");
+  gdnrt_context_set_timeout(*context, timeout ? std::atoll(timeout) : 120000);
+  if (world.spRanks == 0 && world.cpRanks == 0)
+    return true;
+  gdnrt_comm_t *comm = nullptr;
+  int status;
+  if (world.nccl) {
+    gdnrt_unique_id_t id;
+    status = gdnrt_unique_id(&id);
+    if (status == GDN_SUCCESS)
+      status = gdnrt_comm_init(*context, &id, rank, world.size, &comm);
+  } else {
+    status = gdnrt_comm_bootstrap(*context, world.rendezvous.c_str(), rank,
+                                  world.size, &comm);
+  }
+  if (status != GDN_SUCCESS) {
+    report.expect(false,
+                  std::string("the communicator: ") + gdnrt_last_error());
+    return false;
+  }
+  comms.push_back(comm);
+  gdnrt_comm_t *sp = world.spRanks ? comm : nullptr;
+  gdnrt_comm_t *cp = world.cpRanks ? comm : nullptr;
+  if (world.spRanks && world.cpRanks) {
+    if (gdnrt_comm_split_grid(comm, world.spRanks, &sp, &cp) != GDN_SUCCESS) {
+      report.expect(false, std::string("gdnrt_comm_split_grid: ") +
+                               gdnrt_last_error());
+      return false;
+    }
+    comms.push_back(sp);
+    comms.push_back(cp);
+  }
+  if (sp)
+    gdnrt_context_bind(*context, GDNRT_GROUP_SP, sp);
+  if (cp)
+    gdnrt_context_bind(*context, GDNRT_GROUP_CP, cp);
+  return true;
+}
+
+void closeRank(gdnrt_context_t *context, std::vector<gdnrt_comm_t *> &comms,
+               cudaStream_t stream, Report &report) {
+  // Sub-groups first, then the world they were split from.
+  for (auto it = comms.rbegin(); it != comms.rend(); ++it)
+    if (gdnrt_comm_destroy(*it) != GDN_SUCCESS)
+      report.expect(false,
+                    std::string("gdnrt_comm_destroy: ") + gdnrt_last_error());
+  if (context && gdnrt_context_destroy(context) != GDN_SUCCESS)
+    report.expect(false,
+                  std::string("gdnrt_context_destroy: ") + gdnrt_last_error());
+  CUDA_OK(cudaStreamDestroy(stream));
+}
+
+/// The runs of one rank whose results are compared for determinism.
+constexpr int kRuns = 3;
+
+/// check mode, on one rank.
+void checkRank(const World &world, int rank, const std::string &in,
+               const std::string &expectedDir, const std::string &out,
+               double rtol, Report &report) {
+  gdnrt_context_t *context = nullptr;
+  std::vector<gdnrt_comm_t *> comms;
+  cudaStream_t stream = nullptr;
+  if (openRank(world, rank, &context, comms, &stream, report)) {
+    const Entry entry = forwardEntry();
+    std::vector<HostTensor> inputs;
+    if (loadTensors(rankDir(in, rank), "arg", entry.signature->num_args,
+                    entry.signature->arg_dtypes, inputs, report)) {
+      std::vector<gdn_tensor_t> args;
+      for (const HostTensor &t : inputs)
+        args.push_back(upload(t));
+      std::vector<std::vector<char>> first;
+      bool same = true;
+      for (int run = 0; run < kRuns; ++run) {
+        Call call = callEntry(entry, args, context);
+        if (call.status != GDN_SUCCESS) {
+          report.expect(false, "the function runs (status " +
+                                   std::to_string(call.status) + ": " +
+                                   call.message + ")");
+          freeTensors(call.results);
+          same = false;
+          break;
+        }
+        if (run == 0) {
+          report.expect(true, "the function runs");
+          for (int r = 0; r < entry.signature->num_results; ++r)
+            compareWithReference(
+                "result #" + std::to_string(r), call.results[r], call.bytes[r],
+                rankDir(expectedDir, rank) + "/result" + std::to_string(r) +
+                    ".npy",
+                rankDir(out, rank) + "/result" + std::to_string(r) + ".npy",
+                rtol, report);
+          first = call.bytes;
+        } else {
+          same &= call.bytes == first;
+        }
+        freeTensors(call.results);
+      }
+      if (!first.empty())
+        report.expect(same, std::to_string(kRuns) + " runs are bit-identical");
+      freeTensors(args);
+    }
+  }
+  closeRank(context, comms, stream, report);
+}
+
+#ifdef GDN_BACKWARD_FN
+Entry backwardEntry() {
+  return {&BWD_SIGNATURE, BWD_WORKSPACE, BWD_SHAPES, BWD, BWD_CHECK};
+}
+
+bool isFloat(gdn_dtype_t dtype) { return dtype != GDN_I32 && dtype != GDN_I64; }
+
+/// train mode, on one rank: @f_forward, then @f_backward on the arguments,
+/// the saved values (the forward's results after @f's own) and the
+/// cotangents.
+void trainRank(const World &world, int rank, const std::string &in,
+               const std::string &expectedDir, const std::string &out,
+               double rtol, Report &report) {
+  gdnrt_context_t *context = nullptr;
+  std::vector<gdnrt_comm_t *> comms;
+  cudaStream_t stream = nullptr;
+  const Entry forward = forwardEntry(), backward = backwardEntry();
+  const int numArgs = forward.signature->num_args;
+  // @f_backward takes @f's arguments, the saved values and one cotangent
+  // per result of @f (all floating-point in these programs): as many as
+  // @f_forward's arguments and results together.
+  const int numForward = forward.signature->num_results;
+  const int numResults = backward.signature->num_args - numArgs - numForward;
+  const int numCotangents = numResults, numSaved = numForward - numResults;
+  if (numCotangents < 0 || numSaved < 0) {
+    report.expect(false, std::string(backward.signature->name) +
+                             " does not take the arguments, saved values "
+                             "and cotangents of " +
+                             forward.signature->name);
+    return;
+  }
+  if (openRank(world, rank, &context, comms, &stream, report)) {
+    std::vector<HostTensor> inputs, cotangents;
+    std::vector<gdn_dtype_t> cotangentDtypes(
+        backward.signature->arg_dtypes + numArgs + numSaved,
+        backward.signature->arg_dtypes + backward.signature->num_args);
+    if (loadTensors(rankDir(in, rank), "arg", numArgs,
+                    forward.signature->arg_dtypes, inputs, report) &&
+        loadTensors(rankDir(in, rank), "cotangent", numCotangents,
+                    cotangentDtypes.data(), cotangents, report)) {
+      std::vector<gdn_tensor_t> args, cots;
+      for (const HostTensor &t : inputs)
+        args.push_back(upload(t));
+      for (const HostTensor &t : cotangents)
+        cots.push_back(upload(t));
+      std::vector<std::vector<char>> first;
+      bool same = true;
+      for (int run = 0; run < kRuns; ++run) {
+        Call results = callEntry(forward, args, context);
+        if (results.status != GDN_SUCCESS) {
+          report.expect(false, std::string(forward.signature->name) +
+                                   " runs (status " +
+                                   std::to_string(results.status) + ": " +
+                                   results.message + ")");
+          freeTensors(results.results);
+          same = false;
+          break;
+        }
+        std::vector<gdn_tensor_t> backwardArgs = args;
+        backwardArgs.insert(backwardArgs.end(),
+                            results.results.begin() + numResults,
+                            results.results.end());
+        backwardArgs.insert(backwardArgs.end(), cots.begin(), cots.end());
+        Call gradients = callEntry(backward, backwardArgs, context);
+        if (gradients.status != GDN_SUCCESS) {
+          report.expect(false, std::string(backward.signature->name) +
+                                   " runs (status " +
+                                   std::to_string(gradients.status) + ": " +
+                                   gradients.message + ")");
+          freeTensors(results.results);
+          freeTensors(gradients.results);
+          same = false;
+          break;
+        }
+        std::vector<std::vector<char>> bytes(
+            results.bytes.begin(), results.bytes.begin() + numResults);
+        bytes.insert(bytes.end(), gradients.bytes.begin(),
+                     gradients.bytes.end());
+        if (run == 0) {
+          report.expect(true, "the forward and the backward run");
+          for (int r = 0; r < numResults; ++r)
+            compareWithReference("result #" + std::to_string(r),
+                                 results.results[r], results.bytes[r],
+                                 rankDir(expectedDir, rank) + "/result" +
+                                     std::to_string(r) + ".npy",
+                                 rankDir(out, rank) + "/result" +
+                                     std::to_string(r) + ".npy",
+                                 rtol, report);
+          // Gradient k is that of the k-th floating-point argument.
+          int k = 0;
+          for (int a = 0; a < numArgs; ++a) {
+            if (!isFloat(forward.signature->arg_dtypes[a]))
+              continue;
+            compareWithReference("gradient of argument #" + std::to_string(a),
+                                 gradients.results[k], gradients.bytes[k],
+                                 rankDir(expectedDir, rank) + "/grad" +
+                                     std::to_string(a) + ".npy",
+                                 rankDir(out, rank) + "/grad" +
+                                     std::to_string(a) + ".npy",
+                                 rtol, report);
+            ++k;
+          }
+          first = bytes;
+        } else {
+          same &= bytes == first;
+        }
+        freeTensors(results.results);
+        freeTensors(gradients.results);
+      }
+      if (!first.empty())
+        report.expect(same, std::to_string(kRuns) +
+                                " training steps are bit-identical");
+      freeTensors(args);
+      freeTensors(cots);
+    }
+  }
+  closeRank(context, comms, stream, report);
+}
+#endif
+
+/// Runs `body` on every rank of `world`, one thread each, and prints the
+/// ranks' reports in rank order. Returns the number of failed checks.
+int runRanks(const World &world,
+             const std::function<void(int, Report &)> &body) {
+  std::vector<Report> reports(world.size);
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < world.size; ++rank) {
+    reports[rank].rank = rank;
+    threads.emplace_back([&, rank] { body(rank, reports[rank]); });
+  }
+  for (std::thread &thread : threads)
+    thread.join();
+  int failures = 0;
+  for (const Report &report : reports) {
+    for (const std::string &line : report.lines)
+      std::printf("%s\n", line.c_str());
+    failures += report.failures;
+  }
+  return failures;
+}
+
+World makeWorld(const std::string &out) {
+  World world;
+  world.spRanks = FN_SIGNATURE.sp_ranks;
+  world.cpRanks = FN_SIGNATURE.cp_ranks;
+  world.size = std::max(world.spRanks, 1) * std::max(world.cpRanks, 1);
+  const char *backend = std::getenv("GDN_HARNESS_BACKEND");
+  world.nccl = backend && std::string(backend) == "nccl";
+  world.rendezvous = "threads:run_ranks-" + std::to_string(getpid());
+  for (int rank = 0; rank < world.size; ++rank)
+    mkdir(rankDir(out, rank).c_str(), 0755);
+  return world;
+}
+
+/// gather mode: the checks across ranks of one run, on the host.
+int gather(const std::string &out, const std::string &expectedDir, double rtol,
+           const std::string &against) {
+  const int ranks =
+      std::max(FN_SIGNATURE.sp_ranks, 1) * std::max(FN_SIGNATURE.cp_ranks, 1);
+  int failures = 0;
+  auto expect = [&](bool ok, const std::string &what) {
+    std::printf("%s: %s\n", ok ? "PASS" : "FAIL", what.c_str());
+    failures += !ok;
+  };
+  // Every file of rank 0's output: resultN.npy and gradN.npy.
+  for (const char *prefix : {"result", "grad"}) {
+    for (int n = 0; n < 64; ++n) {
+      const std::string name = prefix + std::to_string(n);
+      npy::Array local0;
+      std::string error;
+      if (!npy::read(rankDir(out, 0) + "/" + name + ".npy", local0, error))
+        continue;
+      // Where each rank's share sits, if the value has a layout.
+      std::vector<npy::Array> shares(ranks), maps(ranks);
+      bool sharded = false, heads = false, loaded = true;
+      for (int rank = 0; rank < ranks; ++rank) {
+        loaded &= npy::read(rankDir(out, rank) + "/" + name + ".npy",
+                            shares[rank], error);
+        const std::string map = rankDir(expectedDir, rank) + "/" + name;
+        std::string ignored;
+        if (npy::read(map + ".rows.npy", maps[rank], ignored)) {
+          sharded = true;
+        } else if (npy::read(map + ".heads.npy", maps[rank], ignored)) {
+          sharded = heads = true;
+        }
+      }
+      if (!loaded) {
+        expect(false, error);
+        continue;
+      }
+      npy::Array global;
+      if (!sharded) {
+        bool same = true;
+        for (int rank = 1; rank < ranks; ++rank)
+          same &= shares[rank].values == shares[0].values;
+        expect(same, name + " (no layout) is the same on all " +
+                         std::to_string(ranks) + " ranks, bit for bit");
+        global = shares[0];
+      } else {
+        // Put the shares together along dim 0 (rows) or 1 (heads).
+        global.shape = shares[0].shape;
+        const size_t dim = heads ? 1 : 0;
+        int64_t extent = 0;
+        for (int rank = 0; rank < ranks; ++rank)
+          extent += shares[rank].shape[dim];
+        global.shape[dim] = extent;
+        int64_t outer = 1, inner = 1;
+        for (size_t d = 0; d < dim; ++d)
+          outer *= global.shape[d];
+        for (size_t d = dim + 1; d < global.shape.size(); ++d)
+          inner *= global.shape[d];
+        global.values.assign(outer * extent * inner, 0.0);
+        for (int rank = 0; rank < ranks; ++rank) {
+          const int64_t local = shares[rank].shape[dim];
+          for (int64_t o = 0; o < outer; ++o)
+            for (int64_t i = 0; i < local; ++i) {
+              const int64_t g = static_cast<int64_t>(maps[rank].values[i]);
+              std::copy_n(shares[rank].values.begin() + (o * local + i) * inner,
+                          inner,
+                          global.values.begin() + (o * extent + g) * inner);
+            }
+        }
+      }
+      if (against.empty())
+        continue;
+      npy::Array reference;
+      if (!npy::read(against + "/" + name + ".npy", reference, error)) {
+        expect(false, error);
+        continue;
+      }
+      bool finite = true;
+      const double rel = relativeRms(global.values, reference.values, finite);
+      char line[256];
+      std::snprintf(line, sizeof(line),
+                    "%s of the %d ranks, put together, matches the one-rank "
+                    "run: rel_rms = %.3e (rtol %.1e)%s",
+                    name.c_str(), ranks, rel, rtol,
+                    finite ? "" : ", NON-FINITE values");
+      expect(finite && global.shape == reference.shape && rel <= rtol, line);
+    }
+  }
+  return failures ? 1 : 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  const std::string mode = argc > 1 ? argv[1] : "";
+  const bool rankMode = (mode == "check" || mode == "train") && argc == 6;
+  if (!rankMode && !(mode == "gather" && (argc == 5 || argc == 6))) {
+    std::fprintf(stderr,
+                 "usage: %s check IN EXPECTED OUT RTOL | train IN EXPECTED "
+                 "OUT RTOL | gather OUT EXPECTED RTOL [AGAINST]\n",
+                 argv[0]);
+    return 2;
+  }
+  if (mode == "gather")
+    return gather(argv[2], argv[3], std::atof(argv[4]),
+                  argc == 6 ? argv[5] : "");
+  const std::string in = argv[2], expected = argv[3], out = argv[4];
+  const double rtol = std::atof(argv[5]);
+  const World world = makeWorld(out);
+  if (world.nccl && world.size != 1) {
+    std::fprintf(stderr,
+                 "GDN_HARNESS_BACKEND=nccl runs a world of one rank (NCCL "
+                 "refuses two ranks on one GPU); %s needs %d\n",
+                 FN_SIGNATURE.name, world.size);
+    return 2;
+  }
+  std::printf("%s on %d rank(s) (SP %d x CP %d, %s backend)\n",
+              FN_SIGNATURE.name, world.size, world.spRanks, world.cpRanks,
+              world.nccl ? "NCCL" : "threads");
+  int failures;
+  if (mode == "check") {
+    failures = runRanks(world, [&](int rank, Report &report) {
+      checkRank(world, rank, in, expected, out, rtol, report);
+    });
+  } else {
+#ifdef GDN_BACKWARD_FN
+    failures = runRanks(world, [&](int rank, Report &report) {
+      trainRank(world, rank, in, expected, out, rtol, report);
+    });
+#else
+    std::fprintf(stderr, "train needs -DGDN_BACKWARD_FN=gdn_<f>_backward\n");
+    return 2;
+#endif
+  }
+  return failures ? 1 : 0;
+}
