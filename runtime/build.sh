@@ -15,7 +15,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cuda="${CUDA_HOME:-/usr/local/cuda}"
 cxx="${CXX:-$(command -v g++-12 || command -v g++)}"
 mkdir -p "$out"
-"$cxx" -std=c++17 -O2 -fPIC -shared -fvisibility=hidden \
+"$cxx" -std=c++17 -O2 -fPIC -shared -fvisibility=hidden -pthread \
   -I"$here/include" -I"$cuda/include" \
   "$here"/lib/*.cpp \
   -L"$cuda/lib64" -Wl,-rpath,"$cuda/lib64" -lcudart -lcublasLt -lnccl \

@@ -39,10 +39,10 @@ int boundComm(gdnrt_context_t *context, gdnrt_group_t group, int ranks,
                     groupName(group) + " group of " + std::to_string(ranks) +
                     " ranks but the communicator bound to it has " +
                     std::to_string((*comm)->size));
-  if (!(*comm)->broken.empty())
+  if (std::string broken = brokenReason(*comm); !broken.empty())
     return fail(GDN_ERROR_NCCL, call,
                 "the " + std::string(groupName(group)) +
-                    " communicator was aborted: " + (*comm)->broken);
+                    " communicator was aborted: " + broken);
   return GDN_SUCCESS;
 }
 

@@ -4,7 +4,9 @@
 // NCCL calls return ncclInProgress at once and `settle` polls
 // ncclCommGetAsyncError until the call completes, fails, or the timeout
 // passes, in which case the communicator is aborted. An unreachable peer
-// thus becomes an error with a message, never a hang.
+// thus becomes an error with a message, never a hang. A "threads:<name>"
+// rendezvous makes a communicator of the threads backend instead
+// (ThreadsComm.cpp), whose ranks gdnrt_run_ranks can start.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,8 +16,11 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <new>
+#include <system_error>
 #include <thread>
+#include <vector>
 
 using namespace gdnrt;
 
@@ -70,6 +75,9 @@ int settle(gdnrt_comm_t *comm, ncclResult_t issued, const std::string &call,
 } // namespace gdnrt
 
 namespace {
+
+/// The rank of the thread gdnrt_run_ranks started (-1 on other threads).
+thread_local int runRanksRank = -1;
 
 ncclConfig_t nonBlockingConfig() {
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
@@ -190,6 +198,9 @@ extern "C" int gdnrt_comm_bootstrap(gdnrt_context_t *context,
                 !context ? "the context is null" : "the rendezvous is null");
   if (int error = checkRankAndSize(call, rank, size))
     return error;
+  // Ranks as threads of this process meet in memory; no NCCL id to share.
+  if (std::strncmp(rendezvous, "threads:", 8) == 0)
+    return bootstrapThreads(context, rendezvous + 8, rank, size, comm);
   gdnrt_unique_id_t id{};
   if (rank == 0)
     if (int error = gdnrt_unique_id(&id))
@@ -207,6 +218,19 @@ extern "C" int gdnrt_comm_from_environment(gdnrt_context_t *context,
   const char *rank = std::getenv("GDNRT_RANK");
   const char *size = std::getenv("GDNRT_WORLD_SIZE");
   const char *rendezvous = std::getenv("GDNRT_RENDEZVOUS");
+  // Under gdnrt-launch --threads the process has no rank; the thread that
+  // gdnrt_run_ranks started has.
+  const std::string threadRank =
+      runRanksRank >= 0 ? std::to_string(runRanksRank) : "";
+  if (!rank && !threadRank.empty())
+    rank = threadRank.c_str();
+  if (!rank && rendezvous && std::strncmp(rendezvous, "threads:", 8) == 0)
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call,
+                "GDNRT_RANK is not set and this thread is not a rank that "
+                "gdnrt_run_ranks started: under gdnrt-launch --threads the "
+                "ranks are threads of one process; call "
+                "gdnrt_comm_from_environment from the rank_main that "
+                "gdnrt_run_ranks runs");
   if (!rank || !size || !rendezvous)
     return fail(GDN_ERROR_INVALID_ARGUMENT, call,
                 std::string(!rank ? "GDNRT_RANK" : !size ? "GDNRT_WORLD_SIZE"
@@ -237,15 +261,17 @@ extern "C" int gdnrt_comm_split_grid(gdnrt_comm_t *world, int spSize,
     *cp = nullptr;
   if (!world)
     return fail(GDN_ERROR_INVALID_ARGUMENT, call, "the world communicator is null");
-  if (!world->broken.empty())
+  if (std::string broken = brokenReason(world); !broken.empty())
     return fail(GDN_ERROR_NCCL, call,
-                "the world communicator was aborted: " + world->broken);
+                "the world communicator was aborted: " + broken);
   if (spSize < 1 || world->size % spSize != 0)
     return fail(GDN_ERROR_INVALID_ARGUMENT, call,
                 "an SP group of " + std::to_string(spSize) +
                     " ranks does not divide the world of " +
                     std::to_string(world->size) +
                     "; the grid is S x P with S * P = world size");
+  if (world->threads)
+    return splitThreads(world, spSize, sp, cp);
   const int spRank = world->rank % spSize, cpRank = world->rank / spSize;
   // SP innermost: the SP group of a rank is its row of the grid (same CP
   // position), the CP group its column (same SP position).
@@ -317,6 +343,8 @@ extern "C" int gdnrt_comm_wait(gdnrt_comm_t *comm, gdnrt_context_t *context) {
   if (!comm->broken.empty())
     return fail(GDN_ERROR_NCCL, call,
                 "the communicator was aborted: " + comm->broken);
+  if (comm->threads)
+    return waitThreads(comm, context);
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(comm->timeoutMs);
   const std::string who = "rank " + std::to_string(comm->rank) + " of " +
@@ -350,6 +378,12 @@ extern "C" int gdnrt_comm_wait(gdnrt_comm_t *comm, gdnrt_context_t *context) {
 extern "C" int gdnrt_comm_destroy(gdnrt_comm_t *comm) {
   if (!comm)
     return succeed();
+  if (comm->threads) {
+    // Leaves the group (a peer still waiting for this rank fails at once)
+    // and frees the scratch.
+    delete comm;
+    return succeed();
+  }
   ncclResult_t result = ncclSuccess;
   if (comm->owned && comm->nccl) {
     // ncclCommDestroy may wait for peers; a broken one was aborted already.
@@ -365,4 +399,83 @@ extern "C" int gdnrt_comm_destroy(gdnrt_comm_t *comm) {
   if (result != ncclSuccess)
     return GDN_ERROR_NCCL; // settle recorded the message
   return succeed();
+}
+
+extern "C" int gdnrt_run_ranks(int (*rankMain)(int rank, void *user),
+                               void *user) {
+  const char *call = "gdnrt_run_ranks";
+  if (!rankMain)
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call, "rank_main is null");
+  if (runRanksRank >= 0)
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call,
+                "rank " + std::to_string(runRanksRank) +
+                    " called it again from inside its rank_main");
+  const char *rank = std::getenv("GDNRT_RANK");
+  const char *size = std::getenv("GDNRT_WORLD_SIZE");
+  const char *rendezvous = std::getenv("GDNRT_RENDEZVOUS");
+  char *end = nullptr;
+  if (rank) {
+    // One of gdnrt-launch's processes: this process is the rank.
+    const long parsed = std::strtol(rank, &end, 10);
+    if (!*rank || *end || parsed < 0)
+      return fail(GDN_ERROR_INVALID_ARGUMENT, call,
+                  std::string("GDNRT_RANK=\"") + rank + "\" is not a rank");
+    return rankMain(static_cast<int>(parsed), user);
+  }
+  if (!size || !rendezvous || std::strncmp(rendezvous, "threads:", 8) != 0)
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call,
+                "neither GDNRT_RANK nor GDNRT_WORLD_SIZE with a threads: "
+                "GDNRT_RENDEZVOUS is set; start the program with gdnrt-launch "
+                "-n P (P processes) or gdnrt-launch -n P --threads (P threads "
+                "of one process)");
+  const long ranks = std::strtol(size, &end, 10);
+  if (!*size || *end || ranks < 1 || ranks > 4096)
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call,
+                std::string("GDNRT_WORLD_SIZE=\"") + size +
+                    "\" is not a rank count in 1..4096");
+  // Under gdnrt-launch --threads: one thread per rank. The first rank to
+  // return nonzero (in time) is the result, once every rank has returned.
+  std::mutex mutex;
+  int result = 0, failedRank = -1;
+  std::string failedError;
+  auto runRank = [&](int r) {
+    runRanksRank = r;
+    int returned = 0;
+    try {
+      returned = rankMain(r, user);
+    } catch (...) {
+      returned = GDN_ERROR_SYSTEM;
+    }
+    runRanksRank = -1;
+    if (returned == 0)
+      return;
+    std::lock_guard<std::mutex> lock(mutex);
+    if (failedRank < 0) {
+      result = returned;
+      failedRank = r;
+      failedError = gdnrt_last_error();
+    }
+  };
+  std::vector<std::thread> threads;
+  try {
+    for (long r = 0; r < ranks; ++r)
+      threads.emplace_back(runRank, static_cast<int>(r));
+  } catch (const std::system_error &error) {
+    // The ranks already started wait for the missing ones and time out.
+    for (std::thread &thread : threads)
+      thread.join();
+    return fail(GDN_ERROR_SYSTEM, call,
+                "could not start thread " + std::to_string(threads.size()) +
+                    " of " + std::to_string(ranks) + ": " + error.what());
+  }
+  for (std::thread &thread : threads)
+    thread.join();
+  if (failedRank < 0)
+    return succeed();
+  return fail(
+      result, call,
+      "rank " + std::to_string(failedRank) + " of " + std::to_string(ranks) +
+          " returned " + std::to_string(result) + " first" +
+          (failedError.empty() ? " (its last gdnrt call succeeded)"
+                               : "; its last gdnrt error: " + failedError));
 }

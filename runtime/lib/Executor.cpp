@@ -137,7 +137,10 @@ int runSteps(const Plan &plan, gdnrt_context_t *context, gdnrt_comm_t *comm,
                     describeCuda("cudaMemsetAsync", error));
       break;
     case Step::Communicate:
-      if (int error = communicate(step.group, context, comm, at, call))
+      if (int error =
+              comm->threads
+                  ? communicateThreads(step.group, context, comm, at, call)
+                  : communicate(step.group, context, comm, at, call))
         return error;
       break;
     case Step::Gemm:
@@ -182,7 +185,10 @@ char *Resolver::operator()(Address address) const {
 int execute(const Plan &plan, gdnrt_context_t *context, gdnrt_comm_t *comm,
             const Buffers &buffers, const std::string &call) {
   const Resolver at{buffers, context->ones};
-  return runSteps(plan, context, comm, at, call);
+  const int error = runSteps(plan, context, comm, at, call);
+  if (error && comm && comm->threads)
+    abortThreads(comm, error, gdnrt_last_error());
+  return error;
 }
 
 } // namespace gdnrt

@@ -17,8 +17,13 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <tuple>
+
+namespace gdnrt {
+struct ThreadsRank;
+} // namespace gdnrt
 
 struct gdnrt_comm {
   ncclComm_t nccl = nullptr;
@@ -28,6 +33,10 @@ struct gdnrt_comm {
   int64_t timeoutMs = GDNRT_DEFAULT_TIMEOUT_MS;
   /// Set once the communicator is aborted: why, for every later call.
   std::string broken;
+  /// A communicator of the threads backend ("threads:<name>"): this rank's
+  /// membership of the group its thread ranks share, and its scratch
+  /// (ThreadsComm.cpp). Null for NCCL communicators.
+  std::shared_ptr<gdnrt::ThreadsRank> threads;
 };
 
 namespace gdnrt {
@@ -75,6 +84,20 @@ int settle(gdnrt_comm_t *comm, ncclResult_t issued, const std::string &call,
 
 /// Aborts `comm` (once) and remembers `reason`.
 void abortComm(gdnrt_comm_t *comm, const std::string &reason);
+
+/// Why `comm` can no longer be used, or "" while it can: its own abort, or
+/// for a threads communicator its group's (any rank's failure).
+std::string brokenReason(const gdnrt_comm_t *comm);
+
+/// The threads backend (ThreadsComm.cpp): gdnrt_comm_bootstrap's
+/// "threads:<name>", gdnrt_comm_split_grid and gdnrt_comm_wait on a threads
+/// communicator, and the abort of its group after a failed call.
+int bootstrapThreads(gdnrt_context_t *context, const std::string &name,
+                     int rank, int size, gdnrt_comm_t **comm);
+int splitThreads(gdnrt_comm_t *world, int spSize, gdnrt_comm_t **sp,
+                 gdnrt_comm_t **cp);
+int waitThreads(gdnrt_comm_t *comm, gdnrt_context_t *context);
+void abortThreads(gdnrt_comm_t *comm, int code, const std::string &reason);
 
 /// Checks a tensor argument: non-null, a valid rank and dtype, non-negative
 /// sizes, and (when `requireData`) data unless empty. On failure sets

@@ -1,7 +1,7 @@
 //===- gdnrt-launch.cpp - start P ranks of a standalone gdnrt program -----===//
 //
-//   gdnrt-launch -n P [--rendezvous tcp|file|<spec>] [--timeout SECONDS]
-//                [--] program [args...]
+//   gdnrt-launch -n P [--rendezvous tcp|file|<spec> | --threads]
+//                [--timeout SECONDS] [--] program [args...]
 //
 // Starts P copies of the program with GDNRT_RANK, GDNRT_LOCAL_RANK,
 // GDNRT_WORLD_SIZE and GDNRT_RENDEZVOUS set (gdnrt_comm_from_environment
@@ -10,6 +10,11 @@
 // are stopped (SIGTERM, then SIGKILL after a grace period) so a job never
 // waits forever on a dead peer; the launcher exits with the first failing
 // rank's status (124 on its own timeout).
+//
+// With --threads it starts one process instead, whose P ranks are threads
+// (gdnrt_run_ranks starts them): GDNRT_WORLD_SIZE=P and
+// GDNRT_RENDEZVOUS=threads:<a fresh name>, GDNRT_RANK and GDNRT_LOCAL_RANK
+// unset. Its exit status is the launcher's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,8 +37,8 @@ namespace {
 [[noreturn]] void usage(const std::string &problem) {
   std::fprintf(stderr,
                "gdnrt-launch: %s\n"
-               "usage: gdnrt-launch -n RANKS [--rendezvous tcp|file|SPEC] "
-               "[--timeout SECONDS] [--] PROGRAM [ARGS...]\n",
+               "usage: gdnrt-launch -n RANKS [--rendezvous tcp|file|SPEC | "
+               "--threads] [--timeout SECONDS] [--] PROGRAM [ARGS...]\n",
                problem.c_str());
   std::exit(2);
 }
@@ -57,6 +62,8 @@ int freeLoopbackPort() {
 struct Options {
   int ranks = 0;
   std::string rendezvous = "file";
+  bool rendezvousGiven = false;
+  bool threads = false;      ///< one process, its ranks threads
   double timeoutSeconds = 0; // 0: none
   std::vector<char *> command;
 };
@@ -80,6 +87,9 @@ Options parse(int argc, char **argv) {
       options.ranks = static_cast<int>(ranks);
     } else if (arg == "--rendezvous") {
       options.rendezvous = value();
+      options.rendezvousGiven = true;
+    } else if (arg == "--threads") {
+      options.threads = true;
     } else if (arg == "--timeout") {
       std::string text = value();
       char *end = nullptr;
@@ -97,6 +107,9 @@ Options parse(int argc, char **argv) {
   }
   if (options.ranks == 0)
     usage("say how many ranks to start with -n");
+  if (options.threads && options.rendezvousGiven)
+    usage("--threads runs the ranks as threads of one process, which meet in "
+          "memory; it takes no --rendezvous");
   for (; i < argc; ++i)
     options.command.push_back(argv[i]);
   if (options.command.empty())
@@ -125,7 +138,13 @@ int main(int argc, char **argv) {
   Options options = parse(argc, argv);
   std::string directory;
   std::string rendezvous = options.rendezvous;
-  if (rendezvous == "file") {
+  if (options.threads) {
+    // Fresh per job: the launcher's pid and the clock.
+    rendezvous =
+        "threads:gdnrt-launch-" + std::to_string(getpid()) + "-" +
+        std::to_string(
+            std::chrono::steady_clock::now().time_since_epoch().count());
+  } else if (rendezvous == "file") {
     char pattern[] = "/tmp/gdnrt-launch-XXXXXX";
     if (!mkdtemp(pattern)) {
       std::perror("gdnrt-launch: mkdtemp");
@@ -136,9 +155,15 @@ int main(int argc, char **argv) {
   } else if (rendezvous == "tcp") {
     rendezvous = "tcp:127.0.0.1:" + std::to_string(freeLoopbackPort());
   }
+  // One process for --threads; its status stands for all its ranks.
+  const int processes = options.threads ? 1 : options.ranks;
+  auto nameOf = [&](int process) {
+    return options.threads ? std::string("the process of the ranks")
+                           : "rank " + std::to_string(process);
+  };
 
-  std::vector<pid_t> children(options.ranks, -1);
-  for (int rank = 0; rank < options.ranks; ++rank) {
+  std::vector<pid_t> children(processes, -1);
+  for (int rank = 0; rank < processes; ++rank) {
     pid_t pid = fork();
     if (pid < 0) {
       std::perror("gdnrt-launch: fork");
@@ -148,13 +173,21 @@ int main(int argc, char **argv) {
       return 1;
     }
     if (pid == 0) {
-      setenv("GDNRT_RANK", std::to_string(rank).c_str(), 1);
-      setenv("GDNRT_LOCAL_RANK", std::to_string(rank).c_str(), 1);
+      if (options.threads) {
+        // gdnrt_run_ranks numbers the threads; an outer launcher's rank
+        // must not leak in.
+        unsetenv("GDNRT_RANK");
+        unsetenv("GDNRT_LOCAL_RANK");
+      } else {
+        setenv("GDNRT_RANK", std::to_string(rank).c_str(), 1);
+        setenv("GDNRT_LOCAL_RANK", std::to_string(rank).c_str(), 1);
+      }
       setenv("GDNRT_WORLD_SIZE", std::to_string(options.ranks).c_str(), 1);
       setenv("GDNRT_RENDEZVOUS", rendezvous.c_str(), 1);
       execvp(options.command[0], options.command.data());
-      std::fprintf(stderr, "gdnrt-launch: rank %d cannot start %s: %s\n", rank,
-                   options.command[0], std::strerror(errno));
+      std::fprintf(stderr, "gdnrt-launch: %s cannot start %s: %s\n",
+                   nameOf(rank).c_str(), options.command[0],
+                   std::strerror(errno));
       _exit(127);
     }
     children[rank] = pid;
@@ -162,15 +195,15 @@ int main(int argc, char **argv) {
 
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
-  int running = options.ranks, result = 0;
+  int running = processes, result = 0;
   bool stopping = false;
   Clock::time_point killAt{};
   auto stopOthers = [&](const std::string &why) {
     if (stopping)
       return;
     stopping = true;
-    std::fprintf(stderr, "gdnrt-launch: %s; stopping the other ranks\n",
-                 why.c_str());
+    std::fprintf(stderr, "gdnrt-launch: %s; %s\n", why.c_str(),
+                 options.threads ? "stopping it" : "stopping the other ranks");
     for (pid_t child : children)
       if (child > 0)
         kill(child, SIGTERM);
@@ -180,14 +213,18 @@ int main(int argc, char **argv) {
     int status = 0;
     pid_t done = waitpid(-1, &status, WNOHANG);
     if (done > 0) {
-      for (int rank = 0; rank < options.ranks; ++rank)
+      for (int rank = 0; rank < processes; ++rank)
         if (children[rank] == done) {
           children[rank] = -1;
           --running;
           if (status != 0 && !stopping) {
             result = exitCodeOf(status);
-            stopOthers("rank " + std::to_string(rank) + " " +
-                       describeStatus(status));
+            if (options.threads)
+              std::fprintf(stderr, "gdnrt-launch: %s (%d threads) %s\n",
+                           nameOf(rank).c_str(), options.ranks,
+                           describeStatus(status).c_str());
+            else
+              stopOthers(nameOf(rank) + " " + describeStatus(status));
           }
         }
       continue;

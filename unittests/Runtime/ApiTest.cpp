@@ -2,7 +2,9 @@
 //
 // Contexts and communicators are built by hand here (no GPU, no NCCL), so
 // these checks run in CI: every call below must fail with its code and a
-// message naming the value and the fix, without enqueueing anything.
+// message naming the value and the fix, without enqueueing anything. The
+// threads backend's joins, splits and gdnrt_run_ranks need no device and
+// run here too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,7 +12,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <thread>
 
 namespace {
 
@@ -423,6 +431,243 @@ TEST(ApiTest, CommunicatorSetUpErrors) {
                "the world of 4; the grid is S x P with S * P = world size");
   EXPECT_EQ(gdnrt_context_bind(&context, static_cast<gdnrt_group_t>(5), &world),
             GDN_ERROR_INVALID_ARGUMENT);
+}
+
+/// Runs `body(rank)` on `ranks` threads and waits for them.
+void onThreads(int ranks, const std::function<void(int)> &body) {
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ranks; ++r)
+    threads.emplace_back(body, r);
+  for (std::thread &thread : threads)
+    thread.join();
+}
+
+/// Sets an environment variable for a scope, then restores it.
+struct ScopedEnvironment {
+  std::string name;
+  std::optional<std::string> saved;
+  ScopedEnvironment(std::string variable, const char *value)
+      : name(std::move(variable)) {
+    if (const char *old = std::getenv(name.c_str()))
+      saved = old;
+    if (value)
+      setenv(name.c_str(), value, 1);
+    else
+      unsetenv(name.c_str());
+  }
+  ~ScopedEnvironment() {
+    if (saved)
+      setenv(name.c_str(), saved->c_str(), 1);
+    else
+      unsetenv(name.c_str());
+  }
+};
+
+TEST(ApiTest, ThreadsCommunicatorsNeedNoDevice) {
+  // Joining, splitting and leaving a threads group are host work: contexts
+  // built by hand suffice.
+  const int P = 4;
+  std::vector<gdnrt_context> contexts(P);
+  std::vector<gdnrt_comm_t *> worlds(P, nullptr), sps(P, nullptr),
+      cps(P, nullptr);
+  for (int job = 0; job < 2; ++job) {
+    onThreads(P, [&](int r) {
+      ASSERT_EQ(gdnrt_comm_bootstrap(&contexts[r], "threads:api-grid", r, P,
+                                     &worlds[r]),
+                GDN_SUCCESS)
+          << gdnrt_last_error();
+      EXPECT_EQ(gdnrt_comm_rank(worlds[r]), r);
+      EXPECT_EQ(gdnrt_comm_size(worlds[r]), P);
+      EXPECT_EQ(gdnrt_comm_nccl(worlds[r]), nullptr);
+      // 2 x 2, SP innermost.
+      ASSERT_EQ(gdnrt_comm_split_grid(worlds[r], 2, &sps[r], &cps[r]),
+                GDN_SUCCESS)
+          << gdnrt_last_error();
+      EXPECT_EQ(gdnrt_comm_rank(sps[r]), r % 2);
+      EXPECT_EQ(gdnrt_comm_size(sps[r]), 2);
+      EXPECT_EQ(gdnrt_comm_rank(cps[r]), r / 2);
+      EXPECT_EQ(gdnrt_comm_size(cps[r]), 2);
+      EXPECT_EQ(gdnrt_comm_nccl(cps[r]), nullptr);
+      gdnrt_comm_t *onlySp = nullptr;
+      ASSERT_EQ(gdnrt_comm_split_grid(worlds[r], P, &onlySp, nullptr),
+                GDN_SUCCESS)
+          << gdnrt_last_error();
+      EXPECT_EQ(gdnrt_comm_rank(onlySp), r);
+      EXPECT_EQ(gdnrt_comm_destroy(onlySp), GDN_SUCCESS);
+    });
+    // The job still holds the name.
+    gdnrt_comm_t *late = nullptr;
+    EXPECT_EQ(
+        gdnrt_comm_bootstrap(&contexts[0], "threads:api-grid", 0, P, &late),
+        GDN_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(gdnrt_last_error()).find("is in use by a job of 4"),
+              std::string::npos)
+        << gdnrt_last_error();
+    for (int r = 0; r < P; ++r)
+      for (gdnrt_comm_t *comm : {sps[r], cps[r], worlds[r]})
+        EXPECT_EQ(gdnrt_comm_destroy(comm), GDN_SUCCESS);
+  } // the second job reuses the name
+}
+
+TEST(ApiTest, ThreadsBootstrapNamesTheMissingRanksAndRefusesMismatches) {
+  std::vector<gdnrt_context> contexts(3);
+  for (gdnrt_context &context : contexts)
+    ASSERT_EQ(gdnrt_context_set_timeout(&context, 300), GDN_SUCCESS);
+  std::vector<int> codes(3, -1);
+  std::vector<std::string> errors(3);
+  const auto start = std::chrono::steady_clock::now();
+  onThreads(3, [&](int r) {
+    if (r == 1)
+      return; // never comes
+    gdnrt_comm_t *comm = nullptr;
+    codes[r] =
+        gdnrt_comm_bootstrap(&contexts[r], "threads:api-missing", r, 3, &comm);
+    errors[r] = gdnrt_last_error();
+    EXPECT_EQ(comm, nullptr);
+  });
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  for (int r : {0, 2}) {
+    EXPECT_EQ(codes[r], GDN_ERROR_TIMEOUT);
+    EXPECT_EQ(errors[r],
+              "gdnrt_comm_bootstrap: rank " + std::to_string(r) +
+                  " of 3: only 2 of 3 ranks joined the threads group "
+                  "\"api-missing\" within 300 ms (missing ranks: 1)");
+  }
+  // Rank 1 asks for another size and is refused at once; rank 0 times out.
+  onThreads(2, [&](int r) {
+    gdnrt_comm_t *comm = nullptr;
+    if (r == 1)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    codes[r] = gdnrt_comm_bootstrap(&contexts[r], "threads:api-sizes", r,
+                                    r == 0 ? 2 : 3, &comm);
+    errors[r] = gdnrt_last_error();
+  });
+  EXPECT_EQ(codes[0], GDN_ERROR_TIMEOUT);
+  EXPECT_EQ(codes[1], GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(errors[1], "gdnrt_comm_bootstrap: rank 1 of 3: asked for 3 ranks "
+                       "but the threads group \"api-sizes\" has 2 (every "
+                       "rank must pass the same size)");
+  gdnrt_comm_t *comm = nullptr;
+  EXPECT_EQ(gdnrt_comm_bootstrap(&contexts[0], "threads:", 0, 1, &comm),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(gdnrt_last_error(),
+               "gdnrt_comm_bootstrap: the rendezvous \"threads:\" names no "
+               "group; write threads:<name>");
+}
+
+TEST(ApiTest, AFailedSplitAbortsTheThreadsGroupForLaterCalls) {
+  // Rank 1 never splits: rank 0's split times out and aborts the group, and
+  // a collective on it afterwards fails at once saying why.
+  std::vector<gdnrt_context> contexts(2);
+  std::vector<gdnrt_comm_t *> worlds(2, nullptr);
+  onThreads(2, [&](int r) {
+    ASSERT_EQ(gdnrt_context_set_timeout(&contexts[r], 300), GDN_SUCCESS);
+    ASSERT_EQ(gdnrt_comm_bootstrap(&contexts[r], "threads:api-split", r, 2,
+                                   &worlds[r]),
+              GDN_SUCCESS)
+        << gdnrt_last_error();
+  });
+  gdnrt_comm_t *sp = nullptr;
+  EXPECT_EQ(gdnrt_comm_split_grid(worlds[0], 2, &sp, nullptr),
+            GDN_ERROR_TIMEOUT);
+  EXPECT_EQ(sp, nullptr);
+  const std::string reason =
+      "rank 0 of 2: only 1 of 2 ranks reached gdnrt_comm_split_grid for the "
+      "threads group \"api-split/sp0\" within 300 ms (missing ranks of "
+      "\"api-split\": 1)";
+  EXPECT_EQ(gdnrt_last_error(), "gdnrt_comm_split_grid: " + reason);
+  ASSERT_EQ(gdnrt_context_bind(&contexts[0], GDNRT_GROUP_CP, worlds[0]),
+            GDN_SUCCESS);
+  gdn_tensor_t in = tensor({4, 8}, GDN_BF16), out = tensor({8, 8}, GDN_BF16);
+  EXPECT_EQ(
+      gdnrt_all_gather(&contexts[0], GDNRT_GROUP_CP, 2, &in, &out, 0, nullptr),
+      GDN_ERROR_NCCL);
+  EXPECT_EQ(gdnrt_last_error(),
+            "gdnrt_all_gather: the cp communicator was aborted: " + reason);
+  EXPECT_EQ(gdnrt_comm_split_grid(worlds[1], 1, &sp, nullptr), GDN_ERROR_NCCL);
+  for (gdnrt_comm_t *world : worlds)
+    EXPECT_EQ(gdnrt_comm_destroy(world), GDN_SUCCESS);
+}
+
+struct RankRecord {
+  std::mutex mutex;
+  std::vector<int> ranks;
+  std::vector<int> commRanks;
+  int failing = -1;
+};
+
+int recordRank(int rank, void *user) {
+  auto &record = *static_cast<RankRecord *>(user);
+  gdnrt_context context;
+  gdnrt_comm_t *comm = nullptr;
+  int joined = gdnrt_comm_from_environment(&context, &comm);
+  {
+    std::lock_guard<std::mutex> lock(record.mutex);
+    record.ranks.push_back(rank);
+    record.commRanks.push_back(joined ? -1 : gdnrt_comm_rank(comm));
+  }
+  gdnrt_comm_destroy(comm);
+  if (joined)
+    return joined;
+  if (rank == record.failing) // fails, leaving its error on this thread
+    return gdnrt_context_set_timeout(nullptr, 1000) * 10;
+  return 0;
+}
+
+TEST(ApiTest, RunRanksRunsTheLaunchersRanks) {
+  RankRecord record;
+  {
+    ScopedEnvironment rank("GDNRT_RANK", nullptr),
+        size("GDNRT_WORLD_SIZE", nullptr),
+        rendezvous("GDNRT_RENDEZVOUS", nullptr);
+    EXPECT_EQ(gdnrt_run_ranks(recordRank, &record), GDN_ERROR_INVALID_ARGUMENT);
+    EXPECT_STREQ(
+        gdnrt_last_error(),
+        "gdnrt_run_ranks: neither GDNRT_RANK nor GDNRT_WORLD_SIZE with "
+        "a threads: GDNRT_RENDEZVOUS is set; start the program with "
+        "gdnrt-launch -n P (P processes) or gdnrt-launch -n P "
+        "--threads (P threads of one process)");
+    EXPECT_EQ(gdnrt_run_ranks(nullptr, nullptr), GDN_ERROR_INVALID_ARGUMENT);
+  }
+  {
+    // gdnrt-launch --threads: one thread per rank, each joining as its own.
+    ScopedEnvironment rank("GDNRT_RANK", nullptr),
+        size("GDNRT_WORLD_SIZE", "3"),
+        rendezvous("GDNRT_RENDEZVOUS", "threads:api-run-ranks");
+    ASSERT_EQ(gdnrt_run_ranks(recordRank, &record), GDN_SUCCESS)
+        << gdnrt_last_error();
+    std::sort(record.ranks.begin(), record.ranks.end());
+    std::sort(record.commRanks.begin(), record.commRanks.end());
+    EXPECT_EQ(record.ranks, (std::vector<int>{0, 1, 2}));
+    EXPECT_EQ(record.commRanks, (std::vector<int>{0, 1, 2}));
+    // The first nonzero result comes back, with that rank's error.
+    record.failing = 1;
+    EXPECT_EQ(gdnrt_run_ranks(recordRank, &record), 10);
+    EXPECT_STREQ(gdnrt_last_error(),
+                 "gdnrt_run_ranks: rank 1 of 3 returned 10 first; its last "
+                 "gdnrt error: gdnrt_context_set_timeout: the context is "
+                 "null");
+    // Outside a rank the process has none.
+    gdnrt_context context;
+    gdnrt_comm_t *comm = nullptr;
+    EXPECT_EQ(gdnrt_comm_from_environment(&context, &comm),
+              GDN_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(gdnrt_last_error())
+                  .find("GDNRT_RANK is not set and this thread is not a rank "
+                        "that gdnrt_run_ranks started"),
+              std::string::npos)
+        << gdnrt_last_error();
+  }
+  {
+    // One of gdnrt-launch's processes: rank_main runs once, as that rank.
+    ScopedEnvironment rank("GDNRT_RANK", "0"), size("GDNRT_WORLD_SIZE", "1"),
+        rendezvous("GDNRT_RENDEZVOUS", "threads:api-run-one");
+    record.ranks.clear();
+    record.failing = -1;
+    EXPECT_EQ(gdnrt_run_ranks(recordRank, &record), GDN_SUCCESS)
+        << gdnrt_last_error();
+    EXPECT_EQ(record.ranks, (std::vector<int>{0}));
+  }
 }
 
 } // namespace

@@ -28,3 +28,10 @@ run timeout -n 2 --timeout 1 -- sleep 60
 run missing -n 2 -- /nonexistent/program
 run usage -- true
 run badcount -n zero -- true
+# --threads: one process whose ranks are threads; no rank of its own (an
+# outer launcher's is dropped), a fresh threads: rendezvous.
+GDNRT_RANK=7 GDNRT_LOCAL_RANK=7 "$launch" -n 3 --threads -- sh -c 'echo "threads: rank=${GDNRT_RANK-unset} local=${GDNRT_LOCAL_RANK-unset} of $GDNRT_WORLD_SIZE at $GDNRT_RENDEZVOUS"'
+"$launch" -n 2 --threads -- sh -c 'echo "threads: one process"'
+run threads-failing -n 2 --threads -- sh -c 'exit 3'
+run threads-timeout -n 4 --threads --timeout 1 -- sleep 60
+run threads-rendezvous -n 2 --threads --rendezvous tcp -- true

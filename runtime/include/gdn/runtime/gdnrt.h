@@ -8,7 +8,10 @@
  *    communicator bound to each process-group role of the IR);
  *  - communicators made from an NCCL unique id, wrapped around an existing
  *    ncclComm_t, or bootstrapped through a rendezvous (a shared file or a
- *    loopback TCP port) for standalone multi-process runs (`gdnrt-launch`);
+ *    loopback TCP port) for standalone multi-process runs (`gdnrt-launch`),
+ *    or ranks as threads of one process ("threads:<name>", the threads
+ *    backend: device copies between the ranks' streams, for tests and for
+ *    debugging a P-rank program on one GPU);
  *  - the collectives of the gdn_comm dialect with its exact semantics
  *    (gathers and scatters along any dimension, the conv halo, the
  *    chunkwise-CP state chain) and their transposes for the backward
@@ -18,6 +21,8 @@
  *    gdnrt_last_error() says which call failed, on which rank, and why.
  *    NCCL runs non-blocking: a peer that never answers makes the call fail
  *    after the context's timeout and aborts the communicator, never hangs.
+ *    The threads backend fails the same way, and a failed rank aborts its
+ *    group: the other ranks' pending and later calls fail at once.
  *
  * Argument checks happen before any CUDA or NCCL call, so a bad call never
  * enqueues work and never touches its outputs.
@@ -114,13 +119,36 @@ GDNRT_API int gdnrt_comm_wrap(gdnrt_context_t *context, void *nccl_comm,
 
 /** Standalone runs: `rendezvous` is "file:<path>" (rank 0 writes the id
  *  there; the path must be fresh for each job) or "tcp:<host>:<port>" (rank
- *  0 listens, the others connect). Every rank must pass the same size. */
+ *  0 listens, the others connect). Every rank must pass the same size.
+ *
+ *  "threads:<name>" selects the threads backend: the ranks are threads of
+ *  this process (each with its own context and stream, on one GPU or
+ *  several) that call this with the same name and size; every collective
+ *  runs as device copies between their streams, with NCCL's semantics and
+ *  stream order. All ranks must join within the context's timeout (else
+ *  every joined rank fails with GDN_ERROR_TIMEOUT naming the missing ones);
+ *  another size or a rank already taken is refused. The name is free again
+ *  once every rank of the job has destroyed its communicator. */
 GDNRT_API int gdnrt_comm_bootstrap(gdnrt_context_t *context, const char *rendezvous,
                          int rank, int size, gdnrt_comm_t **comm);
 
 /** gdnrt_comm_bootstrap with the rank, size and rendezvous that
- *  `gdnrt-launch` exports (GDNRT_RANK, GDNRT_WORLD_SIZE, GDNRT_RENDEZVOUS). */
+ *  `gdnrt-launch` exports (GDNRT_RANK, GDNRT_WORLD_SIZE, GDNRT_RENDEZVOUS).
+ *  Under `gdnrt-launch --threads` (no GDNRT_RANK), call it from a rank that
+ *  gdnrt_run_ranks started: it joins as that thread's rank. */
 GDNRT_API int gdnrt_comm_from_environment(gdnrt_context_t *context, gdnrt_comm_t **comm);
+
+/** Runs a P-rank program under either kind of launch, unchanged: under
+ *  `gdnrt-launch -n P` (GDNRT_RANK set) it calls rank_main once with this
+ *  process's rank and returns its result; under `gdnrt-launch -n P
+ *  --threads` it runs rank_main(r, user) on P threads, r = 0..P-1, and
+ *  once all have returned gives the first nonzero result (the first in
+ *  time, its last error in gdnrt_last_error()), or 0. Inside rank_main,
+ *  gdnrt_comm_from_environment joins as that rank. Without a launcher's
+ *  environment it fails with GDN_ERROR_INVALID_ARGUMENT. rank_main must not
+ *  throw. */
+GDNRT_API int gdnrt_run_ranks(int (*rank_main)(int rank, void *user),
+                              void *user);
 
 /** Splits `world` into the groups of an S x P grid, SP innermost (world rank
  *  = cp_rank * sp_size + sp_rank, Megatron's order). Either output may be
@@ -130,16 +158,18 @@ GDNRT_API int gdnrt_comm_split_grid(gdnrt_comm_t *world, int sp_size,
 
 GDNRT_API int gdnrt_comm_rank(const gdnrt_comm_t *comm);
 GDNRT_API int gdnrt_comm_size(const gdnrt_comm_t *comm);
-/** The wrapped ncclComm_t. */
+/** The wrapped ncclComm_t; NULL for a threads communicator. */
 GDNRT_API void *gdnrt_comm_nccl(const gdnrt_comm_t *comm);
 
 /** Waits for the context's stream while watching the communicator: returns
  *  when the stream is idle, fails (and aborts the communicator) on an NCCL
- *  error or when the timeout passes. */
+ *  error or when the timeout passes. A threads communicator fails at once
+ *  when any rank of its group has failed. */
 GDNRT_API int gdnrt_comm_wait(gdnrt_comm_t *comm, gdnrt_context_t *context);
 
 /** Frees the communicator (aborting NCCL's if an error or timeout was
- *  seen; a wrapped one is left to its owner). */
+ *  seen; a wrapped one is left to its owner). A threads rank leaves its
+ *  group: peers still waiting for it fail at once. */
 GDNRT_API int gdnrt_comm_destroy(gdnrt_comm_t *comm);
 
 /*--- The collectives of gdn_comm --------------------------------------------
