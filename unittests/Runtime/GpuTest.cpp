@@ -1478,6 +1478,9 @@ TEST(Threads, BootstrapNamesTheMissingRankAndRefusesAnotherSize) {
           std::this_thread::sleep_for(std::chrono::milliseconds(1));
         if (job == 0 && r == 1)
           return;
+        // Rank 0 starts the group; rank 1 then asks for another size.
+        if (job == 1 && r == 1)
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
         const auto start = std::chrono::steady_clock::now();
         failures[r].code = gdnrt_comm_bootstrap(
             me.context, name.c_str(), r, job == 1 && r == 1 ? 3 : P, &me.comm);
