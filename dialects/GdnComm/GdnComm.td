@@ -336,6 +336,73 @@ def GdnComm_StateSummaryOp : GdnComm_Op<"state_summary", [Pure]> {
   let hasVerifier = 1;
 }
 
+def GdnComm_SummaryPackingOp : GdnComm_Op<"summary_packing", [Pure]> {
+  let summary = "the leaving sequence's rows of this rank's shard, as a packing";
+  let description = [{
+    A packing of this rank's contiguous shard (`T / P` rows) with two
+    sequences: sequence 1 is the real tokens of the sequence that leaves the
+    shard for the next rank (those in the shard: from its first row there
+    to the shard's end), sequence 0 is the rows before them, all padding.
+    Without a leaving sequence both are empty. `gdn-lower-state-summaries`
+    runs the delta rule over it to compute a `gdn_comm.state_summary`, so
+    the summary costs as many rows as the leaving sequence has in the
+    shard, and reuses the delta-rule kernels. `packing` is the global
+    packing.
+
+    ```mlir
+    %sp = gdn_comm.summary_packing %p {group = #gdn_comm.group<cp, 4>}
+        : !gdn.packing<seqs = ?, tokens = 8192> -> !gdn.packing<seqs = 2, tokens = 2048, padded>
+    ```
+  }];
+  let arguments = (ins GdnComm_Packing:$packing, GdnComm_GroupAttr:$group);
+  let results = (outs GdnComm_Packing:$summary);
+  let assemblyFormat = [{
+    $packing attr-dict `:` qualified(type($packing)) `->` qualified(type($summary))
+  }];
+  let hasVerifier = 1;
+}
+
+def GdnComm_SummaryInitialStatesOp : GdnComm_Op<"summary_initial_states",
+    [Pure, AttrSizedOperandSegments]> {
+  let summary = "the initial states of the two delta-rule runs of a state summary";
+  let description = [{
+    Over `gdn_comm.summary_packing`'s two sequences, the delta rule from
+    `partial` (`[2, HV, K, V]`) ends in the summary's partial state `S`,
+    and the delta rule over zero values from `transition` (`[2, HV, K, K]`)
+    ends in its transition `M` (the state is linear in the initial state,
+    and with zero values the transition applies to the identity). Entry 1
+    of `partial` is the leaving sequence's `initial_state` when the
+    sequence starts in the shard (zero otherwise); entry 1 of `transition`
+    is the identity when it began on an earlier rank (zero otherwise: a
+    sequence that starts here hands on no incoming state). Entry 0, the
+    padding's, is zero in both. `packing` is the global packing.
+
+    With `incoming` (`[HV, K, V]`, the state the rank receives), entry 1 of
+    `partial` is `incoming` when the leaving sequence began on an earlier
+    rank: the delta rule from it ends in the state the sequence really has
+    at the shard's end, `M incoming + S`. The gradient of a summary whose
+    cotangents come from `gdn_comm.reverse_state_exchange` is that run's
+    gradient (`gdn-lower-state-summaries`).
+
+    ```mlir
+    %hs, %hm = gdn_comm.summary_initial_states %p initial_state(%h0) {group = #gdn_comm.group<cp, 4>}
+        : (!gdn.packing<seqs = 8, tokens = 8192>, tensor<8x32x128x128xf32>)
+        -> (tensor<2x32x128x128xf32>, tensor<2x32x128x128xf32>)
+    ```
+  }];
+  let arguments = (ins GdnComm_Packing:$packing,
+                       Optional<GdnComm_Tensor>:$initial_state,
+                       Optional<GdnComm_Tensor>:$incoming,
+                       GdnComm_GroupAttr:$group);
+  let results = (outs GdnComm_Tensor:$partial, GdnComm_Tensor:$transition);
+  let assemblyFormat = [{
+    $packing (`initial_state` `(` $initial_state^ `)`)?
+    (`incoming` `(` $incoming^ `)`)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def GdnComm_ContinueStateOp : GdnComm_Op<"continue_state", [Pure]> {
   let summary = "the delta-rule initial states of a rank's sequences";
   let description = [{

@@ -258,4 +258,26 @@ def GdnComm_ContinueStateGradOp : GdnComm_Op<"continue_state_grad", [Pure]> {
   let hasVerifier = 1;
 }
 
+def GdnComm_SummaryInitialStatesGradOp : GdnComm_Op<"summary_initial_states_grad", [Pure]> {
+  let summary = "the vector-Jacobian product of gdn_comm.summary_initial_states";
+  let description = [{
+    Given the cotangent of `partial` (`[2, HV, K, V]`), returns that of the
+    per-sequence `initial_state` (`[N, HV, K, V]`): entry 1 goes to the
+    leaving sequence's entry when it starts in the shard, every other entry
+    is zero. (`transition` does not depend on the initial states.)
+
+    ```mlir
+    %dh0 = gdn_comm.summary_initial_states_grad %dhs, %p {group = #gdn_comm.group<cp, 4>}
+        : (tensor<2x32x128x128xf32>, !gdn.packing<seqs = 8, tokens = 8192>) -> tensor<8x32x128x128xf32>
+    ```
+  }];
+  let arguments = (ins GdnComm_Tensor:$partial_grad, GdnComm_Packing:$packing,
+                       GdnComm_GroupAttr:$group);
+  let results = (outs GdnComm_Tensor:$initial_state_grad);
+  let assemblyFormat = [{
+    $partial_grad `,` $packing attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // GDN_DIALECT_GDNCOMM_GDNCOMMGRADIENTOPS_TD

@@ -235,6 +235,51 @@ def GdnHoistLayouts : Pass<"gdn-hoist-layouts", "::mlir::func::FuncOp"> {
   ];
 }
 
+def GdnLowerStateSummaries : Pass<"gdn-lower-state-summaries"> {
+  let summary = "Compute chunkwise CP's state summaries with the delta rule";
+  let description = [{
+    Rewrites every `gdn_comm.state_summary` (bf16 activations, fp32
+    summaries) into two `gdn.delta_rule` runs over
+    `gdn_comm.summary_packing`, the leaving sequence's rows of the shard as
+    one sequence: from `gdn_comm.summary_initial_states`' partial-state
+    initial states it ends in the partial state `S`, and over zero values
+    from the identity it ends in the transition `M` (the state is affine in
+    the initial state; with zero values only the transition acts on it).
+    Each `gdn_comm.state_summary_grad` becomes the delta rule's gradient
+    over the same rows (`gdn.delta_rule_grad` with zero output cotangents
+    and the summary's cotangents as final-state cotangents) and
+    `gdn_comm.summary_initial_states_grad` for the initial states'. When
+    its cotangents come from `gdn_comm.reverse_state_exchange` (every
+    generated backward), they are `G S_in^T` and `G`, and
+    `<G S_in^T, M> + <G, S> = <G, M S_in + S>`: one run from the state the
+    sequence really has at the shard's start (the forward chain's `S_in`,
+    recomputed by a `gdn_comm.state_exchange`) gives the gradient. Other
+    cotangents take both runs' gradients, their k, g and beta gradients
+    added. `gdn-fuse` then lowers the runs to the delta-rule kernels like
+    any other, so the summaries run on the GPU at a cost proportional to the
+    leaving sequence's rows in the shard. Part of `gdn-pipeline`, before
+    `gdn-fuse`.
+
+    ```mlir
+    %m, %s = gdn_comm.state_summary %q, %k, %v, %g, %beta, %p {group = #gdn_comm.group<cp, 4>} : ...
+    // becomes
+    %sp = gdn_comm.summary_packing %p {group = #gdn_comm.group<cp, 4>} : ...
+    %hs, %hm = gdn_comm.summary_initial_states %p {group = #gdn_comm.group<cp, 4>} : ...
+    %o1, %fs = gdn.delta_rule %k, %k, %v, %g, %beta, %sp initial_state(%hs) : ...
+    %o2, %fm = gdn.delta_rule %k, %k, %zeros, %g, %beta, %sp initial_state(%hm) : ...
+    %m' = tensor.extract_slice %fm[1, 0, 0, 0] [1, 32, 128, 128] [1, 1, 1, 1] : ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::gdn::GdnDialect",
+                           "::mlir::gdn::comm::GdnCommDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numSummaries", "summaries-lowered",
+              "State summaries and their gradients lowered to delta-rule runs">
+  ];
+}
+
 def GdnSelectKernels : Pass<"gdn-select-kernels"> {
   let summary = "Choose the tiles of the generated kernels from the packing and the device";
   let description = [{

@@ -91,6 +91,32 @@ static std::optional<InputRole> roleOfUse(OpOperand &use) {
   }
   if (auto grad = dyn_cast<DeltaRuleGradOp>(owner))
     return deltaRuleGradRole(grad, value);
+  // Chunkwise CP's summaries read the delta rule's operands; their
+  // cotangents and the per-sequence states are states.
+  if (auto summary = dyn_cast<comm::StateSummaryOp>(owner)) {
+    if (value == summary.getQ() || value == summary.getK())
+      return InputRole::UnitRows;
+    if (value == summary.getG())
+      return InputRole::Decay;
+    if (value == summary.getBeta())
+      return InputRole::Beta;
+    if (value == summary.getInitialState())
+      return InputRole::State;
+    return InputRole::Activation;
+  }
+  if (auto grad = dyn_cast<comm::StateSummaryGradOp>(owner)) {
+    if (value == grad.getK())
+      return InputRole::UnitRows;
+    if (value == grad.getG())
+      return InputRole::Decay;
+    if (value == grad.getBeta())
+      return InputRole::Beta;
+    if (value == grad.getV())
+      return InputRole::Activation;
+    return InputRole::State;
+  }
+  if (isa<comm::ContinueStateOp, comm::SummaryInitialStatesOp>(owner))
+    return InputRole::State;
   if (auto grad = dyn_cast<kernel::DeltaRuleGradOp>(owner))
     return deltaRuleGradRole(grad, value);
   // The other gradient ops (gdn-generate-backward's, before or after

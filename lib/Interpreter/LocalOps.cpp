@@ -370,6 +370,74 @@ llvm::Error executeSplat(tensor::SplatOp op, Environment &env) {
   return llvm::Error::success();
 }
 
+/// Visits every element of a static slice of a tensor of `shape`: `visit`
+/// gets the slice element's index (row-major over `sizes`) and the tensor
+/// element's. Unit strides only; false when the slice is not static or not
+/// inside `shape`.
+bool forEachSliceElement(OffsetSizeAndStrideOpInterface slice,
+                         ArrayRef<int64_t> shape,
+                         llvm::function_ref<void(int64_t, int64_t)> visit) {
+  ArrayRef<int64_t> offsets = slice.getStaticOffsets(),
+                    sizes = slice.getStaticSizes(),
+                    strides = slice.getStaticStrides();
+  const size_t rank = shape.size();
+  if (offsets.size() != rank || sizes.size() != rank)
+    return false;
+  for (size_t d = 0; d < rank; ++d)
+    if (ShapedType::isDynamic(offsets[d]) || ShapedType::isDynamic(sizes[d]) ||
+        strides[d] != 1 || offsets[d] < 0 || offsets[d] + sizes[d] > shape[d])
+      return false;
+  int64_t count = 1;
+  for (int64_t size : sizes)
+    count *= size;
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t linear = 0;
+    for (size_t d = 0; d < rank; ++d)
+      linear = linear * shape[d] + offsets[d] + index[d];
+    visit(i, linear);
+    for (size_t d = rank; d-- > 0;) {
+      if (++index[d] < sizes[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  return true;
+}
+
+/// tensor.extract_slice with static offsets, sizes and unit strides (the
+/// result may drop unit dimensions).
+llvm::Error executeExtractSlice(tensor::ExtractSliceOp op, Environment &env) {
+  const Tensor &source = env.tensor(op.getSource());
+  auto type = op.getType();
+  Tensor result(resultKind(op, 0), std::vector<int64_t>(type.getShape().begin(),
+                                                        type.getShape().end()));
+  if (!forEachSliceElement(op, source.getShape(), [&](int64_t i, int64_t from) {
+        result.getData()[i] = source.getData()[from];
+      }))
+    return makeOpError(op, env.getRank(),
+                       "the interpreter takes slices of static offsets and "
+                       "sizes with unit strides inside " +
+                           source.describe());
+  env.bind(op.getResult(), std::move(result));
+  return llvm::Error::success();
+}
+
+/// tensor.insert_slice with static offsets, sizes and unit strides.
+llvm::Error executeInsertSlice(tensor::InsertSliceOp op, Environment &env) {
+  const Tensor &source = env.tensor(op.getSource());
+  Tensor result = env.tensor(op.getDest());
+  if (!forEachSliceElement(op, result.getShape(), [&](int64_t i, int64_t to) {
+        result.getData()[to] = source.getData()[i];
+      }))
+    return makeOpError(op, env.getRank(),
+                       "the interpreter inserts slices of static offsets and "
+                       "sizes with unit strides inside " +
+                           result.describe());
+  env.bind(op.getResult(), std::move(result));
+  return llvm::Error::success();
+}
+
 /// tensor.collapse_shape / tensor.expand_shape: the same row-major data with
 /// a new shape (dynamic result sizes follow from the operand's).
 llvm::Error executeReshape(Operation *op, Environment &env) {
@@ -459,9 +527,8 @@ llvm::Error executeRegroupSections(RegroupSectionsOp op, Environment &env) {
                            std::to_string(total));
   std::vector<int64_t> source =
       getRegroupSources(sections, groups, op.getInverse());
-  env.bind(op.getY(), permuteAlong(x, dim,
-                                   [&](int64_t i) { return source[i]; },
-                                   total));
+  env.bind(op.getY(), permuteAlong(
+                          x, dim, [&](int64_t i) { return source[i]; }, total));
   return llvm::Error::success();
 }
 
@@ -479,8 +546,8 @@ llvm::Error executeLocalShard(comm::LocalShardOp op, Environment &env) {
   const int64_t block = input.getDimSize(dim) / ranks;
   const int64_t first = getRankInGroup(env, op.getGroup()) * block;
   env.bind(op.getResult(),
-           permuteAlong(input, dim, [&](int64_t i) { return first + i; },
-                        block));
+           permuteAlong(
+               input, dim, [&](int64_t i) { return first + i; }, block));
   return llvm::Error::success();
 }
 
@@ -659,6 +726,10 @@ mlir::gdn::interp::executeLocalOp(Operation *op, Environment &env,
     error = executeAddF(add, env);
   else if (auto splat = dyn_cast<tensor::SplatOp>(op))
     error = executeSplat(splat, env);
+  else if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op))
+    error = executeExtractSlice(slice, env);
+  else if (auto slice = dyn_cast<tensor::InsertSliceOp>(op))
+    error = executeInsertSlice(slice, env);
   else if (auto dim = dyn_cast<tensor::DimOp>(op))
     env.bind(dim.getResult(),
              env.tensor(dim.getSource())

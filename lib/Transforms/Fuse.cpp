@@ -13,6 +13,7 @@
 
 #include "gdn/Dialect/Gdn/SequenceLayout.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/PatternMatch.h"
@@ -31,6 +32,37 @@ namespace {
 /// The gdn ops one prologue kernel replaces: a GDN core less its delta rule.
 using PrologueMatch = Core;
 
+/// A packing of this rank's own contiguous token shard under chunkwise
+/// context parallelism (every sequence clipped to the shard, or the leaving
+/// sequence's rows): kernels run on it as on a packing of all tokens.
+bool isShardPacking(Value packing) {
+  return isa_and_nonnull<comm::LocalPackingOp, comm::SummaryPackingOp>(
+      packing.getDefiningOp());
+}
+
+/// True when `value`'s token layout, if any, is what a kernel on `packing`
+/// takes: none, or this rank's contiguous shard on a shard packing.
+bool kernelTakesLayout(Value value, Value packing) {
+  Attribute layout = getSequenceLayout(value.getType());
+  if (!layout)
+    return true;
+  auto shard = dyn_cast<SeqLayoutAttr>(layout);
+  return isShardPacking(packing) && shard &&
+         shard.getKind() == SeqLayoutKind::Contiguous;
+}
+
+/// The value a cotangent reaches through single-use arith.addf ops: a
+/// delta-rule gradient that other contributions are added to (chunkwise
+/// CP's state summaries) feeds the prologue's VJP through that sum.
+Value throughSums(Value cotangent) {
+  while (cotangent.hasOneUse())
+    if (auto add = dyn_cast<arith::AddFOp>(*cotangent.getUsers().begin()))
+      cotangent = add.getResult();
+    else
+      break;
+  return cotangent;
+}
+
 std::optional<PrologueMatch> matchPrologue(std::optional<Core> core) {
   if (!core)
     return std::nullopt;
@@ -45,18 +77,12 @@ std::optional<PrologueMatch> matchPrologue(std::optional<Core> core) {
   // The kernel computes on one packed buffer: all tokens, or (chunkwise
   // context parallelism) this rank's contiguous shard with the packing
   // clipped to it. Other token layouts must be converted first.
-  const bool localPacking =
-      m.conv.getPacking().getDefiningOp<comm::LocalPackingOp>() != nullptr;
   for (Value value :
        {m.conv.getX(), m.conv.getY(), m.split.getQ(), m.split.getK(),
         m.split.getV(), m.normQ.getY(), m.normK.getY(), m.gates.getA(),
-        m.gates.getB(), m.gates.getG(), m.gates.getBeta()}) {
-    Attribute layout = getSequenceLayout(value.getType());
-    auto shard = dyn_cast_or_null<SeqLayoutAttr>(layout);
-    if (layout && !(localPacking && shard &&
-                    shard.getKind() == SeqLayoutKind::Contiguous))
+        m.gates.getB(), m.gates.getG(), m.gates.getBeta()})
+    if (!kernelTakesLayout(value, m.conv.getPacking()))
       return std::nullopt;
-  }
   return core;
 }
 
@@ -86,9 +112,15 @@ std::optional<PrologueGradMatch> matchPrologueGrad(DeltaRuleGradOp grad) {
     return std::nullopt;
   PrologueGradMatch m;
   m.core = *core;
+  // The delta rule's k, v, g and beta gradients may have other
+  // contributions added on their way (chunkwise CP's state summaries).
+  const Value kGrad = throughSums(grad.getKGrad()),
+              vGrad = throughSums(grad.getVGrad()),
+              gGrad = throughSums(grad.getGGrad()),
+              betaGrad = throughSums(grad.getBetaGrad());
   m.normGradQ = soleUser<L2NormGradOp>(grad.getQGrad());
-  m.normGradK = soleUser<L2NormGradOp>(grad.getKGrad());
-  m.gatesGrad = soleUser<GatesGradOp>(grad.getGGrad());
+  m.normGradK = soleUser<L2NormGradOp>(kGrad);
+  m.gatesGrad = soleUser<GatesGradOp>(gGrad);
   if (!m.normGradQ || !m.normGradK || !m.gatesGrad)
     return std::nullopt;
   // The norms' VJPs must be of the norms the prologue computes.
@@ -100,9 +132,8 @@ std::optional<PrologueGradMatch> matchPrologueGrad(DeltaRuleGradOp grad) {
     return std::nullopt;
   m.merge = soleUser<MergeQkvOp>(m.normGradQ.getXGrad());
   if (!m.merge || m.merge.getQ() != m.normGradQ.getXGrad() ||
-      m.merge.getK() != m.normGradK.getXGrad() ||
-      m.merge.getV() != grad.getVGrad() || !grad.getVGrad().hasOneUse() ||
-      !m.normGradK.getXGrad().hasOneUse())
+      m.merge.getK() != m.normGradK.getXGrad() || m.merge.getV() != vGrad ||
+      !vGrad.hasOneUse() || !m.normGradK.getXGrad().hasOneUse())
     return std::nullopt;
   m.convGrad = soleUser<CausalConv1dGradOp>(m.merge.getMixedQkv());
   CausalConv1dOp conv = core->conv;
@@ -116,21 +147,19 @@ std::optional<PrologueGradMatch> matchPrologueGrad(DeltaRuleGradOp grad) {
     return std::nullopt;
   GatesOp gates = core->gates;
   GatesGradOp gatesGrad = m.gatesGrad;
-  if (gatesGrad.getGGrad() != grad.getGGrad() ||
-      gatesGrad.getBetaGrad() != grad.getBetaGrad() ||
-      !grad.getBetaGrad().hasOneUse() || gatesGrad.getA() != gates.getA() ||
+  if (gatesGrad.getGGrad() != gGrad || gatesGrad.getBetaGrad() != betaGrad ||
+      !betaGrad.hasOneUse() || gatesGrad.getA() != gates.getA() ||
       gatesGrad.getB() != gates.getB() ||
       gatesGrad.getALog() != gates.getALog() ||
       gatesGrad.getDtBias() != gates.getDtBias() ||
       gatesGrad.getAllowNegEigval() != gates.getAllowNegEigval())
     return std::nullopt;
-  // One packed buffer of all tokens: no sequence layouts.
-  for (Operation *op :
-       {m.normGradQ.getOperation(), m.normGradK.getOperation(),
-        m.merge.getOperation(), m.convGrad.getOperation(),
-        m.gatesGrad.getOperation()})
+  // One packed buffer of all tokens, or this rank's shard.
+  for (Operation *op : {m.normGradQ.getOperation(), m.normGradK.getOperation(),
+                        m.merge.getOperation(), m.convGrad.getOperation(),
+                        m.gatesGrad.getOperation()})
     for (Value value : llvm::concat<Value>(op->getOperands(), op->getResults()))
-      if (getSequenceLayout(value.getType()))
+      if (!kernelTakesLayout(value, conv.getPacking()))
         return std::nullopt;
   return m;
 }
@@ -211,9 +240,9 @@ struct GdnFusePass : public mlir::gdn::impl::GdnFuseBase<GdnFusePass> {
       if (std::optional<PrologueGradMatch> m = matchPrologueGrad(grad))
         fusePrologueGrad(rewriter, grad, *m);
     for (DeltaRuleGradOp grad : gradCores)
-      if (std::optional<PrologueMatch> m = matchPrologue(findCoreInputs(
-              grad.getQ(), grad.getK(), grad.getV(), grad.getG(),
-              grad.getBeta(), grad.getPacking())))
+      if (std::optional<PrologueMatch> m = matchPrologue(
+              findCoreInputs(grad.getQ(), grad.getK(), grad.getV(), grad.getG(),
+                             grad.getBeta(), grad.getPacking())))
         fusePrologue(rewriter, grad, *m);
 
     SmallVector<DeltaRuleOp> deltas;
@@ -237,13 +266,15 @@ struct GdnFusePass : public mlir::gdn::impl::GdnFuseBase<GdnFusePass> {
     for (GatedRMSNormOp norm : norms)
       fuseEpilogue(rewriter, norm);
     SmallVector<GatedRMSNormGradOp> normGrads;
-    getOperation()->walk([&](GatedRMSNormGradOp op) { normGrads.push_back(op); });
+    getOperation()->walk(
+        [&](GatedRMSNormGradOp op) { normGrads.push_back(op); });
     for (GatedRMSNormGradOp grad : normGrads)
       fuseEpilogueGrad(rewriter, grad);
   }
 
   /// Replaces the prologue's gradient ops by one gdn_kernel.prologue_grad,
-  /// right after the delta rule's gradient (which defines its cotangents).
+  /// where the first of them was (after the delta rule's gradient and
+  /// whatever is added to its cotangents).
   void fusePrologueGrad(IRRewriter &rewriter, DeltaRuleGradOp grad,
                         PrologueGradMatch m) {
     CausalConv1dOp conv = m.core.conv;
@@ -252,10 +283,15 @@ struct GdnFusePass : public mlir::gdn::impl::GdnFuseBase<GdnFusePass> {
     auto vType = m.core.split.getV().getType();
     const int64_t channels = 2 * qType.getDimSize(1) * qType.getDimSize(2) +
                              vType.getDimSize(1) * vType.getDimSize(2);
-    const PrologueGradTile tile =
-        choosePrologueGradTile(channels, qType.getDimSize(2),
-                               qType.getElementType(), 132);
-    rewriter.setInsertionPointAfter(grad);
+    const PrologueGradTile tile = choosePrologueGradTile(
+        channels, qType.getDimSize(2), qType.getElementType(), 132);
+    Operation *first = m.gatesGrad;
+    for (Operation *op :
+         {m.normGradQ.getOperation(), m.normGradK.getOperation(),
+          m.merge.getOperation(), m.convGrad.getOperation()})
+      if (op->getBlock() == first->getBlock() && op->isBeforeInBlock(first))
+        first = op;
+    rewriter.setInsertionPoint(first);
     CausalConv1dGradOp convGrad = m.convGrad;
     GatesGradOp gatesGrad = m.gatesGrad;
     auto fused = kernel::PrologueGradOp::create(
@@ -266,14 +302,14 @@ struct GdnFusePass : public mlir::gdn::impl::GdnFuseBase<GdnFusePass> {
         convGrad.getXGrad().getType(), convGrad.getWeightGrad().getType(),
         gatesGrad.getAGrad().getType(), gatesGrad.getBGrad().getType(),
         gatesGrad.getALogGrad().getType(), gatesGrad.getDtBiasGrad().getType(),
-        convGrad.getOptionalGrads().getTypes(),
-        conv.getX(), conv.getWeight(), conv.getBias(), conv.getInitialState(),
-        gates.getA(), gates.getB(), gates.getALog(), gates.getDtBias(),
-        conv.getPacking(), grad.getQGrad(), grad.getKGrad(), grad.getVGrad(),
-        grad.getGGrad(), grad.getBetaGrad(), convGrad.getFinalStateGrad(),
-        qType.getDimSize(1), vType.getDimSize(1), qType.getDimSize(2),
-        vType.getDimSize(2), conv.getWidth(), conv.getActivation(),
-        m.core.normQ.getEps(), gates.getAllowNegEigval(),
+        convGrad.getOptionalGrads().getTypes(), conv.getX(), conv.getWeight(),
+        conv.getBias(), conv.getInitialState(), gates.getA(), gates.getB(),
+        gates.getALog(), gates.getDtBias(), conv.getPacking(),
+        m.normGradQ.getYGrad(), m.normGradK.getYGrad(), m.merge.getV(),
+        gatesGrad.getGGrad(), gatesGrad.getBetaGrad(),
+        convGrad.getFinalStateGrad(), qType.getDimSize(1), vType.getDimSize(1),
+        qType.getDimSize(2), vType.getDimSize(2), conv.getWidth(),
+        conv.getActivation(), m.core.normQ.getEps(), gates.getAllowNegEigval(),
         static_cast<uint64_t>(tile.threads),
         static_cast<uint64_t>(tile.vectorBytes),
         static_cast<uint64_t>(tile.rowsInFlight),
@@ -290,9 +326,9 @@ struct GdnFusePass : public mlir::gdn::impl::GdnFuseBase<GdnFusePass> {
     rewriter.replaceAllUsesWith(convGrad.getOptionalGrads(),
                                 fused.getOptionalGrads());
     rewriter.replaceOp(gatesGrad, fused->getResults().slice(2, 4));
-    for (Operation *op : {convGrad.getOperation(), m.merge.getOperation(),
-                          m.normGradQ.getOperation(),
-                          m.normGradK.getOperation()})
+    for (Operation *op :
+         {convGrad.getOperation(), m.merge.getOperation(),
+          m.normGradQ.getOperation(), m.normGradK.getOperation()})
       rewriter.eraseOp(op);
     ++numPrologueGrads;
   }
@@ -399,9 +435,9 @@ struct GdnFusePass : public mlir::gdn::impl::GdnFuseBase<GdnFusePass> {
   }
 
   /// Moves the prologue right before the first user of the values it
-  /// replaces: the delta rule (or its gradient), or an earlier user (say of v, between the
-  /// split and the delta rule). False when one of its operands is only
-  /// defined after that point, or the match spans blocks.
+  /// replaces: the delta rule (or its gradient), or an earlier user (say of v,
+  /// between the split and the delta rule). False when one of its operands is
+  /// only defined after that point, or the match spans blocks.
   static bool placeBeforeUsers(kernel::PrologueOp prologue, PrologueMatch m) {
     Block *block = prologue->getBlock();
     for (Operation *op :
@@ -433,24 +469,18 @@ struct GdnFusePass : public mlir::gdn::impl::GdnFuseBase<GdnFusePass> {
 
   /// gdn.delta_rule -> gdn_kernel.delta_rule, with the tile measured best
   /// on many (sequence, head) pairs (docs/performance.md: V tile 128, two
-  /// staged chunks); gdn-select-kernels revises it from the packing. Rules the kernel cannot take (not bf16,
-  /// head dims other than 64 and 128, token layouts other than a rank's own
-  /// contiguous shard) stay as they are.
+  /// staged chunks); gdn-select-kernels revises it from the packing. Rules the
+  /// kernel cannot take (not bf16, head dims other than 64 and 128, token
+  /// layouts other than a rank's own contiguous shard) stay as they are.
   void lowerDeltaRule(IRRewriter &rewriter, DeltaRuleOp rule) {
     auto qType = rule.getQ().getType(), vType = rule.getV().getType();
-    const bool localPacking =
-        rule.getPacking().getDefiningOp<comm::LocalPackingOp>() != nullptr;
     for (Value value : {rule.getQ(), rule.getK(), rule.getV(), rule.getG(),
-                        rule.getBeta(), rule.getO()}) {
-      auto shard = dyn_cast_or_null<SeqLayoutAttr>(
-          getSequenceLayout(value.getType()));
-      if (getSequenceLayout(value.getType()) &&
-          !(localPacking && shard &&
-            shard.getKind() == SeqLayoutKind::Contiguous))
+                        rule.getBeta(), rule.getO()})
+      if (!kernelTakesLayout(value, rule.getPacking()))
         return;
-    }
     const int64_t headDimV = vType.getDimSize(2);
-    const int64_t tile = headDimV == 128 ? 128 : 64, stages = tile == 128 ? 2 : 1;
+    const int64_t tile = headDimV == 128 ? 128 : 64,
+                  stages = tile == 128 ? 2 : 1;
     if (!kernel::isSupportedDeltaRuleTile(qType.getDimSize(2), headDimV, tile,
                                           stages))
       return;
@@ -484,10 +514,13 @@ struct GdnFusePass : public mlir::gdn::impl::GdnFuseBase<GdnFusePass> {
 
   /// gdn.delta_rule_grad -> gdn_kernel.delta_rule_grad (the backward's five
   /// kernels) where the kernels take it: bf16 q, k, v, head dims 64 or 128,
-  /// tokens of one whole pack (no sequence layout). Others stay as they are.
+  /// tokens of one whole pack or of this rank's shard. Others stay as they
+  /// are.
   void lowerDeltaRuleGrad(IRRewriter &rewriter, DeltaRuleGradOp grad) {
-    for (Value value : grad->getOperands())
-      if (getSequenceLayout(value.getType()))
+    for (Value value :
+         llvm::concat<Value>(grad->getOperands(), grad->getResults()))
+      if (!isa<PackingType>(value.getType()) &&
+          !kernelTakesLayout(value, grad.getPacking()))
         return;
     auto qType = grad.getQ().getType(), vType = grad.getV().getType();
     rewriter.setInsertionPoint(grad);

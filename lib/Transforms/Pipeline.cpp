@@ -3,8 +3,9 @@
 // `gdn-pipeline` is what users run on a layer when they do not want to pick
 // passes: it grows as the compiler's stages land (parallelism, kernel
 // selection, the delta-rule kernels), so the README's main command keeps
-// meaning "compile this layer". Today: expand, fuse (and lower the delta
-// rule), select kernel tiles, clean up.
+// meaning "compile this layer". Today: expand, compute chunkwise CP's state
+// summaries with the delta rule, fuse (and lower the delta rule), select
+// kernel tiles, clean up.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +21,7 @@ void mlir::gdn::buildGdnPipeline(OpPassManager &pm,
   GdnExpandLayerOptions expand;
   expand.f32Projections = options.f32Projections;
   pm.addPass(createGdnExpandLayer(expand));
+  pm.addPass(createGdnLowerStateSummaries());
   pm.addPass(createGdnFuse());
   pm.addPass(createGdnSelectKernels());
   pm.addPass(createCanonicalizerPass());

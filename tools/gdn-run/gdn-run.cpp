@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "gdn/Dialect/Gdn/SequenceLayout.h"
 #include "gdn/InitAllDialects.h"
 #include "gdn/Interpreter/Distribution.h"
 #include "gdn/Interpreter/Gradients.h"
@@ -132,11 +133,13 @@ static cl::opt<std::string> checkGradientsDir(
              "another implementation) instead of the interpreter's own"));
 static cl::opt<std::string> rankFilesDir(
     "rank-files",
-    cl::desc("Also write what each rank took and returned, unscattered: "
+    cl::desc("Also write what each rank took and returned: "
              "DIR/rank<r>/argN.npy and resultN.npy (with --run-backward also "
-             "cotangentN.npy and gradN.npy, the gradient of argument N), and "
-             "for a result or gradient with a layout the global indices of "
-             "its local rows (resultN.rows.npy) or heads (resultN.heads.npy)"));
+             "cotangentN.npy and gradN.npy, the gradient of argument N) for "
+             "values with a layout, with the global indices of a result's or "
+             "gradient's local rows (resultN.rows.npy) or heads "
+             "(resultN.heads.npy); values without one once in DIR/all/; "
+             "float32"));
 static cl::opt<double> rtol("rtol",
                             cl::desc("Largest relative RMS error --compare "
                                      "accepts (default 1e-12)"),
@@ -455,8 +458,7 @@ llvm::Error writeShardIndices(StringRef directory, const Twine &prefix,
                               RankedTensorType localType,
                               ArrayRef<int64_t> globalShape, int64_t ranks,
                               int64_t rank, const PackingInfo *packing) {
-  auto indices =
-      getShardIndices(localType, globalShape, ranks, rank, packing);
+  auto indices = getShardIndices(localType, globalShape, ranks, rank, packing);
   if (!indices)
     return indices.takeError();
   if (!*indices)
@@ -466,18 +468,38 @@ llvm::Error writeShardIndices(StringRef directory, const Twine &prefix,
   for (auto [i, index] : llvm::enumerate((*indices)->indices))
     tensor.getData()[i] = static_cast<double>(index);
   llvm::SmallString<128> path(directory);
-  llvm::sys::path::append(path, prefix + ((*indices)->dim == 0 ? ".rows.npy"
-                                                               : ".heads.npy"));
+  llvm::sys::path::append(
+      path, prefix + ((*indices)->dim == 0 ? ".rows.npy" : ".heads.npy"));
   return writeNpy(path, tensor);
+}
+
+/// A rank file: float64 values stored as float32, which holds the
+/// arguments (drawn in the program's types) exactly and the references to
+/// far better than any tolerance they are checked with.
+llvm::Error writeRankTensor(StringRef directory, const Twine &name,
+                            const Tensor &tensor) {
+  if (auto ec = llvm::sys::fs::create_directories(directory))
+    return llvm::createStringError("cannot create " + directory.str() + ": " +
+                                   ec.message());
+  llvm::SmallString<128> path(directory);
+  llvm::sys::path::append(path, name + ".npy");
+  if (tensor.getKind() != ElementKind::F64)
+    return writeNpy(path, tensor);
+  Tensor narrow(ElementKind::F32, std::vector<int64_t>(tensor.getShape()));
+  narrow.values() = tensor.values();
+  narrow.roundToStorage();
+  return writeNpy(path, narrow);
 }
 
 /// --rank-files: every rank's own arguments and results (and, for a
 /// generated backward, cotangents and gradients), with where each rank's
 /// share of a result or gradient sits in the global tensor, so that a
 /// P-rank run elsewhere (the GPU harness) can be checked rank by rank and
-/// gathered. `numResults` results of each rank's list are written (a
-/// generated forward's saved values are not results); `globalResults` and
-/// `gradients` give the global shapes.
+/// gathered. A value with a layout goes to DIR/rank<r>/; one without (the
+/// same on every rank: weights, their gradients) once to DIR/all/.
+/// `numResults` results of each rank's list are written (a generated
+/// forward's saved values are not results); `globalResults` and `gradients`
+/// give the global shapes.
 llvm::Error writeRankFiles(StringRef directory, func::FuncOp function,
                            const RankViews &views, size_t numResults,
                            const std::vector<Tensor> &globalResults,
@@ -486,38 +508,54 @@ llvm::Error writeRankFiles(StringRef directory, func::FuncOp function,
   const int64_t ranks = static_cast<int64_t>(views.arguments.size());
   const PackingInfo *packing = views.packing ? &*views.packing : nullptr;
   FunctionType type = function.getFunctionType();
-  for (int64_t rank = 0; rank < ranks; ++rank) {
+  llvm::SmallString<128> all(directory);
+  llvm::sys::path::append(all, "all");
+  // Writes rank `rank`'s `tensor` (of `localType`) as `name`, with its map.
+  auto write = [&](int64_t rank, const Twine &name, const Tensor &tensor,
+                   Type localType, ArrayRef<int64_t> globalShape,
+                   bool withMap) -> llvm::Error {
+    auto tensorType = cast<RankedTensorType>(localType);
+    const bool sharded = getSequenceLayout(tensorType) != nullptr;
+    if (!sharded)
+      return rank == 0 ? writeRankTensor(all, name, tensor)
+                       : llvm::Error::success();
     llvm::SmallString<128> dir(directory);
     llvm::sys::path::append(dir, "rank" + std::to_string(rank));
-    if (auto error = writeTensors(dir, "arg", views.arguments[rank]))
+    if (auto error = writeRankTensor(dir, name, tensor))
       return error;
-    std::vector<Tensor> results(views.results[rank].begin(),
-                                views.results[rank].begin() + numResults);
-    if (auto error = writeTensors(dir, "result", results))
-      return error;
+    if (!withMap)
+      return llvm::Error::success();
+    return writeShardIndices(dir, name, tensorType, globalShape, ranks, rank,
+                             packing);
+  };
+  for (int64_t rank = 0; rank < ranks; ++rank) {
+    for (auto [index, argument] : llvm::enumerate(views.arguments[rank]))
+      if (auto error = write(rank, "arg" + Twine(index), argument,
+                             type.getInput(index), {}, /*withMap=*/false))
+        return error;
     for (size_t i = 0; i < numResults; ++i)
-      if (auto error = writeShardIndices(
-              dir, "result" + Twine(i),
-              cast<RankedTensorType>(type.getResult(i)),
-              globalResults[i].getShape(), ranks, rank, packing))
+      if (auto error = write(rank, "result" + Twine(i), views.results[rank][i],
+                             type.getResult(i), globalResults[i].getShape(),
+                             /*withMap=*/true))
         return error;
     if (views.cotangents.empty())
       continue;
-    if (auto error = writeTensors(dir, "cotangent", views.cotangents[rank]))
-      return error;
+    size_t cotangent = 0;
+    for (auto [index, resultType] : llvm::enumerate(type.getResults()))
+      if (isDifferentiable(resultType))
+        if (auto error = write(rank, "cotangent" + Twine(index),
+                               views.cotangents[rank][cotangent++], resultType,
+                               {}, /*withMap=*/false))
+          return error;
     // Gradient k of the backward is that of the k-th differentiable argument.
     size_t position = 0;
     for (auto [index, gradient] : llvm::enumerate(gradients)) {
       if (!gradient)
         continue;
-      llvm::SmallString<128> path(dir);
-      llvm::sys::path::append(path, "grad" + std::to_string(index) + ".npy");
-      if (auto error = writeNpy(path, views.gradients[rank][position++]))
-        return error;
-      if (auto error = writeShardIndices(
-              dir, "grad" + Twine(index),
-              cast<RankedTensorType>(type.getInput(index)),
-              globalInputs[index].getShape(), ranks, rank, packing))
+      if (auto error =
+              write(rank, "grad" + Twine(index),
+                    views.gradients[rank][position++], type.getInput(index),
+                    globalInputs[index].getShape(), /*withMap=*/true))
         return error;
     }
   }

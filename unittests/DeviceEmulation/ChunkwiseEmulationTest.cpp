@@ -303,6 +303,17 @@ bool checkPacking(const Offsets &o, int ranks, std::mt19937 &rng,
             wantTransition[heads * keyDim * keyDim + (h * keyDim + i) * keyDim +
                            i] = 1.0f;
       EXPECT_EQ(partial, wantPartial) << "summary_initial_states (partial)";
+      // From the incoming state: a leaving sequence that began earlier
+      // starts from it.
+      std::vector<float> incoming = randomValues(partialEntry, rng);
+      SummaryStatesArgs<float> fromIncoming = states;
+      fromIncoming.incoming = incoming.data();
+      runBlocks(2, 4, [&] { summaryStatesBody(fromIncoming); });
+      if (leaves && !startsHere)
+        std::copy(incoming.begin(), incoming.end(),
+                  wantPartial.begin() + partialEntry);
+      EXPECT_EQ(partial, wantPartial)
+          << "summary_initial_states (partial, from incoming)";
       EXPECT_EQ(transition, wantTransition)
           << "summary_initial_states (transition)";
       std::vector<float> y = randomValues(2 * partialEntry, rng);

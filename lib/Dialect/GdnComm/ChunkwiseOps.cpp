@@ -125,7 +125,8 @@ LogicalResult StateSummaryOp::verify() {
   if (failed(checkShape(*this, getQ(), "q", {any, any, any}, "[T, H, K]")) ||
       failed(checkShape(*this, getK(), "k", {tokens, keyHeads, headDimK},
                         "[T, H, K] like q")) ||
-      failed(checkShape(*this, getV(), "v", {tokens, any, any}, "[T, HV, V]")) ||
+      failed(
+          checkShape(*this, getV(), "v", {tokens, any, any}, "[T, HV, V]")) ||
       failed(checkShape(*this, getG(), "g", {tokens, valueHeads}, "[T, HV]")) ||
       failed(checkShape(*this, getBeta(), "beta", {tokens, valueHeads},
                         "[T, HV]")) ||
@@ -147,10 +148,10 @@ LogicalResult StateSummaryOp::verify() {
     return emitOpError() << "transition and partial_state must share one "
                             "element type";
   if (Value initial = getInitialState()) {
-    if (failed(checkShape(*this, initial, "initial_state",
-                          {getPacking().getType().getSeqs(), valueHeads,
-                           headDimK, headDimV},
-                          "[N, HV, K, V]")))
+    if (failed(checkShape(
+            *this, initial, "initial_state",
+            {getPacking().getType().getSeqs(), valueHeads, headDimK, headDimV},
+            "[N, HV, K, V]")))
       return failure();
     if (getElementTypeOrSelf(initial.getType()) !=
         getPartialState().getType().getElementType())
@@ -162,16 +163,79 @@ LogicalResult StateSummaryOp::verify() {
   return success();
 }
 
+LogicalResult SummaryPackingOp::verify() {
+  PackingType global = getPacking().getType(), summary = getSummary().getType();
+  if (summary.getSeqs() != 2 || !summary.getPadded())
+    return emitOpError() << "the summary packing holds two sequences, the "
+                            "second the leaving sequence's rows, and is "
+                            "padded: !gdn.packing<seqs = 2, tokens = T/P, "
+                            "padded>, found "
+                         << summary;
+  const int64_t ranks = getGroup().getRanks();
+  if (!global.hasStaticTokens())
+    return success();
+  if (global.getTokens() % ranks != 0)
+    return emitOpError() << global.getTokens()
+                         << " buffer rows do not split into contiguous shards "
+                            "over "
+                         << ranks << " ranks; pad the pack to a multiple of "
+                         << ranks;
+  if (!agree(summary.getTokens(), global.getTokens() / ranks))
+    return emitOpError() << "a shard of " << global.getTokens() << " rows over "
+                         << ranks << " ranks has " << global.getTokens() / ranks
+                         << " rows, found " << summary;
+  return success();
+}
+
+LogicalResult SummaryInitialStatesOp::verify() {
+  const int64_t any = ShapedType::kDynamic;
+  if (failed(checkShape(*this, getPartial(), "partial", {2, any, any, any},
+                        "[2, HV, K, V]")))
+    return failure();
+  auto partial = cast<RankedTensorType>(getPartial().getType());
+  const int64_t heads = partial.getDimSize(1), keyDim = partial.getDimSize(2);
+  if (failed(checkShape(*this, getTransition(), "transition",
+                        {2, heads, keyDim, keyDim}, "[2, HV, K, K]")) ||
+      failed(checkStateElement(*this, getPartial(), "partial")) ||
+      failed(checkNoTokenLayout(*this, getPartial(), "partial")) ||
+      failed(checkNoTokenLayout(*this, getTransition(), "transition")))
+    return failure();
+  if (getElementTypeOrSelf(getTransition().getType()) !=
+      partial.getElementType())
+    return emitOpError() << "partial and transition must share one element "
+                            "type";
+  if (Value initial = getInitialState()) {
+    if (failed(checkShape(*this, initial, "initial_state",
+                          {getPacking().getType().getSeqs(), heads, keyDim,
+                           partial.getDimSize(3)},
+                          "[N, HV, K, V]")))
+      return failure();
+    if (getElementTypeOrSelf(initial.getType()) != partial.getElementType())
+      return emitOpError() << "initial_state must hold partial's element type ("
+                           << partial.getElementType() << "), found "
+                           << initial.getType();
+  }
+  if (Value incoming = getIncoming()) {
+    auto type = cast<RankedTensorType>(incoming.getType());
+    if (type.getShape() != partial.getShape().drop_front() ||
+        type.getElementType() != partial.getElementType())
+      return emitOpError() << "incoming must be one state [HV, K, V] of "
+                              "partial's, found "
+                           << incoming.getType();
+  }
+  return success();
+}
+
 LogicalResult ContinueStateOp::verify() {
   auto incoming = cast<RankedTensorType>(getIncoming().getType());
   const int64_t any = ShapedType::kDynamic;
   if (failed(checkShape(*this, getIncoming(), "incoming", {any, any, any},
                         "[HV, K, V]")) ||
-      failed(checkShape(*this, getState(), "the result",
-                        {getPacking().getType().getSeqs(),
-                         incoming.getDimSize(0), incoming.getDimSize(1),
-                         incoming.getDimSize(2)},
-                        "[N, HV, K, V]")) ||
+      failed(
+          checkShape(*this, getState(), "the result",
+                     {getPacking().getType().getSeqs(), incoming.getDimSize(0),
+                      incoming.getDimSize(1), incoming.getDimSize(2)},
+                     "[N, HV, K, V]")) ||
       failed(checkStateElement(*this, getState(), "the result")) ||
       failed(checkNoTokenLayout(*this, getIncoming(), "incoming")))
     return failure();

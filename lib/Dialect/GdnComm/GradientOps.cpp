@@ -256,3 +256,26 @@ LogicalResult ContinueStateGradOp::verify() {
       return failure();
   return checkNoLayout(*this, getStateGrad(), "state_grad");
 }
+
+LogicalResult SummaryInitialStatesGradOp::verify() {
+  auto partial = tensorType(getPartialGrad());
+  auto result = tensorType(getInitialStateGrad());
+  if (partial.getRank() != 4 || !sizesAgree(partial.getDimSize(0), 2))
+    return emitOpError() << "partial_grad must be the cotangent of a summary "
+                            "run's initial states, [2, HV, K, V], found "
+                         << partial;
+  if (result.getRank() != 4 ||
+      !sizesAgree(result.getDimSize(0), getPacking().getType().getSeqs()) ||
+      !sizesAgree(result.getDimSize(1), partial.getDimSize(1)) ||
+      !sizesAgree(result.getDimSize(2), partial.getDimSize(2)) ||
+      !sizesAgree(result.getDimSize(3), partial.getDimSize(3)) ||
+      result.getElementType() != partial.getElementType())
+    return emitOpError() << "the result must be per-sequence states [N, HV, "
+                            "K, V] with N = "
+                         << getPacking().getType().getSeqs()
+                         << " and partial_grad's element type, found "
+                         << result;
+  if (failed(checkNoLayout(*this, getPartialGrad(), "partial_grad")))
+    return failure();
+  return checkNoLayout(*this, getInitialStateGrad(), "the result");
+}

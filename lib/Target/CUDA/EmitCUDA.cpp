@@ -57,7 +57,7 @@ FunctionPlan planFunction(func::FuncOp function) {
       plan.steps.push_back(&op);
       continue;
     }
-    if (isa<PackingOp, func::ReturnOp>(op))
+    if (isa<PackingOp, func::ReturnOp>(op) || isShapeHelper(&op))
       continue;
     if (plan.notEmittable.empty())
       plan.notEmittable =
@@ -122,8 +122,10 @@ void printPreamble(ModuleOp module, llvm::raw_ostream &os, bool header) {
        << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
     return;
   }
-  os << "#include \"gdn/device/delta_rule.cuh\"\n"
+  os << "#include \"gdn/device/chunkwise.cuh\"\n"
+     << "#include \"gdn/device/delta_rule.cuh\"\n"
      << "#include \"gdn/device/delta_rule_backward.cuh\"\n"
+     << "#include \"gdn/device/elementwise.cuh\"\n"
      << "#include \"gdn/device/epilogue.cuh\"\n"
      << "#include \"gdn/device/epilogue_backward.cuh\"\n"
      << "#include \"gdn/device/host_checks.h\"\n"
@@ -131,6 +133,7 @@ void printPreamble(ModuleOp module, llvm::raw_ostream &os, bool header) {
      << "#include \"gdn/device/prologue.cuh\"\n"
      << "#include \"gdn/device/prologue_backward.cuh\"\n"
      << "#include \"gdn/device/strided_copies.cuh\"\n"
+     << "#include \"gdn/device/zigzag.cuh\"\n"
      << "#include \"gdn/runtime/gdnrt.h\"\n\n";
 }
 

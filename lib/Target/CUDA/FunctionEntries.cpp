@@ -19,6 +19,9 @@
 #include "gdn/Dialect/Gdn/SequenceLayout.h"
 #include "gdn/Dialect/GdnKernel/GdnKernelDialect.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -50,10 +53,30 @@ public:
       if (!places.count(result))
         places[result] = "results[" + std::to_string(index) + "]";
     unsigned packingIndex = 0;
+    auto addPacking = [&](Value packing) {
+      std::string name = "p" + std::to_string(packingIndex++);
+      packings[packing] = name;
+      places[packing] = name;
+    };
     for (PackingOp packing : body.getOps<PackingOp>())
-      packings[packing.getPacking()] = "p" + std::to_string(packingIndex++);
+      addPacking(packing.getPacking());
+    for (Operation *op : plan.steps)
+      if (isDerivedPacking(op))
+        addPacking(op->getResult(0));
     for (const KernelContext &k : plan.kernels)
       kernelOf[k.op] = &k;
+    // Sizes that shape helpers give: a tensor's dimension, a constant.
+    auto indexOf = [&](Value index) -> std::string {
+      if (auto dim = index.getDefiningOp<tensor::DimOp>())
+        if (std::optional<int64_t> d = dim.getConstantIndex())
+          if (shapes.count(dim.getSource()))
+            return shapes[dim.getSource()][*d];
+      if (auto constant = index.getDefiningOp<arith::ConstantIndexOp>())
+        return std::to_string(constant.value());
+      return "0";
+    };
+    auto seqsOf = [&](Value packing) { return seqsExpr(packing); };
+    const ShapeContext context{seqsOf, indexOf};
     for (Operation *op : plan.steps) {
       std::vector<ShapeExprs> operandShapes;
       for (Value operand : getKernelTensorOperands(op))
@@ -66,14 +89,14 @@ public:
         }
         std::string seqs = "0";
         for (Value operand : op->getOperands())
-          if (auto packing = operand.getDefiningOp<PackingOp>()) {
-            seqs = "(" + shapes[packing.getCuSeqlens()][0] + " - 1)";
-            tokensOf.try_emplace(packing.getPacking(),
-                                 operandShapes.front()[0]);
+          if (isa<PackingType>(operand.getType())) {
+            seqs = seqsExpr(operand);
+            tokensOf.try_emplace(operand, operandShapes.front()[0]);
           }
         resultShapes = getResultShapes(op, operandShapes, seqs);
       } else {
-        RuntimeCallShapes call = getRuntimeCallShapes(op, operandShapes);
+        RuntimeCallShapes call =
+            getRuntimeCallShapes(op, operandShapes, context);
         for (std::string &condition : call.conditions)
           if (!llvm::is_contained(conditions, condition))
             conditions.push_back(std::move(condition));
@@ -98,6 +121,27 @@ public:
         places[result] = places[storage];
       }
     }
+    // Chunkwise CP: no kernel reads the global packing, only its shard's
+    // packings, whose rows are a 1/P share of the global buffer.
+    for (auto &[packing, name] : packings)
+      if (Operation *op = packing.getDefiningOp(); op && isDerivedPacking(op)) {
+        Value global = op->getOperand(0);
+        const int64_t ranks =
+            op->getAttrOfType<comm::GroupAttr>("group").getRanks();
+        auto it = tokensOf.find(packing);
+        if (it != tokensOf.end() && !tokensOf.count(global) &&
+            !cast<PackingType>(global.getType()).hasStaticTokens())
+          tokensOf[global] =
+              "(" + it->second + " * " + std::to_string(ranks) + ")";
+      }
+    for (auto &[packing, name] : packings)
+      if (Operation *op = packing.getDefiningOp(); op && isDerivedPacking(op))
+        if (!tokensOf.count(packing)) {
+          const int64_t ranks =
+              op->getAttrOfType<comm::GroupAttr>("group").getRanks();
+          tokensOf[packing] = "(" + tokensExpr(op->getOperand(0)) + " / " +
+                              std::to_string(ranks) + ")";
+        }
   }
 
   /// Prints a static function that fills `offsets` with each workspace
@@ -109,8 +153,12 @@ public:
     unsigned slot = 0;
     for (auto &[packing, name] : packings) {
       os << "  offsets[" << slot++ << "] = bytes; // packing " << name << "\n"
-         << "  bytes += "
-            "gdn::alignWorkspace(gdn::device::PackingWorkspace::bytes());\n";
+         << "  bytes += gdn::alignWorkspace(";
+      if (Operation *op = packing.getDefiningOp(); op && isDerivedPacking(op))
+        os << getDerivedPackingBytes(op, seqsExpr(packing));
+      else
+        os << "gdn::device::PackingWorkspace::bytes()";
+      os << ");\n";
     }
     for (Value temp : temps) {
       auto type = cast<RankedTensorType>(temp.getType());
@@ -148,8 +196,8 @@ public:
         llvm::interleaveComma(shapes.lookup(operand), os);
         os << "});\n";
       }
-      os << "    bytes += gdn::alignWorkspace("
-         << getStagingQuery(op, tensors) << ");\n  }\n";
+      os << "    bytes += gdn::alignWorkspace(" << getStagingQuery(op, tensors)
+         << ");\n  }\n";
     }
     os << "  offsets[" << slot << "] = bytes;\n"
        << "  return bytes;\n}\n\n";
@@ -163,8 +211,14 @@ public:
     return {};
   }
 
-  /// The packing's sequence count: the length of its cu_seqlens minus one.
+  /// The packing's sequence count: the length of its cu_seqlens minus one
+  /// (a shard's packing has its global packing's sequences; the summary's
+  /// two).
   std::string seqsExpr(Value packing) const {
+    if (isa_and_nonnull<comm::SummaryPackingOp>(packing.getDefiningOp()))
+      return "2";
+    if (auto local = packing.getDefiningOp<comm::LocalPackingOp>())
+      return seqsExpr(local.getPacking());
     auto op = packing.getDefiningOp<PackingOp>();
     return "(" + shapes.lookup(op.getCuSeqlens())[0] + " - 1)";
   }
@@ -247,7 +301,8 @@ std::optional<StringRef> roleOfUses(Value value) {
       return value == rule.getInitialState() ? "GDN_ROLE_PER_SEQUENCE"
                                              : "GDN_ROLE_TOKENS";
     if (auto grad = dyn_cast<kernel::DeltaRuleGradOp>(owner))
-      return value == grad.getInitialState() || value == grad.getFinalStateGrad()
+      return value == grad.getInitialState() ||
+                     value == grad.getFinalStateGrad()
                  ? "GDN_ROLE_PER_SEQUENCE"
                  : "GDN_ROLE_TOKENS";
     if (auto linear = dyn_cast<LinearOp>(owner))
@@ -256,8 +311,16 @@ std::optional<StringRef> roleOfUses(Value value) {
     if (auto grad = dyn_cast<LinearGradOp>(owner))
       return value == grad.getWeight() ? "GDN_ROLE_PARAMETER"
                                        : "GDN_ROLE_TOKENS";
-    if (isa<SplitQkvzOp, MergeQkvzOp, MergeQkvOp, comm::HaloExchangeOp>(owner))
+    if (isa<SplitQkvzOp, MergeQkvzOp, MergeQkvOp, comm::HaloExchangeOp,
+            ConvertLayoutOp>(owner))
       return StringRef("GDN_ROLE_TOKENS");
+    // Chunkwise CP's per-rank ops take per-sequence states (and a halo or
+    // an incoming state, which no argument is).
+    if (isa<comm::ContinueConvStateOp, comm::ContinueStateOp,
+            comm::SummaryInitialStatesOp, comm::GatherSequenceStatesOp,
+            comm::ReduceSequenceStatesOp, comm::ContinueStateGradOp,
+            comm::ContinueConvStateGradOp>(owner))
+      return StringRef("GDN_ROLE_PER_SEQUENCE");
     if (keepsRole(owner))
       if (std::optional<StringRef> role = roleOfUses(owner->getResult(0)))
         return role;
@@ -303,6 +366,16 @@ std::string resultRole(Value value) {
   if (auto grad = dyn_cast<LinearGradOp>(producer))
     if (value == grad.getWeightGrad())
       return "GDN_ROLE_PARAMETER";
+  if (isa<comm::GatherSequenceStatesOp, comm::ReduceSequenceStatesOp,
+          comm::ContinueConvStateOp, comm::ContinueStateOp,
+          comm::SummaryInitialStatesGradOp>(producer))
+    return "GDN_ROLE_PER_SEQUENCE";
+  if (auto grad = dyn_cast<comm::ContinueStateGradOp>(producer))
+    return value == grad.getInitialStateGrad() ? "GDN_ROLE_PER_SEQUENCE"
+                                               : "GDN_ROLE_PARAMETER";
+  if (auto grad = dyn_cast<comm::ContinueConvStateGradOp>(producer))
+    return value == grad.getInitialStateGrad() ? "GDN_ROLE_PER_SEQUENCE"
+                                               : "GDN_ROLE_PARAMETER";
   // A halo's rows and an incoming state are whole tensors of one rank, not
   // rows of the pack: tools must not slice them by sequence.
   if (isa<comm::HaloExchangeOp, comm::StateExchangeOp,
@@ -384,7 +457,9 @@ void printCheckArgs(const FunctionPlan &plan, const FunctionLayout &layout,
   // Packings: at least one offset, cu_padded as long as cu_seqlens, and
   // counts that fit the kernels' int32 offsets.
   for (auto &[value, name] : layout.packings) {
-    auto packing = cast<PackingOp>(value.getDefiningOp());
+    auto packing = dyn_cast<PackingOp>(value.getDefiningOp());
+    if (!packing)
+      continue; // computed on the device from one of these
     std::string cu = layout.places.lookup(packing.getCuSeqlens());
     os << "  if (" << cu << ".shape[0] < 1 || " << cu
        << ".shape[0] > INT32_MAX)\n    return GDN_ERROR_INVALID_ARGUMENT;\n";
@@ -449,7 +524,8 @@ void printRun(const FunctionPlan &plan, const FunctionLayout &layout,
   // gdnrt calls take the context itself.
   const bool usesStream =
       !layout.packings.empty() || llvm::any_of(plan.steps, [&](Operation *op) {
-        return layout.kernelOf.count(op) || !getStridedCopies(op).empty();
+        return layout.kernelOf.count(op) || !getStridedCopies(op).empty() ||
+               isDeviceCall(op);
       });
   if (usesStream)
     os << "  cudaStream_t stream = gdnrt_context_stream(context);\n";
@@ -457,7 +533,22 @@ void printRun(const FunctionPlan &plan, const FunctionLayout &layout,
     os << "  char *base = static_cast<char *>(workspace);\n";
   unsigned slot = 0;
   for (auto &[value, name] : layout.packings) {
-    auto packing = cast<PackingOp>(value.getDefiningOp());
+    auto packing = dyn_cast<PackingOp>(value.getDefiningOp());
+    if (!packing) {
+      // A shard's packing: offsets in its workspace, after the status.
+      const bool padded = cast<PackingType>(value.getType()).getPadded();
+      const std::string at = "base + offsets[" + std::to_string(slot++) + "]";
+      const std::string seqs = layout.seqsExpr(value);
+      os << "  gdn_packing_t " << name
+         << " = {gdn::device::DerivedPackingWorkspace::cuSeqlens(" << at
+         << "), "
+         << (padded ? "gdn::device::DerivedPackingWorkspace::cuPadded(" + at +
+                          ", " + seqs + ")"
+                    : std::string("nullptr"))
+         << ", static_cast<int32_t>(" << seqs << "), static_cast<int32_t>("
+         << layout.tokensExpr(value) << "), " << at << "};\n";
+      continue;
+    }
     std::string cu = layout.places.lookup(packing.getCuSeqlens());
     os << "  gdn_packing_t " << name << " = {static_cast<const int32_t *>("
        << cu << ".data), ";
@@ -505,10 +596,12 @@ void printRun(const FunctionPlan &plan, const FunctionLayout &layout,
   }
   // A collective fails on a group without a communicator of the compiled
   // size; asking first keeps the steps before it from running.
+  // This rank's place in each group, for the per-rank steps.
   for (comm::GroupAttr group : layout.groups)
-    os << "  {\n    int rank = 0;\n    if (int error = gdnrt_group_rank("
-       << "context, " << getGroupRole(group) << ", " << group.getRanks()
-       << ", &rank))\n      return error;\n  }\n";
+    os << "  [[maybe_unused]] int " << getRankVariable(group) << " = 0;\n"
+       << "  if (int error = gdnrt_group_rank(context, " << getGroupRole(group)
+       << ", " << group.getRanks() << ", &" << getRankVariable(group)
+       << "))\n    return error;\n";
 
   // Every kernel's tensors are checked before anything is enqueued, so an
   // error leaves the results untouched.
@@ -542,6 +635,8 @@ void printRun(const FunctionPlan &plan, const FunctionLayout &layout,
     return nullptr;
   };
   for (auto &[value, name] : layout.packings) {
+    if (!isa_and_nonnull<PackingOp>(value.getDefiningOp()))
+      continue; // built by its own step, from a validated packing
     if (Operation *first = firstConsumer(value);
         first && isa<kernel::PrologueOp, kernel::PrologueGradOp>(first)) {
       os << "  // " << name << ": validated by its first consumer, "

@@ -13,9 +13,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "RuntimeCalls.h"
+#include "DeviceCalls.h"
 #include "GradientSums.h"
 
 #include "gdn/Dialect/Gdn/GdnOps.h"
+#include "gdn/Dialect/Gdn/SequenceLayout.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -272,6 +274,8 @@ void printStridedCopies(ArrayRef<StridedCopy> copies, Operation *op,
 //===----------------------------------------------------------------------===//
 
 bool mlir::gdn::cuda::isRuntimeCall(Operation *op) {
+  if (isDeviceCall(op))
+    return true;
   if (auto add = dyn_cast<arith::AddFOp>(op))
     return isa<RankedTensorType>(add.getType());
   return isa<LinearOp, LinearGradOp, SplitQkvzOp, MergeQkvzOp, MergeQkvOp,
@@ -329,20 +333,20 @@ std::string mlir::gdn::cuda::getRuntimeCallLimitation(Operation *op) {
          << " has no CUDA lowering (gdnrt_linear_grad takes one element type "
             "among bf16, f16 and f32)";
   }
-  if (auto add = dyn_cast<arith::AddFOp>(op); add && !isFoldedGradientSum(add))
-    os << name << " on " << add.getType()
-       << " has no CUDA lowering (only sums of gdn.linear_grad x gradients "
-          "used once run, inside the projections' GEMMs)";
+  if (isDeviceCall(op))
+    return getDeviceCallLimitation(op);
   // The verifiers already hold the copies' and state_exchange's element
   // types to what the lowering needs.
   return text;
 }
 
-RuntimeCallShapes
-mlir::gdn::cuda::getRuntimeCallShapes(Operation *op,
-                                      ArrayRef<ShapeExprs> operands) {
+RuntimeCallShapes mlir::gdn::cuda::getRuntimeCallShapes(
+    Operation *op, ArrayRef<ShapeExprs> operands, const ShapeContext &context) {
   RuntimeCallShapes shapes;
-  shapes.results = deriveShapes(op, operands, shapes.conditions);
+  shapes.results =
+      isDeviceCall(op)
+          ? getDeviceCallShapes(op, operands, context, shapes.conditions)
+          : deriveShapes(op, operands, shapes.conditions);
   // A static size in a result type must be what the definition gives; it is
   // known here when the operands' sizes are, and checked at run time when
   // they are not (a dynamic token count meeting a static result).
@@ -360,6 +364,8 @@ mlir::gdn::cuda::getRuntimeCallShapes(Operation *op,
 }
 
 SmallVector<Value, 2> mlir::gdn::cuda::getStagingOperands(Operation *op) {
+  if (isDeviceCall(op))
+    return getDeviceCallStagingOperands(op);
   return llvm::TypeSwitch<Operation *, SmallVector<Value, 2>>(op)
       .Case<comm::AllGatherOp, comm::ReduceScatterOp, comm::AllToAllOp,
             comm::AllReduceOp>([](auto collective) {
@@ -377,6 +383,8 @@ SmallVector<Value, 2> mlir::gdn::cuda::getStagingOperands(Operation *op) {
 
 std::string mlir::gdn::cuda::getStagingQuery(Operation *op,
                                              ArrayRef<std::string> tensors) {
+  if (isDeviceCall(op))
+    return getDeviceCallStagingQuery(op, tensors);
   std::string text;
   llvm::raw_string_ostream os(text);
   const std::string ranks = std::to_string(getRuntimeCallGroup(op).getRanks());
@@ -414,6 +422,13 @@ std::string mlir::gdn::cuda::getStagingQuery(Operation *op,
 }
 
 comm::GroupAttr mlir::gdn::cuda::getRuntimeCallGroup(Operation *op) {
+  // A zigzag conversion moves rows within the CP group its shards name.
+  if (auto convert = dyn_cast<ConvertLayoutOp>(op))
+    for (Value value : {convert.getX(), convert.getY()})
+      if (auto seq = dyn_cast_or_null<SeqLayoutAttr>(
+              getSequenceLayout(value.getType())))
+        return comm::GroupAttr::get(op->getContext(), comm::GroupKind::CP,
+                                    seq.getRanks());
   return op->getAttrOfType<comm::GroupAttr>("group");
 }
 
@@ -545,6 +560,8 @@ std::vector<StridedCopy> mlir::gdn::cuda::getStridedCopies(Operation *op) {
 void mlir::gdn::cuda::printRuntimeCall(
     Operation *op, llvm::function_ref<std::string(Value)> place,
     StringRef staging, llvm::raw_ostream &os) {
+  if (isDeviceCall(op))
+    return printDeviceCall(op, place, staging, os);
   auto ref = [&](Value value) { return "&" + place(value); };
   comm::GroupAttr group = getRuntimeCallGroup(op);
   std::string role = group ? getGroupRole(group) : "";
@@ -631,14 +648,13 @@ void mlir::gdn::cuda::printRuntimeCall(
                       ref(halo.getDest()), ref(halo.getResult()), stagingArg});
       })
       .Case([&](comm::ReverseStateExchangeOp exchange) {
-        printChecked(os, "gdnrt_reverse_state_exchange",
-                     {"context", role, ranks,
-                      ref(exchange.getIncomingStateGrad()),
-                      ref(exchange.getTransition()),
-                      ref(exchange.getPartialState()),
-                      ref(exchange.getTransitionGrad()),
-                      ref(exchange.getPartialStateGrad()),
-                      chainName(exchange.getChain()), stagingArg});
+        printChecked(
+            os, "gdnrt_reverse_state_exchange",
+            {"context", role, ranks, ref(exchange.getIncomingStateGrad()),
+             ref(exchange.getTransition()), ref(exchange.getPartialState()),
+             ref(exchange.getTransitionGrad()),
+             ref(exchange.getPartialStateGrad()),
+             chainName(exchange.getChain()), stagingArg});
       })
       .Case([&](comm::RankOp) {
         // The index has no consumer a whole-function entry point can hold;

@@ -15,6 +15,7 @@
 #ifndef GDN_LIB_TARGET_CUDA_RUNTIMECALLS_H
 #define GDN_LIB_TARGET_CUDA_RUNTIMECALLS_H
 
+#include "DeviceCalls.h"
 #include "KernelPrinters.h"
 
 #include "gdn/Dialect/GdnComm/GdnCommDialect.h"
@@ -40,7 +41,8 @@ struct RuntimeCallShapes {
   std::vector<std::string> conditions;
 };
 RuntimeCallShapes getRuntimeCallShapes(Operation *op,
-                                       ArrayRef<ShapeExprs> operands);
+                                       ArrayRef<ShapeExprs> operands,
+                                       const ShapeContext &context);
 
 /// The operands whose descriptors the op's `gdnrt_*_workspace_bytes` query
 /// reads (most take one, return_halo two), or none when the call takes no

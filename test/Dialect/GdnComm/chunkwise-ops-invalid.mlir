@@ -143,3 +143,83 @@ func.func @gather_type(%s: tensor<2x4x4x4xf32>, %p: !gdn.packing<seqs = 2, token
   %g = gdn_comm.gather_sequence_states %s, %p {group = #gdn_comm.group<cp, 4>} : (tensor<2x4x4x4xf32>, !gdn.packing<seqs = 2, tokens = ?>) -> tensor<2x4x4x4xf64>
   return
 }
+
+// -----
+
+func.func @summary_packing_seqs(%p: !gdn.packing<seqs = 8, tokens = 64>) {
+  // expected-error @+1 {{the summary packing holds two sequences, the second the leaving sequence's rows, and is padded: !gdn.packing<seqs = 2, tokens = T/P, padded>, found '!gdn.packing<seqs = 3, tokens = 16, padded>'}}
+  %sp = gdn_comm.summary_packing %p {group = #gdn_comm.group<cp, 4>} : !gdn.packing<seqs = 8, tokens = 64> -> !gdn.packing<seqs = 3, tokens = 16, padded>
+  return
+}
+
+// -----
+
+func.func @summary_packing_unpadded(%p: !gdn.packing<seqs = 8, tokens = 64>) {
+  // expected-error @+1 {{found '!gdn.packing<seqs = 2, tokens = 16>'}}
+  %sp = gdn_comm.summary_packing %p {group = #gdn_comm.group<cp, 4>} : !gdn.packing<seqs = 8, tokens = 64> -> !gdn.packing<seqs = 2, tokens = 16>
+  return
+}
+
+// -----
+
+func.func @summary_packing_shards(%p: !gdn.packing<seqs = 8, tokens = 66>) {
+  // expected-error @+1 {{66 buffer rows do not split into contiguous shards over 4 ranks; pad the pack to a multiple of 4}}
+  %sp = gdn_comm.summary_packing %p {group = #gdn_comm.group<cp, 4>} : !gdn.packing<seqs = 8, tokens = 66> -> !gdn.packing<seqs = 2, tokens = 16, padded>
+  return
+}
+
+// -----
+
+func.func @summary_packing_rows(%p: !gdn.packing<seqs = 8, tokens = 64>) {
+  // expected-error @+1 {{a shard of 64 rows over 4 ranks has 16 rows, found '!gdn.packing<seqs = 2, tokens = 32, padded>'}}
+  %sp = gdn_comm.summary_packing %p {group = #gdn_comm.group<cp, 4>} : !gdn.packing<seqs = 8, tokens = 64> -> !gdn.packing<seqs = 2, tokens = 32, padded>
+  return
+}
+
+// -----
+
+func.func @summary_states_pair(%p: !gdn.packing<seqs = 8, tokens = 64>) {
+  // expected-error @+1 {{partial must be [2, HV, K, V] with dimension 0 = 2, found 'tensor<3x4x8x8xf32>'}}
+  %hs, %hm = gdn_comm.summary_initial_states %p {group = #gdn_comm.group<cp, 4>} : (!gdn.packing<seqs = 8, tokens = 64>) -> (tensor<3x4x8x8xf32>, tensor<2x4x8x8xf32>)
+  return
+}
+
+// -----
+
+func.func @summary_states_transition(%p: !gdn.packing<seqs = 8, tokens = 64>) {
+  // expected-error @+1 {{transition must be [2, HV, K, K] with dimension 3 = 8, found 'tensor<2x4x8x4xf32>'}}
+  %hs, %hm = gdn_comm.summary_initial_states %p {group = #gdn_comm.group<cp, 4>} : (!gdn.packing<seqs = 8, tokens = 64>) -> (tensor<2x4x8x4xf32>, tensor<2x4x8x4xf32>)
+  return
+}
+
+// -----
+
+func.func @summary_states_element(%p: !gdn.packing<seqs = 8, tokens = 64>) {
+  // expected-error @+1 {{partial is a delta-rule state, kept in fp32 (or f64 in reference programs), found 'bf16'}}
+  %hs, %hm = gdn_comm.summary_initial_states %p {group = #gdn_comm.group<cp, 4>} : (!gdn.packing<seqs = 8, tokens = 64>) -> (tensor<2x4x8x8xbf16>, tensor<2x4x8x8xbf16>)
+  return
+}
+
+// -----
+
+func.func @summary_states_mixed(%p: !gdn.packing<seqs = 8, tokens = 64>) {
+  // expected-error @+1 {{partial and transition must share one element type}}
+  %hs, %hm = gdn_comm.summary_initial_states %p {group = #gdn_comm.group<cp, 4>} : (!gdn.packing<seqs = 8, tokens = 64>) -> (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf64>)
+  return
+}
+
+// -----
+
+func.func @summary_states_initial(%p: !gdn.packing<seqs = 8, tokens = 64>, %s0: tensor<7x4x8x8xf32>) {
+  // expected-error @+1 {{initial_state must be [N, HV, K, V] with dimension 0 = 8, found 'tensor<7x4x8x8xf32>'}}
+  %hs, %hm = gdn_comm.summary_initial_states %p initial_state(%s0) {group = #gdn_comm.group<cp, 4>} : (!gdn.packing<seqs = 8, tokens = 64>, tensor<7x4x8x8xf32>) -> (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>)
+  return
+}
+
+// -----
+
+func.func @summary_states_initial_element(%p: !gdn.packing<seqs = 8, tokens = 64>, %s0: tensor<8x4x8x8xf64>) {
+  // expected-error @+1 {{initial_state must hold partial's element type ('f32'), found 'tensor<8x4x8x8xf64>'}}
+  %hs, %hm = gdn_comm.summary_initial_states %p initial_state(%s0) {group = #gdn_comm.group<cp, 4>} : (!gdn.packing<seqs = 8, tokens = 64>, tensor<8x4x8x8xf64>) -> (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>)
+  return
+}

@@ -44,3 +44,24 @@ func.func @dynamic(%p: !gdn.packing<seqs = ?, tokens = ?, padded>) -> !gdn.packi
       : !gdn.packing<seqs = ?, tokens = ?, padded> -> !gdn.packing<seqs = ?, tokens = ?, padded>
   return %lp : !gdn.packing<seqs = ?, tokens = ?, padded>
 }
+
+// The state summary's packing and the initial states of its two delta-rule
+// runs (gdn-lower-state-summaries).
+// CHECK-LABEL: func.func @summary_runs
+// CHECK: gdn_comm.summary_packing %{{.*}} {group = #gdn_comm.group<cp, 4>} : !gdn.packing<seqs = 8, tokens = 8192> -> !gdn.packing<seqs = 2, tokens = 2048, padded, max_len = 2048>
+// CHECK: gdn_comm.summary_initial_states %{{.*}} initial_state(%{{.*}}) {group = #gdn_comm.group<cp, 4>}
+// CHECK-SAME: -> (tensor<2x32x128x64xf32>, tensor<2x32x128x128xf32>)
+// CHECK: gdn_comm.summary_initial_states %{{.*}} {group = #gdn_comm.group<cp, 4>} : (!gdn.packing<seqs = 8, tokens = 8192>) -> (tensor<2x32x128x64xf32>, tensor<2x32x128x128xf32>)
+func.func @summary_runs(%p: !gdn.packing<seqs = 8, tokens = 8192>, %s0: tensor<8x32x128x64xf32>)
+    -> (!gdn.packing<seqs = 2, tokens = 2048, padded, max_len = 2048>, tensor<2x32x128x64xf32>,
+        tensor<2x32x128x128xf32>, tensor<2x32x128x64xf32>, tensor<2x32x128x128xf32>) {
+  %sp = gdn_comm.summary_packing %p {group = #gdn_comm.group<cp, 4>}
+      : !gdn.packing<seqs = 8, tokens = 8192> -> !gdn.packing<seqs = 2, tokens = 2048, padded, max_len = 2048>
+  %hs, %hm = gdn_comm.summary_initial_states %p initial_state(%s0) {group = #gdn_comm.group<cp, 4>}
+      : (!gdn.packing<seqs = 8, tokens = 8192>, tensor<8x32x128x64xf32>)
+      -> (tensor<2x32x128x64xf32>, tensor<2x32x128x128xf32>)
+  %zs, %zm = gdn_comm.summary_initial_states %p {group = #gdn_comm.group<cp, 4>}
+      : (!gdn.packing<seqs = 8, tokens = 8192>) -> (tensor<2x32x128x64xf32>, tensor<2x32x128x128xf32>)
+  return %sp, %hs, %hm, %zs, %zm : !gdn.packing<seqs = 2, tokens = 2048, padded, max_len = 2048>,
+      tensor<2x32x128x64xf32>, tensor<2x32x128x128xf32>, tensor<2x32x128x64xf32>, tensor<2x32x128x128xf32>
+}

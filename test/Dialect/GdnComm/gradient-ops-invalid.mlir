@@ -82,3 +82,21 @@ func.func @state_grad_incoming(%d: tensor<5x4x8x8xf32>, %p: !gdn.packing<seqs = 
       : (tensor<5x4x8x8xf32>, !gdn.packing<seqs = 5, tokens = ?>) -> tensor<4x8x4xf32>
   return
 }
+
+// -----
+
+func.func @summary_states_grad_pair(%d: tensor<3x4x8x8xf32>, %p: !gdn.packing<seqs = 5, tokens = ?>) {
+  // expected-error @+1 {{partial_grad must be the cotangent of a summary run's initial states, [2, HV, K, V], found 'tensor<3x4x8x8xf32>'}}
+  %dh0 = gdn_comm.summary_initial_states_grad %d, %p {group = #gdn_comm.group<cp, 4>}
+      : (tensor<3x4x8x8xf32>, !gdn.packing<seqs = 5, tokens = ?>) -> tensor<5x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @summary_states_grad_result(%d: tensor<2x4x8x8xf32>, %p: !gdn.packing<seqs = 5, tokens = ?>) {
+  // expected-error @+1 {{the result must be per-sequence states [N, HV, K, V] with N = 5 and partial_grad's element type, found 'tensor<4x4x8x8xf32>'}}
+  %dh0 = gdn_comm.summary_initial_states_grad %d, %p {group = #gdn_comm.group<cp, 4>}
+      : (tensor<2x4x8x8xf32>, !gdn.packing<seqs = 5, tokens = ?>) -> tensor<4x4x8x8xf32>
+  return
+}

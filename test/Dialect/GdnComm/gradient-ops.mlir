@@ -52,3 +52,11 @@ func.func @chunkwise(%dhalo: tensor<3x64xbf16>, %dx: tensor<?x64xbf16, #gdn.seq<
       : (tensor<5x4x8x8xf32>, !gdn.packing<seqs = 5, tokens = ?>) -> tensor<4x8x8xf32>
   return
 }
+
+// CHECK-LABEL: func.func @summary_initial_states_grad
+// CHECK: gdn_comm.summary_initial_states_grad %{{.*}}, %{{.*}} {group = #gdn_comm.group<cp, 4>} : (tensor<2x4x8x8xf32>, !gdn.packing<seqs = ?, tokens = ?>) -> tensor<?x4x8x8xf32>
+func.func @summary_initial_states_grad(%d: tensor<2x4x8x8xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) -> tensor<?x4x8x8xf32> {
+  %dh0 = gdn_comm.summary_initial_states_grad %d, %p {group = #gdn_comm.group<cp, 4>}
+      : (tensor<2x4x8x8xf32>, !gdn.packing<seqs = ?, tokens = ?>) -> tensor<?x4x8x8xf32>
+  return %dh0 : tensor<?x4x8x8xf32>
+}

@@ -113,15 +113,14 @@ func.func @"layer.0$epilogue"(%o: tensor<?x4x32xf32>, %z: tensor<?x4x32xf32>,
 // LAYER-NEXT:     gdnrt_context_t *context, char *message, size_t size);
 // LAYER: #endif
 
-// Chunkwise CP's per-rank compute ops have no lowering yet: the kernels are
-// declared, the whole-function entry points are not.
+// Chunkwise CP's layer: the prologue, the main delta rule and the two
+// runs of its state summary, the epilogue, and the whole-function entry
+// points.
 // CHUNKWISE-LABEL: /* @qwen3_next_gdn_layer */
 // CHUNKWISE-NEXT: int gdn_qwen3_next_gdn_layer_k0_prologue(
 // CHUNKWISE-NEXT:     const gdn_packing_t *packing, cudaStream_t stream);
-// CHUNKWISE-NEXT: int gdn_qwen3_next_gdn_layer_k1_delta_rule(
-// CHUNKWISE-NEXT:     const gdn_packing_t *packing, void *scratch, cudaStream_t stream);
-// CHUNKWISE-NEXT: int gdn_qwen3_next_gdn_layer_k2_gated_rmsnorm(
-// CHUNKWISE-NEXT: /* No whole-function entry point for @qwen3_next_gdn_layer: gdn_comm.local_packing has no CUDA lowering yet. */
-// CHUNKWISE-NOT: gdn_qwen3_next_gdn_layer_signature
-// CHUNKWISE-NOT: gdn_qwen3_next_gdn_layer(
+// CHUNKWISE-COUNT-3: const gdn_packing_t *packing, void *scratch, cudaStream_t stream);
+// CHUNKWISE-NEXT: int gdn_qwen3_next_gdn_layer_k4_gated_rmsnorm(
+// CHUNKWISE-NEXT: extern const gdn_signature_t gdn_qwen3_next_gdn_layer_signature;
+// CHUNKWISE: int gdn_qwen3_next_gdn_layer(const gdn_tensor_t *args, gdn_tensor_t *results, void *workspace,
 // CHUNKWISE: #endif

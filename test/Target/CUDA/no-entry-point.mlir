@@ -1,12 +1,15 @@
-// Functions the whole-function ABI cannot express get their kernels only, with a comment saying why: an op without a CUDA lowering (chunkwise CP's per-rank ops), a runtime call gdnrt cannot take (an f64 or mixed-type gdn.linear or gdn.linear_grad, a dynamic non-token size, more than 6 dimensions), a tensor arith.addf that is no foldable sum of projections' input gradients, an argument returned unchanged, one value returned twice, a !gdn.packing argument, a declaration.
+// Functions the whole-function ABI cannot express get their kernels only,
+// with a comment saying why: a runtime call gdnrt cannot take (an f64 or
+// mixed-type gdn.linear or gdn.linear_grad, a dynamic non-token size, more
+// than 6 dimensions), a sum, fill or slice the device calls do not take
+// (an f64 sum, a fill of non-zeros, a slice across columns), an argument
+// returned unchanged, one value returned twice, a !gdn.packing argument, a
+// declaration.
 // Whatever the reason, no function gets a signature table, a workspace or
 // result-shape query, or an entry point of its own.
 // RUN: gdn-translate --gdn-to-cuda %s | FileCheck %s --check-prefix=SOURCE \
 // RUN:   --implicit-check-not=_signature --implicit-check-not=_workspace_bytes --implicit-check-not=_result_shapes
 // RUN: gdn-translate --gdn-to-cuda-header %s | FileCheck %s --check-prefix=HEADER \
-// RUN:   --implicit-check-not=_signature --implicit-check-not=_workspace_bytes --implicit-check-not=_result_shapes
-// RUN: gdn-opt --gdn-expand-layer --gdn-context-parallel="ranks=2 mode=chunkwise" --gdn-pipeline %examples/qwen3_5_layer.mlir \
-// RUN:   | gdn-translate --gdn-to-cuda | FileCheck %s --check-prefix=LAYER \
 // RUN:   --implicit-check-not=_signature --implicit-check-not=_workspace_bytes --implicit-check-not=_result_shapes
 
 // SOURCE-LABEL: // @returns_argument: 1 kernel(s)
@@ -113,69 +116,31 @@ func.func @linear_grad_mixed(%dy: tensor<?x4xf32>, %x: tensor<?x8xbf16>, %w: ten
   return %dx, %dw : tensor<?x8xbf16>, tensor<4x8xbf16>
 }
 
-// A tensor arith.addf runs only as a sum of gdn.linear_grad x gradients,
-// each used once, inside the projections' GEMMs. Not: a sum of arguments,
-// a sum of weight gradients, a term used twice (`x + x`, or a gradient the
-// function also returns), a partial sum used twice.
-// SOURCE-LABEL: // @sum_of_arguments: 0 kernel(s)
-// SOURCE: // No whole-function entry point: arith.addf on tensor<?x8xbf16> has no CUDA lowering (only sums of gdn.linear_grad x gradients used once run, inside the projections' GEMMs).
-// HEADER-LABEL: /* @sum_of_arguments */
-// HEADER-NEXT: /* No whole-function entry point for @sum_of_arguments: arith.addf on tensor<?x8xbf16> has no CUDA lowering (only sums of gdn.linear_grad x gradients used once run, inside the projections' GEMMs). */
-func.func @sum_of_arguments(%a: tensor<?x8xbf16>, %b: tensor<?x8xbf16>) -> tensor<?x8xbf16> {
-  %s = arith.addf %a, %b : tensor<?x8xbf16>
-  return %s : tensor<?x8xbf16>
+// A sum of cotangents runs as a kernel in bf16, f16 or f32 (or in the
+// projections' GEMMs, GradientSums.h), not in f64; a fill only of zeros; a
+// slice only of leading rows.
+// SOURCE-LABEL: // @sum_in_f64: 0 kernel(s)
+// SOURCE: // No whole-function entry point: arith.addf on tensor<?x8xf64> has no CUDA lowering (its kernels take bf16, f16 or f32).
+// HEADER-LABEL: /* @sum_in_f64 */
+// HEADER-NEXT: /* No whole-function entry point for @sum_in_f64: arith.addf on tensor<?x8xf64> has no CUDA lowering (its kernels take bf16, f16 or f32). */
+func.func @sum_in_f64(%a: tensor<?x8xf64>, %b: tensor<?x8xf64>) -> tensor<?x8xf64> {
+  %s = arith.addf %a, %b : tensor<?x8xf64>
+  return %s : tensor<?x8xf64>
 }
 
-// SOURCE-LABEL: // @sum_of_weight_gradients: 0 kernel(s)
-// SOURCE: // No whole-function entry point: arith.addf on tensor<4x8xbf16> has no CUDA lowering (only sums of gdn.linear_grad x gradients used once run, inside the projections' GEMMs).
-func.func @sum_of_weight_gradients(%dy: tensor<?x4xbf16>, %x: tensor<?x8xbf16>, %w: tensor<4x8xbf16>,
-                                   %dy2: tensor<?x4xbf16>) -> (tensor<?x8xbf16>, tensor<?x8xbf16>, tensor<4x8xbf16>) {
-  %dx, %dw = gdn.linear_grad %dy, %x, %w
-      : (tensor<?x4xbf16>, tensor<?x8xbf16>, tensor<4x8xbf16>) -> (tensor<?x8xbf16>, tensor<4x8xbf16>)
-  %dx2, %dw2 = gdn.linear_grad %dy2, %x, %w
-      : (tensor<?x4xbf16>, tensor<?x8xbf16>, tensor<4x8xbf16>) -> (tensor<?x8xbf16>, tensor<4x8xbf16>)
-  %s = arith.addf %dw, %dw2 : tensor<4x8xbf16>
-  return %dx, %dx2, %s : tensor<?x8xbf16>, tensor<?x8xbf16>, tensor<4x8xbf16>
+// SOURCE-LABEL: // @fill_of_ones: 0 kernel(s)
+// SOURCE: // No whole-function entry point: arith.constant dense<1.000000e+00> : tensor<4x8xf32> has no CUDA lowering (only zero tensors run, as fills).
+func.func @fill_of_ones(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %c = arith.constant dense<1.0> : tensor<4x8xf32>
+  %s = arith.addf %a, %c : tensor<4x8xf32>
+  return %s : tensor<4x8xf32>
 }
 
-// SOURCE-LABEL: // @doubled_gradient: 0 kernel(s)
-// SOURCE: // No whole-function entry point: arith.addf on tensor<?x8xbf16> has no CUDA lowering (only sums of gdn.linear_grad x gradients used once run, inside the projections' GEMMs).
-func.func @doubled_gradient(%dy: tensor<?x4xbf16>, %x: tensor<?x8xbf16>, %w: tensor<4x8xbf16>)
-    -> (tensor<?x8xbf16>, tensor<4x8xbf16>) {
-  %dx, %dw = gdn.linear_grad %dy, %x, %w
-      : (tensor<?x4xbf16>, tensor<?x8xbf16>, tensor<4x8xbf16>) -> (tensor<?x8xbf16>, tensor<4x8xbf16>)
-  %s = arith.addf %dx, %dx : tensor<?x8xbf16>
-  return %s, %dw : tensor<?x8xbf16>, tensor<4x8xbf16>
-}
-
-// SOURCE-LABEL: // @term_also_returned: 0 kernel(s)
-// SOURCE: // No whole-function entry point: arith.addf on tensor<?x8xbf16> has no CUDA lowering (only sums of gdn.linear_grad x gradients used once run, inside the projections' GEMMs).
-func.func @term_also_returned(%dy: tensor<?x4xbf16>, %x: tensor<?x8xbf16>, %w: tensor<4x8xbf16>,
-                              %dy2: tensor<?x4xbf16>) -> (tensor<?x8xbf16>, tensor<?x8xbf16>) {
-  %dx, %dw = gdn.linear_grad %dy, %x, %w
-      : (tensor<?x4xbf16>, tensor<?x8xbf16>, tensor<4x8xbf16>) -> (tensor<?x8xbf16>, tensor<4x8xbf16>)
-  %dx2, %dw2 = gdn.linear_grad %dy2, %x, %w
-      : (tensor<?x4xbf16>, tensor<?x8xbf16>, tensor<4x8xbf16>) -> (tensor<?x8xbf16>, tensor<4x8xbf16>)
-  %s = arith.addf %dx, %dx2 : tensor<?x8xbf16>
-  return %s, %dx : tensor<?x8xbf16>, tensor<?x8xbf16>
-}
-
-// The first addition alone would fold; the second reads a partial sum that
-// is also returned, so the function has no entry point.
-// SOURCE-LABEL: // @partial_sum_used_twice: 0 kernel(s)
-// SOURCE: // No whole-function entry point: arith.addf on tensor<?x8xbf16> has no CUDA lowering (only sums of gdn.linear_grad x gradients used once run, inside the projections' GEMMs).
-func.func @partial_sum_used_twice(%dy: tensor<?x4xbf16>, %x: tensor<?x8xbf16>, %w: tensor<4x8xbf16>,
-                                  %dy2: tensor<?x4xbf16>, %dy3: tensor<?x4xbf16>)
-    -> (tensor<?x8xbf16>, tensor<?x8xbf16>) {
-  %dx, %dw = gdn.linear_grad %dy, %x, %w
-      : (tensor<?x4xbf16>, tensor<?x8xbf16>, tensor<4x8xbf16>) -> (tensor<?x8xbf16>, tensor<4x8xbf16>)
-  %dx2, %dw2 = gdn.linear_grad %dy2, %x, %w
-      : (tensor<?x4xbf16>, tensor<?x8xbf16>, tensor<4x8xbf16>) -> (tensor<?x8xbf16>, tensor<4x8xbf16>)
-  %dx3, %dw3 = gdn.linear_grad %dy3, %x, %w
-      : (tensor<?x4xbf16>, tensor<?x8xbf16>, tensor<4x8xbf16>) -> (tensor<?x8xbf16>, tensor<4x8xbf16>)
-  %s = arith.addf %dx, %dx2 : tensor<?x8xbf16>
-  %t = arith.addf %s, %dx3 : tensor<?x8xbf16>
-  return %s, %t : tensor<?x8xbf16>, tensor<?x8xbf16>
+// SOURCE-LABEL: // @column_slice: 0 kernel(s)
+// SOURCE: // No whole-function entry point: tensor.extract_slice tensor<4x4xf32> has no CUDA lowering (slices run as copies of leading rows: an offset and extent along dimension 0 only).
+func.func @column_slice(%a: tensor<4x8xf32>) -> tensor<4x4xf32> {
+  %s = tensor.extract_slice %a[0, 4] [4, 4] [1, 1] : tensor<4x8xf32> to tensor<4x4xf32>
+  return %s : tensor<4x4xf32>
 }
 
 // Shapes are C expressions of the arguments' token counts; other sizes must
@@ -195,15 +160,3 @@ func.func @shard_rank7(%x: tensor<2x2x2x2x2x2x2xf32>) -> tensor<1x2x2x2x2x2x2xf3
       : tensor<2x2x2x2x2x2x2xf32> -> tensor<1x2x2x2x2x2x2xf32>
   return %y : tensor<1x2x2x2x2x2x2xf32>
 }
-
-// A chunkwise-CP layer: the prologue, delta-rule and epilogue kernels are
-// there, the function is not, because of the per-rank packing and state ops.
-// LAYER-LABEL: // @qwen3_5_gdn_layer: 3 kernel(s)
-// LAYER: // No whole-function entry point: gdn_comm.local_packing has no CUDA lowering yet.
-// LAYER: // Kernel gdn_qwen3_5_gdn_layer_k0_prologue: gdn_kernel.prologue
-// LAYER: // Kernel gdn_qwen3_5_gdn_layer_k1_delta_rule: gdn_kernel.delta_rule
-// LAYER: // Kernel gdn_qwen3_5_gdn_layer_k2_gated_rmsnorm: gdn_kernel.gated_rmsnorm
-// LAYER: extern "C" int gdn_qwen3_5_gdn_layer_k0_prologue(
-// LAYER: extern "C" int gdn_qwen3_5_gdn_layer_k1_delta_rule(
-// LAYER: extern "C" int gdn_qwen3_5_gdn_layer_k2_gated_rmsnorm(
-// LAYER-NOT: extern "C" int gdn_qwen3_5_gdn_layer(

@@ -79,13 +79,13 @@ func.func @split_f32(%qkvz: tensor<?x40xf32>, %ba: tensor<?x12xbf16>)
 // CHECK-NEXT:   bytes += gdn::alignWorkspace(sizeof(__nv_bfloat16) * static_cast<size_t>((args[0].shape[0] * 2)) * static_cast<size_t>(64));
 // CHECK-NEXT:   offsets[2] = bytes; // staging of gdn_comm.all_gather at loc(
 // CHECK-NEXT:   {
-// CHECK-NEXT:     const gdn_tensor_t tensor = gdn::shapeOnlyTensor(GDN_BF16, {args[0].shape[0], 64});
-// CHECK-NEXT:     bytes += gdn::alignWorkspace(gdnrt_all_gather_workspace_bytes(&tensor, 2, 0));
+// CHECK-NEXT:     const gdn_tensor_t tensor0 = gdn::shapeOnlyTensor(GDN_BF16, {args[0].shape[0], 64});
+// CHECK-NEXT:     bytes += gdn::alignWorkspace(gdnrt_all_gather_workspace_bytes(&tensor0, 2, 0));
 // CHECK-NEXT:   }
 // CHECK-NEXT:   offsets[3] = bytes; // staging of gdn_comm.reduce_scatter at loc(
 // CHECK-NEXT:   {
-// CHECK-NEXT:     const gdn_tensor_t tensor = gdn::shapeOnlyTensor(GDN_BF16, {(args[0].shape[0] * 2), 64});
-// CHECK-NEXT:     bytes += gdn::alignWorkspace(gdnrt_reduce_scatter_workspace_bytes(&tensor, 2, 0));
+// CHECK-NEXT:     const gdn_tensor_t tensor0 = gdn::shapeOnlyTensor(GDN_BF16, {(args[0].shape[0] * 2), 64});
+// CHECK-NEXT:     bytes += gdn::alignWorkspace(gdnrt_reduce_scatter_workspace_bytes(&tensor0, 2, 0));
 // CHECK-NEXT:   }
 // CHECK-NEXT:   offsets[4] = bytes;
 // CHECK-NEXT:   return bytes;
@@ -104,11 +104,9 @@ func.func @split_f32(%qkvz: tensor<?x40xf32>, %ba: tensor<?x12xbf16>)
 // CHECK-NEXT:   void *staging1 = offsets[4] > offsets[3] ? base + offsets[3] : nullptr;
 // CHECK-NEXT:   if (!gdn::checkTensor(results[0], GDN_BF16, {args[0].shape[0], 64}))
 // CHECK-NEXT:     return GDN_ERROR_INVALID_ARGUMENT;
-// CHECK-NEXT:   {
-// CHECK-NEXT:     int rank = 0;
-// CHECK-NEXT:     if (int error = gdnrt_group_rank(context, GDNRT_GROUP_SP, 2, &rank))
-// CHECK-NEXT:       return error;
-// CHECK-NEXT:   }
+// CHECK-NEXT:   {{\[\[}}maybe_unused{{\]\]}} int rank_sp = 0;
+// CHECK-NEXT:   if (int error = gdnrt_group_rank(context, GDNRT_GROUP_SP, 2, &rank_sp))
+// CHECK-NEXT:     return error;
 // CHECK-NEXT:   // gdn_comm.all_gather at loc(
 // CHECK-NEXT:   if (int error = gdnrt_all_gather(context, GDNRT_GROUP_SP, 2, &args[0], &temp0, 0, staging0))
 // CHECK-NEXT:     return error;
@@ -144,11 +142,11 @@ func.func @sequence_parallel(%x: tensor<?x64xbf16, #gdn.seq<contiguous, ranks = 
 
 // A gather along dim 1 (heads of per-sequence states): the token dim stays.
 // CHECK-LABEL: // @gather_heads: 0 kernel(s)
-// CHECK: const gdn_tensor_t tensor = gdn::shapeOnlyTensor(GDN_F32, {args[0].shape[0], 16, 8, 8});
-// CHECK-NEXT: bytes += gdn::alignWorkspace(gdnrt_all_gather_workspace_bytes(&tensor, 2, 1));
+// CHECK: const gdn_tensor_t tensor0 = gdn::shapeOnlyTensor(GDN_F32, {args[0].shape[0], 16, 8, 8});
+// CHECK-NEXT: bytes += gdn::alignWorkspace(gdnrt_all_gather_workspace_bytes(&tensor0, 2, 1));
 // CHECK: results[0].shape[0] = args[0].shape[0];
 // CHECK-NEXT: results[0].shape[1] = 32;
-// CHECK: if (int error = gdnrt_group_rank(context, GDNRT_GROUP_CP, 2, &rank))
+// CHECK: if (int error = gdnrt_group_rank(context, GDNRT_GROUP_CP, 2, &rank_cp))
 // CHECK: if (int error = gdnrt_all_gather(context, GDNRT_GROUP_CP, 2, &args[0], &results[0], 1, staging0))
 func.func @gather_heads(%s: tensor<?x16x8x8xf32>) -> tensor<?x32x8x8xf32> {
   %g = gdn_comm.all_gather %s {group = #gdn_comm.group<cp, 2>, dim = 1 : i64}
@@ -162,9 +160,9 @@ func.func @gather_heads(%s: tensor<?x16x8x8xf32>) -> tensor<?x32x8x8xf32> {
 // CHECK: static const gdn_role_t gdn_heads_and_back_arg_roles[] = {GDN_ROLE_TOKENS};
 // CHECK: static const gdn_role_t gdn_heads_and_back_result_roles[] = {GDN_ROLE_TOKENS};
 // CHECK: bytes += gdn::alignWorkspace(sizeof(__nv_bfloat16) * static_cast<size_t>((args[0].shape[0] * 4)) * static_cast<size_t>(8));
-// CHECK: bytes += gdn::alignWorkspace(gdnrt_all_to_all_workspace_bytes(&tensor, 4, 1, 0));
-// CHECK: const gdn_tensor_t tensor = gdn::shapeOnlyTensor(GDN_BF16, {(args[0].shape[0] * 4), 8});
-// CHECK-NEXT: bytes += gdn::alignWorkspace(gdnrt_all_to_all_workspace_bytes(&tensor, 4, 0, 1));
+// CHECK: bytes += gdn::alignWorkspace(gdnrt_all_to_all_workspace_bytes(&tensor0, 4, 1, 0));
+// CHECK: const gdn_tensor_t tensor0 = gdn::shapeOnlyTensor(GDN_BF16, {(args[0].shape[0] * 4), 8});
+// CHECK-NEXT: bytes += gdn::alignWorkspace(gdnrt_all_to_all_workspace_bytes(&tensor0, 4, 0, 1));
 // CHECK: results[0].shape[0] = args[0].shape[0];
 // CHECK: if (int error = gdnrt_all_to_all(context, GDNRT_GROUP_CP, 4, &args[0], &temp0, 1, 0, staging0))
 // CHECK: if (int error = gdnrt_all_to_all(context, GDNRT_GROUP_CP, 4, &temp0, &results[0], 0, 1, staging1))
@@ -193,8 +191,8 @@ func.func @halo(%x: tensor<?x64xbf16, #gdn.seq<contiguous, ranks = 4>>) -> tenso
 
 // Both chains, each with staging sized for its chain.
 // CHECK-LABEL: // @states: 0 kernel(s)
-// CHECK: bytes += gdn::alignWorkspace(gdnrt_state_exchange_workspace_bytes(&tensor, 4, GDNRT_CHAIN_ALL_GATHER));
-// CHECK: bytes += gdn::alignWorkspace(gdnrt_state_exchange_workspace_bytes(&tensor, 4, GDNRT_CHAIN_SCAN));
+// CHECK: bytes += gdn::alignWorkspace(gdnrt_state_exchange_workspace_bytes(&tensor0, 4, GDNRT_CHAIN_ALL_GATHER));
+// CHECK: bytes += gdn::alignWorkspace(gdnrt_state_exchange_workspace_bytes(&tensor0, 4, GDNRT_CHAIN_SCAN));
 // CHECK: if (int error = gdnrt_state_exchange(context, GDNRT_GROUP_CP, 4, &args[0], &args[1], &results[0], GDNRT_CHAIN_ALL_GATHER, staging0))
 // CHECK: if (int error = gdnrt_state_exchange(context, GDNRT_GROUP_CP, 4, &args[0], &args[1], &results[1], GDNRT_CHAIN_SCAN, staging1))
 func.func @states(%m: tensor<4x8x8xf32>, %s: tensor<4x8x16xf32>)
@@ -212,8 +210,8 @@ func.func @states(%m: tensor<4x8x8xf32>, %s: tensor<4x8x16xf32>)
 // CHECK: static size_t gdn_shards_layout(
 // CHECK-NEXT:   size_t bytes = 0;
 // CHECK-NEXT:   offsets[0] = bytes;
-// CHECK: if (int error = gdnrt_group_rank(context, GDNRT_GROUP_SP, 2, &rank))
-// CHECK: if (int error = gdnrt_group_rank(context, GDNRT_GROUP_CP, 2, &rank))
+// CHECK: if (int error = gdnrt_group_rank(context, GDNRT_GROUP_SP, 2, &rank_sp))
+// CHECK: if (int error = gdnrt_group_rank(context, GDNRT_GROUP_CP, 2, &rank_cp))
 // CHECK: if (int error = gdnrt_local_shard(context, GDNRT_GROUP_SP, 2, &args[0], &results[0], 0))
 // CHECK: if (int error = gdnrt_local_shard(context, GDNRT_GROUP_SP, 2, &args[0], &results[1], 1))
 // CHECK: if (int error = gdnrt_local_shard(context, GDNRT_GROUP_CP, 2, &args[1], &results[2], 0))

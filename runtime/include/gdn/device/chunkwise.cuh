@@ -126,6 +126,22 @@ template <> __device__ __forceinline__ double zeroOf<double>() { return 0.0; }
 // Derived packings
 //===----------------------------------------------------------------------===//
 
+/// The workspace of a packing computed on the device: its status record,
+/// then its offsets (cu_seqlens, then cu_padded when padded).
+struct DerivedPackingWorkspace {
+  static constexpr size_t offsetsAt = PackingWorkspace::kStatusBytes;
+  static size_t bytes(int64_t seqs, bool padded) {
+    return offsetsAt + (padded ? 2 : 1) * (seqs + 1) * sizeof(int32_t);
+  }
+  static int32_t *cuSeqlens(void *workspace) {
+    return reinterpret_cast<int32_t *>(static_cast<char *>(workspace) +
+                                       offsetsAt);
+  }
+  static int32_t *cuPadded(void *workspace, int64_t seqs) {
+    return cuSeqlens(workspace) + (seqs + 1);
+  }
+};
+
 /// Offsets of a packing computed on the device: what a derived packing's
 /// workspace holds after its status record.
 struct DerivedPackingArgs {
@@ -284,22 +300,24 @@ continueConvStateBody(const ContinueConvStateArgs<T> &a) {
 }
 
 /// gdn_comm.continue_conv_state_grad: the halo's cotangent [taps, C] (the
-/// continuing sequence's taps read from it) and, with `initialGrad`, the
-/// initial conv states' ([N, C, taps]: every other sequence's entry, and
-/// the continuing one's taps from before its first token).
-template <typename T> struct ContinueConvStateGradArgs {
+/// continuing sequence's taps read from it; in `Halo`, which may be
+/// narrower than the states': a projection input's type) and, with
+/// `initialGrad`, the initial conv states' ([N, C, taps]: every other
+/// sequence's entry, and the continuing one's taps from before its first
+/// token).
+template <typename T, typename Halo = T> struct ContinueConvStateGradArgs {
   PackingView global;
   const gdn_status_t *status;
   int32_t rank, ranks;
   const T *stateGrad; ///< [N, C, taps]
-  T *haloGrad;        ///< [taps, C]
+  Halo *haloGrad;     ///< [taps, C]
   T *initialGrad;     ///< [N, C, taps] or null
   int32_t channels, taps;
 };
 
-template <typename T>
+template <typename T, typename Halo>
 __device__ inline void
-continueConvStateGradBody(const ContinueConvStateGradArgs<T> &a) {
+continueConvStateGradBody(const ContinueConvStateGradArgs<T, Halo> &a) {
   const bool invalid = statusInvalid(a.status);
   ShardSequences shard{0, 0, -1, -1};
   if (!invalid)
@@ -315,17 +333,19 @@ continueConvStateGradBody(const ContinueConvStateGradArgs<T> &a) {
   const int64_t haloTotal = static_cast<int64_t>(a.taps) * a.channels;
   for (int64_t i = start; i < haloTotal; i += stride) {
     if (invalid) {
-      a.haloGrad[i] = quietNaN<T>();
+      a.haloGrad[i] = quietNaN<Halo>();
       continue;
     }
     const int32_t tap = static_cast<int32_t>(i / a.channels);
     const int32_t channel = static_cast<int32_t>(i % a.channels);
     a.haloGrad[i] =
         cont >= 0 && tap >= a.taps - before
-            ? a.stateGrad[(static_cast<int64_t>(cont) * a.channels + channel) *
-                              a.taps +
-                          tap]
-            : zeroOf<T>();
+            ? Element<Halo>::store(Element<T>::load(
+                  a.stateGrad[(static_cast<int64_t>(cont) * a.channels +
+                               channel) *
+                                  a.taps +
+                              tap]))
+            : zeroOf<Halo>();
   }
   if (!a.initialGrad)
     return;
@@ -410,7 +430,9 @@ __device__ inline void continueStateBody(const ContinueStateArgs<T> &a) {
 /// transition's run (`transition`, [2, HV, K, K], over zero values) starts
 /// it from the identity when it began before the shard (zero otherwise, so
 /// that its transition is zero). Sequence 0 (padding) starts from zero in
-/// both. With `gradient`, the gradient of the partial run's initial states
+/// both. With `incoming`, the partial run starts a leaving sequence that
+/// began before the shard from it instead (its true state at the shard's
+/// start). With `gradient`, the gradient of the partial run's initial states
 /// ([2, HV, K, V]) is scattered back to the leaving sequence's entry of
 /// `initialGrad` [N, HV, K, V] when it starts in the shard.
 template <typename T> struct SummaryStatesArgs {
@@ -420,9 +442,10 @@ template <typename T> struct SummaryStatesArgs {
   int32_t valueHeads, keyDim, valueDim;
   bool gradient;
   // Forward.
-  const T *initial; ///< [N, HV, K, V] or null
-  T *partial;       ///< [2, HV, K, V]
-  T *transition;    ///< [2, HV, K, K]
+  const T *initial;  ///< [N, HV, K, V] or null
+  const T *incoming; ///< [HV, K, V] or null
+  T *partial;        ///< [2, HV, K, V]
+  T *transition;     ///< [2, HV, K, K]
   // Gradient.
   const T *partialInitialGrad; ///< [2, HV, K, V]
   T *initialGrad;              ///< [N, HV, K, V]
@@ -458,6 +481,8 @@ __device__ inline void summaryStatesBody(const SummaryStatesArgs<T> &a) {
     a.partial[i] = invalid ? quietNaN<T>()
                    : second && startsHere && a.initial
                        ? a.initial[leavingBegin + (i - partialEntry)]
+                   : second && leaves && !startsHere && a.incoming
+                       ? a.incoming[i - partialEntry]
                        : zeroOf<T>();
   }
   const int64_t transitionEntry =
@@ -576,9 +601,10 @@ cudaError_t continueConvState(const ContinueConvStateArgs<T> &args,
   return cudaGetLastError();
 }
 
-template <typename T>
-cudaError_t continueConvStateGrad(const ContinueConvStateGradArgs<T> &args,
-                                  cudaStream_t stream) {
+template <typename T, typename Halo>
+cudaError_t
+continueConvStateGrad(const ContinueConvStateGradArgs<T, Halo> &args,
+                      cudaStream_t stream) {
   const int64_t seqs = args.global.numSeqs > 1 ? args.global.numSeqs : 1;
   continueConvStateGradKernel<<<
       chunkwiseBlocks(seqs * args.channels * args.taps), kChunkwiseThreads,
