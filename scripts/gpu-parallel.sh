@@ -22,6 +22,7 @@ set -uo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cases="${1:-$root/device-carry/parallel}/cases"
+bench="${1:-$root/device-carry/parallel}/bench"
 work="${OUT:-/tmp}/gpu-parallel"
 mkdir -p "$work"
 nvcc=${NVCC:-nvcc}
@@ -52,7 +53,8 @@ build() { # dir exe
 }
 # nvcc is the slow part; the GPU machine has cores to spare.
 jobs=${GDN_BUILD_JOBS:-$(nproc)}
-for dir in "$cases"/*/; do
+for dir in "$cases"/*/ "$bench"/*/; do
+  [ -d "$dir" ] || continue
   while [ "$(jobs -r | wc -l)" -ge "$jobs" ]; do sleep 1; done
   build "$dir" "$work/$(basename "$dir")" &
 done
@@ -103,8 +105,33 @@ for dir in "$cases"/*_p1_*/ "$cases"/*_p1z_*/; do
   [ -d "$dir" ] && run_case "$dir"
 done
 for dir in "$cases"/*/; do
+  [ -d "$dir" ] || continue
   case "$(basename "$dir")" in *_p1_* | *_p1z_*) continue ;; esac
   run_case "$dir"
+done
+
+# Timings (GDN_PARALLEL_BENCH=1 cases): forward and backward of each
+# distribution on its ranks at once, with the bytes each rank sends.
+for dir in "$bench"/*/; do
+  [ -d "$dir" ] || continue
+  name=$(basename "$dir")
+  exe="$work/$name"
+  [ -x "$exe" ] || { tail -n 30 "$exe.build.log"; summary+=("FAIL build $name"); status=1; continue; }
+  read -r -a shapes <"$dir/shapes"
+  env_shapes=()
+  for i in "${!shapes[@]}"; do
+    [ "${shapes[$i]}" = - ] || env_shapes+=("GDN_ARG${i}_SHAPE=${shapes[$i]}")
+  done
+  for lengths in ${GDN_BENCH_LENGTHS:-8192,8192,8192,8192 2048,2048,2048,2048}; do
+    if env "${env_shapes[@]}" "$exe" bench "$lengths" "${GDN_BENCH_ITERS:-20}" \
+        >>"$work/$name.bench.log" 2>&1; then
+      summary+=("$(grep BENCH "$work/$name.bench.log" | tail -n 1)")
+    else
+      tail -n 5 "$work/$name.bench.log"
+      summary+=("FAIL bench $name $lengths")
+      status=1
+    fi
+  done
 done
 
 printf '%s\n' "${summary[@]}"

@@ -21,6 +21,12 @@
 # scripts/gpu-parallel.sh builds and checks them on the GPU machine: every
 # rank against gdn-run, then the ranks put together against the P = 1 run.
 #
+# With GDN_PARALLEL_BENCH=1 it prepares, instead, the layer of
+# Qwen3-Next-80B-A3B (hidden 2048, 16 key and 32 value heads of 128) in each
+# distribution, forward and backward, for gpu-parallel.sh's timings
+# (bench/<name>/: the emitted CUDA and the arguments' shapes); the bytes
+# per rank it measures compare with scripts/cp-cost-table.sh's.
+#
 #===------------------------------------------------------------------------===#
 set -euo pipefail
 
@@ -76,6 +82,29 @@ EOF
 "$bin/gdn-run" "$slow/a_log.mlir" --outputs "$slow" >/dev/null
 
 expand="--gdn-expand-layer=f32-projections=true"
+if [ "${GDN_PARALLEL_BENCH:-}" = 1 ]; then
+  source="$root/test/Integration/Inputs/layer_qwen3_next_gqa16x32.mlir"
+  layer=layer_qwen3_next_gqa16x32
+  shapes="Tx2048 - 12288x2048 64x2048 8192x4 32 32 128 2048x4096"
+  for distribution in "${distributions[@]}"; do
+    IFS='|' read -r suffix _ first second <<<"$distribution"
+    case "$suffix" in p1z | cw3) continue ;; esac # 32K tokens: no P = 3 shards
+    passes=()
+    [ -n "$first" ] && passes+=("$first")
+    [ -n "$second" ] && passes+=("$second")
+    dir="$out/bench/${layer}_$suffix"
+    mkdir -p "$dir"
+    "$bin/gdn-opt" "$expand" "${passes[@]}" --gdn-generate-backward "$source" \
+      --gdn-pipeline -o "$dir/fused.mlir"
+    "$bin/gdn-translate" --gdn-to-cuda "$dir/fused.mlir" -o "$dir/kernels.cu"
+    "$bin/gdn-translate" --gdn-to-cuda-header "$dir/fused.mlir" -o "$dir/kernels.h"
+    echo "gdn_${layer}_forward" >"$dir/function"
+    echo "gdn_${layer}_backward" >"$dir/backward"
+    echo "$shapes" >"$dir/shapes"
+    echo "prepared bench ${layer}_$suffix"
+  done
+  exit 0
+fi
 for entry in "${packings[@]}"; do
   IFS='|' read -r layer packing options <<<"$entry"
   source="$root/test/Integration/Inputs/$layer.mlir"

@@ -331,6 +331,10 @@ extern "C" int gdnrt_comm_size(const gdnrt_comm_t *comm) {
   return comm ? comm->size : -1;
 }
 
+extern "C" uint64_t gdnrt_comm_bytes_sent(const gdnrt_comm_t *comm) {
+  return comm ? comm->bytesSent : 0;
+}
+
 extern "C" void *gdnrt_comm_nccl(const gdnrt_comm_t *comm) {
   return comm ? comm->nccl : nullptr;
 }

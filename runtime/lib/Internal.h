@@ -33,6 +33,9 @@ struct gdnrt_comm {
   int64_t timeoutMs = GDNRT_DEFAULT_TIMEOUT_MS;
   /// Set once the communicator is aborted: why, for every later call.
   std::string broken;
+  /// Bytes of this rank's data the collectives so far delivered to other
+  /// ranks (bytesSentByGroup, Plan.h); gdnrt_comm_bytes_sent reads it.
+  uint64_t bytesSent = 0;
   /// A communicator of the threads backend ("threads:<name>"): this rank's
   /// membership of the group its thread ranks share, and its scratch
   /// (ThreadsComm.cpp). Null for NCCL communicators.

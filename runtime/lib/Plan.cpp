@@ -778,4 +778,26 @@ bool planReverseStateExchange(const Shape &incomingGrad,
   return true;
 }
 
+uint64_t bytesSentByGroup(const Group &group, int ranks) {
+  uint64_t bytes = 0;
+  const uint64_t peers = ranks > 1 ? static_cast<uint64_t>(ranks - 1) : 0;
+  for (const Message &message : group.messages) {
+    switch (message.kind) {
+    case Message::Send:
+      bytes += message.bytes;
+      break;
+    case Message::Recv:
+      break;
+    case Message::AllGather:
+    case Message::ReduceScatter:
+      bytes += message.bytes * peers;
+      break;
+    case Message::AllReduce:
+      bytes += ranks > 1 ? 2 * message.bytes * peers / ranks : 0;
+      break;
+    }
+  }
+  return bytes;
+}
+
 } // namespace gdnrt

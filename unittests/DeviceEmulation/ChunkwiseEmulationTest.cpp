@@ -276,19 +276,17 @@ bool checkPacking(const Offsets &o, int ranks, std::mt19937 &rng,
       std::vector<float> initial = randomValues(n * partialEntry, rng);
       std::vector<float> partial(2 * partialEntry, -99.0f),
           transition(2 * heads * keyDim * keyDim, -99.0f);
-      SummaryStatesArgs<float> states{o.view(),
-                                      &valid,
-                                      rank,
-                                      ranks,
-                                      heads,
-                                      keyDim,
-                                      valueDim,
-                                      false,
-                                      initial.data(),
-                                      partial.data(),
-                                      transition.data(),
-                                      nullptr,
-                                      nullptr};
+      SummaryStatesArgs<float> states = {};
+      states.global = o.view();
+      states.status = &valid;
+      states.rank = rank;
+      states.ranks = ranks;
+      states.valueHeads = heads;
+      states.keyDim = keyDim;
+      states.valueDim = valueDim;
+      states.initial = initial.data();
+      states.partial = partial.data();
+      states.transition = transition.data();
       runBlocks(2, 4, [&] { summaryStatesBody(states); });
       const bool leaves = shard.leaving >= 0;
       const bool startsHere = leaves && o.begin(shard.leaving) >= shard.begin;
@@ -306,22 +304,27 @@ bool checkPacking(const Offsets &o, int ranks, std::mt19937 &rng,
       // From the incoming state: a leaving sequence that began earlier
       // starts from it.
       std::vector<float> incoming = randomValues(partialEntry, rng);
+      std::vector<float> fromIncomingPartial(2 * partialEntry, -99.0f);
       SummaryStatesArgs<float> fromIncoming = states;
       fromIncoming.incoming = incoming.data();
+      fromIncoming.partial = fromIncomingPartial.data();
       runBlocks(2, 4, [&] { summaryStatesBody(fromIncoming); });
+      std::vector<float> wantFromIncoming = wantPartial;
       if (leaves && !startsHere)
         std::copy(incoming.begin(), incoming.end(),
-                  wantPartial.begin() + partialEntry);
-      EXPECT_EQ(partial, wantPartial)
+                  wantFromIncoming.begin() + partialEntry);
+      EXPECT_EQ(fromIncomingPartial, wantFromIncoming)
           << "summary_initial_states (partial, from incoming)";
       EXPECT_EQ(transition, wantTransition)
           << "summary_initial_states (transition)";
       std::vector<float> y = randomValues(2 * partialEntry, rng);
       std::vector<float> initialGrad(n * partialEntry, -99.0f);
-      SummaryStatesArgs<float> grad{
-          o.view(),          &valid, rank,    ranks,   heads,   keyDim,
-          valueDim,          true,   nullptr, nullptr, nullptr, y.data(),
-          initialGrad.data()};
+      SummaryStatesArgs<float> grad = states;
+      grad.gradient = true;
+      grad.initial = nullptr;
+      grad.partial = grad.transition = nullptr;
+      grad.partialInitialGrad = y.data();
+      grad.initialGrad = initialGrad.data();
       runBlocks(2, 4, [&] { summaryStatesBody(grad); });
       EXPECT_EQ(dot(partial, y), dot(initial, initialGrad))
           << "summary_initial_states_grad";

@@ -32,6 +32,19 @@
 //                               EXPECTED/rank<r>/*.rows.npy (or .heads.npy)
 //                               equal the one-rank run within RTOL
 //
+//   bench LENGTHS ITERS         times the function (with GDN_BACKWARD_FN: its
+//                               forward, then its backward on random
+//                               cotangents) on every rank at once, ITERS
+//                               times after 3 warm-ups, on random inputs
+//                               shaped by GDN_ARG<i>_SHAPE (as 8192x2048;
+//                               T is this rank's rows, the total of the
+//                               comma-separated LENGTHS over the ranks; N
+//                               the sequences; GDN_RESULTS: @f's results
+//                               among the forward's, default 1), and counts
+//                               the bytes each
+//                               rank's collectives send
+//                               (gdnrt_comm_bytes_sent)
+//
 // RTOL bounds every relative RMS error but those EXPECTED/tolerances names
 // (lines "gradN BOUND": SEMANTICS.md's looser bound of the gates'
 // parameters' gradients). Exits non-zero on any failure; prints one line
@@ -47,11 +60,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <map>
+#include <mutex>
+#include <random>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -520,8 +538,9 @@ World makeWorld(const std::string &out) {
   const char *backend = std::getenv("GDN_HARNESS_BACKEND");
   world.nccl = backend && std::string(backend) == "nccl";
   world.rendezvous = "threads:run_ranks-" + std::to_string(getpid());
-  for (int rank = 0; rank < world.size; ++rank)
-    mkdir(rankDir(out, rank).c_str(), 0755);
+  if (!out.empty())
+    for (int rank = 0; rank < world.size; ++rank)
+      mkdir(rankDir(out, rank).c_str(), 0755);
   return world;
 }
 
@@ -620,17 +639,281 @@ int gather(const std::string &out, const std::string &expectedDir, double rtol,
   return failures ? 1 : 0;
 }
 
+//===----------------------------------------------------------------------===//
+// bench
+//===----------------------------------------------------------------------===//
+
+/// A reusable barrier for the rank threads (C++17 has none).
+class Barrier {
+public:
+  explicit Barrier(int count) : count(count) {}
+  void arrive() {
+    std::unique_lock<std::mutex> lock(mutex);
+    const uint64_t round = rounds;
+    if (++waiting == count) {
+      waiting = 0;
+      ++rounds;
+      ready.notify_all();
+      return;
+    }
+    ready.wait(lock, [&] { return rounds != round; });
+  }
+
+private:
+  std::mutex mutex;
+  std::condition_variable ready;
+  int count, waiting = 0;
+  uint64_t rounds = 0;
+};
+
+/// Random host tensors of `dtype` and `shape`.
+HostTensor randomTensor(gdn_dtype_t dtype, std::vector<int64_t> shape,
+                        std::mt19937 &rng) {
+  std::normal_distribution<float> normal;
+  int64_t n = 1;
+  for (int64_t size : shape)
+    n *= size;
+  HostTensor t{dtype, std::move(shape), std::vector<double>(n)};
+  for (double &v : t.values)
+    v = normal(rng);
+  return t;
+}
+
+/// The bench's arguments of rank `rank`: offsets of `lengths`, the rest
+/// random, shaped by GDN_ARG<i>_SHAPE with T = `rows`.
+std::vector<HostTensor> benchInputs(const std::vector<int64_t> &lengths,
+                                    int64_t rows, int rank, Report &report) {
+  std::vector<double> cu{0};
+  for (int64_t length : lengths)
+    cu.push_back(cu.back() + static_cast<double>(length));
+  std::mt19937 rng(17 + rank);
+  std::vector<HostTensor> inputs;
+  for (int i = 0; i < FN_SIGNATURE.num_args; ++i) {
+    const gdn_role_t role = FN_SIGNATURE.arg_roles[i];
+    if (role == GDN_ROLE_CU_SEQLENS || role == GDN_ROLE_CU_PADDED) {
+      inputs.push_back(
+          {FN_SIGNATURE.arg_dtypes[i], {static_cast<int64_t>(cu.size())}, cu});
+      continue;
+    }
+    const char *dims =
+        std::getenv(("GDN_ARG" + std::to_string(i) + "_SHAPE").c_str());
+    if (!dims) {
+      report.expect(false, "GDN_ARG" + std::to_string(i) +
+                               "_SHAPE gives argument " + std::to_string(i) +
+                               "'s shape");
+      return {};
+    }
+    std::vector<int64_t> shape;
+    std::stringstream stream(dims);
+    std::string piece;
+    while (std::getline(stream, piece, 'x'))
+      shape.push_back(piece == "T"   ? rows
+                      : piece == "N" ? static_cast<int64_t>(lengths.size())
+                                     : std::stoll(piece));
+    inputs.push_back(randomTensor(FN_SIGNATURE.arg_dtypes[i], shape, rng));
+  }
+  return inputs;
+}
+
+/// Device results of `entry` on `args`, allocated once for many calls.
+struct Outputs {
+  std::vector<gdn_tensor_t> results;
+  void *workspace = nullptr;
+};
+
+bool allocateOutputs(const Entry &entry, const std::vector<gdn_tensor_t> &args,
+                     Outputs &outputs, Report &report) {
+  outputs.results.resize(entry.signature->num_results);
+  if (entry.resultShapes(args.data(), outputs.results.data())) {
+    report.expect(false, std::string(entry.signature->name) +
+                             "_result_shapes rejects the bench shapes (set "
+                             "GDN_ARG<i>_SHAPE)");
+    return false;
+  }
+  for (gdn_tensor_t &r : outputs.results)
+    CUDA_OK(cudaMalloc(&r.data, std::max<size_t>(bytesOf(r), 16)));
+  CUDA_OK(cudaMalloc(&outputs.workspace,
+                     std::max<size_t>(entry.workspaceBytes(args.data()), 256)));
+  return true;
+}
+
+struct BenchResult {
+  std::vector<double> forward, backward;      ///< ms per iteration (rank 0)
+  uint64_t sentForward = 0, sentBackward = 0; ///< bytes per call, this rank
+};
+
+/// One rank of the bench: every iteration starts and ends at a barrier of
+/// all ranks, so the times are the layer's on all of them at once.
+void benchRank(const World &world, int rank,
+               const std::vector<int64_t> &lengths, int iterations,
+               Barrier &barrier, BenchResult &result, Report &report) {
+  gdnrt_context_t *context = nullptr;
+  std::vector<gdnrt_comm_t *> comms;
+  cudaStream_t stream = nullptr;
+  // Every rank must reach every barrier, even after a failure.
+  const int phases = 2 * (3 + iterations) + 1;
+  int phase = 0;
+  auto sync = [&] {
+    barrier.arrive();
+    ++phase;
+  };
+  auto sent = [&] {
+    uint64_t bytes = 0;
+    for (gdnrt_comm_t *comm : comms)
+      bytes += gdnrt_comm_bytes_sent(comm);
+    return bytes;
+  };
+  int64_t total = 0;
+  for (int64_t length : lengths)
+    total += length;
+  bool ok = openRank(world, rank, &context, comms, &stream, report);
+  // The world communicator of an S x P grid only splits; its groups send.
+  if (comms.size() == 3)
+    comms.erase(comms.begin());
+  const Entry forward = forwardEntry();
+  std::vector<gdn_tensor_t> args, backwardArgs;
+  Outputs fwd, bwd;
+  std::vector<HostTensor> inputs;
+  if (ok)
+    inputs = benchInputs(lengths, total / world.size, rank, report);
+  ok = ok && !inputs.empty();
+  if (ok) {
+    for (const HostTensor &t : inputs)
+      args.push_back(upload(t));
+    ok = allocateOutputs(forward, args, fwd, report);
+  }
+#ifdef GDN_BACKWARD_FN
+  const Entry backward = backwardEntry();
+  if (ok) {
+    // Arguments, the values the forward saved (its results after @f's
+    // GDN_RESULTS own, default 1), then a random cotangent per result.
+    const char *resultsText = std::getenv("GDN_RESULTS");
+    const int results = resultsText ? std::atoi(resultsText) : 1;
+    backwardArgs = args;
+    backwardArgs.insert(backwardArgs.end(), fwd.results.begin() + results,
+                        fwd.results.end());
+    const int cotangents =
+        backward.signature->num_args - static_cast<int>(backwardArgs.size());
+    std::mt19937 rng(29 + rank);
+    for (int c = 0; c < cotangents && c < results; ++c) {
+      const gdn_tensor_t &r = fwd.results[c];
+      backwardArgs.push_back(upload(randomTensor(
+          r.dtype, std::vector<int64_t>(r.shape, r.shape + r.rank), rng)));
+    }
+    ok = cotangents == results &&
+         allocateOutputs(backward, backwardArgs, bwd, report);
+  }
+#endif
+  auto run = [&](const Entry &entry, const std::vector<gdn_tensor_t> &in,
+                 Outputs &out) {
+    if (!ok)
+      return;
+    if (int error =
+            entry.run(in.data(), out.results.data(), out.workspace, context)) {
+      report.expect(false, std::string(entry.signature->name) + " runs (" +
+                               std::to_string(error) + ": " +
+                               gdnrt_last_error() + ")");
+      ok = false;
+      return;
+    }
+    CUDA_OK(cudaStreamSynchronize(stream));
+  };
+  for (int i = 0; i < 3 + iterations; ++i) {
+    const bool timed = i >= 3;
+    sync();
+    const auto start = std::chrono::steady_clock::now();
+    const uint64_t before = sent();
+    run(forward, args, fwd);
+    const uint64_t between = sent();
+    sync();
+    const auto middle = std::chrono::steady_clock::now();
+#ifdef GDN_BACKWARD_FN
+    run(backward, backwardArgs, bwd);
+#endif
+    if (timed && rank == 0) {
+      // Rank 0's clock after both barriers: the slowest rank's time.
+      result.forward.push_back(
+          std::chrono::duration<double, std::milli>(middle - start).count());
+    }
+    result.sentForward = between - before;
+    result.sentBackward = sent() - between;
+    sync();
+    if (timed && rank == 0)
+      result.backward.push_back(std::chrono::duration<double, std::milli>(
+                                    std::chrono::steady_clock::now() - middle)
+                                    .count());
+  }
+  while (phase < phases)
+    sync();
+  if (ok) {
+    char message[512] = "";
+    report.expect(forward.check(args.data(), fwd.workspace, context, message,
+                                sizeof(message)) == GDN_SUCCESS,
+                  std::string("the bench inputs are valid: ") + message);
+  }
+  freeTensors(args);
+  freeTensors(fwd.results);
+  freeTensors(bwd.results);
+  if (fwd.workspace)
+    CUDA_OK(cudaFree(fwd.workspace));
+  if (bwd.workspace)
+    CUDA_OK(cudaFree(bwd.workspace));
+  closeRank(context, comms, stream, report);
+}
+
+double median(std::vector<double> values) {
+  if (values.empty())
+    return 0;
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+int bench(const World &world, const std::string &lengthsText, int iterations) {
+  std::vector<int64_t> lengths;
+  std::stringstream stream(lengthsText);
+  std::string piece;
+  while (std::getline(stream, piece, ','))
+    lengths.push_back(std::stoll(piece));
+  Barrier barrier(world.size);
+  std::vector<BenchResult> results(world.size);
+  const int failures = runRanks(world, [&](int rank, Report &report) {
+    benchRank(world, rank, lengths, iterations, barrier, results[rank], report);
+  });
+  uint64_t maxForward = 0, maxBackward = 0;
+  for (const BenchResult &r : results) {
+    maxForward = std::max(maxForward, r.sentForward);
+    maxBackward = std::max(maxBackward, r.sentBackward);
+  }
+  std::printf("BENCH %s ranks=%d (SP %d x CP %d) lengths=%s: forward %.3f ms, "
+              "%.2f MB sent per rank (most)",
+              FN_SIGNATURE.name, world.size, world.spRanks, world.cpRanks,
+              lengthsText.c_str(), median(results[0].forward),
+              maxForward / 1e6);
+#ifdef GDN_BACKWARD_FN
+  std::printf("; backward %.3f ms, %.2f MB sent per rank (most)",
+              median(results[0].backward), maxBackward / 1e6);
+#endif
+  std::printf("\n");
+  return failures ? 1 : 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   const bool rankMode = (mode == "check" || mode == "train") && argc == 6;
-  if (!rankMode && !(mode == "gather" && (argc == 5 || argc == 6))) {
+  if (!rankMode && !(mode == "gather" && (argc == 5 || argc == 6)) &&
+      !(mode == "bench" && argc == 4)) {
     std::fprintf(stderr,
                  "usage: %s check IN EXPECTED OUT RTOL | train IN EXPECTED "
-                 "OUT RTOL | gather OUT EXPECTED RTOL [AGAINST]\n",
+                 "OUT RTOL | gather OUT EXPECTED RTOL [AGAINST] | bench "
+                 "LENGTHS ITERS\n",
                  argv[0]);
     return 2;
+  }
+  if (mode == "bench") {
+    const World world = makeWorld("");
+    return bench(world, argv[2], std::atoi(argv[3]));
   }
   if (mode == "gather")
     return gather(argv[2], argv[3], std::atof(argv[4]),
