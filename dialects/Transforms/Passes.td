@@ -190,8 +190,9 @@ def GdnContextParallel : Pass<"gdn-context-parallel", "::mlir::func::FuncOp"> {
            "Ranks of the context-parallel group">,
     Option<"mode", "mode", "std::string", /*default=*/"\"headwise\"",
            "headwise, chunkwise or auto">,
-    Option<"chain", "chain", "std::string", /*default=*/"\"all_gather\"",
-           "How chunkwise chains the state summaries: all_gather or scan">,
+    Option<"chain", "chain", "std::string", /*default=*/"\"auto\"",
+           "How chunkwise chains the state summaries: all_gather, scan, or "
+           "auto (the one the cost model prices lower)">,
     Option<"tokens", "tokens", "int64_t", /*default=*/"0",
            "Tokens (all ranks together) that mode=auto prices; 0: the "
            "static token count, or 32768 when it is dynamic">,

@@ -130,9 +130,10 @@ struct GdnContextParallelPass
                        << " is not a token sharding; use contiguous or zigzag";
       return signalPassFailure();
     }
-    if (chain != "all_gather" && chain != "scan") {
+    if (chain != "all_gather" && chain != "scan" && chain != "auto") {
       func.emitError() << "gdn-context-parallel: chain=" << chain
-                       << " is not a state chain; use all_gather or scan";
+                       << " is not a state chain; use all_gather, scan or "
+                          "auto";
       return signalPassFailure();
     }
     if (failed(checkRanks(func, "gdn-context-parallel", ranks)))
@@ -163,6 +164,37 @@ struct GdnContextParallelPass
     return sharding;
   }
 
+  /// The shapes of `core` the cost model reads.
+  static CoreShape getCoreShape(Core core) {
+    auto q = core.split.getQ().getType(), v = core.split.getV().getType();
+    auto elementBytes = [](Type type) {
+      return static_cast<int64_t>(
+          getElementTypeOrSelf(type).getIntOrFloatBitWidth() / 8);
+    };
+    return CoreShape{q.getDimSize(1),
+                     v.getDimSize(1),
+                     q.getDimSize(2),
+                     v.getDimSize(2),
+                     core.conv.getY().getType().getDimSize(1),
+                     static_cast<int64_t>(core.conv.getWidth()),
+                     elementBytes(core.conv.getY().getType()),
+                     elementBytes(core.delta.getFinalState().getType())};
+  }
+
+  Machine getMachine() const {
+    return Machine{linkGBps * 1e9, tflops * 1e12, collectiveUs * 1e-6};
+  }
+
+  /// The chain of one chunkwise core: the option, or the cost model's.
+  comm::ChainKind chooseChain(Core core) {
+    if (chain == "auto")
+      return prefersScanChain(getCoreShape(core), ranks, getMachine())
+                 ? comm::ChainKind::Scan
+                 : comm::ChainKind::AllGather;
+    return chain == "scan" ? comm::ChainKind::Scan
+                           : comm::ChainKind::AllGather;
+  }
+
   /// The mode of one core: the option, or the cost model's choice.
   FailureOr<Mode> chooseMode(Core core) {
     auto q = core.split.getQ().getType(), v = core.split.getV().getType();
@@ -182,30 +214,19 @@ struct GdnContextParallelPass
       total = tokens;
     else if (ShapedType::isDynamic(total))
       total = kDefaultPricedTokens;
-    auto elementBytes = [](Type type) {
-      return static_cast<int64_t>(
-          getElementTypeOrSelf(type).getIntOrFloatBitWidth() / 8);
-    };
-    CoreShape shape{q.getDimSize(1),
-                    v.getDimSize(1),
-                    q.getDimSize(2),
-                    v.getDimSize(2),
-                    core.conv.getY().getType().getDimSize(1),
-                    static_cast<int64_t>(core.conv.getWidth()),
-                    elementBytes(core.conv.getY().getType()),
-                    elementBytes(core.delta.getFinalState().getType())};
-    Machine machine{linkGBps * 1e9, tflops * 1e12, collectiveUs * 1e-6};
+    const bool scan = chooseChain(core) == comm::ChainKind::Scan;
     CostEstimate cost =
-        estimateCost(shape, total, p, chain == "scan", machine);
+        estimateCost(getCoreShape(core), total, p, scan, getMachine());
     if (reportCosts)
       core.delta.emitRemark() << llvm::formatv(
           "gdn-context-parallel: T = {0}, P = {1}: headwise sends {2:f2} MB "
           "per rank ({3:f1} us){4}; chunkwise sends {5:f2} MB and computes "
-          "{6:f2} GFLOP more ({7:f1} us); auto chooses {8}",
+          "{6:f2} GFLOP more ({7:f1} us, {9} chain); auto chooses {8}",
           total, p, cost.headwise.bytes / 1e6, cost.headwise.seconds * 1e6,
           cost.headwisePossible ? "" : " but the heads do not divide",
           cost.chunkwise.bytes / 1e6, cost.chunkwise.flops / 1e9,
-          cost.chunkwise.seconds * 1e6, getModeName(cost.choice));
+          cost.chunkwise.seconds * 1e6, getModeName(cost.choice),
+          scan ? "scan" : "all-gather");
     return cost.choice;
   }
 
@@ -276,10 +297,12 @@ struct GdnContextParallelPass
       // The mode stays visible in the IR, on the distributed delta rule.
       core.delta->setAttr("gdn.cp_mode",
                           StringAttr::get(&getContext(), getModeName(chosen)));
+      Sharding coreSharding = sharding;
+      coreSharding.chain = chooseChain(core);
       LogicalResult done =
           chosen == Mode::Headwise
-              ? distributeHeadwise(func, core, coreOps, sharding)
-              : distributeChunkwise(func, core, coreOps, sharding);
+              ? distributeHeadwise(func, core, coreOps, coreSharding)
+              : distributeChunkwise(func, core, coreOps, coreSharding);
       if (failed(done))
         return failure();
     }

@@ -70,6 +70,14 @@ CostEstimate mlir::gdn::cp::estimateCost(const CoreShape &s, int64_t tokens,
   return estimate;
 }
 
+bool mlir::gdn::cp::prefersScanChain(const CoreShape &shape, int64_t ranks,
+                                     const Machine &machine) {
+  // Only the chain differs; any token count prices it the same.
+  const CostEstimate gather = estimateCost(shape, ranks, ranks, false, machine);
+  const CostEstimate scan = estimateCost(shape, ranks, ranks, true, machine);
+  return scan.chunkwise.seconds < gather.chunkwise.seconds;
+}
+
 const char *mlir::gdn::cp::getModeName(Mode mode) {
   return mode == Mode::Headwise ? "headwise" : "chunkwise";
 }

@@ -55,6 +55,14 @@ CostEstimate estimateCost(const CoreShape &shape, int64_t tokens,
 
 const char *getModeName(Mode mode);
 
+/// How chunkwise CP chains the summaries: the one all-gather (P - 1
+/// summaries sent, one collective) or the log-depth scan (2 log2 P
+/// summaries, 2 log2 P point-to-point rounds), whichever the machine
+/// prices lower; the all-gather on a tie. With the default machine and
+/// gqa16x32's 4 MB summaries the scan wins at 32 ranks, not at 16.
+bool prefersScanChain(const CoreShape &shape, int64_t ranks,
+                      const Machine &machine);
+
 } // namespace mlir::gdn::cp
 
 #endif // GDN_LIB_TRANSFORMS_CONTEXTPARALLELCOST_H

@@ -21,10 +21,22 @@
 // RUN: gdn-opt --gdn-context-parallel="ranks=4 mode=auto chain=scan" %S/Inputs/cp_core_slow_decay.mlir | FileCheck %s --check-prefix=HEADWISE
 // RUN: gdn-opt --gdn-context-parallel="ranks=4 mode=auto chain=scan collective-us=0" %S/Inputs/cp_core_slow_decay.mlir | FileCheck %s --check-prefix=CHUNKWISE
 
+// chain=auto (the default) prices the two chains alike: on a link this slow
+// the summaries' bytes decide, 3 through the all-gather against the scan's
+// 2 log2 4 = 4 at P = 4, but 7 against 6 at P = 8.
+// RUN: gdn-opt --gdn-context-parallel="ranks=4 mode=chunkwise link-gbps=0.001" %S/Inputs/cp_core_slow_decay.mlir | FileCheck %s --check-prefix=GATHER
+// RUN: gdn-opt --gdn-context-parallel="ranks=8 mode=chunkwise link-gbps=0.001" %S/Inputs/cp_core_slow_decay.mlir | FileCheck %s --check-prefix=SCAN
+// RUN: gdn-opt --gdn-context-parallel="ranks=8 mode=auto link-gbps=0.001 report-costs=true" %S/Inputs/cp_core_slow_decay.mlir -o /dev/null 2>&1 | FileCheck %s --check-prefix=SCAN-REMARK
+// GATHER: gdn_comm.state_exchange
+// GATHER-NOT: chain<scan>
+// GATHER: gdn.delta_rule
+// SCAN: gdn_comm.state_exchange {{.*}}chain<scan>
+// SCAN-REMARK: us, scan chain); auto chooses chunkwise
+
 // The dynamic token count is priced at 32768 tokens (8192 per rank):
 // headwise 8192 x (64 + 32 + 32) x 8 bytes x 3/4; chunkwise 3 x 64 x 8 halo
 // bytes plus 3 summaries of 16 x (4 + 4) x 8 bytes.
-// REMARK: remark: gdn-context-parallel: T = 32768, P = 4: headwise sends 6.29 MB per rank ({{.*}} us); chunkwise sends 0.00 MB and computes 0.07 GFLOP more ({{.*}} us); auto chooses chunkwise
+// REMARK: remark: gdn-context-parallel: T = 32768, P = 4: headwise sends 6.29 MB per rank ({{.*}} us); chunkwise sends 0.00 MB and computes 0.07 GFLOP more ({{.*}} us, all-gather chain); auto chooses chunkwise
 // INDIVISIBLE: headwise sends {{.*}} but the heads do not divide; chunkwise {{.*}} auto chooses chunkwise
 
 // CHUNKWISE: gdn_comm.state_exchange

@@ -21,7 +21,7 @@
 // HEADS: error: gdn-context-parallel: headwise needs the key heads (8) and value heads (16) divisible by ranks = 3; use mode=chunkwise, which has no head-count constraint
 // LAYOUT: error: gdn-context-parallel: layout=diagonal is not a token sharding; use contiguous or zigzag
 // MODE: error: gdn-context-parallel: mode=ringwise does not exist; use headwise, chunkwise or auto
-// CHAIN: error: gdn-context-parallel: chain=ring is not a state chain; use all_gather or scan
+// CHAIN: error: gdn-context-parallel: chain=ring is not a state chain; use all_gather, scan or auto
 
 // CHECK: error: gdn-context-parallel: 30 tokens do not split into contiguous shards over 4 ranks; pad the pack to a multiple of 4
 func.func @odd_tokens(%mixed: tensor<30x64xf64>, %w: tensor<64x4xf64>, %a: tensor<30x16xf64>,
