@@ -125,7 +125,7 @@ for dir in "$bench"/*/; do
   for lengths in ${GDN_BENCH_LENGTHS:-8192,8192,8192,8192 2048,2048,2048,2048}; do
     if env "${env_shapes[@]}" "$exe" bench "$lengths" "${GDN_BENCH_ITERS:-20}" \
         >>"$work/$name.bench.log" 2>&1; then
-      summary+=("$(grep BENCH "$work/$name.bench.log" | tail -n 1)")
+      summary+=("$name: $(grep BENCH "$work/$name.bench.log" | tail -n 1)")
     else
       tail -n 5 "$work/$name.bench.log"
       summary+=("FAIL bench $name $lengths")

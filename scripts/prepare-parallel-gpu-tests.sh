@@ -8,7 +8,8 @@
 # inputs (A_log slow enough that states cross ranks: exp(A_log) from e^-7 to
 # e^-2.5) and cotangents, then for each way of distributing the layer (P = 1,
 # SP, headwise CP contiguous and zigzag, chunkwise CP with both chains and a
-# P that divides no head count, mode=auto, SP x CP):
+# P that divides no head count, mode=auto, SP x CP, zigzag with and without
+# gdn-hoist-layouts):
 #
 #  - forward cases: the f32-projection layer (docs/precision.md) through
 #    the pass and gdn-pipeline, emitted as CUDA, with each rank's inputs and
@@ -66,6 +67,8 @@ distributions=(
   "p1z|zigzag|"
   "hwz2|zigzag|--gdn-context-parallel=ranks=2 mode=headwise layout=zigzag"
   "cwz2|zigzag|--gdn-context-parallel=ranks=2 mode=chunkwise layout=zigzag"
+  "hwz2h|zigzag|--gdn-context-parallel=ranks=2 mode=headwise layout=zigzag|--gdn-hoist-layouts"
+  "cwz2h|zigzag|--gdn-context-parallel=ranks=2 mode=chunkwise layout=zigzag|--gdn-hoist-layouts"
 )
 kinds="${GDN_PARALLEL_KINDS:-forward train}"
 only="${GDN_PARALLEL_CASES:-}" # a grep -E pattern of case names, to prepare fewer

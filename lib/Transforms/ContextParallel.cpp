@@ -177,6 +177,7 @@ struct GdnContextParallelPass
                      v.getDimSize(2),
                      core.conv.getY().getType().getDimSize(1),
                      static_cast<int64_t>(core.conv.getWidth()),
+                     elementBytes(core.conv.getX().getType()),
                      elementBytes(core.conv.getY().getType()),
                      elementBytes(core.delta.getFinalState().getType())};
   }

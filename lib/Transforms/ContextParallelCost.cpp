@@ -3,16 +3,19 @@
 // Per rank and per core, with T tokens over P ranks (L = T / P per rank):
 //
 // headwise (Ulysses) sends (P-1)/P of its token shard each way through an
-//   all_to_all: in, the conv input and the two gate inputs, L (C + 2 HV) e;
-//   out, the core output, L HV V e. No extra FLOPs; 2 collectives.
-// chunkwise sends the W-1 halo rows, (W-1) C e, and its state summary
+//   all_to_all: in, the conv input and the two gate inputs, L (C x + 2 HV e)
+//   with x the conv input's element size (4 under f32 projections) and e the
+//   activations'; out, the core output, L HV V e. No extra FLOPs; 2
+//   collectives.
+// chunkwise sends the W-1 halo rows, (W-1) C x, and its state summary
 //   (M, S), HV (K K + K V) s, to every other rank (all-gather chain; the
-//   log-depth scan sends 2 log2 P summaries instead). It computes the summary
+//   log-depth scan sends log2 P summaries, one per round, then its prefix
+//   state S, HV K V s, to the next rank). It computes the summary
 //   of the sequence that leaves its shard on top of its share: at most L
 //   tokens, at about 4 K K + 4 K V + 2 c (K + V) FLOPs per token and value
 //   head (the transition and the state update by chunks of c = 64, with the
 //   chunk's own triangular products). 2 collectives (halo and chain; the
-//   scan has 2 log2 P).
+//   scan has log2 P + 1 rounds after the halo).
 //
 // Final states are left out: both modes move them once per sequence and the
 // model compares what grows with the tokens.
@@ -45,20 +48,23 @@ CostEstimate mlir::gdn::cp::estimateCost(const CoreShape &s, int64_t tokens,
 
   ModeCost &headwise = estimate.headwise;
   const double shardBytes =
-      perRank * (s.convChannels + 2 * hv + hv * v) * s.activationBytes;
+      perRank * (s.convChannels * s.convInputBytes +
+                 (2 * hv + hv * v) * s.activationBytes);
   headwise.bytes = shardBytes * (p - 1) / p;
   headwise.collectives = 2;
   headwise.seconds = price(headwise, machine);
 
   ModeCost &chunkwise = estimate.chunkwise;
   const double summaryBytes = hv * (k * k + k * v) * s.stateBytes;
+  const double stateBytes = hv * k * v * s.stateBytes;
   const double steps = std::ceil(std::log2(p));
-  const double summariesSent = scanChain ? 2 * steps : p - 1;
-  chunkwise.bytes = (s.convWidth - 1) * s.convChannels * s.activationBytes +
-                    summariesSent * summaryBytes;
+  const double chainBytes = scanChain ? steps * summaryBytes + stateBytes
+                                      : (p - 1) * summaryBytes;
+  chunkwise.bytes =
+      (s.convWidth - 1) * s.convChannels * s.convInputBytes + chainBytes;
   chunkwise.flops =
       perRank * hv * (4 * k * k + 4 * k * v + 2 * kChunk * (k + v));
-  chunkwise.collectives = 1 + (scanChain ? 2 * static_cast<int>(steps) : 1);
+  chunkwise.collectives = 1 + (scanChain ? static_cast<int>(steps) + 1 : 1);
   chunkwise.seconds = price(chunkwise, machine);
 
   estimate.headwisePossible =

@@ -19,7 +19,8 @@ namespace mlir::gdn::cp {
 struct CoreShape {
   int64_t keyHeads, valueHeads, headDimK, headDimV;
   int64_t convChannels, convWidth;
-  int64_t activationBytes; ///< bytes per activation element (2 for bf16)
+  int64_t convInputBytes;  ///< bytes per conv input element (mixed_qkv)
+  int64_t activationBytes; ///< bytes per gate input and output element
   int64_t stateBytes;      ///< bytes per state element (4 for fp32)
 };
 
@@ -56,10 +57,10 @@ CostEstimate estimateCost(const CoreShape &shape, int64_t tokens,
 const char *getModeName(Mode mode);
 
 /// How chunkwise CP chains the summaries: the one all-gather (P - 1
-/// summaries sent, one collective) or the log-depth scan (2 log2 P
-/// summaries, 2 log2 P point-to-point rounds), whichever the machine
+/// summaries sent, one collective) or the log-depth scan (log2 P summaries
+/// and one state, log2 P + 1 point-to-point rounds), whichever the machine
 /// prices lower; the all-gather on a tie. With the default machine and
-/// gqa16x32's 4 MB summaries the scan wins at 32 ranks, not at 16.
+/// gqa16x32's 4 MB summaries the scan wins at 16 ranks, not at 8.
 bool prefersScanChain(const CoreShape &shape, int64_t ranks,
                       const Machine &machine);
 

@@ -142,7 +142,7 @@ int runSteps(const Plan &plan, gdnrt_context_t *context, gdnrt_comm_t *comm,
                   ? communicateThreads(step.group, context, comm, at, call)
                   : communicate(step.group, context, comm, at, call))
         return error;
-      comm->bytesSent += bytesSentByGroup(step.group, comm->size);
+      comm->bytesSent += bytesSentByGroup(step.group, comm->rank, comm->size);
       break;
     case Step::Gemm:
       if (int error = runGemm(context, columnMajor(step.gemm, at), call))

@@ -778,13 +778,14 @@ bool planReverseStateExchange(const Shape &incomingGrad,
   return true;
 }
 
-uint64_t bytesSentByGroup(const Group &group, int ranks) {
+uint64_t bytesSentByGroup(const Group &group, int rank, int ranks) {
   uint64_t bytes = 0;
   const uint64_t peers = ranks > 1 ? static_cast<uint64_t>(ranks - 1) : 0;
   for (const Message &message : group.messages) {
     switch (message.kind) {
     case Message::Send:
-      bytes += message.bytes;
+      if (message.peer != rank)
+        bytes += message.bytes;
       break;
     case Message::Recv:
       break;

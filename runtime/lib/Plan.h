@@ -107,12 +107,13 @@ struct Plan {
   void gemm(const BatchedGemm &gemm);
 };
 
-/// The bytes of this rank's data a group delivers to the other `ranks - 1`
-/// ranks, counted the same way on every backend: a send's bytes; an
-/// all-gather's piece once per peer; a reduce-scatter's slices for the
-/// other ranks; an all-reduce as a reduce-scatter then an all-gather
-/// (2 (P - 1) / P of the tensor). What the cost model of mode=auto prices.
-uint64_t bytesSentByGroup(const Group &group, int ranks);
+/// The bytes of rank `rank`'s data a group delivers to the other `ranks - 1`
+/// ranks, counted the same way on every backend: a send's bytes (not a
+/// send to itself, as an all-to-all's own piece); an all-gather's piece
+/// once per peer; a reduce-scatter's slices for the other ranks; an
+/// all-reduce as a reduce-scatter then an all-gather (2 (P - 1) / P of the
+/// tensor). What the cost model of mode=auto prices.
+uint64_t bytesSentByGroup(const Group &group, int rank, int ranks);
 
 /// A tensor's shape as the planners see it.
 struct Shape {

@@ -15,17 +15,19 @@
 // RUN: gdn-run --compare %S/Inputs/cp_core_slow_decay.mlir %t/auto3.mlir --seqlens=0,1,63,64,65,7 --slots=8,8,64,72,72,10 | FileCheck %s --check-prefix=SAME
 
 // The machine options: a link this fast makes headwise's all_to_alls cheaper
-// than chunkwise's summary FLOPs; the log-depth scan's 5 collectives cost
-// more than headwise's 2 at 20 us each, and nothing at 0 us.
+// than chunkwise's summary FLOPs; the log-depth scan's 4 collectives (the
+// halo, 2 rounds, the shift) cost more than headwise's 2 at 20 us each, and
+// nothing at 0 us.
 // RUN: gdn-opt --gdn-context-parallel="ranks=4 mode=auto link-gbps=1000000" %S/Inputs/cp_core_slow_decay.mlir | FileCheck %s --check-prefix=HEADWISE
 // RUN: gdn-opt --gdn-context-parallel="ranks=4 mode=auto chain=scan" %S/Inputs/cp_core_slow_decay.mlir | FileCheck %s --check-prefix=HEADWISE
 // RUN: gdn-opt --gdn-context-parallel="ranks=4 mode=auto chain=scan collective-us=0" %S/Inputs/cp_core_slow_decay.mlir | FileCheck %s --check-prefix=CHUNKWISE
 
 // chain=auto (the default) prices the two chains alike: on a link this slow
-// the summaries' bytes decide, 3 through the all-gather against the scan's
-// 2 log2 4 = 4 at P = 4, but 7 against 6 at P = 8.
-// RUN: gdn-opt --gdn-context-parallel="ranks=4 mode=chunkwise link-gbps=0.001" %S/Inputs/cp_core_slow_decay.mlir | FileCheck %s --check-prefix=GATHER
-// RUN: gdn-opt --gdn-context-parallel="ranks=8 mode=chunkwise link-gbps=0.001" %S/Inputs/cp_core_slow_decay.mlir | FileCheck %s --check-prefix=SCAN
+// the summaries' bytes decide: at P = 2 the all-gather sends 1 summary and
+// the scan 1 and a state; at P = 4 the all-gather 3, the scan 2 and a state
+// (a state is half a summary here, K = V).
+// RUN: gdn-opt --gdn-context-parallel="ranks=2 mode=chunkwise link-gbps=0.001" %S/Inputs/cp_core_slow_decay.mlir | FileCheck %s --check-prefix=GATHER
+// RUN: gdn-opt --gdn-context-parallel="ranks=4 mode=chunkwise link-gbps=0.001" %S/Inputs/cp_core_slow_decay.mlir | FileCheck %s --check-prefix=SCAN
 // RUN: gdn-opt --gdn-context-parallel="ranks=8 mode=auto link-gbps=0.001 report-costs=true" %S/Inputs/cp_core_slow_decay.mlir -o /dev/null 2>&1 | FileCheck %s --check-prefix=SCAN-REMARK
 // GATHER: gdn_comm.state_exchange
 // GATHER-NOT: chain<scan>

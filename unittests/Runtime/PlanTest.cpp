@@ -75,11 +75,11 @@ std::vector<std::vector<char>> runRanks(int P, const Planner &planner,
 
 /// The bytes a plan delivers to the other ranks, as the cost model counts
 /// them: every group of the plan added up.
-uint64_t bytesSent(const Plan &plan, int ranks) {
+uint64_t bytesSent(const Plan &plan, int rank, int ranks) {
   uint64_t bytes = 0;
   for (const Step &step : plan.steps)
     if (step.kind == Step::Communicate)
-      bytes += bytesSentByGroup(step.group, ranks);
+      bytes += bytesSentByGroup(step.group, rank, ranks);
   return bytes;
 }
 
@@ -91,26 +91,37 @@ TEST(PlanTest, BytesSentCountEachRanksDataForTheOthers) {
     ASSERT_TRUE(planAllGather(Shape{{4, 8}, 4}, Shape{{4 * ranks, 8}, 4},
                               ranks, 0, 0, gather, error))
         << error;
-    EXPECT_EQ(bytesSent(gather, ranks), 128u * (ranks - 1));
+    EXPECT_EQ(bytesSent(gather, 0, ranks), 128u * (ranks - 1));
     // A reduce-scatter of [8, 8] f32: the other ranks' slices.
     Plan scatter;
     ASSERT_TRUE(planReduceScatter(Shape{{8, 8}, 4}, Shape{{8 / ranks, 8}, 4},
                                   ranks, 0, 0, GDN_F32, scatter, error))
         << error;
-    EXPECT_EQ(bytesSent(scatter, ranks), 256u / ranks * (ranks - 1));
+    EXPECT_EQ(bytesSent(scatter, 0, ranks), 256u / ranks * (ranks - 1));
   }
   // An all-reduce of 1024 bytes over 4 ranks: 2 (P - 1) / P of them.
   Group group;
   group.messages.push_back(
       {Message::AllReduce, {Buffer::Input}, {Buffer::Output}, 1024, -1,
        GDN_F32});
-  EXPECT_EQ(bytesSentByGroup(group, 4), 1536u);
-  EXPECT_EQ(bytesSentByGroup(group, 1), 0u);
+  EXPECT_EQ(bytesSentByGroup(group, 0, 4), 1536u);
+  EXPECT_EQ(bytesSentByGroup(group, 0, 1), 0u);
   // Sends count, receives do not.
   Group pair;
   pair.messages.push_back({Message::Send, {Buffer::Input}, {}, 96, 1});
   pair.messages.push_back({Message::Recv, {Buffer::Output}, {}, 64, 1});
-  EXPECT_EQ(bytesSentByGroup(pair, 2), 96u);
+  EXPECT_EQ(bytesSentByGroup(pair, 0, 2), 96u);
+  // An all-to-all of [8, 8] f32 split along 1: every rank keeps its own
+  // piece and sends the others theirs, (P - 1) / P of the tensor.
+  for (int ranks : {1, 2, 4})
+    for (int rank = 0; rank < ranks; ++rank) {
+      Plan toAll;
+      ASSERT_TRUE(planAllToAll(Shape{{8, 8}, 4}, Shape{{8 * ranks, 8 / ranks}, 4},
+                               ranks, rank, 1, 0, toAll, error))
+          << error;
+      EXPECT_EQ(bytesSent(toAll, rank, ranks), 256u / ranks * (ranks - 1))
+          << "rank " << rank << " of " << ranks;
+    }
 }
 
 TEST(PlanTest, AllGatherConcatenatesAlongEveryDim) {

@@ -160,9 +160,10 @@ GDNRT_API int gdnrt_comm_rank(const gdnrt_comm_t *comm);
 GDNRT_API int gdnrt_comm_size(const gdnrt_comm_t *comm);
 /** Bytes of this rank's data the communicator's collectives have delivered
  *  to the other ranks since it was made (the same count on every backend: a
- *  send's bytes, an all-gather's piece once per peer, a reduce-scatter's
- *  slices for the others, an all-reduce as 2 (P - 1) / P of the tensor);
- *  0 for NULL. Read it before and after a call to measure the call. */
+ *  send's bytes, but not an all-to-all's piece for the rank itself; an
+ *  all-gather's piece once per peer; a reduce-scatter's slices for the
+ *  others; an all-reduce as 2 (P - 1) / P of the tensor); 0 for NULL. Read
+ *  it before and after a call to measure the call. */
 GDNRT_API uint64_t gdnrt_comm_bytes_sent(const gdnrt_comm_t *comm);
 /** The wrapped ncclComm_t; NULL for a threads communicator. */
 GDNRT_API void *gdnrt_comm_nccl(const gdnrt_comm_t *comm);
