@@ -24,7 +24,9 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cases="${1:-$root/device-carry/parallel}/cases"
 bench="${1:-$root/device-carry/parallel}/bench"
 work="${OUT:-/tmp}/gpu-parallel"
-mkdir -p "$work"
+# A fresh folder: a binary or a result of an earlier run must never stand in
+# for one that failed to build or run.
+rm -rf "$work" && mkdir -p "$work"
 nvcc=${NVCC:-nvcc}
 flags=(-std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -I "$root/runtime/include")
 summary=()
@@ -49,7 +51,8 @@ build() { # dir exe
   [ -f "$1/backward" ] && backward=(-DGDN_BACKWARD_FN="$(cat "$1/backward")")
   "$nvcc" "${flags[@]}" -I "$1" -DGDN_FN="$(cat "$1/function")" "${backward[@]}" \
     -DGDN_HEADER="\"kernels.h\"" "$1/kernels.cu" \
-    "$root/test/Integration/harness/run_ranks.cu" "${link[@]}" -o "$2" >"$2.build.log" 2>&1
+    "$root/test/Integration/harness/run_ranks.cu" "${link[@]}" -o "$2" >"$2.build.log" 2>&1 ||
+    rm -f "$2"
 }
 # nvcc is the slow part; the GPU machine has cores to spare.
 jobs=${GDN_BUILD_JOBS:-$(nproc)}
@@ -72,6 +75,7 @@ run_case() { # dir
   fi
   mode=check; [ -f "$dir/backward" ] && mode=train
   rtol=$(cat "$dir/rtol")
+  local gap
   gap=$(awk -v c="$name" '$1 == c { print $2 }' "$root/test/Integration/known-gaps.txt")
   rm -rf "$work/$name-out" && mkdir -p "$work/$name-out"
   if "$exe" "$mode" "$dir/ranks" "$dir/ranks" "$work/$name-out" "$rtol" \
@@ -90,11 +94,11 @@ run_case() { # dir
     summary+=("FAIL $mode $name")
     status=1
   fi
-  against=""
-  [ -f "$dir/against" ] && against="$work/$(cat "$dir/against")-out/rank0"
-  if "$exe" gather "$work/$name-out" "$dir/ranks" "$rtol" $against \
+  against=()
+  [ -f "$dir/against" ] && against=("$work/$(cat "$dir/against")-out/rank0")
+  if "$exe" gather "$work/$name-out" "$dir/ranks" "$rtol" "${against[@]}" \
       >"$work/$name.gather.log" 2>&1; then
-    summary+=("PASS gather $name${against:+ (against $(cat "$dir/against"))}")
+    summary+=("PASS gather $name${against[0]:+ (against $(cat "$dir/against"))}")
   else
     grep -E "FAIL" "$work/$name.gather.log" | head -n 20
     summary+=("FAIL gather $name")

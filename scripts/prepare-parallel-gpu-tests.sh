@@ -35,8 +35,14 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${BUILD_DIR:-$root/build}"
 out="${1:-$root/device-carry/parallel}"
 bin="$build/bin"
+# OUT is replaced whole: only when it is empty or this script made it.
+if [ -d "$out" ] && [ -n "$(ls -A "$out")" ] && [ ! -f "$out/.prepared-parallel-cases" ]; then
+  echo "error: $out holds files this script did not write; give an empty or new folder" >&2
+  exit 1
+fi
 rm -rf "$out"
 mkdir -p "$out"
+touch "$out/.prepared-parallel-cases"
 
 # A packing for contiguous shards (total 480: P = 2, 3, 4 and 2 x 2 divide
 # it; a sequence of 300 spans a whole shard at P = 4, so a rank both

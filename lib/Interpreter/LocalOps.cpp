@@ -427,6 +427,17 @@ llvm::Error executeExtractSlice(tensor::ExtractSliceOp op, Environment &env) {
 llvm::Error executeInsertSlice(tensor::InsertSliceOp op, Environment &env) {
   const Tensor &source = env.tensor(op.getSource());
   Tensor result = env.tensor(op.getDest());
+  int64_t sliceElements = 1;
+  bool staticSizes = true;
+  for (int64_t size : op.getStaticSizes()) {
+    staticSizes &= !ShapedType::isDynamic(size);
+    sliceElements *= staticSizes ? size : 1;
+  }
+  if (staticSizes && source.getNumElements() != sliceElements)
+    return makeOpError(op, env.getRank(),
+                       "the inserted " + source.describe() +
+                           " does not fill the slice's " +
+                           std::to_string(sliceElements) + " elements");
   if (!forEachSliceElement(op, result.getShape(), [&](int64_t i, int64_t to) {
         result.getData()[to] = source.getData()[i];
       }))

@@ -139,7 +139,7 @@ static cl::opt<std::string> rankFilesDir(
              "values with a layout, with the global indices of a result's or "
              "gradient's local rows (resultN.rows.npy) or heads "
              "(resultN.heads.npy); values without one once in DIR/all/; "
-             "float32"));
+             "floating-point values as float32"));
 static cl::opt<double> rtol("rtol",
                             cl::desc("Largest relative RMS error --compare "
                                      "accepts (default 1e-12)"),

@@ -3,8 +3,8 @@
 // Prints the launches of the device header library's small kernels for
 // chunkwise CP's per-rank ops, the owners' masks of the per-sequence
 // collectives, the zigzag conversions, zero fills, slices and sums of
-// cotangents (DeviceCalls.h). Every launch takes the packing's status
-// record: kernels given invalid offsets write NaN, never numbers.
+// cotangents (DeviceCalls.h). Every kernel that reads a packing takes its
+// status record: given invalid offsets it writes NaN, never numbers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,16 +46,6 @@ bool isZeroConstant(Value value) {
   return matchPattern(value, m_AnyZeroFloat());
 }
 
-/// The CP group a zigzag conversion runs on: its shard's ranks.
-comm::GroupAttr getConversionGroup(ConvertLayoutOp convert) {
-  for (Value value : {convert.getX(), convert.getY()})
-    if (auto seq =
-            dyn_cast_or_null<SeqLayoutAttr>(getSequenceLayout(value.getType())))
-      return comm::GroupAttr::get(convert.getContext(), comm::GroupKind::CP,
-                                  seq.getRanks());
-  return {};
-}
-
 /// A slice the copies take: a block of leading rows (an offset and extent
 /// along dimension 0 only, unit strides, every later dimension whole), so
 /// its bytes are contiguous.
@@ -64,7 +54,8 @@ bool isLeadingRowsSlice(OffsetSizeAndStrideOpInterface slice,
   ArrayRef<int64_t> offsets = slice.getStaticOffsets(),
                     sizes = slice.getStaticSizes(),
                     strides = slice.getStaticStrides();
-  if (offsets.size() != static_cast<size_t>(whole.getRank()))
+  if (whole.getRank() == 0 ||
+      offsets.size() != static_cast<size_t>(whole.getRank()))
     return false;
   for (int64_t d = 0; d < whole.getRank(); ++d) {
     if (ShapedType::isDynamic(offsets[d]) || ShapedType::isDynamic(sizes[d]) ||
@@ -74,6 +65,18 @@ bool isLeadingRowsSlice(OffsetSizeAndStrideOpInterface slice,
       return false;
   }
   return true;
+}
+
+/// Adds the run-time condition that `rows` (the sliced tensor's leading
+/// size) holds the slice's rows, when the verifier could not check it.
+void rowsHoldSlice(OffsetSizeAndStrideOpInterface slice,
+                   const std::string &rows,
+                   std::vector<std::string> &conditions) {
+  const int64_t end = slice.getStaticOffsets()[0] + slice.getStaticSizes()[0];
+  int64_t staticRows;
+  if (!llvm::StringRef(rows).getAsInteger(10, staticRows))
+    return; // a static size the verifier checked
+  conditions.push_back(std::to_string(end) + " <= " + rows);
 }
 
 /// `gdn::device::PackingView{...}` of a gdn_packing_t.
@@ -114,13 +117,25 @@ void printOwnedSequences(llvm::raw_ostream &os, Value value,
                       ".data)}, stream)");
 }
 
+/// Bytes of one row of `value`: the static sizes after its leading one.
+int64_t rowBytes(Value value) {
+  return staticElements(value, 1) * tensorType(value).getElementTypeBitWidth() /
+         8;
+}
+
+/// Elements of `value` at run time: its leading size (dynamic or not) times
+/// the static rest; 1 for a scalar.
+std::string elementsOf(Value value, const std::string &place) {
+  if (tensorType(value).getRank() == 0)
+    return "int64_t{1}";
+  return "static_cast<int64_t>(" + place + ".shape[0]) * " +
+         std::to_string(staticElements(value, 1));
+}
+
 /// Bytes of `value` at run time.
 std::string bytesOf(Value value, const std::string &place) {
-  auto type = tensorType(value);
-  std::string text = "static_cast<size_t>(" + place + ".shape[0]) * " +
-                     std::to_string(staticElements(value, 1) *
-                                    type.getElementTypeBitWidth() / 8);
-  return text;
+  return "static_cast<size_t>(" + elementsOf(value, place) + ") * " +
+         std::to_string(tensorType(value).getElementTypeBitWidth() / 8);
 }
 
 } // namespace
@@ -182,6 +197,21 @@ std::string mlir::gdn::cuda::getDeviceCallLimitation(Operation *op) {
     os << name << " " << slice.getDestType()
        << " has no CUDA lowering (slices run as copies of leading rows: an "
           "offset and extent along dimension 0 only)";
+  if (isa<comm::ContinueStateGradOp, comm::ContinueConvStateGradOp>(op) &&
+      !tensorType(op->getResult(0)).hasStaticShape())
+    os << name << " returning " << op->getResult(0).getType()
+       << " has no CUDA lowering (its kernel takes the incoming state's or "
+          "the halo's cotangent with static sizes)";
+  if (auto splat = dyn_cast<tensor::SplatOp>(op))
+    for (Value size : splat.getDynamicSizes()) {
+      auto dim = size.getDefiningOp<tensor::DimOp>();
+      if (!(dim && dim.getConstantIndex()) &&
+          !size.getDefiningOp<arith::ConstantIndexOp>())
+        os << name << " " << splat.getType()
+           << " has no CUDA lowering (a dynamic size must be a tensor.dim "
+              "of a constant index or a constant, which the entry point can "
+              "size)";
+    }
   if (auto convert = dyn_cast<ConvertLayoutOp>(op)) {
     auto from = dyn_cast_or_null<SeqLayoutAttr>(
         getSequenceLayout(convert.getX().getType()));
@@ -269,16 +299,13 @@ std::vector<ShapeExprs> mlir::gdn::cuda::getDeviceCallShapes(
         return std::vector<ShapeExprs>{dims};
       })
       .Case([&](tensor::ExtractSliceOp slice) {
-        ShapeExprs dims = operands[0];
-        // Static sizes only (isLeadingRowsSlice); a dropped unit dimension
-        // 0 leaves the trailing sizes.
-        auto type = slice.getType();
-        dims.assign(dims.end() - type.getRank(), dims.end());
-        if (type.getRank() == slice.getSourceType().getRank())
-          dims[0] = std::to_string(slice.getStaticSizes()[0]);
-        return std::vector<ShapeExprs>{dims};
+        // Static sizes only (isLeadingRowsSlice), so the result type is
+        // static; a dynamic source must hold the rows the slice reads.
+        rowsHoldSlice(slice, operands[0][0], conditions);
+        return std::vector<ShapeExprs>{staticShape(slice.getResult())};
       })
-      .Case([&](tensor::InsertSliceOp) {
+      .Case([&](tensor::InsertSliceOp slice) {
+        rowsHoldSlice(slice, operands[1][0], conditions);
         return std::vector<ShapeExprs>{operands[1]};
       })
       .Case([&](arith::AddFOp) {
@@ -314,7 +341,7 @@ mlir::gdn::cuda::getDeviceCallStagingQuery(Operation *op,
           })
       .Case([&](ConvertLayoutOp convert) {
         // The gathered shards of every rank, then the all-gather's staging.
-        const int64_t ranks = getConversionGroup(convert).getRanks();
+        const int64_t ranks = getRuntimeCallGroup(convert).getRanks();
         os << "gdn::alignWorkspace(" << ranks << " * gdn::tensorBytes(&"
            << tensors[0] << ")) + gdnrt_all_gather_workspace_bytes(&"
            << tensors[0] << ", " << ranks << ", 0)";
@@ -491,7 +518,7 @@ void mlir::gdn::cuda::printDeviceCall(
                             group, out, out);
       })
       .Case([&](ConvertLayoutOp convert) {
-        comm::GroupAttr cp = getConversionGroup(convert);
+        comm::GroupAttr cp = getRuntimeCallGroup(convert);
         const bool toZigzag =
             cast<SeqLayoutAttr>(getSequenceLayout(convert.getY().getType()))
                 .getKind() == SeqLayoutKind::Zigzag;
@@ -506,16 +533,14 @@ void mlir::gdn::cuda::printDeviceCall(
            << ") + gdn::alignWorkspace(gdn::tensorBytes(&gathered));\n"
            << "    if (!gdnrt_all_gather_workspace_bytes(&" << x << ", "
            << cp.getRanks() << ", 0))\n      gatherStaging = nullptr;\n"
-           << "    if (int error = gdnrt_all_gather(context, GDNRT_GROUP_CP, "
-           << cp.getRanks() << ", &" << x
+           << "    if (int error = gdnrt_all_gather(context, "
+           << getGroupRole(cp) << ", " << cp.getRanks() << ", &" << x
            << ", &gathered, 0, gatherStaging))\n      return error;\n"
            << "    const gdn::device::ZigzagRowsArgs rows = {" << packingView(p)
-           << ", " << packingStatus(p) << ", rank_cp, " << cp.getRanks()
-           << ",\n        static_cast<int32_t>(" << y << ".shape[0]), "
-           << (toZigzag ? "true" : "false") << ", gathered.data, " << y
-           << ".data, "
-           << staticElements(convert.getY(), 1) *
-                  tensorType(convert.getY()).getElementTypeBitWidth() / 8
+           << ", " << packingStatus(p) << ", " << getRankVariable(cp) << ", "
+           << cp.getRanks() << ",\n        static_cast<int32_t>(" << y
+           << ".shape[0]), " << (toZigzag ? "true" : "false")
+           << ", gathered.data, " << y << ".data, " << rowBytes(convert.getY())
            << "};\n"
            << "    if (gdn::device::selectZigzagRows(rows, " << packingStatus(p)
            << ", stream) != cudaSuccess)\n      return GDN_ERROR_CUDA;\n  }\n";
@@ -529,13 +554,11 @@ void mlir::gdn::cuda::printDeviceCall(
       .Case([&](tensor::ExtractSliceOp slice) {
         const std::string out = place(slice.getResult());
         const std::string from = place(slice.getSource());
-        const int64_t rowBytes =
-            staticElements(slice.getSource(), 1) *
-            slice.getSourceType().getElementTypeBitWidth() / 8;
+        const int64_t row = rowBytes(slice.getSource());
         os << "  if (cudaMemcpyAsync(" << out << ".data, static_cast<const "
            << "char *>(" << from << ".data) + "
-           << slice.getStaticOffsets()[0] * rowBytes << ", "
-           << slice.getStaticSizes()[0] * rowBytes
+           << slice.getStaticOffsets()[0] * row << ", "
+           << slice.getStaticSizes()[0] * row
            << ", cudaMemcpyDeviceToDevice, stream) != cudaSuccess)\n"
            << "    return GDN_ERROR_CUDA;\n";
       })
@@ -543,28 +566,23 @@ void mlir::gdn::cuda::printDeviceCall(
         const std::string out = place(slice.getResult());
         const std::string dest = place(slice.getDest());
         const std::string from = place(slice.getSource());
-        const int64_t rowBytes = staticElements(slice.getDest(), 1) *
-                                 slice.getDestType().getElementTypeBitWidth() /
-                                 8;
+        const int64_t row = rowBytes(slice.getDest());
         os << "  if (cudaMemcpyAsync(" << out << ".data, " << dest << ".data, "
            << bytesOf(slice.getDest(), dest)
            << ", cudaMemcpyDeviceToDevice, stream) != cudaSuccess ||\n"
            << "      cudaMemcpyAsync(static_cast<char *>(" << out << ".data) + "
-           << slice.getStaticOffsets()[0] * rowBytes << ", " << from
-           << ".data, " << slice.getStaticSizes()[0] * rowBytes
+           << slice.getStaticOffsets()[0] * row << ", " << from << ".data, "
+           << slice.getStaticSizes()[0] * row
            << ", cudaMemcpyDeviceToDevice, stream) != cudaSuccess)\n"
            << "    return GDN_ERROR_CUDA;\n";
       })
       .Case([&](arith::AddFOp add) {
         const std::string out = place(add.getResult());
-        printLaunch(
-            os,
-            "gdn::device::addTensors<" +
-                getDeviceType(tensorType(add.getResult()).getElementType()) +
-                ">(" + place(add.getLhs()) + ".data, " + place(add.getRhs()) +
-                ".data, " + out + ".data, static_cast<int64_t>(" + out +
-                ".shape[0]) * " +
-                std::to_string(staticElements(add.getResult(), 1)) +
-                ", stream)");
+        printLaunch(os, "gdn::device::addTensors<" +
+                            getDeviceType(
+                                tensorType(add.getResult()).getElementType()) +
+                            ">(" + place(add.getLhs()) + ".data, " +
+                            place(add.getRhs()) + ".data, " + out + ".data, " +
+                            elementsOf(add.getResult(), out) + ", stream)");
       });
 }

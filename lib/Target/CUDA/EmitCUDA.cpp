@@ -16,6 +16,7 @@
 #include "gdn/Dialect/GdnKernel/GdnKernelDialect.h"
 #include "gdn/Target/CUDA.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 using namespace mlir;
@@ -41,6 +42,7 @@ FunctionPlan planFunction(func::FuncOp function) {
     return plan;
   }
   unsigned index = 0;
+  llvm::DenseMap<int, int64_t> groupRanks; ///< group kind -> its ranks
   for (Operation &op : function.getBody().front()) {
     if (isa<kernel::GdnKernelDialect>(op.getDialect())) {
       std::string mnemonic = sanitize(op.getName().stripDialect());
@@ -54,6 +56,18 @@ FunctionPlan planFunction(func::FuncOp function) {
       std::string limitation = getRuntimeCallLimitation(&op);
       if (plan.notEmittable.empty())
         plan.notEmittable = limitation;
+      // A context binds one communicator per kind of group.
+      if (comm::GroupAttr group = getRuntimeCallGroup(&op)) {
+        auto [known, inserted] = groupRanks.try_emplace(
+            static_cast<int>(group.getKind()), group.getRanks());
+        if (!inserted && known->second != group.getRanks() &&
+            plan.notEmittable.empty())
+          plan.notEmittable =
+              "it uses " + comm::stringifyGroupKind(group.getKind()).str() +
+              " groups of " + std::to_string(known->second) + " and " +
+              std::to_string(group.getRanks()) +
+              " ranks (a context binds one communicator per kind)";
+      }
       plan.steps.push_back(&op);
       continue;
     }

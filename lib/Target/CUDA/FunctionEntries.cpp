@@ -105,6 +105,14 @@ public:
           staging.push_back(op);
         if (comm::GroupAttr group = getRuntimeCallGroup(op))
           groups.insert(group);
+        // A zigzag conversion reads the global packing of the shard it
+        // converts: P times its rows.
+        if (auto convert = dyn_cast<ConvertLayoutOp>(op))
+          tokensOf.try_emplace(
+              convert.getPacking(),
+              "(" + operandShapes.front()[0] + " * " +
+                  std::to_string(getLayoutRanks(convert.getX().getType())) +
+                  ")");
       }
       for (auto [result, dims] : llvm::zip(op->getResults(), resultShapes)) {
         shapes[result] = dims;

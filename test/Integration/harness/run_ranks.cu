@@ -60,12 +60,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <random>
@@ -418,6 +420,17 @@ void trainRank(const World &world, int rank, const std::string &in,
                              " results in the references)");
     return;
   }
+  int floatArgs = 0;
+  for (int a = 0; a < numArgs; ++a)
+    floatArgs += isFloat(forward.signature->arg_dtypes[a]);
+  if (backward.signature->num_results != floatArgs) {
+    report.expect(false, std::string(backward.signature->name) + " returns " +
+                             std::to_string(backward.signature->num_results) +
+                             " gradients; " + forward.signature->name +
+                             " has " + std::to_string(floatArgs) +
+                             " floating-point arguments");
+    return;
+  }
   if (openRank(world, rank, &context, comms, &stream, report)) {
     std::vector<HostTensor> inputs, cotangents;
     std::vector<gdn_dtype_t> cotangentDtypes(
@@ -544,6 +557,31 @@ World makeWorld(const std::string &out) {
   return world;
 }
 
+/// Why the ranks' shares of one value cannot be put together along `dim`
+/// with their index maps, or "" when they can: every rank has a map as long
+/// as its share along `dim`, and the shares agree on the other dimensions.
+std::string checkShares(const std::vector<npy::Array> &shares,
+                        const std::vector<npy::Array> &maps, size_t dim) {
+  for (size_t rank = 0; rank < shares.size(); ++rank) {
+    const std::vector<int64_t> &shape = shares[rank].shape;
+    if (shape.size() <= dim || shape.size() != shares[0].shape.size())
+      return "rank " + std::to_string(rank) + "'s share has rank " +
+             std::to_string(shape.size()) + ", rank 0's " +
+             std::to_string(shares[0].shape.size());
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (d != dim && shape[d] != shares[0].shape[d])
+        return "rank " + std::to_string(rank) + "'s share has size " +
+               std::to_string(shape[d]) + " in dimension " + std::to_string(d) +
+               ", rank 0's " + std::to_string(shares[0].shape[d]);
+    if (static_cast<int64_t>(maps[rank].values.size()) != shape[dim])
+      return "rank " + std::to_string(rank) + " has " +
+             std::to_string(maps[rank].values.size()) +
+             " indices for a share of " + std::to_string(shape[dim]) +
+             " (a value with a layout on some ranks only?)";
+  }
+  return "";
+}
+
 /// gather mode: the checks across ranks of one run, on the host.
 int gather(const std::string &out, const std::string &expectedDir, double rtol,
            const std::string &against) {
@@ -592,8 +630,13 @@ int gather(const std::string &out, const std::string &expectedDir, double rtol,
         global = shares[0];
       } else {
         // Put the shares together along dim 0 (rows) or 1 (heads).
-        global.shape = shares[0].shape;
         const size_t dim = heads ? 1 : 0;
+        std::string bad = checkShares(shares, maps, dim);
+        if (!bad.empty()) {
+          expect(false, name + ": " + bad);
+          continue;
+        }
+        global.shape = shares[0].shape;
         int64_t extent = 0;
         for (int rank = 0; rank < ranks; ++rank)
           extent += shares[rank].shape[dim];
@@ -603,16 +646,28 @@ int gather(const std::string &out, const std::string &expectedDir, double rtol,
           outer *= global.shape[d];
         for (size_t d = dim + 1; d < global.shape.size(); ++d)
           inner *= global.shape[d];
-        global.values.assign(outer * extent * inner, 0.0);
+        // NaN where no rank's map lands, so a gap fails the comparison.
+        global.values.assign(outer * extent * inner,
+                             std::numeric_limits<double>::quiet_NaN());
         for (int rank = 0; rank < ranks; ++rank) {
           const int64_t local = shares[rank].shape[dim];
           for (int64_t o = 0; o < outer; ++o)
             for (int64_t i = 0; i < local; ++i) {
               const int64_t g = static_cast<int64_t>(maps[rank].values[i]);
+              if (g < 0 || g >= extent) {
+                bad = "rank " + std::to_string(rank) + "'s index " +
+                      std::to_string(g) + " is outside [0, " +
+                      std::to_string(extent) + ")";
+                break;
+              }
               std::copy_n(shares[rank].values.begin() + (o * local + i) * inner,
                           inner,
                           global.values.begin() + (o * extent + g) * inner);
             }
+        }
+        if (!bad.empty()) {
+          expect(false, name + ": " + bad);
+          continue;
         }
       }
       if (against.empty())
@@ -772,6 +827,7 @@ void benchRank(const World &world, int rank,
     comms.erase(comms.begin());
   const Entry forward = forwardEntry();
   std::vector<gdn_tensor_t> args, backwardArgs;
+  size_t cotangentsFrom = 0; ///< backwardArgs from here on: the cotangents
   Outputs fwd, bwd;
   std::vector<HostTensor> inputs;
   if (ok)
@@ -792,6 +848,7 @@ void benchRank(const World &world, int rank,
     backwardArgs = args;
     backwardArgs.insert(backwardArgs.end(), fwd.results.begin() + results,
                         fwd.results.end());
+    cotangentsFrom = backwardArgs.size();
     const int cotangents =
         backward.signature->num_args - static_cast<int>(backwardArgs.size());
     std::mt19937 rng(29 + rank);
@@ -800,6 +857,13 @@ void benchRank(const World &world, int rank,
       backwardArgs.push_back(upload(randomTensor(
           r.dtype, std::vector<int64_t>(r.shape, r.shape + r.rank), rng)));
     }
+    if (cotangents != results)
+      report.expect(false, std::string(backward.signature->name) + " takes " +
+                               std::to_string(cotangents) +
+                               " cotangents after the saved values, but the "
+                               "forward returns " +
+                               std::to_string(results) +
+                               " of its own (GDN_RESULTS)");
     ok = cotangents == results &&
          allocateOutputs(backward, backwardArgs, bwd, report);
   }
@@ -851,6 +915,12 @@ void benchRank(const World &world, int rank,
                                 sizeof(message)) == GDN_SUCCESS,
                   std::string("the bench inputs are valid: ") + message);
   }
+  // The cotangents, uploaded after the arguments and the saved results
+  // (which args and fwd own).
+  std::vector<gdn_tensor_t> cotangentTensors(
+      backwardArgs.begin() + std::min(cotangentsFrom, backwardArgs.size()),
+      backwardArgs.end());
+  freeTensors(cotangentTensors);
   freeTensors(args);
   freeTensors(fwd.results);
   freeTensors(bwd.results);

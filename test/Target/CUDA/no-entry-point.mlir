@@ -4,7 +4,7 @@
 // than 6 dimensions), a sum, fill or slice the device calls do not take
 // (an f64 sum, a fill of non-zeros, a slice across columns), an argument
 // returned unchanged, one value returned twice, a !gdn.packing argument, a
-// declaration.
+// declaration, two groups of one kind and different sizes.
 // Whatever the reason, no function gets a signature table, a workspace or
 // result-shape query, or an entry point of its own.
 // RUN: gdn-translate --gdn-to-cuda %s | FileCheck %s --check-prefix=SOURCE \
@@ -160,3 +160,16 @@ func.func @shard_rank7(%x: tensor<2x2x2x2x2x2x2xf32>) -> tensor<1x2x2x2x2x2x2xf3
       : tensor<2x2x2x2x2x2x2xf32> -> tensor<1x2x2x2x2x2x2xf32>
   return %y : tensor<1x2x2x2x2x2x2xf32>
 }
+
+// A context binds one communicator per kind of group: two CP groups of
+// different sizes cannot both be bound.
+// SOURCE-LABEL: // @two_cp_sizes: 0 kernel(s)
+// SOURCE: // No whole-function entry point: it uses cp groups of 2 and 4 ranks (a context binds one communicator per kind).
+func.func @two_cp_sizes(%x: tensor<?x8xbf16>) -> (tensor<?x8xbf16>, tensor<?x8xbf16>) {
+  %two = gdn_comm.all_gather %x {group = #gdn_comm.group<cp, 2>, dim = 0 : i64}
+      : tensor<?x8xbf16> -> tensor<?x8xbf16>
+  %four = gdn_comm.all_gather %x {group = #gdn_comm.group<cp, 4>, dim = 0 : i64}
+      : tensor<?x8xbf16> -> tensor<?x8xbf16>
+  return %two, %four : tensor<?x8xbf16>, tensor<?x8xbf16>
+}
+

@@ -59,10 +59,7 @@ inline size_t elementBytes(gdn_dtype_t dtype) {
 
 /// The bytes of a tensor's elements.
 inline size_t tensorBytes(const gdn_tensor_t *tensor) {
-  size_t bytes = tensor->dtype == GDN_BF16 || tensor->dtype == GDN_F16 ? 2
-                 : tensor->dtype == GDN_F32 || tensor->dtype == GDN_I32
-                     ? 4
-                     : 8;
+  size_t bytes = elementBytes(tensor->dtype);
   for (int32_t d = 0; d < tensor->rank; ++d)
     bytes *= static_cast<size_t>(tensor->shape[d]);
   return bytes;
