@@ -14,7 +14,8 @@
 # rank). P = 1 cases run first. A case listed in
 # test/Integration/known-gaps.txt that misses its bound is checked again at
 # the bound listed there (XFAIL), and fails the run if it no longer misses.
-# Prints one summary line per check; exits non-zero if any fails.
+# Prints one summary line per check as it ends (a run cut short still
+# shows how far it got); exits non-zero if any fails.
 # GDN_PREBUILT as in gpu-integration.sh.
 #
 #===------------------------------------------------------------------------===#
@@ -29,7 +30,8 @@ work="${OUT:-/tmp}/gpu-parallel"
 rm -rf "$work" && mkdir -p "$work"
 nvcc=${NVCC:-nvcc}
 flags=(-std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -I "$root/runtime/include")
-summary=()
+# One line per check, printed as it ends.
+result() { echo "$1"; }
 status=0
 
 gdnrt="$work/gdnrt"
@@ -69,7 +71,7 @@ run_case() { # dir
   exe="$work/$name"
   if [ ! -x "$exe" ]; then
     tail -n 30 "$exe.build.log"
-    summary+=("FAIL build $name")
+    result "FAIL build $name"
     status=1
     return
   fi
@@ -81,27 +83,27 @@ run_case() { # dir
   if "$exe" "$mode" "$dir/ranks" "$dir/ranks" "$work/$name-out" "$rtol" \
       >"$work/$name.log" 2>&1; then
     if [ -n "$gap" ]; then
-      summary+=("XPASS $mode $name: within $rtol now, remove it from test/Integration/known-gaps.txt")
+      result "XPASS $mode $name: within $rtol now, remove it from test/Integration/known-gaps.txt"
       status=1
     else
-      summary+=("PASS $mode $name")
+      result "PASS $mode $name"
     fi
   elif [ -n "$gap" ] && "$exe" "$mode" "$dir/ranks" "$dir/ranks" "$work/$name-out" "$gap" \
       >"$work/$name.gap.log" 2>&1; then
-    summary+=("XFAIL $mode $name: over $rtol, within its known-gap bound $gap (test/Integration/known-gaps.txt)")
+    result "XFAIL $mode $name: over $rtol, within its known-gap bound $gap (test/Integration/known-gaps.txt)"
   else
     grep -E "FAIL|error" "$work/$name.log" | head -n 20
-    summary+=("FAIL $mode $name")
+    result "FAIL $mode $name"
     status=1
   fi
   against=()
   [ -f "$dir/against" ] && against=("$work/$(cat "$dir/against")-out/rank0")
   if "$exe" gather "$work/$name-out" "$dir/ranks" "$rtol" "${against[@]}" \
       >"$work/$name.gather.log" 2>&1; then
-    summary+=("PASS gather $name${against[0]:+ (against $(cat "$dir/against"))}")
+    result "PASS gather $name${against[0]:+ (against $(cat "$dir/against"))}"
   else
     grep -E "FAIL" "$work/$name.gather.log" | head -n 20
-    summary+=("FAIL gather $name")
+    result "FAIL gather $name"
     status=1
   fi
 }
@@ -120,7 +122,7 @@ for dir in "$bench"/*/; do
   [ -d "$dir" ] || continue
   name=$(basename "$dir")
   exe="$work/$name"
-  [ -x "$exe" ] || { tail -n 30 "$exe.build.log"; summary+=("FAIL build $name"); status=1; continue; }
+  [ -x "$exe" ] || { tail -n 30 "$exe.build.log"; result "FAIL build $name"; status=1; continue; }
   read -r -a shapes <"$dir/shapes"
   env_shapes=()
   for i in "${!shapes[@]}"; do
@@ -129,14 +131,13 @@ for dir in "$bench"/*/; do
   for lengths in ${GDN_BENCH_LENGTHS:-8192,8192,8192,8192 2048,2048,2048,2048}; do
     if env "${env_shapes[@]}" "$exe" bench "$lengths" "${GDN_BENCH_ITERS:-20}" \
         >>"$work/$name.bench.log" 2>&1; then
-      summary+=("$name: $(grep BENCH "$work/$name.bench.log" | tail -n 1)")
+      result "$name: $(grep BENCH "$work/$name.bench.log" | tail -n 1)"
     else
       tail -n 5 "$work/$name.bench.log"
-      summary+=("FAIL bench $name $lengths")
+      result "FAIL bench $name $lengths"
       status=1
     fi
   done
 done
 
-printf '%s\n' "${summary[@]}"
 exit $status

@@ -59,6 +59,7 @@ packings=(
   "layer_qwen3_next_small|zigzag|$zigzag"
   "layer_qwen3_5_small_padded|contiguous|$contiguous_padded"
   "layer_qwen3_5_small_padded|zigzag|$zigzag_padded"
+  "layer_qwen3_next_small_h4|contiguous4|$contiguous"
 )
 # case suffix | packing name | distributing passes (one word each: split on |)
 distributions=(
@@ -75,20 +76,28 @@ distributions=(
   "cwz2|zigzag|--gdn-context-parallel=ranks=2 mode=chunkwise layout=zigzag"
   "hwz2h|zigzag|--gdn-context-parallel=ranks=2 mode=headwise layout=zigzag|--gdn-hoist-layouts"
   "cwz2h|zigzag|--gdn-context-parallel=ranks=2 mode=chunkwise layout=zigzag|--gdn-hoist-layouts"
+  # 4 key heads: SP 2 x headwise CP 2 leaves each rank one.
+  "p1|contiguous4|"
+  "sp2hw2|contiguous4|--gdn-sequence-parallel=ranks=2|--gdn-context-parallel=ranks=2 mode=headwise"
 )
 kinds="${GDN_PARALLEL_KINDS:-forward train}"
 only="${GDN_PARALLEL_CASES:-}" # a grep -E pattern of case names, to prepare fewer
 
-# A_log of the small layers' 4 value heads, as an .npy file gdn-run reads.
+# A_log of the small layers' 4 value heads (and the h4 layer's 8), as .npy
+# files gdn-run reads.
 slow="$out/slow-decay"
-mkdir -p "$slow"
-cat >"$slow/a_log.mlir" <<'EOF'
-func.func @a_log() -> tensor<4xf32> {
-  %a = arith.constant dense<[-7.0, -5.5, -4.0, -2.5]> : tensor<4xf32>
-  return %a : tensor<4xf32>
+for heads in 4 8; do
+  mkdir -p "$slow/$heads"
+  values="-7.0, -5.5, -4.0, -2.5"
+  [ "$heads" = 8 ] && values="-7.0, -6.25, -5.5, -4.75, -4.0, -3.25, -2.5, -2.5"
+  cat >"$slow/$heads/a_log.mlir" <<EOF
+func.func @a_log() -> tensor<${heads}xf32> {
+  %a = arith.constant dense<[$values]> : tensor<${heads}xf32>
+  return %a : tensor<${heads}xf32>
 }
 EOF
-"$bin/gdn-run" "$slow/a_log.mlir" --outputs "$slow" >/dev/null
+  "$bin/gdn-run" "$slow/$heads/a_log.mlir" --outputs "$slow/$heads" >/dev/null
+done
 
 expand="--gdn-expand-layer=f32-projections=true"
 if [ "${GDN_PARALLEL_BENCH:-}" = 1 ]; then
@@ -96,8 +105,9 @@ if [ "${GDN_PARALLEL_BENCH:-}" = 1 ]; then
   layer=layer_qwen3_next_gqa16x32
   shapes="Tx2048 - 12288x2048 64x2048 8192x4 32 32 128 2048x4096"
   for distribution in "${distributions[@]}"; do
-    IFS='|' read -r suffix _ first second <<<"$distribution"
+    IFS='|' read -r suffix dpacking first second <<<"$distribution"
     case "$suffix" in p1z | cw3) continue ;; esac # 32K tokens: no P = 3 shards
+    [ "$dpacking/$suffix" = contiguous4/p1 ] && continue # listed once already
     passes=()
     [ -n "$first" ] && passes+=("$first")
     [ -n "$second" ] && passes+=("$second")
@@ -121,7 +131,8 @@ for entry in "${packings[@]}"; do
   mkdir -p "$inputs/fixed"
   # A_log is argument 5 of the Qwen3-Next layer, 8 of the Qwen3.5 one.
   a_log=5; [ "$layer" = layer_qwen3_5_small_padded ] && a_log=8
-  cp "$slow/result0.npy" "$inputs/fixed/arg$a_log.npy"
+  heads=4; [ "$layer" = layer_qwen3_next_small_h4 ] && heads=8
+  cp "$slow/$heads/result0.npy" "$inputs/fixed/arg$a_log.npy"
   "$bin/gdn-opt" "$expand" "$source" -o "$inputs/p1.mlir"
   # shellcheck disable=SC2086
   "$bin/gdn-run" "$inputs/p1.mlir" $options --seed=31 --inputs "$inputs/fixed" \
