@@ -78,6 +78,31 @@ if _cuda_device_present():
         config.available_features.add("multi-gpu")
 
 
+# A tree built with ASan and UBSan (scripts/build-sanitized.sh): tests that
+# build other programs against it, without the sanitizers' runtime, are
+# UNSUPPORTED there.
+if "-fsanitize=" in getattr(config, "host_cxx_flags", ""):
+    config.available_features.add("sanitized")
+
+
+# PyTorch (torch), and PyTorch with a GPU (torch-cuda), for the tests of
+# python/gdn_torch.
+def _torch_features():
+    try:
+        probe = subprocess.run(
+            [sys.executable, "-c",
+             "import torch; print('cuda' if torch.cuda.is_available() else 'cpu')"],
+            capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    if probe.returncode != 0:
+        return []
+    return ["torch", "torch-cuda"] if probe.stdout.strip() == "cuda" else ["torch"]
+
+
+config.available_features.update(_torch_features())
+
+
 # nvcc without a GPU (CI): generated code is compiled, never run. Tests
 # marked `REQUIRES: nvcc` use %nvcc (nvcc with the project's host compiler
 # and language level) and %gdn_runtime_include (the device header library).

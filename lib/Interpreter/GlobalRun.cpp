@@ -26,10 +26,16 @@ findGlobalPacking(func::FuncOp func, const std::vector<Tensor> &inputs) {
   std::vector<InputRole> roles = inferInputRoles(func);
   std::optional<std::vector<int64_t>> offsets, padded;
   for (auto [index, role] : llvm::enumerate(roles)) {
-    if (role == InputRole::Offsets && !offsets)
-      offsets = inputs[index].toIntegers();
-    if (role == InputRole::PaddedOffsets && !padded)
-      padded = inputs[index].toIntegers();
+    const bool first = role == InputRole::Offsets ? !offsets
+                       : role == InputRole::PaddedOffsets ? !padded
+                                                          : false;
+    if (!first)
+      continue;
+    auto values = inputs[index].toIntegers(
+        role == InputRole::Offsets ? "cu_seqlens" : "cu_padded");
+    if (!values)
+      return values.takeError();
+    (role == InputRole::Offsets ? offsets : padded) = std::move(*values);
   }
   if (!offsets)
     return std::optional<PackingInfo>();

@@ -14,6 +14,7 @@
 #include "gdn/Dialect/GdnComm/GdnCommDialect.h"
 #include "gdn/Dialect/GdnKernel/GdnKernelDialect.h"
 #include "gdn/Interpreter/Distribution.h"
+#include "gdn/Support/PackingValidation.h"
 
 #include "RandomStream.h"
 
@@ -296,6 +297,26 @@ std::vector<int64_t> randomPartition(RandomStream &random, int64_t total,
   lengths.push_back(total - previous);
   return lengths;
 }
+
+/// The token count of `lengths` (each >= 0), or an error naming `what` when
+/// it passes the int32 token limit of a packing.
+llvm::Expected<int64_t> countTokens(llvm::ArrayRef<int64_t> lengths,
+                                    llvm::StringRef what) {
+  int64_t total = 0;
+  for (auto [index, length] : llvm::enumerate(lengths)) {
+    if (length < 0)
+      return llvm::createStringError(
+          llvm::formatv("{0}: length {1} of sequence {2} is negative", what,
+                        length, index));
+    if (length > kMaxPackedTokens - total)
+      return llvm::createStringError(llvm::formatv(
+          "{0}: sequence {1} ({2} tokens) brings the pack past {3} tokens, "
+          "the int32 limit of a packing; split the pack",
+          what, index, length, kMaxPackedTokens));
+    total += length;
+  }
+  return total;
+}
 } // namespace
 
 llvm::Expected<std::vector<Tensor>> mlir::gdn::interp::generateGlobalInputs(
@@ -312,7 +333,21 @@ llvm::Expected<std::vector<Tensor>> mlir::gdn::interp::generateGlobalInputs(
     auto it = provided.find(i);
     if (it == provided.end())
       continue;
-    std::vector<int64_t> offsets = it->second.toIntegers();
+    if (roles[i] != InputRole::Offsets && roles[i] != InputRole::PaddedOffsets)
+      continue;
+    auto integers = it->second.toIntegers(
+        llvm::formatv("arg{0}.npy ({1})", i,
+                      roles[i] == InputRole::Offsets ? "cu_seqlens"
+                                                     : "cu_padded")
+            .str());
+    if (!integers)
+      return integers.takeError();
+    std::vector<int64_t> offsets = std::move(*integers);
+    if (std::optional<std::string> error = checkOffsets(
+            offsets, /*expectedTotal=*/-1,
+            roles[i] == InputRole::Offsets ? "cu_seqlens" : "cu_padded"))
+      return llvm::createStringError(
+          llvm::formatv("arg{0}.npy: {1}", i, *error).str());
     std::vector<int64_t> diffs;
     for (size_t j = 1; j < offsets.size(); ++j)
       diffs.push_back(offsets[j] - offsets[j - 1]);
@@ -369,10 +404,30 @@ llvm::Expected<std::vector<Tensor>> mlir::gdn::interp::generateGlobalInputs(
       slots->push_back((length + 7) / 8 * 8);
   }
   const int64_t seqs = lengths ? static_cast<int64_t>(lengths->size()) : 0;
-  const int64_t bufferTokens =
-      slots     ? std::accumulate(slots->begin(), slots->end(), int64_t(0))
-      : lengths ? std::accumulate(lengths->begin(), lengths->end(), int64_t(0))
-                : 0;
+  int64_t bufferTokens = 0;
+  if (lengths) {
+    auto realTokens = countTokens(*lengths, "the real lengths (--seqlens)");
+    if (!realTokens)
+      return realTokens.takeError();
+    bufferTokens = *realTokens;
+  }
+  if (slots) {
+    auto slotTokens = countTokens(*slots, "the padded slots (--slots)");
+    if (!slotTokens)
+      return slotTokens.takeError();
+    bufferTokens = *slotTokens;
+    if (lengths && slots->size() != lengths->size())
+      return llvm::createStringError(llvm::formatv(
+          "{0} padded slots (--slots) for {1} sequences (--seqlens); give one "
+          "slot per sequence",
+          slots->size(), lengths->size()));
+    for (size_t seq = 0; lengths && seq < lengths->size(); ++seq)
+      if ((*lengths)[seq] > (*slots)[seq])
+        return llvm::createStringError(llvm::formatv(
+            "sequence {0} has {1} real tokens (--seqlens) but a padded slot "
+            "of {2} (--slots)",
+            seq, (*lengths)[seq], (*slots)[seq]));
+  }
 
   // 2. Shapes, then values.
   std::vector<Tensor> inputs;
@@ -401,6 +456,15 @@ llvm::Expected<std::vector<Tensor>> mlir::gdn::interp::generateGlobalInputs(
             i, func.getName(), d));
     }
 
+    // (Dimensions still dynamic here come from a provided .npy, which
+    // readNpy sized.)
+    if (llvm::none_of(shape, ShapedType::isDynamic))
+      if (auto count = checkElementCount(
+              shape,
+              llvm::formatv("argument #{0} of @{1}", i, func.getName()).str());
+          !count)
+        return count.takeError();
+
     if (auto it = provided.find(i); it != provided.end()) {
       const Tensor &given = it->second;
       bool matches = given.getRank() == static_cast<int64_t>(shape.size());
@@ -418,6 +482,9 @@ llvm::Expected<std::vector<Tensor>> mlir::gdn::interp::generateGlobalInputs(
             "(global shape)",
             i, given.describe(), func.getName(), expected));
       }
+      if (auto error = checkStorable(given.values(), *kind,
+                                     llvm::formatv("arg{0}.npy", i).str()))
+        return std::move(error);
       Tensor converted(*kind, std::vector<int64_t>(given.getShape()));
       converted.values() = given.values();
       converted.roundToStorage();

@@ -85,6 +85,52 @@ int64_t mlir::gdn::interp::getRankInGroup(const Environment &env,
                                                 : env.getRank() / grid.spRanks;
 }
 
+/// Checks the static part of `type`'s size (dynamic sizes come from
+/// inputs, checked where they are made).
+static llvm::Error checkStaticSize(Type type, const llvm::Twine &what) {
+  auto ranked = dyn_cast<RankedTensorType>(type);
+  if (!ranked)
+    return llvm::Error::success();
+  SmallVector<int64_t> sizes;
+  for (int64_t size : ranked.getShape())
+    sizes.push_back(ShapedType::isDynamic(size) ? 1 : size);
+  auto count = checkElementCount(sizes, what);
+  return count ? llvm::Error::success() : count.takeError();
+}
+
+llvm::Error mlir::gdn::interp::checkRunnable(func::FuncOp func) {
+  if (func.isExternal())
+    return llvm::createStringError("@" + func.getName().str() +
+                                   " is a declaration without a body; give "
+                                   "the function a body to run");
+  FunctionType type = func.getFunctionType();
+  for (auto [what, types] :
+       {std::make_pair("argument", type.getInputs()),
+        std::make_pair("result", type.getResults())}) {
+    for (auto [index, valueType] : llvm::enumerate(types)) {
+      std::string name = llvm::formatv("{0} #{1} of @{2}", what, index,
+                                       func.getName())
+                             .str();
+      auto ranked = dyn_cast<RankedTensorType>(valueType);
+      if (!ranked) {
+        std::string typeText;
+        llvm::raw_string_ostream os(typeText);
+        os << valueType;
+        return llvm::createStringError(
+            name + " is " + typeText +
+            "; gdn-run runs functions whose arguments and results are "
+            "ranked tensors (return a tensor<...> instead)");
+      }
+      if (auto kind = getElementKind(ranked.getElementType()); !kind)
+        return llvm::createStringError(
+            name + ": " + llvm::toString(kind.takeError()));
+      if (auto error = checkStaticSize(ranked, name))
+        return error;
+    }
+  }
+  return llvm::Error::success();
+}
+
 int64_t mlir::gdn::interp::getRequiredRanks(func::FuncOp func) {
   int64_t ranks = 1;
   for (Type type : func.getFunctionType().getInputs())
@@ -257,9 +303,8 @@ runRanks(llvm::ArrayRef<func::FuncOp> rankFunctions, RankTensors inputs,
     return grid.takeError();
   for (int64_t rank = 0; rank < ranks; ++rank) {
     func::FuncOp function = rankFunctions[rank];
-    if (function.isExternal())
-      return llvm::createStringError("function @" + function.getName().str() +
-                                     " has no body to run");
+    if (auto error = checkRunnable(function))
+      return std::move(error);
     Block &body = function.getBody().front();
     if (inputs[rank].size() != body.getNumArguments())
       return llvm::createStringError(
@@ -306,6 +351,10 @@ runRanks(llvm::ArrayRef<func::FuncOp> rankFunctions, RankTensors inputs,
           cursor.returned = true;
           break;
         }
+        for (auto [index, type] : llvm::enumerate(op->getResultTypes()))
+          if (auto error = checkStaticSize(
+                  type, "result #" + llvm::Twine(index)))
+            return makeOpError(op, rank, llvm::toString(std::move(error)));
         if (isCollective(op))
           break;
         if (auto error = executeLocalOp(op, envs[rank], options))

@@ -110,11 +110,19 @@ llvm::Error executeConstant(arith::ConstantOp op, Environment &env) {
 llvm::Error executePacking(PackingOp op, Environment &env) {
   PackingType type = op.getPacking().getType();
   std::optional<std::vector<int64_t>> padded;
-  if (op.getCuPadded())
-    padded = env.tensor(op.getCuPadded()).toIntegers();
-  auto info =
-      PackingInfo::create(env.tensor(op.getCuSeqlens()).toIntegers(), padded,
-                          type.hasStaticTokens() ? type.getTokens() : -1);
+  if (op.getCuPadded()) {
+    auto values = env.tensor(op.getCuPadded()).toIntegers("cu_padded");
+    if (!values)
+      return makeOpError(op, env.getRank(),
+                         llvm::toString(values.takeError()));
+    padded = std::move(*values);
+  }
+  auto offsets = env.tensor(op.getCuSeqlens()).toIntegers("cu_seqlens");
+  if (!offsets)
+    return makeOpError(op, env.getRank(), llvm::toString(offsets.takeError()));
+  auto info = PackingInfo::create(std::move(*offsets), padded,
+                                  type.hasStaticTokens() ? type.getTokens()
+                                                         : -1);
   if (!info)
     return makeOpError(op, env.getRank(), llvm::toString(info.takeError()));
   if (type.hasStaticSeqs() && info->getNumSeqs() != type.getSeqs())

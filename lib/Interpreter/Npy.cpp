@@ -47,7 +47,11 @@ llvm::Expected<Tensor> mlir::gdn::interp::readNpy(llvm::StringRef path) {
   auto file = llvm::MemoryBuffer::getFile(path);
   if (!file)
     return npyError(path, "cannot open: " + file.getError().message());
-  llvm::StringRef bytes = (*file)->getBuffer();
+  return parseNpy((*file)->getBuffer(), path);
+}
+
+llvm::Expected<Tensor> mlir::gdn::interp::parseNpy(llvm::StringRef bytes,
+                                                   llvm::StringRef path) {
   if (!bytes.starts_with("\x93NUMPY") || bytes.size() < 10)
     return npyError(path, "not a .npy file (missing the \\x93NUMPY magic)");
   uint8_t major = static_cast<uint8_t>(bytes[6]);

@@ -11,10 +11,14 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/APFloat.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
 #include <cstring>
+#include <limits>
+
+#include <unistd.h>
 
 using namespace mlir;
 using namespace mlir::gdn::interp;
@@ -115,6 +119,8 @@ double mlir::gdn::interp::roundToStorage(double value, ElementKind kind) {
   return value;
 }
 
+// Callers check the shape first (checkElementCount) where it comes from
+// outside the program: signatures, generated and .npy inputs.
 Tensor::Tensor(ElementKind kind, std::vector<int64_t> shape)
     : kind(kind), shape(std::move(shape)) {
   int64_t count = 1;
@@ -130,11 +136,89 @@ void Tensor::roundToStorage() {
     value = interp::roundToStorage(value, kind);
 }
 
-std::vector<int64_t> Tensor::toIntegers() const {
+llvm::Expected<std::vector<int64_t>>
+Tensor::toIntegers(llvm::StringRef name) const {
+  if (auto error = checkStorable(data, ElementKind::I64, name))
+    return std::move(error);
   std::vector<int64_t> result(data.size());
   for (size_t i = 0; i < data.size(); ++i)
     result[i] = static_cast<int64_t>(data[i]);
   return result;
+}
+
+/// Bytes of physical memory, or 0 when the system does not say.
+static uint64_t getPhysicalMemory() {
+  const long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
+  return pages > 0 && pageSize > 0 ? static_cast<uint64_t>(pages) * pageSize
+                                   : 0;
+}
+
+llvm::Expected<int64_t>
+mlir::gdn::interp::checkElementCount(llvm::ArrayRef<int64_t> shape,
+                                     const llvm::Twine &what) {
+  auto describeShape = [&] {
+    std::string text;
+    for (int64_t size : shape)
+      text += (text.empty() ? "" : "x") + std::to_string(size);
+    return text.empty() ? std::string("a scalar") : text;
+  };
+  int64_t count = 1;
+  for (int64_t size : shape) {
+    if (size < 0)
+      return llvm::createStringError(what + " has a negative size (" +
+                                     describeShape() + ")");
+    if (size != 0 && count > std::numeric_limits<int64_t>::max() / size)
+      return llvm::createStringError(
+          what + " (" + describeShape() +
+          ") has more elements than int64 counts; the interpreter runs "
+          "tensors that fit in memory");
+    count *= size;
+  }
+  const uint64_t memory = getPhysicalMemory();
+  if (memory && static_cast<uint64_t>(count) > memory / sizeof(double))
+    return llvm::createStringError(
+        what + " (" + describeShape() + ", " + llvm::Twine(count) +
+        " elements) needs " + llvm::Twine(count / (1 << 27)) +
+        " GiB as float64, more than this machine's " +
+        llvm::Twine(memory >> 30) +
+        " GiB; run a smaller shape (fewer tokens, heads or channels)");
+  return count;
+}
+
+llvm::Error mlir::gdn::interp::checkStorable(llvm::ArrayRef<double> values,
+                                             ElementKind kind,
+                                             const llvm::Twine &what) {
+  double low, high;
+  switch (kind) {
+  case ElementKind::I32:
+    low = std::numeric_limits<int32_t>::min();
+    high = std::numeric_limits<int32_t>::max();
+    break;
+  case ElementKind::I64:
+    // The doubles that convert to int64 exactly: below 2^63.
+    low = -0x1p63;
+    high = 0x1p63 - 1024.0;
+    break;
+  default:
+    return llvm::Error::success();
+  }
+  for (size_t i = 0; i < values.size(); ++i) {
+    const double value = values[i];
+    if (std::isfinite(value) && value == std::trunc(value) && value >= low &&
+        value <= high)
+      continue;
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << what << "[" << i << "] = " << llvm::format("%.15g", value)
+       << (std::isfinite(value) && value == std::trunc(value)
+               ? llvm::Twine(" is outside ") + getElementKindName(kind) +
+                     "'s range"
+               : llvm::Twine(" is not an integer"))
+       << "; " << getElementKindName(kind)
+       << " values (such as offsets) must be whole numbers";
+    return llvm::createStringError(text);
+  }
+  return llvm::Error::success();
 }
 
 std::string Tensor::describe() const {

@@ -18,9 +18,12 @@
 #include "mlir/IR/TypeUtilities.h"
 
 #include "llvm/ADT/SetVector.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <cmath>
 #include <numeric>
+#include <tuple>
 
 namespace mlir::gdn {
 #define GEN_PASS_DEF_GDNCONTEXTPARALLEL
@@ -134,6 +137,27 @@ struct GdnContextParallelPass
       func.emitError() << "gdn-context-parallel: chain=" << chain
                        << " is not a state chain; use all_gather, scan or "
                           "auto";
+      return signalPassFailure();
+    }
+    // The cost model divides by the rates: zero, negative or NaN would
+    // price a mode as free or make every comparison false.
+    for (auto [name, value, zeroAllowed] :
+         {std::make_tuple("link-gbps", linkGBps.getValue(), false),
+          std::make_tuple("tflops", tflops.getValue(), false),
+          std::make_tuple("collective-us", collectiveUs.getValue(), true)}) {
+      if (std::isfinite(value) && (value > 0 || (zeroAllowed && value == 0)))
+        continue;
+      std::string shown;
+      llvm::raw_string_ostream(shown) << llvm::format("%g", value);
+      func.emitError() << "gdn-context-parallel: " << name << "=" << shown
+                       << " must be a finite number "
+                       << (zeroAllowed ? ">= 0" : "> 0")
+                       << " (mode=auto prices the modes with it)";
+      return signalPassFailure();
+    }
+    if (tokens < 0) {
+      func.emitError() << "gdn-context-parallel: tokens=" << tokens.getValue()
+                       << " must be >= 0 (0: the program's own token count)";
       return signalPassFailure();
     }
     if (failed(checkRanks(func, "gdn-context-parallel", ranks)))

@@ -24,6 +24,7 @@ import torch
 
 from . import compiler
 from .compiler import DeltaRuleSpec, LayerSpec
+from .packing import prepare_cu_seqlens
 
 __all__ = ["GatedDeltaNet", "GDNLayerFunction", "chunk_gated_delta_rule", "CompiledProgram",
            "program", "load_extension", "build_extension", "LayerSpec", "DeltaRuleSpec"]
@@ -294,8 +295,13 @@ class GatedDeltaNet(torch.nn.Module):
     gdn-compiler generated for it.
 
     `forward(x, cu_seqlens)`: x is [T, hidden] (or [1, T, hidden]), the
-    tokens of all sequences concatenated; cu_seqlens [N + 1] (int32 or int64,
-    on x's device) gives sequence i the tokens [cu[i], cu[i+1]). Parameters
+    tokens of all sequences concatenated; cu_seqlens [N + 1] (int32, or
+    int64 within int32; on the CPU or on x's device) gives sequence i the
+    tokens [cu[i], cu[i+1]). It is checked (starts at 0, non-decreasing,
+    ends at T) without a host synchronisation: on the host when it arrives
+    on the CPU, by an asynchronous device assertion otherwise;
+    `validate=False` skips that for a loop that builds its own offsets
+    (gdn_torch.packing). Parameters
     carry the names (and, but for conv1d.weight's middle 1, the shapes) of
     transformers' Qwen3NextGatedDeltaNet (projections="qwen3_next") or
     Qwen3_5GatedDeltaNet ("qwen3_5"), so their state_dicts load as they are.
@@ -303,10 +309,12 @@ class GatedDeltaNet(torch.nn.Module):
     and dt_bias fp32) inside autograd.
     """
 
-    def __init__(self, spec: LayerSpec, device=None, dtype=torch.bfloat16, check=False):
+    def __init__(self, spec: LayerSpec, device=None, dtype=torch.bfloat16, check=False,
+                 validate=True):
         super().__init__()
         self.spec = spec
         self.check = check
+        self.validate = validate
         for name, shape, dt in spec.weights():
             if name == "conv1d.weight":
                 shape = (shape[0], 1, shape[1])
@@ -352,7 +360,8 @@ class GatedDeltaNet(torch.nn.Module):
             if x.shape[0] != 1:
                 raise ValueError(f"packed input must be [T, hidden] or [1, T, hidden], got {tuple(x.shape)}")
             x = x[0]
-        y = _apply(self.program, [x, cu_seqlens.to(torch.int32), *self.weights()], self.check)
+        cu = prepare_cu_seqlens(cu_seqlens, x.shape[0], x.device, self.validate)
+        y = _apply(self.program, [x, cu, *self.weights()], self.check)
         return y[None] if batched else y
 
 
@@ -363,13 +372,15 @@ def _l2norm(x, eps=1e-6):
 
 def chunk_gated_delta_rule(q, k, v, g, beta, scale=None, initial_state=None,
                            output_final_state=False, use_qk_l2norm_in_kernel=False,
-                           cu_seqlens=None, check=False, **kwargs):
+                           cu_seqlens=None, check=False, validate=True, **kwargs):
     """FLA's `fla.ops.gated_delta_rule.chunk_gated_delta_rule`, on the
     compiled delta rule (forward) and its backward kernels.
 
     q, k: [B, T, H, K]; v: [B, T, HV, V] (bf16; HV a multiple of H);
     g (log decay), beta: [B, T, HV]; initial_state: [N, HV, K, V];
-    cu_seqlens: [N + 1] with B == 1, else B sequences of T tokens.
+    cu_seqlens: [N + 1] with B == 1, else B sequences of T tokens; int32
+    (or int64 within int32), checked as GatedDeltaNet's (validate=False
+    skips the value checks).
     Returns (o [B, T, HV, V], final_state [N, HV, K, V] fp32 or None).
     Gradients reach q, k, v, g, beta and initial_state.
 
@@ -396,7 +407,7 @@ def chunk_gated_delta_rule(q, k, v, g, beta, scale=None, initial_state=None,
     if cu_seqlens is not None:
         if B != 1:
             raise ValueError(f"with cu_seqlens the batch size must be 1, got {B}")
-        cu = cu_seqlens.to(device=q.device, dtype=torch.int32)
+        cu = prepare_cu_seqlens(cu_seqlens, T, q.device, validate)
     else:
         cu = torch.arange(0, (B + 1) * T, T, device=q.device, dtype=torch.int32)
     N = cu.shape[0] - 1

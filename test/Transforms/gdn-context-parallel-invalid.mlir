@@ -1,5 +1,6 @@
 // gdn-context-parallel's diagnostics: heads that do not split over the
-// ranks (suggesting chunkwise), a mode or state chain that does not exist, a
+// ranks (suggesting chunkwise), a mode or state chain that does not exist,
+// cost-model rates that are not positive numbers, a
 // static token count that does not split into equal shards, a core input computed by an
 // op that is not token-local, and a core output read by one.
 // RUN: not gdn-opt --gdn-context-parallel="ranks=3" %S/Inputs/cp_core.mlir 2>&1 | FileCheck %s --check-prefix=HEADS
@@ -14,6 +15,14 @@
 // LAYER: error: gdn-context-parallel: run gdn-expand-layer first; the pass distributes the layer's primitive ops
 // SP-LAYER: error: gdn-sequence-parallel: run gdn-expand-layer first; the pass distributes the layer's primitive ops
 
+// RUN: not gdn-opt --gdn-context-parallel="ranks=4 mode=auto tflops=nan" %S/Inputs/cp_core.mlir 2>&1 | FileCheck %s --check-prefix=TFLOPS
+// RUN: not gdn-opt --gdn-context-parallel="ranks=4 mode=auto link-gbps=0" %S/Inputs/cp_core.mlir 2>&1 | FileCheck %s --check-prefix=LINK
+// RUN: not gdn-opt --gdn-context-parallel="ranks=4 mode=auto collective-us=-1" %S/Inputs/cp_core.mlir 2>&1 | FileCheck %s --check-prefix=LATENCY
+// RUN: not gdn-opt --gdn-context-parallel="ranks=4 mode=auto tokens=-5" %S/Inputs/cp_core.mlir 2>&1 | FileCheck %s --check-prefix=TOKENS
+// TFLOPS: error: gdn-context-parallel: tflops=nan must be a finite number > 0 (mode=auto prices the modes with it)
+// LINK: error: gdn-context-parallel: link-gbps=0 must be a finite number > 0
+// LATENCY: error: gdn-context-parallel: collective-us=-1 must be a finite number >= 0
+// TOKENS: error: gdn-context-parallel: tokens=-5 must be >= 0 (0: the program's own token count)
 // RUN: not gdn-opt --gdn-context-parallel="ranks=0" %S/Inputs/cp_core.mlir 2>&1 | FileCheck %s --check-prefix=RANKS
 // RUN: not gdn-opt --allow-unregistered-dialect --gdn-context-parallel="ranks=2" %S/Inputs/cp_two_blocks.mlir 2>&1 | FileCheck %s --check-prefix=BLOCKS
 // RANKS: error: gdn-context-parallel: ranks must be >= 1, found 0

@@ -9,6 +9,7 @@
 
 #include "gdn/InitAllDialects.h"
 #include "gdn/InitAllPasses.h"
+#include "gdn/Support/InputLimits.h"
 
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
@@ -21,6 +22,11 @@ int main(int argc, char **argv) {
 
   mlir::DialectRegistry registry;
   mlir::gdn::registerAllGdnDialects(registry);
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "GDN compiler optimizer driver\n", registry));
+  auto [input, output] = mlir::registerAndParseCLIOptions(
+      argc, argv, "GDN compiler optimizer driver\n", registry);
+  // Input nested past what the parser's recursion survives is refused first.
+  if (!mlir::gdn::checkToolInput(input, "gdn-opt"))
+    return 1;
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, input, output, registry));
 }

@@ -18,6 +18,7 @@
 #include "gdn/Interpreter/Interpreter.h"
 #include "gdn/Interpreter/Npy.h"
 #include "gdn/Interpreter/ReferenceGradients.h"
+#include "gdn/Support/InputLimits.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -167,6 +168,10 @@ llvm::Expected<Program> loadProgram(MLIRContext &context, StringRef path,
   auto file = openInputFile(path, &errorMessage);
   if (!file)
     return llvm::createStringError(errorMessage);
+  // Input nested past what the parser's recursion survives is refused first.
+  if (std::optional<std::string> error =
+          checkNestingDepth(file->getBuffer(), path))
+    return llvm::createStringError(*error);
   sourceMgr.AddNewSourceBuffer(std::move(file), SMLoc());
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
   program.module = parseSourceFile<ModuleOp>(sourceMgr, &context);
@@ -183,6 +188,10 @@ llvm::Expected<Program> loadProgram(MLIRContext &context, StringRef path,
     return llvm::createStringError("no function @" + name.str() + " in " +
                                    path.str() + " (it has " + known + ")");
   };
+  if (functions.empty())
+    return llvm::createStringError(path.str() +
+                                   " holds no function to run; write a "
+                                   "func.func (see docs/interpreter.md)");
   if (entryList.empty()) {
     if (functions.size() == 1) {
       program.rankFunctions.push_back(functions.front());
@@ -205,10 +214,9 @@ llvm::Expected<Program> loadProgram(MLIRContext &context, StringRef path,
     }
   }
   for (func::FuncOp function : program.rankFunctions)
-    if (function.isExternal())
-      return llvm::createStringError("@" + function.getName().str() + " in " +
-                                     path.str() +
-                                     " is a declaration without a body");
+    if (auto error = checkRunnable(function))
+      return llvm::createStringError(path.str() + ": " +
+                                     llvm::toString(std::move(error)));
   return program;
 }
 
@@ -663,9 +671,12 @@ int main(int argc, char **argv) {
   if (compare != (files.size() == 2))
     return fail(compare ? "--compare needs two programs"
                         : "give one program, or two with --compare");
-  if (ranks < 0 || ranks > 4096)
+  if (ranks.getNumOccurrences() && (ranks < 1 || ranks > 4096))
     return fail("--ranks must be between 1 and 4096, found " +
                 llvm::Twine(ranks.getValue()));
+  if (!(rtol >= 0.0 && std::isfinite(rtol)))
+    return fail(llvm::formatv("--rtol must be a finite number >= 0, found {0}",
+                              rtol.getValue()));
   for (int64_t length : seqlens)
     if (length < 0)
       return fail("--seqlens must be lengths >= 0, found " +

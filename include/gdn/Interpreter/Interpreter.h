@@ -61,6 +61,11 @@ runOnGlobalInputs(llvm::ArrayRef<func::FuncOp> rankFunctions,
                   const InterpreterOptions &options,
                   RankViews *views = nullptr);
 
+/// Checks that the interpreter can run `func`: a body, and arguments and
+/// results that are ranked tensors of supported elements whose static sizes
+/// fit in memory. The error names the function, the value and the fix.
+llvm::Error checkRunnable(func::FuncOp func);
+
 /// The number of ranks a function is written for: the largest rank count of
 /// its argument/result layouts and process groups (1 when it has none).
 int64_t getRequiredRanks(func::FuncOp func);

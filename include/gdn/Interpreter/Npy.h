@@ -20,6 +20,9 @@ namespace mlir::gdn::interp {
 /// exactly; the returned tensor's kind is the file's (f16, f32, f64, i32, i64).
 llvm::Expected<Tensor> readNpy(llvm::StringRef path);
 
+/// readNpy of a file's bytes; `name` stands for the file in messages.
+llvm::Expected<Tensor> parseNpy(llvm::StringRef bytes, llvm::StringRef name);
+
 /// Writes `tensor` to `path` (bf16 as float32, other kinds as themselves).
 llvm::Error writeNpy(llvm::StringRef path, const Tensor &tensor);
 

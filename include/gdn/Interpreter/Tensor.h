@@ -33,6 +33,20 @@ const char *getElementKindName(ElementKind kind);
 /// even), computed without double rounding. Integers round to nearest.
 double roundToStorage(double value, ElementKind kind);
 
+/// The element count of a tensor of `shape`, or an error naming `what` when
+/// the count overflows int64 or its float64 values (the interpreter's
+/// storage) would not fit in this machine's memory.
+llvm::Expected<int64_t> checkElementCount(llvm::ArrayRef<int64_t> shape,
+                                          const llvm::Twine &what);
+
+/// Checks that `values` can be stored as `kind` without changing them: for
+/// integer kinds every value is finite, integral and within the kind's
+/// range (a float .npy of offsets holding 2.7 or NaN is refused, not
+/// rounded). Floating-point kinds accept anything. The error names `what`
+/// and the first offending index.
+llvm::Error checkStorable(llvm::ArrayRef<double> values, ElementKind kind,
+                          const llvm::Twine &what);
+
 /// A dense row-major tensor of float64 values with a storage precision.
 class Tensor {
 public:
@@ -53,8 +67,9 @@ public:
   /// Rounds every element to the storage precision (call after computing).
   void roundToStorage();
 
-  /// Elements as int64 (for offsets).
-  std::vector<int64_t> toIntegers() const;
+  /// Elements as int64 (for offsets), or an error naming `name` and the
+  /// first element that is not an integer (NaN, 2.7, or beyond int64).
+  llvm::Expected<std::vector<int64_t>> toIntegers(llvm::StringRef name) const;
 
   /// Shape as MLIR prints it: `8x32xbf16`.
   std::string describe() const;

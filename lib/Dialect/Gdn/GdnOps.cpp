@@ -42,6 +42,22 @@ static bool getConstantOffsets(Value value, SmallVectorImpl<int64_t> &out) {
 // PackingOp
 //===----------------------------------------------------------------------===//
 
+std::optional<int64_t> mlir::gdn::getKnownBufferTokens(Value packing) {
+  auto type = cast<PackingType>(packing.getType());
+  if (type.hasStaticTokens())
+    return type.getTokens();
+  // A packing made from constant offsets describes their last entry even
+  // when its type leaves the token count dynamic.
+  auto op = packing.getDefiningOp<PackingOp>();
+  SmallVector<int64_t> offsets;
+  if (!op || !getConstantOffsets(op.getCuPadded() ? op.getCuPadded()
+                                                  : op.getCuSeqlens(),
+                                 offsets) ||
+      offsets.empty())
+    return std::nullopt;
+  return offsets.back();
+}
+
 LogicalResult PackingOp::verify() {
   PackingType type = getPacking().getType();
   auto checkLength = [&](Value offsets, StringRef name) -> LogicalResult {
@@ -102,8 +118,9 @@ LogicalResult PackingOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult mlir::gdn::verifyCausalConv1dSignature(
-    Operation *op, Value x, Value weight, PackingType packing, Value bias,
+    Operation *op, Value x, Value weight, Value packingValue, Value bias,
     Value initialState, Value y, Value finalState, int64_t width) {
+  auto packing = cast<PackingType>(packingValue.getType());
   ShapeChecker check(op);
   if (failed(check.rank(x, "x", 2, "[T, C]")) ||
       failed(check.rank(weight, "weight", 2, "[C, W]")) ||
@@ -114,7 +131,7 @@ LogicalResult mlir::gdn::verifyCausalConv1dSignature(
       failed(check.dim(weight, "weight", 1, width, "width")) ||
       failed(check.dim(y, "y", 1, channels, "channels")) ||
       failed(check.tokens(x, "x")) || failed(check.tokens(y, "y")) ||
-      failed(check.packingTokens(packing)) ||
+      failed(check.packingTokens(packingValue)) ||
       failed(check.notTokenSharded(weight, "weight")))
     return failure();
   // y's element type is free: the conv computes in fp32 and stores y once in
@@ -142,8 +159,8 @@ LogicalResult mlir::gdn::verifyCausalConv1dSignature(
 
 LogicalResult CausalConv1dOp::verify() {
   return verifyCausalConv1dSignature(
-      *this, getX(), getWeight(), getPacking().getType(), getBias(),
-      getInitialState(), getY(), getFinalState(), getWidth());
+      *this, getX(), getWeight(), getPacking(), getBias(), getInitialState(),
+      getY(), getFinalState(), getWidth());
 }
 
 //===----------------------------------------------------------------------===//
@@ -221,8 +238,9 @@ bool mlir::gdn::isNarrowerFloat(Type narrow, Type wide) {
 
 LogicalResult mlir::gdn::verifyDeltaRuleSignature(
     Operation *op, Value q, Value k, Value v, Value g, Value beta,
-    PackingType packing, Value initialState, Value o, Value finalState,
+    Value packingValue, Value initialState, Value o, Value finalState,
     int64_t chunkSize, FloatAttr scale) {
+  auto packing = cast<PackingType>(packingValue.getType());
   ShapeChecker check(op);
   if (failed(check.rank(q, "q", 3, "[T, H, K]")) ||
       failed(check.rank(k, "k", 3, "[T, H, K]")) ||
@@ -259,7 +277,7 @@ LogicalResult mlir::gdn::verifyDeltaRuleSignature(
       failed(check.tokens(q, "q")) || failed(check.tokens(k, "k")) ||
       failed(check.tokens(v, "v")) || failed(check.tokens(g, "g")) ||
       failed(check.tokens(beta, "beta")) || failed(check.tokens(o, "o")) ||
-      failed(check.packingTokens(packing)) ||
+      failed(check.packingTokens(packingValue)) ||
       failed(check.sameElementType(o, "o", v, "v")))
     return failure();
   auto checkState = [&](Value state, StringRef name) -> LogicalResult {
@@ -284,7 +302,7 @@ LogicalResult mlir::gdn::verifyDeltaRuleSignature(
 
 LogicalResult DeltaRuleOp::verify() {
   return verifyDeltaRuleSignature(*this, getQ(), getK(), getV(), getG(),
-                                  getBeta(), getPacking().getType(),
+                                  getBeta(), getPacking(),
                                   getInitialState(), getO(), getFinalState(),
                                   getChunkSize(), getScaleAttr());
 }

@@ -73,7 +73,7 @@ LogicalResult CausalConv1dGradOp::verify() {
                          << " optional cotangents but has " << expected
                          << " of bias and initial_state";
   if (failed(verifyCausalConv1dSignature(
-          *this, getX(), getWeight(), getPacking().getType(), getBias(),
+          *this, getX(), getWeight(), getPacking(), getBias(),
           getInitialState(), getYGrad(), getFinalStateGrad(), getWidth())))
     return failure();
   return checkCotangents(
@@ -113,7 +113,7 @@ double DeltaRuleGradOp::getEffectiveScale() {
 LogicalResult DeltaRuleGradOp::verify() {
   if (failed(verifyDeltaRuleSignature(
           *this, getQ(), getK(), getV(), getG(), getBeta(),
-          getPacking().getType(), getInitialState(), getOGrad(),
+          getPacking(), getInitialState(), getOGrad(),
           getFinalStateGrad(), getChunkSize(), getScaleAttr())))
     return failure();
   if (Value finalGrad = getFinalStateGrad();

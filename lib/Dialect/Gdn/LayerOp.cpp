@@ -113,7 +113,7 @@ LogicalResult LayerOp::verify() {
 
   if (failed(check.dim(getY(), "y", 1, hidden, "hidden")) ||
       failed(check.tokens(getX(), "x")) || failed(check.tokens(getY(), "y")) ||
-      failed(check.packingTokens(getPacking().getType())) ||
+      failed(check.packingTokens(getPacking())) ||
       failed(check.sameElementType(getY(), "y", getX(), "x")))
     return failure();
   if (failed(verifyChunkAndScale(*this, getChunkSize(), getScaleAttr())))

@@ -62,13 +62,16 @@ LogicalResult ShapeChecker::tokens(Value value, StringRef name) {
                               "same tokens";
 }
 
-LogicalResult ShapeChecker::packingTokens(PackingType packing) {
-  if (!packing.hasStaticTokens() || ShapedType::isDynamic(tokenCount) ||
-      packing.getTokens() == tokenCount)
+LogicalResult ShapeChecker::packingTokens(Value packing) {
+  std::optional<int64_t> known = getKnownBufferTokens(packing);
+  if (!known || ShapedType::isDynamic(tokenCount) || *known == tokenCount)
     return success();
   return op->emitOpError() << tokenSource << " has " << tokenCount
-                           << " tokens but the packing describes "
-                           << packing.getTokens();
+                           << " tokens but the packing describes " << *known
+                           << (cast<PackingType>(packing.getType())
+                                       .hasStaticTokens()
+                                   ? ""
+                                   : " (its constant offsets)");
 }
 
 LogicalResult ShapeChecker::sameElementType(Value value, StringRef name,

@@ -14,9 +14,15 @@
 
 #include "mlir/IR/Operation.h"
 
+#include <optional>
 #include <string>
 
 namespace mlir::gdn {
+
+/// The buffer rows `packing` describes when they are known at compile time:
+/// its type's static token count, or else the last offset (of cu_padded when
+/// padded) of a gdn.packing made from constant offsets.
+std::optional<int64_t> getKnownBufferTokens(Value packing);
 
 /// True when two sizes may be equal at run time.
 inline bool sizesAgree(int64_t a, int64_t b) {
@@ -47,8 +53,9 @@ public:
   /// value passed to `tokens` on this checker.
   LogicalResult tokens(Value value, StringRef name);
 
-  /// The token counts seen so far must agree with the packing's.
-  LogicalResult packingTokens(PackingType packing);
+  /// The token counts seen so far must agree with the packing's buffer
+  /// rows when they are known (getKnownBufferTokens).
+  LogicalResult packingTokens(Value packing);
 
   /// `value`'s element type must equal `other`'s.
   LogicalResult sameElementType(Value value, StringRef name, Value other,
@@ -82,14 +89,14 @@ LogicalResult verifyChunkAndScale(Operation *op, int64_t chunk,
 // values may be null.
 
 LogicalResult verifyCausalConv1dSignature(Operation *op, Value x, Value weight,
-                                          PackingType packing, Value bias,
+                                          Value packing, Value bias,
                                           Value initialState, Value y,
                                           Value finalState, int64_t width);
 LogicalResult verifyL2NormSignature(Operation *op, Value x, double eps);
 LogicalResult verifyGatesSignature(Operation *op, Value a, Value b, Value aLog,
                                    Value dtBias, Value g, Value beta);
 LogicalResult verifyDeltaRuleSignature(Operation *op, Value q, Value k, Value v,
-                                       Value g, Value beta, PackingType packing,
+                                       Value g, Value beta, Value packing,
                                        Value initialState, Value o,
                                        Value finalState, int64_t chunkSize,
                                        FloatAttr scale);

@@ -131,6 +131,18 @@ func.func @packing_tokens_from_y(%x: tensor<?x8xbf16>, %w: tensor<8x4xbf16>, %p:
 
 // -----
 
+// A packing made from constant offsets describes their total even when its
+// type leaves the token count dynamic.
+func.func @packing_tokens_from_constant_offsets(%x: tensor<8x4xf32>, %w: tensor<4x4xf32>) {
+  %cu = arith.constant dense<[0, 3, 7]> : tensor<3xi32>
+  %p = gdn.packing %cu : tensor<3xi32> -> !gdn.packing<seqs = ?, tokens = ?>
+  // expected-error @+1 {{x has 8 tokens but the packing describes 7 (its constant offsets)}}
+  %y = gdn.causal_conv1d %x, %w, %p {width = 4 : i64} : (tensor<8x4xf32>, tensor<4x4xf32>, !gdn.packing<seqs = ?, tokens = ?>) -> tensor<8x4xf32>
+  return
+}
+
+// -----
+
 !P = !gdn.packing<seqs = 2, tokens = ?>
 
 func.func @weight_token_sharded(%x: tensor<?x8xbf16>, %w: tensor<8x4xbf16, #gdn.seq<contiguous, ranks = 2>>, %p: !P) {

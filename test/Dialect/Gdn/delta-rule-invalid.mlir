@@ -499,3 +499,17 @@ func.func @layout_mismatch_result(%q: tensor<?x2x4xbf16, #gdn.heads<ranks = 2>>,
       -> (tensor<?x4x8xbf16>, tensor<2x4x4x8xf32>)
   return
 }
+
+// -----
+
+// Padded constant offsets: the buffer is cu_padded's total.
+func.func @packing_tokens_from_constant_padded_offsets(%q: tensor<10x2x4xbf16>, %k: tensor<10x2x4xbf16>, %v: tensor<10x4x8xbf16>, %g: tensor<10x4xf32>, %beta: tensor<10x4xf32>) {
+  %cu = arith.constant dense<[0, 3, 7]> : tensor<3xi32>
+  %cu_padded = arith.constant dense<[0, 4, 8]> : tensor<3xi32>
+  %p = gdn.packing %cu padded %cu_padded : tensor<3xi32>, tensor<3xi32> -> !gdn.packing<seqs = ?, tokens = ?, padded>
+  // expected-error @+1 {{q has 10 tokens but the packing describes 8 (its constant offsets)}}
+  %o, %ht = gdn.delta_rule %q, %k, %v, %g, %beta, %p
+      : (tensor<10x2x4xbf16>, tensor<10x2x4xbf16>, tensor<10x4x8xbf16>, tensor<10x4xf32>, tensor<10x4xf32>, !gdn.packing<seqs = ?, tokens = ?, padded>)
+      -> (tensor<10x4x8xbf16>, tensor<2x4x4x8xf32>)
+  return
+}

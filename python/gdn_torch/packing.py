@@ -1,0 +1,89 @@
+#===- packing.py - cu_seqlens checked on their way to the kernels --------===#
+#
+# The compiled entry points take int32 offsets and, given invalid ones,
+# write NaN (docs/torch.md). A user's mistake must not reach them silently,
+# and checking must not cost a host synchronisation in the training loop:
+#
+#   - offsets on the CPU, as data loaders deliver them, are checked on the
+#     host before they are copied to the GPU (no synchronisation: the values
+#     are already on the host);
+#   - offsets already on the GPU are checked there by an asynchronous
+#     assertion (torch._assert_async): a few tiny kernels, no
+#     synchronisation; a violation stops the CUDA context with a
+#     device-side assertion that the next synchronising call raises;
+#   - `validate=False` skips the value checks for a hot loop that produces
+#     its offsets itself. The dtype and shape checks stay: they read no
+#     values and cost nothing.
+#
+# The rules and their wording are the compiler's (the verifier's and
+# gdn-run's, lib/Support/PackingValidation.cpp): cu_seqlens[0] == 0,
+# non-decreasing, cu_seqlens[-1] == T, all within int32.
+#
+#===------------------------------------------------------------------------===#
+
+INT32_MAX = 2**31 - 1
+
+
+def check_offsets_on_host(values, tokens, name="cu_seqlens"):
+    """The first rule `values` (a list of Python ints) breaks, as a message,
+    or None. `tokens` is the token count T the last entry must equal."""
+    if len(values) == 0:
+        return f"{name} must have at least one entry (N + 1 for N sequences)"
+    if values[0] != 0:
+        return f"{name}[0] must be 0, found {values[0]}"
+    for i in range(1, len(values)):
+        if values[i] < values[i - 1]:
+            return (f"{name} must be non-decreasing, but {name}[{i}] = {values[i]} < "
+                    f"{name}[{i - 1}] = {values[i - 1]}")
+        if values[i] > INT32_MAX:
+            return (f"{name}[{i}] = {values[i]} exceeds the int32 token limit {INT32_MAX}; "
+                    "split the pack")
+    if values[-1] != tokens:
+        return f"{name}[{len(values) - 1}] = {values[-1]} must equal the token count {tokens}"
+    return None
+
+
+def prepare_cu_seqlens(cu_seqlens, tokens, device, validate=True, name="cu_seqlens"):
+    """`cu_seqlens` as the int32 tensor on `device` the compiled entry points
+    take, checked as this module's header says. Raises TypeError for a
+    tensor that is not of an integer dtype or not 1-D, ValueError (host
+    check) for offsets that break a rule."""
+    import torch  # check_offsets_on_host is usable without torch
+
+    if not isinstance(cu_seqlens, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor of int32 or int64 offsets, "
+                        f"got {type(cu_seqlens).__name__}")
+    if cu_seqlens.dtype not in (torch.int32, torch.int64, torch.int16, torch.int8, torch.uint8):
+        raise TypeError(f"{name} must hold integers (int32, or int64 within int32), got "
+                        f"{cu_seqlens.dtype}; offsets are token counts, cast them with "
+                        ".to(torch.int32) only if they are whole numbers")
+    if cu_seqlens.dim() != 1 or cu_seqlens.shape[0] < 1:
+        raise ValueError(f"{name} must be 1-D with N + 1 >= 1 entries, got shape "
+                         f"{tuple(cu_seqlens.shape)}")
+    if tokens > INT32_MAX:
+        raise ValueError(f"{tokens} tokens exceed the int32 token limit {INT32_MAX}; split the pack")
+    if validate and cu_seqlens.device.type == "cpu":
+        error = check_offsets_on_host(cu_seqlens.tolist(), tokens, name)
+        if error:
+            raise ValueError(error)
+    elif validate:
+        # On the device, without a synchronisation. With the first entry 0,
+        # the entries non-decreasing and the last T (< 2^31), every entry is
+        # within int32, so the int64 -> int32 cast below cannot wrap.
+        cu = cu_seqlens
+        ok = (cu[0] == 0) & (cu[-1] == tokens)
+        if cu.shape[0] > 1:
+            ok = ok & torch.all(cu[1:] >= cu[:-1])
+        _assert_async(ok, f"{name} must start at 0, be non-decreasing and end at the "
+                          f"token count {tokens}")
+    return cu_seqlens.to(device=device, dtype=torch.int32, non_blocking=True)
+
+
+def _assert_async(condition, message):
+    """torch._assert_async with its message where this torch takes one."""
+    import torch
+
+    try:
+        torch._assert_async(condition, message)
+    except (TypeError, RuntimeError, NotImplementedError):
+        torch._assert_async(condition)
