@@ -24,7 +24,7 @@ if [ ! -f "$build/build.ninja" ]; then
     -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
     -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_C_COMPILER=gcc-12 -DCMAKE_CXX_COMPILER=g++-12 \
-    -DGDN_LINK_MLIR_DYLIB=OFF -DCMAKE_EXE_LINKER_FLAGS="-fuse-ld=lld"
+    -DGDN_LINK_MLIR_DYLIB=OFF
 fi
 ninja -C "$build" gdn-opt gdn-run gdn-translate
 mkdir -p "$out/bin"

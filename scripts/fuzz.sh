@@ -11,9 +11,10 @@
 # suite: every .mlir under test/ and examples/ (split at `// -----` like
 # -split-input-file) for the compiler, and offsets as .npy files and
 # --seqlens/--slots strings (valid, zero-length, padded, invalid) for the
-# interpreter. The corpus grows in build-sanitize/fuzz/<fuzzer>/corpus
-# across runs; a crash, sanitizer report, timeout or out-of-memory leaves
-# its input in build-sanitize/fuzz/<fuzzer>/ and fails the script.
+# interpreter. A timed run's corpus grows in build-sanitize/fuzz/<fuzzer>/
+# corpus across runs (a counted run starts from the seeds alone); a crash,
+# sanitizer report (build_tools/sanitizer-env.sh), timeout or out-of-memory
+# leaves its input in build-sanitize/fuzz/<fuzzer>/ and fails the script.
 #
 #===------------------------------------------------------------------------===#
 set -euo pipefail
@@ -52,24 +53,23 @@ seed_run() { # dir
   printf '#3,4;2' >"$1/short-slots"
 }
 
+source "$root/build_tools/sanitizer-env.sh"
 status=0
 for fuzzer in gdn-compile-fuzzer gdn-run-fuzzer; do
   dir="$build/fuzz/$fuzzer"
-  mkdir -p "$dir/corpus" "$dir/seeds"
-  rm -rf "$dir/seeds" && mkdir -p "$dir/seeds"
+  rm -rf "$dir/seeds" && mkdir -p "$dir/corpus" "$dir/seeds"
+  # A counted run starts from the seeds alone, so it repeats; a timed one
+  # grows the corpus kept across runs.
+  corpus="$dir/corpus"
+  [ "${limit[0]}" = "${limit[0]#-runs=}" ] || { corpus="$dir/counted-run"; rm -rf "$corpus"; mkdir -p "$corpus"; }
   if [ "$fuzzer" = gdn-compile-fuzzer ]; then seed_compile "$dir/seeds"; else seed_run "$dir/seeds"; fi
   echo "fuzz: $fuzzer (${limit[*]}), $(ls "$dir/seeds" | wc -l) seeds"
-  # Uninstrumented libMLIR.so shares std containers and LLVM's bump
-  # allocators with the instrumented code, whose annotations ASan would
-  # misread (the project's inline copy poisons a slab that libMLIR.so's copy
-  # then allocates from without unpoisoning): both kinds are off.
-  if ASAN_OPTIONS=detect_container_overflow=0:allow_user_poisoning=0:detect_leaks=1 \
-      "$build/bin/$fuzzer" "${limit[@]}" -max_len=65536 -timeout=60 -rss_limit_mb=4096 \
-      -artifact_prefix="$dir/" -print_final_stats=1 "$dir/corpus" "$dir/seeds" \
+  if "$build/bin/$fuzzer" "${limit[@]}" -max_len=65536 -timeout=60 -rss_limit_mb=4096 \
+      -artifact_prefix="$dir/" -print_final_stats=1 "$corpus" "$dir/seeds" \
       >"$dir/log" 2>&1; then
     echo "fuzz: $fuzzer: $(grep -E '^stat::number_of_executed_units' "$dir/log" | awk '{print $2}') inputs, no failure"
   else
-    grep -E 'ERROR|runtime error|SUMMARY|Test unit written' "$dir/log" | head -n 20
+    grep -E 'ERROR|runtime error|SUMMARY|Test unit written' "$dir/log" | head -n 20 || true
     echo "fuzz: $fuzzer FAILED (log: $dir/log)"
     status=1
   fi

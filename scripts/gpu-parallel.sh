@@ -14,6 +14,9 @@
 # rank). P = 1 cases run first. A case listed in
 # test/Integration/known-gaps.txt that misses its bound is checked again at
 # the bound listed there (XFAIL), and fails the run if it no longer misses.
+# Then the faults: a rank that never calls, or that leaves at once, must
+# make the other ranks' entry points fail within the timeout, naming the
+# collective and the rank (run_ranks fault).
 # Prints one summary line per check as it ends (a run cut short still
 # shows how far it got); exits non-zero if any fails.
 # GDN_PREBUILT as in gpu-integration.sh.
@@ -114,6 +117,23 @@ for dir in "$cases"/*/; do
   [ -d "$dir" ] || continue
   case "$(basename "$dir")" in *_p1_* | *_p1z_*) continue ;; esac
   run_case "$dir"
+done
+
+# Faults: a rank that never calls, or that destroys its communicator at
+# once, makes the others' entry points fail within the timeout, naming the
+# collective and the rank, on a chunkwise and a headwise program.
+for name in layer_qwen3_next_small_cw2_forward layer_qwen3_next_small_hw2_forward; do
+  [ -x "$work/$name" ] || continue
+  for kind in absent abort; do
+    if GDN_HARNESS_TIMEOUT_MS=2000 timeout 120 "$work/$name" fault "$cases/$name/ranks" "$kind" \
+        >"$work/$name.fault-$kind.log" 2>&1; then
+      result "PASS fault $kind $name"
+    else
+      grep -E "FAIL" "$work/$name.fault-$kind.log" | head -n 10
+      result "FAIL fault $kind $name"
+      status=1
+    fi
+  done
 done
 
 # Timings (GDN_PARALLEL_BENCH=1 cases): forward and backward of each

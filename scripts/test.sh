@@ -2,8 +2,9 @@
 #===- test.sh - install, build and run the whole test suite ---------------===#
 #
 # The README's test command and what CI runs. Runs the lit suite through
-# `ninja check-gdn` (which rebuilds what the tests need) and closes with a
-# plain "N passed, N failed" line. Exits non-zero when any test fails.
+# `ninja check-gdn` (which rebuilds what the tests need), prints a plain
+# "N passed, N failed" line, then runs the fuzzers for a bounded number of
+# inputs (scripts/fuzz.sh). Exits non-zero when any test or fuzzer fails.
 #
 #===------------------------------------------------------------------------===#
 set -euo pipefail
@@ -29,3 +30,8 @@ echo "lit: ${passed} passed, ${failed} failed, ${skipped} skipped"
 if [ "$status" -ne 0 ] || [ "$failed" -ne 0 ] || [ "$passed" -eq 0 ]; then
   exit 1
 fi
+
+# The fuzzers, for a fixed number of inputs from a fixed seed (repeatable),
+# under ASan and UBSan (docs/reliability.md); scripts/fuzz.sh SECONDS runs
+# them longer.
+"$root/scripts/fuzz.sh" --runs "${GDN_FUZZ_RUNS:-3000}"

@@ -329,6 +329,9 @@ llvm::Expected<std::vector<Tensor>> mlir::gdn::interp::generateGlobalInputs(
   // 1. The real lengths and slots of the sequences.
   std::optional<std::vector<int64_t>> lengths = options.seqlens,
                                       slots = options.slots;
+  // Where each came from, for messages.
+  std::string lengthsSource = "the real lengths (--seqlens)",
+              slotsSource = "the padded slots (--slots)";
   for (unsigned i = 0; i < numArgs; ++i) {
     auto it = provided.find(i);
     if (it == provided.end())
@@ -336,12 +339,12 @@ llvm::Expected<std::vector<Tensor>> mlir::gdn::interp::generateGlobalInputs(
     if (roles[i] != InputRole::Offsets && roles[i] != InputRole::PaddedOffsets)
       continue;
     auto integers = it->second.toIntegers(
-        llvm::formatv("arg{0}.npy ({1})", i,
-                      roles[i] == InputRole::Offsets ? "cu_seqlens"
-                                                     : "cu_padded")
-            .str());
+        roles[i] == InputRole::Offsets ? "cu_seqlens" : "cu_padded");
     if (!integers)
-      return integers.takeError();
+      return llvm::createStringError(
+          llvm::formatv("arg{0}.npy: {1}", i,
+                        llvm::toString(integers.takeError()))
+              .str());
     std::vector<int64_t> offsets = std::move(*integers);
     if (std::optional<std::string> error = checkOffsets(
             offsets, /*expectedTotal=*/-1,
@@ -351,10 +354,13 @@ llvm::Expected<std::vector<Tensor>> mlir::gdn::interp::generateGlobalInputs(
     std::vector<int64_t> diffs;
     for (size_t j = 1; j < offsets.size(); ++j)
       diffs.push_back(offsets[j] - offsets[j - 1]);
-    if (roles[i] == InputRole::Offsets)
+    if (roles[i] == InputRole::Offsets) {
       lengths = diffs;
-    else if (roles[i] == InputRole::PaddedOffsets)
+      lengthsSource = llvm::formatv("arg{0}.npy (cu_seqlens)", i).str();
+    } else {
       slots = diffs;
+      slotsSource = llvm::formatv("arg{0}.npy (cu_padded)", i).str();
+    }
   }
   const int64_t unit = facts.zigzag ? 2 * ranks : 1;
   if (!lengths) {
@@ -384,7 +390,14 @@ llvm::Expected<std::vector<Tensor>> mlir::gdn::interp::generateGlobalInputs(
           func.getName().str() +
           "; pass --seqlens (e.g. --seqlens=5,0,64) or "
           "cu_seqlens through --inputs");
+    if (needsPacking && (*tokens > kMaxPackedTokens || *seqs > kMaxPackedTokens))
+      return llvm::createStringError(llvm::formatv(
+          "the types of @{0} describe {1} tokens in {2} sequences, past the "
+          "int32 limit of a packing ({3}); give smaller static sizes",
+          func.getName(), *tokens, *seqs, kMaxPackedTokens));
     if (needsPacking) {
+      lengthsSource = slotsSource =
+          "the packing drawn from @" + func.getName().str() + "'s types";
       RandomStream random(options.seed, 0xC0FFEE);
       if (facts.padded) {
         slots = randomPartition(random, *tokens, *seqs, unit);
@@ -397,36 +410,38 @@ llvm::Expected<std::vector<Tensor>> mlir::gdn::interp::generateGlobalInputs(
       }
     }
   }
-  if (lengths && facts.padded && !slots) {
-    // Alignment padding as trainers produce it: each slot a multiple of 8.
-    slots.emplace();
-    for (int64_t length : *lengths)
-      slots->push_back((length + 7) / 8 * 8);
-  }
-  const int64_t seqs = lengths ? static_cast<int64_t>(lengths->size()) : 0;
   int64_t bufferTokens = 0;
   if (lengths) {
-    auto realTokens = countTokens(*lengths, "the real lengths (--seqlens)");
+    auto realTokens = countTokens(*lengths, lengthsSource);
     if (!realTokens)
       return realTokens.takeError();
     bufferTokens = *realTokens;
   }
+  if (lengths && facts.padded && !slots) {
+    // Alignment padding as trainers produce it: each slot a multiple of 8
+    // (the lengths are within int32, so this cannot overflow).
+    slots.emplace();
+    for (int64_t length : *lengths)
+      slots->push_back((length + 7) / 8 * 8);
+    slotsSource = "the slots of " + lengthsSource + " rounded up to 8";
+  }
+  const int64_t seqs = lengths ? static_cast<int64_t>(lengths->size()) : 0;
   if (slots) {
-    auto slotTokens = countTokens(*slots, "the padded slots (--slots)");
+    auto slotTokens = countTokens(*slots, slotsSource);
     if (!slotTokens)
       return slotTokens.takeError();
     bufferTokens = *slotTokens;
     if (lengths && slots->size() != lengths->size())
       return llvm::createStringError(llvm::formatv(
-          "{0} padded slots (--slots) for {1} sequences (--seqlens); give one "
-          "slot per sequence",
-          slots->size(), lengths->size()));
+          "{0} padded slots ({2}) for {1} sequences ({3}); give one slot per "
+          "sequence",
+          slots->size(), lengths->size(), slotsSource, lengthsSource));
     for (size_t seq = 0; lengths && seq < lengths->size(); ++seq)
       if ((*lengths)[seq] > (*slots)[seq])
         return llvm::createStringError(llvm::formatv(
-            "sequence {0} has {1} real tokens (--seqlens) but a padded slot "
-            "of {2} (--slots)",
-            seq, (*lengths)[seq], (*slots)[seq]));
+            "sequence {0} has {1} real tokens ({3}) but a padded slot of {2} "
+            "({4}); give each slot at least its sequence's length",
+            seq, (*lengths)[seq], (*slots)[seq], lengthsSource, slotsSource));
   }
 
   // 2. Shapes, then values.

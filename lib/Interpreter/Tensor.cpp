@@ -146,11 +146,16 @@ Tensor::toIntegers(llvm::StringRef name) const {
   return result;
 }
 
-/// Bytes of physical memory, or 0 when the system does not say.
+/// Bytes of physical memory, or 0 when the system does not say (asked
+/// once: the interpreter checks every op's result against it).
 static uint64_t getPhysicalMemory() {
-  const long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
-  return pages > 0 && pageSize > 0 ? static_cast<uint64_t>(pages) * pageSize
-                                   : 0;
+  static const uint64_t bytes = [] {
+    const long pages = sysconf(_SC_PHYS_PAGES),
+               pageSize = sysconf(_SC_PAGESIZE);
+    return pages > 0 && pageSize > 0 ? static_cast<uint64_t>(pages) * pageSize
+                                     : uint64_t(0);
+  }();
+  return bytes;
 }
 
 llvm::Expected<int64_t>
@@ -209,13 +214,13 @@ llvm::Error mlir::gdn::interp::checkStorable(llvm::ArrayRef<double> values,
       continue;
     std::string text;
     llvm::raw_string_ostream os(text);
-    os << what << "[" << i << "] = " << llvm::format("%.15g", value)
-       << (std::isfinite(value) && value == std::trunc(value)
-               ? llvm::Twine(" is outside ") + getElementKindName(kind) +
-                     "'s range"
-               : llvm::Twine(" is not an integer"))
-       << "; " << getElementKindName(kind)
-       << " values (such as offsets) must be whole numbers";
+    os << what << "[" << i << "] = " << llvm::format("%.15g", value);
+    if (std::isfinite(value) && value == std::trunc(value))
+      os << " is outside the range of " << getElementKindName(kind)
+         << "; give values that fit";
+    else
+      os << " is not a whole number; integer elements (offsets, counts) "
+            "must be";
     return llvm::createStringError(text);
   }
   return llvm::Error::success();

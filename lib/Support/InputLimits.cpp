@@ -1,27 +1,48 @@
 //===- InputLimits.cpp - limits the tools put on their input --------------===//
 //
 // A scan, not a parse: brackets of every kind count toward one depth (the
-// parser recurses on each), a closing bracket never takes the depth below
-// zero (`->` closes nothing), and text in strings and comments is skipped.
+// parser recurses on each), a closing bracket closes only its own kind of
+// opening one (`->` closes nothing), and text in strings and comments is
+// skipped.
 //
 //===----------------------------------------------------------------------===//
 
 #include "gdn/Support/InputLimits.h"
 
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <unistd.h>
 
 using namespace mlir::gdn;
 
+/// The opening bracket a closing one closes.
+static char openerOf(char closer) {
+  switch (closer) {
+  case ')':
+    return '(';
+  case ']':
+    return '[';
+  case '}':
+    return '{';
+  default:
+    return '<';
+  }
+}
+
 std::optional<std::string> mlir::gdn::checkNestingDepth(llvm::StringRef text,
                                                         llvm::StringRef name,
                                                         unsigned maxDepth) {
-  unsigned depth = 0, line = 1;
+  // The open brackets, innermost last. A closer pops only its own opener,
+  // so text that closes what it did not open (`->` inside `<(...) ->
+  // (...)>`, stray brackets) can never hide depth from the scan.
+  llvm::SmallVector<char> open;
+  unsigned line = 1;
   size_t lineStart = 0;
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
@@ -49,7 +70,8 @@ std::optional<std::string> mlir::gdn::checkNestingDepth(llvm::StringRef text,
     case '[':
     case '{':
     case '<':
-      if (++depth > maxDepth)
+      open.push_back(c);
+      if (open.size() > maxDepth)
         return (name + ":" + llvm::Twine(line) + ":" +
                 llvm::Twine(i - lineStart + 1) + ": brackets nest deeper than " +
                 llvm::Twine(maxDepth) +
@@ -61,8 +83,10 @@ std::optional<std::string> mlir::gdn::checkNestingDepth(llvm::StringRef text,
     case ']':
     case '}':
     case '>':
-      if (depth > 0)
-        --depth;
+      if (c == '>' && i > 0 && text[i - 1] == '-')
+        break; // an arrow
+      if (!open.empty() && open.back() == openerOf(c))
+        open.pop_back();
       break;
     default:
       break;
@@ -73,6 +97,12 @@ std::optional<std::string> mlir::gdn::checkNestingDepth(llvm::StringRef text,
 
 bool mlir::gdn::checkToolInput(llvm::StringRef path, llvm::StringRef tool) {
   const bool fromStdin = path == "-";
+  // Only what can be read twice is read here: a regular file, or standard
+  // input put back below. A terminal (someone typing) and pipes or FIFOs
+  // given by name are left to the parser unchecked.
+  if (fromStdin ? llvm::sys::Process::StandardInIsUserInput()
+                : !llvm::sys::fs::is_regular_file(path))
+    return true;
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
       fromStdin ? llvm::MemoryBuffer::getSTDIN()
                 : llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
@@ -86,26 +116,26 @@ bool mlir::gdn::checkToolInput(llvm::StringRef path, llvm::StringRef tool) {
   if (!fromStdin)
     return true;
   // Hand the bytes back: a temporary file, unlinked, read from its start.
+  const auto refuse = [&](const char *why) {
+    llvm::errs() << tool << ": error: cannot put standard input back for the "
+                 << "parser (" << why << "); pass the input as a file\n";
+    return false;
+  };
   int fd;
   llvm::SmallString<128> tempPath;
-  if (llvm::sys::fs::createTemporaryFile("gdn-stdin", "mlir", fd, tempPath)) {
-    llvm::errs() << tool
-                 << ": error: cannot keep standard input for the parser "
-                    "(no temporary file); pass the input as a file\n";
-    return false;
-  }
+  if (llvm::sys::fs::createTemporaryFile("gdn-stdin", "mlir", fd, tempPath))
+    return refuse("no temporary file");
   llvm::sys::fs::remove(tempPath);
+  bool written;
   {
     llvm::raw_fd_ostream os(fd, /*shouldClose=*/false);
     os << (*buffer)->getBuffer();
+    os.flush();
+    written = !os.has_error();
+    os.clear_error();
   }
-  if (lseek(fd, 0, SEEK_SET) != 0 || dup2(fd, STDIN_FILENO) < 0) {
-    llvm::errs() << tool
-                 << ": error: cannot put standard input back for the parser; "
-                    "pass the input as a file\n";
-    close(fd);
-    return false;
-  }
+  const bool restored =
+      written && lseek(fd, 0, SEEK_SET) == 0 && dup2(fd, STDIN_FILENO) >= 0;
   close(fd);
-  return true;
+  return restored ? true : refuse(written ? "dup2 failed" : "write failed");
 }

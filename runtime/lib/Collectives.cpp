@@ -23,9 +23,10 @@ int boundComm(gdnrt_context_t *context, gdnrt_group_t group, int ranks,
               const char *call, gdnrt_comm_t **comm) {
   if (!context)
     return fail(GDN_ERROR_INVALID_ARGUMENT, call, "the context is null");
-  if (group < 0 || group >= GDNRT_NUM_GROUPS)
+  if (const int value = enumValue(&group);
+      value < 0 || value >= GDNRT_NUM_GROUPS)
     return fail(GDN_ERROR_INVALID_ARGUMENT, call,
-                "group " + std::to_string(static_cast<int>(group)) +
+                "group " + std::to_string(value) +
                     " is neither GDNRT_GROUP_SP nor GDNRT_GROUP_CP");
   *comm = context->groups[group];
   if (!*comm)
@@ -248,6 +249,16 @@ extern "C" size_t gdnrt_state_exchange_workspace_bytes(
   });
 }
 
+/// Why `*chain` is not a state chain, or "" when it is (read as enumValue
+/// reads C enums).
+static std::string checkChain(const gdnrt_chain_t *chain) {
+  const int value = enumValue(chain);
+  if (value == GDNRT_CHAIN_ALL_GATHER || value == GDNRT_CHAIN_SCAN)
+    return "";
+  return "chain " + std::to_string(value) +
+         " is neither GDNRT_CHAIN_ALL_GATHER nor GDNRT_CHAIN_SCAN";
+}
+
 extern "C" int gdnrt_state_exchange(gdnrt_context_t *context,
                                     gdnrt_group_t group, int ranks,
                                     const gdn_tensor_t *transition,
@@ -255,10 +266,8 @@ extern "C" int gdnrt_state_exchange(gdnrt_context_t *context,
                                     const gdn_tensor_t *incoming,
                                     gdnrt_chain_t chain, void *workspace) {
   const char *call = "gdnrt_state_exchange";
-  if (chain != GDNRT_CHAIN_ALL_GATHER && chain != GDNRT_CHAIN_SCAN)
-    return fail(GDN_ERROR_INVALID_ARGUMENT, call,
-                "chain " + std::to_string(static_cast<int>(chain)) +
-                    " is neither GDNRT_CHAIN_ALL_GATHER nor GDNRT_CHAIN_SCAN");
+  if (std::string bad = checkChain(&chain); !bad.empty())
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call, bad);
   return collective(
       call, context, group, ranks,
       {{transition, "transition", Buffer::Input},
@@ -412,10 +421,8 @@ extern "C" int gdnrt_reverse_state_exchange(
     const gdn_tensor_t *partial, const gdn_tensor_t *transitionGrad,
     const gdn_tensor_t *partialGrad, gdnrt_chain_t chain, void *workspace) {
   const char *call = "gdnrt_reverse_state_exchange";
-  if (chain != GDNRT_CHAIN_ALL_GATHER && chain != GDNRT_CHAIN_SCAN)
-    return fail(GDN_ERROR_INVALID_ARGUMENT, call,
-                "chain " + std::to_string(static_cast<int>(chain)) +
-                    " is neither GDNRT_CHAIN_ALL_GATHER nor GDNRT_CHAIN_SCAN");
+  if (std::string bad = checkChain(&chain); !bad.empty())
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call, bad);
   return collective(
       call, context, group, ranks,
       {{incomingGrad, "incoming state gradient", Buffer::Input3},

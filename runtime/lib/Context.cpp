@@ -117,9 +117,10 @@ extern "C" int gdnrt_context_bind(gdnrt_context_t *context,
   const char *call = "gdnrt_context_bind";
   if (!context)
     return fail(GDN_ERROR_INVALID_ARGUMENT, call, "the context is null");
-  if (group < 0 || group >= GDNRT_NUM_GROUPS)
+  if (const int value = enumValue(&group);
+      value < 0 || value >= GDNRT_NUM_GROUPS)
     return fail(GDN_ERROR_INVALID_ARGUMENT, call,
-                "group " + std::to_string(static_cast<int>(group)) +
+                "group " + std::to_string(value) +
                     " is neither GDNRT_GROUP_SP nor GDNRT_GROUP_CP");
   context->groups[group] = comm;
   if (comm)
@@ -129,7 +130,8 @@ extern "C" int gdnrt_context_bind(gdnrt_context_t *context,
 
 extern "C" gdnrt_comm_t *gdnrt_context_comm(const gdnrt_context_t *context,
                                            gdnrt_group_t group) {
-  if (!context || group < 0 || group >= GDNRT_NUM_GROUPS)
+  if (const int value = enumValue(&group);
+      !context || value < 0 || value >= GDNRT_NUM_GROUPS)
     return nullptr;
   return context->groups[group];
 }

@@ -94,9 +94,10 @@ bool checkTensorArgument(const gdn_tensor_t *tensor, const char *name,
             std::to_string(GDN_MAX_RANK) + " are supported";
     return false;
   }
-  if (elementBytes(tensor->dtype) == 0) {
+  if (const int dtype = enumValue(&tensor->dtype);
+      dtype < GDN_BF16 || dtype > GDN_I64) {
     error = std::string("the ") + name + " has an unknown dtype " +
-            std::to_string(static_cast<int>(tensor->dtype));
+            std::to_string(dtype);
     return false;
   }
   int64_t elements = 1;

@@ -16,6 +16,7 @@
 #include <nccl.h>
 
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
@@ -101,6 +102,17 @@ int splitThreads(gdnrt_comm_t *world, int spSize, gdnrt_comm_t **sp,
                  gdnrt_comm_t **cp);
 int waitThreads(gdnrt_comm_t *comm, gdnrt_context_t *context);
 void abortThreads(gdnrt_comm_t *comm, int code, const std::string &reason);
+
+/// The int a C caller passed as `*value`, an enum of the C API (group,
+/// chain, dtype). A C caller may pass any int, and loading an enum outside
+/// its values is undefined in C++, so arguments are checked through this:
+/// their bits read as an int, through their address.
+template <typename Enum> int enumValue(const Enum *value) {
+  static_assert(sizeof(Enum) == sizeof(int), "a C enum is an int");
+  int bits;
+  std::memcpy(&bits, value, sizeof(bits));
+  return bits;
+}
 
 /// Checks a tensor argument: non-null, a valid rank and dtype, non-negative
 /// sizes, and (when `requireData`) data unless empty. On failure sets

@@ -24,8 +24,11 @@ int main(int argc, char **argv) {
   mlir::gdn::registerAllGdnDialects(registry);
   auto [input, output] = mlir::registerAndParseCLIOptions(
       argc, argv, "GDN compiler optimizer driver\n", registry);
-  // Input nested past what the parser's recursion survives is refused first.
-  if (!mlir::gdn::checkToolInput(input, "gdn-opt"))
+  // Input nested past what the parser's recursion survives is refused first
+  // (not read at all when only dialects or passes are listed).
+  const auto config = mlir::MlirOptMainConfig::createFromCLOptions();
+  if (!config.shouldShowDialects() && !config.shouldListPasses() &&
+      !mlir::gdn::checkToolInput(input, "gdn-opt"))
     return 1;
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, input, output, registry));

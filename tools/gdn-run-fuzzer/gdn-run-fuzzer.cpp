@@ -15,12 +15,14 @@
 #include "gdn/Interpreter/InputGenerator.h"
 #include "gdn/Interpreter/Interpreter.h"
 #include "gdn/Interpreter/Npy.h"
+#include "gdn/Support/PackingValidation.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -108,20 +110,27 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     provided.emplace(1, std::move(*offsets));
   }
   // Valid packs beyond kMaxRows only cost time: skip them before drawing.
-  int64_t rows = 0;
+  // Packs past the int32 limit stay: the generator must refuse them before
+  // it allocates anything.
+  auto tooSlow = [](int64_t rows) {
+    return rows > kMaxRows && rows <= gdn::kMaxPackedTokens;
+  };
   for (const std::optional<std::vector<int64_t>> &list :
-       {options.seqlens, options.slots})
-    if (list)
-      for (int64_t length : *list)
-        rows = length > kMaxRows ? kMaxRows + 1 : rows + length;
-  if (rows > kMaxRows)
-    return 0;
+       {options.seqlens, options.slots}) {
+    int64_t rows = 0; // saturates past the int32 limit
+    for (int64_t length : list ? *list : std::vector<int64_t>())
+      rows = std::min<int64_t>(rows + std::min<int64_t>(length, INT64_MAX / 2),
+                               gdn::kMaxPackedTokens + int64_t(1));
+    if (tooSlow(rows))
+      return 0;
+  }
   if (auto it = provided.find(1);
       it != provided.end() &&
       (it->second.getNumElements() > kMaxRows ||
-       llvm::any_of(it->second.values(), [](double v) {
+       llvm::any_of(it->second.values(), [&](double v) {
          // NaN, fractions and huge values stay: the checks are under test.
-         return std::isfinite(v) && v > kMaxRows && v <= INT32_MAX;
+         return std::isfinite(v) && tooSlow(static_cast<int64_t>(
+                                        std::min(v, 1e18)));
        })))
     return 0;
 

@@ -12,11 +12,15 @@
 
 /// The input file among the arguments, as mlirTranslateMain will take it:
 /// the one positional argument (standard input, "-", when there is none).
-/// Only `-o` takes its value as the next argument among its options.
+/// Options are expected in `--name=value` form but for `-o FILE`; a value
+/// given as a separate word would be taken for the input, which the check
+/// then reads instead (it refuses nothing the parser would accept).
 static llvm::StringRef findInputArgument(int argc, char **argv) {
   llvm::StringRef input = "-";
   for (int i = 1; i < argc; ++i) {
     llvm::StringRef arg = argv[i];
+    if (arg == "--help" || arg == "-help" || arg == "--version")
+      return ""; // nothing is read
     if (arg == "--") {
       if (i + 1 < argc)
         input = argv[i + 1];

@@ -144,8 +144,10 @@ Gradients<float> runBackward(const Problem &p, const Cotangents &cot, float scal
 }
 
 bool sameBits(const std::vector<float> &a, const std::vector<float> &b) {
+  // memcmp may not be given the null data of an empty vector.
   return a.size() == b.size() &&
-         std::memcmp(a.data(), b.data(), sizeof(float) * a.size()) == 0;
+         (a.empty() ||
+          std::memcmp(a.data(), b.data(), sizeof(float) * a.size()) == 0);
 }
 
 /// `width` values per buffer row of `x`, rows of sequence `seq` of `p`.

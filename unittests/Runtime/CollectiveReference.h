@@ -43,13 +43,15 @@ struct Tensor {
   int64_t inner(size_t dim) const { return count() / std::max<int64_t>(outer(dim), 1); }
   std::vector<char> bytes() const {
     std::vector<char> raw(data.size() * sizeof(double));
-    std::memcpy(raw.data(), data.data(), raw.size());
+    if (!raw.empty()) // memcpy may not be given an empty vector's null data
+      std::memcpy(raw.data(), data.data(), raw.size());
     return raw;
   }
   static Tensor fromBytes(std::vector<int64_t> dims, const std::vector<char> &raw) {
     Tensor t(std::move(dims));
-    std::memcpy(t.data.data(), raw.data(),
-                std::min(raw.size(), t.data.size() * sizeof(double)));
+    const size_t bytes = std::min(raw.size(), t.data.size() * sizeof(double));
+    if (bytes > 0)
+      std::memcpy(t.data.data(), raw.data(), bytes);
     return t;
   }
 };

@@ -40,10 +40,10 @@ llvm::Expected<int64_t> checkElementCount(llvm::ArrayRef<int64_t> shape,
                                           const llvm::Twine &what);
 
 /// Checks that `values` can be stored as `kind` without changing them: for
-/// integer kinds every value is finite, integral and within the kind's
-/// range (a float .npy of offsets holding 2.7 or NaN is refused, not
-/// rounded). Floating-point kinds accept anything. The error names `what`
-/// and the first offending index.
+/// integer kinds every value is a whole number within the kind's range (a
+/// float .npy of offsets holding 2.7 or NaN is refused, not rounded).
+/// Floating-point kinds accept anything. The error names `what`, the first
+/// offending index and its value.
 llvm::Error checkStorable(llvm::ArrayRef<double> values, ElementKind kind,
                           const llvm::Twine &what);
 

@@ -33,7 +33,9 @@ checkNestingDepth(llvm::StringRef text, llvm::StringRef name,
 /// reads it and checks its nesting. Standard input, once read, is put back
 /// on descriptor 0 (as an unlinked temporary file) for the parser to read
 /// again. Prints `tool: error: ...` and returns false when the input is
-/// refused; a file that cannot be read is left for the parser to report.
+/// refused. What cannot be read twice (a terminal, a pipe or FIFO given by
+/// name), an empty path, and a file that cannot be read are left to the
+/// parser unchecked.
 bool checkToolInput(llvm::StringRef path, llvm::StringRef tool);
 
 } // namespace mlir::gdn

@@ -146,8 +146,10 @@ LogicalResult checkTensorBytes(ModuleOp module) {
     for (int64_t size : tensor.getShape())
       if (!ShapedType::isDynamic(size) &&
           (llvm::MulOverflow(bytes, size, bytes) || bytes > kMaxBytes))
-        return emitError(loc) << "the CUDA emitter counts bytes in int64, and "
-                              << type << " holds more than 2^62 of them";
+        return emitError(loc)
+               << "the CUDA emitter counts bytes in int64, and " << type
+               << " holds more than 2^62 of them; give it smaller static "
+                  "sizes (its token dimension may be dynamic)";
     return success();
   };
   WalkResult walk = module.walk([&](Operation *op) {

@@ -105,8 +105,8 @@ public:
           staging.push_back(op);
         if (comm::GroupAttr group = getRuntimeCallGroup(op))
           groups.insert(group);
-        // A zigzag conversion reads the global packing of the shard it
-        // converts: P times its rows.
+        // A layout conversion (only zigzag ones lower) reads the global
+        // packing of the shard it converts: P times its rows.
         if (auto convert = dyn_cast<ConvertLayoutOp>(op))
           tokensOf.try_emplace(
               convert.getPacking(),

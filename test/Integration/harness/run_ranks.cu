@@ -32,6 +32,15 @@
 //                               EXPECTED/rank<r>/*.rows.npy (or .heads.npy)
 //                               equal the one-rank run within RTOL
 //
+//   fault IN KIND               the last rank fails its peers (KIND absent:
+//                               it joins the group but never calls the
+//                               function; abort: it destroys its
+//                               communicator at once); every other rank's
+//                               call must fail within the context's timeout
+//                               (GDN_HARNESS_TIMEOUT_MS, default 2000 here)
+//                               with gdnrt's message naming the collective
+//                               and that rank, and never hang
+//
 //   bench LENGTHS ITERS         times the function (with GDN_BACKWARD_FN: its
 //                               forward, then its backward on random
 //                               cotangents) on every rank at once, ITERS
@@ -261,6 +270,9 @@ struct World {
   int size = 1;
   std::string rendezvous;
   bool nccl = false;
+  /// Every rank's context timeout: GDN_HARNESS_TIMEOUT_MS, else the mode's
+  /// default (makeWorld).
+  int64_t timeoutMs = 120000;
 };
 
 /// Creates rank `rank`'s context on device 0 with its own stream and binds
@@ -275,8 +287,7 @@ bool openRank(const World &world, int rank, gdnrt_context_t **context,
                   std::string("gdnrt_context_create: ") + gdnrt_last_error());
     return false;
   }
-  const char *timeout = std::getenv("GDN_HARNESS_TIMEOUT_MS");
-  gdnrt_context_set_timeout(*context, timeout ? std::atoll(timeout) : 120000);
+  gdnrt_context_set_timeout(*context, world.timeoutMs);
   if (world.spRanks == 0 && world.cpRanks == 0)
     return true;
   gdnrt_comm_t *comm = nullptr;
@@ -522,6 +533,52 @@ void trainRank(const World &world, int rank, const std::string &in,
 }
 #endif
 
+/// fault mode, on one rank (see the header).
+void faultRank(const World &world, int rank, const std::string &in,
+               const std::string &kind, Report &report) {
+  gdnrt_context_t *context = nullptr;
+  std::vector<gdnrt_comm_t *> comms;
+  cudaStream_t stream = nullptr;
+  const int culprit = world.size - 1;
+  const int64_t timeoutMs = world.timeoutMs;
+  if (!openRank(world, rank, &context, comms, &stream, report)) {
+    closeRank(context, comms, stream, report);
+    return;
+  }
+  if (rank == culprit) {
+    if (kind == "absent") // outlive the others' timeout, then leave
+      std::this_thread::sleep_for(std::chrono::milliseconds(timeoutMs + 1000));
+    closeRank(context, comms, stream, report);
+    return;
+  }
+  const Entry entry = forwardEntry();
+  std::vector<HostTensor> inputs;
+  if (loadTensors(in, rank, "arg", entry.signature->num_args,
+                  entry.signature->arg_dtypes, inputs, report)) {
+    std::vector<gdn_tensor_t> args;
+    for (const HostTensor &t : inputs)
+      args.push_back(upload(t));
+    const auto start = std::chrono::steady_clock::now();
+    Call call = callEntry(entry, args, context);
+    const double seconds = std::chrono::duration<double>(
+                               std::chrono::steady_clock::now() - start)
+                               .count();
+    const std::string peer = "rank " + std::to_string(culprit);
+    report.expect(call.status != GDN_SUCCESS,
+                  "the function fails (status " + std::to_string(call.status) +
+                      ", " + std::to_string(seconds) + " s): " + call.message);
+    report.expect(call.message.find("gdnrt_") != std::string::npos &&
+                      call.message.find(peer) != std::string::npos,
+                  "the message names the collective and " + peer);
+    report.expect(seconds < timeoutMs / 1000.0 + 5.0,
+                  "it fails within the timeout (" +
+                      std::to_string(timeoutMs) + " ms) and some slack");
+    freeTensors(call.results);
+    freeTensors(args);
+  }
+  closeRank(context, comms, stream, report);
+}
+
 /// Runs `body` on every rank of `world`, one thread each, and prints the
 /// ranks' reports in rank order. Returns the number of failed checks.
 int runRanks(const World &world,
@@ -543,8 +600,10 @@ int runRanks(const World &world,
   return failures;
 }
 
-World makeWorld(const std::string &out) {
+World makeWorld(const std::string &out, int64_t defaultTimeoutMs = 120000) {
   World world;
+  const char *timeout = std::getenv("GDN_HARNESS_TIMEOUT_MS");
+  world.timeoutMs = timeout ? std::atoll(timeout) : defaultTimeoutMs;
   world.spRanks = FN_SIGNATURE.sp_ranks;
   world.cpRanks = FN_SIGNATURE.cp_ranks;
   world.size = std::max(world.spRanks, 1) * std::max(world.cpRanks, 1);
@@ -972,14 +1031,34 @@ int bench(const World &world, const std::string &lengthsText, int iterations) {
 int main(int argc, char **argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   const bool rankMode = (mode == "check" || mode == "train") && argc == 6;
-  if (!rankMode && !(mode == "gather" && (argc == 5 || argc == 6)) &&
+  const bool faultMode = mode == "fault" && argc == 4 &&
+                         (std::string(argv[3]) == "absent" ||
+                          std::string(argv[3]) == "abort");
+  if (!rankMode && !faultMode &&
+      !(mode == "gather" && (argc == 5 || argc == 6)) &&
       !(mode == "bench" && argc == 4)) {
     std::fprintf(stderr,
                  "usage: %s check IN EXPECTED OUT RTOL | train IN EXPECTED "
-                 "OUT RTOL | gather OUT EXPECTED RTOL [AGAINST] | bench "
-                 "LENGTHS ITERS\n",
+                 "OUT RTOL | gather OUT EXPECTED RTOL [AGAINST] | fault IN "
+                 "absent|abort | bench LENGTHS ITERS\n",
                  argv[0]);
     return 2;
+  }
+  if (faultMode) {
+    const World world = makeWorld("", /*defaultTimeoutMs=*/2000);
+    if (world.size < 2 || world.nccl) {
+      std::fprintf(stderr, "fault needs a program of several ranks on the "
+                           "threads backend\n");
+      return 2;
+    }
+    std::printf("%s on %d rank(s), rank %d %s\n", FN_SIGNATURE.name,
+                world.size, world.size - 1, argv[3]);
+    return runRanks(world,
+                    [&](int rank, Report &report) {
+                      faultRank(world, rank, argv[2], argv[3], report);
+                    })
+               ? 1
+               : 0;
   }
   if (mode == "bench") {
     const World world = makeWorld("");
