@@ -48,6 +48,7 @@ seed_run() { # dir
   python3 "$npy" "$1/decreasing.npy" '<i4' 4 0 5 3 12
   python3 "$npy" "$1/fractional.npy" '<f8' 4 0 2.5 5 8
   python3 "$npy" "$1/wide.npy" '<i8' 3 0 4294967296 4294967300
+  python3 "$npy" "$1/huge-negative.npy" '<f8' 3 0 -3e284 8
   printf '#5,0,1,64' >"$1/seqlens"
   printf '#5,0,1,63;8,0,8,64' >"$1/slots"
   printf '#3,4;2' >"$1/short-slots"

@@ -171,6 +171,11 @@ llvm::Expected<Tensor> mlir::gdn::interp::parseNpy(llvm::StringRef bytes,
 
 llvm::Error mlir::gdn::interp::writeNpy(llvm::StringRef path,
                                         const Tensor &tensor) {
+  // An integer result holding NaN or a value past its width (from a
+  // program's arithmetic) is refused rather than converted, which C++ leaves
+  // undefined.
+  if (auto error = checkStorable(tensor.values(), tensor.getKind(), path))
+    return error;
   std::string descr;
   switch (tensor.getKind()) {
   case ElementKind::BF16:

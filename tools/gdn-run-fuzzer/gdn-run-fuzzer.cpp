@@ -129,8 +129,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       (it->second.getNumElements() > kMaxRows ||
        llvm::any_of(it->second.values(), [&](double v) {
          // NaN, fractions and huge values stay: the checks are under test.
+         // Clamped on both sides: converting a double outside int64's
+         // range is undefined.
          return std::isfinite(v) && tooSlow(static_cast<int64_t>(
-                                        std::min(v, 1e18)));
+                                        std::clamp(v, -1e18, 1e18)));
        })))
     return 0;
 
