@@ -17,14 +17,15 @@ include(CMakePackageConfigHelpers)
 set(GDN_INSTALL_PACKAGE_DIR "${GDN_INSTALL_LIBDIR}/cmake/gdn")
 
 # Headers: the sources, and the .inc files tablegen writes next to them in
-# the build tree. runtime/include/gdn merges into the same include/gdn.
+# the build tree. kernels/include/gdn (the CUDA kernel headers) and
+# runtime/include/gdn (gdnrt's) merge into the same include/gdn.
 install(DIRECTORY ${GDN_SOURCE_DIR}/include/gdn ${GDN_SOURCE_DIR}/include/gdn-c
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT gdn-headers
   FILES_MATCHING PATTERN "*.h")
 install(DIRECTORY ${GDN_BINARY_DIR}/include/gdn ${GDN_BINARY_DIR}/include/gdn-c
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT gdn-headers
   FILES_MATCHING PATTERN "*.inc" PATTERN "CMakeFiles" EXCLUDE)
-install(DIRECTORY ${GDN_SOURCE_DIR}/runtime/include/gdn
+install(DIRECTORY ${GDN_SOURCE_DIR}/kernels/include/gdn ${GDN_SOURCE_DIR}/runtime/include/gdn
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT gdn-headers
   FILES_MATCHING PATTERN "*.h" PATTERN "*.cuh")
 

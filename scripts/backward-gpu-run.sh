@@ -35,7 +35,7 @@ exe="${BACKWARD_CHECK_BIN:-}"
 if [ -z "$exe" ]; then
   exe="$work/backward_check"
   if "$nvcc" "${ccbin[@]}" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a \
-       -Xptxas -v -I "$root/runtime/include" -I "$root/test/Integration/harness" \
+       -Xptxas -v -I "$root/kernels/include" -I "$root/runtime/include" -I "$root/test/Integration/harness" \
        "$root/test/Integration/harness/backward_check.cu" -o "$exe" >"$work/build.log" 2>&1; then
     summary+=("PASS build backward_check")
   else

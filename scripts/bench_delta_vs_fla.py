@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """FLA's chunk_gated_delta_rule on the shapes delta_rule_bench times.
 
-The baseline for the delta-rule kernels (runtime/include/gdn/device/
+The baseline for the delta-rule kernels (kernels/include/gdn/device/
 delta_rule.cuh, timed by test/Integration/harness/delta_rule_bench.cu): the
 same shapes, lengths and input distributions (q, k L2-normalised, v ~ N(0,1),
 bf16; g uniform in [-0.5, 0), beta = sigmoid(N(0,1)); fp32 initial state,

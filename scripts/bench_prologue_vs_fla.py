@@ -40,9 +40,9 @@ def describe(t):
     return d
 
 
-def build(source, output, include, gdnrt):
+def build(source, output, includes, gdnrt):
     subprocess.run(["nvcc", "-std=c++17", "-O3", "-shared", "-Xcompiler", "-fPIC",
-                    "-gencode=arch=compute_90a,code=sm_90a", "-I", include,
+                    "-gencode=arch=compute_90a,code=sm_90a", *["-I" + d for d in includes],
                     "-I", os.path.dirname(source), source, "-cudart", "shared",
                     "-L", gdnrt, "-lgdnrt", "-Xlinker", "-rpath=" + gdnrt,
                     "-o", output], check=True)
@@ -60,7 +60,8 @@ def main():
     if not args.prebuilt:
         if not os.path.exists(os.path.join(args.gdnrt, "libgdnrt.so")):
             subprocess.run(["bash", os.path.join(root, "runtime/build.sh"), args.gdnrt], check=True)
-        build(os.path.join(args.case, "kernels.cu"), args.lib, os.path.join(root, "runtime/include"),
+        build(os.path.join(args.case, "kernels.cu"), args.lib,
+              [os.path.join(root, "kernels/include"), os.path.join(root, "runtime/include")],
               os.path.abspath(args.gdnrt))
     lib = ctypes.CDLL(args.lib)
     # The whole-function entry point runs on a gdnrt context (gdnrt, which

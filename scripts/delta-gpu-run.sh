@@ -48,7 +48,7 @@ if [ -n "${BENCH_EXE:-}" ]; then
   exe=$BENCH_EXE
   summary+=("PASS delta_rule_bench given: $BENCH_EXE (not built here)")
 elif "$nvcc" "${ccbin[@]}" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a \
-     -Xptxas -v -I "$root/runtime/include" \
+     -Xptxas -v -I "$root/kernels/include" -I "$root/runtime/include" \
      "$root/test/Integration/harness/delta_rule_bench.cu" -o "$exe" >"$work/build.log" 2>&1; then
   summary+=("PASS build delta_rule_bench")
   # Registers and spills of the delta-rule kernels, one line per kernel.
@@ -76,7 +76,7 @@ else
   status=1
   # Diagnosis: the same check with plain shared loads instead of ldmatrix.
   if "$nvcc" "${ccbin[@]}" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a \
-       -DGDN_MMA_LDMATRIX=0 -I "$root/runtime/include" \
+       -DGDN_MMA_LDMATRIX=0 -I "$root/kernels/include" -I "$root/runtime/include" \
        "$root/test/Integration/harness/delta_rule_bench.cu" -o "$exe.plain" \
        >"$work/build.plain.log" 2>&1 &&
      "$exe.plain" check >"$work/check.plain.log" 2>&1; then

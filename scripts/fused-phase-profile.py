@@ -2,7 +2,7 @@
 """Per-phase cycle counts of the fused delta-rule forward's producer and
 consumers (docs/delta-rule.md, "The fused forward").
 
-Copies runtime/include (or SOURCE_INCLUDE) to OUT_INCLUDE and adds
+Copies kernels/include (or SOURCE_INCLUDE) to OUT_INCLUDE and adds
 clock64() marks to
 delta_rule_fused.cuh: in block 0, one producer thread and one consumer
 thread add the cycles since their previous mark to a slot of `gdnProf`
@@ -16,7 +16,7 @@ need updating with it.
 
     scripts/fused-phase-profile.py /tmp/profile-include [SOURCE_INCLUDE]
     nvcc -ccbin g++-12 -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a \\
-      -I /tmp/profile-include -I runtime/include \\
+      -I /tmp/profile-include -I kernels/include -I runtime/include \\
       test/Integration/harness/fused_phase_profile.cu -o fused_phase_profile
     ./fused_phase_profile        # on the H200
 """

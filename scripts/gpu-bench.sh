@@ -25,7 +25,7 @@ if ! bash "$root/runtime/build.sh" "$gdnrt" >"$work/gdnrt.build.log" 2>&1; then
 fi
 for dir in "$benches"/*/; do
   name=$(basename "$dir")
-  "$nvcc" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -I "$root/runtime/include" \
+  "$nvcc" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -I "$root/kernels/include" -I "$root/runtime/include" \
     -I "$dir" -DGDN_FN="$(cat "$dir/function")" -DGDN_HEADER="\"kernels.h\"" \
     "$dir/kernels.cu" "$root/test/Integration/harness/run_function.cu" \
     -cudart shared -L "$gdnrt" -lgdnrt -Xlinker "-rpath=$gdnrt" \

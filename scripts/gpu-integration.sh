@@ -16,7 +16,7 @@ cases="${1:-$root/device-carry/integration}"
 work="${OUT:-/tmp}/gpu-integration"
 mkdir -p "$work"
 nvcc=${NVCC:-nvcc}
-flags=(-std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -I "$root/runtime/include")
+flags=(-std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -I "$root/kernels/include" -I "$root/runtime/include")
 summary=()
 status=0
 

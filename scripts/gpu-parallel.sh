@@ -32,7 +32,7 @@ work="${OUT:-/tmp}/gpu-parallel"
 # for one that failed to build or run.
 rm -rf "$work" && mkdir -p "$work"
 nvcc=${NVCC:-nvcc}
-flags=(-std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -I "$root/runtime/include")
+flags=(-std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -I "$root/kernels/include" -I "$root/runtime/include")
 # One line per check, printed as it ends.
 result() { echo "$1"; }
 status=0

@@ -7,7 +7,7 @@ blocks become resident on the SMs that the prepare blocks leave, when the
 producer's wait for the prepare grid returns, and when each block's chain
 starts and ends.
 
-Copies runtime/include (or SOURCE_INCLUDE) to OUT_INCLUDE and adds marks
+Copies kernels/include (or SOURCE_INCLUDE) to OUT_INCLUDE and adds marks
 that store %globaltimer (ns, one clock for the whole GPU) and the SM's
 number into arrays that test/Integration/harness/grid_timeline.cu defines
 and summarises. Each mark is one thread's store per block and event; the
@@ -27,7 +27,7 @@ past its setmaxnreg.inc, 9 the block's barrier after the mbarriers' set-up.
 
     scripts/grid-timeline.py /tmp/grid-include [SOURCE_INCLUDE]
     nvcc -ccbin g++-12 -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a \\
-      -I /tmp/grid-include -I runtime/include \\
+      -I /tmp/grid-include -I kernels/include -I runtime/include \\
       test/Integration/harness/grid_timeline.cu -o grid_timeline
     ./grid_timeline        # on the H200
 """

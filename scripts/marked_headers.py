@@ -10,14 +10,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def copy_headers(argv, usage):
-    """Copies SOURCE_INCLUDE (argv[2], default runtime/include) to
+    """Copies SOURCE_INCLUDE (argv[2], default kernels/include) to
     OUT_INCLUDE (argv[1]) and returns OUT_INCLUDE; exits with `usage`
     on other arguments."""
     if len(argv) not in (2, 3):
         sys.exit(usage)
     out = argv[1]
     source = argv[2] if len(argv) == 3 else os.path.join(
-        ROOT, 'runtime/include')
+        ROOT, 'kernels/include')
     if os.path.exists(out):
         shutil.rmtree(out)
     shutil.copytree(source, out)

@@ -17,7 +17,7 @@
 # BACKWARD_CASES (names separated by spaces) prepares only those cases.
 #
 # --bundle also copies what the GPU run needs from this tree (the script,
-# runtime/include and the harness) to OUT/src, so that OUT alone can travel
+# kernels/include, runtime/include and the harness) to OUT/src, so that OUT alone can travel
 # to a GPU machine whose checkout lacks them: run OUT/src/scripts/
 # backward-gpu-run.sh OUT there.
 #
@@ -136,9 +136,10 @@ for entry in "${cases[@]}"; do
 done
 
 if [ "$bundle" = --bundle ]; then
-  mkdir -p "$out/src/scripts" "$out/src/runtime" "$out/src/test/Integration"
+  mkdir -p "$out/src/scripts" "$out/src/runtime" "$out/src/kernels" "$out/src/test/Integration"
   cp "$root/scripts/backward-gpu-run.sh" "$out/src/scripts/"
   cp -r "$root/runtime/include" "$out/src/runtime/"
+  cp -r "$root/kernels/include" "$out/src/kernels/"
   cp -r "$root/test/Integration/harness" "$out/src/test/Integration/"
   echo "bundled the sources in $out/src"
 fi

@@ -24,7 +24,8 @@
 # Then, on the GPU machine, from the repository root:
 #   pip install --no-index --no-deps --target /tmp/site OUT/whl/*.whl
 #   pip install --no-index --no-deps --target /tmp/fla OUT/whl/fla/*.whl
-#   PYTHONPATH=/tmp/site GDN_TORCH_CACHE=OUT/cache GDN_RUNTIME_INCLUDE=runtime/include \
+#   PYTHONPATH=/tmp/site GDN_TORCH_CACHE=OUT/cache \
+#     GDN_RUNTIME_INCLUDE=kernels/include:runtime/include \
 #     python3 OUT/scripts/torch_compare.py --fla-site /tmp/fla [--reference OUT/reference.pt]
 #
 #===------------------------------------------------------------------------===#

@@ -3,7 +3,7 @@
 (delta_rule_wgmma.cuh) and the fused block with a producer of P alone
 (delta_rule_fused.cuh, the default at V tile 128).
 
-Copies runtime/include (or SOURCE_INCLUDE) to OUT_INCLUDE and adds marks
+Copies kernels/include (or SOURCE_INCLUDE) to OUT_INCLUDE and adds marks
 that store clock64() into `gdnTimeline[warpgroup][chunk][mark]` (a
 __device__ array that test/Integration/harness/scan_timeline.cu defines and
 prints): in block 0, the first thread of each warpgroup, the block's first
@@ -29,7 +29,7 @@ script stops with the text it no longer finds.
 
     scripts/scan-timeline.py /tmp/timeline-include [SOURCE_INCLUDE]
     nvcc -ccbin g++-12 -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a \\
-      -I /tmp/timeline-include -I runtime/include \\
+      -I /tmp/timeline-include -I kernels/include -I runtime/include \\
       test/Integration/harness/scan_timeline.cu -o scan_timeline
     ./scan_timeline        # on the H200
 """

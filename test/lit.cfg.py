@@ -105,7 +105,9 @@ config.available_features.update(_torch_features())
 
 # nvcc without a GPU (CI): generated code is compiled, never run. Tests
 # marked `REQUIRES: nvcc` use %nvcc (nvcc with the project's host compiler
-# and language level) and %gdn_runtime_include (the device header library).
+# and language level) and %gdn_includes (-I for the kernel headers,
+# kernels/include, then gdnrt's, runtime/include; %gdn_kernels_include alone
+# names the first).
 def _find_nvcc():
     for candidate in (os.environ.get("NVCC"), "/usr/local/cuda/bin/nvcc",
                       shutil.which("nvcc")):
@@ -119,8 +121,11 @@ if _nvcc:
     config.available_features.add("nvcc")
     _host = "-ccbin g++-12 " if shutil.which("g++-12") else ""
     config.substitutions.append(("%nvcc", "%s %s-std=c++17" % (_nvcc, _host)))
-config.substitutions.append(("%gdn_runtime_include",
-                             os.path.join(config.gdn_src_root, "runtime", "include")))
+_kernels_include = os.path.join(config.gdn_src_root, "kernels", "include")
+_runtime_include = os.path.join(config.gdn_src_root, "runtime", "include")
+config.substitutions.append(("%gdn_includes",
+                             "-I %s -I %s" % (_kernels_include, _runtime_include)))
+config.substitutions.append(("%gdn_kernels_include", _kernels_include))
 
 # gdnrt and its tools (gdnrt-launch, the host unit tests) exist only when the
 # CUDA toolkit with NCCL was found at configure time.

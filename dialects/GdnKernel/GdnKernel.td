@@ -125,7 +125,7 @@ def GdnKernel_DeltaRuleOp : GdnKernel_Op<"delta_rule", [Pure]> {
   let summary = "the chunked gated delta rule forward (prepare + scan kernels)";
   let description = [{
     The gated delta rule of SEMANTICS.md over packed varlen sequences, by
-    the chunked algorithm of `runtime/include/gdn/device/delta_rule.cuh`
+    the chunked algorithm of `kernels/include/gdn/device/delta_rule.cuh`
     (chunks of 64 tokens that never cross a sequence boundary): a parallel
     *prepare* kernel per (chunk, value-head pair) computes the chunk-local
     decay cumsum, `K K^T` and `Q K^T` on tensor cores and the inverse of the
@@ -205,7 +205,7 @@ def GdnKernel_DeltaRuleGradOp : GdnKernel_Op<"delta_rule_grad",
   let summary = "the chunked gated delta rule backward (five kernels)";
   let description = [{
     The vector-Jacobian product of the gated delta rule by the chunked
-    algorithm of `runtime/include/gdn/device/delta_rule_backward.cuh`:
+    algorithm of `kernels/include/gdn/device/delta_rule_backward.cuh`:
     given the forward's operands, the cotangent `o_grad` of its output and
     the optional cotangent `final_state_grad` of its final states, returns
     the gradients of `q`, `k`, `v`, `g`, `beta` and, with an
@@ -258,7 +258,7 @@ def GdnKernel_PrologueGradOp : GdnKernel_Op<"prologue_grad",
     The vector-Jacobian product of `gdn_kernel.prologue` (and of the
     `gdn.causal_conv1d_grad`, `gdn.merge_qkv`, two `gdn.l2norm_grad` and
     `gdn.gates_grad` ops it replaces), by the kernels of
-    `runtime/include/gdn/device/prologue_backward.cuh`. Given the
+    `kernels/include/gdn/device/prologue_backward.cuh`. Given the
     prologue's operands and the cotangents of its `q`, `k` (after their L2
     norm), `v`, `g`, `beta` and, optionally, of its final conv states,
     returns the gradients of `mixed_qkv`, the conv weight, `a`, `b`,
@@ -335,7 +335,7 @@ def GdnKernel_GatedRMSNormGradOp : GdnKernel_Op<"gated_rmsnorm_grad", [Pure]> {
   let description = [{
     The vector-Jacobian product of `gdn_kernel.gated_rmsnorm` (and of
     `gdn.gated_rmsnorm_grad`), by the kernels of
-    `runtime/include/gdn/device/epilogue_backward.cuh`: given `x`, `z`, the
+    `kernels/include/gdn/device/epilogue_backward.cuh`: given `x`, `z`, the
     weight and the cotangent `y_grad` of the output, the gradients of `x`,
     `z` and the weight, in one pass over the rows (`threads` lanes per
     block, a row of `V` channels per `V / vector width` lanes). The weight

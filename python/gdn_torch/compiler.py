@@ -286,13 +286,17 @@ def compile_spec(spec, cache=None, arch="sm_90a", jobs=None):
     cu, header = os.path.join(out, "lib" + spec.name + ".cu"), os.path.join(out, "lib" + spec.name + ".h")
     _run([translate, "--gdn-to-cuda", lowered, "-o", cu], "gdn-translate --gdn-to-cuda")
     _run([translate, "--gdn-to-cuda-header", lowered, "-o", header], "gdn-translate --gdn-to-cuda-header")
-    include = os.path.join(_SOURCE_ROOT, "runtime", "include")
-    if not os.path.isdir(include):
-        include = os.environ.get("GDN_RUNTIME_INCLUDE", include)
+    # A source tree keeps the kernel headers and gdnrt's apart; an installed
+    # prefix merges both into one include folder. GDN_RUNTIME_INCLUDE names
+    # either (folders separated by os.pathsep).
+    includes = [os.path.join(_SOURCE_ROOT, "kernels", "include"),
+                os.path.join(_SOURCE_ROOT, "runtime", "include")]
+    if not all(os.path.isdir(d) for d in includes) and os.environ.get("GDN_RUNTIME_INCLUDE"):
+        includes = os.environ["GDN_RUNTIME_INCLUDE"].split(os.pathsep)
     gencode = {"sm_90a": "-gencode=arch=compute_90a,code=sm_90a",
                "portable": "-gencode=arch=compute_80,code=compute_80"}[arch]
     library = "lib" + spec.name + ".so"
-    _run([nvcc, "-std=c++17", "-O3", gencode, "-I", include, "-Xcompiler", "-fPIC", "-shared",
+    _run([nvcc, "-std=c++17", "-O3", gencode, *[f"-I{d}" for d in includes], "-Xcompiler", "-fPIC", "-shared",
           "-cudart", "shared", cu, "-L", cache, "-lgdnrt", "-Xlinker", "-rpath=$ORIGIN/..",
           "-o", os.path.join(out, library)], "nvcc")
     with open(header) as f:

@@ -12,7 +12,7 @@
 
 #include "Plan.h"
 
-#include "gdn/device/host_checks.h"
+#include "gdn/runtime/host_checks.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,6 +1,6 @@
 //===- BackwardEmulationTest.cpp - the backward kernels on host threads ---===//
 //
-// Runs the real backward kernel bodies (runtime/include/gdn/device/
+// Runs the real backward kernel bodies (kernels/include/gdn/device/
 // prologue_backward.cuh and epilogue_backward.cuh, and the fixed-order sum
 // of backward_common.cuh) under the device emulator and compares every
 // gradient with gdn-run's own rules (BackwardOracle.h): conv widths 1-4;

@@ -1,6 +1,6 @@
 //===- DeviceEmulator.h - run device kernel bodies on host threads --------===//
 //
-// Executes a kernel body (compiled from runtime/include/gdn/device with
+// Executes a kernel body (compiled from kernels/include/gdn/device with
 // GDN_DEVICE_EMULATION and the stand-ins of shim/) the way the GPU would,
 // one block at a time and one std::thread per CUDA thread, with real
 // barriers and warp shuffles. Asynchronous copies are modelled so that

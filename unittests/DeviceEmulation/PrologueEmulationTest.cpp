@@ -1,6 +1,6 @@
 //===- PrologueEmulationTest.cpp - the prologue kernel on host threads ----===//
 //
-// Runs the real prologue kernel body (runtime/include/gdn/device/
+// Runs the real prologue kernel body (kernels/include/gdn/device/
 // prologue.cuh) under the device emulator on small fp32 configurations (and
 // bf16 outputs of an fp32 conv input) and
 // compares every output with a direct per-sequence evaluation of

@@ -1,6 +1,6 @@
 //===- StridedCopiesEmulationTest.cpp - the data-movement copy kernel -----===//
 //
-// Runs the strided-copy kernel body (runtime/include/gdn/device/
+// Runs the strided-copy kernel body (kernels/include/gdn/device/
 // strided_copies.cuh) under the device emulator: every destination byte a
 // copy covers gets its source byte, every other byte keeps its guard value.
 // The cases reach each vector width (16 down to 1 byte: unaligned widths,

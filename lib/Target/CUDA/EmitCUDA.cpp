@@ -190,13 +190,13 @@ void printPreamble(ModuleOp module, llvm::raw_ostream &os, bool header) {
      << "#include \"gdn/device/elementwise.cuh\"\n"
      << "#include \"gdn/device/epilogue.cuh\"\n"
      << "#include \"gdn/device/epilogue_backward.cuh\"\n"
-     << "#include \"gdn/device/host_checks.h\"\n"
      << "#include \"gdn/device/packing.cuh\"\n"
      << "#include \"gdn/device/prologue.cuh\"\n"
      << "#include \"gdn/device/prologue_backward.cuh\"\n"
      << "#include \"gdn/device/strided_copies.cuh\"\n"
      << "#include \"gdn/device/zigzag.cuh\"\n"
-     << "#include \"gdn/runtime/gdnrt.h\"\n\n";
+     << "#include \"gdn/runtime/gdnrt.h\"\n"
+     << "#include \"gdn/runtime/host_checks.h\"\n\n";
 }
 
 } // namespace

@@ -1,7 +1,7 @@
 //===- KernelPrinters.cpp - printing one gdn_kernel op --------------------===//
 //
 // The specialization of each kernel op becomes a Config struct consumed by the
-// templates of runtime/include/gdn/device; the entry point checks each tensor
+// templates of kernels/include/gdn/device; the entry point checks each tensor
 // against the op's types (dynamic sizes tied to the packing's token and
 // sequence counts) and launches.
 //

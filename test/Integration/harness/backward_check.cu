@@ -1,6 +1,6 @@
 //===- backward_check.cu - the prologue and epilogue backward on a GPU ----===//
 //
-// Checks and times the backward kernels of runtime/include/gdn/device/
+// Checks and times the backward kernels of kernels/include/gdn/device/
 // prologue_backward.cuh and epilogue_backward.cuh on the GPU:
 //
 //   backward_check check DIR   every case listed in DIR/cases (prepared

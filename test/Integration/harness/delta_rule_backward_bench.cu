@@ -1,6 +1,6 @@
 //===- delta_rule_backward_bench.cu - check and time the delta-rule backward ===//
 //
-// Standalone driver for runtime/include/gdn/device/delta_rule_backward.cuh
+// Standalone driver for kernels/include/gdn/device/delta_rule_backward.cuh
 // on a GPU (no MLIR):
 //
 //   delta_rule_backward_bench check      packs with edge lengths, padding,
@@ -19,7 +19,7 @@
 //                                        by 2.69x the forward's chunked count
 //
 // Build: nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a
-//   -I runtime/include -I unittests/DeviceEmulation
+//   -I kernels/include -I runtime/include -I unittests/DeviceEmulation
 //   test/Integration/harness/delta_rule_backward_bench.cu
 //
 //===----------------------------------------------------------------------===//

@@ -1,7 +1,7 @@
 //===- delta_rule_bench.cu - check and time the delta-rule kernels
 //---------===//
 //
-// Standalone driver for runtime/include/gdn/device/delta_rule.cuh on a GPU
+// Standalone driver for kernels/include/gdn/device/delta_rule.cuh on a GPU
 // (no MLIR, no generated code). Inputs are generated on the device by a
 // counter-based hash (reproducible, no host transfer for the big shapes):
 // q, k rows L2-normalised, v ~ N(0,1), all bf16; g uniform in [-0.5, 0),
@@ -44,7 +44,7 @@
 //
 // Prints one PASS/FAIL line per check; exits non-zero on any failure.
 // Build: nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a
-//        -I runtime/include test/Integration/harness/delta_rule_bench.cu
+//        -I kernels/include -I runtime/include test/Integration/harness/delta_rule_bench.cu
 //
 //===----------------------------------------------------------------------===//
 

@@ -15,7 +15,7 @@
 // query is stubbed).
 //
 //   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a \
-//     -I runtime/include -I DIR_WITH_KERNELS_CU \
+//     -I kernels/include -I runtime/include -I DIR_WITH_KERNELS_CU \
 //     test/Integration/harness/prologue_breakdown.cu -o breakdown
 //   ./breakdown LENGTHS [ITERS] [LABEL]      e.g. ./breakdown
 //   8192,8192,8192,8192 50

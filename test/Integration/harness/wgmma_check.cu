@@ -1,6 +1,6 @@
 //===- wgmma_check.cu - wgmma operand layouts against a CPU product -------===//
 //
-// Checks the helpers of runtime/include/gdn/device/wgmma.cuh on an sm_90a
+// Checks the helpers of kernels/include/gdn/device/wgmma.cuh on an sm_90a
 // GPU: one warpgroup computes D = A B with A (64 x K) in registers and B in
 // a core-matrix shared tile, K-major (B stored as n rows of k) and MN-major
 // (k rows of n, transposed), for the shapes the delta-rule scan uses, and
@@ -9,7 +9,7 @@
 // which must fail: that shows the check can tell the two apart.
 //
 // Build: nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a
-//          -I runtime/include wgmma_check.cu
+//          -I kernels/include -I runtime/include wgmma_check.cu
 //
 //===----------------------------------------------------------------------===//
 

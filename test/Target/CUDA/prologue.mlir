@@ -12,13 +12,13 @@
 // CHECK-NEXT: #include "gdn/device/elementwise.cuh"
 // CHECK-NEXT: #include "gdn/device/epilogue.cuh"
 // CHECK-NEXT: #include "gdn/device/epilogue_backward.cuh"
-// CHECK-NEXT: #include "gdn/device/host_checks.h"
 // CHECK-NEXT: #include "gdn/device/packing.cuh"
 // CHECK-NEXT: #include "gdn/device/prologue.cuh"
 // CHECK-NEXT: #include "gdn/device/prologue_backward.cuh"
 // CHECK-NEXT: #include "gdn/device/strided_copies.cuh"
 // CHECK-NEXT: #include "gdn/device/zigzag.cuh"
 // CHECK-NEXT: #include "gdn/runtime/gdnrt.h"
+// CHECK-NEXT: #include "gdn/runtime/host_checks.h"
 
 //===----------------------------------------------------------------------===//
 // Qwen3-Next size, static pack of 4 sequences and 8192 tokens, nothing optional.

@@ -1,6 +1,6 @@
 //===- emulated_cuda.h - host stand-ins for what device headers use -------===//
 //
-// Just enough of CUDA for runtime/include/gdn/device to compile on the host
+// Just enough of CUDA for kernels/include/gdn/device to compile on the host
 // with GDN_DEVICE_EMULATION: qualifiers, vector types, the thread indices
 // (thread_local: one std::thread per CUDA thread), __syncthreads and warp
 // shuffles over the emulated block, 16-bit float types, and the hooks behind
