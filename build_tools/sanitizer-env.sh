@@ -1,4 +1,4 @@
-# Sourced by scripts/fuzz.sh and scripts/sanitize.sh: how the sanitized
+# Sourced by utils/fuzz.sh and utils/sanitize.sh: how the sanitized
 # tree's programs report.
 #
 # Debian's libMLIR.so is not instrumented but shares std containers and

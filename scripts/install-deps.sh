@@ -10,8 +10,8 @@
 set -euo pipefail
 
 # clang-22 and its sanitizer and libFuzzer runtimes build the fuzzers and
-# the sanitized tree (scripts/build-sanitized.sh); libzstd-dev lets the
-# portable tools link LLVM's archives (scripts/build-portable-tools.sh).
+# the sanitized tree (utils/build-sanitized.sh); libzstd-dev lets the
+# portable tools link LLVM's archives (utils/build-portable-tools.sh).
 packages=(libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
           ninja-build cmake ccache g++-12 python3 libgtest-dev
           clang-22 libclang-rt-22-dev lld-22 libzstd-dev)

@@ -4,7 +4,7 @@
 # The README's test command and what CI runs. Runs the lit suite through
 # `ninja check-gdn` (which rebuilds what the tests need), prints a plain
 # "N passed, N failed" line, then runs the fuzzers for a bounded number of
-# inputs (scripts/fuzz.sh). Exits non-zero when any test or fuzzer fails.
+# inputs (utils/fuzz.sh). Exits non-zero when any test or fuzzer fails.
 #
 #===------------------------------------------------------------------------===#
 set -euo pipefail
@@ -32,6 +32,6 @@ if [ "$status" -ne 0 ] || [ "$failed" -ne 0 ] || [ "$passed" -eq 0 ]; then
 fi
 
 # The fuzzers, for a fixed number of inputs from a fixed seed (repeatable),
-# under ASan and UBSan (docs/reliability.md); scripts/fuzz.sh SECONDS runs
+# under ASan and UBSan (docs/reliability.md); utils/fuzz.sh SECONDS runs
 # them longer.
-"$root/scripts/fuzz.sh" --runs "${GDN_FUZZ_RUNS:-3000}"
+"$root/utils/fuzz.sh" --runs "${GDN_FUZZ_RUNS:-3000}"

@@ -78,7 +78,7 @@ if _cuda_device_present():
         config.available_features.add("multi-gpu")
 
 
-# A tree built with ASan and UBSan (scripts/build-sanitized.sh): tests that
+# A tree built with ASan and UBSan (utils/build-sanitized.sh): tests that
 # build other programs against it, without the sanitizers' runtime, are
 # UNSUPPORTED there.
 if "-fsanitize=" in getattr(config, "host_cxx_flags", ""):

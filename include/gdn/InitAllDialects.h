@@ -8,9 +8,9 @@
 #ifndef GDN_INITALLDIALECTS_H
 #define GDN_INITALLDIALECTS_H
 
-#include "gdn/Dialect/Gdn/GdnOps.h"
-#include "gdn/Dialect/GdnComm/GdnCommDialect.h"
-#include "gdn/Dialect/GdnKernel/GdnKernelDialect.h"
+#include "gdn/Dialect/Gdn/IR/GdnOps.h"
+#include "gdn/Dialect/GdnComm/IR/GdnCommDialect.h"
+#include "gdn/Dialect/GdnKernel/IR/GdnKernelDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -8,11 +8,24 @@
 #ifndef GDN_INITALLPASSES_H
 #define GDN_INITALLPASSES_H
 
-#include "gdn/Transforms/Passes.h"
+#include "gdn/Conversion/Passes.h"
+#include "gdn/Dialect/Gdn/Transforms/Passes.h"
+#include "gdn/Dialect/GdnComm/Transforms/Passes.h"
+#include "gdn/Dialect/GdnKernel/Transforms/Passes.h"
+#include "gdn/Pipeline/Pipeline.h"
 
 namespace mlir::gdn {
 
-/// Registers every pass of Passes.td and the `gdn-pipeline` pipeline.
+/// Registers the passes of every level (include/gdn/Passes.td). The C API's
+/// mlirRegisterGdnTransformsPasses() calls this.
+inline void registerGdnTransformsPasses() {
+  registerGdnPasses();
+  registerGdnCommPasses();
+  registerGdnConversionPasses();
+  registerGdnKernelPasses();
+}
+
+/// Registers every pass and the `gdn-pipeline` pipeline.
 inline void registerAllGdnPasses() {
   registerGdnTransformsPasses();
   registerGdnPipeline();

@@ -11,7 +11,7 @@
 
 #include "Engine.h"
 
-#include "gdn/Dialect/GdnComm/GdnCommDialect.h"
+#include "gdn/Dialect/GdnComm/IR/GdnCommDialect.h"
 #include "gdn/Interpreter/Distribution.h"
 #include "gdn/Interpreter/ReferenceKernels.h"
 

@@ -10,8 +10,8 @@
 
 #include "Engine.h"
 
-#include "gdn/Dialect/Gdn/GdnOps.h"
-#include "gdn/Dialect/GdnComm/GdnCommDialect.h"
+#include "gdn/Dialect/Gdn/IR/GdnOps.h"
+#include "gdn/Dialect/GdnComm/IR/GdnCommDialect.h"
 #include "gdn/Interpreter/Distribution.h"
 
 #include "llvm/Support/FormatVariadic.h"

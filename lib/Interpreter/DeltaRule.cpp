@@ -1,7 +1,7 @@
 //===- DeltaRule.cpp - the gated delta rule in float64 --------------------===//
 //
 // Two implementations of one function. The recurrence is the definition in
-// SEMANTICS.md; the chunked (WY) form is the algorithm the GPU kernels follow,
+// docs/spec.md; the chunked (WY) form is the algorithm the GPU kernels follow,
 // kept here so that each of its steps can be checked against the definition
 // in float64 (they agree to ~1e-13) before it is written in CUDA.
 //
@@ -249,7 +249,7 @@ DeltaRuleSummary mlir::gdn::interp::deltaRuleSummary(const DeltaRuleInputs &in,
                           Tensor(stateKind, {p.valueHeads, K, V})};
   llvm::parallelFor(0, p.valueHeads, [&](size_t head) {
     // S_t = A_t S_{t-1} + beta_t k_t v_t^T and M_t = A_t M_{t-1}, with
-    // A_t = exp(g_t) (I - beta_t k_t k_t^T): the recurrence of SEMANTICS.md
+    // A_t = exp(g_t) (I - beta_t k_t k_t^T): the recurrence of docs/spec.md
     // rewritten as an affine map of the incoming state.
     std::vector<double> state = startsHere ? p.initialState(seq, head)
                                            : std::vector<double>(K * V, 0.0);

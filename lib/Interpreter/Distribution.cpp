@@ -1,6 +1,6 @@
 //===- Distribution.cpp - global tensors to rank-local shards -------------===//
 //
-// Implements the layouts of SEMANTICS.md ("Parallel layouts"): contiguous
+// Implements the layouts of docs/spec.md ("Layouts"): contiguous
 // token shards, zigzag shards (pieces r and 2P-1-r of every sequence) and
 // head shards. Every layout is expressed as "which global rows / heads does
 // rank r hold, in which order", so scatter and gather share one mapping.
@@ -9,7 +9,7 @@
 
 #include "gdn/Interpreter/Distribution.h"
 
-#include "gdn/Dialect/Gdn/SequenceLayout.h"
+#include "gdn/Dialect/Gdn/IR/SequenceLayout.h"
 
 #include "llvm/ADT/Twine.h"
 

@@ -11,7 +11,7 @@
 
 #include "gdn/Interpreter/Distribution.h"
 #include "gdn/Interpreter/Interpreter.h"
-#include "gdn/Dialect/GdnComm/GdnCommDialect.h"
+#include "gdn/Dialect/GdnComm/IR/GdnCommDialect.h"
 #include "gdn/Interpreter/Packing.h"
 #include "gdn/Interpreter/ReferenceKernels.h"
 
@@ -205,7 +205,7 @@ std::vector<int64_t> getRegroupSources(ArrayRef<int64_t> sectionSizes,
                                        int64_t groups, bool inverse);
 
 /// The inner values of a gdn.layer as the interpreter computes it: its own
-/// kernels in the order of SEMANTICS.md, each value stored in the
+/// kernels in the order of docs/spec.md, each value stored in the
 /// activations' precision (gates and states in fp32). executeLayer projects
 /// `normed` by out_proj; the layer's gradient rule walks these backwards.
 struct LayerValues {

@@ -8,7 +8,7 @@
 
 #include "Engine.h"
 
-#include "gdn/Dialect/Gdn/SequenceLayout.h"
+#include "gdn/Dialect/Gdn/IR/SequenceLayout.h"
 #include "gdn/Interpreter/Distribution.h"
 #include "gdn/Interpreter/InputGenerator.h"
 #include "gdn/Interpreter/Interpreter.h"

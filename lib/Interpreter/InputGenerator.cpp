@@ -9,10 +9,10 @@
 
 #include "gdn/Interpreter/InputGenerator.h"
 
-#include "gdn/Dialect/Gdn/GdnOps.h"
-#include "gdn/Dialect/Gdn/SequenceLayout.h"
-#include "gdn/Dialect/GdnComm/GdnCommDialect.h"
-#include "gdn/Dialect/GdnKernel/GdnKernelDialect.h"
+#include "gdn/Dialect/Gdn/IR/GdnOps.h"
+#include "gdn/Dialect/Gdn/IR/SequenceLayout.h"
+#include "gdn/Dialect/GdnComm/IR/GdnCommDialect.h"
+#include "gdn/Dialect/GdnKernel/IR/GdnKernelDialect.h"
 #include "gdn/Interpreter/Distribution.h"
 #include "gdn/Support/PackingValidation.h"
 

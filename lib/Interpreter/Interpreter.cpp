@@ -10,9 +10,9 @@
 
 #include "Engine.h"
 
-#include "gdn/Dialect/Gdn/GdnOps.h"
-#include "gdn/Dialect/Gdn/SequenceLayout.h"
-#include "gdn/Dialect/GdnComm/GdnCommDialect.h"
+#include "gdn/Dialect/Gdn/IR/GdnOps.h"
+#include "gdn/Dialect/Gdn/IR/SequenceLayout.h"
+#include "gdn/Dialect/GdnComm/IR/GdnCommDialect.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/DenseSet.h"

@@ -10,9 +10,9 @@
 
 #include "Engine.h"
 
-#include "gdn/Dialect/Gdn/GdnOps.h"
-#include "gdn/Dialect/GdnComm/GdnCommDialect.h"
-#include "gdn/Dialect/GdnKernel/GdnKernelDialect.h"
+#include "gdn/Dialect/Gdn/IR/GdnOps.h"
+#include "gdn/Dialect/GdnComm/IR/GdnCommDialect.h"
+#include "gdn/Dialect/GdnKernel/IR/GdnKernelDialect.h"
 #include "gdn/Interpreter/ReferenceKernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

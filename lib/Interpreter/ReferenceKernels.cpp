@@ -1,6 +1,6 @@
 //===- ReferenceKernels.cpp - float64 reference of the per-token ops ------===//
 //
-// The conv, norms, gates, projections and splits of SEMANTICS.md. They are
+// The conv, norms, gates, projections and splits of docs/spec.md. They are
 // written for clarity first; only the projection is arranged for speed (a
 // transposed weight and a row-parallel loop), because it dominates a layer.
 // The delta rule lives in DeltaRule.cpp.
@@ -78,7 +78,7 @@ Tensor mlir::gdn::interp::l2norm(const Tensor &x, double eps) {
   return y;
 }
 
-/// softplus with the threshold SEMANTICS.md fixes: x itself above 20.
+/// softplus with the threshold docs/spec.md fixes: x itself above 20.
 static double softplus(double x) {
   return x > 20.0 ? x : std::log1p(std::exp(x));
 }

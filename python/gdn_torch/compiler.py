@@ -40,7 +40,7 @@ class CompilerUnavailable(RuntimeError):
 
 @dataclasses.dataclass(frozen=True)
 class LayerSpec:
-    """A GDN layer, as `gdn.layer` takes it (SEMANTICS.md, "Layer").
+    """A GDN layer, as `gdn.layer` takes it (docs/spec.md, gdn.layer).
 
     `projections` is `qwen3_next` (in_proj_qkvz interleaved per key-head
     group, in_proj_ba) or `qwen3_5` (in_proj_qkv, in_proj_z, in_proj_b,
@@ -49,7 +49,7 @@ class LayerSpec:
     `f32_projections` (the default) keeps the projection outputs that feed
     the conv and the gate in fp32 inside the compiled layer
     (gdn-expand-layer's f32-projections, docs/precision.md): that is what
-    holds the output within SEMANTICS.md's 5e-3 of float64. False stores
+    holds the output within docs/spec.md's 5e-3 of float64. False stores
     them in bf16 like every bf16 implementation: about 1.2x faster forward,
     1.1x forward + backward, and the output's error near 6e-3. The name of
     a bf16-projection layer ends in `_bf16p`.

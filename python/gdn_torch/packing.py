@@ -15,9 +15,10 @@
 #     its offsets itself. The dtype and shape checks stay: they read no
 #     values and cost nothing.
 #
-# The rules and their wording are the compiler's (the verifier's and
-# gdn-run's, lib/Support/PackingValidation.cpp): cu_seqlens[0] == 0,
-# non-decreasing, cu_seqlens[-1] == T, all within int32.
+# The rules and their wording are the compiler's, whose one table is
+# runtime/include/gdn/runtime/packing_rules.h (docs/spec.md, "Validation
+# rules and messages"): cu_seqlens[0] == 0, non-decreasing, cu_seqlens[-1]
+# == T, all within int32. test/Torch/check-offsets.test pins the wording.
 #
 #===------------------------------------------------------------------------===#
 

@@ -1,6 +1,6 @@
 // What gdn-expand-layer{f32-projections} is for: in exact arithmetic, with
 // bf16 storage of every other intermediate, a bf16 layer's output is within
-// SEMANTICS.md's 5e-3 of the same layer stored in float64, where the plain
+// docs/spec.md's 5e-3 of the same layer stored in float64, where the plain
 // bf16 program is not (docs/precision.md). The GPU suite's small layers, both
 // projection layouts, on the same seeded inputs.
 // RUN: gdn-opt --gdn-expand-layer=f32-projections=true %S/../Integration/Inputs/layer_qwen3_next_small.mlir -o %t.next-f32p.mlir

@@ -1,7 +1,7 @@
 // gdn-fuse preserves the program's function: the fused kernel ops, run by the
-// interpreter, equal the gdn ops they replace within SEMANTICS.md's fp32 and
-// bf16 tolerances (the fused prologue does not round the conv output to
-// storage before the L2 norm, so the two differ by that one rounding).
+// interpreter, equal the gdn ops they replace within the fp32 and bf16
+// tolerances of docs/spec.md (the fused prologue does not round the conv output
+// to storage before the L2 norm, so the two differ by that one rounding).
 // RUN: gdn-opt --gdn-fuse %s -o %t.mlir
 // RUN: gdn-run --compare %s %t.mlir --entry=f32_layer --rtol=1e-5 --seqlens=0,1,63,64,65 --slots=8,8,64,72,72 | FileCheck %s --check-prefix=F32
 // RUN: gdn-run --compare %s %t.mlir --entry=bf16_prologue --seqlens=5,70 --rtol=5e-3 | FileCheck %s --check-prefix=BF16

@@ -6,7 +6,7 @@
 // gradients: in f32 the two differ only by the roundings to storage the
 // unfused ops make between them (below 1e-6); in bf16 those roundings
 // (six between the delta rule's gradient and the conv's) add up to 4-5e-3,
-// within SEMANTICS.md's gradient tolerance of 8e-3.
+// within the gradient tolerance of docs/spec.md (Tolerances), 8e-3.
 // RUN: gdn-opt %s --gdn-generate-backward -o %t.unfused.mlir
 // RUN: gdn-opt %t.unfused.mlir --gdn-fuse -o %t.fused.mlir
 // RUN: FileCheck %s < %t.fused.mlir

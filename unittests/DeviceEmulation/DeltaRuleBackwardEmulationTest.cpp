@@ -3,9 +3,9 @@
 // The five kernels of delta_rule_backward.cuh run in the emulator on packs
 // with lengths 0, 1, 63, 64, 65, 130, alignment padding, GQA, with and
 // without initial states and final-state cotangents, against an exact
-// float64 reverse sweep over the token-by-token recurrence of SEMANTICS.md
+// float64 reverse sweep over the token-by-token recurrence of docs/spec.md
 // (written here, independent of the chunked algebra the kernels use), within
-// SEMANTICS.md's bf16 gradient tolerances. Also: packed gradients equal each
+// docs/spec.md's bf16 gradient tolerances. Also: packed gradients equal each
 // sequence's alone bit for bit, repeated runs are bit-identical, padding
 // rows are exactly zero, and an invalid packing gives NaN everywhere.
 //
@@ -178,7 +178,8 @@ void checkBackward(std::vector<int> lengths, std::vector<int> padding,
     const std::vector<double> &want;
     double tolerance;
   };
-  // SEMANTICS.md: dq, dk, dv (and the states') 8e-3; dbeta, dg 2e-2.
+  // docs/spec.md (Tolerances): dq, dk, dv (and the states') 8e-3; dbeta,
+  // dg 2e-2.
   std::vector<Check> checks = {{"dq", got.dq, want.dq, 8e-3},
                                {"dk", got.dk, want.dk, 8e-3},
                                {"dv", got.dv, want.dv, 8e-3},

@@ -7,7 +7,7 @@
 //   through the emulator's warp-collective mma and ldmatrix, which follow
 //   the PTX ISA layouts;
 // - the chunked algebra the kernels implement (fused WY form), as a float64
-//   model, against the token-by-token recurrence of SEMANTICS.md;
+//   model, against the token-by-token recurrence of docs/spec.md;
 // - the real kernel bodies of delta_rule.cuh (K = V = 64 and one K = V =
 //   128 case) on packs with lengths 0, 1, 63, 64, 65, 130, alignment
 //   padding, GQA, with and without initial and final states, against the
@@ -203,7 +203,7 @@ void chunkedModel(const Problem &p, int seq, int head, double scale,
 /// 4-byte accesses by the whole warp, 8-byte ones by half-warps, 16-byte
 /// ones by quarter-warps; each group takes the most words any bank serves
 /// in it. (Counted over the whole warp, 8-byte accesses looked
-/// conflict-free where ncu measured two-way conflicts: session 15.)
+/// conflict-free where ncu measured two-way conflicts.)
 template <class Offset> int wavefronts(Offset offset, int words) {
   const int groupLanes = 32 / words;
   int total = 0;
@@ -452,7 +452,7 @@ void checkPack(std::vector<int> lengths, std::vector<int> padding,
 // staggered 4-byte accesses (columns 2t + ((t >> 1) ^ k)) makes them one
 // wavefront each; on the H200 that took the prepare kernel's shared-memory
 // bank conflicts from 7.1M to 1.2M and its L1 from 83% to 70% busy, but not
-// its time (performance.md, session 16), so the kernels keep the float2.
+// its time (docs/performance.md), so the kernels keep the float2.
 TEST(DeltaRuleEmulation, InverseIntermediatesAvoidScratchConflicts) {
   constexpr int kLdL = DeltaRuleShape<Config<4, 8, 64, 64, true, true>>::kLdL;
   static_assert(kLdL == 68, "the layout this test reasons about");

@@ -2,7 +2,7 @@
 //
 // The inputs of the delta-rule tests (a pack of sequences with padding,
 // bf16-exact q, k, v, fp32 gates and states, and cotangents), the
-// token-by-token recurrence of SEMANTICS.md in float64 and the exact
+// token-by-token recurrence of docs/spec.md in float64 and the exact
 // reverse sweep over it: shared by the forward and backward emulation tests
 // and by the GPU backward driver (test/Integration/harness), which compiles
 // this header with nvcc.
@@ -79,8 +79,8 @@ inline Problem makeProblem(int h, int hv, int dk, int dv, std::vector<int> lengt
   return p;
 }
 
-/// SEMANTICS.md token by token in float64: o [tokens, hv, dv] (padding rows
-/// zero) and the final states [n, hv, dk, dv].
+/// docs/spec.md's recurrence token by token in float64: o [tokens, hv, dv]
+/// (padding rows zero) and the final states [n, hv, dk, dv].
 inline void recurrence(const Problem &p, double scale, std::vector<double> &o,
                 std::vector<double> &final) {
   const int n = static_cast<int>(p.lengths.size());
@@ -185,7 +185,7 @@ inline Cotangents makeCotangents(const Problem &p, bool final, std::mt19937 &ran
 }
 
 /// The exact gradients by a reverse sweep over the recurrence of
-/// SEMANTICS.md (S' = a S; d = beta (v - S'^T k); S = S' + k d^T;
+/// docs/spec.md (S' = a S; d = beta (v - S'^T k); S = S' + k d^T;
 /// o = scale S^T q), states of every token kept (small problems).
 inline Gradients<double> referenceGradients(const Problem &p, const Cotangents &c,
                                      double scale) {

@@ -4,7 +4,7 @@
 // prologue.cuh) under the device emulator on small fp32 configurations (and
 // bf16 outputs of an fp32 conv input) and
 // compares every output with a direct per-sequence evaluation of
-// SEMANTICS.md: conv widths 1-4; 1, 3 and 8 rows in flight; chunks of 1, 3
+// docs/spec.md: conv widths 1-4; 1, 3 and 8 rows in flight; chunks of 1, 3
 // and 32 rows; every row-block count a launch could choose; sequences of
 // length 0-3 (exhaustively, with and without padding) and random mixes up
 // to 40; initial, final states and bias; invalid metadata (all NaN). A

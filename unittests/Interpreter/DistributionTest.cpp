@@ -7,7 +7,7 @@
 
 #include "TestInputs.h"
 
-#include "gdn/Dialect/Gdn/GdnDialect.h"
+#include "gdn/Dialect/Gdn/IR/GdnDialect.h"
 #include "gdn/Interpreter/Distribution.h"
 
 #include "mlir/IR/MLIRContext.h"

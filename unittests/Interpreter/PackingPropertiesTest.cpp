@@ -1,6 +1,6 @@
 //===- PackingPropertiesTest.cpp - packing properties of the kernels ------===//
 //
-// The properties SEMANTICS.md promises for packed sequences, checked on the
+// The properties docs/spec.md promises for packed sequences, checked on the
 // reference kernels with random length mixes that include 0, 1, 63, 64 and
 // 65: a packed run equals each sequence run alone bit for bit; with padded
 // offsets, padding (filled with NaN here) never reaches a real token, padding

@@ -1,6 +1,6 @@
 //===- GpuTest.cpp - gdnrt on a real GPU, NCCL and cuBLASLt ---------------===//
 //
-// Needs a GPU (lit: REQUIRES: cuda; scripts/gdnrt-gpu-run.sh on the H200).
+// Needs a GPU (lit: REQUIRES: cuda; utils/gdnrt-gpu-run.sh on the H200).
 //  - OneRank.*: every collective (and every transposed one) on an NCCL
 //    communicator of one rank, the executor's copies and GEMMs against the
 //    host, gdnrt_linear and gdnrt_linear_grad (both forms, no tokens, no

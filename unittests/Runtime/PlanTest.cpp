@@ -1,7 +1,7 @@
 //===- PlanTest.cpp - the collectives' plans against their definitions ----===//
 //
 // For P simulated ranks, each collective's plans are run by the simulator
-// and the outputs compared with the op's definition (SEMANTICS.md,
+// and the outputs compared with the op's definition (docs/spec.md,
 // GdnComm.td and GdnCommGradientOps.td), written on whole tensors in
 // CollectiveReference.h: concatenation, sum-and-slice, sums over ranks, the
 // halo rows and their return, and the state chain and its reverse.

@@ -1,6 +1,6 @@
 //===- ReferenceKernels.h - float64 reference of every gdn op ---*- C++ -*-===//
 //
-// Straightforward float64 implementations of the functions in SEMANTICS.md.
+// Straightforward float64 implementations of the functions in docs/spec.md.
 // Callers check shapes first (the interpreter does, against the op's types);
 // outputs are allocated by the kernels in the requested storage precision and
 // rounded once at the end. Every kernel handles each sequence on its own, so

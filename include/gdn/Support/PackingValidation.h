@@ -1,6 +1,6 @@
 //===- PackingValidation.h - checks on cu_seqlens ---------------*- C++ -*-===//
 //
-// The rules a packing's offsets must obey (SEMANTICS.md, "Packed sequences"),
+// The rules a packing's offsets must obey (docs/spec.md, "Packing rules"),
 // written once and shared by the verifier (constant offsets), the reference
 // interpreter (run-time offsets) and host-side runtime checks. Depends on LLVM
 // support only, so anything can link it.
@@ -11,6 +11,7 @@
 #define GDN_SUPPORT_PACKINGVALIDATION_H
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
 #include <optional>

@@ -10,7 +10,7 @@
 
 #include "GradientEngine.h"
 
-#include "gdn/Dialect/GdnComm/GdnCommDialect.h"
+#include "gdn/Dialect/GdnComm/IR/GdnCommDialect.h"
 #include "gdn/Interpreter/Distribution.h"
 
 #include "llvm/ADT/TypeSwitch.h"

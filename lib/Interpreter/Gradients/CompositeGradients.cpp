@@ -12,8 +12,8 @@
 
 #include "GradientEngine.h"
 
-#include "gdn/Dialect/Gdn/GdnOps.h"
-#include "gdn/Dialect/GdnKernel/GdnKernelDialect.h"
+#include "gdn/Dialect/Gdn/IR/GdnOps.h"
+#include "gdn/Dialect/GdnKernel/IR/GdnKernelDialect.h"
 
 #include "llvm/ADT/TypeSwitch.h"
 

@@ -1,6 +1,6 @@
 //===- DeltaRuleGradient.cpp - VJP of the gated delta rule ----------------===//
 //
-// The exact reverse sweep over the recurrence of SEMANTICS.md, token by
+// The exact reverse sweep over the recurrence of docs/spec.md, token by
 // token from each sequence's last token to its first, for each (sequence,
 // value head): the definition differentiated step by step, in float64. The
 // chunked forward computes the same function (to rounding), so this is its

@@ -14,7 +14,7 @@
 
 #include "../RandomStream.h"
 
-#include "gdn/Dialect/Gdn/SequenceLayout.h"
+#include "gdn/Dialect/Gdn/IR/SequenceLayout.h"
 #include "gdn/Interpreter/Distribution.h"
 #include "gdn/Interpreter/Gradients.h"
 

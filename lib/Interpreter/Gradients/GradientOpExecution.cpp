@@ -12,10 +12,10 @@
 
 #include "GradientEngine.h"
 
-#include "gdn/Dialect/GdnKernel/GdnKernelDialect.h"
+#include "gdn/Dialect/GdnKernel/IR/GdnKernelDialect.h"
 
-#include "gdn/Dialect/Gdn/GdnOps.h"
-#include "gdn/Dialect/GdnComm/GdnCommDialect.h"
+#include "gdn/Dialect/Gdn/IR/GdnOps.h"
+#include "gdn/Dialect/GdnComm/IR/GdnCommDialect.h"
 #include "gdn/Interpreter/Distribution.h"
 
 #include "llvm/Support/FormatVariadic.h"

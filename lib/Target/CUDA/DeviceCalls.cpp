@@ -13,8 +13,8 @@
 #include "GradientSums.h"
 #include "RuntimeCalls.h"
 
-#include "gdn/Dialect/Gdn/GdnOps.h"
-#include "gdn/Dialect/Gdn/SequenceLayout.h"
+#include "gdn/Dialect/Gdn/IR/GdnOps.h"
+#include "gdn/Dialect/Gdn/IR/SequenceLayout.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"

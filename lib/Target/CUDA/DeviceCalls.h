@@ -17,7 +17,7 @@
 
 #include "KernelPrinters.h"
 
-#include "gdn/Dialect/GdnComm/GdnCommDialect.h"
+#include "gdn/Dialect/GdnComm/IR/GdnCommDialect.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 

@@ -13,7 +13,7 @@
 #include "FunctionEntries.h"
 #include "RuntimeCalls.h"
 
-#include "gdn/Dialect/GdnKernel/GdnKernelDialect.h"
+#include "gdn/Dialect/GdnKernel/IR/GdnKernelDialect.h"
 #include "gdn/Target/CUDA.h"
 
 #include "llvm/ADT/DenseMap.h"

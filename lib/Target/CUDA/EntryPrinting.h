@@ -12,7 +12,7 @@
 
 #include "KernelPrinters.h"
 
-#include "gdn/Dialect/GdnKernel/GdnKernelDialect.h"
+#include "gdn/Dialect/GdnKernel/IR/GdnKernelDialect.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 

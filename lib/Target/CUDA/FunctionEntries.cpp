@@ -16,8 +16,8 @@
 #include "GradientSums.h"
 #include "RuntimeCalls.h"
 
-#include "gdn/Dialect/Gdn/SequenceLayout.h"
-#include "gdn/Dialect/GdnKernel/GdnKernelDialect.h"
+#include "gdn/Dialect/Gdn/IR/SequenceLayout.h"
+#include "gdn/Dialect/GdnKernel/IR/GdnKernelDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"

@@ -13,7 +13,7 @@
 #ifndef GDN_LIB_TARGET_CUDA_GRADIENTSUMS_H
 #define GDN_LIB_TARGET_CUDA_GRADIENTSUMS_H
 
-#include "gdn/Dialect/Gdn/GdnOps.h"
+#include "gdn/Dialect/Gdn/IR/GdnOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 

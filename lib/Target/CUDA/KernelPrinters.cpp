@@ -10,7 +10,7 @@
 #include "KernelPrinters.h"
 #include "EntryPrinting.h"
 
-#include "gdn/Dialect/GdnKernel/GdnKernelDialect.h"
+#include "gdn/Dialect/GdnKernel/IR/GdnKernelDialect.h"
 
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"

@@ -16,8 +16,8 @@
 #include "DeviceCalls.h"
 #include "GradientSums.h"
 
-#include "gdn/Dialect/Gdn/GdnOps.h"
-#include "gdn/Dialect/Gdn/SequenceLayout.h"
+#include "gdn/Dialect/Gdn/IR/GdnOps.h"
+#include "gdn/Dialect/Gdn/IR/SequenceLayout.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"

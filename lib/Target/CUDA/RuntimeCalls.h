@@ -18,7 +18,7 @@
 #include "DeviceCalls.h"
 #include "KernelPrinters.h"
 
-#include "gdn/Dialect/GdnComm/GdnCommDialect.h"
+#include "gdn/Dialect/GdnComm/IR/GdnCommDialect.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 

@@ -1,7 +1,7 @@
-// Benchmark program (scripts/prepare-gpu-bench.sh): the GDN layer of
+// Benchmark program (utils/prepare-gpu-bench.sh): the GDN layer of
 // Qwen3-Next-80B-A3B (hidden 2048, 16 key heads and 32 value heads of 128,
 // conv width 4) over any packing, in bf16: its forward and the backward
-// gdn-generate-backward makes, timed on the GPU at the TARGETS.md packings.
+// gdn-generate-backward makes, timed on the GPU at the reference packings.
 func.func @layer_qwen3_next_gqa16x32(
     %x: tensor<?x2048xbf16>, %cu: tensor<?xi32>,
     %in_proj_qkvz: tensor<12288x2048xbf16>, %in_proj_ba: tensor<64x2048xbf16>,

@@ -2,7 +2,7 @@
 // 4 key heads and 8 value heads of 128 (hidden 256, 2048 conv channels,
 // bf16), enough heads for SP 2 x headwise CP 2 (one key head and two value
 // heads per rank) in the parallel suite
-// (scripts/prepare-parallel-gpu-tests.sh).
+// (utils/prepare-parallel-gpu-tests.sh).
 func.func @layer_qwen3_next_small_h4(
     %x: tensor<?x256xbf16>, %cu: tensor<?xi32>,
     %in_proj_qkvz: tensor<3072x256xbf16>, %in_proj_ba: tensor<16x256xbf16>,

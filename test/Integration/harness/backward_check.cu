@@ -4,15 +4,15 @@
 // prologue_backward.cuh and epilogue_backward.cuh on the GPU:
 //
 //   backward_check check DIR   every case listed in DIR/cases (prepared
-//                              by scripts/prepare-backward-gpu-tests.sh:
+//                              by utils/prepare-backward-gpu-tests.sh:
 //                              gdn-run's inputs, cotangents and float64
 //                              gradients): each gradient within the
-//                              relative-RMS tolerances of SEMANTICS.md, no
+//                              relative-RMS tolerances of docs/spec.md, no
 //                              NaN or Inf, 5 runs byte-identical, padding
 //                              rows zero, packed == each sequence alone bit
 //                              for bit, invalid metadata all NaN
 //   backward_check bench [REPS [FILTER]]
-//                              the TARGETS.md shape (T = 32768, 8192
+//                              the reference shape (T = 32768, 8192
 //                              channels, gqa16x32; the epilogue over 32
 //                              heads of 128) on random data: determinism at
 //                              full size, then the median time of every
@@ -34,8 +34,11 @@
 #include "gdn/device/packing.cuh"
 #include "gdn/device/prologue_backward.cuh"
 
+#include "compare.h"
 #include "cuda_check.h"
+#include "lengths.h"
 #include "npy.h"
+#include "timing.cuh"
 
 #include <algorithm>
 #include <cmath>
@@ -53,6 +56,8 @@ using bf16 = __nv_bfloat16;
 #define GDN_COMMA ,
 
 namespace {
+
+using namespace harness;
 
 //===--- Configurations ---------------------------------------------------===//
 
@@ -220,24 +225,17 @@ void compareGradient(Verdict &verdict, const char *name,
                  " elements, expected " + std::to_string(want.size()));
     return;
   }
-  double diff = 0.0, norm = 0.0, maxAbs = 0.0;
-  size_t bad = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (!std::isfinite(got[i]))
-      ++bad;
-    diff += (got[i] - want[i]) * (got[i] - want[i]);
-    norm += want[i] * want[i];
-    maxAbs = std::max(maxAbs, std::fabs(got[i] - want[i]));
-  }
-  const double rel = norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
+  const RmsError error = rmsError(got, want);
+  const double rel = error.relative;
   char line[256];
   std::snprintf(
       line, sizeof(line),
       "%-9s %8zu elements  rel_rms = %.3e  max_abs = %.3e  (tolerance %.0e)%s",
-      name, got.size(), rel, maxAbs, tolerance, bad ? "  NaN/Inf!" : "");
+      name, got.size(), rel, error.maxAbs, tolerance,
+      error.finite ? "" : "  NaN/Inf!");
   if (errors)
     (*errors)[name] = rel;
-  if (bad || !(rel <= tolerance))
+  if (!error.finite || !(rel <= tolerance))
     verdict.fail(line);
   else
     verdict.lines.push_back(std::string("  ") + line);
@@ -468,7 +466,7 @@ bool checkPrologue(const std::string &dir, const std::string &name,
   h.dbeta = dbeta.values;
   h.dfinal = dfinal.values;
 
-  // Gradients against gdn-run: SEMANTICS.md's bf16 column (conv grads
+  // Gradients against gdn-run: docs/spec.md's bf16 column (conv grads
   // 8e-3; A_log, dt_bias 2e-2; da, db held to 8e-3).
   std::vector<Gradients> runs = runPrologue<C>(h, 5);
   const Gradients &first = runs[0];
@@ -785,27 +783,16 @@ void fill(DeviceArray<T> &array, uint32_t seed, float scale = 1.0f,
   CUDA_OK(cudaGetLastError());
 }
 
-/// Median of `reps` timed calls of `body` (after 3 warm-up calls), in ms.
+/// Median of `reps` calls of `body` timed one at a time (after 3 untimed
+/// warm-up calls), in ms.
 double medianMs(int reps, const std::function<void()> &body) {
-  cudaEvent_t start, stop;
-  CUDA_OK(cudaEventCreate(&start));
-  CUDA_OK(cudaEventCreate(&stop));
+  EventTimer timer;
   for (int i = 0; i < 3; ++i)
     body();
   std::vector<float> times;
-  for (int i = 0; i < reps; ++i) {
-    CUDA_OK(cudaEventRecord(start));
-    body();
-    CUDA_OK(cudaEventRecord(stop));
-    CUDA_OK(cudaEventSynchronize(stop));
-    float ms = 0;
-    CUDA_OK(cudaEventElapsedTime(&ms, start, stop));
-    times.push_back(ms);
-  }
-  CUDA_OK(cudaEventDestroy(start));
-  CUDA_OK(cudaEventDestroy(stop));
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
+  for (int i = 0; i < reps; ++i)
+    times.push_back(timer.ms(body));
+  return median(times);
 }
 
 /// Time of a device-to-device copy moving `bytes` (read plus written).
@@ -825,9 +812,7 @@ void benchPrologue(const char *variant, const char *mix,
                    bool &deterministic) {
   using S = PrologueBackwardShape<C>;
   constexpr int kC = S::kChannels, kHV = C::kValueHeads, kW = C::kConvWidth;
-  std::vector<int32_t> cuHost = {0};
-  for (int32_t length : lengths)
-    cuHost.push_back(cuHost.back() + length);
+  const std::vector<int32_t> cuHost = offsetsOf<int32_t>(lengths);
   const int64_t T = cuHost.back();
   const int32_t n = static_cast<int32_t>(lengths.size());
   DeviceArray<bf16> mixed(T * kC), weight(kC * kW), a(T * kHV), b(T * kHV),

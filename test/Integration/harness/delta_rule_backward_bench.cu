@@ -7,12 +7,13 @@
 //                                        GQA, states, against the exact
 //                                        float64 reverse sweep of
 //                                        unittests/DeviceEmulation/
-//                                        DeltaRuleProblem.h (SEMANTICS.md
+//                                        DeltaRuleProblem.h (docs/spec.md
 //                                        tolerances: dq, dk, dv, dstate
 //                                        8e-3; dg, dbeta 2e-2), padding rows
 //                                        zero, 5 more runs byte-identical,
 //                                        each sequence alone == packed
-//   delta_rule_backward_bench bench [N]  TARGETS.md shapes: backward and
+//   delta_rule_backward_bench bench [N]  the reference shapes of
+//                                        docs/spec.md: backward and
 //                                        forward times (CUDA events, 5
 //                                        warm-ups, median of N), the ratio
 //                                        to the backward floor and TFLOP/s
@@ -27,8 +28,13 @@
 #include "gdn/device/delta_rule_backward.cuh"
 
 #include "DeltaRuleProblem.h"
+#include "check_lines.h"
 #include "cuda_check.h"
+#include "device_buffers.cuh"
 #include "device_random.cuh"
+#include "host_bf16.h"
+#include "lengths.h"
+#include "timing.cuh"
 
 #include <algorithm>
 #include <cstdio>
@@ -41,13 +47,7 @@ using namespace gdn::device::testing;
 
 namespace {
 
-int failures = 0;
-void expect(bool ok, const std::string &what) {
-  std::printf("%s: %s\n", ok ? "PASS" : "FAIL", what.c_str());
-  std::fflush(stdout);
-  if (!ok)
-    ++failures;
-}
+using namespace harness;
 
 template <int H, int HV, int D, bool Initial> struct Config {
   using Element = __nv_bfloat16;
@@ -61,25 +61,6 @@ template <int H, int HV, int D, bool Initial> struct Config {
 template <class C> struct WithFinalState : C {
   static constexpr bool kHasFinalState = true;
 };
-
-template <class T> T *upload(const std::vector<T> &host) {
-  T *p = deviceAlloc<T>(host.size());
-  if (!host.empty())
-    CUDA_OK(cudaMemcpy(p, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return p;
-}
-template <class T> std::vector<T> download(const T *p, size_t count) {
-  std::vector<T> host(count);
-  if (count)
-    CUDA_OK(cudaMemcpy(host.data(), p, count * sizeof(T), cudaMemcpyDeviceToHost));
-  return host;
-}
-std::vector<__nv_bfloat16> toBf16(const std::vector<float> &x) {
-  std::vector<__nv_bfloat16> y(x.size());
-  for (size_t i = 0; i < x.size(); ++i)
-    y[i] = __float2bfloat16_rn(x[i]);
-  return y;
-}
 
 /// Every tensor of one backward call on the device.
 struct DeviceCase {
@@ -183,12 +164,9 @@ void run(const DeviceCase &d, cudaStream_t stream, unsigned phases = kBackwardAl
   CUDA_OK(launchDeltaRuleBackward<C>(args, d.workspace, stream, phases));
 }
 
-bool sameBits(const std::vector<float> &a, const std::vector<float> &b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * 4) == 0;
-}
 bool sameGradients(const Gradients<float> &a, const Gradients<float> &b) {
-  return sameBits(a.dq, b.dq) && sameBits(a.dk, b.dk) && sameBits(a.dv, b.dv) &&
-         sameBits(a.dg, b.dg) && sameBits(a.dbeta, b.dbeta) && sameBits(a.dstate, b.dstate);
+  return sameBytes(a.dq, b.dq) && sameBytes(a.dk, b.dk) && sameBytes(a.dv, b.dv) &&
+         sameBytes(a.dg, b.dg) && sameBytes(a.dbeta, b.dbeta) && sameBytes(a.dstate, b.dstate);
 }
 std::vector<float> rowsOf(const std::vector<float> &x, const Problem &p, int seq,
                           size_t width) {
@@ -203,13 +181,7 @@ void checkCase(const char *name, std::vector<int> lengths, std::vector<int> padd
   const Problem p = makeProblem(C::kKeyHeads, C::kValueHeads, C::kHeadDimK, C::kHeadDimV,
                                 lengths, padding, C::kHasInitialState, random);
   const Cotangents cot = makeCotangents(p, withFinal, random);
-  std::string what = std::string(name) + " lengths";
-  for (size_t i = 0; i < p.lengths.size(); ++i) {
-    what += " " + std::to_string(p.lengths[i]);
-    const int pad = p.cuPadded[i + 1] - p.cuPadded[i] - p.lengths[i];
-    if (pad)
-      what += "+" + std::to_string(pad);
-  }
+  const std::string what = name + describeLengths(p.lengths, p.cuPadded);
 
   DeviceCase d = uploadCase(p, cot, withFinal);
   d.poisonOutputs();
@@ -273,14 +245,14 @@ void checkCase(const char *name, std::vector<int> lengths, std::vector<int> padd
     run<C>(od, 0);
     CUDA_OK(cudaDeviceSynchronize());
     const Gradients<float> g = od.gradients(C::kHasInitialState);
-    isolated = isolated && sameBits(g.dq, rowsOf(got.dq, p, s, size_t(p.h) * p.dk)) &&
-               sameBits(g.dk, rowsOf(got.dk, p, s, size_t(p.h) * p.dk)) &&
-               sameBits(g.dv, rowsOf(got.dv, p, s, size_t(p.hv) * p.dv)) &&
-               sameBits(g.dg, rowsOf(got.dg, p, s, p.hv)) &&
-               sameBits(g.dbeta, rowsOf(got.dbeta, p, s, p.hv));
+    isolated = isolated && sameBytes(g.dq, rowsOf(got.dq, p, s, size_t(p.h) * p.dk)) &&
+               sameBytes(g.dk, rowsOf(got.dk, p, s, size_t(p.h) * p.dk)) &&
+               sameBytes(g.dv, rowsOf(got.dv, p, s, size_t(p.hv) * p.dv)) &&
+               sameBytes(g.dg, rowsOf(got.dg, p, s, p.hv)) &&
+               sameBytes(g.dbeta, rowsOf(got.dbeta, p, s, p.hv));
     if (C::kHasInitialState)
       isolated = isolated &&
-                 sameBits(g.dstate, std::vector<float>(got.dstate.begin() + s * state,
+                 sameBytes(g.dstate, std::vector<float>(got.dstate.begin() + s * state,
                                                        got.dstate.begin() + (s + 1) * state));
     od.release();
   }
@@ -303,28 +275,6 @@ int check() {
 // bench
 //===----------------------------------------------------------------------===//
 
-template <class F> double medianMs(cudaStream_t stream, int iterations, F &&call) {
-  for (int i = 0; i < 5; ++i)
-    call();
-  CUDA_OK(cudaStreamSynchronize(stream));
-  std::vector<cudaEvent_t> events(2 * iterations);
-  for (auto &e : events)
-    CUDA_OK(cudaEventCreate(&e));
-  for (int i = 0; i < iterations; ++i) {
-    CUDA_OK(cudaEventRecord(events[2 * i], stream));
-    call();
-    CUDA_OK(cudaEventRecord(events[2 * i + 1], stream));
-  }
-  CUDA_OK(cudaStreamSynchronize(stream));
-  std::vector<float> ms(iterations);
-  for (int i = 0; i < iterations; ++i)
-    CUDA_OK(cudaEventElapsedTime(&ms[i], events[2 * i], events[2 * i + 1]));
-  for (auto &e : events)
-    CUDA_OK(cudaEventDestroy(e));
-  std::sort(ms.begin(), ms.end());
-  return ms[iterations / 2];
-}
-
 template <class C>
 void benchCase(const char *name, std::vector<int> lengths, int iterations, double floorUs) {
   DeviceCase d;
@@ -332,9 +282,7 @@ void benchCase(const char *name, std::vector<int> lengths, int iterations, doubl
   d.hv = C::kValueHeads;
   d.dk = d.dv = C::kHeadDimK;
   d.seqs = static_cast<int>(lengths.size());
-  std::vector<int32_t> cu(lengths.size() + 1, 0);
-  for (size_t i = 0; i < lengths.size(); ++i)
-    cu[i + 1] = cu[i] + lengths[i];
+  const std::vector<int32_t> cu = offsetsOf<int32_t>(lengths);
   d.tokens = cu.back();
   d.withFinal = true;
   d.q = deviceAlloc<__nv_bfloat16>(d.keyCount());
@@ -363,11 +311,11 @@ void benchCase(const char *name, std::vector<int> lengths, int iterations, doubl
   cudaStream_t stream;
   CUDA_OK(cudaStreamCreate(&stream));
 
-  const double backward = medianMs(stream, iterations, [&] { run<C>(d, stream); });
+  const double backward = medianLaunchMs(stream, iterations, [&] { run<C>(d, stream); });
   // Each kernel alone (reading what the full runs left in the workspace).
   double phase[5];
   for (int i = 0; i < 5; ++i)
-    phase[i] = medianMs(stream, iterations, [&] { run<C>(d, stream, 1u << i); });
+    phase[i] = medianLaunchMs(stream, iterations, [&] { run<C>(d, stream, 1u << i); });
   using ForwardConfig = WithFinalState<C>;
   DeltaRuleArgs<ForwardConfig> forward = {};
   forward.q = d.q;
@@ -380,22 +328,15 @@ void benchCase(const char *name, std::vector<int> lengths, int iterations, doubl
   forward.o = reinterpret_cast<__nv_bfloat16 *>(o);
   forward.scale = 1.0f / std::sqrt(float(C::kHeadDimK));
   forward.packing = d.packing();
-  const double forwardMs = medianMs(stream, iterations, [&] {
+  const double forwardMs = medianLaunchMs(stream, iterations, [&] {
     CUDA_OK(launchDeltaRule<ForwardConfig>(forward, forwardWorkspace, stream));
   });
   // The backward's FLOPs: 2.69x the forward's full chunked count
-  // (TARGETS.md, perf-anchor.md section 4.1).
+  // (docs/performance.md, Targets and anchors).
   const double dd = C::kHeadDimK;
   const double forwardFlop =
       (6 * dd * dd + 10 * 64 * dd + 2.0 / 3 * 64 * 64) * double(d.tokens) * C::kValueHeads;
-  std::string lens;
-  for (size_t i = 0; i < lengths.size();) {
-    size_t j = i;
-    while (j < lengths.size() && lengths[j] == lengths[i])
-      ++j;
-    lens += (lens.empty() ? "" : "+") + std::to_string(lengths[i]) + "x" + std::to_string(j - i);
-    i = j;
-  }
+  const std::string lens = describeMix(lengths);
   std::printf("BENCH backward %-10s %-22s %8.4f ms  floor %.0f us = %5.1f%%  %6.1f TFLOP/s"
               "  (forward %.4f ms; backward / forward %.2f)  workspace %.0f MiB\n"
               "      kernels: prepare %.4f, forward scan %.4f, reverse scan %.4f, "
@@ -414,8 +355,9 @@ void benchCase(const char *name, std::vector<int> lengths, int iterations, doubl
 
 int bench(int iterations) {
   using Gqa16x32 = Config<16, 32, 128, true>;
-  // 32K tokens in 8 sequences (the TARGETS.md backward row; fixed uneven
-  // lengths so that runs compare), then the forward table's mixes.
+  // 32K tokens in 8 sequences (the backward row of docs/performance.md,
+  // Targets and anchors; fixed uneven lengths so that runs compare), then
+  // the forward table's mixes.
   benchCase<Gqa16x32>("gqa16x32", {1000, 7000, 3000, 5000, 2768, 6000, 4000, 4000},
                       iterations, 652);
   benchCase<Gqa16x32>("gqa16x32", {8192, 8192, 8192, 8192}, iterations, 652);

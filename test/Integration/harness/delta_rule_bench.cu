@@ -15,11 +15,11 @@
 //                                 for bit, 5 runs byte-identical
 //   delta_rule_bench bench [N]    times both kernels together (CUDA events,
 //                                 5 warm-ups, median of N >= 20 runs), then
-//                                 each alone, at the TARGETS.md shapes;
+//                                 each alone, at the reference shapes;
 //                                 prints ms, the ratio to the roofline floor,
 //                                 TFLOP/s by the full chunked FLOP count
 //                                 (182,955 per token and value head at
-//                                 d = 128, perf-anchor.md) and the rate of
+//                                 d = 128) and the rate of
 //                                 the minimal traffic (q, k, v, o, gates,
 //                                 states) over the measured time
 //   delta_rule_bench split [N]    split chains (what generated code runs)
@@ -49,8 +49,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "gdn/device/delta_rule.cuh"
+#include "check_lines.h"
+#include "compare.h"
 #include "cuda_check.h"
+#include "device_buffers.cuh"
 #include "device_random.cuh"
+#include "host_bf16.h"
+#include "lengths.h"
+#include "timing.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -69,14 +75,7 @@ using namespace gdn::device;
 
 namespace {
 
-int failures = 0;
-
-void expect(bool ok, const std::string &what) {
-  std::printf("%s: %s\n", ok ? "PASS" : "FAIL", what.c_str());
-  std::fflush(stdout);
-  if (!ok)
-    ++failures;
-}
+using namespace harness;
 
 template <int H, int HV, int D, int Vt, bool Initial, bool Final,
           int Stages = 2, int Groups = (Vt / 16 < 4 ? Vt / 16 : 4),
@@ -238,29 +237,8 @@ void run(const Problem &p, cudaStream_t stream,
 // check
 //===----------------------------------------------------------------------===//
 
-/// Byte equality (== on bf16 compares values: NaN != NaN, -0 == 0).
-template <class T>
-bool sameBytes(const std::vector<T> &a, const std::vector<T> &b) {
-  return a.size() == b.size() &&
-         std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
-}
-
-template <class T> std::vector<T> download(const T *p, size_t count) {
-  std::vector<T> host(count);
-  if (count)
-    CUDA_OK(
-        cudaMemcpy(host.data(), p, count * sizeof(T), cudaMemcpyDeviceToHost));
-  return host;
-}
-
-std::vector<float> toFloat(const std::vector<__nv_bfloat16> &x) {
-  std::vector<float> y(x.size());
-  for (size_t i = 0; i < x.size(); ++i)
-    y[i] = __bfloat162float(x[i]);
-  return y;
-}
-
-/// SEMANTICS.md token by token in float64 (threads over value heads).
+/// docs/spec.md's recurrence token by token in float64 (threads over value
+/// heads).
 void reference(const Problem &p, bool initial, std::vector<double> &o,
                std::vector<double> &final) {
   const std::vector<float> q = toFloat(download(p.q, p.qkCount())),
@@ -321,31 +299,10 @@ void reference(const Problem &p, bool initial, std::vector<double> &o,
     worker.join();
 }
 
-/// Relative RMS of `got` against `want` over the real rows (or all of a
-/// state); sets `finite` false on any NaN/Inf.
-double relativeRms(const std::vector<float> &got,
-                   const std::vector<double> &want, bool &finite) {
-  double err = 0, ref = 0;
-  for (size_t i = 0; i < want.size(); ++i) {
-    if (!std::isfinite(got[i]))
-      finite = false;
-    err += (got[i] - want[i]) * (got[i] - want[i]);
-    ref += want[i] * want[i];
-  }
-  return ref > 0 ? std::sqrt(err / ref) : std::sqrt(err);
-}
-
 std::string describe(const char *name, const Problem &p) {
-  std::string text = std::string(name) + " H=" + std::to_string(p.h) +
-                     " HV=" + std::to_string(p.hv) +
-                     " d=" + std::to_string(p.dk) + " lengths";
-  for (size_t i = 0; i < p.lengths.size(); ++i) {
-    text += " " + std::to_string(p.lengths[i]);
-    const int pad = p.cuPadded[i + 1] - p.cuPadded[i] - p.lengths[i];
-    if (pad)
-      text += "+" + std::to_string(pad);
-  }
-  return text;
+  return std::string(name) + " H=" + std::to_string(p.h) +
+         " HV=" + std::to_string(p.hv) + " d=" + std::to_string(p.dk) +
+         describeLengths(p.lengths, p.cuPadded);
 }
 
 /// The sequence `seq` of `p` as a pack of its own (rows copied on device).
@@ -650,8 +607,7 @@ void checkFused() {
       "gqa16x32 Pproducer vt128", {4096, 777, 0, 1, 130, 64},
       {0, 9, 4, 0, 1, 0}, 54, 8);
   // Groups of one, three and four value heads per key head, which
-  // gdn-select-kernels also gives the producer since session 17, whole
-  // and split.
+  // gdn-select-kernels also gives the producer, whole and split.
   checkCase<ProducerScores<FusedConfig<4, 4, 128, 128, true, true>>>(
       "mha4 Pproducer", {0, 1, 63, 64, 65, 130, 700}, {0, 2, 0, 1, 0, 0, 3},
       57);
@@ -766,47 +722,21 @@ int check() {
 // bench
 //===----------------------------------------------------------------------===//
 
-/// Sorted milliseconds of `iterations` event-timed calls of `launch` on
-/// `stream`, after 5 untimed ones.
-template <class Launch>
-std::vector<float> timeLaunches(cudaStream_t stream, int iterations,
-                                Launch launch) {
-  for (int i = 0; i < 5; ++i)
-    launch();
-  CUDA_OK(cudaStreamSynchronize(stream));
-  std::vector<cudaEvent_t> events(2 * iterations);
-  for (auto &e : events)
-    CUDA_OK(cudaEventCreate(&e));
-  for (int i = 0; i < iterations; ++i) {
-    CUDA_OK(cudaEventRecord(events[2 * i], stream));
-    launch();
-    CUDA_OK(cudaEventRecord(events[2 * i + 1], stream));
-  }
-  CUDA_OK(cudaStreamSynchronize(stream));
-  std::vector<float> ms(iterations);
-  for (int i = 0; i < iterations; ++i)
-    CUDA_OK(cudaEventElapsedTime(&ms[i], events[2 * i], events[2 * i + 1]));
-  for (auto &e : events)
-    CUDA_OK(cudaEventDestroy(e));
-  std::sort(ms.begin(), ms.end());
-  return ms;
-}
-
 /// Median milliseconds of `phases` over `iterations` event-timed runs
 /// (after 5 warm-ups); min and max through the pointers.
 template <class C>
 double timePhases(const Problem &p, cudaStream_t stream, unsigned phases,
                   int iterations, double *fastest, double *slowest) {
   const std::vector<float> ms =
-      timeLaunches(stream, iterations, [&] { run<C>(p, stream, phases); });
+      launchTimesMs(stream, iterations, [&] { run<C>(p, stream, phases); });
   *fastest = ms.front();
   *slowest = ms.back();
   return ms[iterations / 2];
 }
 
-/// Median milliseconds of one forward replayed from a CUDA graph (the
-/// launches captured once, as TARGETS.md asks for small shapes and as the
-/// FLA baseline is timed): 5 warm-up replays, then `iterations`
+/// Median milliseconds of one forward replayed from a CUDA graph (the launches
+/// captured once, which small shapes need and as the FLA baseline is timed;
+/// docs/performance.md, Method): 5 warm-up replays, then `iterations`
 /// event-timed ones.
 template <class C>
 double timeGraph(const Problem &p, cudaStream_t stream, int iterations) {
@@ -816,11 +746,11 @@ double timeGraph(const Problem &p, cudaStream_t stream, int iterations) {
   run<C>(p, stream, kDeltaRuleBoth);
   CUDA_OK(cudaStreamEndCapture(stream, &graph));
   CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
-  const std::vector<float> ms = timeLaunches(
+  const double median = medianLaunchMs(
       stream, iterations, [&] { CUDA_OK(cudaGraphLaunch(exec, stream)); });
   CUDA_OK(cudaGraphExecDestroy(exec));
   CUDA_OK(cudaGraphDestroy(graph));
-  return ms[iterations / 2];
+  return median;
 }
 
 /// How a bench case splits chains: not at all; by the host rule
@@ -846,13 +776,13 @@ template <class C> constexpr size_t scanBytes() {
     return ScanLaunch<C>::kBytes;
 }
 
-/// The GPU's state before each bench case (environment BENCH_SETTLE): its
-/// clock follows its power draw, and the H200 lets a short burst after an
-/// idle spell run faster than the same work at sustained power (session
-/// 18: SM clock 1410-1980 MHz, 700 W peaks), so a case's time depended on
-/// the cases before it. "cold": 3 s idle first; "hot": the case's own
-/// forward for 2 s first; unset: neither (the order of cases decides).
-/// BENCH_ONLY: time only the rows whose name contains it.
+/// The GPU's state before each bench case (environment BENCH_SETTLE): its clock
+/// follows its power draw, and the H200 lets a short burst after an idle spell
+/// run faster than the same work at sustained power (SM clock 1410-1980 MHz,
+/// 700 W peaks), so a case's time depended on the cases before it. "cold": 3 s
+/// idle first; "hot": the case's own forward for 2 s first; unset: neither (the
+/// order of cases decides). BENCH_ONLY: time only the rows whose name contains
+/// it.
 enum class Settle { kNone, kCold, kHot };
 Settle settleMode() {
   const char *mode = std::getenv("BENCH_SETTLE");
@@ -927,7 +857,7 @@ void benchCase(const char *name, std::vector<int> lengths, int iterations,
       timePhases<C>(p, stream, kDeltaRuleScan, iterations, &ignore, &ignore);
   const double graph = timeGraph<C>(p, stream, iterations);
   // Full chunked FLOP count: 6d^2 + 10Cd + (2/3)C^2 per token and value
-  // head (perf-anchor.md section 4.1).
+  // head.
   const double d = C::kHeadDimK,
                flopPerTokenHead = 6 * d * d + 10 * 64 * d + 2.0 / 3 * 64 * 64;
   const double flop = flopPerTokenHead * double(p.tokens) * C::kValueHeads;
@@ -938,15 +868,7 @@ void benchCase(const char *name, std::vector<int> lengths, int iterations,
                           2.0 * C::kValueHeads * d * 2 + 8.0 * C::kValueHeads) +
       double(lengths.size()) * C::kValueHeads * d * d * 4 *
           (int(C::kHasInitialState) + int(C::kHasFinalState));
-  std::string lens;
-  for (size_t i = 0; i < lengths.size();) {
-    size_t j = i;
-    while (j < lengths.size() && lengths[j] == lengths[i])
-      ++j;
-    lens += (lens.empty() ? "" : "+") + std::to_string(lengths[i]) + "x" +
-            std::to_string(j - i);
-    i = j;
-  }
+  const std::string lens = describeMix(lengths);
   using S = DeltaRuleShape<C>;
   char splitText[96] = "";
   if (split != Split::kNone || modelGates)
@@ -973,28 +895,28 @@ void benchCase(const char *name, std::vector<int> lengths, int iterations,
 /// producer, scores = "producer").
 using DefaultGqa16x32 =
     ProducerScores<FusedConfig<16, 32, 128, 128, true, true>>;
-/// TARGETS.md's three gqa16x32 mixes: 8192x4, 1x32768, 2048x4.
+/// The three gqa16x32 mixes of docs/performance.md (Targets and anchors):
+/// 8192x4, 1x32768, 2048x4.
 const std::vector<std::vector<int>> &targetMixes() {
   static const std::vector<std::vector<int>> mixes = {
       {8192, 8192, 8192, 8192}, {32768}, {2048, 2048, 2048, 2048}};
   return mixes;
 }
-/// Their roofline floors (us, TARGETS.md).
+/// Their roofline floors (us; docs/performance.md, Targets and anchors).
 double targetFloorUs(const std::vector<int> &lengths) {
   return lengths[0] == 2048 ? 61 : 243;
 }
 
-/// Split chains on the TARGETS.md mixes (the rule leaves 8192x4 and 2048x4
-/// whole), with the bench's gates (about e^-16 per chunk: warm-ups of one
-/// or two chunks), slow gates (e^-1 per chunk: about 17) and none (every
-/// segment exact: the worst case, no faster than one block per chain).
-/// The TARGETS.md shapes as generated code runs them (chains split by the
-/// rule), and the mha32 and gqa16x64 rows: a short A/B between two builds.
-/// Each "default" row is what gdn-select-kernels picks (since session 17,
-/// P from the fused block's producer, scores = "producer", for every
-/// group), beside the previous default: gqa16x32's and gqa16x64's two
-/// kernels with the prepare kernel's P ("wg128"), mha32's wgmma scan
-/// computing P itself ("Pscan", kWgmmaScanScores' default).
+/// Split chains on the target mixes (the rule leaves 8192x4 and 2048x4 whole),
+/// with the bench's gates (about e^-16 per chunk: warm-ups of one or two
+/// chunks), slow gates (e^-1 per chunk: about 17) and none (every segment
+/// exact: the worst case, no faster than one block per chain). The target
+/// shapes as generated code runs them (chains split by the rule), and the mha32
+/// and gqa16x64 rows: a short A/B between two builds. Each "default" row is
+/// what gdn-select-kernels picks (P from the fused block's producer, scores =
+/// "producer", for every group), beside the previous default: gqa16x32's and
+/// gqa16x64's two kernels with the prepare kernel's P ("wg128"), mha32's wgmma
+/// scan computing P itself ("Pscan", kWgmmaScanScores' default).
 int benchTargets(int iterations) {
   using Wg128 = WgmmaConfig<16, 32, 128, 128, true, true>;
   using Producer = DefaultGqa16x32;
@@ -1106,7 +1028,7 @@ int benchSplit(int iterations) {
 }
 
 /// The fused forward, and the fused block with a producer of P alone,
-/// against the two kernels on the TARGETS.md mixes (split by the host rule,
+/// against the two kernels on the target mixes (split by the host rule,
 /// as generated code does).
 int benchFused(int iterations) {
   using Wg128 = WgmmaConfig<16, 32, 128, 128, true, true>;
@@ -1158,8 +1080,8 @@ int bench(int iterations) {
   using Gqa16x32 = Config<16, 32, 128, 64, true, true>;
   using Mha32 = Config<32, 32, 128, 64, true, true>;
   using Gqa16x64 = Config<16, 64, 128, 64, true, true>;
-  // Floors: TARGETS.md (gqa16x64 is not listed there: it has twice the
-  // gqa16x32 FLOPs and is compute-bound, 2 x 243 us).
+  // Floors: docs/performance.md, Targets and anchors (gqa16x64 has twice
+  // the gqa16x32 FLOPs and is compute-bound: 486 us at 8192x4).
   benchCase<Gqa16x32>("gqa16x32", {8192, 8192, 8192, 8192}, iterations, 243);
   benchCase<Gqa16x32>("gqa16x32", {32768}, iterations, 243);
   benchCase<Gqa16x32>("gqa16x32", {2048, 2048, 2048, 2048}, iterations, 61);
@@ -1274,9 +1196,8 @@ void digest() {
   digestCase<FusedConfig<16, 32, 128, 128, true, true>>("gqa16x32 fused", mix);
   digestCase<ProducerScores<FusedConfig<16, 32, 128, 128, true, true>>>(
       "gqa16x32 fused P producer", mix);
-  // Split chains in the fused block (since session 17; the two kernels
-  // before): o and the final states as "gqa16x32 wgmma split", bit for
-  // bit (the workspace holds no P).
+  // Split chains in the fused block (as the default runs them): o and the final
+  // states as "gqa16x32 wgmma split", bit for bit (the workspace holds no P).
   digestCase<ProducerScores<FusedConfig<16, 32, 128, 128, true, true>>>(
       "gqa16x32 P producer split", mix, 8);
 }

@@ -10,6 +10,7 @@
 #define GDN_TEST_INTEGRATION_DEVICE_RANDOM_CUH
 
 #include "cuda_check.h"
+#include "device_buffers.cuh" // deviceAlloc, which this header used to hold
 
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -95,12 +96,6 @@ __global__ void fillNormal(float *x, int64_t count, float scale,
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
        i += int64_t(gridDim.x) * blockDim.x)
     x[i] = scale * normalAt(i, stream);
-}
-
-template <class T> T *deviceAlloc(size_t count) {
-  T *p = nullptr;
-  CUDA_OK(cudaMalloc(&p, std::max<size_t>(count, 1) * sizeof(T)));
-  return p;
 }
 
 } // namespace

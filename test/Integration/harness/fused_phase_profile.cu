@@ -1,6 +1,6 @@
 //===- fused_phase_profile.cu - phases of the fused forward, in cycles ---===//
 //
-// Built against the marked headers of scripts/fused-phase-profile.py (see
+// Built against the marked headers of utils/fused-phase-profile.py (see
 // there): runs the fused forward at gqa16x32 8192x4 and 1x32768 through the
 // bench's own timing, then prints the cycles per chunk that block 0's
 // producer and consumer threads spent between their marks.

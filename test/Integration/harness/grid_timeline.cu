@@ -1,6 +1,6 @@
 //===- grid_timeline.cu - the whole forward's blocks on one clock -------===//
 //
-// Built against the marked headers of scripts/grid-timeline.py (see there
+// Built against the marked headers of utils/grid-timeline.py (see there
 // for the marks): runs the default gqa16x32 forward (the prepare kernel,
 // then the producer-of-P block as its programmatic dependent) at 2048x4,
 // at 2048x4 without an initial state and at 8192x4. Each case: five

@@ -11,6 +11,7 @@
 #ifndef GDN_TEST_INTEGRATION_HARNESS_HOST_TENSORS_H
 #define GDN_TEST_INTEGRATION_HARNESS_HOST_TENSORS_H
 
+#include "compare.h" // relativeRms, which this header used to hold
 #include "cuda_check.h"
 #include "npy.h"
 
@@ -170,20 +171,6 @@ inline void writeResult(const std::string &path, const gdn_tensor_t &tensor,
   array.shape.assign(tensor.shape, tensor.shape + tensor.rank);
   array.values = decodeAll(bytes, tensor.dtype);
   npy::write(path, array);
-}
-
-/// The relative RMS error ||a - b|| / ||b|| (the absolute RMS when b is
-/// zero); `finite` is false when `a` holds NaN or Inf.
-inline double relativeRms(const std::vector<double> &a,
-                          const std::vector<double> &b, bool &finite) {
-  double diff = 0, ref = 0;
-  finite = true;
-  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
-    finite &= std::isfinite(a[i]);
-    diff += (a[i] - b[i]) * (a[i] - b[i]);
-    ref += b[i] * b[i];
-  }
-  return ref > 0 ? std::sqrt(diff / ref) : std::sqrt(diff);
 }
 
 } // namespace harness

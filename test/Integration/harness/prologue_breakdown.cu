@@ -3,7 +3,7 @@
 // Times the generated gqa16x32 prologue (kernels.cu of
 // test/Integration/Inputs/prologue_gqa16x32.mlir after --gdn-pipeline, or a
 // tile variant) four ways in the same rounds, so that clock drift hits all
-// alike: the whole entry point (what scripts/gpu-integration.sh reports;
+// alike: the whole entry point (what utils/gpu-integration.sh reports;
 // since 2026-12 the prologue validates the packing itself, so the entry
 // launches nothing else), the one-block validation kernel that functions
 // without a prologue launch (buildPackingMetadata), the prologue kernel

@@ -30,9 +30,15 @@
 //===----------------------------------------------------------------------===//
 
 #include GDN_HEADER
+#include "bench_shapes.h"
+#include "check_lines.h"
 #include "cuda_check.h"
+#include "generated_entry.h"
 #include "host_tensors.h"
+#include "lengths.h"
 #include "npy.h"
+#include "reference_check.h"
+#include "timing.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -43,30 +49,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
-
-#define GDN_CAT2(a, b) a##b
-#define GDN_CAT(a, b) GDN_CAT2(a, b)
-#define FN GDN_FN
-#define FN_SIGNATURE GDN_CAT(GDN_FN, _signature)
-#define FN_WORKSPACE GDN_CAT(GDN_FN, _workspace_bytes)
-#define FN_SHAPES GDN_CAT(GDN_FN, _result_shapes)
-#define FN_CHECK GDN_CAT(GDN_FN, _check)
 
 namespace {
 
 using namespace harness;
 
-int failures = 0;
 gdnrt_context_t *context = nullptr;
-
-void expect(bool ok, const std::string &what) {
-  std::printf("%s: %s\n", ok ? "PASS" : "FAIL", what.c_str());
-  if (!ok)
-    ++failures;
-}
 
 /// Device buffers of one call: arguments, results, workspace.
 struct Run {
@@ -149,24 +139,10 @@ int check(const std::string &in, const std::string &expectedDir,
   if (packed.status != GDN_SUCCESS)
     return 1;
   for (int r = 0; r < FN_SIGNATURE.num_results; ++r) {
-    const gdn_tensor_t &t = packed.results[r];
-    writeResult(out + "/result" + std::to_string(r) + ".npy", t,
-                packed.resultBytes[r]);
-    const std::vector<double> values = decodeAll(packed.resultBytes[r], t.dtype);
-    npy::Array expected;
-    std::string error;
-    if (!npy::read(expectedDir + "/result" + std::to_string(r) + ".npy", expected, error)) {
-      expect(false, error);
-      continue;
-    }
-    bool finite = true;
-    const double rel = relativeRms(values, expected.values, finite);
-    char line[256];
-    std::snprintf(line, sizeof(line),
-                  "result #%d matches gdn-run: rel_rms = %.3e (rtol %.1e)%s", r,
-                  rel, rtol, finite ? "" : ", NON-FINITE values");
-    expect(finite && values.size() == expected.values.size() && rel <= rtol,
-           line);
+    const std::string file = "/result" + std::to_string(r) + ".npy";
+    compareWithReference("result #" + std::to_string(r), packed.results[r],
+                         packed.resultBytes[r], expectedDir + file, out + file,
+                         rtol, expect);
   }
 
   // Determinism: four more runs (five in all, fresh buffers each time)
@@ -293,19 +269,9 @@ int corrupt(const std::string &in, const std::string &freeList) {
 }
 
 int bench(const std::string &lengthsText, int iterations) {
-  std::vector<int64_t> lengths;
-  size_t start = 0;
-  while (start < lengthsText.size()) {
-    size_t comma = lengthsText.find(',', start);
-    if (comma == std::string::npos)
-      comma = lengthsText.size();
-    lengths.push_back(std::stoll(lengthsText.substr(start, comma - start)));
-    start = comma + 1;
-  }
-  int64_t tokens = 0;
-  std::vector<double> cu{0};
-  for (int64_t length : lengths)
-    cu.push_back(static_cast<double>(tokens += length));
+  const std::vector<int64_t> lengths = parseLengths(lengthsText);
+  const std::vector<double> cu = offsetsOf<double>(lengths);
+  const int64_t tokens = static_cast<int64_t>(cu.back());
   // Random device inputs, shaped from the signature (static sizes come from
   // result_shapes' checks; dynamic token dims are `tokens`).
   std::vector<gdn_tensor_t> args(FN_SIGNATURE.num_args);
@@ -314,17 +280,13 @@ int bench(const std::string &lengthsText, int iterations) {
   size_t argBytes = 0;
   for (int i = 0; i < FN_SIGNATURE.num_args; ++i) {
     HostTensor t{FN_SIGNATURE.arg_dtypes[i], {}, {}};
-    const char *dims = std::getenv(("GDN_ARG" + std::to_string(i) + "_SHAPE").c_str());
+    const char *dims = benchShapeText(i);
     if (FN_SIGNATURE.arg_roles[i] == GDN_ROLE_CU_SEQLENS) {
       t.shape = {static_cast<int64_t>(cu.size())};
       t.values = cu;
     } else {
-      std::stringstream stream(dims ? dims : "");
-      std::string piece;
-      while (std::getline(stream, piece, 'x'))
-        t.shape.push_back(piece == "T"   ? tokens
-                          : piece == "N" ? static_cast<int64_t>(lengths.size())
-                                         : std::stoll(piece));
+      t.shape = parseBenchShape(dims ? dims : "", tokens,
+                                static_cast<int64_t>(lengths.size()));
       int64_t n = 1;
       for (int64_t size : t.shape)
         n *= size;
@@ -347,9 +309,7 @@ int bench(const std::string &lengthsText, int iterations) {
   }
   void *workspace;
   CUDA_OK(cudaMalloc(&workspace, std::max<size_t>(FN_WORKSPACE(args.data()), 256)));
-  cudaEvent_t begin, end;
-  CUDA_OK(cudaEventCreate(&begin));
-  CUDA_OK(cudaEventCreate(&end));
+  EventTimer timer;
   for (int i = 0; i < 5; ++i)
     if (int error = FN(args.data(), results.data(), workspace, context)) {
       expect(false, "the function runs on the bench inputs (status " +
@@ -358,45 +318,35 @@ int bench(const std::string &lengthsText, int iterations) {
       return 1;
     }
   std::vector<float> times;
-  for (int i = 0; i < iterations; ++i) {
-    CUDA_OK(cudaEventRecord(begin));
-    FN(args.data(), results.data(), workspace, context);
-    CUDA_OK(cudaEventRecord(end));
-    CUDA_OK(cudaEventSynchronize(end));
-    float ms;
-    CUDA_OK(cudaEventElapsedTime(&ms, begin, end));
-    times.push_back(ms);
-  }
+  for (int i = 0; i < iterations; ++i)
+    times.push_back(
+        timer.ms([&] { FN(args.data(), results.data(), workspace, context); }));
   char message[256] = {};
   expect(FN_CHECK(args.data(), workspace, context, message, sizeof(message)) ==
              GDN_SUCCESS,
          std::string("bench inputs are valid: ") + message);
-  std::sort(times.begin(), times.end());
-  double median = times[times.size() / 2];
+  const double medianMs = median(times);
   // Device copy bandwidth on a buffer of the same size, as the reference.
   size_t copyBytes = (argBytes + resultBytes) / 2;
   void *src, *dst;
   CUDA_OK(cudaMalloc(&src, copyBytes));
   CUDA_OK(cudaMalloc(&dst, copyBytes));
+  // 5 warm-up copies, timed like the rest but not counted.
   std::vector<float> copyTimes;
   for (int i = 0; i < iterations + 5; ++i) {
-    CUDA_OK(cudaEventRecord(begin));
-    CUDA_OK(cudaMemcpyAsync(dst, src, copyBytes, cudaMemcpyDeviceToDevice));
-    CUDA_OK(cudaEventRecord(end));
-    CUDA_OK(cudaEventSynchronize(end));
-    float ms;
-    CUDA_OK(cudaEventElapsedTime(&ms, begin, end));
+    const float ms = timer.ms([&] {
+      CUDA_OK(cudaMemcpyAsync(dst, src, copyBytes, cudaMemcpyDeviceToDevice));
+    });
     if (i >= 5)
       copyTimes.push_back(ms);
   }
-  std::sort(copyTimes.begin(), copyTimes.end());
-  double copyMedian = copyTimes[copyTimes.size() / 2];
-  double bandwidth = (argBytes + resultBytes) / (median * 1e-3) / 1e12;
+  double copyMedian = median(copyTimes);
+  double bandwidth = (argBytes + resultBytes) / (medianMs * 1e-3) / 1e12;
   double copyBandwidth = 2.0 * copyBytes / (copyMedian * 1e-3) / 1e12;
   std::printf("BENCH %s tokens=%lld seqs=%zu: median %.4f ms, %.1f MB moved, "
               "%.2f TB/s = %.1f%% of the device copy (%.2f TB/s)\n",
               FN_SIGNATURE.name, static_cast<long long>(tokens), lengths.size(),
-              median, (argBytes + resultBytes) / 1e6, bandwidth,
+              medianMs, (argBytes + resultBytes) / 1e6, bandwidth,
               100.0 * bandwidth / copyBandwidth, copyBandwidth);
   return failures ? 1 : 0;
 }

@@ -55,16 +55,21 @@
 //                               (gdnrt_comm_bytes_sent)
 //
 // RTOL bounds every relative RMS error but those EXPECTED/tolerances names
-// (lines "gradN BOUND": SEMANTICS.md's looser bound of the gates'
+// (lines "gradN BOUND": docs/spec.md's looser bound of the gates'
 // parameters' gradients). Exits non-zero on any failure; prints one line
 // per check, rank by rank.
 //
 //===----------------------------------------------------------------------===//
 
 #include GDN_HEADER
+#include "bench_shapes.h"
 #include "cuda_check.h"
+#include "generated_entry.h"
 #include "host_tensors.h"
+#include "lengths.h"
 #include "npy.h"
+#include "reference_check.h"
+#include "timing.cuh"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -80,25 +85,9 @@
 #include <map>
 #include <mutex>
 #include <random>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
-
-#define GDN_CAT2(a, b) a##b
-#define GDN_CAT(a, b) GDN_CAT2(a, b)
-#define FN GDN_FN
-#define FN_SIGNATURE GDN_CAT(GDN_FN, _signature)
-#define FN_WORKSPACE GDN_CAT(GDN_FN, _workspace_bytes)
-#define FN_SHAPES GDN_CAT(GDN_FN, _result_shapes)
-#define FN_CHECK GDN_CAT(GDN_FN, _check)
-#ifdef GDN_BACKWARD_FN
-#define BWD GDN_BACKWARD_FN
-#define BWD_SIGNATURE GDN_CAT(GDN_BACKWARD_FN, _signature)
-#define BWD_WORKSPACE GDN_CAT(GDN_BACKWARD_FN, _workspace_bytes)
-#define BWD_SHAPES GDN_CAT(GDN_BACKWARD_FN, _result_shapes)
-#define BWD_CHECK GDN_CAT(GDN_BACKWARD_FN, _check)
-#endif
 
 namespace {
 
@@ -239,28 +228,14 @@ struct Tolerances {
   }
 };
 
-/// Compares a downloaded tensor with gdn-run's `expected` .npy and writes
-/// it to `out`.
+/// compareWithReference (reference_check.h), its line in `report`.
 void compareWithReference(const std::string &what, const gdn_tensor_t &tensor,
                           const std::vector<char> &bytes,
                           const std::string &expected, const std::string &out,
                           double rtol, Report &report) {
-  writeResult(out, tensor, bytes);
-  npy::Array reference;
-  std::string error;
-  if (!npy::read(expected, reference, error)) {
-    report.expect(false, error);
-    return;
-  }
-  const std::vector<double> values = decodeAll(bytes, tensor.dtype);
-  bool finite = true;
-  const double rel = relativeRms(values, reference.values, finite);
-  char line[256];
-  std::snprintf(line, sizeof(line),
-                "%s matches gdn-run: rel_rms = %.3e (rtol %.1e)%s",
-                what.c_str(), rel, rtol, finite ? "" : ", NON-FINITE values");
-  report.expect(
-      finite && values.size() == reference.values.size() && rel <= rtol, line);
+  harness::compareWithReference(
+      what, tensor, bytes, expected, out, rtol,
+      [&](bool ok, const std::string &line) { report.expect(ok, line); });
 }
 
 /// What every rank of a job shares: its contexts' communicators come from
@@ -797,9 +772,7 @@ HostTensor randomTensor(gdn_dtype_t dtype, std::vector<int64_t> shape,
 /// random, shaped by GDN_ARG<i>_SHAPE with T = `rows`.
 std::vector<HostTensor> benchInputs(const std::vector<int64_t> &lengths,
                                     int64_t rows, int rank, Report &report) {
-  std::vector<double> cu{0};
-  for (int64_t length : lengths)
-    cu.push_back(cu.back() + static_cast<double>(length));
+  const std::vector<double> cu = offsetsOf<double>(lengths);
   std::mt19937 rng(17 + rank);
   std::vector<HostTensor> inputs;
   for (int i = 0; i < FN_SIGNATURE.num_args; ++i) {
@@ -809,22 +782,17 @@ std::vector<HostTensor> benchInputs(const std::vector<int64_t> &lengths,
           {FN_SIGNATURE.arg_dtypes[i], {static_cast<int64_t>(cu.size())}, cu});
       continue;
     }
-    const char *dims =
-        std::getenv(("GDN_ARG" + std::to_string(i) + "_SHAPE").c_str());
+    const char *dims = benchShapeText(i);
     if (!dims) {
       report.expect(false, "GDN_ARG" + std::to_string(i) +
                                "_SHAPE gives argument " + std::to_string(i) +
                                "'s shape");
       return {};
     }
-    std::vector<int64_t> shape;
-    std::stringstream stream(dims);
-    std::string piece;
-    while (std::getline(stream, piece, 'x'))
-      shape.push_back(piece == "T"   ? rows
-                      : piece == "N" ? static_cast<int64_t>(lengths.size())
-                                     : std::stoll(piece));
-    inputs.push_back(randomTensor(FN_SIGNATURE.arg_dtypes[i], shape, rng));
+    inputs.push_back(randomTensor(
+        FN_SIGNATURE.arg_dtypes[i],
+        parseBenchShape(dims, rows, static_cast<int64_t>(lengths.size())),
+        rng));
   }
   return inputs;
 }
@@ -990,19 +958,8 @@ void benchRank(const World &world, int rank,
   closeRank(context, comms, stream, report);
 }
 
-double median(std::vector<double> values) {
-  if (values.empty())
-    return 0;
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
-
 int bench(const World &world, const std::string &lengthsText, int iterations) {
-  std::vector<int64_t> lengths;
-  std::stringstream stream(lengthsText);
-  std::string piece;
-  while (std::getline(stream, piece, ','))
-    lengths.push_back(std::stoll(piece));
+  const std::vector<int64_t> lengths = parseLengths(lengthsText);
   Barrier barrier(world.size);
   std::vector<BenchResult> results(world.size);
   const int failures = runRanks(world, [&](int rank, Report &report) {

@@ -1,6 +1,6 @@
 //===- scan_timeline.cu - timelines of the forward's scan blocks --------===//
 //
-// Built against the marked headers of scripts/scan-timeline.py (see there
+// Built against the marked headers of utils/scan-timeline.py (see there
 // for the marks): runs gqa16x32 8192x4 through the bench's own timing with
 // the fused block whose producer makes P (the default) and with the wgmma
 // scan, then prints for block 0 the mean cycles between consecutive marks

@@ -15,6 +15,8 @@
 
 #include "gdn/device/wgmma.cuh"
 
+#include "cuda_check.h"
+
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -25,16 +27,6 @@
 #include <vector>
 
 using namespace gdn::device;
-
-#define CUDA_OK(call)                                                          \
-  do {                                                                         \
-    cudaError_t error_ = (call);                                               \
-    if (error_ != cudaSuccess) {                                               \
-      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__,                  \
-                   cudaGetErrorString(error_));                                \
-      std::exit(2);                                                            \
-    }                                                                          \
-  } while (0)
 
 namespace {
 

@@ -64,8 +64,8 @@
 // A bf16 program (fp32 gates and states): the generated backward stores
 // every cotangent in its value's type, as GPU kernels will, so it differs
 // from the sweep's unrounded float64 cotangents by bf16 rounding (observed
-// 3.4e-3 at most), within SEMANTICS.md's bf16 tolerance for gradients
-// (8e-3); on 4 ranks it gives the same numbers.
+// 3.4e-3 at most), within the bf16 tolerance for gradients (8e-3) of
+// docs/spec.md (Tolerances); on 4 ranks it gives the same numbers.
 // RUN: gdn-opt --gdn-generate-backward %S/../../Transforms/Inputs/cp_core_bf16.mlir -o %t/bf16.mlir
 // RUN: gdn-run --compare %t/bf16.mlir %S/../../Transforms/Inputs/cp_core_bf16.mlir --entry=core --run-backward --seqlens=0,1,63,64,65,7 --rtol=8e-3 | FileCheck %s --check-prefix=BF16
 // RUN: gdn-opt --gdn-context-parallel=ranks=4 --gdn-generate-backward %S/../../Transforms/Inputs/cp_core_bf16.mlir -o %t/bf16-head4.mlir

@@ -1,14 +1,13 @@
 //===- backward_common.cuh - shared by the backward ------------*- CUDA -*-===//
 //
 // The backward kernels (prologue_backward.cuh, epilogue_backward.cuh) sum
-// parameter gradients over every token. SEMANTICS.md asks for bit-identical
-// gradients run after run, so no sum may depend on thread timing: there are
-// no floating-point atomics. Instead each block writes its partial sums to
-// a workspace in a fixed layout, and a second kernel adds the partials of
-// every output in block order (sumPartialsKernel). The number of blocks, and
-// so the grouping of the sums, is a function of the shape and the Config
-// only (never of the device), so the same inputs give the same bits on any
-// GPU.
+// parameter gradients over every token. docs/spec.md (Determinism) asks for
+// bit-identical gradients run after run, so no sum may depend on thread timing:
+// there are no floating-point atomics. Instead each block writes its partial
+// sums to a workspace in a fixed layout, and a second kernel adds the partials
+// of every output in block order (sumPartialsKernel). The number of blocks, and
+// so the grouping of the sums, is a function of the shape and the Config only
+// (never of the device), so the same inputs give the same bits on any GPU.
 //
 // Also here: the SiLU value with its derivative (one exp2 and one
 // reciprocal for both) and the balanced split of rows over blocks.

@@ -181,7 +181,8 @@ __device__ __forceinline__ float silu(float x) {
   return x * fastReciprocal(1.0f + fastExp2(x * -1.4426950408889634f));
 }
 
-/// softplus with the threshold of SEMANTICS.md (x itself above 20).
+/// softplus with the threshold docs/spec.md fixes for gdn.gates: x itself
+/// above 20.
 __device__ __forceinline__ float softplus(float x) {
   return x > 20.0f ? x : log1pf(expf(x));
 }

@@ -1,7 +1,7 @@
 //===- delta_rule.cuh - the chunked gated delta rule forward ----*- CUDA
 //-*-===//
 //
-// The forward gated delta rule of SEMANTICS.md over packed varlen sequences,
+// The forward gated delta rule of docs/spec.md over packed varlen sequences,
 // in chunks of 64 tokens that never span two sequences. Two kernels:
 //
 // 1. deltaChunkPrepareKernel (delta_rule_prepare.cuh), fully parallel
@@ -114,7 +114,7 @@ GDN_OPTIONAL_CONFIG_MEMBER(PrepareBlockedInverseOf, kPrepareBlockedInverse,
 ///   M's own bf16 rounding of 2^-9); false in split bf16 (hi + lo, three
 ///   mma.m16n8k16 per 16 x 8 x 16, about 16 bits). On the H200 tf32 took
 ///   the prepare kernel's instructions 6% and the forward 0.5-1.7% down
-///   (docs/performance.md, session 36).
+///   (docs/performance.md).
 GDN_OPTIONAL_CONFIG_MEMBER(PrepareInverseTf32Of, kPrepareInverseTf32, true)
 /// - kPrepareBlocksPerSM: the prepare kernel's launch-bounds occupancy
 ///   request (0, the default: 4 with the shared L, else none), which caps
@@ -193,9 +193,9 @@ template <class Config> struct DeltaRuleShape {
   // without the shared L, no request (as in the first version: shared
   // memory allows two). Without P the kernel needs no staging tiles (36
   // KiB at K = 128) and runs six blocks of 80 registers: its time at mha32
-  // 1 x 32768 went from 0.240 to 0.217 ms (performance.md, session 15).
+  // 1 x 32768 went from 0.240 to 0.217 ms (docs/performance.md).
   // With two heads per block ptxas spills 20 bytes at 80; five blocks of
-  // 96, without spills, were 1.5% slower (gqa16x32, session 16). With P,
+  // 96, without spills, were 1.5% slower (gqa16x32). With P,
   // 96 registers (five blocks) made it 50% slower.
   static constexpr int kPrepareBlocksPerSM =
       PrepareBlocksPerSMOf<Config>::value > 0

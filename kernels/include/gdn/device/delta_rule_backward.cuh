@@ -1,11 +1,11 @@
 //===- delta_rule_backward.cuh - the chunked gated delta rule backward -*- CUDA
 //-*-===//
 //
-// The exact gradients of the gated delta rule (delta_rule.cuh, SEMANTICS.md)
-// with respect to q, k, v, g, beta and the initial states, given the
-// cotangents of o and of the final states. Deterministic by construction:
-// every gradient element is written by exactly one thread, every sum runs in
-// a fixed order, and there are no atomics.
+// The exact gradients of the gated delta rule (delta_rule.cuh; docs/spec.md,
+// gdn.delta_rule_grad) with respect to q, k, v, g, beta and the initial states,
+// given the cotangents of o and of the final states. Deterministic by
+// construction: every gradient element is written by exactly one thread, every
+// sum runs in a fixed order, and there are no atomics.
 //
 // Per chunk, in the notation of delta_rule.cuh (G the chunk-local cumsum of
 // g, e_i = exp(G_i), f_i = exp(G_last - G_i), gamma = exp(G_last),

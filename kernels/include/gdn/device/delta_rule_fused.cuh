@@ -34,23 +34,20 @@
 // prepare kernel wrote here: a segment's block computes the bounds of the
 // chunks it walks back over from g, beta and k (warmupStartFromInputs).
 //
-// Experimental: correct, but 1.5-1.6x slower than the two kernels on the
-// H200 (0.654 against 0.417 ms at gqa16x32 8192x4, session 36): its one
-// producer warpgroup is still the longer path, about 10300 cycles per chunk
-// against the consumers' 8000 in session 12 (docs/delta-rule.md, "The
-// fused forward"; scripts/fused-phase-profile.py measures the phases).
-// Nothing selects it by default.
+// Experimental: correct, but 1.5-1.6x slower than the two kernels on the H200
+// (0.654 against 0.417 ms at gqa16x32 8192x4): its one producer warpgroup is
+// still the longer path, about 10300 cycles per chunk against the consumers'
+// 8000 (docs/delta-rule.md, "The fused forward"; utils/fused-phase-profile.py
+// measures the phases). Nothing selects it by default.
 //
-// With kFusedInverse = false the producer makes P alone: the prepare
-// kernel (without P) runs first and writes M, G and the bounds, which the
-// block copies with Q, K and V; the consumers take 224 registers, stage
-// O^T in the producer's unused L region, release each stage as soon as
-// its products are done, and the producer issues the refills
-// (docs/delta-rule.md, "The fused block with a producer of P alone").
-// It is what gdn-select-kernels picks (scores = "producer") for gqa16x32
-// since session 15 and for every group at V tile 128 since session 17,
-// whole or split chains (segments warm up from the prepare kernel's
-// transition bounds).
+// With kFusedInverse = false the producer makes P alone: the prepare kernel
+// (without P) runs first and writes M, G and the bounds, which the block copies
+// with Q, K and V; the consumers take 224 registers, stage O^T in the
+// producer's unused L region, release each stage as soon as its products are
+// done, and the producer issues the refills (docs/delta-rule.md, "The fused
+// block with a producer of P alone"). It is what gdn-select-kernels picks
+// (scores = "producer") for every group at V tile 128, whole or split chains
+// (segments warm up from the prepare kernel's transition bounds).
 //
 //===----------------------------------------------------------------------===//
 
@@ -177,17 +174,16 @@ __device__ __forceinline__ int32_t warmupStartFromInputs(
 /// them, and the caller orders this chunk's reads of them before the next
 /// chunk's writes.
 ///
-/// The same instructions as deltaChunkScanWgmmaKernel's loop body, which
-/// keeps its own copy: calling this function from the scan made the scan
-/// 2.3% slower on the H200 (0.2665 against 0.2605 ms at gqa16x32 8192x4,
-/// three A/B rounds; the SASS differs in a few address computations).
-/// Change the two together, with two measured exceptions: here V^T's
-/// ldmatrix loads are issued right after the two products (0.2-0.5%
-/// faster at every default row, H200, session 22; issued just before the
-/// S K^T wait instead, 0.6-1.2% slower); R's Gamma pairs are loaded
-/// before the S K^T wait, and the update's decays and the state's decay
-/// come before the Vn wait (session 23). The scan keeps the old order,
-/// untimed with these changes.
+/// The same instructions as deltaChunkScanWgmmaKernel's loop body, which keeps
+/// its own copy: calling this function from the scan made the scan 2.3% slower
+/// on the H200 (0.2665 against 0.2605 ms at gqa16x32 8192x4, three A/B rounds;
+/// the SASS differs in a few address computations). Change the two together,
+/// with two measured exceptions: here V^T's ldmatrix loads are issued right
+/// after the two products (0.2-0.5% faster at every default row, H200; issued
+/// just before the S K^T wait instead, 0.6-1.2% slower); R's Gamma pairs are
+/// loaded before the S K^T wait, and the update's decays and the state's decay
+/// come before the Vn wait. The scan keeps the old order, untimed with these
+/// changes.
 template <class Config>
 __device__ __forceinline__ void
 wgmmaScanChunk(float (&state)[DeltaRuleShape<Config>::kK / 2], float (&out)[32],
@@ -243,11 +239,10 @@ wgmmaScanChunk(float (&state)[DeltaRuleShape<Config>::kK / 2], float (&out)[32],
   }
   warpgroupBarrier(group);
 
-  // R = V^T - SK diag(Gamma) (the chain waits only for S K^T). Each
-  // thread's tokens come in adjacent pairs: one 8-byte load per pair,
-  // issued before the wait so that R's arithmetic does not wait for them
-  // (0.2-0.8% faster at the gqa16x32 shapes in two calls, sessions 22 and
-  // 23, bits equal, H200; 8 more spill bytes).
+  // R = V^T - SK diag(Gamma) (the chain waits only for S K^T). Each thread's
+  // tokens come in adjacent pairs: one 8-byte load per pair, issued before the
+  // wait so that R's arithmetic does not wait for them (0.2-0.8% faster at the
+  // gqa16x32 shapes in two calls, bits equal, H200; 8 more spill bytes).
   float2 startPair[8];
 #pragma unroll
   for (int j = 0; j < 8; ++j)
@@ -278,8 +273,8 @@ wgmmaScanChunk(float (&state)[DeltaRuleShape<Config>::kK / 2], float (&out)[32],
   wgmmaCommit();
   // Under Vn's product: the update's decays exp(G_last - G) (pairs as
   // startPair's) and the state's decay, which no pending product reads
-  // (-0.2 to -0.7% at the gqa16x32 shapes in two calls, bits equal, H200,
-  // session 23; 44 more spill bytes).
+  // (-0.2 to -0.7% at the gqa16x32 shapes in two calls, bits equal, H200;
+  // 44 more spill bytes).
   float2 endPair[8];
 #pragma unroll
   for (int j = 0; j < 8; ++j)
@@ -713,7 +708,7 @@ __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
   // are done, so that the producer's refill and the next P do not wait for
   // o's stores, and whole chunks of o leave by TMA (gqa16x32 8192x4:
   // 0.450-0.462 -> 0.435-0.444 ms in four calls on the H200; with
-  // per-thread stores, no gain: docs/performance.md, session 17). With the
+  // per-thread stores, no gain: docs/performance.md). With the
   // inverse, O^T goes into the V tile the consumers have read, and the
   // stage is released after o's stores.
   constexpr bool kOwnStaging = !kInverse;

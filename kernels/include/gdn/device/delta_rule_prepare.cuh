@@ -198,7 +198,7 @@ gateChunkProducts(KeyAt key, ScoreAt score, const float *gate,
         // A tile wholly above the warp's 16 rows (a warp-uniform branch):
         // no exps, and L's zeros are not stored (those 16 x 16 blocks hold
         // the inverse's intermediates, and it never reads L there; 1.5-2.5%
-        // of the forward, H200, session 22). P's are, as 0 x (Q K^T)_ij
+        // of the forward, H200). P's are, as 0 x (Q K^T)_ij
         // like the masked elements below (-0 where the product is
         // negative: the bits the exps gave).
         storeScores(i, j, 0.0f * score(n, e), 0.0f * score(n, e + 1));
@@ -260,7 +260,7 @@ gateChunkScores(ScoreAt score, const float *gate, int rows, int warp, int lane,
 /// bank conflicts a plain 16 x 16 scratch had. (The A fragments' and the
 /// accumulators' float2 keep a two-way conflict within each half-warp at
 /// any such stride; made conflict-free, the kernel was no faster: a gtest
-/// counts the wavefronts, performance.md has the measurement, session 16.)
+/// counts the wavefronts, docs/performance.md has the measurement.)
 /// **Above X's diagonal blocks the result holds
 /// those values, not zeros**: readers of X take its lower triangle only.
 /// Every thread of the block calls it (it has barriers); the products of
@@ -548,7 +548,7 @@ __device__ __forceinline__ void prepareChunk(const DeltaRuleArgs<Config> &args,
   // with indices known at compile time, so kk stays in registers. (With a
   // compare per accumulator element, 32 per thread, and the shuffles
   // below always run, the bounds cost the kernel about 3%, now 0-2%:
-  // performance.md, session 18.)
+  // docs/performance.md.)
   static_assert(S::kThreads == 128, "the bounds take 16 rows per warp");
   float keyNorm2[2] = {0.0f, 0.0f};
   if (bounds) {
@@ -652,7 +652,7 @@ __device__ __forceinline__ void prepareChunk(const DeltaRuleArgs<Config> &args,
         // wavefront of the row's two (the kernel's L1 is its busiest unit;
         // bits equal, and the forward 0.0-0.2% faster on every default row
         // in three rounds on the H200, at the edge of the noise:
-        // performance.md, session 25).
+        // docs/performance.md).
         float2 x = make_float2(0.0f, 0.0f);
         if (c <= i)
           x = *reinterpret_cast<const float2 *>(lower + h * kLowerSize +

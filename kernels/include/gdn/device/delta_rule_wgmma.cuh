@@ -185,11 +185,11 @@ struct DeltaRuleTensorMaps {
 /// K K^T as one N = 64 product. Two halves read K's A operand twice, 16 KiB
 /// more shared-memory reads per block in a kernel whose L1 is its busiest
 /// unit (92% under ncu): one product made the prepare kernel 2-9% and the
-/// forward 0.9-1.9% faster at every default row (bits equal, H200,
-/// performance.md, session 24). Per-thread cp.async into padded rows wrote
+/// forward 0.9-1.9% faster at every default row (bits equal, H200;
+/// docs/performance.md). Per-thread cp.async into padded rows wrote
 /// shared memory in 2.6 times the wavefronts its bytes needed, and the
-/// ldmatrix fragments of mma.sync read K four times over (ncu,
-/// performance.md, session 15).
+/// ldmatrix fragments of mma.sync read K four times over (ncu;
+/// docs/performance.md).
 template <class Config, bool kStoreScores> struct PrepareOperandsTma {
   using S = DeltaRuleShape<Config>;
   using Tile = Swizzle128Tile<64>;

@@ -1,13 +1,14 @@
 //===- packing.cuh - packed-sequence metadata on the device -----*- CUDA -*-===//
 //
 // Validates cu_seqlens (and cu_padded) without a host synchronisation: the
-// rules of SEMANTICS.md, the first violation recorded with its index and
-// value in a status record. Kernels that find the status set write NaN
-// instead of results, so invalid metadata can never pass for a result; the
-// host reads the status when it chooses to (gdnDescribeStatus). The record
-// is written by the function's first consumer of the packing: the prologue
-// kernel, which checks the offsets in every block itself, or else a one-block
-// validation launch (buildPackingMetadata) in front of the first kernel.
+// rules of docs/spec.md (Validation rules and messages), the first violation
+// recorded with its index and value in a status record. Kernels that find the
+// status set write NaN instead of results, so invalid metadata can never pass
+// for a result; the host reads the status when it chooses to
+// (gdnDescribeStatus). The record is written by the function's first consumer
+// of the packing: the prologue kernel, which checks the offsets in every block
+// itself, or else a one-block validation launch (buildPackingMetadata) in front
+// of the first kernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +16,7 @@
 #define GDN_DEVICE_PACKING_CUH
 
 #include "gdn/runtime/abi.h"
+#include "gdn/runtime/packing_rules.h"
 
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -54,18 +56,26 @@ struct PackingWorkspace {
   }
 };
 
-/// One violation as a sortable key: lower index first, cu_seqlens before
-/// cu_padded, so the reported violation does not depend on thread timing.
+/// What a violation is about, in the order the host checks them
+/// (lib/Support/PackingValidation.cpp): cu_seqlens' entries, then
+/// cu_padded's, then each sequence against its slot.
+enum ViolationKind : int32_t { kInCuSeqlens = 0, kInCuPadded = 1, kInSlot = 2 };
+
+/// One violation as a sortable key: kind first, then the lower index, so
+/// the reported violation is the one the host's walk finds first and does
+/// not depend on thread timing. Bits: kind at 40, index (below 2^31) at 8,
+/// code below.
 __device__ __forceinline__ unsigned long long
-violationKey(int32_t index, int32_t padded, int32_t code) {
-  return (static_cast<unsigned long long>(index) << 8) |
-         static_cast<unsigned long long>((padded << 4) | code);
+violationKey(int32_t kind, int32_t index, int32_t code) {
+  return (static_cast<unsigned long long>(kind) << 40) |
+         (static_cast<unsigned long long>(index) << 8) |
+         static_cast<unsigned long long>(code);
 }
 
 /// Key of "no violation".
 constexpr unsigned long long kNoViolation = ~0ull;
 
-/// Checks every offset of `p` (the rules of SEMANTICS.md) with all threads
+/// Checks every offset of `p` (the rules of docs/spec.md) with all threads
 /// of the block and returns the key of the first violation, or kNoViolation,
 /// the same in every thread. `blockKey` is one word of shared memory. Every
 /// thread of the block must call it (it has two barriers). A block that
@@ -75,7 +85,7 @@ __device__ inline unsigned long long
 findFirstViolation(const PackingView &p, unsigned long long *blockKey) {
   const int32_t n = p.numSeqs;
   if (n < 0) // uniform: no offsets to read at all
-    return violationKey(0, 0, GDN_STATUS_NO_OFFSETS);
+    return violationKey(kInCuSeqlens, 0, GDN_STATUS_NO_OFFSETS);
   if (threadIdx.x == 0)
     *blockKey = kNoViolation;
   __syncthreads();
@@ -85,21 +95,19 @@ findFirstViolation(const PackingView &p, unsigned long long *blockKey) {
       const int32_t *cu = padded ? p.cuPadded : p.cuSeqlens;
       if (!cu)
         continue;
-      int32_t code = GDN_STATUS_OK;
-      if (i == 0 && cu[0] != 0)
-        code = GDN_STATUS_FIRST_NOT_ZERO;
-      else if (i > 0 && cu[i] < cu[i - 1])
-        code = GDN_STATUS_DECREASING;
-      else if (i == n && (padded || !p.cuPadded) && cu[n] != p.bufferTokens)
-        code = GDN_STATUS_WRONG_TOTAL;
+      // cu_seqlens ends at the buffer's rows unless cu_padded does.
+      const int64_t total = padded || !p.cuPadded ? p.bufferTokens : -1;
+      const int32_t code = packing::entryViolation(
+          i, cu[i], i > 0 ? cu[i - 1] : 0, n, total);
       if (code != GDN_STATUS_OK)
-        mine = min(mine, violationKey(i, padded, code));
+        mine = min(mine, violationKey(padded ? kInCuPadded : kInCuSeqlens, i,
+                                      code));
     }
     // In int64: differences of hostile int32 offsets can overflow.
     if (p.cuPadded && i < n &&
         static_cast<int64_t>(p.cuSeqlens[i + 1]) - p.cuSeqlens[i] >
             static_cast<int64_t>(p.cuPadded[i + 1]) - p.cuPadded[i])
-      mine = min(mine, violationKey(i, 0, GDN_STATUS_SLOT_TOO_SMALL));
+      mine = min(mine, violationKey(kInSlot, i, GDN_STATUS_SLOT_TOO_SMALL));
   }
   if (mine != kNoViolation)
     atomicMin(blockKey, mine);
@@ -115,28 +123,19 @@ __device__ inline void writeStatus(const PackingView &p,
                                    gdn_status_t *status) {
   gdn_status_t result = {};
   if (first != kNoViolation) {
-    result.code = static_cast<int32_t>(first & 0xf);
-    result.padded = static_cast<int32_t>((first >> 4) & 0xf);
-    result.index = static_cast<int32_t>(first >> 8);
-    const int32_t *cu = result.padded ? p.cuPadded : p.cuSeqlens;
-    const int32_t i = result.index;
-    switch (result.code) {
-    case GDN_STATUS_FIRST_NOT_ZERO:
-      result.value = cu[0];
-      result.bound = 0;
-      break;
-    case GDN_STATUS_DECREASING:
-      result.value = cu[i];
-      result.bound = cu[i - 1];
-      break;
-    case GDN_STATUS_WRONG_TOTAL:
-      result.value = cu[i];
-      result.bound = p.bufferTokens;
-      break;
-    case GDN_STATUS_SLOT_TOO_SMALL:
+    const int32_t code = static_cast<int32_t>(first & 0xff);
+    const bool padded = (first >> 40) == kInCuPadded;
+    const int32_t i = static_cast<int32_t>((first >> 8) & 0xffffffffull);
+    if (code == GDN_STATUS_SLOT_TOO_SMALL) {
+      result.code = code;
+      result.index = i;
       result.value = static_cast<int64_t>(p.cuSeqlens[i + 1]) - p.cuSeqlens[i];
       result.bound = static_cast<int64_t>(p.cuPadded[i + 1]) - p.cuPadded[i];
-      break;
+    } else if (code == GDN_STATUS_NO_OFFSETS) {
+      result.code = code;
+    } else {
+      result = packing::entryStatus(code, i, padded ? p.cuPadded : p.cuSeqlens,
+                                    p.bufferTokens, padded);
     }
   }
   *status = result;
@@ -184,51 +183,7 @@ inline int describePackingStatus(const gdn_status_t *deviceStatus,
       snprintf(message, size, "ok");
     return GDN_SUCCESS;
   }
-  if (!message || !size)
-    return GDN_ERROR_INVALID_PACKING;
-  const char *name = status.padded ? "cu_padded" : "cu_seqlens";
-  switch (status.code) {
-  case GDN_STATUS_FIRST_NOT_ZERO:
-    snprintf(message, size, "%s[0] must be 0, found %lld", name,
-             (long long)status.value);
-    break;
-  case GDN_STATUS_DECREASING:
-    snprintf(message, size,
-             "%s must be non-decreasing, but %s[%d] = %lld < %s[%d] = %lld",
-             name, name, status.index, (long long)status.value, name,
-             status.index - 1, (long long)status.bound);
-    break;
-  case GDN_STATUS_WRONG_TOTAL:
-    // Fewer real tokens than buffer rows is what alignment padding looks
-    // like when cu_padded was not passed.
-    snprintf(message, size, "%s[%d] = %lld must equal the token count %lld%s",
-             name, status.index, (long long)status.value,
-             (long long)status.bound,
-             !status.padded && status.value < status.bound
-                 ? "; if the buffer holds alignment padding, pass cu_padded"
-                 : "");
-    break;
-  case GDN_STATUS_NO_OFFSETS:
-    snprintf(message, size,
-             "cu_seqlens must have at least one entry (N + 1 for N sequences)");
-    break;
-  case GDN_STATUS_SLOT_TOO_SMALL:
-    snprintf(message, size,
-             "sequence %d has %lld real tokens but its padded slot holds only "
-             "%lld",
-             status.index, (long long)status.value, (long long)status.bound);
-    break;
-  case GDN_STATUS_ZIGZAG_SLOT:
-    snprintf(message, size,
-             "zigzag sharding over %lld ranks needs every sequence's slot to "
-             "be a multiple of %lld, but sequence %d has %lld rows; pad the "
-             "sequence or use the contiguous layout",
-             (long long)status.bound / 2, (long long)status.bound,
-             status.index, (long long)status.value);
-    break;
-  default:
-    snprintf(message, size, "unknown packing status %d", status.code);
-  }
+  packing::describe(status, message, size);
   return GDN_ERROR_INVALID_PACKING;
 }
 

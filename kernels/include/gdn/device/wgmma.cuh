@@ -129,7 +129,7 @@ __device__ __forceinline__ uint64_t swizzledDescriptor(const void *shared,
 /// below 256 KiB. The k steps of a product take their descriptors so:
 /// built from the address each time, every wgmma waited behind five
 /// dependent uniform instructions (a fifth of the wgmma scan's issued
-/// instructions; ncu, session 16).
+/// instructions, as ncu counted them).
 __device__ __forceinline__ uint64_t advanceDescriptor(uint64_t d,
                                                       uint32_t bytes) {
   const uint32_t low = static_cast<uint32_t>(d) + (bytes >> 4);

@@ -59,7 +59,10 @@ typedef enum gdn_error {
   GDN_ERROR_SYSTEM = 7            /**< a file or socket call failed (gdnrt) */
 } gdn_error_t;
 
-/** Validation codes written by the device into gdn_status_t.code. */
+/** Validation codes of a packing's offsets, written by the device into
+ *  gdn_status_t.code; the rules and their messages: gdn/runtime/
+ *  packing_rules.h. Codes from 7 on arise on the host only (int64 offsets,
+ *  two arrays' lengths, a type's max_len). */
 typedef enum gdn_status_code {
   GDN_STATUS_OK = 0,
   GDN_STATUS_FIRST_NOT_ZERO = 1,   /**< cu[0] != 0 */
@@ -67,8 +70,12 @@ typedef enum gdn_status_code {
   GDN_STATUS_WRONG_TOTAL = 3,      /**< cu[N] != the buffer's token count */
   GDN_STATUS_SLOT_TOO_SMALL = 4,   /**< real length of sequence index > slot */
   GDN_STATUS_NO_OFFSETS = 5,       /**< cu_seqlens has no entries */
-  GDN_STATUS_ZIGZAG_SLOT = 6       /**< slot of sequence index is no
+  GDN_STATUS_ZIGZAG_SLOT = 6,      /**< slot of sequence index is no
                                         multiple of bound = 2P (zigzag) */
+  GDN_STATUS_TOKEN_LIMIT = 7,      /**< cu[index] > bound = 2^31 - 1 */
+  GDN_STATUS_COUNT_MISMATCH = 8,   /**< cu_padded has value entries,
+                                        cu_seqlens bound */
+  GDN_STATUS_ABOVE_MAX_LEN = 9     /**< sequence index longer than bound */
 } gdn_status_code_t;
 
 /** Device-side validation result: the first violation found. */

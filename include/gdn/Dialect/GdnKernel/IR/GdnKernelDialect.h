@@ -1,0 +1,73 @@
+//===- GdnKernelDialect.h - the gdn_kernel dialect --------------*- C++ -*-===//
+//
+// Declares the kernel-level dialect: one op per generated CUDA kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GDN_DIALECT_GDNKERNEL_GDNKERNELDIALECT_H
+#define GDN_DIALECT_GDNKERNEL_GDNKERNELDIALECT_H
+
+#include "gdn/Dialect/Gdn/IR/GdnOps.h"
+
+#include "gdn/Dialect/GdnKernel/IR/GdnKernelDialect.h.inc"
+
+#define GET_OP_CLASSES
+#include "gdn/Dialect/GdnKernel/IR/GdnKernelOps.h.inc"
+
+namespace mlir::gdn::kernel {
+
+/// Bytes of one element of a kernel tensor type (bf16/f16/f32).
+int64_t getElementBytes(Type type);
+
+/// Lanes that share one head of `headDim` elements of `elementType` when
+/// each lane holds 16 bytes; 0 when the head does not fill whole vectors.
+int64_t getLanesPerHead(int64_t headDim, Type elementType);
+
+/// Shared memory of one prologue block, as the device header's
+/// prologueSharedBytes() computes it: the ring of rows in flight
+/// (`inputWords` 16-byte words per thread and row: 2 for an f32 conv input
+/// beside bf16 q, k, v) and the chunk's row table (4 bytes per row).
+int64_t getPrologueSharedBytes(int64_t threads, int64_t rowsInFlight,
+                               int64_t tokensPerBlock, int64_t inputWords = 1);
+
+/// Shared memory of one prologue backward block, as the device header's
+/// PrologueBackwardShape::kSharedBytes: the ring of (x, dy) vectors per row
+/// in flight and thread, and a word for the offsets' check.
+int64_t getPrologueGradSharedBytes(int64_t threads, int64_t vectorBytes,
+                                   int64_t rowsInFlight,
+                                   int64_t inputUnits = 1);
+
+/// Blocks per SM the prologue backward's register budget is set for
+/// (`__launch_bounds__`), as measured on the H200 (docs/backward.md):
+/// 16-byte vectors need about 250 registers, so one block; 8-byte vectors
+/// one block of 512 threads, two of 256, three of 128.
+int64_t getPrologueGradBlocksPerSM(int64_t threads, int64_t vectorBytes);
+
+/// The most shared memory a block can opt in to on Hopper (227 KiB).
+constexpr int64_t kMaxSharedBytesPerBlock = 227 * 1024;
+
+/// True for the head dims and tiles of gdn_kernel.delta_rule that the device
+/// template instantiates and the GPU suite checks: K and V in {64, 128};
+/// for the mma.sync scan a value tile of 32, 64 or 128 dividing V and 1 or 2
+/// scan stages, for the wgmma scan (`wgmma`) a tile of 64 or 128 and 2 or 3
+/// stages.
+bool isSupportedDeltaRuleTile(int64_t headDimK, int64_t headDimV,
+                              int64_t valueTile, int64_t scanStages,
+                              bool wgmma = false);
+
+/// Dynamic shared memory of the mma.sync scan block for K, a V tile and a
+/// stage count (DeltaRuleShape::kScanBytes of delta_rule.cuh, row-major B
+/// tiles): what decides the GPUs a tile launches on (sm_90: 227 KiB, sm_80:
+/// 163 KiB, sm_86 / sm_89: 99 KiB).
+int64_t getDeltaRuleScanSharedBytes(int64_t headDimK, int64_t valueTile,
+                                    int64_t scanStages);
+
+/// gdn_kernel.delta_rule's warm-up bound of split chains: 2^-24 by default
+/// (what the fp32 state resolves), at most 2^-126 (a bound fp32 still
+/// holds as a normal number; the runtime compares logs).
+constexpr int64_t kDefaultWarmupBits = 24;
+constexpr int64_t kMaxWarmupBits = 126;
+
+} // namespace mlir::gdn::kernel
+
+#endif // GDN_DIALECT_GDNKERNEL_GDNKERNELDIALECT_H

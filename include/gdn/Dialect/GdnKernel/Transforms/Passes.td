@@ -1,0 +1,83 @@
+//===- Passes.td - gdn_kernel -> gdn_kernel: tile selection ---*- tablegen -*-===//
+//
+// The passes of one level, gdn_kernel -> gdn_kernel: tile selection.
+// The flag names the effect; each pass has a lit test file of the same name
+// under test/Transforms. Options, statistics and dependent dialects live
+// here so that registration, documentation and flags come from one place.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GDN_DIALECT_GDNKERNEL_TRANSFORMS_PASSES_TD
+#define GDN_DIALECT_GDNKERNEL_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def GdnSelectKernels : Pass<"gdn-select-kernels"> {
+  let summary = "Choose the tiles of the generated kernels from the packing and the device";
+  let description = [{
+    Sets the scan kernel and tile attributes of every `gdn_kernel.delta_rule`
+    from what the packing says about the work and from the device, by the
+    rule measured on the H200 (docs/performance.md). The scan kernel runs
+    one block per (sequence, value head, V tile). With `wgmma` (the target
+    is sm_90a, the default) the scan is `"wgmma"` with three chunks in
+    flight, V tile 128 when the `N * HV` blocks fill `sm-count` SMs (within
+    an eighth), else 64 (twice the blocks; measured faster than every
+    mma.sync tile at 8192x4, 2048x4 and 1x32768). Without it the scan is
+    `"mma_sync"` and the pass picks the widest V tile (128, 64, 32) whose
+    `N * HV * V / tile` blocks still fill the SMs, with the stage count
+    measured best for it (128: 2, 64: 1, 32: 2). Wide tiles read each
+    chunk's shared operands once for more columns; narrow ones make blocks
+    when sequences are few (one long sequence). N is the packing's static
+    sequence count, else `expected-seqs`; with neither, sequences count as
+    many and the op also gets `narrow_value_tile` (64 for wgmma, 32 for
+    mma.sync) and `narrow_below_blocks`, so that the entry point picks the
+    narrow tile at run time for packs of few sequences. With `split-chains`
+    (the default) the scan instead takes its widest tile whatever the
+    sequence count, and the op gets `split_target_blocks = sm-count` and
+    `warmup_bits`: packs of few long sequences are cut into segments at run
+    time (measured at 1x32768: 0.58 ms against 1.08 with V tile 64 unsplit;
+    docs/delta-rule.md says how a segment's state is warmed up). mma.sync
+    tiles whose scan needs more shared memory than `shared-bytes` (the
+    target's per-block limit) are skipped, down to V tile 32 with one stage
+    (82 KiB at K = 128); when none fits, the pass fails and says what the
+    smallest needs. It also sets `scores`: with the wgmma scan at V tile
+    128 and no narrow tile `"producer"` (the scan's block gets a warpgroup
+    that computes `P`; on the H200 faster than the alternatives for one,
+    two and four value heads per key head, whole or split chains), else
+    the prepare kernel's `P`; the `scores` option forces one choice. Every
+    `gdn_kernel.prologue` gets blocks of 512 threads when whole blocks cover
+    its channels' 16-byte lanes (one block of 16 warps per SM, measured
+    faster than two of 256 on the H200), else 256 when they do, else keeps
+    its own. The choice is the op's attributes, which the emitted kernel's
+    banner repeats.
+  }];
+  let dependentDialects = ["::mlir::gdn::kernel::GdnKernelDialect"];
+  let options = [
+    Option<"smCount", "sm-count", "int64_t", /*default=*/"132",
+           "Streaming multiprocessors of the target GPU (H200: 132)">,
+    Option<"expectedSeqs", "expected-seqs", "int64_t", /*default=*/"0",
+           "Sequences per pack when the packing type does not say; 0: "
+           "unknown">,
+    Option<"wgmma", "wgmma", "bool", /*default=*/"true",
+           "The target has sm_90a's wgmma and TMA (Hopper); false picks the "
+           "mma.sync scan, which runs on any sm_80+ GPU">,
+    Option<"splitChains", "split-chains", "bool", /*default=*/"true",
+           "Cut long sequences into segments at run time when the sequences "
+           "alone make too few scan blocks; false picks a narrower tile "
+           "instead (one block still walks each whole chain)">,
+    Option<"sharedBytes", "shared-bytes", "int64_t", /*default=*/"232448",
+           "Dynamic shared memory a block may use on the target (H100 / "
+           "H200: 232448; A100: 166912; sm_86 / sm_89: 101376): mma.sync "
+           "scan tiles that need more are not chosen">,
+    Option<"warmupBits", "warmup-bits", "int64_t", /*default=*/"24",
+           "A split segment's warm-up leaves out at most 2^-warmup-bits of "
+           "the state before it; 0: every segment runs from its sequence's "
+           "start (exact)">,
+    Option<"scores", "scores", "std::string", /*default=*/"\"auto\"",
+           "Which kernel computes each chunk's P: auto (the rule above), or "
+           "prepare, scan or producer for every delta rule (a choice its "
+           "tile cannot take is an error of the op's verifier)">
+  ];
+}
+
+#endif // GDN_DIALECT_GDNKERNEL_TRANSFORMS_PASSES_TD

@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+#===- gpu-parallel.sh - the parallel layers on one GPU ---------------------===#
+#
+#   utils/gpu-parallel.sh [CASES]   (default device-carry/parallel)
+#
+# Runs on the GPU machine over what utils/prepare-parallel-gpu-tests.sh
+# prepared: builds gdnrt (runtime/build.sh) and every case with the
+# multi-rank harness (test/Integration/harness/run_ranks.cu, sm_90a), then
+# runs each case on its S x P ranks as threads of one process through
+# gdnrt's threads backend: every rank against gdn-run's float64 result for
+# that rank (forward) or its results and gradients (train), three runs bit
+# for bit; then the ranks' results put together against the P = 1 case's
+# (a value without a layout, such as a weight's gradient, the same on every
+# rank). P = 1 cases run first. A case listed in
+# test/Integration/known-gaps.txt that misses its bound is checked again at
+# the bound listed there (XFAIL), and fails the run if it no longer misses.
+# Then the faults: a rank that never calls, or that leaves at once, must
+# make the other ranks' entry points fail within the timeout, naming the
+# collective and the rank (run_ranks fault).
+# Prints one summary line per check as it ends (a run cut short still
+# shows how far it got); exits non-zero if any fails.
+# GDN_PREBUILT as in gpu-integration.sh.
+#
+#===------------------------------------------------------------------------===#
+set -uo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cases="${1:-$root/device-carry/parallel}/cases"
+bench="${1:-$root/device-carry/parallel}/bench"
+work="${OUT:-/tmp}/gpu-parallel"
+# A fresh folder: a binary or a result of an earlier run must never stand in
+# for one that failed to build or run.
+rm -rf "$work" && mkdir -p "$work"
+nvcc=${NVCC:-nvcc}
+flags=(-std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -I "$root/kernels/include" -I "$root/runtime/include")
+# One line per check, printed as it ends.
+result() { echo "$1"; }
+status=0
+
+gdnrt="$work/gdnrt"
+if [ -n "${GDN_PREBUILT:-}" ] && [ -f "$GDN_PREBUILT/gdnrt/libgdnrt.so" ]; then
+  mkdir -p "$gdnrt" && cp "$GDN_PREBUILT/gdnrt/libgdnrt.so" "$gdnrt/"
+elif ! bash "$root/runtime/build.sh" "$gdnrt" >"$work/gdnrt.build.log" 2>&1; then
+  cat "$work/gdnrt.build.log"
+  echo "FAIL build gdnrt"
+  exit 1
+fi
+link=(-cudart shared -L "$gdnrt" -lgdnrt -Xlinker "-rpath=$gdnrt")
+
+build() { # dir exe
+  if [ -n "${GDN_PREBUILT:-}" ] && [ -x "$GDN_PREBUILT/$(basename "$2")" ]; then
+    cp "$GDN_PREBUILT/$(basename "$2")" "$2" && echo prebuilt >"$2.build.log"
+    return
+  fi
+  local backward=()
+  [ -f "$1/backward" ] && backward=(-DGDN_BACKWARD_FN="$(cat "$1/backward")")
+  "$nvcc" "${flags[@]}" -I "$1" -DGDN_FN="$(cat "$1/function")" "${backward[@]}" \
+    -DGDN_HEADER="\"kernels.h\"" "$1/kernels.cu" \
+    "$root/test/Integration/harness/run_ranks.cu" "${link[@]}" -o "$2" >"$2.build.log" 2>&1 ||
+    rm -f "$2"
+}
+# nvcc is the slow part; the GPU machine has cores to spare.
+jobs=${GDN_BUILD_JOBS:-$(nproc)}
+for dir in "$cases"/*/ "$bench"/*/; do
+  [ -d "$dir" ] || continue
+  while [ "$(jobs -r | wc -l)" -ge "$jobs" ]; do sleep 1; done
+  build "$dir" "$work/$(basename "$dir")" &
+done
+wait
+
+run_case() { # dir
+  local dir=$1 name exe mode rtol against
+  name=$(basename "$dir")
+  exe="$work/$name"
+  if [ ! -x "$exe" ]; then
+    tail -n 30 "$exe.build.log"
+    result "FAIL build $name"
+    status=1
+    return
+  fi
+  mode=check; [ -f "$dir/backward" ] && mode=train
+  rtol=$(cat "$dir/rtol")
+  local gap
+  gap=$(awk -v c="$name" '$1 == c { print $2 }' "$root/test/Integration/known-gaps.txt")
+  rm -rf "$work/$name-out" && mkdir -p "$work/$name-out"
+  if "$exe" "$mode" "$dir/ranks" "$dir/ranks" "$work/$name-out" "$rtol" \
+      >"$work/$name.log" 2>&1; then
+    if [ -n "$gap" ]; then
+      result "XPASS $mode $name: within $rtol now, remove it from test/Integration/known-gaps.txt"
+      status=1
+    else
+      result "PASS $mode $name"
+    fi
+  elif [ -n "$gap" ] && "$exe" "$mode" "$dir/ranks" "$dir/ranks" "$work/$name-out" "$gap" \
+      >"$work/$name.gap.log" 2>&1; then
+    result "XFAIL $mode $name: over $rtol, within its known-gap bound $gap (test/Integration/known-gaps.txt)"
+  else
+    grep -E "FAIL|error" "$work/$name.log" | head -n 20
+    result "FAIL $mode $name"
+    status=1
+  fi
+  against=()
+  [ -f "$dir/against" ] && against=("$work/$(cat "$dir/against")-out/rank0")
+  if "$exe" gather "$work/$name-out" "$dir/ranks" "$rtol" "${against[@]}" \
+      >"$work/$name.gather.log" 2>&1; then
+    result "PASS gather $name${against[0]:+ (against $(cat "$dir/against"))}"
+  else
+    grep -E "FAIL" "$work/$name.gather.log" | head -n 20
+    result "FAIL gather $name"
+    status=1
+  fi
+}
+for dir in "$cases"/*_p1_*/ "$cases"/*_p1z_*/; do
+  [ -d "$dir" ] && run_case "$dir"
+done
+for dir in "$cases"/*/; do
+  [ -d "$dir" ] || continue
+  case "$(basename "$dir")" in *_p1_* | *_p1z_*) continue ;; esac
+  run_case "$dir"
+done
+
+# Faults: a rank that never calls, or that destroys its communicator at
+# once, makes the others' entry points fail within the timeout, naming the
+# collective and the rank, on a chunkwise and a headwise program.
+for name in layer_qwen3_next_small_cw2_forward layer_qwen3_next_small_hw2_forward; do
+  [ -x "$work/$name" ] || continue
+  for kind in absent abort; do
+    if GDN_HARNESS_TIMEOUT_MS=2000 timeout 120 "$work/$name" fault "$cases/$name/ranks" "$kind" \
+        >"$work/$name.fault-$kind.log" 2>&1; then
+      result "PASS fault $kind $name"
+    else
+      grep -E "FAIL" "$work/$name.fault-$kind.log" | head -n 10
+      result "FAIL fault $kind $name"
+      status=1
+    fi
+  done
+done
+
+# Timings (GDN_PARALLEL_BENCH=1 cases): forward and backward of each
+# distribution on its ranks at once, with the bytes each rank sends.
+for dir in "$bench"/*/; do
+  [ -d "$dir" ] || continue
+  name=$(basename "$dir")
+  exe="$work/$name"
+  [ -x "$exe" ] || { tail -n 30 "$exe.build.log"; result "FAIL build $name"; status=1; continue; }
+  read -r -a shapes <"$dir/shapes"
+  env_shapes=()
+  for i in "${!shapes[@]}"; do
+    [ "${shapes[$i]}" = - ] || env_shapes+=("GDN_ARG${i}_SHAPE=${shapes[$i]}")
+  done
+  for lengths in ${GDN_BENCH_LENGTHS:-8192,8192,8192,8192 2048,2048,2048,2048}; do
+    if env "${env_shapes[@]}" "$exe" bench "$lengths" "${GDN_BENCH_ITERS:-20}" \
+        >>"$work/$name.bench.log" 2>&1; then
+      result "$name: $(grep BENCH "$work/$name.bench.log" | tail -n 1)"
+    else
+      tail -n 5 "$work/$name.bench.log"
+      result "FAIL bench $name $lengths"
+      status=1
+    fi
+  done
+done
+
+exit $status
