@@ -43,9 +43,8 @@ struct PackingView {
   }
 };
 
-/// Workspace of one packing: the status record. (Until 2026-12 it also held
-/// a per-row sequence table for the prologue; the prologue now finds each
-/// row's sequence in the offsets itself.)
+/// Workspace of one packing: the status record. (The prologue finds each
+/// row's sequence in the offsets itself: no per-row table.)
 struct PackingWorkspace {
   gdn_status_t *status;
 
