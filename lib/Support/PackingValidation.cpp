@@ -34,24 +34,9 @@ std::optional<std::string>
 mlir::gdn::checkPaddedOffsets(llvm::ArrayRef<int64_t> cuSeqlens,
                               llvm::ArrayRef<int64_t> cuPadded,
                               int64_t expectedBuffer) {
-  if (auto error = checkOffsets(cuSeqlens, /*expectedTotal=*/-1, "cu_seqlens"))
-    return error;
-  if (auto error = checkOffsets(cuPadded, expectedBuffer, "cu_padded"))
-    return error;
-  if (cuSeqlens.size() != cuPadded.size()) {
-    gdn_status_t status = {};
-    status.code = GDN_STATUS_COUNT_MISMATCH;
-    status.value = static_cast<int64_t>(cuPadded.size());
-    status.bound = static_cast<int64_t>(cuSeqlens.size());
-    return describe(status);
-  }
-  for (size_t i = 0; i + 1 < cuSeqlens.size(); ++i) {
-    int64_t length = cuSeqlens[i + 1] - cuSeqlens[i];
-    int64_t slot = cuPadded[i + 1] - cuPadded[i];
-    if (length > slot)
-      return describe(::gdn::packing::slotTooSmall(i, length, slot));
-  }
-  return std::nullopt;
+  return describe(::gdn::packing::firstPaddedViolation(
+      cuSeqlens.data(), static_cast<int64_t>(cuSeqlens.size()),
+      cuPadded.data(), static_cast<int64_t>(cuPadded.size()), expectedBuffer));
 }
 
 std::optional<std::string>

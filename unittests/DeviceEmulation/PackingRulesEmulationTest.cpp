@@ -26,27 +26,17 @@ using namespace gdn::device;
 namespace {
 
 /// What the host reports for `cu` (and `cuPadded` when not empty) over a
-/// buffer of `tokens` rows: the order of the verifier's checks.
+/// buffer of `tokens` rows: the walk the verifier and the interpreter make
+/// (lib/Support/PackingValidation.cpp calls the same two functions).
 gdn_status_t hostStatus(const std::vector<int32_t> &cu,
                         const std::vector<int32_t> &cuPadded, int64_t tokens) {
-  const bool padded = !cuPadded.empty();
-  gdn_status_t status = gdn::packing::firstViolation(
-      cu.data(), static_cast<int64_t>(cu.size()), padded ? -1 : tokens,
-      /*padded=*/false);
-  if (status.code != GDN_STATUS_OK || !padded)
-    return status;
-  status = gdn::packing::firstViolation(cuPadded.data(),
-                                        static_cast<int64_t>(cuPadded.size()),
-                                        tokens, /*padded=*/true);
-  if (status.code != GDN_STATUS_OK)
-    return status;
-  for (size_t i = 0; i + 1 < cu.size(); ++i) {
-    const int64_t length = int64_t(cu[i + 1]) - cu[i];
-    const int64_t slot = int64_t(cuPadded[i + 1]) - cuPadded[i];
-    if (length > slot)
-      return gdn::packing::slotTooSmall(static_cast<int64_t>(i), length, slot);
-  }
-  return status;
+  if (cuPadded.empty())
+    return gdn::packing::firstViolation(cu.data(),
+                                        static_cast<int64_t>(cu.size()), tokens,
+                                        /*padded=*/false);
+  return gdn::packing::firstPaddedViolation(
+      cu.data(), static_cast<int64_t>(cu.size()), cuPadded.data(),
+      static_cast<int64_t>(cuPadded.size()), tokens);
 }
 
 /// What the device records, run as one block of `threads` threads.

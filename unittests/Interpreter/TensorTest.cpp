@@ -63,6 +63,29 @@ TEST(Npy, RoundTrip) {
   llvm::sys::fs::remove(path);
 }
 
+TEST(Npy, RefusesIntegersItCannotStore) {
+  llvm::SmallString<128> path;
+  ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("gdn-npy", "npy", path));
+  struct Case {
+    ElementKind kind;
+    double value;
+    const char *expected;
+  };
+  for (const Case &c :
+       {Case{ElementKind::I32, 3e9, "is outside the range of i32"},
+        Case{ElementKind::I64, 1e19, "is outside the range of i64"},
+        Case{ElementKind::I32, NAN, "is not a whole number"}}) {
+    Tensor tensor(c.kind, {2});
+    tensor.getData()[1] = c.value;
+    llvm::Error error = writeNpy(path, tensor);
+    ASSERT_TRUE(static_cast<bool>(error)) << c.value;
+    const std::string message = llvm::toString(std::move(error));
+    EXPECT_NE(message.find("[1] = "), std::string::npos) << message;
+    EXPECT_NE(message.find(c.expected), std::string::npos) << message;
+  }
+  llvm::sys::fs::remove(path);
+}
+
 TEST(Npy, RejectsGarbage) {
   llvm::SmallString<128> path;
   ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("gdn-npy", "npy", path));

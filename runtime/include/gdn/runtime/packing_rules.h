@@ -113,6 +113,38 @@ inline gdn_status_t slotTooSmall(int64_t sequence, int64_t length,
   return status;
 }
 
+/// The first violation of a padded packing, in the host's order: the real
+/// offsets `cu` alone (their total is not the buffer's), then the slot
+/// offsets `cuPadded` (whose last entry must be `total` when not
+/// negative), then the two arrays' lengths, then each sequence against its
+/// slot. The device finds the same one (packing.cuh's violation keys).
+template <class Offset>
+inline gdn_status_t firstPaddedViolation(const Offset *cu, int64_t count,
+                                         const Offset *cuPadded,
+                                         int64_t paddedCount, int64_t total) {
+  gdn_status_t status = firstViolation(cu, count, /*total=*/-1, false);
+  if (status.code != GDN_STATUS_OK)
+    return status;
+  status = firstViolation(cuPadded, paddedCount, total, true);
+  if (status.code != GDN_STATUS_OK)
+    return status;
+  if (count != paddedCount) {
+    status.code = GDN_STATUS_COUNT_MISMATCH;
+    status.value = paddedCount;
+    status.bound = count;
+    return status;
+  }
+  for (int64_t i = 0; i + 1 < count; ++i) {
+    const int64_t length =
+        static_cast<int64_t>(cu[i + 1]) - static_cast<int64_t>(cu[i]);
+    const int64_t slot = static_cast<int64_t>(cuPadded[i + 1]) -
+                         static_cast<int64_t>(cuPadded[i]);
+    if (length > slot)
+      return slotTooSmall(i, length, slot);
+  }
+  return status;
+}
+
 /// Writes the message of `status` into `message` (at most `size` bytes,
 /// always terminated) and returns `message`. This is the one table of the
 /// packing rules' messages: each names the offending entry and value and
