@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 
+import lit
 import lit.formats
 from lit.llvm import llvm_config
 from lit.llvm.subst import ToolSubst
@@ -28,6 +29,10 @@ config.substitutions.append(("%gdn_src_root", config.gdn_src_root))
 config.substitutions.append(("%gdn_obj_root", config.gdn_obj_root))
 config.substitutions.append(("%examples", os.path.join(config.gdn_src_root, "examples")))
 config.substitutions.append(("%python", sys.executable))
+# LLVM's tools and the running lit, for tests that lay out a tree of their
+# own (test/Integration/gpu-lit.test).
+config.substitutions.append(("%llvm_tools_dir", config.llvm_tools_dir))
+config.substitutions.append(("%llvm_lit_package", os.path.dirname(lit.__file__)))
 # Writes small .npy inputs for interpreter tests (no NumPy needed).
 config.substitutions.append(("%make_npy", "%s %s" % (
     sys.executable,
@@ -83,6 +88,13 @@ if _cuda_device_present():
 # UNSUPPORTED there.
 if "-fsanitize=" in getattr(config, "host_cxx_flags", ""):
     config.available_features.add("sanitized")
+
+
+# A CMake build tree (build-tree), which test/Install installs and
+# configures against; a tree carried to a GPU host without MLIR
+# (utils/prepare-gpu-lit.sh) is not one.
+if os.path.isfile(os.path.join(config.gdn_obj_root, "CMakeCache.txt")):
+    config.available_features.add("build-tree")
 
 
 # PyTorch (torch), and PyTorch with a GPU (torch-cuda), for the tests of
