@@ -4,16 +4,20 @@
 # This module writes the IR of the programs it needs (a whole layer, or the
 # bare delta rule behind the FLA-signature function), runs the compiler on it
 # and nvcc on the result, and keeps the libraries in a cache keyed by the
-# program's name, so that a machine with a GPU but without the compiler (the
-# H200 runs of this project) can use libraries compiled elsewhere.
+# spec, the GPU architecture and the compiler's identity (a digest of its
+# tools, gdnrt and the kernel headers), so that a compiler update never
+# loads stale kernels and a machine with a GPU but without the compiler can
+# use libraries compiled elsewhere.
 #
 # It imports neither torch nor anything outside the standard library: it runs
 # where the compiler is (to fill a cache) as well as inside the extension.
 #
-#   python3 python/gdn_torch/compiler.py layer --projections qwen3_next \
+#   python -m gdn_torch compile layer --projections qwen3_next \
 #       --hidden 256 --key-heads 2 --value-heads 4 --print-ir
-#   python3 python/gdn_torch/compiler.py delta-rule --key-heads 16 \
-#       --value-heads 32 --cache DIR
+#   python -m gdn_torch fill-cache specs.json --cache DIR --arch sm_90a
+#   python -m gdn_torch list --cache DIR
+#
+# (python3 python/gdn_torch/compiler.py takes the same arguments.)
 #
 #===------------------------------------------------------------------------===#
 
@@ -201,28 +205,14 @@ def pipeline_passes(spec):
     return train_passes(spec) + ["--gdn-pipeline"]
 
 
+ARCHES = ("sm_90a", "portable")
+
+
 def cache_dirs():
     """Where compiled libraries are looked for, first to last."""
     dirs = [d for d in os.environ.get("GDN_TORCH_CACHE", "").split(os.pathsep) if d]
     dirs.append(os.path.join(os.path.expanduser("~"), ".cache", "gdn_torch"))
     return dirs
-
-
-def find_library(name, spec=None):
-    """The manifest of a compiled library in a cache, or None. With `spec`,
-    only a library compiled from that very spec: a name may have meant
-    another program to an older version (before f32 projection outputs
-    became the default, the bf16 layer had the name the default has now)."""
-    for d in cache_dirs():
-        manifest = os.path.join(d, name, "manifest.json")
-        if os.path.isfile(manifest):
-            with open(manifest) as f:
-                entry = json.load(f)
-            if spec is not None and entry.get("spec") != dataclasses.asdict(spec):
-                continue
-            entry["library"] = os.path.join(d, name, entry["library"])
-            return entry
-    return None
 
 
 def find_tool(name, env):
@@ -240,6 +230,97 @@ def _gdnrt_dir():
     return None
 
 
+def _include_dirs():
+    """The kernel headers and gdnrt's: a source tree keeps them apart, an
+    installed prefix merges them into one folder; GDN_RUNTIME_INCLUDE names
+    either (folders separated by os.pathsep)."""
+    includes = [os.path.join(_SOURCE_ROOT, "kernels", "include"),
+                os.path.join(_SOURCE_ROOT, "runtime", "include")]
+    if not all(os.path.isdir(d) for d in includes) and os.environ.get("GDN_RUNTIME_INCLUDE"):
+        includes = os.environ["GDN_RUNTIME_INCLUDE"].split(os.pathsep)
+    return includes
+
+
+_identities = {}
+
+
+def compiler_identity():
+    """What this machine's compiler would make of a spec, as a digest: the
+    bytes of gdn-opt, gdn-translate and libgdnrt.so and of every kernel and
+    runtime header. A library compiled by another compiler has another
+    digest, so a compiler update never loads stale kernels. None where the
+    compiler is not (a GPU host using a cache filled elsewhere)."""
+    opt, translate, gdnrt = (find_tool("gdn-opt", "GDN_OPT"),
+                             find_tool("gdn-translate", "GDN_TRANSLATE"), _gdnrt_dir())
+    if not (opt and translate and gdnrt):
+        return None
+    files = [opt, translate, os.path.join(gdnrt, "libgdnrt.so")]
+    for folder in _include_dirs():
+        for where, _, names in sorted(os.walk(folder)):
+            files += [os.path.join(where, n) for n in sorted(names)]
+    key = tuple((f, os.stat(f).st_size, os.stat(f).st_mtime_ns) for f in files)
+    if key not in _identities:
+        digest = hashlib.sha256()
+        for f in files:
+            digest.update(os.path.relpath(f, os.path.dirname(f)).encode())
+            with open(f, "rb") as stream:
+                digest.update(hashlib.sha256(stream.read()).digest())
+        _identities[key] = digest.hexdigest()[:16]
+    return _identities[key]
+
+
+def library_folder(spec, arch, identity):
+    """A library's folder in a cache: the spec's name, the architecture and
+    the compiler's identity."""
+    return f"{spec.name}-{arch}-{identity}"
+
+
+def _read_manifest(folder):
+    manifest = os.path.join(folder, "manifest.json")
+    if not os.path.isfile(manifest):
+        return None
+    with open(manifest) as f:
+        entry = json.load(f)
+    entry["library"] = os.path.join(folder, entry["library"])
+    return entry
+
+
+def find_library(spec, arch="sm_90a", identity="this compiler"):
+    """The manifest of `spec`'s library for `arch` in a cache, or None.
+
+    With a compiler here (or an explicit `identity`), only a library that
+    compiler made counts. Without one (identity None), the newest library of
+    the spec and architecture does: nothing here could make another. `arch`
+    None takes any architecture (CPU tensors run in the interpreter, which
+    reads the program, not the kernels). A manifest is used only for the
+    very spec it was compiled from: a name may have meant another program to
+    an older version."""
+    if identity == "this compiler":
+        identity = compiler_identity()
+    wanted = dataclasses.asdict(spec)
+    found = []
+    for d in cache_dirs():
+        if not os.path.isdir(d):
+            continue
+        if identity is not None and arch is not None:
+            names = [library_folder(spec, arch, identity)]
+        else:
+            prefix = f"{spec.name}-{arch}-" if arch else f"{spec.name}-"
+            names = [n for n in os.listdir(d) if n.startswith(prefix)]
+        for name in names:
+            entry = _read_manifest(os.path.join(d, name))
+            if not entry or entry.get("spec") != wanted:
+                continue
+            if identity is not None and entry.get("compiler") != identity:
+                continue
+            if arch is not None and entry.get("arch") != arch:
+                continue
+            found.append(entry)
+        if found:
+            break
+    return max(found, key=lambda e: e.get("compiled_at", 0)) if found else None
+
+
 def _run(cmd, what):
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode:
@@ -247,11 +328,32 @@ def _run(cmd, what):
     return done
 
 
-def compile_spec(spec, cache=None, arch="sm_90a", jobs=None):
-    """Compiles `spec` into `cache` (default: the first cache dir) and returns
-    its manifest. Needs gdn-opt and gdn-translate (GDN_OPT, GDN_TRANSLATE,
-    the source tree's build/bin or PATH), nvcc (NVCC or PATH) and libgdnrt.so
-    (GDN_GDNRT_DIR or build/lib)."""
+def _install_gdnrt(gdnrt, cache):
+    """The cache's one libgdnrt.so (the libraries find it through
+    $ORIGIN/..), replaced atomically when this compiler's differs: a process
+    that loaded the old one keeps it."""
+    source, target = os.path.join(gdnrt, "libgdnrt.so"), os.path.join(cache, "libgdnrt.so")
+    if os.path.isfile(target):
+        with open(source, "rb") as a, open(target, "rb") as b:
+            if a.read() == b.read():
+                return
+    temporary = f"{target}.{os.getpid()}"
+    shutil.copy2(source, temporary)
+    os.replace(temporary, target)
+
+
+def compile_spec(spec, cache=None, arch="sm_90a", jobs=None, log=None):
+    """Compiles `spec` for `arch` into `cache` (default: the first cache dir)
+    and returns its manifest. Needs gdn-opt and gdn-translate (GDN_OPT,
+    GDN_TRANSLATE, the source tree's build/bin or PATH), nvcc (NVCC or PATH)
+    and libgdnrt.so (GDN_GDNRT_DIR or build/lib). Processes compiling the
+    same library at once (the ranks of a job) take turns on a lock: the
+    first compiles, the others find its result. `log`: a function told
+    each step, for progress."""
+    import fcntl
+
+    if arch not in ARCHES:
+        raise ValueError(f"arch must be one of {', '.join(ARCHES)}, not {arch!r}")
     opt, translate = find_tool("gdn-opt", "GDN_OPT"), find_tool("gdn-translate", "GDN_TRANSLATE")
     nvcc = os.environ.get("NVCC") or shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
     gdnrt = _gdnrt_dir()
@@ -261,22 +363,43 @@ def compile_spec(spec, cache=None, arch="sm_90a", jobs=None):
         missing.append("nvcc")
     if missing:
         raise CompilerUnavailable(
-            f"{spec.name} is in no cache ({os.pathsep.join(cache_dirs())}) and this machine "
-            f"cannot compile it: {', '.join(missing)} not found. Compile it where the compiler "
-            f"is (python3 python/gdn_torch/compiler.py ... --cache DIR) and point "
+            f"{spec.name} ({arch}) is in no cache ({os.pathsep.join(cache_dirs())}) and this "
+            f"machine cannot compile it: {', '.join(missing)} not found. Compile it where the "
+            f"compiler is (python -m gdn_torch compile ... --cache DIR) and point "
             f"GDN_TORCH_CACHE at DIR.")
+    log = log or (lambda message: None)
+    identity = compiler_identity()
     cache = cache or cache_dirs()[0]
-    out = os.path.join(cache, spec.name)
-    os.makedirs(out, exist_ok=True)
-    # Every library of a cache shares one libgdnrt.so beside them.
-    if not os.path.isfile(os.path.join(cache, "libgdnrt.so")):
-        shutil.copy2(os.path.join(gdnrt, "libgdnrt.so"), cache)
+    os.makedirs(cache, exist_ok=True)
+    folder = library_folder(spec, arch, identity)
+    out = os.path.join(cache, folder)
+    with open(os.path.join(cache, folder + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = _read_manifest(out)
+        if done:
+            return done
+        _install_gdnrt(gdnrt, cache)
+        work = os.path.join(cache, f".{folder}.{os.getpid()}")
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(work)
+        try:
+            _compile_into(spec, arch, work, cache, opt, translate, nvcc, identity, log)
+            os.rename(work, out)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    return _read_manifest(out)
+
+
+def _compile_into(spec, arch, out, cache, opt, translate, nvcc, identity, log):
+    import time
+
     source = os.path.join(out, spec.name + ".mlir")
     with open(source, "w") as f:
         f.write(spec.ir())
-    # The program before lowering, for the interpreter backend (gdn-run).
+    log(f"{spec.name}: gdn-opt (the training program, for the interpreter)")
     _run([opt, *train_passes(spec), source, "-o", os.path.join(out, spec.name + ".train.mlir")],
          "gdn-opt")
+    log(f"{spec.name}: gdn-opt (lowering)")
     lowered = os.path.join(out, spec.name + ".lowered.mlir")
     # The wgmma scan needs sm_90a: the portable build re-selects without it,
     # within the shared memory every sm_80+ GPU gives a block (99 KiB).
@@ -284,21 +407,16 @@ def compile_spec(spec, cache=None, arch="sm_90a", jobs=None):
                 if arch == "portable" else [])
     _run([opt, *pipeline_passes(spec), *portable, source, "-o", lowered], "gdn-opt")
     cu, header = os.path.join(out, "lib" + spec.name + ".cu"), os.path.join(out, "lib" + spec.name + ".h")
+    log(f"{spec.name}: gdn-translate")
     _run([translate, "--gdn-to-cuda", lowered, "-o", cu], "gdn-translate --gdn-to-cuda")
     _run([translate, "--gdn-to-cuda-header", lowered, "-o", header], "gdn-translate --gdn-to-cuda-header")
-    # A source tree keeps the kernel headers and gdnrt's apart; an installed
-    # prefix merges both into one include folder. GDN_RUNTIME_INCLUDE names
-    # either (folders separated by os.pathsep).
-    includes = [os.path.join(_SOURCE_ROOT, "kernels", "include"),
-                os.path.join(_SOURCE_ROOT, "runtime", "include")]
-    if not all(os.path.isdir(d) for d in includes) and os.environ.get("GDN_RUNTIME_INCLUDE"):
-        includes = os.environ["GDN_RUNTIME_INCLUDE"].split(os.pathsep)
     gencode = {"sm_90a": "-gencode=arch=compute_90a,code=sm_90a",
                "portable": "-gencode=arch=compute_80,code=compute_80"}[arch]
     library = "lib" + spec.name + ".so"
-    _run([nvcc, "-std=c++17", "-O3", gencode, *[f"-I{d}" for d in includes], "-Xcompiler", "-fPIC", "-shared",
-          "-cudart", "shared", cu, "-L", cache, "-lgdnrt", "-Xlinker", "-rpath=$ORIGIN/..",
-          "-o", os.path.join(out, library)], "nvcc")
+    log(f"{spec.name}: nvcc ({arch})")
+    _run([nvcc, "-std=c++17", "-O3", gencode, *[f"-I{d}" for d in _include_dirs()], "-Xcompiler",
+          "-fPIC", "-shared", "-cudart", "shared", cu, "-L", cache, "-lgdnrt", "-Xlinker",
+          "-rpath=$ORIGIN/..", "-o", os.path.join(out, library)], "nvcc")
     with open(header) as f:
         text = f.read()
     functions = {}
@@ -307,16 +425,16 @@ def compile_spec(spec, cache=None, arch="sm_90a", jobs=None):
         # A whole-function entry point exists only when every op was lowered.
         functions[suffix.lstrip("_") or "plain"] = fn if f"int gdn_{fn}(" in text else None
     manifest = {"name": spec.name, "library": library, "spec": dataclasses.asdict(spec),
-                "kind": type(spec).__name__, "functions": functions}
+                "kind": type(spec).__name__, "functions": functions, "arch": arch,
+                "compiler": identity, "compiled_at": time.time()}
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
-    manifest["library"] = os.path.join(out, library)
-    return manifest
 
 
-def library_for(spec):
-    """The manifest of `spec`'s library: from a cache, else compiled now."""
-    return find_library(spec.name, spec) or compile_spec(spec)
+def library_for(spec, arch="sm_90a"):
+    """The manifest of `spec`'s library for `arch` (None: any): from a cache,
+    else compiled now."""
+    return find_library(spec, arch) or compile_spec(spec, arch=arch or "sm_90a")
 
 
 # ----------------------------------------------------------------------------
@@ -324,8 +442,7 @@ def library_for(spec):
 # ----------------------------------------------------------------------------
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__)
+def _spec_options(parser):
     parser.add_argument("kind", choices=["layer", "delta-rule"])
     parser.add_argument("--projections", default="qwen3_next", choices=["qwen3_next", "qwen3_5"])
     parser.add_argument("--hidden", type=int, default=2048)
@@ -337,27 +454,97 @@ def main(argv=None):
     parser.add_argument("--bf16-projections", action="store_true",
                         help="store the projection outputs that feed the conv and the gate in "
                              "bf16 (faster; the output's error near 6e-3, docs/precision.md)")
-    parser.add_argument("--print-passes", action="store_true",
-                        help="print the gdn-opt passes of the training program and stop")
     parser.add_argument("--scale", type=float, default=None)
-    parser.add_argument("--print-ir", action="store_true", help="print the program and stop")
-    parser.add_argument("--cache", default=None, help="compile into this cache folder")
-    parser.add_argument("--arch", default="sm_90a", choices=["sm_90a", "portable"])
-    args = parser.parse_args(argv)
+
+
+def _spec_of(args):
     if args.kind == "layer":
-        spec = LayerSpec(args.projections, args.hidden, args.key_heads, args.value_heads,
+        return LayerSpec(args.projections, args.hidden, args.key_heads, args.value_heads,
                          args.head_dim_k, args.head_dim_v, args.conv_width,
                          f32_projections=not args.bf16_projections)
-    else:
-        spec = DeltaRuleSpec(args.key_heads, args.value_heads, args.head_dim_k, args.head_dim_v,
-                             args.scale)
+    return DeltaRuleSpec(args.key_heads, args.value_heads, args.head_dim_k, args.head_dim_v,
+                         args.scale)
+
+
+def spec_from_dict(entry):
+    """A spec from one entry of a fill-cache list: {"kind": "layer" or
+    "delta-rule", then the fields of LayerSpec or DeltaRuleSpec}."""
+    entry = dict(entry)
+    kind = entry.pop("kind", None)
+    classes = {"layer": LayerSpec, "delta-rule": DeltaRuleSpec}
+    if kind not in classes:
+        raise ValueError(f"a spec needs \"kind\": \"layer\" or \"delta-rule\", got {kind!r}")
+    fields = {f.name for f in dataclasses.fields(classes[kind])}
+    unknown = sorted(set(entry) - fields)
+    if unknown:
+        raise ValueError(f"{kind} spec: unknown field(s) {', '.join(unknown)}; "
+                         f"known: {', '.join(sorted(fields))}")
+    return classes[kind](**entry)
+
+
+def main(argv=None):
+    """python -m gdn_torch (or python3 python/gdn_torch/compiler.py):
+
+      compile layer|delta-rule [spec options] [--cache DIR] [--arch A]
+      fill-cache SPECS.json [--cache DIR] [--arch A ...]
+      list [--cache DIR]
+      layer|delta-rule [spec options] [--print-ir | --print-passes | --cache DIR]
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in ("layer", "delta-rule"):
+        argv.insert(0, "compile")
+    parser = argparse.ArgumentParser(prog="python -m gdn_torch",
+                                     description="Compile GDN programs for gdn_torch and keep "
+                                                 "them in a kernel cache (docs/torch.md).")
+    commands = parser.add_subparsers(dest="command", required=True)
+    one = commands.add_parser("compile", help="compile one spec (or print its program)")
+    _spec_options(one)
+    one.add_argument("--print-ir", action="store_true", help="print the program and stop")
+    one.add_argument("--print-passes", action="store_true",
+                     help="print the gdn-opt passes of the training program and stop")
+    one.add_argument("--cache", default=None, help="compile into this cache folder")
+    one.add_argument("--arch", default="sm_90a", choices=ARCHES)
+    fill = commands.add_parser("fill-cache", help="compile a list of specs into a cache")
+    fill.add_argument("specs", help="a JSON list of specs: [{\"kind\": \"layer\", "
+                                    "\"projections\": \"qwen3_next\", \"hidden\": 2048, ...}]")
+    fill.add_argument("--cache", default=None, help="the cache folder (default: the first of "
+                                                     "GDN_TORCH_CACHE, else ~/.cache/gdn_torch)")
+    fill.add_argument("--arch", action="append", choices=ARCHES,
+                      help="architectures to compile for (repeatable; default sm_90a)")
+    listing = commands.add_parser("list", help="the libraries in the caches")
+    listing.add_argument("--cache", default=None)
+    args = parser.parse_args(argv)
+
+    if args.command == "list":
+        for d in [args.cache] if args.cache else cache_dirs():
+            if not os.path.isdir(d):
+                continue
+            for name in sorted(os.listdir(d)):
+                entry = _read_manifest(os.path.join(d, name))
+                if entry:
+                    have = ", ".join(k for k, v in entry["functions"].items() if v)
+                    print(f"{os.path.join(d, name)}: {entry['name']} {entry.get('arch', '?')} "
+                          f"compiler {entry.get('compiler', '?')} ({have})")
+        return 0
+    if args.command == "fill-cache":
+        with open(args.specs) as f:
+            specs = [spec_from_dict(e) for e in json.load(f)]
+        arches = args.arch or ["sm_90a"]
+        total = len(specs) * len(arches)
+        for i, (spec, arch) in enumerate([(s, a) for s in specs for a in arches], 1):
+            step = lambda message, i=i: print(f"[{i}/{total}] {message}", flush=True)  # noqa: E731
+            manifest = compile_spec(spec, cache=args.cache, arch=arch, log=step)
+            print(f"[{i}/{total}] {manifest['library']}", flush=True)
+        return 0
+    spec = _spec_of(args)
     if args.print_ir:
         sys.stdout.write(spec.ir())
         return 0
     if args.print_passes:
         print(" ".join(pipeline_passes(spec)))
         return 0
-    manifest = compile_spec(spec, cache=args.cache, arch=args.arch)
+    manifest = compile_spec(spec, cache=args.cache, arch=args.arch,
+                            log=lambda message: print(message, file=sys.stderr, flush=True))
     print(json.dumps(manifest["functions"]), manifest["library"])
     return 0
 

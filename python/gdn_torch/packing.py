@@ -11,6 +11,8 @@
 #     assertion (torch._assert_async): a few tiny kernels, no
 #     synchronisation; a violation stops the CUDA context with a
 #     device-side assertion that the next synchronising call raises;
+#     under torch.compile, offsets on the CPU are checked the same way (a
+#     traced assertion), since a traced program reads no values;
 #   - `validate=False` skips the value checks for a hot loop that produces
 #     its offsets itself. The dtype and shape checks stay: they read no
 #     values and cost nothing.
@@ -63,7 +65,10 @@ def prepare_cu_seqlens(cu_seqlens, tokens, device, validate=True, name="cu_seqle
                          f"{tuple(cu_seqlens.shape)}")
     if tokens > INT32_MAX:
         raise ValueError(f"{tokens} tokens exceed the int32 token limit {INT32_MAX}; split the pack")
-    if validate and cu_seqlens.device.type == "cpu":
+    # Under torch.compile the host check would read values while tracing
+    # (a graph break, or a failed fullgraph): the tensor check below is
+    # traced instead, and asserts when the graph runs.
+    if validate and cu_seqlens.device.type == "cpu" and not _compiling():
         error = check_offsets_on_host(cu_seqlens.tolist(), tokens, name)
         if error:
             raise ValueError(error)
@@ -78,6 +83,13 @@ def prepare_cu_seqlens(cu_seqlens, tokens, device, validate=True, name="cu_seqle
         _assert_async(ok, f"{name} must start at 0, be non-decreasing and end at the "
                           f"token count {tokens}")
     return cu_seqlens.to(device=device, dtype=torch.int32, non_blocking=True)
+
+
+def _compiling():
+    import torch
+
+    compiler = getattr(torch, "compiler", None)
+    return bool(compiler and hasattr(compiler, "is_compiling") and compiler.is_compiling())
 
 
 def _assert_async(condition, message):

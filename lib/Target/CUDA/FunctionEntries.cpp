@@ -510,6 +510,18 @@ void printQueries(const FunctionPlan &plan, const FunctionLayout &layout,
       os << "  results[" << index << "].shape[" << d << "] = " << dim << ";\n";
   }
   os << "  return GDN_SUCCESS;\n}\n\n";
+
+  // The same sizes as text, for callers that must know result shapes
+  // before there are sizes to call _result_shapes with (a tracer's symbolic
+  // token count: gdn_torch under torch.compile).
+  os << "extern \"C\" const char *" << plan.prefix
+     << "_result_dims(void) {\n  return \"";
+  for (auto [index, value] :
+       llvm::enumerate(body.getTerminator()->getOperands())) {
+    os << (index ? ";" : "");
+    llvm::interleave(layout.shapes.lookup(value), os, ",");
+  }
+  os << "\";\n}\n\n";
 }
 
 /// Prints the whole-function entry point: checks, then the steps.
@@ -735,6 +747,7 @@ void mlir::gdn::cuda::printFunctionPrototypes(const FunctionPlan &plan,
      << "_workspace_bytes(const gdn_tensor_t *args);\n"
      << "int " << plan.prefix
      << "_result_shapes(const gdn_tensor_t *args, gdn_tensor_t *results);\n"
+     << "const char *" << plan.prefix << "_result_dims(void);\n"
      << "int " << plan.prefix
      << "(const gdn_tensor_t *args, gdn_tensor_t *results, void *workspace,\n"
      << "    gdnrt_context_t *context);\n"

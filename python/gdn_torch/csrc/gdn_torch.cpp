@@ -11,13 +11,20 @@
 // layers or the delta rule: the Python half (gdn_torch/__init__.py) gives
 // the functions their meaning.
 //
-// It registers two operators with TORCH_LIBRARY instead of being a Python
+// It registers operators with TORCH_LIBRARY instead of being a Python
 // module: it then depends on libtorch alone, not on the Python version, so
 // a build made against the same torch elsewhere loads as it is
 // (torch.ops.load_library).
 //
 //   torch.ops.gdn_torch.signature(library, name) -> int[]
+//   torch.ops.gdn_torch.result_dims(library, name) -> str
 //   torch.ops.gdn_torch.call(library, name, Tensor[] args, bool check) -> Tensor[]
+//
+// `call` has its CUDA kernel here; its CPU kernel (the reference
+// interpreter), its fake kernel (result shapes for tracers, from
+// result_dims) and its autograd formula (the generated backward) are
+// registered from Python (gdn_torch/ops.py), which is what torch.compile
+// and CUDA graphs see.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,6 +50,7 @@ namespace {
 
 using WorkspaceBytesFn = size_t (*)(const gdn_tensor_t *);
 using ResultShapesFn = int (*)(const gdn_tensor_t *, gdn_tensor_t *);
+using ResultDimsFn = const char *(*)();
 using RunFn = int (*)(const gdn_tensor_t *, gdn_tensor_t *, void *, gdnrt_context_t *);
 using CheckFn = int (*)(const gdn_tensor_t *, const void *, gdnrt_context_t *, char *, size_t);
 
@@ -113,6 +121,7 @@ public:
     signature_ = static_cast<const gdn_signature_t *>(dlsym(handle_, (base + "_signature").c_str()));
     workspaceBytes_ = reinterpret_cast<WorkspaceBytesFn>(dlsym(handle_, (base + "_workspace_bytes").c_str()));
     resultShapes_ = reinterpret_cast<ResultShapesFn>(dlsym(handle_, (base + "_result_shapes").c_str()));
+    resultDims_ = reinterpret_cast<ResultDimsFn>(dlsym(handle_, (base + "_result_dims").c_str()));
     run_ = reinterpret_cast<RunFn>(dlsym(handle_, base.c_str()));
     check_ = reinterpret_cast<CheckFn>(dlsym(handle_, (base + "_check").c_str()));
     TORCH_CHECK(signature_ && workspaceBytes_ && resultShapes_ && run_ && check_,
@@ -124,7 +133,8 @@ public:
   const std::string &name() const { return name_; }
 
   /// The signature flattened: [num_args, num_results, then per argument
-  /// (gdn_dtype_t, rank, gdn_role_t), then the same per result].
+  /// (gdn_dtype_t, rank, gdn_role_t), then the same per result, then the
+  /// SP and CP group sizes (0: not used)].
   std::vector<int64_t> signature() const {
     std::vector<int64_t> out = {signature_->num_args, signature_->num_results};
     for (int i = 0; i < signature_->num_args; ++i)
@@ -133,7 +143,17 @@ public:
     for (int i = 0; i < signature_->num_results; ++i)
       out.insert(out.end(), {signature_->result_dtypes[i], signature_->result_ranks[i],
                              signature_->result_roles[i]});
+    out.insert(out.end(), {signature_->sp_ranks, signature_->cp_ranks});
     return out;
+  }
+
+  /// gdn_<f>_result_dims: the result sizes as expressions of the
+  /// arguments' (docs/codegen.md).
+  std::string resultDims() const {
+    TORCH_CHECK(resultDims_, "gdn_torch: ", library_, " has no gdn_", name_,
+                "_result_dims: it was compiled by a gdn-translate older than this gdn_torch; "
+                "compile it again (python -m gdn_torch compile ..., or clear the cache)");
+    return resultDims_();
   }
 
   /// Runs the function on `args` (CUDA tensors of the signature's dtypes and
@@ -225,6 +245,7 @@ private:
   const gdn_signature_t *signature_ = nullptr;
   WorkspaceBytesFn workspaceBytes_ = nullptr;
   ResultShapesFn resultShapes_ = nullptr;
+  ResultDimsFn resultDims_ = nullptr;
   RunFn run_ = nullptr;
   CheckFn check_ = nullptr;
 };
@@ -245,6 +266,10 @@ std::vector<int64_t> signatureOp(std::string_view library, std::string_view name
   return functionFor(library, name).signature();
 }
 
+std::string resultDimsOp(std::string_view library, std::string_view name) {
+  return functionFor(library, name).resultDims();
+}
+
 std::vector<at::Tensor> callOp(std::string_view library, std::string_view name,
                                at::TensorList args, bool check) {
   return functionFor(library, name).call(args.vec(), check);
@@ -254,5 +279,9 @@ std::vector<at::Tensor> callOp(std::string_view library, std::string_view name,
 
 TORCH_LIBRARY(gdn_torch, m) {
   m.def("signature(str library, str name) -> int[]", &signatureOp);
-  m.def("call(str library, str name, Tensor[] args, bool check) -> Tensor[]", &callOp);
+  m.def("result_dims(str library, str name) -> str", &resultDimsOp);
+  // No kernel here but CUDA's: the other keys come from gdn_torch/ops.py.
+  m.def("call(str library, str name, Tensor[] args, bool check) -> Tensor[]");
 }
+
+TORCH_LIBRARY_IMPL(gdn_torch, CUDA, m) { m.impl("call", &callOp); }

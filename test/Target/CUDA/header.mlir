@@ -1,4 +1,4 @@
-// gdn-translate --gdn-to-cuda-header: a C header with the preamble, and per function the kernel entry prototypes then the whole-function prototypes (signature, _workspace_bytes, _result_shapes, the function, _check), or a comment saying why there are none.
+// gdn-translate --gdn-to-cuda-header: a C header with the preamble, and per function the kernel entry prototypes then the whole-function prototypes (signature, _workspace_bytes, _result_shapes, _result_dims, the function, _check), or a comment saying why there are none.
 // RUN: gdn-opt %s --gdn-fuse --canonicalize | gdn-translate --gdn-to-cuda-header | FileCheck %s
 // RUN: gdn-translate --gdn-to-cuda-header %S/Inputs/prologue_then_rmsnorm.mlir | FileCheck %s --check-prefix=TWO
 // RUN: gdn-opt --gdn-pipeline %examples/qwen3_next_80b_a3b_layer.mlir | gdn-translate --gdn-to-cuda-header | FileCheck %s --check-prefix=LAYER
@@ -26,6 +26,7 @@
 // CHECK-NEXT: extern const gdn_signature_t gdn_prologue_signature;
 // CHECK-NEXT: size_t gdn_prologue_workspace_bytes(const gdn_tensor_t *args);
 // CHECK-NEXT: int gdn_prologue_result_shapes(const gdn_tensor_t *args, gdn_tensor_t *results);
+// CHECK-NEXT: const char *gdn_prologue_result_dims(void);
 // CHECK-NEXT: int gdn_prologue(const gdn_tensor_t *args, gdn_tensor_t *results, void *workspace,
 // CHECK-NEXT:     gdnrt_context_t *context);
 // CHECK-NEXT: int gdn_prologue_check(const gdn_tensor_t *args, const void *workspace,
@@ -36,6 +37,7 @@
 // CHECK-NEXT: extern const gdn_signature_t gdn_epilogue_signature;
 // CHECK-NEXT: size_t gdn_epilogue_workspace_bytes(const gdn_tensor_t *args);
 // CHECK-NEXT: int gdn_epilogue_result_shapes(const gdn_tensor_t *args, gdn_tensor_t *results);
+// CHECK-NEXT: const char *gdn_epilogue_result_dims(void);
 // CHECK-NEXT: int gdn_epilogue(const gdn_tensor_t *args, gdn_tensor_t *results, void *workspace,
 // CHECK-NEXT:     gdnrt_context_t *context);
 // CHECK-NEXT: int gdn_epilogue_check(const gdn_tensor_t *args, const void *workspace,
@@ -107,6 +109,7 @@ func.func @"layer.0$epilogue"(%o: tensor<?x4x32xf32>, %z: tensor<?x4x32xf32>,
 // LAYER-NEXT: extern const gdn_signature_t gdn_qwen3_next_gdn_layer_signature;
 // LAYER-NEXT: size_t gdn_qwen3_next_gdn_layer_workspace_bytes(const gdn_tensor_t *args);
 // LAYER-NEXT: int gdn_qwen3_next_gdn_layer_result_shapes(const gdn_tensor_t *args, gdn_tensor_t *results);
+// LAYER-NEXT: const char *gdn_qwen3_next_gdn_layer_result_dims(void);
 // LAYER-NEXT: int gdn_qwen3_next_gdn_layer(const gdn_tensor_t *args, gdn_tensor_t *results, void *workspace,
 // LAYER-NEXT:     gdnrt_context_t *context);
 // LAYER-NEXT: int gdn_qwen3_next_gdn_layer_check(const gdn_tensor_t *args, const void *workspace,

@@ -261,6 +261,10 @@ func.func @qwen3_next(%mixed: tensor<8192x8192xbf16>, %conv: tensor<8192x4xbf16>
 // CHECK:   results[1].shape[0] = (args[8].shape[0] - 1);
 // CHECK-NEXT:   results[1].shape[1] = 384;
 // CHECK-NEXT:   results[1].shape[2] = 3;
+// _result_dims: the same sizes as text, the final state's rows N = the
+// offsets' count - 1.
+// CHECK: extern "C" const char *gdn_states_padded_result_dims(void) {
+// CHECK-NEXT:   return "args[0].shape[0],4,32;(args[8].shape[0] - 1),384,3";
 // CHECK: extern "C" int gdn_states_padded(
 // CHECK:   gdn_packing_t p0 = {static_cast<const int32_t *>(args[8].data), static_cast<const int32_t *>(args[9].data), static_cast<int32_t>(args[8].shape[0] - 1), static_cast<int32_t>(args[0].shape[0]), base + offsets[0]};
 // q, k, g and beta are not returned: they go to workspace temporaries.

@@ -1,0 +1,314 @@
+#===- api.py - GDN layers compiled by gdn-compiler, as PyTorch modules ----===#
+#
+# What gdn_torch gives PyTorch, all calling code that gdn-opt / gdn-translate
+# generated (docs/torch.md):
+#
+#   GatedDeltaNet          an nn.Module: the whole layer over packed tokens
+#                          (THD: x [T, hidden], cu_seqlens [N + 1]), forward
+#                          and backward;
+#   chunk_gated_delta_rule FLA's function of that name, same signature,
+#                          on the compiled delta rule and its backward;
+#   program / apply        any compiled program and its @f_forward /
+#                          @f_backward pair under autograd, through one
+#                          operator, torch.ops.gdn_torch.call (gdn_torch.ops:
+#                          fake kernel, CPU kernel, autograd formula), which
+#                          torch.compile and CUDA graphs take as it is.
+#
+# Libraries come from gdn_torch.compiler: from a cache (GDN_TORCH_CACHE), or
+# compiled on the spot where gdn-opt, gdn-translate and nvcc are.
+#
+#===------------------------------------------------------------------------===#
+
+import os
+
+import torch
+
+from . import compiler, ops
+from .compiler import DeltaRuleSpec, LayerSpec
+from .packing import prepare_cu_seqlens
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_extension = None
+
+
+def _gdnrt_dir():
+    gdnrt = os.environ.get("GDN_GDNRT_DIR")
+    if not gdnrt:
+        gdnrt = next((d for d in compiler.cache_dirs()
+                      if os.path.isfile(os.path.join(d, "libgdnrt.so"))), None)
+    if not gdnrt:
+        raise RuntimeError("gdn_torch: no libgdnrt.so: set GDN_GDNRT_DIR, or GDN_TORCH_CACHE to a "
+                           "cache that compile_spec filled (it copies libgdnrt.so there)")
+    return os.path.abspath(gdnrt)
+
+
+def _prebuilt_name():
+    return f"gdn_torch_ops-{torch.__version__}.so"
+
+
+def build_extension(out_dir=None, verbose=False):
+    """Builds the native half with torch.utils.cpp_extension (an operator
+    library: no Python module, so it depends on this torch's version only)
+    and returns its path. `out_dir`: also copy it there under the name
+    load_extension looks for (gdn_torch_ops-<torch version>.so)."""
+    import shutil
+
+    from torch.utils import cpp_extension
+    gdnrt = _gdnrt_dir()
+    # The native half holds no device code, but cpp_extension asks for an
+    # architecture list even so, and finds none on a machine without a GPU.
+    os.environ.setdefault("TORCH_CUDA_ARCH_LIST", "9.0")
+    include = os.environ.get("GDN_RUNTIME_INCLUDE",
+                             os.path.join(_HERE, "..", "..", "runtime", "include"))
+    path = cpp_extension.load(
+        name="gdn_torch_ops",
+        sources=[os.path.join(_HERE, "csrc", "gdn_torch.cpp")],
+        extra_include_paths=[os.path.abspath(include)],
+        extra_cflags=["-O2"],
+        extra_ldflags=[f"-L{gdnrt}", "-lgdnrt", f"-Wl,-rpath,{gdnrt}", "-ldl"],
+        with_cuda=True,
+        is_python_module=False,
+        verbose=verbose)
+    if out_dir:
+        shutil.copy2(path, os.path.join(out_dir, _prebuilt_name()))
+    return path
+
+
+def load_extension(verbose=False):
+    """The native half's operators (torch.ops.gdn_torch): a library built
+    for this torch version found in a cache (GDN_TORCH_CACHE) is loaded as it
+    is; otherwise it is built now (build_extension). It links libgdnrt.so
+    from the first cache holding one (or GDN_GDNRT_DIR) and includes the
+    runtime's C headers (GDN_RUNTIME_INCLUDE, else the source tree's
+    runtime/include)."""
+    global _extension
+    if _extension is not None:
+        return _extension
+    prebuilt = next((os.path.join(d, _prebuilt_name()) for d in compiler.cache_dirs()
+                     if os.path.isfile(os.path.join(d, _prebuilt_name()))), None)
+    if prebuilt:
+        # Its run path names the folder it was built against: load the
+        # cache's libgdnrt.so first, which then satisfies its dependency.
+        import ctypes
+        ctypes.CDLL(os.path.join(_gdnrt_dir(), "libgdnrt.so"), mode=ctypes.RTLD_GLOBAL)
+        torch.ops.load_library(prebuilt)
+    else:
+        build_extension(verbose=verbose)
+    _extension = torch.ops.gdn_torch
+    ops.register()
+    return _extension
+
+
+class Entry:
+    """One whole-function entry point of a compiled library: its signature
+    (gdn_torch.ops.EntryMeta) and a call through torch.ops.gdn_torch.call."""
+
+    def __init__(self, library, name):
+        self.library, self.name = library, name
+        self.meta = ops.entry_meta(library, name)
+        self.arg_dtypes, self.arg_is_float = self.meta.arg_dtypes, self.meta.arg_is_float
+        self.result_dtypes, self.result_is_float = self.meta.result_dtypes, self.meta.result_is_float
+        self.num_args, self.num_results = self.meta.num_args, self.meta.num_results
+
+    def __call__(self, args, check=False):
+        return ops.call(self.library, self.name, args, check)
+
+
+class CompiledProgram:
+    """A compiled program `@f` with, where they were lowered, the
+    `@f_forward` / `@f_backward` pair of gdn-generate-backward. It runs on
+    CUDA tensors in the generated library and on CPU tensors in gdn-run
+    (gdn_torch.ops)."""
+
+    def __init__(self, manifest):
+        load_extension()
+        self.manifest = manifest
+        library, functions = manifest["library"], manifest["functions"]
+        self.name, self.library = manifest["name"], library
+        make = lambda fn: Entry(library, fn) if fn else None  # noqa: E731
+        self.plain = make(functions.get("plain"))
+        self.forward = make(functions.get("forward"))
+        self.backward = make(functions.get("backward"))
+        if self.plain is None:
+            raise RuntimeError(f"gdn_torch: {library} has no entry point for @{self.name}")
+
+    @property
+    def has_backward(self):
+        return self.forward is not None and self.backward is not None
+
+    def __call__(self, *args, check=False):
+        """Runs `@f` (no autograd). Float arguments are cast to the
+        signature's dtypes."""
+        args = [a.to(d) if a.dtype != d else a for a, d in zip(args, self.plain.arg_dtypes)]
+        return self.plain(args, check)
+
+
+_programs = {}
+
+
+def arch_for(device):
+    """The architecture a library for `device` is compiled for: sm_90a on
+    Hopper (wgmma, TMA), the portable sm_80+ build on other GPUs, None (any)
+    for the CPU, where the interpreter runs the program, not the kernels."""
+    device = torch.device(device)
+    if device.type != "cuda":
+        return None
+    return "sm_90a" if torch.cuda.get_device_capability(device) == (9, 0) else "portable"
+
+
+def program(spec, device="cuda"):
+    """The compiled program of a LayerSpec or DeltaRuleSpec for `device`
+    (cached): CUDA tensors run in the generated library, CPU tensors in the
+    interpreter (gdn-run)."""
+    arch = arch_for(device)
+    if (spec, arch) not in _programs:
+        _programs[(spec, arch)] = CompiledProgram(compiler.library_for(spec, arch))
+    return _programs[(spec, arch)]
+
+
+def apply(prog, args, check=False):
+    """Runs `prog` on `args` under autograd: `@f_forward` when a gradient is
+    wanted (grad mode on and an argument requiring one) and the backward is
+    compiled, `@f` otherwise (a backward through it then raises). Each
+    argument is first cast to the compiled dtype (differentiably). Returns
+    f's results: a tensor, or a tuple of several."""
+    args = [a.to(d) if a.dtype != d else a for a, d in zip(args, prog.plain.arg_dtypes)]
+    want_grad = torch.is_grad_enabled() and any(a.requires_grad for a in args)
+    if want_grad and prog.has_backward:
+        results = ops.call(prog.library, prog.forward.name, args, check)[:prog.plain.num_results]
+    else:
+        results = ops.call(prog.library, prog.plain.name, args, check)
+    return tuple(results) if len(results) > 1 else results[0]
+
+
+class GatedDeltaNet(torch.nn.Module):
+    """A Gated DeltaNet layer over packed tokens, computed by code that
+    gdn-compiler generated for it.
+
+    `forward(x, cu_seqlens)`: x is [T, hidden] (or [1, T, hidden]), the
+    tokens of all sequences concatenated; cu_seqlens [N + 1] (int32, or
+    int64 within int32; on the CPU or on x's device) gives sequence i the
+    tokens [cu[i], cu[i+1]). It is checked (starts at 0, non-decreasing,
+    ends at T) without a host synchronisation: on the host when it arrives
+    on the CPU, by an asynchronous device assertion otherwise;
+    `validate=False` skips that for a loop that builds its own offsets
+    (gdn_torch.packing). Parameters
+    carry the names (and, but for conv1d.weight's middle 1, the shapes) of
+    transformers' Qwen3NextGatedDeltaNet (projections="qwen3_next") or
+    Qwen3_5GatedDeltaNet ("qwen3_5"), so their state_dicts load as they are.
+    Parameters of any float dtype are cast to the compiled ones (bf16, A_log
+    and dt_bias fp32) inside autograd.
+    """
+
+    def __init__(self, spec: LayerSpec, device=None, dtype=torch.bfloat16, check=False,
+                 validate=True):
+        super().__init__()
+        self.spec = spec
+        self.check = check
+        self.validate = validate
+        for name, shape, dt in spec.weights():
+            if name == "conv1d.weight":
+                shape = (shape[0], 1, shape[1])
+            dt = torch.float32 if dt == "f32" else dtype
+            module, _, leaf = name.rpartition(".")
+            owner = self
+            if module:
+                if not hasattr(self, module):
+                    self.add_module(module, torch.nn.Module())
+                owner = getattr(self, module)
+            owner.register_parameter(leaf, torch.nn.Parameter(torch.empty(shape, device=device,
+                                                                          dtype=dt)))
+        self.reset_parameters()
+
+    @torch.no_grad()
+    def reset_parameters(self):
+        for name, p in self.named_parameters():
+            if name == "A_log":
+                p.copy_(torch.empty_like(p).uniform_(0.01, 16).log())
+            elif name == "dt_bias" or name == "norm.weight":
+                p.fill_(1.0)
+            elif name == "conv1d.weight":
+                torch.nn.init.kaiming_uniform_(p, a=5 ** 0.5)
+            else:
+                torch.nn.init.normal_(p, std=0.02)
+
+    @property
+    def program(self):
+        """The compiled program for the device the parameters are on."""
+        return program(self.spec, self.A_log.device)
+
+    def weights(self):
+        """The weights in the compiled operand order."""
+        out = []
+        for name, _, _ in self.spec.weights():
+            p = self.get_parameter(name)
+            out.append(p.view(p.shape[0], p.shape[-1]) if name == "conv1d.weight" else p)
+        return out
+
+    def forward(self, x, cu_seqlens):
+        batched = x.dim() == 3
+        if batched:
+            if x.shape[0] != 1:
+                raise ValueError(f"packed input must be [T, hidden] or [1, T, hidden], got {tuple(x.shape)}")
+            x = x[0]
+        cu = prepare_cu_seqlens(cu_seqlens, x.shape[0], x.device, self.validate)
+        y = apply(self.program, [x, cu, *self.weights()], self.check)
+        return y[None] if batched else y
+
+
+def _l2norm(x, eps=1e-6):
+    xf = x.float()
+    return (xf * torch.rsqrt((xf * xf).sum(-1, keepdim=True) + eps)).to(x.dtype)
+
+
+def chunk_gated_delta_rule(q, k, v, g, beta, scale=None, initial_state=None,
+                           output_final_state=False, use_qk_l2norm_in_kernel=False,
+                           cu_seqlens=None, check=False, validate=True, **kwargs):
+    """FLA's `fla.ops.gated_delta_rule.chunk_gated_delta_rule`, on the
+    compiled delta rule (forward) and its backward kernels.
+
+    q, k: [B, T, H, K]; v: [B, T, HV, V] (bf16; HV a multiple of H);
+    g (log decay), beta: [B, T, HV]; initial_state: [N, HV, K, V];
+    cu_seqlens: [N + 1] with B == 1, else B sequences of T tokens; int32
+    (or int64 within int32), checked as GatedDeltaNet's (validate=False
+    skips the value checks).
+    Returns (o [B, T, HV, V], final_state [N, HV, K, V] fp32 or None).
+    Gradients reach q, k, v, g, beta and initial_state.
+
+    Differences from FLA: q, k, v must be bf16 (the kernels' type); g, beta
+    and the states are computed in fp32 whatever their dtype;
+    `use_qk_l2norm_in_kernel` normalises q and k in PyTorch before the call
+    (fp32 inside, rounded to q's dtype, as FLA's l2norm_fwd does); FLA's
+    other options (use_gate_in_kernel, use_beta_sigmoid_in_kernel,
+    state_v_first, cp_context, chunk_indices) are refused.
+    """
+    for option in ("use_gate_in_kernel", "use_beta_sigmoid_in_kernel", "state_v_first",
+                   "cp_context", "transpose_state_layout"):
+        if kwargs.get(option):
+            raise NotImplementedError(f"gdn_torch.chunk_gated_delta_rule: {option} is not supported")
+    if q.dtype != torch.bfloat16 or k.dtype != torch.bfloat16 or v.dtype != torch.bfloat16:
+        raise TypeError(f"gdn_torch.chunk_gated_delta_rule: q, k, v must be bf16, got "
+                        f"{q.dtype}, {k.dtype}, {v.dtype}")
+    B, T, H, K = q.shape
+    HV, V = v.shape[2], v.shape[3]
+    if k.shape != q.shape:
+        raise ValueError(f"q and k must have the same shape, got {tuple(q.shape)} and {tuple(k.shape)}")
+    if HV % H:
+        raise ValueError(f"value heads ({HV}) must be a multiple of key heads ({H})")
+    if cu_seqlens is not None:
+        if B != 1:
+            raise ValueError(f"with cu_seqlens the batch size must be 1, got {B}")
+        cu = prepare_cu_seqlens(cu_seqlens, T, q.device, validate)
+    else:
+        cu = torch.arange(0, (B + 1) * T, T, device=q.device, dtype=torch.int32)
+    N = cu.shape[0] - 1
+    if use_qk_l2norm_in_kernel:
+        q, k = _l2norm(q), _l2norm(k)
+    spec = DeltaRuleSpec(H, HV, K, V, None if scale is None or scale == K ** -0.5 else float(scale))
+    if initial_state is None:
+        initial_state = torch.zeros(N, HV, K, V, device=q.device, dtype=torch.float32)
+    o, final_state = apply(program(spec, q.device),
+                            [q.reshape(B * T, H, K), k.reshape(B * T, H, K), v.reshape(B * T, HV, V),
+                             g.reshape(B * T, HV), beta.reshape(B * T, HV), initial_state, cu],
+                            check)
+    return o.reshape(B, T, HV, V), (final_state if output_final_state else None)
