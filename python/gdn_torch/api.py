@@ -32,14 +32,20 @@ _extension = None
 
 
 def _gdnrt_dir():
-    gdnrt = os.environ.get("GDN_GDNRT_DIR")
+    gdnrt = compiler.gdnrt_dir() or next(
+        (d for d in compiler.cache_dirs() if os.path.isfile(os.path.join(d, "libgdnrt.so"))), None)
     if not gdnrt:
-        gdnrt = next((d for d in compiler.cache_dirs()
-                      if os.path.isfile(os.path.join(d, "libgdnrt.so"))), None)
-    if not gdnrt:
-        raise RuntimeError("gdn_torch: no libgdnrt.so: set GDN_GDNRT_DIR, or GDN_TORCH_CACHE to a "
-                           "cache that compile_spec filled (it copies libgdnrt.so there)")
+        raise RuntimeError("gdn_torch: no libgdnrt.so: install gdn_torch with pip (it carries "
+                           "one), set GDN_GDNRT_DIR or GDN_BUILD_DIR, or point GDN_TORCH_CACHE at "
+                           "a cache that python -m gdn_torch filled (it copies libgdnrt.so there)")
     return os.path.abspath(gdnrt)
+
+
+def _packaged_extension():
+    """The operator library pip built beside this file, if it did."""
+    import glob
+    found = sorted(glob.glob(os.path.join(_HERE, "_ops*.so")))
+    return found[0] if found else None
 
 
 def _prebuilt_name():
@@ -58,12 +64,10 @@ def build_extension(out_dir=None, verbose=False):
     # The native half holds no device code, but cpp_extension asks for an
     # architecture list even so, and finds none on a machine without a GPU.
     os.environ.setdefault("TORCH_CUDA_ARCH_LIST", "9.0")
-    include = os.environ.get("GDN_RUNTIME_INCLUDE",
-                             os.path.join(_HERE, "..", "..", "runtime", "include"))
     path = cpp_extension.load(
         name="gdn_torch_ops",
         sources=[os.path.join(_HERE, "csrc", "gdn_torch.cpp")],
-        extra_include_paths=[os.path.abspath(include)],
+        extra_include_paths=[os.path.abspath(d) for d in compiler.include_dirs()],
         extra_cflags=["-O2"],
         extra_ldflags=[f"-L{gdnrt}", "-lgdnrt", f"-Wl,-rpath,{gdnrt}", "-ldl"],
         with_cuda=True,
@@ -75,18 +79,20 @@ def build_extension(out_dir=None, verbose=False):
 
 
 def load_extension(verbose=False):
-    """The native half's operators (torch.ops.gdn_torch): a library built
-    for this torch version found in a cache (GDN_TORCH_CACHE) is loaded as it
-    is; otherwise it is built now (build_extension). It links libgdnrt.so
-    from the first cache holding one (or GDN_GDNRT_DIR) and includes the
-    runtime's C headers (GDN_RUNTIME_INCLUDE, else the source tree's
-    runtime/include)."""
+    """The native half's operators (torch.ops.gdn_torch): the one pip built
+    into an installed gdn_torch; else a library built for this torch version
+    found in a cache (GDN_TORCH_CACHE), loaded as it is; else it is built
+    now (build_extension), linking libgdnrt.so (GDN_GDNRT_DIR, a build tree,
+    or the first cache holding one) and including gdnrt's C headers."""
     global _extension
     if _extension is not None:
         return _extension
+    packaged = _packaged_extension()
     prebuilt = next((os.path.join(d, _prebuilt_name()) for d in compiler.cache_dirs()
                      if os.path.isfile(os.path.join(d, _prebuilt_name()))), None)
-    if prebuilt:
+    if packaged:
+        torch.ops.load_library(packaged)  # its run path finds the libgdnrt.so beside it
+    elif prebuilt:
         # Its run path names the folder it was built against: load the
         # cache's libgdnrt.so first, which then satisfies its dependency.
         import ctypes

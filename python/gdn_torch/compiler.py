@@ -215,30 +215,51 @@ def cache_dirs():
     return dirs
 
 
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _trees():
+    """Where the compiler's files may be, first to last: a build tree
+    (GDN_BUILD_DIR), an installed prefix (GDN_PREFIX), the source tree's
+    build/."""
+    return [d for d in (os.environ.get("GDN_BUILD_DIR"), os.environ.get("GDN_PREFIX"),
+                        os.path.join(_SOURCE_ROOT, "build")) if d]
+
+
 def find_tool(name, env):
-    for candidate in (os.environ.get(env), os.path.join(_SOURCE_ROOT, "build", "bin", name),
+    """A compiler tool: its variable (GDN_OPT, ...), then bin/ of each
+    tree, then PATH."""
+    for candidate in (os.environ.get(env), *[os.path.join(t, "bin", name) for t in _trees()],
                       shutil.which(name)):
         if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return candidate
     return None
 
 
-def _gdnrt_dir():
-    for candidate in (os.environ.get("GDN_GDNRT_DIR"), os.path.join(_SOURCE_ROOT, "build", "lib")):
+def gdnrt_dir():
+    """The folder of libgdnrt.so: GDN_GDNRT_DIR, lib/ of each tree, or the
+    one an installed gdn_torch carries; None if none."""
+    for candidate in (os.environ.get("GDN_GDNRT_DIR"), *[os.path.join(t, "lib") for t in _trees()],
+                      os.path.join(_PACKAGE, "lib")):
         if candidate and os.path.isfile(os.path.join(candidate, "libgdnrt.so")):
             return candidate
     return None
 
 
-def _include_dirs():
-    """The kernel headers and gdnrt's: a source tree keeps them apart, an
-    installed prefix merges them into one folder; GDN_RUNTIME_INCLUDE names
-    either (folders separated by os.pathsep)."""
-    includes = [os.path.join(_SOURCE_ROOT, "kernels", "include"),
-                os.path.join(_SOURCE_ROOT, "runtime", "include")]
-    if not all(os.path.isdir(d) for d in includes) and os.environ.get("GDN_RUNTIME_INCLUDE"):
-        includes = os.environ["GDN_RUNTIME_INCLUDE"].split(os.pathsep)
-    return includes
+def include_dirs():
+    """The kernel headers and gdnrt's: GDN_RUNTIME_INCLUDE (folders separated
+    by os.pathsep), else the source tree's (kept apart), else an installed
+    prefix's or an installed gdn_torch's (merged into one folder)."""
+    if os.environ.get("GDN_RUNTIME_INCLUDE"):
+        return os.environ["GDN_RUNTIME_INCLUDE"].split(os.pathsep)
+    source = [os.path.join(_SOURCE_ROOT, "kernels", "include"),
+              os.path.join(_SOURCE_ROOT, "runtime", "include")]
+    if all(os.path.isdir(d) for d in source):
+        return source
+    for merged in [os.path.join(t, "include") for t in _trees()] + [os.path.join(_PACKAGE, "include")]:
+        if os.path.isfile(os.path.join(merged, "gdn", "runtime", "gdnrt.h")):
+            return [merged]
+    return source
 
 
 _identities = {}
@@ -251,11 +272,11 @@ def compiler_identity():
     digest, so a compiler update never loads stale kernels. None where the
     compiler is not (a GPU host using a cache filled elsewhere)."""
     opt, translate, gdnrt = (find_tool("gdn-opt", "GDN_OPT"),
-                             find_tool("gdn-translate", "GDN_TRANSLATE"), _gdnrt_dir())
+                             find_tool("gdn-translate", "GDN_TRANSLATE"), gdnrt_dir())
     if not (opt and translate and gdnrt):
         return None
     files = [opt, translate, os.path.join(gdnrt, "libgdnrt.so")]
-    for folder in _include_dirs():
+    for folder in include_dirs():
         for where, _, names in sorted(os.walk(folder)):
             files += [os.path.join(where, n) for n in sorted(names)]
     key = tuple((f, os.stat(f).st_size, os.stat(f).st_mtime_ns) for f in files)
@@ -356,7 +377,7 @@ def compile_spec(spec, cache=None, arch="sm_90a", jobs=None, log=None):
         raise ValueError(f"arch must be one of {', '.join(ARCHES)}, not {arch!r}")
     opt, translate = find_tool("gdn-opt", "GDN_OPT"), find_tool("gdn-translate", "GDN_TRANSLATE")
     nvcc = os.environ.get("NVCC") or shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
-    gdnrt = _gdnrt_dir()
+    gdnrt = gdnrt_dir()
     missing = [n for n, t in (("gdn-opt", opt), ("gdn-translate", translate),
                               ("libgdnrt.so", gdnrt)) if not t]
     if not os.path.exists(nvcc):
@@ -414,7 +435,7 @@ def _compile_into(spec, arch, out, cache, opt, translate, nvcc, identity, log):
                "portable": "-gencode=arch=compute_80,code=compute_80"}[arch]
     library = "lib" + spec.name + ".so"
     log(f"{spec.name}: nvcc ({arch})")
-    _run([nvcc, "-std=c++17", "-O3", gencode, *[f"-I{d}" for d in _include_dirs()], "-Xcompiler",
+    _run([nvcc, "-std=c++17", "-O3", gencode, *[f"-I{d}" for d in include_dirs()], "-Xcompiler",
           "-fPIC", "-shared", "-cudart", "shared", cu, "-L", cache, "-lgdnrt", "-Xlinker",
           "-rpath=$ORIGIN/..", "-o", os.path.join(out, library)], "nvcc")
     with open(header) as f:
