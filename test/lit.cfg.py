@@ -103,13 +103,21 @@ def _torch_features():
     try:
         probe = subprocess.run(
             [sys.executable, "-c",
-             "import torch; print('cuda' if torch.cuda.is_available() else 'cpu')"],
+             "import torch; print('cuda' if torch.cuda.is_available() else 'cpu')\n"
+             "try:\n"
+             "    import transformers.models.qwen3_next, transformers.models.qwen3_5\n"
+             "    print('transformers')\n"
+             "except ImportError:\n"
+             "    pass"],
             capture_output=True, text=True, timeout=120)
     except (OSError, subprocess.SubprocessError):
         return []
     if probe.returncode != 0:
         return []
-    return ["torch", "torch-cuda"] if probe.stdout.strip() == "cuda" else ["torch"]
+    lines = probe.stdout.split()
+    features = ["torch", "torch-cuda"] if lines[:1] == ["cuda"] else ["torch"]
+    # transformers with the Qwen3-Next and Qwen3.5 modules (test/Torch/hf-*).
+    return features + (["transformers"] if "transformers" in lines else [])
 
 
 config.available_features.update(_torch_features())

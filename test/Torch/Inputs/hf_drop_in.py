@@ -1,0 +1,116 @@
+"""gdn_torch.hf in place of transformers' GDN modules, on the CPU (the
+operator's CPU kernel is the interpreter, float64 with the compiled
+program's bf16 storage).
+
+For Qwen3-Next's and Qwen3.5's module (hidden 256, 2 key and 4 value heads
+of 128, conv 4; random bf16-rounded weights):
+  - packed sequences (cu_seq_lens_q; and position_ids alone): against
+    transformers' module in float64 run on each sequence alone, and each
+    sequence's rows equal to the compiled layer on that sequence alone, bit
+    for bit (nothing crosses a boundary);
+  - a padded batch with an attention mask (left and right padding): every
+    real token against the module in float64 on the same batch, and each
+    row's real tokens equal to them packed alone, bit for bit;
+The float64 comparisons are held to 1e-2: the compiled program's bf16
+storage alone puts these 41- and 27-token samples at 4.7-5.3e-3 (a wrong
+weight mapping or a leak across sequences is O(1)).
+then a small model whose GDN layers are replaced: same state_dict keys,
+the forward runs and a backward reaches every GDN parameter.
+"""
+import sys
+
+sys.path.insert(0, sys.argv[1])
+import torch  # noqa: E402
+
+import gdn_torch.hf as hf  # noqa: E402
+
+torch.manual_seed(0)
+BOUND = 1e-2
+
+
+def rel(a, b):
+    a, b = a.double(), b.double()
+    return float((a - b).norm() / b.norm())
+
+
+def config(kind):
+    if kind == "qwen3_next":
+        from transformers import Qwen3NextConfig as Config
+        from transformers.models.qwen3_next.modeling_qwen3_next import \
+            Qwen3NextGatedDeltaNet as Module
+    else:
+        from transformers import Qwen3_5TextConfig as Config
+        from transformers.models.qwen3_5.modeling_qwen3_5 import \
+            Qwen3_5GatedDeltaNet as Module
+    cfg = Config(hidden_size=256, linear_num_key_heads=2, linear_num_value_heads=4,
+                 linear_key_head_dim=128, linear_value_head_dim=128, linear_conv_kernel_dim=4,
+                 num_hidden_layers=2, layer_types=["linear_attention", "full_attention"],
+                 num_attention_heads=2, num_key_value_heads=1, head_dim=64,
+                 intermediate_size=256, vocab_size=64, rms_norm_eps=1e-6)
+    return cfg, Module
+
+
+for kind in ("qwen3_next", "qwen3_5"):
+    cfg, Module = config(kind)
+    reference = Module(cfg, 0)
+    with torch.no_grad():
+        for name, p in reference.named_parameters():
+            if name == "A_log":
+                p.copy_(torch.empty_like(p).uniform_(1, 16).log())
+            elif name in ("dt_bias", "norm.weight"):
+                p.copy_(1 + 0.1 * torch.randn_like(p))
+            else:
+                p.copy_((torch.randn_like(p) * 0.05).to(torch.bfloat16).float())
+    exact = Module(cfg, 0).double()
+    exact.load_state_dict(reference.state_dict())
+    ours = hf.TransformersGatedDeltaNet(reference)
+    print(f"{kind}: state_dict keys unchanged:", list(ours.state_dict()) == list(reference.state_dict()))
+
+    lengths = [5, 1, 0, 17, 9]
+    cu = torch.tensor([0] + lengths).cumsum(0).to(torch.int32)
+    x = (torch.randn(1, int(cu[-1]), 256) * 0.5).to(torch.bfloat16)
+    y = ours(x, cu_seq_lens_q=cu).detach()
+    positions = torch.cat([torch.arange(n) for n in lengths if n]).unsqueeze(0)
+    y_positions = ours(x, position_ids=positions).detach()
+    alone, separate = [], True
+    for i, n in enumerate(lengths):
+        if n == 0:
+            continue
+        start = int(cu[i])
+        alone.append(exact(x[:, start:start + n].double()).detach())
+        one = ours(x[:, start:start + n], cu_seq_lens_q=torch.tensor([0, n], dtype=torch.int32))
+        separate &= torch.equal(one.detach(), y[:, start:start + n])
+    error = rel(y, torch.cat(alone, 1))
+    print(f"{kind}: packed (cu_seq_lens_q) vs each sequence alone in float64: "
+          f"{'within' if error < BOUND else 'OVER'} {BOUND}")
+    print(f"{kind}: packed == each sequence alone, bit for bit:", separate)
+    print(f"{kind}: packed (position_ids) == packed (cu_seq_lens_q):", torch.equal(y_positions, y))
+
+    batch = (torch.randn(3, 12, 256) * 0.5).to(torch.bfloat16)
+    mask = torch.ones(3, 12, dtype=torch.long)
+    mask[0, 9:] = 0   # right padding
+    mask[1, :4] = 0   # left padding
+    y_batch = ours(batch, attention_mask=mask).detach()
+    want = exact(batch.double(), attention_mask=mask).detach()
+    keep = mask.bool()
+    error = rel(y_batch[keep], want[keep])
+    print(f"{kind}: padded batch vs the module in float64, real tokens: "
+          f"{'within' if error < BOUND else 'OVER'} {BOUND}")
+    rows = all(torch.equal(ours(batch[r:r + 1, keep[r]], cu_seq_lens_q=torch.tensor(
+        [0, int(keep[r].sum())], dtype=torch.int32)).detach()[0], y_batch[r, keep[r]])
+        for r in range(3))
+    print(f"{kind}: padded rows' real tokens == the same tokens alone, bit for bit:", rows)
+
+from transformers import Qwen3NextForCausalLM  # noqa: E402
+
+cfg, _ = config("qwen3_next")
+model = Qwen3NextForCausalLM(cfg)
+keys = list(model.state_dict())
+print("model: replaced", hf.replace_gated_deltanet(model), "GDN layer(s); keys unchanged:",
+      list(model.state_dict()) == keys)
+ids = torch.randint(0, 64, (1, 20))
+out = model(input_ids=ids, labels=ids)
+out.loss.backward()
+gdn = model.model.layers[0].linear_attn
+print("model: loss finite:", bool(torch.isfinite(out.loss)), "; every GDN parameter has a gradient:",
+      all(p.grad is not None and bool(torch.isfinite(p.grad).all()) for p in gdn.parameters()))
