@@ -57,6 +57,14 @@ class LayerSpec:
     them in bf16 like every bf16 implementation: about 1.2x faster forward,
     1.1x forward + backward, and the output's error near 6e-3. The name of
     a bf16-projection layer ends in `_bf16p`.
+
+    `sp_ranks` and `cp_ranks` distribute the layer (docs/parallel.md):
+    sequence parallelism over `sp_ranks` (gdn-sequence-parallel: each rank
+    holds T / sp_ranks rows of x and y) and context parallelism over
+    `cp_ranks` (gdn-context-parallel, `cp_mode` headwise, chunkwise or auto,
+    `cp_layout` contiguous or zigzag shards of the packed tokens; the
+    offsets stay global). The program is then the one every rank runs,
+    with its collectives on the SP and CP groups bound to its gdnrt context.
     """
     projections: str
     hidden: int
@@ -67,10 +75,21 @@ class LayerSpec:
     conv_width: int = 4
     norm_eps: float = 1e-6
     f32_projections: bool = True
+    sp_ranks: int = 1
+    cp_ranks: int = 1
+    cp_mode: str = "headwise"
+    cp_layout: str = "contiguous"
 
     def __post_init__(self):
         if self.projections not in ("qwen3_next", "qwen3_5"):
             raise ValueError(f"projections must be qwen3_next or qwen3_5, not {self.projections!r}")
+        if self.sp_ranks < 1 or self.cp_ranks < 1:
+            raise ValueError(f"sp_ranks and cp_ranks must be at least 1, got {self.sp_ranks} and "
+                             f"{self.cp_ranks}")
+        if self.cp_mode not in ("headwise", "chunkwise", "auto"):
+            raise ValueError(f"cp_mode must be headwise, chunkwise or auto, not {self.cp_mode!r}")
+        if self.cp_layout not in ("contiguous", "zigzag"):
+            raise ValueError(f"cp_layout must be contiguous or zigzag, not {self.cp_layout!r}")
         if self.value_heads % self.key_heads:
             raise ValueError(f"value heads ({self.value_heads}) must be a multiple of key heads "
                              f"({self.key_heads})")
@@ -83,8 +102,11 @@ class LayerSpec:
     def name(self):
         eps = "" if self.norm_eps == 1e-6 else "_e" + _digest(repr(self.norm_eps))
         bf16p = "" if self.f32_projections else "_bf16p"
+        sp = f"_sp{self.sp_ranks}" if self.sp_ranks > 1 else ""
+        cp = (f"_cp{self.cp_ranks}{self.cp_mode}{'_zigzag' if self.cp_layout == 'zigzag' else ''}"
+              if self.cp_ranks > 1 else "")
         return (f"layer_{self.projections}_d{self.hidden}_h{self.key_heads}x{self.value_heads}"
-                f"_k{self.head_dim_k}v{self.head_dim_v}_w{self.conv_width}{eps}{bf16p}")
+                f"_k{self.head_dim_k}v{self.head_dim_v}_w{self.conv_width}{eps}{bf16p}{sp}{cp}")
 
     def weights(self):
         """(name, shape, dtype) of each weight, in the layer's operand order.
@@ -198,7 +220,15 @@ def train_passes(spec):
     expand = "--gdn-expand-layer"
     if getattr(spec, "f32_projections", False):
         expand += "=f32-projections=true"
-    return [expand, "--gdn-generate-backward=save=inputs"]
+    passes = [expand]
+    if getattr(spec, "sp_ranks", 1) > 1:
+        passes.append(f"--gdn-sequence-parallel=ranks={spec.sp_ranks}")
+    if getattr(spec, "cp_ranks", 1) > 1:
+        passes.append(f"--gdn-context-parallel=ranks={spec.cp_ranks} mode={spec.cp_mode} "
+                      f"layout={spec.cp_layout}")
+        if spec.cp_layout == "zigzag":
+            passes.append("--gdn-hoist-layouts")
+    return passes + ["--gdn-generate-backward=save=inputs"]
 
 
 def pipeline_passes(spec):
@@ -476,13 +506,18 @@ def _spec_options(parser):
                         help="store the projection outputs that feed the conv and the gate in "
                              "bf16 (faster; the output's error near 6e-3, docs/precision.md)")
     parser.add_argument("--scale", type=float, default=None)
+    parser.add_argument("--sp-ranks", type=int, default=1, help="sequence parallelism over N ranks")
+    parser.add_argument("--cp-ranks", type=int, default=1, help="context parallelism over N ranks")
+    parser.add_argument("--cp-mode", default="headwise", choices=["headwise", "chunkwise", "auto"])
+    parser.add_argument("--cp-layout", default="contiguous", choices=["contiguous", "zigzag"])
 
 
 def _spec_of(args):
     if args.kind == "layer":
         return LayerSpec(args.projections, args.hidden, args.key_heads, args.value_heads,
                          args.head_dim_k, args.head_dim_v, args.conv_width,
-                         f32_projections=not args.bf16_projections)
+                         f32_projections=not args.bf16_projections, sp_ranks=args.sp_ranks,
+                         cp_ranks=args.cp_ranks, cp_mode=args.cp_mode, cp_layout=args.cp_layout)
     return DeltaRuleSpec(args.key_heads, args.value_heads, args.head_dim_k, args.head_dim_v,
                          args.scale)
 
