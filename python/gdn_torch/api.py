@@ -172,18 +172,20 @@ def program(spec, device="cuda"):
     return _programs[(spec, arch)]
 
 
-def apply(prog, args, check=False):
+def apply(prog, args, check=False, rank=0):
     """Runs `prog` on `args` under autograd: `@f_forward` when a gradient is
     wanted (grad mode on and an argument requiring one) and the backward is
     compiled, `@f` otherwise (a backward through it then raises). Each
     argument is first cast to the compiled dtype (differentiably). Returns
-    f's results: a tensor, or a tuple of several."""
+    f's results: a tensor, or a tuple of several. `rank`: the handle of the
+    rank a distributed program runs on (gdn_torch.distributed)."""
     args = [a.to(d) if a.dtype != d else a for a, d in zip(args, prog.plain.arg_dtypes)]
     want_grad = torch.is_grad_enabled() and any(a.requires_grad for a in args)
     if want_grad and prog.has_backward:
-        results = ops.call(prog.library, prog.forward.name, args, check)[:prog.plain.num_results]
+        results = ops.call(prog.library, prog.forward.name, args, check, rank)
+        results = results[:prog.plain.num_results]
     else:
-        results = ops.call(prog.library, prog.plain.name, args, check)
+        results = ops.call(prog.library, prog.plain.name, args, check, rank)
     return tuple(results) if len(results) > 1 else results[0]
 
 
@@ -204,11 +206,32 @@ class GatedDeltaNet(torch.nn.Module):
     Qwen3_5GatedDeltaNet ("qwen3_5"), so their state_dicts load as they are.
     Parameters of any float dtype are cast to the compiled ones (bf16, A_log
     and dt_bias fp32) inside autograd.
+
+    Distributed (gdn_torch.distributed): `sp_group` and `cp_group`
+    (torch.distributed process groups) or `ranks` (a RankLayout, e.g. the
+    threads backend's) compile the spec for that SP x CP grid, with
+    `cp_mode` (headwise, chunkwise, auto) and `cp_layout` (contiguous,
+    zigzag). x is then this rank's shard of the pack's rows and cu_seqlens
+    the whole pack's; weights are whole on every rank and their gradients
+    come back reduced.
     """
 
     def __init__(self, spec: LayerSpec, device=None, dtype=torch.bfloat16, check=False,
-                 validate=True):
+                 validate=True, sp_group=None, cp_group=None, cp_mode="headwise",
+                 cp_layout="contiguous", ranks=None):
         super().__init__()
+        import dataclasses
+
+        from . import distributed
+        self.layout = ranks
+        if sp_group is not None or cp_group is not None:
+            self.layout = distributed.layout_from_groups(sp_group, cp_group)
+        if self.layout is not None and self.layout.size > 1:
+            spec = dataclasses.replace(spec, sp_ranks=self.layout.sp_ranks,
+                                       cp_ranks=self.layout.cp_ranks, cp_mode=cp_mode,
+                                       cp_layout=cp_layout)
+        else:
+            self.layout = None
         self.spec = spec
         self.check = check
         self.validate = validate
@@ -257,8 +280,17 @@ class GatedDeltaNet(torch.nn.Module):
             if x.shape[0] != 1:
                 raise ValueError(f"packed input must be [T, hidden] or [1, T, hidden], got {tuple(x.shape)}")
             x = x[0]
-        cu = prepare_cu_seqlens(cu_seqlens, x.shape[0], x.device, self.validate)
-        y = apply(self.program, [x, cu, *self.weights()], self.check)
+        rank, tokens = 0, x.shape[0]
+        if self.layout is not None:
+            from .distributed import open_rank
+            if x.device.type != "cuda":
+                raise RuntimeError(f"gdn_torch: a layer distributed over SP {self.layout.sp_ranks} "
+                                   f"x CP {self.layout.cp_ranks} runs on CUDA tensors, got "
+                                   f"{x.device}")
+            # x is this rank's shard; the offsets are the whole pack's.
+            rank, tokens = open_rank(self.layout, x.device), x.shape[0] * self.layout.size
+        cu = prepare_cu_seqlens(cu_seqlens, tokens, x.device, self.validate)
+        y = apply(self.program, [x, cu, *self.weights()], self.check, rank)
         return y[None] if batched else y
 
 

@@ -116,9 +116,11 @@ def entry_meta(library, name):
                      tuple(d in _FLOATS for d in results), dims, sp_ranks, cp_ranks)
 
 
-def call(library, name, args, check=False):
-    """Runs gdn_<name> of `library` on `args` through the operator."""
-    return torch.ops.gdn_torch.call(library, name, list(args), check)
+def call(library, name, args, check=False, rank=0):
+    """Runs gdn_<name> of `library` on `args` through the operator; `rank`:
+    the handle of the rank a distributed function runs on
+    (gdn_torch.distributed), 0 for one that is not."""
+    return torch.ops.gdn_torch.call(library, name, list(args), check, rank)
 
 
 # ----------------------------------------------------------------------------
@@ -126,7 +128,7 @@ def call(library, name, args, check=False):
 # ----------------------------------------------------------------------------
 
 
-def _fake(library, name, args, check):
+def _fake(library, name, args, check, rank):
     meta = entry_meta(library, name)
     if len(args) != meta.num_args:
         raise RuntimeError(f"gdn_torch: @{name} takes {meta.num_args} arguments, got {len(args)}")
@@ -142,13 +144,17 @@ def _lowered_program(library):
     return os.path.join(folder, name + ".train.mlir")
 
 
-def _interpret(library, name, args, check):
+def _interpret(library, name, args, check, rank):
     """The CPU kernel: gdn-run on the program before lowering."""
     import subprocess
     import tempfile
 
     import numpy as np
     meta = entry_meta(library, name)
+    if rank or meta.sp_ranks > 1 or meta.cp_ranks > 1:
+        raise RuntimeError(f"gdn_torch: @{name} is distributed (SP {max(meta.sp_ranks, 1)} x CP "
+                           f"{max(meta.cp_ranks, 1)}); the interpreter runs all ranks of a program at "
+                           f"once (gdn-run --ranks), not one rank of it: use CUDA tensors")
     program = _lowered_program(library)
     tool = compiler.find_tool("gdn-run", "GDN_RUN")
     if not tool:
@@ -173,8 +179,8 @@ def _interpret(library, name, args, check):
 
 
 def _setup_context(ctx, inputs, output):
-    library, name, args, check = inputs
-    ctx.library, ctx.name, ctx.check, ctx.num_args = library, name, check, len(args)
+    library, name, args, check, rank = inputs
+    ctx.library, ctx.name, ctx.check, ctx.rank, ctx.num_args = library, name, check, rank, len(args)
     ctx.result_meta = [(r.shape, r.dtype, r.device) for r in output]
     ctx.save_for_backward(*args, *output)
 
@@ -202,9 +208,9 @@ def _backward(ctx, grads):
         g = torch.zeros(shape, dtype=dtype, device=device) if g is None else g
         cotangents.append(g.to(dtype).contiguous())
     gradients = iter(call(ctx.library, base + BACKWARD_SUFFIX, [*args, *kept, *cotangents],
-                          ctx.check))
+                          ctx.check, ctx.rank))
     arg_grads = [next(gradients) if is_float else None for is_float in forward.arg_is_float]
-    return None, None, arg_grads, None
+    return None, None, arg_grads, None, None
 
 
 _registered = False

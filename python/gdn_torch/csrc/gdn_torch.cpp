@@ -18,7 +18,17 @@
 //
 //   torch.ops.gdn_torch.signature(library, name) -> int[]
 //   torch.ops.gdn_torch.result_dims(library, name) -> str
-//   torch.ops.gdn_torch.call(library, name, Tensor[] args, bool check) -> Tensor[]
+//   torch.ops.gdn_torch.call(library, name, Tensor[] args, bool check, int rank) -> Tensor[]
+//   torch.ops.gdn_torch.unique_id() -> int[]
+//   torch.ops.gdn_torch.open_rank(device, rendezvous, unique_id, rank, size, sp_size,
+//                                 timeout_ms) -> int
+//   torch.ops.gdn_torch.close_rank(handle) -> ()
+//
+// A distributed program runs on a rank: open_rank makes one (a gdnrt
+// context of its own, the world communicator joined through NCCL's unique
+// id or a gdnrt rendezvous such as "threads:<name>", split into the SP and
+// CP groups and bound to them), and `call` with that handle runs there
+// (rank 0: the device's shared context, which binds no group).
 //
 // `call` has its CUDA kernel here; its CPU kernel (the reference
 // interpreter), its fake kernel (result shapes for tracers, from
@@ -109,6 +119,38 @@ gdnrt_context_t *contextFor(int device) {
   return context;
 }
 
+/// A rank of a distributed program: its own context, with the SP and CP
+/// communicators (split from the world one) bound to it.
+struct Rank {
+  int device = 0;
+  gdnrt_context_t *context = nullptr;
+  std::vector<gdnrt_comm_t *> comms; // world first, then the groups split from it
+};
+
+std::mutex ranksMutex;
+std::map<int64_t, std::unique_ptr<Rank>> ranks;
+int64_t nextRank = 1;
+
+void destroyRank(Rank &r) {
+  // Sub-groups first, then the world they were split from.
+  for (auto it = r.comms.rbegin(); it != r.comms.rend(); ++it)
+    gdnrt_comm_destroy(*it);
+  r.comms.clear();
+  if (r.context)
+    gdnrt_context_destroy(r.context);
+  r.context = nullptr;
+}
+
+gdnrt_context_t *rankContext(int64_t handle, c10::Device device) {
+  std::lock_guard<std::mutex> lock(ranksMutex);
+  auto found = ranks.find(handle);
+  TORCH_CHECK(found != ranks.end(), "gdn_torch: no open rank ", handle,
+              " (open_rank gives the handles; close_rank ends them)");
+  TORCH_CHECK(found->second->device == device.index(), "gdn_torch: rank ", handle,
+              " was opened on cuda:", found->second->device, ", the arguments are on ", device);
+  return found->second->context;
+}
+
 /// A compiled function of a generated library.
 class CompiledFunction {
 public:
@@ -161,7 +203,7 @@ public:
   /// the stream and raises on invalid packing metadata (gdn_<f>_check);
   /// without, no host synchronisation happens (invalid metadata then shows as
   /// NaN results, as docs/codegen.md describes).
-  std::vector<at::Tensor> call(std::vector<at::Tensor> args, bool check) const {
+  std::vector<at::Tensor> call(std::vector<at::Tensor> args, bool check, int64_t rank) const {
     TORCH_CHECK(static_cast<int>(args.size()) == signature_->num_args, "gdn_torch: @", name_,
                 " takes ", signature_->num_args, " arguments, got ", args.size());
     TORCH_CHECK(!args.empty(), "gdn_torch: @", name_, " takes no arguments");
@@ -202,7 +244,12 @@ public:
     size_t bytes = workspaceBytes_(described.data());
     at::Tensor workspace =
         at::empty({static_cast<int64_t>(std::max<size_t>(bytes, 256))}, options.dtype(at::kByte));
-    gdnrt_context_t *context = contextFor(device.index());
+    // A distributed function needs its groups bound: a rank's context.
+    TORCH_CHECK(rank != 0 || (signature_->sp_ranks <= 1 && signature_->cp_ranks <= 1),
+                "gdn_torch: @", name_, " runs on SP ", std::max(signature_->sp_ranks, 1),
+                " x CP ", std::max(signature_->cp_ranks, 1), " ranks: call it on a rank that open_rank made "
+                "(GatedDeltaNet(..., sp_group=, cp_group=) does)");
+    gdnrt_context_t *context = rank ? rankContext(rank, device) : contextFor(device.index());
     cudaStream_t stream = at::cuda::getCurrentCUDAStream(device.index()).stream();
     error = gdnrt_context_set_stream(context, stream);
     TORCH_CHECK(error == GDN_SUCCESS, "gdn_torch: gdnrt_context_set_stream: ", gdnrt_last_error());
@@ -271,8 +318,81 @@ std::string resultDimsOp(std::string_view library, std::string_view name) {
 }
 
 std::vector<at::Tensor> callOp(std::string_view library, std::string_view name,
-                               at::TensorList args, bool check) {
-  return functionFor(library, name).call(args.vec(), check);
+                               at::TensorList args, bool check, int64_t rank) {
+  return functionFor(library, name).call(args.vec(), check, rank);
+}
+
+std::vector<int64_t> uniqueIdOp() {
+  gdnrt_unique_id_t id;
+  int error = gdnrt_unique_id(&id);
+  TORCH_CHECK(error == GDN_SUCCESS, "gdn_torch: gdnrt_unique_id: ", gdnrt_last_error());
+  return std::vector<int64_t>(id.bytes, id.bytes + GDNRT_UNIQUE_ID_BYTES);
+}
+
+int64_t openRankOp(int64_t device, std::string_view rendezvous, std::vector<int64_t> uniqueId,
+                   int64_t rank, int64_t size, int64_t spSize, int64_t timeoutMs) {
+  TORCH_CHECK(size >= 1 && rank >= 0 && rank < size, "gdn_torch: rank ", rank,
+              " is not one of 0..", size - 1);
+  TORCH_CHECK(spSize >= 1 && size % spSize == 0, "gdn_torch: an SP group of ", spSize,
+              " does not divide ", size, " ranks");
+  auto r = std::make_unique<Rank>();
+  r->device = static_cast<int>(device);
+  c10::cuda::CUDAGuard guard(r->device);
+  auto fail = [&](const char *what) {
+    std::string why = gdnrt_last_error();
+    destroyRank(*r);
+    TORCH_CHECK(false, "gdn_torch: rank ", rank, " of ", size, ": ", what, ": ", why);
+  };
+  if (gdnrt_context_create(r->device, at::cuda::getCurrentCUDAStream(r->device).stream(),
+                           &r->context) != GDN_SUCCESS)
+    fail("gdnrt_context_create");
+  if (timeoutMs > 0 && gdnrt_context_set_timeout(r->context, timeoutMs) != GDN_SUCCESS)
+    fail("gdnrt_context_set_timeout");
+  gdnrt_comm_t *world = nullptr;
+  int error;
+  if (!rendezvous.empty()) {
+    std::string where(rendezvous);
+    error = gdnrt_comm_bootstrap(r->context, where.c_str(), static_cast<int>(rank),
+                                 static_cast<int>(size), &world);
+  } else {
+    TORCH_CHECK(uniqueId.size() == GDNRT_UNIQUE_ID_BYTES, "gdn_torch: a unique id has ",
+                GDNRT_UNIQUE_ID_BYTES, " bytes, got ", uniqueId.size());
+    gdnrt_unique_id_t id;
+    for (size_t i = 0; i < uniqueId.size(); ++i)
+      id.bytes[i] = static_cast<char>(uniqueId[i]);
+    error = gdnrt_comm_init(r->context, &id, static_cast<int>(rank), static_cast<int>(size),
+                            &world);
+  }
+  if (error != GDN_SUCCESS)
+    fail("joining the communicator");
+  r->comms.push_back(world);
+  gdnrt_comm_t *sp = spSize > 1 ? world : nullptr;
+  gdnrt_comm_t *cp = size / spSize > 1 ? world : nullptr;
+  if (sp && cp) {
+    if (gdnrt_comm_split_grid(world, static_cast<int>(spSize), &sp, &cp) != GDN_SUCCESS)
+      fail("gdnrt_comm_split_grid");
+    r->comms.push_back(sp);
+    r->comms.push_back(cp);
+  }
+  if ((sp && gdnrt_context_bind(r->context, GDNRT_GROUP_SP, sp) != GDN_SUCCESS) ||
+      (cp && gdnrt_context_bind(r->context, GDNRT_GROUP_CP, cp) != GDN_SUCCESS))
+    fail("gdnrt_context_bind");
+  std::lock_guard<std::mutex> lock(ranksMutex);
+  int64_t handle = nextRank++;
+  ranks.emplace(handle, std::move(r));
+  return handle;
+}
+
+void closeRankOp(int64_t handle) {
+  std::unique_ptr<Rank> r;
+  {
+    std::lock_guard<std::mutex> lock(ranksMutex);
+    auto found = ranks.find(handle);
+    TORCH_CHECK(found != ranks.end(), "gdn_torch: no open rank ", handle);
+    r = std::move(found->second);
+    ranks.erase(found);
+  }
+  destroyRank(*r);
 }
 
 } // namespace
@@ -281,7 +401,14 @@ TORCH_LIBRARY(gdn_torch, m) {
   m.def("signature(str library, str name) -> int[]", &signatureOp);
   m.def("result_dims(str library, str name) -> str", &resultDimsOp);
   // No kernel here but CUDA's: the other keys come from gdn_torch/ops.py.
-  m.def("call(str library, str name, Tensor[] args, bool check) -> Tensor[]");
+  // rank has no default: the dispatcher drops arguments equal to their
+  // defaults, which would change what the autograd formula is handed.
+  m.def("call(str library, str name, Tensor[] args, bool check, int rank) -> Tensor[]");
+  m.def("unique_id() -> int[]", &uniqueIdOp);
+  m.def("open_rank(int device, str rendezvous, int[] unique_id, int rank, int size, int sp_size, "
+        "int timeout_ms) -> int",
+        &openRankOp);
+  m.def("close_rank(int handle) -> ()", &closeRankOp);
 }
 
 TORCH_LIBRARY_IMPL(gdn_torch, CUDA, m) { m.impl("call", &callOp); }
