@@ -19,5 +19,5 @@ mkdir -p "$out"
   -I"$here/include" -I"$cuda/include" \
   "$here"/lib/*.cpp \
   -L"$cuda/lib64" -Wl,-rpath,"$cuda/lib64" -lcudart -lcublasLt -lnccl \
-  -o "$out/libgdnrt.so"
+  -Wl,-soname,libgdnrt.so -o "$out/libgdnrt.so"
 echo "built $out/libgdnrt.so"

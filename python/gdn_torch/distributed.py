@@ -7,14 +7,17 @@
 # per grid and device for the process, shared by every layer on it:
 #
 #   - from torch.distributed process groups: the SP group and the CP group
-#     of this process (Megatron's grid: world rank = cp_rank * sp + sp_rank);
-#     NCCL's unique id goes from the grid's first rank to the others through
-#     the default process group's store (no collective, no GPU work), and
-#     gdnrt joins its own NCCL communicator;
+#     of this process (Megatron's grid: grid rank = cp_rank * sp + sp_rank);
+#     NCCL's unique id goes from the grid's first rank to the others by two
+#     object broadcasts at set-up (along the first SP rank's CP group, then
+#     along each SP group), and gdnrt joins its own NCCL communicator;
 #   - from a gdnrt rendezvous: "threads:<name>" puts the ranks in threads of
 #     one process on one GPU (gdnrt's threads backend, for tests and for
 #     debugging a P-rank program), "tcp:<host>:<port>" or "file:<path>" in
-#     processes.
+#     processes. Threads ranks must run their backward with
+#     torch.autograd.set_multithreading_enabled(False): PyTorch's autograd
+#     runs every CUDA backward of a device on one worker thread, where one
+#     rank's collective would wait for a rank queued behind it.
 #
 # Inputs arrive as the framework shards them: SP and CP take the rank's rows
 # of x (T / (sp * cp) of them, the shard layout the spec names) and the
@@ -33,14 +36,18 @@ from .ops import extension
 
 @dataclasses.dataclass(frozen=True)
 class RankLayout:
-    """Where this rank sits in the SP x CP grid, and how its ranks meet."""
+    """Where this rank sits in the SP x CP grid, and how its ranks meet:
+    a gdnrt `rendezvous`, or (empty) NCCL's unique id passed along the
+    torch.distributed `sp_group` and `cp_group`."""
     sp_ranks: int
     cp_ranks: int
     sp_rank: int = 0
     cp_rank: int = 0
-    rendezvous: str = ""      # a gdnrt rendezvous; "" to exchange NCCL's id over `store`
-    store_key: str = ""       # the key of the id in the default store
+    rendezvous: str = ""
     timeout_ms: int = 300000
+    sp_group: object = dataclasses.field(default=None, compare=False, hash=False)
+    cp_group: object = dataclasses.field(default=None, compare=False, hash=False)
+    groups: tuple = ()  # the groups' global ranks: what tells one grid from another
 
     def __post_init__(self):
         if not (0 <= self.sp_rank < self.sp_ranks and 0 <= self.cp_rank < self.cp_ranks):
@@ -69,67 +76,78 @@ def layout_from_groups(sp_group=None, cp_group=None, timeout_ms=300000):
     cp = dist.get_world_size(cp_group) if cp_group is not None else 1
     sp_rank = dist.get_rank(sp_group) if sp_group is not None else 0
     cp_rank = dist.get_rank(cp_group) if cp_group is not None else 0
-    # Every rank of the grid names it alike: the global ranks of its groups.
-    members = sorted(set(dist.get_process_group_ranks(sp_group) if sp_group is not None else [])
-                     | set(dist.get_process_group_ranks(cp_group) if cp_group is not None else []))
-    grid = members or [dist.get_rank()]
-    key = f"gdn_torch/unique_id/{sp}x{cp}/{min(grid)}-{max(grid)}-{len(grid)}"
-    return RankLayout(sp, cp, sp_rank, cp_rank, store_key=key, timeout_ms=timeout_ms)
+    groups = tuple(tuple(dist.get_process_group_ranks(g)) if g is not None else ()
+                   for g in (sp_group, cp_group))
+    return RankLayout(sp, cp, sp_rank, cp_rank, timeout_ms=timeout_ms, sp_group=sp_group,
+                      cp_group=cp_group, groups=groups)
 
 
 _ranks = {}
-_openings = {}
+_opening = {}
 _lock = threading.Lock()
+
+
+def _key(layout, device):
+    device = torch.device(device)
+    return layout, device.index if device.index is not None else torch.cuda.current_device()
 
 
 def open_rank(layout, device):
     """The handle of this process's rank for `layout` on `device` (made on
-    first use, then shared). Blocks until every rank of the grid has joined,
-    or fails after the layout's timeout naming the missing ones."""
-    device = torch.device(device)
-    key = (layout, device.index if device.index is not None else torch.cuda.current_device(),
-           threading.get_ident() if layout.rendezvous.startswith("threads:") else 0)
+    first use, then shared by every layer of the grid). Blocks until every
+    rank of the grid has joined, or fails after the layout's timeout naming
+    the missing ones."""
+    key = _key(layout, device)
     with _lock:
         if key in _ranks:
             return _ranks[key]
-    ops = extension()
-    unique_id = []
-    if not layout.rendezvous:
-        # Every rank opens the grid's ranks in the same order: the count
-        # makes each opening's key its own.
+        gate = _opening.setdefault(key, threading.Lock())
+    with gate:  # one opening per rank, however many threads ask at once
         with _lock:
-            _openings[layout.store_key] = _openings.get(layout.store_key, 0) + 1
-            opening = _openings[layout.store_key]
-        unique_id = _exchange_unique_id(layout, f"{layout.store_key}/{opening}")
-    handle = ops.open_rank(key[1], layout.rendezvous, unique_id, layout.rank, layout.size,
-                           layout.sp_ranks, layout.timeout_ms)
+            if key in _ranks:
+                return _ranks[key]
+        unique_id = [] if layout.rendezvous else _share_unique_id(layout)
+        handle = extension().open_rank(key[1], layout.rendezvous, unique_id, layout.rank,
+                                       layout.size, layout.sp_ranks, layout.timeout_ms)
+        with _lock:
+            _ranks[key] = handle
+        return handle
+
+
+def close_rank(layout, device):
+    """Destroys the rank of `layout` on `device`, if open (its communicators,
+    then its context, once no call holds them)."""
     with _lock:
-        _ranks[key] = handle
-    return handle
+        handle = _ranks.pop(_key(layout, device), None)
+    if handle is not None:
+        extension().close_rank(handle)
 
 
 def close_ranks():
-    """Destroys every rank this thread or process opened (their
-    communicators, then their contexts)."""
-    ops = extension()
+    """Destroys every rank this process opened."""
     with _lock:
-        mine = [k for k in _ranks if k[2] in (0, threading.get_ident())]
-        handles = [_ranks.pop(k) for k in mine]
+        handles = list(_ranks.values())
+        _ranks.clear()
     for handle in handles:
-        ops.close_rank(handle)
+        extension().close_rank(handle)
 
 
-def _exchange_unique_id(layout, key):
-    """NCCL's unique id, made by the grid's first rank and read by the others
-    from the default store (a host key-value exchange: no GPU work)."""
-    import datetime
-
+def _share_unique_id(layout):
+    """NCCL's unique id, made by the grid's first rank: broadcast along the
+    CP group of the SP ranks 0 (which holds it), then along every SP group.
+    Set-up only: two small object broadcasts."""
     import torch.distributed as dist
 
-    store = dist.distributed_c10d._get_default_store()
-    if layout.rank == 0:
-        unique_id = list(extension().unique_id())
-        store.set(key, bytes(b & 0xFF for b in unique_id))
-        return unique_id
-    store.wait([key], datetime.timedelta(milliseconds=layout.timeout_ms))
-    return [b if b < 128 else b - 256 for b in store.get(key)]
+    ops = extension()
+    unique_id = list(ops.unique_id()) if layout.rank == 0 else None
+    if layout.cp_group is not None and layout.sp_rank == 0:
+        box = [unique_id]
+        dist.broadcast_object_list(box, src=dist.get_global_rank(layout.cp_group, 0),
+                                   group=layout.cp_group)
+        unique_id = box[0]
+    if layout.sp_group is not None:
+        box = [unique_id]
+        dist.broadcast_object_list(box, src=dist.get_global_rank(layout.sp_group, 0),
+                                   group=layout.sp_group)
+        unique_id = box[0]
+    return unique_id

@@ -10,9 +10,12 @@
 # compiled layer (gdn_torch.apply) on the inputs transformers gives it:
 #
 #   - packed sequences, as transformers' varlen attention takes them: a batch
-#     of one row and `cu_seq_lens_q` [N + 1] (or, failing that, position_ids
-#     that restart at 0 for each sequence: deriving offsets from them reads
-#     them on the host, one synchronisation; pass cu_seq_lens_q to avoid it);
+#     of one row and `cu_seq_lens_q` [N + 1], which a model's forward hands
+#     down to its layers; or, called as a module, position_ids that restart
+#     at 0 for each sequence (deriving offsets from them reads them on the
+#     host, one synchronisation; the decoder layers of Qwen3-Next and
+#     Qwen3.5 do not pass position_ids to their GDN layer, so through a
+#     model only cu_seq_lens_q marks the sequences);
 #   - padded batches [B, S, hidden] with an attention mask: each row one
 #     sequence of S tokens with its padding zeroed, exactly what the module
 #     it replaces computes (padding never reaches a real token: zero inputs

@@ -100,55 +100,65 @@ const char *roleName(gdn_role_t role) {
   return "?";
 }
 
-/// One gdnrt context per device, made on first use and kept for the
-/// process (it owns a cuBLASLt handle and its 32 MiB workspace). Its stream
-/// is set to PyTorch's current stream before every call.
-gdnrt_context_t *contextFor(int device) {
-  static std::mutex mutex;
-  static std::map<int, gdnrt_context_t *> contexts;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto found = contexts.find(device);
-  if (found != contexts.end())
-    return found->second;
-  gdnrt_context_t *context = nullptr;
-  int error = gdnrt_context_create(device, at::cuda::getCurrentCUDAStream(device).stream(),
-                                   &context);
-  TORCH_CHECK(error == GDN_SUCCESS, "gdn_torch: gdnrt_context_create on device ", device,
-              " failed (", gdnrt_error_name(error), "): ", gdnrt_last_error());
-  contexts[device] = context;
-  return context;
-}
-
-/// A rank of a distributed program: its own context, with the SP and CP
-/// communicators (split from the world one) bound to it.
-struct Rank {
+/// A gdnrt context and what it owns, used by one call at a time: a call
+/// points the context at its caller's stream and runs on it, so two
+/// threads must not interleave there.
+struct Slot {
   int device = 0;
   gdnrt_context_t *context = nullptr;
-  std::vector<gdnrt_comm_t *> comms; // world first, then the groups split from it
+  std::vector<gdnrt_comm_t *> comms; // a rank's: the world first, then its groups
+  std::mutex use;
+
+  Slot() = default;
+  Slot(const Slot &) = delete;
+  Slot &operator=(const Slot &) = delete;
+  ~Slot() {
+    // Sub-groups first, then the world they were split from.
+    for (auto it = comms.rbegin(); it != comms.rend(); ++it)
+      gdnrt_comm_destroy(*it);
+    if (context)
+      gdnrt_context_destroy(context);
+  }
 };
 
-std::mutex ranksMutex;
-std::map<int64_t, std::unique_ptr<Rank>> ranks;
-int64_t nextRank = 1;
-
-void destroyRank(Rank &r) {
-  // Sub-groups first, then the world they were split from.
-  for (auto it = r.comms.rbegin(); it != r.comms.rend(); ++it)
-    gdnrt_comm_destroy(*it);
-  r.comms.clear();
-  if (r.context)
-    gdnrt_context_destroy(r.context);
-  r.context = nullptr;
+/// One shared context per device for functions that bind no group, made on
+/// first use and kept for the process (it owns a cuBLASLt handle and its
+/// 32 MiB workspace).
+std::shared_ptr<Slot> deviceSlot(int device) {
+  static std::mutex mutex;
+  // Never destroyed: at exit the CUDA runtime may be gone before it.
+  static auto &slots = *new std::map<int, std::shared_ptr<Slot>>();
+  std::lock_guard<std::mutex> lock(mutex);
+  auto found = slots.find(device);
+  if (found != slots.end())
+    return found->second;
+  auto slot = std::make_shared<Slot>();
+  slot->device = device;
+  int error = gdnrt_context_create(device, at::cuda::getCurrentCUDAStream(device).stream(),
+                                   &slot->context);
+  TORCH_CHECK(error == GDN_SUCCESS, "gdn_torch: gdnrt_context_create on device ", device,
+              " failed (", gdnrt_error_name(error), "): ", gdnrt_last_error());
+  slots[device] = slot;
+  return slot;
 }
 
-gdnrt_context_t *rankContext(int64_t handle, c10::Device device) {
+/// The ranks of distributed programs that open_rank made: each its own
+/// context with the SP and CP communicators bound. A call holds its rank's
+/// slot, so close_rank cannot free it under the call.
+std::mutex ranksMutex;
+// Never destroyed, as deviceSlot's: ranks left open at exit are not torn
+// down after the CUDA runtime.
+std::map<int64_t, std::shared_ptr<Slot>> &ranks = *new std::map<int64_t, std::shared_ptr<Slot>>();
+int64_t nextRank = 1;
+
+std::shared_ptr<Slot> rankSlot(int64_t handle, c10::Device device) {
   std::lock_guard<std::mutex> lock(ranksMutex);
   auto found = ranks.find(handle);
   TORCH_CHECK(found != ranks.end(), "gdn_torch: no open rank ", handle,
               " (open_rank gives the handles; close_rank ends them)");
   TORCH_CHECK(found->second->device == device.index(), "gdn_torch: rank ", handle,
               " was opened on cuda:", found->second->device, ", the arguments are on ", device);
-  return found->second->context;
+  return found->second;
 }
 
 /// A compiled function of a generated library.
@@ -249,7 +259,9 @@ public:
                 "gdn_torch: @", name_, " runs on SP ", std::max(signature_->sp_ranks, 1),
                 " x CP ", std::max(signature_->cp_ranks, 1), " ranks: call it on a rank that open_rank made "
                 "(GatedDeltaNet(..., sp_group=, cp_group=) does)");
-    gdnrt_context_t *context = rank ? rankContext(rank, device) : contextFor(device.index());
+    std::shared_ptr<Slot> slot = rank ? rankSlot(rank, device) : deviceSlot(device.index());
+    std::lock_guard<std::mutex> using_(slot->use);
+    gdnrt_context_t *context = slot->context;
     cudaStream_t stream = at::cuda::getCurrentCUDAStream(device.index()).stream();
     error = gdnrt_context_set_stream(context, stream);
     TORCH_CHECK(error == GDN_SUCCESS, "gdn_torch: gdnrt_context_set_stream: ", gdnrt_last_error());
@@ -335,13 +347,15 @@ int64_t openRankOp(int64_t device, std::string_view rendezvous, std::vector<int6
               " is not one of 0..", size - 1);
   TORCH_CHECK(spSize >= 1 && size % spSize == 0, "gdn_torch: an SP group of ", spSize,
               " does not divide ", size, " ranks");
-  auto r = std::make_unique<Rank>();
+  TORCH_CHECK(!rendezvous.empty() || uniqueId.size() == GDNRT_UNIQUE_ID_BYTES,
+              "gdn_torch: a unique id has ", GDNRT_UNIQUE_ID_BYTES, " bytes, got ",
+              uniqueId.size());
+  auto r = std::make_shared<Slot>(); // frees what it holds if this throws
   r->device = static_cast<int>(device);
   c10::cuda::CUDAGuard guard(r->device);
   auto fail = [&](const char *what) {
-    std::string why = gdnrt_last_error();
-    destroyRank(*r);
-    TORCH_CHECK(false, "gdn_torch: rank ", rank, " of ", size, ": ", what, ": ", why);
+    TORCH_CHECK(false, "gdn_torch: rank ", rank, " of ", size, ": ", what, ": ",
+                gdnrt_last_error());
   };
   if (gdnrt_context_create(r->device, at::cuda::getCurrentCUDAStream(r->device).stream(),
                            &r->context) != GDN_SUCCESS)
@@ -355,8 +369,6 @@ int64_t openRankOp(int64_t device, std::string_view rendezvous, std::vector<int6
     error = gdnrt_comm_bootstrap(r->context, where.c_str(), static_cast<int>(rank),
                                  static_cast<int>(size), &world);
   } else {
-    TORCH_CHECK(uniqueId.size() == GDNRT_UNIQUE_ID_BYTES, "gdn_torch: a unique id has ",
-                GDNRT_UNIQUE_ID_BYTES, " bytes, got ", uniqueId.size());
     gdnrt_unique_id_t id;
     for (size_t i = 0; i < uniqueId.size(); ++i)
       id.bytes[i] = static_cast<char>(uniqueId[i]);
@@ -383,8 +395,10 @@ int64_t openRankOp(int64_t device, std::string_view rendezvous, std::vector<int6
   return handle;
 }
 
+/// Forgets the rank; its communicators and context go once no call holds
+/// it any more.
 void closeRankOp(int64_t handle) {
-  std::unique_ptr<Rank> r;
+  std::shared_ptr<Slot> r;
   {
     std::lock_guard<std::mutex> lock(ranksMutex);
     auto found = ranks.find(handle);
@@ -392,7 +406,7 @@ void closeRankOp(int64_t handle) {
     r = std::move(found->second);
     ranks.erase(found);
   }
-  destroyRank(*r);
+  std::lock_guard<std::mutex> waiting(r->use); // a call in flight ends first
 }
 
 } // namespace

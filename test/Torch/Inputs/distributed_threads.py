@@ -13,7 +13,7 @@ sys.path.insert(0, sys.argv[1])
 import torch  # noqa: E402
 
 import gdn_torch  # noqa: E402
-from gdn_torch.distributed import RankLayout, close_ranks  # noqa: E402
+from gdn_torch.distributed import RankLayout, close_rank  # noqa: E402
 
 torch.manual_seed(0)
 spec = gdn_torch.LayerSpec("qwen3_next", hidden=256, key_heads=2, value_heads=4)
@@ -30,7 +30,10 @@ dy = torch.randn(T, 256, device="cuda")
 def run(layer, rows, device_cu):
     shard = rows.detach().clone().requires_grad_()
     y = layer(shard, device_cu)
-    (y.float() * dy_of[id(layer)]).sum().backward()
+    # On this thread: autograd's one CUDA worker thread would run the ranks'
+    # backwards one after the other, each waiting for the next.
+    with torch.autograd.set_multithreading_enabled(False):
+        (y.float() * dy_of[id(layer)]).sum().backward()
     return y.detach(), shard.grad, {n: p.grad for n, p in layer.named_parameters()}
 
 
@@ -60,7 +63,7 @@ for sp, cp, mode in [(2, 1, "headwise"), (1, 2, "headwise"), (1, 2, "chunkwise")
             with torch.cuda.stream(stream):
                 out[r] = run(layer, x[r * rows:(r + 1) * rows], cu)
             stream.synchronize()
-            close_ranks()
+            close_rank(layout, "cuda")
         except Exception as error:  # noqa: BLE001 (reported below, with the rank)
             errors.append(f"rank {r}: {type(error).__name__}: {error}")
 
