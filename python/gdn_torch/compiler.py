@@ -330,9 +330,12 @@ def _read_manifest(folder):
     manifest = os.path.join(folder, "manifest.json")
     if not os.path.isfile(manifest):
         return None
-    with open(manifest) as f:
-        entry = json.load(f)
-    entry["library"] = os.path.join(folder, entry["library"])
+    try:
+        with open(manifest) as f:
+            entry = json.load(f)
+        entry["library"] = os.path.join(folder, entry["library"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # unreadable: as if absent, so it is compiled again
     return entry
 
 
@@ -435,6 +438,8 @@ def compile_spec(spec, cache=None, arch="sm_90a", jobs=None, log=None):
         os.makedirs(work)
         try:
             _compile_into(spec, arch, work, cache, opt, translate, nvcc, identity, log)
+            # A folder without a manifest is what a killed compile left.
+            shutil.rmtree(out, ignore_errors=True)
             os.rename(work, out)
         finally:
             shutil.rmtree(work, ignore_errors=True)
