@@ -25,7 +25,7 @@ import torch
 
 from . import compiler, ops
 from .compiler import DeltaRuleSpec, LayerSpec
-from .packing import prepare_cu_seqlens
+from .packing import prepare_cu_seqlens, prepare_padded
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _extension = None
@@ -274,7 +274,16 @@ class GatedDeltaNet(torch.nn.Module):
             out.append(p.view(p.shape[0], p.shape[-1]) if name == "conv1d.weight" else p)
         return out
 
-    def forward(self, x, cu_seqlens):
+    def forward(self, x, cu_seqlens, cu_seqlens_padded=None):
+        """y for x's rows; with a LayerSpec(padded=True), `cu_seqlens_padded`
+        gives each sequence's slot (x has its last entry's rows) and the
+        rows past each sequence's end are padding."""
+        if self.spec.padded != (cu_seqlens_padded is not None):
+            raise ValueError(
+                "gdn_torch: this layer was compiled for padded packs: give cu_seqlens_padded"
+                if self.spec.padded else
+                "gdn_torch: cu_seqlens_padded needs a layer compiled for padded packs: "
+                "LayerSpec(..., padded=True)")
         batched = x.dim() == 3
         if batched:
             if x.shape[0] != 1:
@@ -289,8 +298,12 @@ class GatedDeltaNet(torch.nn.Module):
                                    f"{x.device}")
             # x is this rank's shard; the offsets are the whole pack's.
             rank, tokens = open_rank(self.layout, x.device), x.shape[0] * self.layout.size
-        cu = prepare_cu_seqlens(cu_seqlens, tokens, x.device, self.validate)
-        y = apply(self.program, [x, cu, *self.weights()], self.check, rank)
+        if self.spec.padded:
+            offsets = list(prepare_padded(cu_seqlens, cu_seqlens_padded, tokens, x.device,
+                                          self.validate))
+        else:
+            offsets = [prepare_cu_seqlens(cu_seqlens, tokens, x.device, self.validate)]
+        y = apply(self.program, [x, *offsets, *self.weights()], self.check, rank)
         return y[None] if batched else y
 
 

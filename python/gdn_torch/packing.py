@@ -46,6 +46,63 @@ def check_offsets_on_host(values, tokens, name="cu_seqlens"):
     return None
 
 
+def check_padded_on_host(values, padded, tokens):
+    """The first rule a padded packing breaks, as a message, or None:
+    cu_seqlens (`values`) start at 0 and do not decrease; cu_padded
+    (`padded`) is a valid packing of `tokens` rows; both have N + 1
+    entries; each sequence fits its slot."""
+    for name, offsets in (("cu_seqlens", values), ("cu_padded", padded)):
+        if len(offsets) == 0:
+            return f"{name} must have at least one entry (N + 1 for N sequences)"
+        if offsets[0] != 0:
+            return f"{name}[0] must be 0, found {offsets[0]}"
+        for i in range(1, len(offsets)):
+            if offsets[i] < offsets[i - 1]:
+                return (f"{name} must be non-decreasing, but {name}[{i}] = {offsets[i]} < "
+                        f"{name}[{i - 1}] = {offsets[i - 1]}")
+            if offsets[i] > INT32_MAX:
+                return (f"{name}[{i}] = {offsets[i]} exceeds the int32 token limit {INT32_MAX}; "
+                        "split the pack")
+    if padded[-1] != tokens:
+        return f"cu_padded[{len(padded) - 1}] = {padded[-1]} must equal the token count {tokens}"
+    if len(padded) != len(values):
+        return (f"cu_padded has {len(padded)} entries but cu_seqlens has {len(values)}; both "
+                "need N + 1")
+    for i in range(len(values) - 1):
+        real, slot = values[i + 1] - values[i], padded[i + 1] - padded[i]
+        if real > slot:
+            return f"sequence {i} has {real} real tokens but its padded slot holds only {slot}"
+    return None
+
+
+def prepare_padded(cu_seqlens, cu_padded, tokens, device, validate=True):
+    """cu_seqlens and cu_padded of a padded pack as the int32 tensors on
+    `device` the compiled entry points take, checked as prepare_cu_seqlens
+    checks one (on the host when both are on the CPU, by an asynchronous
+    device assertion otherwise)."""
+    import torch
+
+    cu = prepare_cu_seqlens(cu_seqlens, tokens, device, validate=False)
+    slots = prepare_cu_seqlens(cu_padded, tokens, device, validate=False, name="cu_padded")
+    on_host = cu_seqlens.device.type == "cpu" and cu_padded.device.type == "cpu"
+    if validate and on_host and not _compiling():
+        error = check_padded_on_host(cu_seqlens.tolist(), cu_padded.tolist(), tokens)
+        if error:
+            raise ValueError(error)
+    elif validate:
+        if cu.shape[0] != slots.shape[0]:  # shapes: no synchronisation
+            raise ValueError(f"cu_padded has {slots.shape[0]} entries but cu_seqlens has "
+                             f"{cu.shape[0]}; both need N + 1")
+        ok = (cu[0] == 0) & (slots[0] == 0) & (slots[-1] == tokens)
+        if cu.shape[0] > 1:
+            ok = ok & torch.all(cu[1:] >= cu[:-1]) & torch.all(slots[1:] >= slots[:-1])
+            ok = ok & torch.all(cu[1:] - cu[:-1] <= slots[1:] - slots[:-1])
+        _assert_async(ok, f"cu_seqlens and cu_padded must start at 0 and be non-decreasing, "
+                          f"cu_padded must end at the token count {tokens}, and every sequence "
+                          f"must fit its slot")
+    return cu, slots
+
+
 def prepare_cu_seqlens(cu_seqlens, tokens, device, validate=True, name="cu_seqlens"):
     """`cu_seqlens` as the int32 tensor on `device` the compiled entry points
     take, checked as this module's header says. Raises TypeError for a
