@@ -189,6 +189,16 @@ def apply(prog, args, check=False, rank=0):
     return tuple(results) if len(results) > 1 else results[0]
 
 
+def compiled_weights(module, spec):
+    """`module`'s parameters named as `spec.weights()` (transformers' names),
+    in the compiled operand order; conv1d.weight [C, 1, W] as [C, W]."""
+    out = []
+    for name, _, _ in spec.weights():
+        p = module.get_parameter(name)
+        out.append(p.view(p.shape[0], p.shape[-1]) if name == "conv1d.weight" else p)
+    return out
+
+
 class GatedDeltaNet(torch.nn.Module):
     """A Gated DeltaNet layer over packed tokens, computed by code that
     gdn-compiler generated for it.
@@ -268,11 +278,7 @@ class GatedDeltaNet(torch.nn.Module):
 
     def weights(self):
         """The weights in the compiled operand order."""
-        out = []
-        for name, _, _ in self.spec.weights():
-            p = self.get_parameter(name)
-            out.append(p.view(p.shape[0], p.shape[-1]) if name == "conv1d.weight" else p)
-        return out
+        return compiled_weights(self, self.spec)
 
     def forward(self, x, cu_seqlens, cu_seqlens_padded=None):
         """y for x's rows; with a LayerSpec(padded=True), `cu_seqlens_padded`

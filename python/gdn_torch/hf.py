@@ -29,7 +29,7 @@
 
 import torch
 
-from .api import apply, program
+from .api import apply, compiled_weights, program
 from .compiler import LayerSpec
 from .packing import prepare_cu_seqlens
 
@@ -68,13 +68,8 @@ class TransformersGatedDeltaNet(torch.nn.Module):
         object.__setattr__(self, "_reference", reference)
 
     def weights(self):
-        """The weights in the compiled operand order (conv1d [C, 1, W] as
-        [C, W])."""
-        out = []
-        for name, _, _ in self.spec.weights():
-            p = self.get_parameter(name)
-            out.append(p.view(p.shape[0], p.shape[-1]) if name == "conv1d.weight" else p)
-        return out
+        """The weights in the compiled operand order."""
+        return compiled_weights(self, self.spec)
 
     def forward(self, hidden_states, cache=None, attention_mask=None, **kwargs):
         if cache is not None or kwargs.get("cache_params") is not None:

@@ -27,9 +27,9 @@
 INT32_MAX = 2**31 - 1
 
 
-def check_offsets_on_host(values, tokens, name="cu_seqlens"):
-    """The first rule `values` (a list of Python ints) breaks, as a message,
-    or None. `tokens` is the token count T the last entry must equal."""
+def _offsets_violation(values, name):
+    """The first of the rules every offsets array keeps (an entry, starting
+    at 0, non-decreasing, within int32) that `values` breaks, or None."""
     if len(values) == 0:
         return f"{name} must have at least one entry (N + 1 for N sequences)"
     if values[0] != 0:
@@ -41,30 +41,31 @@ def check_offsets_on_host(values, tokens, name="cu_seqlens"):
         if values[i] > INT32_MAX:
             return (f"{name}[{i}] = {values[i]} exceeds the int32 token limit {INT32_MAX}; "
                     "split the pack")
+    return None
+
+
+def _total_violation(values, tokens, name):
     if values[-1] != tokens:
         return f"{name}[{len(values) - 1}] = {values[-1]} must equal the token count {tokens}"
     return None
+
+
+def check_offsets_on_host(values, tokens, name="cu_seqlens"):
+    """The first rule `values` (a list of Python ints) breaks, as a message,
+    or None. `tokens` is the token count T the last entry must equal."""
+    return _offsets_violation(values, name) or _total_violation(values, tokens, name)
 
 
 def check_padded_on_host(values, padded, tokens):
     """The first rule a padded packing breaks, as a message, or None:
     cu_seqlens (`values`) start at 0 and do not decrease; cu_padded
     (`padded`) is a valid packing of `tokens` rows; both have N + 1
-    entries; each sequence fits its slot."""
-    for name, offsets in (("cu_seqlens", values), ("cu_padded", padded)):
-        if len(offsets) == 0:
-            return f"{name} must have at least one entry (N + 1 for N sequences)"
-        if offsets[0] != 0:
-            return f"{name}[0] must be 0, found {offsets[0]}"
-        for i in range(1, len(offsets)):
-            if offsets[i] < offsets[i - 1]:
-                return (f"{name} must be non-decreasing, but {name}[{i}] = {offsets[i]} < "
-                        f"{name}[{i - 1}] = {offsets[i - 1]}")
-            if offsets[i] > INT32_MAX:
-                return (f"{name}[{i}] = {offsets[i]} exceeds the int32 token limit {INT32_MAX}; "
-                        "split the pack")
-    if padded[-1] != tokens:
-        return f"cu_padded[{len(padded) - 1}] = {padded[-1]} must equal the token count {tokens}"
+    entries; each sequence fits its slot (the compiler's order: cu_seqlens,
+    cu_padded, then the slots)."""
+    error = (_offsets_violation(values, "cu_seqlens") or _offsets_violation(padded, "cu_padded")
+             or _total_violation(padded, tokens, "cu_padded"))
+    if error:
+        return error
     if len(padded) != len(values):
         return (f"cu_padded has {len(padded)} entries but cu_seqlens has {len(values)}; both "
                 "need N + 1")
