@@ -284,33 +284,40 @@ class GatedDeltaNet(torch.nn.Module):
         """y for x's rows; with a LayerSpec(padded=True), `cu_seqlens_padded`
         gives each sequence's slot (x has its last entry's rows) and the
         rows past each sequence's end are padding."""
-        if self.spec.padded != (cu_seqlens_padded is not None):
-            raise ValueError(
-                "gdn_torch: this layer was compiled for padded packs: give cu_seqlens_padded"
-                if self.spec.padded else
-                "gdn_torch: cu_seqlens_padded needs a layer compiled for padded packs: "
-                "LayerSpec(..., padded=True)")
-        batched = x.dim() == 3
-        if batched:
-            if x.shape[0] != 1:
-                raise ValueError(f"packed input must be [T, hidden] or [1, T, hidden], got {tuple(x.shape)}")
-            x = x[0]
-        rank, tokens = 0, x.shape[0]
-        if self.layout is not None:
-            from .distributed import open_rank
-            if x.device.type != "cuda":
-                raise RuntimeError(f"gdn_torch: a layer distributed over SP {self.layout.sp_ranks} "
-                                   f"x CP {self.layout.cp_ranks} runs on CUDA tensors, got "
-                                   f"{x.device}")
-            # x is this rank's shard; the offsets are the whole pack's.
-            rank, tokens = open_rank(self.layout, x.device), x.shape[0] * self.layout.size
-        if self.spec.padded:
-            offsets = list(prepare_padded(cu_seqlens, cu_seqlens_padded, tokens, x.device,
-                                          self.validate))
-        else:
-            offsets = [prepare_cu_seqlens(cu_seqlens, tokens, x.device, self.validate)]
-        y = apply(self.program, [x, *offsets, *self.weights()], self.check, rank)
-        return y[None] if batched else y
+        return run_layer(self.spec, self.layout, x, cu_seqlens, cu_seqlens_padded, self.weights(),
+                         self.check, self.validate)
+
+
+def run_layer(spec, layout, x, cu_seqlens, cu_seqlens_padded, weights, check=False, validate=True):
+    """The compiled layer of `spec` on x ([T, hidden] or [1, T, hidden]: the
+    pack's rows, or this rank's shard of them when `layout`, a RankLayout,
+    distributes it), the offsets as GatedDeltaNet.forward takes them, and
+    `weights` in the compiled operand order (cast under autograd)."""
+    if spec.padded != (cu_seqlens_padded is not None):
+        raise ValueError(
+            "gdn_torch: this layer was compiled for padded packs: give cu_seqlens_padded"
+            if spec.padded else
+            "gdn_torch: cu_seqlens_padded needs a layer compiled for padded packs: "
+            "LayerSpec(..., padded=True)")
+    batched = x.dim() == 3
+    if batched:
+        if x.shape[0] != 1:
+            raise ValueError(f"packed input must be [T, hidden] or [1, T, hidden], got {tuple(x.shape)}")
+        x = x[0]
+    rank, tokens = 0, x.shape[0]
+    if layout is not None:
+        from .distributed import open_rank
+        if x.device.type != "cuda":
+            raise RuntimeError(f"gdn_torch: a layer distributed over SP {layout.sp_ranks} "
+                               f"x CP {layout.cp_ranks} runs on CUDA tensors, got {x.device}")
+        # x is this rank's shard; the offsets are the whole pack's.
+        rank, tokens = open_rank(layout, x.device), x.shape[0] * layout.size
+    if spec.padded:
+        offsets = list(prepare_padded(cu_seqlens, cu_seqlens_padded, tokens, x.device, validate))
+    else:
+        offsets = [prepare_cu_seqlens(cu_seqlens, tokens, x.device, validate)]
+    y = apply(program(spec, x.device), [x, *offsets, *weights], check, rank)
+    return y[None] if batched else y
 
 
 def _l2norm(x, eps=1e-6):

@@ -567,7 +567,7 @@ def main(argv=None):
     """python -m gdn_torch (or python3 python/gdn_torch/compiler.py):
 
       compile layer|delta-rule [spec options] [--cache DIR] [--arch A]
-      fill-cache SPECS.json [--cache DIR] [--arch A ...]
+      fill-cache SPECS.json [--cache DIR] [--arch A ...] [--jobs N]
       list [--cache DIR]
       layer|delta-rule [spec options] [--print-ir | --print-passes | --cache DIR]
     """
@@ -592,6 +592,8 @@ def main(argv=None):
                                                      "GDN_TORCH_CACHE, else ~/.cache/gdn_torch)")
     fill.add_argument("--arch", action="append", choices=ARCHES,
                       help="architectures to compile for (repeatable; default sm_90a)")
+    fill.add_argument("--jobs", "-j", type=int, default=1,
+                      help="compile this many specs at once (default 1)")
     listing = commands.add_parser("list", help="the libraries in the caches")
     listing.add_argument("--cache", default=None)
     args = parser.parse_args(argv)
@@ -611,11 +613,20 @@ def main(argv=None):
         with open(args.specs) as f:
             specs = [spec_from_dict(e) for e in json.load(f)]
         arches = args.arch or ["sm_90a"]
-        total = len(specs) * len(arches)
-        for i, (spec, arch) in enumerate([(s, a) for s in specs for a in arches], 1):
-            step = lambda message, i=i: print(f"[{i}/{total}] {message}", flush=True)  # noqa: E731
+        work = [(s, a) for s in specs for a in arches]
+        total = len(work)
+
+        def one(i, spec, arch):
+            step = lambda message: print(f"[{i}/{total}] {message}", flush=True)  # noqa: E731
             manifest = compile_spec(spec, cache=args.cache, arch=arch, log=step)
             print(f"[{i}/{total}] {manifest['library']}", flush=True)
+
+        # Each compile is a chain of processes (gdn-opt, gdn-translate, nvcc):
+        # threads are enough to run several at once.
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(max(1, args.jobs)) as pool:
+            for done in [pool.submit(one, i, s, a) for i, (s, a) in enumerate(work, 1)]:
+                done.result()
         return 0
     spec = _spec_of(args)
     if args.print_ir:
