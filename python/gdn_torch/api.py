@@ -208,8 +208,9 @@ class GatedDeltaNet(torch.nn.Module):
     int64 within int32; on the CPU or on x's device) gives sequence i the
     tokens [cu[i], cu[i+1]). It is checked (starts at 0, non-decreasing,
     ends at T) without a host synchronisation: on the host when it arrives
-    on the CPU, by an asynchronous device assertion otherwise;
-    `validate=False` skips that for a loop that builds its own offsets
+    on the CPU, by the compiled library's first kernel otherwise (an
+    asynchronous device-side assertion that prints the rule broken);
+    `validate=False` skips the host check for a loop that builds its own offsets
     (gdn_torch.packing). Parameters
     carry the names (and, but for conv1d.weight's middle 1, the shapes) of
     transformers' Qwen3NextGatedDeltaNet (projections="qwen3_next") or
@@ -312,10 +313,13 @@ def run_layer(spec, layout, x, cu_seqlens, cu_seqlens_padded, weights, check=Fal
                                f"x CP {layout.cp_ranks} runs on CUDA tensors, got {x.device}")
         # x is this rank's shard; the offsets are the whole pack's.
         rank, tokens = open_rank(layout, x.device), x.shape[0] * layout.size
+    # Offsets already on the device are validated by the library's first
+    # kernel, which stops with a device-side assertion (GDN_TRAP_INVALID_PACKING).
     if spec.padded:
-        offsets = list(prepare_padded(cu_seqlens, cu_seqlens_padded, tokens, x.device, validate))
+        offsets = list(prepare_padded(cu_seqlens, cu_seqlens_padded, tokens, x.device, validate,
+                                      device_check=False))
     else:
-        offsets = [prepare_cu_seqlens(cu_seqlens, tokens, x.device, validate)]
+        offsets = [prepare_cu_seqlens(cu_seqlens, tokens, x.device, validate, device_check=False)]
     y = apply(program(spec, x.device), [x, *offsets, *weights], check, rank)
     return y[None] if batched else y
 
@@ -362,7 +366,7 @@ def chunk_gated_delta_rule(q, k, v, g, beta, scale=None, initial_state=None,
     if cu_seqlens is not None:
         if B != 1:
             raise ValueError(f"with cu_seqlens the batch size must be 1, got {B}")
-        cu = prepare_cu_seqlens(cu_seqlens, T, q.device, validate)
+        cu = prepare_cu_seqlens(cu_seqlens, T, q.device, validate, device_check=False)
     else:
         cu = torch.arange(0, (B + 1) * T, T, device=q.device, dtype=torch.int32)
     N = cu.shape[0] - 1

@@ -408,7 +408,9 @@ def _install_gdnrt(gdnrt, cache):
         with open(source, "rb") as a, open(target, "rb") as b:
             if a.read() == b.read():
                 return
-    temporary = f"{target}.{os.getpid()}"
+    # Per process and thread: fill-cache --jobs compiles in threads.
+    import threading
+    temporary = f"{target}.{os.getpid()}.{threading.get_ident()}"
     shutil.copy2(source, temporary)
     os.replace(temporary, target)
 
@@ -487,7 +489,11 @@ def _compile_into(spec, arch, out, cache, opt, translate, nvcc, identity, log):
                "portable": "-gencode=arch=compute_80,code=compute_80"}[arch]
     library = "lib" + spec.name + ".so"
     log(f"{spec.name}: nvcc ({arch})")
-    _run([nvcc, "-std=c++17", "-O3", gencode, *[f"-I{d}" for d in include_dirs()], "-Xcompiler",
+    # GDN_TRAP_INVALID_PACKING: invalid offsets stop the first kernel with a
+    # device-side assertion (gdn/device/packing.cuh) rather than leave NaN
+    # for a _check that a training loop never calls.
+    _run([nvcc, "-std=c++17", "-O3", gencode, "-DGDN_TRAP_INVALID_PACKING",
+          *[f"-I{d}" for d in include_dirs()], "-Xcompiler",
           "-fPIC", "-shared", "-cudart", "shared", cu, "-L", cache, "-lgdnrt", "-Xlinker",
           "-rpath=$ORIGIN/..", "-o", os.path.join(out, library)], "nvcc")
     with open(header) as f:

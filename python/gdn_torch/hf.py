@@ -84,7 +84,8 @@ class TransformersGatedDeltaNet(torch.nn.Module):
                 raise ValueError(f"gdn_torch.hf: packed sequences (cu_seq_lens_q) come as one "
                                  f"row, got a batch of {batch}")
             x = hidden_states[0]
-            cu = prepare_cu_seqlens(cu, tokens, x.device, self.validate, name="cu_seq_lens_q")
+            cu = prepare_cu_seqlens(cu, tokens, x.device, self.validate, name="cu_seq_lens_q",
+                                    device_check=False)
         else:
             if attention_mask is not None and attention_mask.dim() == 2:
                 hidden_states = (hidden_states * attention_mask[:, :, None]).to(hidden_states.dtype)

@@ -76,11 +76,12 @@ def check_padded_on_host(values, padded, tokens):
     return None
 
 
-def prepare_padded(cu_seqlens, cu_padded, tokens, device, validate=True):
+def prepare_padded(cu_seqlens, cu_padded, tokens, device, validate=True, device_check=True):
     """cu_seqlens and cu_padded of a padded pack as the int32 tensors on
     `device` the compiled entry points take, checked as prepare_cu_seqlens
     checks one (on the host when both are on the CPU, by an asynchronous
-    device assertion otherwise)."""
+    device assertion otherwise, or by the compiled library with
+    `device_check=False`; the entry counts are compared either way)."""
     import torch
 
     cu = prepare_cu_seqlens(cu_seqlens, tokens, device, validate=False)
@@ -94,6 +95,8 @@ def prepare_padded(cu_seqlens, cu_padded, tokens, device, validate=True):
         if cu.shape[0] != slots.shape[0]:  # shapes: no synchronisation
             raise ValueError(f"cu_padded has {slots.shape[0]} entries but cu_seqlens has "
                              f"{cu.shape[0]}; both need N + 1")
+        if not device_check and cu_seqlens.dtype == cu_padded.dtype == torch.int32:
+            return cu, slots
         ok = (cu[0] == 0) & (slots[0] == 0) & (slots[-1] == tokens)
         if cu.shape[0] > 1:
             ok = ok & torch.all(cu[1:] >= cu[:-1]) & torch.all(slots[1:] >= slots[:-1])
@@ -104,11 +107,16 @@ def prepare_padded(cu_seqlens, cu_padded, tokens, device, validate=True):
     return cu, slots
 
 
-def prepare_cu_seqlens(cu_seqlens, tokens, device, validate=True, name="cu_seqlens"):
+def prepare_cu_seqlens(cu_seqlens, tokens, device, validate=True, name="cu_seqlens",
+                       device_check=True):
     """`cu_seqlens` as the int32 tensor on `device` the compiled entry points
     take, checked as this module's header says. Raises TypeError for a
     tensor that is not of an integer dtype or not 1-D, ValueError (host
-    check) for offsets that break a rule."""
+    check) for offsets that break a rule. `device_check=False` leaves
+    offsets already on the device to the compiled library, whose first
+    kernel validates them and stops with a device-side assertion
+    (gdn_torch compiles its libraries with GDN_TRAP_INVALID_PACKING): the
+    same failure without the assertion's extra launches."""
     import torch  # check_offsets_on_host is usable without torch
 
     if not isinstance(cu_seqlens, torch.Tensor):
@@ -130,8 +138,10 @@ def prepare_cu_seqlens(cu_seqlens, tokens, device, validate=True, name="cu_seqle
         error = check_offsets_on_host(cu_seqlens.tolist(), tokens, name)
         if error:
             raise ValueError(error)
-    elif validate:
-        # On the device, without a synchronisation. With the first entry 0,
+    elif validate and (device_check or cu_seqlens.dtype != torch.int32):
+        # On the device, without a synchronisation (also when the library
+        # validates: the cast of wider offsets below could wrap a hostile
+        # entry into a valid-looking one). With the first entry 0,
         # the entries non-decreasing and the last T (< 2^31), every entry is
         # within int32, so the int64 -> int32 cast below cannot wrap.
         cu = cu_seqlens

@@ -26,7 +26,21 @@ DEVICE_CASES = {
 }
 
 
+def layer_case(name):
+    """The compiled layer with invalid offsets on the device: no Python-side
+    check runs; the library's first kernel stops with a device-side
+    assertion after printing the status record."""
+    layer = gdn_torch.GatedDeltaNet(gdn_torch.LayerSpec("qwen3_next", hidden=256, key_heads=2,
+                                                        value_heads=4), device="cuda")
+    x = torch.randn(T, 256, device="cuda", dtype=torch.bfloat16)
+    y = layer(x, torch.tensor(DEVICE_CASES[name[len("layer-"):]], dtype=torch.int32, device="cuda"))
+    torch.cuda.synchronize()
+    print(f"{name}: accepted, finite {bool(y.isfinite().all())}")
+
+
 def device_case(name):
+    if name.startswith("layer-"):
+        return layer_case(name)
     dtype = torch.int64 if name.endswith("int64") or name != "valid" else torch.int32
     cu = torch.tensor(DEVICE_CASES[name], dtype=dtype, device="cuda")
     out = prepare_cu_seqlens(cu, T, cu.device)
@@ -71,15 +85,17 @@ def main():
     print(f"unchecked: {out.dtype}, {out.tolist()}")
     if device != "cuda":
         return
-    for name in DEVICE_CASES:
+    for name in [*DEVICE_CASES, "layer-valid", "layer-decreasing", "layer-last-not-T"]:
         proc = subprocess.run([sys.executable, __file__, sys.argv[1], "--device-case", name],
                               capture_output=True, text=True, timeout=120)
         if proc.returncode == 0:
             print(proc.stdout.strip())
         else:
             asserted = "device-side assert" in proc.stderr or "Assertion" in proc.stderr
+            record = [line for line in proc.stderr.splitlines() if line.startswith("gdn: invalid")]
             print(f"{name}: stopped at the next synchronisation"
-                  f"{' (device-side assertion)' if asserted else ''}, exit {proc.returncode}")
+                  f"{' (device-side assertion)' if asserted else ''}, exit {proc.returncode}"
+                  + (f"; {record[0]}" if record else ""))
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@
 #include "gdn/runtime/abi.h"
 #include "gdn/runtime/packing_rules.h"
 
+#include <assert.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -115,6 +116,29 @@ findFirstViolation(const PackingView &p, unsigned long long *blockKey) {
   return first;
 }
 
+/// With GDN_TRAP_INVALID_PACKING defined (gdn_torch's libraries), a
+/// violation stops the kernel with a device-side assertion after printing
+/// the record, instead of leaving NaN results for a later _check: the
+/// caller that never reads the status (a training loop with its offsets on
+/// the device) still fails loudly, at the next synchronisation, at no cost
+/// when the offsets are valid (the first consumer validates them anyway).
+__device__ inline void trapIfInvalid(const gdn_status_t &record) {
+#if defined(GDN_TRAP_INVALID_PACKING) && !defined(GDN_DEVICE_EMULATION)
+  if (record.code != GDN_STATUS_OK) {
+    printf("gdn: invalid packing offsets: status %d (gdn_status_code_t) at %s "
+           "index %d, value %lld, bound %lld; docs/spec.md lists the rules\n",
+           static_cast<int>(record.code),
+           record.padded ? "cu_padded" : "cu_seqlens",
+           static_cast<int>(record.index),
+           static_cast<long long>(record.value),
+           static_cast<long long>(record.bound));
+    assert(!"gdn: invalid packing offsets");
+  }
+#else
+  (void)record;
+#endif
+}
+
 /// The status record of violation key `first` (kNoViolation: OK), with the
 /// offending value and its bound. One thread writes it.
 __device__ inline void writeStatus(const PackingView &p,
@@ -138,6 +162,7 @@ __device__ inline void writeStatus(const PackingView &p,
     }
   }
   *status = result;
+  trapIfInvalid(result);
 }
 
 #ifndef GDN_DEVICE_EMULATION // host emulation: the kernels are run directly

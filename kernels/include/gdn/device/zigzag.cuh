@@ -88,6 +88,7 @@ __device__ inline void zigzagCheckBody(const ZigzagCheckArgs &a) {
     record.value = a.global.slot(*first);
     record.bound = 2 * a.ranks;
     *a.status = record;
+    trapIfInvalid(record);
   }
 }
 
