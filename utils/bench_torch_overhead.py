@@ -112,7 +112,7 @@ def main():
     args = parser.parse_args()
     lengths = [int(n) for n in args.lengths.split(",")]
     H, HV, K, V = args.key_heads, args.value_heads, 128, 128
-    T, N, dev = sum(lengths), len(lengths), torch.device("cuda")
+    T, dev = sum(lengths), torch.device("cuda")
     torch.manual_seed(0)
     q = torch.nn.functional.normalize(torch.randn(1, T, H, K, device=dev), dim=-1).bfloat16()
     k = torch.nn.functional.normalize(torch.randn(1, T, H, K, device=dev), dim=-1).bfloat16()
@@ -121,11 +121,10 @@ def main():
     beta = torch.rand(1, T, HV, device=dev)
     cu_host = torch.tensor([0] + lengths).cumsum(0).to(torch.int32)
     cu = cu_host.to(dev)
-    h0 = torch.zeros(N, HV, K, V, device=dev)
-
-    prog = gdn_torch.program(gdn_torch.DeltaRuleSpec(H, HV, K, V), dev)
+    # The program chunk_gated_delta_rule runs without an initial state.
+    prog = gdn_torch.program(gdn_torch.DeltaRuleSpec(H, HV, K, V, initial_state=False), dev)
     gdnrt = ctypes.CDLL(os.path.join(gdn_torch.api._gdnrt_dir(), "libgdnrt.so"), mode=ctypes.RTLD_GLOBAL)
-    flat = [q.view(T, H, K), k.view(T, H, K), v.view(T, HV, V), g.view(T, HV), beta.view(T, HV), h0, cu]
+    flat = [q.view(T, H, K), k.view(T, H, K), v.view(T, HV, V), g.view(T, HV), beta.view(T, HV), cu]
     rows = []
 
     def row(what, stream_ms, alone_ms, base):

@@ -369,14 +369,14 @@ def chunk_gated_delta_rule(q, k, v, g, beta, scale=None, initial_state=None,
         cu = prepare_cu_seqlens(cu_seqlens, T, q.device, validate, device_check=False)
     else:
         cu = torch.arange(0, (B + 1) * T, T, device=q.device, dtype=torch.int32)
-    N = cu.shape[0] - 1
     if use_qk_l2norm_in_kernel:
         q, k = _l2norm(q), _l2norm(k)
-    spec = DeltaRuleSpec(H, HV, K, V, None if scale is None or scale == K ** -0.5 else float(scale))
-    if initial_state is None:
-        initial_state = torch.zeros(N, HV, K, V, device=q.device, dtype=torch.float32)
+    # Without an initial state, the program that takes none (no zeros to fill).
+    spec = DeltaRuleSpec(H, HV, K, V, None if scale is None or scale == K ** -0.5 else float(scale),
+                         initial_state=initial_state is not None)
+    states = [] if initial_state is None else [initial_state]
     o, final_state = apply(program(spec, q.device),
-                            [q.reshape(B * T, H, K), k.reshape(B * T, H, K), v.reshape(B * T, HV, V),
-                             g.reshape(B * T, HV), beta.reshape(B * T, HV), initial_state, cu],
-                            check)
+                           [q.reshape(B * T, H, K), k.reshape(B * T, H, K), v.reshape(B * T, HV, V),
+                            g.reshape(B * T, HV), beta.reshape(B * T, HV), *states, cu],
+                           check)
     return o.reshape(B, T, HV, V), (final_state if output_final_state else None)
