@@ -218,10 +218,12 @@ struct LayerValues {
   double scale = 0.0;
   DeltaRuleResult delta;
   Tensor normed;
+  /// The layer's initial states (initial_states), or null.
+  const Tensor *convInitialState = nullptr, *deltaInitialState = nullptr;
 
   /// The delta rule's operands (referring to this object's tensors).
   DeltaRuleInputs deltaRuleInputs(const PackingInfo &packing) const {
-    return {q, k, qkv.v, gate.g, gate.beta, packing, nullptr, scale};
+    return {q, k, qkv.v, gate.g, gate.beta, packing, deltaInitialState, scale};
   }
 };
 

@@ -215,6 +215,9 @@ static std::optional<InputRole> roleOfUse(OpOperand &use) {
       return InputRole::NormWeight;
     if (value == layer.getX())
       return InputRole::Activation;
+    if (value == layer.getConvInitialState() ||
+        value == layer.getDeltaInitialState())
+      return InputRole::State;
     return InputRole::ProjectionWeight;
   }
   return std::nullopt;

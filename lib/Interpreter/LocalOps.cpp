@@ -578,11 +578,23 @@ llvm::Error executeLayer(LayerOp op, Environment &env,
   RuntimeChecker check(op, env);
   if (auto error = check.tokens({{&x, "x"}}, &env.packing(op.getPacking())))
     return error;
+  for (auto [state, name] :
+       {std::pair{op.getConvInitialState(), "conv initial state"},
+        std::pair{op.getDeltaInitialState(), "initial state"}})
+    if (state)
+      if (auto error = check.dim(env.tensor(state), name, 0,
+                                 env.packing(op.getPacking()).getNumSeqs(),
+                                 "sequences"))
+        return error;
   LayerValues values = computeLayerValues(op, env, options);
   const Tensor &outProj = env.tensor(op.getWeightsByRole().outProj);
   env.bind(op.getY(),
            linear(values.normed, outProj, {x.getDimSize(0), x.getDimSize(1)},
                   resultKind(op, 0)));
+  if (op.getConvFinalState()) {
+    env.bind(op.getConvFinalState(), std::move(values.conv.finalState));
+    env.bind(op.getDeltaFinalState(), std::move(values.delta.finalState));
+  }
   return llvm::Error::success();
 }
 
@@ -665,8 +677,14 @@ mlir::gdn::interp::computeLayerValues(LayerOp op, const Environment &env,
     v.b = linear(x, env.tensor(w.inProjB), {tokens, valueHeads}, act);
     v.a = linear(x, env.tensor(w.inProjA), {tokens, valueHeads}, act);
   }
-  v.conv = causalConv1d(v.mixed, env.tensor(w.conv), nullptr, packing, nullptr,
-                        /*silu=*/true, act, /*wantFinalState=*/false, state);
+  v.convInitialState = env.optionalTensor(op.getConvInitialState());
+  v.deltaInitialState = env.optionalTensor(op.getDeltaInitialState());
+  // The conv's final state is stored in the type the layer gives it.
+  const bool wantStates = static_cast<bool>(op.getConvFinalState());
+  v.conv = causalConv1d(
+      v.mixed, env.tensor(w.conv), nullptr, packing, v.convInitialState,
+      /*silu=*/true, act, wantStates,
+      wantStates ? resultKind(op, 1) : state);
   v.qkv = splitQkv(v.conv.y, keyHeads, headDimK, valueHeads, headDimV);
   v.q = l2norm(v.qkv.q, 1e-6);
   v.k = l2norm(v.qkv.k, 1e-6);

@@ -37,15 +37,23 @@ void propagateLayer(LayerOp op, const Environment &env,
   const Tensor &norm = env.tensor(w.norm);
   const double eps = op.getNormEps().convertToDouble();
 
-  // Backward, part by part.
+  // Backward, part by part. The final states' cotangents (if any) enter
+  // the delta rule's and the conv's reverse sweeps.
+  std::optional<Tensor> dconvFinal, ddeltaFinal;
+  if (op.getConvFinalState()) {
+    dconvFinal = cotangents.takeIfAny(op.getConvFinalState());
+    ddeltaFinal = cotangents.takeIfAny(op.getDeltaFinalState());
+  }
   Tensor dy = cotangents.take(op.getY(), env.tensor(op.getY()));
   LinearGradients out = linearVJP(v.normed, env.tensor(w.outProj), dy);
   cotangents.add(w.outProj, std::move(out.dweight));
   GatedRMSNormGradients rms =
       gatedRMSNormVJP(v.delta.o, v.z, norm, eps, out.dx);
   cotangents.add(w.norm, std::move(rms.dweight));
-  DeltaRuleGradients core =
-      deltaRuleVJP(v.deltaRuleInputs(packing), rms.dx, nullptr);
+  DeltaRuleGradients core = deltaRuleVJP(v.deltaRuleInputs(packing), rms.dx,
+                                         ddeltaFinal ? &*ddeltaFinal : nullptr);
+  if (v.deltaInitialState)
+    cotangents.add(op.getDeltaInitialState(), std::move(core.dinitialState));
   GatesGradients gateGrads = gatesVJP(
       v.a, v.b, aLog, dtBias, op.getAllowNegEigval(), &core.dg, &core.dbeta);
   cotangents.add(w.aLog, std::move(gateGrads.daLog));
@@ -54,10 +62,13 @@ void propagateLayer(LayerOp op, const Environment &env,
   Tensor dkRaw = l2normVJP(v.qkv.k, 1e-6, core.dk);
   Tensor dconvY = splitQkvVJP(&dqRaw, &dkRaw, &core.dv, v.conv.y, keyHeads,
                               headDimK, valueHeads, headDimV);
-  ConvGradients convGrads =
-      causalConv1dVJP(v.mixed, env.tensor(w.conv), nullptr, packing, nullptr,
-                      /*silu=*/true, dconvY, nullptr);
+  ConvGradients convGrads = causalConv1dVJP(
+      v.mixed, env.tensor(w.conv), nullptr, packing, v.convInitialState,
+      /*silu=*/true, dconvY, dconvFinal ? &*dconvFinal : nullptr);
   cotangents.add(w.conv, std::move(convGrads.dweight));
+  if (v.convInitialState)
+    cotangents.add(op.getConvInitialState(),
+                   std::move(convGrads.dinitialState));
 
   // The input projections; every one reads x.
   Tensor dx = zerosLike(x);

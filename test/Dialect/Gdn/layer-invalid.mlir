@@ -316,3 +316,58 @@ func.func @layout_mismatch(%x: tensor<?x16xbf16, #gdn.seq<zigzag, ranks = 2>>, %
       : (tensor<?x16xbf16, #gdn.seq<zigzag, ranks = 2>>, !gdn.packing<seqs = 2, tokens = ?>, tensor<80x16xbf16>, tensor<8x16xbf16>, tensor<48x4xbf16>, tensor<4xf32>, tensor<4xf32>, tensor<8xbf16>, tensor<16x32xbf16>) -> tensor<?x16xbf16>
   return
 }
+
+// -----
+
+// Initial states need the final states back.
+func.func @states_without_finals(%x: tensor<?x16xbf16>, %p: !gdn.packing<seqs = 2, tokens = ?>,
+    %w0: tensor<80x16xbf16>, %w1: tensor<8x16xbf16>, %w2: tensor<48x4xbf16>, %w3: tensor<4xf32>, %w4: tensor<4xf32>, %w5: tensor<8xbf16>, %w6: tensor<16x32xbf16>, %c0: tensor<2x48x3xbf16>, %s0: tensor<2x4x4x8xf32>, %s64: tensor<2x4x4x8xf64>, %c3: tensor<3x48x3xbf16>) {
+  // expected-error @+1 {{has initial states but no final states: give both (a sequence continued across calls needs its states in and out)}}
+  %y = gdn.layer %x, %p weights(%w0, %w1, %w2, %w3, %w4, %w5, %w6) initial_states(%c0, %s0) {projections = #gdn.projections<qwen3_next>, key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 4 : i64, head_dim_v = 8 : i64, conv_width = 4 : i64}
+      : (tensor<?x16xbf16>, !gdn.packing<seqs = 2, tokens = ?>, tensor<80x16xbf16>, tensor<8x16xbf16>, tensor<48x4xbf16>, tensor<4xf32>, tensor<4xf32>, tensor<8xbf16>, tensor<16x32xbf16>, tensor<2x48x3xbf16>, tensor<2x4x4x8xf32>) -> tensor<?x16xbf16>
+  return
+}
+
+// -----
+
+// Final states need initial states.
+func.func @finals_without_states(%x: tensor<?x16xbf16>, %p: !gdn.packing<seqs = 2, tokens = ?>,
+    %w0: tensor<80x16xbf16>, %w1: tensor<8x16xbf16>, %w2: tensor<48x4xbf16>, %w3: tensor<4xf32>, %w4: tensor<4xf32>, %w5: tensor<8xbf16>, %w6: tensor<16x32xbf16>, %c0: tensor<2x48x3xbf16>, %s0: tensor<2x4x4x8xf32>, %s64: tensor<2x4x4x8xf64>, %c3: tensor<3x48x3xbf16>) {
+  // expected-error @+1 {{returns final states but takes no initial states}}
+  %y, %c, %s = gdn.layer %x, %p weights(%w0, %w1, %w2, %w3, %w4, %w5, %w6) {projections = #gdn.projections<qwen3_next>, key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 4 : i64, head_dim_v = 8 : i64, conv_width = 4 : i64}
+      : (tensor<?x16xbf16>, !gdn.packing<seqs = 2, tokens = ?>, tensor<80x16xbf16>, tensor<8x16xbf16>, tensor<48x4xbf16>, tensor<4xf32>, tensor<4xf32>, tensor<8xbf16>, tensor<16x32xbf16>) -> (tensor<?x16xbf16>, tensor<2x48x3xbf16>, tensor<2x4x4x8xf32>)
+  return
+}
+
+// -----
+
+// The conv's and the delta rule's states come together.
+func.func @one_state(%x: tensor<?x16xbf16>, %p: !gdn.packing<seqs = 2, tokens = ?>,
+    %w0: tensor<80x16xbf16>, %w1: tensor<8x16xbf16>, %w2: tensor<48x4xbf16>, %w3: tensor<4xf32>, %w4: tensor<4xf32>, %w5: tensor<8xbf16>, %w6: tensor<16x32xbf16>, %c0: tensor<2x48x3xbf16>, %s0: tensor<2x4x4x8xf32>, %s64: tensor<2x4x4x8xf64>, %c3: tensor<3x48x3xbf16>) {
+  // expected-error @+1 {{takes 0 or 2 initial states (the conv's, the delta rule's) and returns 0 or 2 final states, found 1 and 1}}
+  %y, %c = gdn.layer %x, %p weights(%w0, %w1, %w2, %w3, %w4, %w5, %w6) initial_states(%c0) {projections = #gdn.projections<qwen3_next>, key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 4 : i64, head_dim_v = 8 : i64, conv_width = 4 : i64}
+      : (tensor<?x16xbf16>, !gdn.packing<seqs = 2, tokens = ?>, tensor<80x16xbf16>, tensor<8x16xbf16>, tensor<48x4xbf16>, tensor<4xf32>, tensor<4xf32>, tensor<8xbf16>, tensor<16x32xbf16>, tensor<2x48x3xbf16>) -> (tensor<?x16xbf16>, tensor<2x48x3xbf16>)
+  return
+}
+
+// -----
+
+// One conv state per sequence of the packing.
+func.func @conv_state_sequences(%x: tensor<?x16xbf16>, %p: !gdn.packing<seqs = 2, tokens = ?>,
+    %w0: tensor<80x16xbf16>, %w1: tensor<8x16xbf16>, %w2: tensor<48x4xbf16>, %w3: tensor<4xf32>, %w4: tensor<4xf32>, %w5: tensor<8xbf16>, %w6: tensor<16x32xbf16>, %c0: tensor<2x48x3xbf16>, %s0: tensor<2x4x4x8xf32>, %s64: tensor<2x4x4x8xf64>, %c3: tensor<3x48x3xbf16>) {
+  // expected-error @+1 {{conv initial state dimension 0 (sequences) must be 2}}
+  %y, %c, %s = gdn.layer %x, %p weights(%w0, %w1, %w2, %w3, %w4, %w5, %w6) initial_states(%c3, %s0) {projections = #gdn.projections<qwen3_next>, key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 4 : i64, head_dim_v = 8 : i64, conv_width = 4 : i64}
+      : (tensor<?x16xbf16>, !gdn.packing<seqs = 2, tokens = ?>, tensor<80x16xbf16>, tensor<8x16xbf16>, tensor<48x4xbf16>, tensor<4xf32>, tensor<4xf32>, tensor<8xbf16>, tensor<16x32xbf16>, tensor<3x48x3xbf16>, tensor<2x4x4x8xf32>) -> (tensor<?x16xbf16>, tensor<2x48x3xbf16>, tensor<2x4x4x8xf32>)
+  return
+}
+
+// -----
+
+// The delta rule's state is f32 in a bf16 layer.
+func.func @delta_state_f64(%x: tensor<?x16xbf16>, %p: !gdn.packing<seqs = 2, tokens = ?>,
+    %w0: tensor<80x16xbf16>, %w1: tensor<8x16xbf16>, %w2: tensor<48x4xbf16>, %w3: tensor<4xf32>, %w4: tensor<4xf32>, %w5: tensor<8xbf16>, %w6: tensor<16x32xbf16>, %c0: tensor<2x48x3xbf16>, %s0: tensor<2x4x4x8xf32>, %s64: tensor<2x4x4x8xf64>, %c3: tensor<3x48x3xbf16>) {
+  // expected-error @+1 {{the delta rule's initial state must be 'f32' (f64 only in f64 layers), found 'tensor<2x4x4x8xf64>'}}
+  %y, %c, %s = gdn.layer %x, %p weights(%w0, %w1, %w2, %w3, %w4, %w5, %w6) initial_states(%c0, %s64) {projections = #gdn.projections<qwen3_next>, key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 4 : i64, head_dim_v = 8 : i64, conv_width = 4 : i64}
+      : (tensor<?x16xbf16>, !gdn.packing<seqs = 2, tokens = ?>, tensor<80x16xbf16>, tensor<8x16xbf16>, tensor<48x4xbf16>, tensor<4xf32>, tensor<4xf32>, tensor<8xbf16>, tensor<16x32xbf16>, tensor<2x48x3xbf16>, tensor<2x4x4x8xf64>) -> (tensor<?x16xbf16>, tensor<2x48x3xbf16>, tensor<2x4x4x8xf64>)
+  return
+}

@@ -69,3 +69,21 @@ func.func @zigzag_shard(%x: tensor<?x16xbf16, #gdn.seq<zigzag, ranks = 2>>, %p: 
       -> tensor<?x16xbf16, #gdn.seq<zigzag, ranks = 2>>
   return
 }
+
+// States: initial_states(conv, delta) in, both final states out after y.
+// CHECK-LABEL: func.func @with_states
+// CHECK: %{{.*}}, %{{.*}}:2 = gdn.layer %{{.*}}, %{{.*}} weights(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) initial_states(%{{.*}}, %{{.*}}) {{{.*}}} : ({{.*}}, tensor<2x48x3xbf16>, tensor<2x4x4x8xf32>) -> (tensor<32x16xbf16>, tensor<2x48x3xbf16>, tensor<2x4x4x8xf32>)
+func.func @with_states(%x: tensor<32x16xbf16>, %p: !P, %qkvz: tensor<80x16xbf16>, %ba: tensor<8x16xbf16>,
+                       %conv: tensor<48x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>,
+                       %norm: tensor<8xbf16>, %out: tensor<16x32xbf16>, %c0: tensor<2x48x3xbf16>,
+                       %s0: tensor<2x4x4x8xf32>)
+    -> (tensor<32x16xbf16>, tensor<2x48x3xbf16>, tensor<2x4x4x8xf32>) {
+  %y, %c, %s = gdn.layer %x, %p weights(%qkvz, %ba, %conv, %a_log, %dt_bias, %norm, %out)
+      initial_states(%c0, %s0)
+      {projections = #gdn.projections<qwen3_next>, key_heads = 2 : i64, value_heads = 4 : i64,
+       head_dim_k = 4 : i64, head_dim_v = 8 : i64, conv_width = 4 : i64}
+      : (tensor<32x16xbf16>, !P, tensor<80x16xbf16>, tensor<8x16xbf16>, tensor<48x4xbf16>,
+         tensor<4xf32>, tensor<4xf32>, tensor<8xbf16>, tensor<16x32xbf16>, tensor<2x48x3xbf16>,
+         tensor<2x4x4x8xf32>) -> (tensor<32x16xbf16>, tensor<2x48x3xbf16>, tensor<2x4x4x8xf32>)
+  return %y, %c, %s : tensor<32x16xbf16>, tensor<2x48x3xbf16>, tensor<2x4x4x8xf32>
+}

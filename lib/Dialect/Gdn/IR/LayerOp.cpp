@@ -11,6 +11,7 @@
 
 #include "ShapeChecks.h"
 #include "gdn/Dialect/Gdn/IR/SequenceLayout.h"
+#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 using namespace mlir::gdn;
@@ -74,6 +75,59 @@ LayerOp::Weights LayerOp::getWeightsByRole() {
   return weights;
 }
 
+/// The conv's and the delta rule's states, initial and final: both or
+/// neither of each pair, and both pairs or neither (a layer continued
+/// across calls needs both states back).
+static LogicalResult verifyStates(LayerOp layer, ShapeChecker &check) {
+  size_t initial = layer.getInitialStates().size(), final = layer.getFinalStates().size();
+  if ((initial != 0 && initial != 2) || (final != 0 && final != 2))
+    return layer.emitOpError() << "takes 0 or 2 initial states (the conv's, the "
+                            "delta rule's) and returns 0 or 2 final states, "
+                            "found "
+                         << initial << " and " << final;
+  if (initial != final)
+    return layer.emitOpError()
+           << (initial ? "has initial states but no final states"
+                       : "returns final states but takes no initial states")
+           << ": give both (a sequence continued across calls needs its "
+              "states in and out)";
+  if (!initial)
+    return success();
+  auto packing = cast<PackingType>(layer.getPacking().getType());
+  const int64_t seqs = packing.getSeqs(), channels = layer.getConvChannels();
+  Type stateElement = getElementTypeOrSelf(layer.getX().getType()).isF64()
+                          ? Type(Float64Type::get(layer.getContext()))
+                          : Type(Float32Type::get(layer.getContext()));
+  for (auto [index, conv] :
+       llvm::enumerate(SmallVector<Value>{layer.getConvInitialState(),
+                                          layer.getConvFinalState()})) {
+    StringRef name = index ? "conv final state" : "conv initial state";
+    if (failed(check.rank(conv, name, 3, "[N, C, W-1]")) ||
+        failed(check.dim(conv, name, 0, seqs, "sequences")) ||
+        failed(check.dim(conv, name, 1, channels, "conv channels")) ||
+        failed(check.dim(conv, name, 2, layer.getConvWidth() - 1, "width - 1")) ||
+        failed(check.notTokenSharded(conv, name)))
+      return failure();
+  }
+  for (auto [index, state] :
+       llvm::enumerate(SmallVector<Value>{layer.getDeltaInitialState(),
+                                          layer.getDeltaFinalState()})) {
+    StringRef name = index ? "final state" : "initial state";
+    if (failed(check.rank(state, name, 4, "[N, HV, K, V]")) ||
+        failed(check.dim(state, name, 0, seqs, "sequences")) ||
+        failed(check.dim(state, name, 1, layer.getValueHeads(), "value heads")) ||
+        failed(check.dim(state, name, 2, layer.getHeadDimK(), "head dim K")) ||
+        failed(check.dim(state, name, 3, layer.getHeadDimV(), "head dim V")) ||
+        failed(check.notTokenSharded(state, name)))
+      return failure();
+    if (getElementTypeOrSelf(state.getType()) != stateElement)
+      return layer.emitOpError() << "the delta rule's " << name << " must be "
+                           << stateElement << " (f64 only in f64 layers), found "
+                           << state.getType();
+  }
+  return success();
+}
+
 LogicalResult LayerOp::verify() {
   ShapeChecker check(*this);
   if (failed(check.rank(getX(), "x", 2, "[T, hidden]")) ||
@@ -116,7 +170,8 @@ LogicalResult LayerOp::verify() {
       failed(check.packingTokens(getPacking())) ||
       failed(check.sameElementType(getY(), "y", getX(), "x")))
     return failure();
-  if (failed(verifyChunkAndScale(*this, getChunkSize(), getScaleAttr())))
+  if (failed(verifyChunkAndScale(*this, getChunkSize(), getScaleAttr())) ||
+      failed(verifyStates(*this, check)))
     return failure();
   // Written so that NaN fails too.
   if (!(getNormEps().convertToDouble() >= 0.0))

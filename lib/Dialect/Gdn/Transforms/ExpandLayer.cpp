@@ -44,7 +44,9 @@ public:
       projectionElement = builder.getF32Type();
   }
 
-  Value expand() {
+  /// y, then the conv's and the delta rule's final states when the layer
+  /// has them.
+  SmallVector<Value> expand() {
     LayerOp::Weights w = layer.getWeightsByRole();
     int64_t keyHeads = layer.getKeyHeads(), valueHeads = layer.getValueHeads();
     int64_t headDimK = layer.getHeadDimK(), headDimV = layer.getHeadDimV();
@@ -72,12 +74,14 @@ public:
       a = linear(x, w.inProjA, {valueHeads});
     }
 
-    Value conv = CausalConv1dOp::create(builder, loc, activation({channels}),
-                                        /*final_state=*/Type(), mixed, w.conv,
-                                        packing, /*bias=*/Value(),
-                                        /*initial_state=*/Value(),
-                                        layer.getConvWidth(), Activation::Silu)
-                     .getY();
+    // A layer with states threads them into the conv and the delta rule.
+    Value convFinal = layer.getConvFinalState();
+    auto convOp = CausalConv1dOp::create(
+        builder, loc, activation({channels}),
+        convFinal ? convFinal.getType() : Type(), mixed, w.conv, packing,
+        /*bias=*/Value(), layer.getConvInitialState(), layer.getConvWidth(),
+        Activation::Silu);
+    Value conv = convOp.getY();
     auto qkv =
         SplitQkvOp::create(builder, loc, activation({keyHeads, headDimK}),
                            activation({keyHeads, headDimK}),
@@ -91,20 +95,26 @@ public:
                         b, w.aLog, w.dtBias, layer.getAllowNegEigval());
 
     int64_t seqs = cast<PackingType>(packing.getType()).getSeqs();
-    auto stateType = RankedTensorType::get(
-        {seqs, valueHeads, headDimK, headDimV}, stateElement);
+    Type stateType = layer.getDeltaFinalState()
+                         ? layer.getDeltaFinalState().getType()
+                         : Type(RankedTensorType::get(
+                               {seqs, valueHeads, headDimK, headDimV},
+                               stateElement));
     auto delta = DeltaRuleOp::create(
         builder, loc, activation({valueHeads, headDimV}), stateType, q, k,
         qkv.getV(), gates.getG(), gates.getBeta(), packing,
-        /*initial_state=*/Value(), layer.getScaleAttr(),
+        layer.getDeltaInitialState(), layer.getScaleAttr(),
         layer.getChunkSizeAttr());
     Value normed =
         GatedRMSNormOp::create(builder, loc, activation({valueHeads, headDimV}),
                                delta.getO(), z, w.norm, layer.getNormEpsAttr());
     // The output takes y's exact type, so the layer's users see no change
     // (y may spell the layout differently, e.g. #gdn.seq<natural>).
-    return LinearOp::create(builder, loc, layer.getY().getType(), normed,
-                            w.outProj);
+    SmallVector<Value> results{LinearOp::create(
+        builder, loc, layer.getY().getType(), normed, w.outProj)};
+    if (convFinal)
+      results.append({convOp.getFinalState(), delta.getFinalState()});
+    return results;
   }
 
 private:
@@ -152,8 +162,9 @@ struct GdnExpandLayerPass
     IRRewriter rewriter(&getContext());
     for (LayerOp layer : layers) {
       rewriter.setInsertionPoint(layer);
-      Value result = LayerExpander(layer, rewriter, f32Projections).expand();
-      rewriter.replaceOp(layer, result);
+      SmallVector<Value> results =
+          LayerExpander(layer, rewriter, f32Projections).expand();
+      rewriter.replaceOp(layer, results);
       ++numLayersExpanded;
     }
   }

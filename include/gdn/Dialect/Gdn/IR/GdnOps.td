@@ -343,7 +343,7 @@ def Gdn_ConvertLayoutOp : Gdn_Op<"convert_layout", [Pure]> {
 // The composite layer
 //===----------------------------------------------------------------------===//
 
-def Gdn_LayerOp : Gdn_Op<"layer", [Pure]> {
+def Gdn_LayerOp : Gdn_Op<"layer", [Pure, AttrSizedOperandSegments]> {
   let summary = "a whole GatedDeltaNet block (Qwen3-Next or Qwen3.5 layout)";
   let description = [{
     `in_proj` -> split q/k/v/z/b/a -> causal conv over `[q|k|v]` + SiLU ->
@@ -360,6 +360,15 @@ def Gdn_LayerOp : Gdn_Op<"layer", [Pure]> {
     with `C = 2*H*K + HV*V` conv channels. `gdn-expand-layer` rewrites the op
     into the primitive ops.
 
+    States, for a sequence continued across calls (a prefill, truncated
+    backpropagation through time): `initial_states(%conv0, %s0)` gives each
+    sequence the conv's last `W - 1` inputs `[N, C, W-1]` (in x's element
+    type, most recent last; the causal_conv1d's `initial_state`) and the
+    delta rule's state `[N, HV, K, V]` (f32, f64 in f64 programs); the op
+    then returns, after y, the same two per sequence at its end (the
+    conv's and the delta rule's `final_state`). With initial states the op
+    has both final states; without, neither.
+
     ```mlir
     %y = gdn.layer %x, %p weights(%w_qkvz, %w_ba, %conv, %a_log, %dt_bias, %norm, %w_out)
         {projections = #gdn.projections<qwen3_next>, key_heads = 16 : i64,
@@ -370,6 +379,7 @@ def Gdn_LayerOp : Gdn_Op<"layer", [Pure]> {
   }];
   let arguments = (ins Gdn_FloatTensor:$x, Gdn_PackingType:$packing,
                        Variadic<Gdn_FloatTensor>:$weights,
+                       Variadic<Gdn_FloatTensor>:$initial_states,
                        Gdn_ProjectionsAttr:$projections,
                        ConfinedAttr<I64Attr, [IntPositive]>:$key_heads,
                        ConfinedAttr<I64Attr, [IntPositive]>:$value_heads,
@@ -380,13 +390,29 @@ def Gdn_LayerOp : Gdn_Op<"layer", [Pure]> {
                        OptionalAttr<F64Attr>:$scale,
                        DefaultValuedAttr<I64Attr, "64">:$chunk_size,
                        DefaultValuedAttr<BoolAttr, "false">:$allow_neg_eigval);
-  let results = (outs Gdn_FloatTensor:$y);
+  let results = (outs Gdn_FloatTensor:$y, Variadic<Gdn_FloatTensor>:$final_states);
   let assemblyFormat = [{
-    $x `,` $packing `weights` `(` $weights `)` attr-dict `:`
+    $x `,` $packing `weights` `(` $weights `)`
+    (`initial_states` `(` $initial_states^ `)`)? attr-dict `:`
     functional-type(operands, results)
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
+    /// The conv's and the delta rule's initial states; null without.
+    ::mlir::Value getConvInitialState() {
+      return getInitialStates().empty() ? ::mlir::Value() : getInitialStates()[0];
+    }
+    ::mlir::Value getDeltaInitialState() {
+      return getInitialStates().empty() ? ::mlir::Value() : getInitialStates()[1];
+    }
+    /// The conv's and the delta rule's final states; null without.
+    ::mlir::Value getConvFinalState() {
+      return getFinalStates().empty() ? ::mlir::Value() : getFinalStates()[0];
+    }
+    ::mlir::Value getDeltaFinalState() {
+      return getFinalStates().empty() ? ::mlir::Value() : getFinalStates()[1];
+    }
+
     /// The weight operands by role; roles the layout lacks are null.
     struct Weights {
       ::mlir::Value inProjQkvz, inProjBa;                  // qwen3_next
