@@ -281,19 +281,29 @@ class GatedDeltaNet(torch.nn.Module):
         """The weights in the compiled operand order."""
         return compiled_weights(self, self.spec)
 
-    def forward(self, x, cu_seqlens, cu_seqlens_padded=None):
+    def forward(self, x, cu_seqlens, cu_seqlens_padded=None, initial_state=None):
         """y for x's rows; with a LayerSpec(padded=True), `cu_seqlens_padded`
         gives each sequence's slot (x has its last entry's rows) and the
-        rows past each sequence's end are padding."""
+        rows past each sequence's end are padding. With a
+        LayerSpec(states=True): `initial_state` is (conv state [N, C, W-1],
+        recurrent state [N, HV, K, V]) or None (zeros), and the result is
+        (y, (conv state, recurrent state)) at each sequence's end, so that
+        a sequence continued in the next call computes what one call over
+        all of it would; gradients reach the initial states."""
         return run_layer(self.spec, self.layout, x, cu_seqlens, cu_seqlens_padded, self.weights(),
-                         self.check, self.validate)
+                         self.check, self.validate, initial_state)
 
 
-def run_layer(spec, layout, x, cu_seqlens, cu_seqlens_padded, weights, check=False, validate=True):
+def run_layer(spec, layout, x, cu_seqlens, cu_seqlens_padded, weights, check=False, validate=True,
+              initial_state=None):
     """The compiled layer of `spec` on x ([T, hidden] or [1, T, hidden]: the
     pack's rows, or this rank's shard of them when `layout`, a RankLayout,
     distributes it), the offsets as GatedDeltaNet.forward takes them, and
-    `weights` in the compiled operand order (cast under autograd)."""
+    `weights` in the compiled operand order (cast under autograd); with
+    spec.states, the initial states (None: zeros) and (y, final states)."""
+    if initial_state is not None and not spec.states:
+        raise ValueError("gdn_torch: initial_state needs a layer compiled with states: "
+                         "LayerSpec(..., states=True)")
     if spec.padded != (cu_seqlens_padded is not None):
         raise ValueError(
             "gdn_torch: this layer was compiled for padded packs: give cu_seqlens_padded"
@@ -320,8 +330,30 @@ def run_layer(spec, layout, x, cu_seqlens, cu_seqlens_padded, weights, check=Fal
                                       device_check=False))
     else:
         offsets = [prepare_cu_seqlens(cu_seqlens, tokens, x.device, validate, device_check=False)]
-    y = apply(program(spec, x.device), [x, *offsets, *weights], check, rank)
-    return y[None] if batched else y
+    states = _initial_states(spec, initial_state, offsets[0].shape[0] - 1, x.device) \
+        if spec.states else []
+    results = apply(program(spec, x.device), [x, *offsets, *weights, *states], check, rank)
+    if not spec.states:
+        return results[None] if batched else results
+    y, conv_state, recurrent_state = results
+    return (y[None] if batched else y), (conv_state, recurrent_state)
+
+
+def _initial_states(spec, given, sequences, device):
+    """The layer's initial states as the program takes them: `given` (a
+    pair, checked against the spec's shapes) or zeros for `sequences`."""
+    shapes = [((sequences, *shape[1:]), torch.float32 if dt == "f32" else torch.bfloat16)
+              for shape, dt in spec.state_shapes()]
+    if given is None:
+        return [torch.zeros(shape, dtype=dtype, device=device) for shape, dtype in shapes]
+    if not isinstance(given, (tuple, list)) or len(given) != 2:
+        raise TypeError("gdn_torch: initial_state must be (conv state, recurrent state), the pair "
+                        "a call with states returns")
+    for state, (shape, _), name in zip(given, shapes, ("conv state", "recurrent state")):
+        if tuple(state.shape) != shape:
+            raise ValueError(f"gdn_torch: the initial {name} must have shape {list(shape)} (one "
+                             f"per sequence of cu_seqlens), got {list(state.shape)}")
+    return list(given)
 
 
 def _l2norm(x, eps=1e-6):
