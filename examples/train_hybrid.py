@@ -259,8 +259,10 @@ def reduce_gradients(model, ranks):
 def train(args, model, batches, ranks, device, log):
     """The training loop of one rank; returns the losses logged."""
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
+    # Warm up over a tenth of the steps (at least two: OneCycleLR divides by
+    # the warm-up's length less one).
     schedule = torch.optim.lr_scheduler.OneCycleLR(optimizer, args.lr, total_steps=args.steps,
-                                                   pct_start=0.1)
+                                                   pct_start=min(0.5, max(0.1, 2.5 / args.steps)))
     rows = args.tokens // ranks.size
     first_row = ranks.rank * rows
     losses, recent, started = [], [], time.time()
@@ -269,7 +271,14 @@ def train(args, model, batches, ranks, device, log):
         logits = model(ids[mine].to(device), cu, seq_ids.to(device))
         # This rank's share of the batch's mean: the ranks' shares sum to it.
         loss = F.cross_entropy(logits.float(), targets[mine].to(device), reduction="sum") / args.tokens
-        loss.backward()
+        if ranks.size > 1 and isinstance(ranks, ThreadRanks):
+            # Thread ranks run their own backward: autograd's one CUDA worker
+            # thread would run the ranks' backwards one after the other,
+            # each waiting in a collective for the next (docs/torch.md).
+            with torch.autograd.set_multithreading_enabled(False):
+                loss.backward()
+        else:
+            loss.backward()
         reduce_gradients(model, ranks)
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
@@ -373,10 +382,8 @@ def main():
                 model = replica(rank_ranks, {"ranks": layout})
                 torch.cuda.synchronize()  # the weights are in place before the rank's stream reads them
                 with torch.cuda.stream(torch.cuda.Stream()):
-                    # Each thread runs its own backward (docs/torch.md, distributed).
-                    with torch.autograd.set_multithreading_enabled(False):
-                        results[r] = train(args, model, batches, rank_ranks, device,
-                                           say if r == 0 else (lambda line: None))
+                    results[r] = train(args, model, batches, rank_ranks, device,
+                                       say if r == 0 else (lambda line: None))
                     torch.cuda.current_stream().synchronize()
             except BaseException as error:  # reported with its rank; the barrier lets the others go
                 errors.append(f"rank {r}: {type(error).__name__}: {error}")

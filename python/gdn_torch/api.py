@@ -20,6 +20,7 @@
 #===------------------------------------------------------------------------===#
 
 import os
+import threading
 
 import torch
 
@@ -29,6 +30,10 @@ from .packing import prepare_cu_seqlens, prepare_padded
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _extension = None
+# Ranks run as threads (gdn_torch.distributed's threads backend) reach the
+# first load and the first program at once: loading the operator library
+# and registering its kernels twice, concurrently, corrupts the dispatcher.
+_load_lock = threading.RLock()
 
 
 def _gdnrt_dir():
@@ -87,6 +92,14 @@ def load_extension(verbose=False):
     global _extension
     if _extension is not None:
         return _extension
+    with _load_lock:
+        if _extension is None:
+            _load_extension(verbose)
+    return _extension
+
+
+def _load_extension(verbose):
+    global _extension
     packaged = _packaged_extension()
     prebuilt = next((os.path.join(d, _prebuilt_name()) for d in compiler.cache_dirs()
                      if os.path.isfile(os.path.join(d, _prebuilt_name()))), None)
@@ -100,9 +113,8 @@ def load_extension(verbose=False):
         torch.ops.load_library(prebuilt)
     else:
         build_extension(verbose=verbose)
-    _extension = torch.ops.gdn_torch
     ops.register()
-    return _extension
+    _extension = torch.ops.gdn_torch  # last: other threads take it as loaded
 
 
 class Entry:
@@ -167,9 +179,12 @@ def program(spec, device="cuda"):
     (cached): CUDA tensors run in the generated library, CPU tensors in the
     interpreter (gdn-run)."""
     arch = arch_for(device)
-    if (spec, arch) not in _programs:
-        _programs[(spec, arch)] = CompiledProgram(compiler.library_for(spec, arch))
-    return _programs[(spec, arch)]
+    key = (spec, arch)
+    if key not in _programs:
+        with _load_lock:  # one compile and one load per program, however many threads ask
+            if key not in _programs:
+                _programs[key] = CompiledProgram(compiler.library_for(spec, arch))
+    return _programs[key]
 
 
 def apply(prog, args, check=False, rank=0):

@@ -218,11 +218,11 @@ _registered = False
 
 def register():
     """Registers the fake and CPU kernels and the autograd formula of
-    gdn_torch::call (the native half defines it); once per process."""
+    gdn_torch::call; once per process, by gdn_torch.load_extension after it
+    loaded the native half (which defines the operator), under its lock."""
     global _registered
     if _registered:
         return
-    extension()
     torch.library.register_fake("gdn_torch::call")(_fake)
     torch.library.impl("gdn_torch::call", "cpu")(_interpret)
     torch.library.register_autograd("gdn_torch::call", _backward, setup_context=_setup_context)

@@ -92,7 +92,9 @@ def main():
             print(proc.stdout.strip())
         else:
             asserted = "device-side assert" in proc.stderr or "Assertion" in proc.stderr
-            record = [line for line in proc.stderr.splitlines() if line.startswith("gdn: invalid")]
+            # Device printf goes to stdout.
+            record = [line for line in (proc.stdout + proc.stderr).splitlines()
+                      if line.startswith("gdn: invalid")]
             print(f"{name}: stopped at the next synchronisation"
                   f"{' (device-side assertion)' if asserted else ''}, exit {proc.returncode}"
                   + (f"; {record[0]}" if record else ""))
