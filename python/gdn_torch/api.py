@@ -31,8 +31,9 @@ from .packing import prepare_cu_seqlens, prepare_padded
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _extension = None
 # Ranks run as threads (gdn_torch.distributed's threads backend) reach the
-# first load and the first program at once: loading the operator library
-# and registering its kernels twice, concurrently, corrupts the dispatcher.
+# first load and the first program at once: one thread loads the operator
+# library, registers its kernels and compiles a program; the others wait
+# for it instead of doing it again alongside.
 _load_lock = threading.RLock()
 
 
