@@ -249,8 +249,9 @@ def reduce_gradients(model, ranks):
     ranks (the GDN layers return theirs already summed), in one buffer."""
     if ranks.size == 1:
         return
-    grads = [p.grad for module in model.modules() if not isinstance(module, gdn_torch.GatedDeltaNet)
-             for p in module.parameters(recurse=False) if p.grad is not None]
+    reduced = {id(p) for module in model.modules() if isinstance(module, gdn_torch.GatedDeltaNet)
+               for p in module.parameters()}  # the GDN layers' own, submodules included
+    grads = [p.grad for p in model.parameters() if id(p) not in reduced and p.grad is not None]
     flat = ranks.all_reduce_(torch.cat([g.reshape(-1) for g in grads]))
     for g, part in zip(grads, flat.split([g.numel() for g in grads])):
         g.copy_(part.view_as(g))
