@@ -25,6 +25,17 @@ if [ ! -x "$tree/bin/gdn-opt" ] || [ ! -f "$tree/llvm/lit.py" ]; then
   echo "error: $tree is not a tree from utils/prepare-gpu-lit.sh (no bin/gdn-opt or llvm/lit.py)" >&2
   exit 1
 fi
+# Tools built from other compiler sources than this checkout's would test
+# the wrong compiler: refuse them (GDN_GPU_LIT_ANY_TREE=1 runs anyway).
+if [ -f "$tree/compiler-sources" ]; then
+  built=$(cat "$tree/compiler-sources")
+  here=$("$root/utils/compiler-sources-digest.sh")
+  if [ "$built" != "$here" ] && [ "${GDN_GPU_LIT_ANY_TREE:-0}" != 1 ]; then
+    echo "error: $tree was built from other compiler sources ($built) than this checkout's" \
+         "($here); rebuild it with utils/prepare-gpu-lit.sh, or set GDN_GPU_LIT_ANY_TREE=1" >&2
+    exit 1
+  fi
+fi
 mkdir -p "$tree/test"
 python3 - "$root" "$tree" "$(command -v cmake || true)" <<'EOF'
 import sys

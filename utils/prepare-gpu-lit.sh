@@ -17,6 +17,8 @@
 #   OUT/llvm/bin   FileCheck, not, count, split-file (their unused libz3 dependency
 #                  dropped: they call none of it, and the host has no z3)
 #   OUT/llvm/lit   lit
+#   OUT/compiler-sources  the digest of the compiler sources it was built
+#                  from (utils/compiler-sources-digest.sh)
 #
 # everything stripped. utils/gpu-lit.sh runs the lit suite over it there.
 #
@@ -81,4 +83,6 @@ done
 cp -r "$llvm/utils/lit/lit" "$out/llvm/lit"
 printf 'import sys\nfrom lit.main import main\nsys.exit(main())\n' >"$out/llvm/lit.py"
 find "$out" -name __pycache__ -prune -exec rm -rf {} +
+# What the tools were built from: utils/gpu-lit.sh refuses a stale tree.
+"$root/utils/compiler-sources-digest.sh" >"$out/compiler-sources"
 echo "lit tree in $out ($(du -sh "$out" | cut -f1))"
