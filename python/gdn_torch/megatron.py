@@ -183,9 +183,13 @@ class MegatronGatedDeltaNet(torch.nn.Module):
             x = torch.nn.functional.rms_norm(x.float(), (h,), self._gamma(norm).float(),
                                              self.eps).to(hidden_states.dtype)
         ranks = self.layout.size if self.layout is not None else 1
-        packed = packed_seq_params is not None and getattr(packed_seq_params, "qkv_format",
-                                                           "thd") == "thd"
-        if packed:
+        qkv_format = "sbhd" if packed_seq_params is None else (
+            getattr(packed_seq_params, "qkv_format", None) or "thd")
+        if qkv_format not in ("thd", "sbhd"):
+            raise ValueError(f"gdn_torch.megatron: qkv_format {qkv_format!r} is not supported: "
+                             f"a GDN layer takes [s, b, h] hidden states, packed (thd) or not "
+                             f"(sbhd)")
+        if qkv_format == "thd":
             if b != 1:
                 raise ValueError(f"gdn_torch.megatron: packed sequences (qkv_format thd) come as "
                                  f"[s, 1, h], got b = {b}")

@@ -371,3 +371,25 @@ func.func @delta_state_f64(%x: tensor<?x16xbf16>, %p: !gdn.packing<seqs = 2, tok
       : (tensor<?x16xbf16>, !gdn.packing<seqs = 2, tokens = ?>, tensor<80x16xbf16>, tensor<8x16xbf16>, tensor<48x4xbf16>, tensor<4xf32>, tensor<4xf32>, tensor<8xbf16>, tensor<16x32xbf16>, tensor<2x48x3xbf16>, tensor<2x4x4x8xf64>) -> (tensor<?x16xbf16>, tensor<2x48x3xbf16>, tensor<2x4x4x8xf64>)
   return
 }
+
+// -----
+
+// The delta rule's states have one [K, V] matrix per value head.
+func.func @delta_state_heads(%x: tensor<?x16xbf16>, %p: !gdn.packing<seqs = 2, tokens = ?>,
+    %w0: tensor<80x16xbf16>, %w1: tensor<8x16xbf16>, %w2: tensor<48x4xbf16>, %w3: tensor<4xf32>, %w4: tensor<4xf32>, %w5: tensor<8xbf16>, %w6: tensor<16x32xbf16>, %c0: tensor<2x48x3xbf16>, %s0: tensor<2x4x4x8xf32>) {
+  // expected-error @+1 {{final state dimension 1 (value heads) must be 4}}
+  %y, %c, %s = gdn.layer %x, %p weights(%w0, %w1, %w2, %w3, %w4, %w5, %w6) initial_states(%c0, %s0) {projections = #gdn.projections<qwen3_next>, key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 4 : i64, head_dim_v = 8 : i64, conv_width = 4 : i64}
+      : (tensor<?x16xbf16>, !gdn.packing<seqs = 2, tokens = ?>, tensor<80x16xbf16>, tensor<8x16xbf16>, tensor<48x4xbf16>, tensor<4xf32>, tensor<4xf32>, tensor<8xbf16>, tensor<16x32xbf16>, tensor<2x48x3xbf16>, tensor<2x4x4x8xf32>) -> (tensor<?x16xbf16>, tensor<2x48x3xbf16>, tensor<2x2x4x8xf32>)
+  return
+}
+
+// -----
+
+// The conv's final state keeps W - 1 inputs.
+func.func @conv_final_width(%x: tensor<?x16xbf16>, %p: !gdn.packing<seqs = 2, tokens = ?>,
+    %w0: tensor<80x16xbf16>, %w1: tensor<8x16xbf16>, %w2: tensor<48x4xbf16>, %w3: tensor<4xf32>, %w4: tensor<4xf32>, %w5: tensor<8xbf16>, %w6: tensor<16x32xbf16>, %c0: tensor<2x48x3xbf16>, %s0: tensor<2x4x4x8xf32>) {
+  // expected-error @+1 {{conv final state dimension 2 (width - 1) must be 3}}
+  %y, %c, %s = gdn.layer %x, %p weights(%w0, %w1, %w2, %w3, %w4, %w5, %w6) initial_states(%c0, %s0) {projections = #gdn.projections<qwen3_next>, key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 4 : i64, head_dim_v = 8 : i64, conv_width = 4 : i64}
+      : (tensor<?x16xbf16>, !gdn.packing<seqs = 2, tokens = ?>, tensor<80x16xbf16>, tensor<8x16xbf16>, tensor<48x4xbf16>, tensor<4xf32>, tensor<4xf32>, tensor<8xbf16>, tensor<16x32xbf16>, tensor<2x48x3xbf16>, tensor<2x4x4x8xf32>) -> (tensor<?x16xbf16>, tensor<2x48x4xbf16>, tensor<2x4x4x8xf32>)
+  return
+}

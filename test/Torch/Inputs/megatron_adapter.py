@@ -143,7 +143,15 @@ config = types.SimpleNamespace(hidden_size=D, linear_num_key_heads=H, linear_num
                                linear_key_head_dim=128, linear_value_head_dim=128,
                                linear_conv_kernel_dim=4, layernorm_epsilon=1e-6,
                                sequence_parallel=False, activation_func=F.silu)
+# Under SP a rank's rows are one block: an sbhd batch of 2 is refused (a
+# threads layout; refused before any rank is opened, so on the CPU too).
+from gdn_torch.distributed import RankLayout  # noqa: E402
+sp = MegatronGatedDeltaNet(D, H, HV, ranks=RankLayout(2, 1, rendezvous="threads:refused"))
 cases = [("thd with b = 2", lambda: layer(xs[:, :2], None, packed_seq_params=thd)),
+         ("bshd", lambda: layer(xs, None, packed_seq_params=types.SimpleNamespace(
+             qkv_format="bshd", cu_seqlens_q=cu))),
+         ("key_value_states", lambda: layer(x, None, key_value_states=x)),
+         ("sbhd b = 3 under SP 2", lambda: sp(xs)),
          ("inference", lambda: layer(x, None, inference_context=object())),
          ("2-D input", lambda: layer(x[:, 0])),
          ("TP without SP", lambda: MegatronGatedDeltaNet.from_config(config, tp2)),
