@@ -51,7 +51,10 @@ def native_build():
         include_dirs=[os.path.join(ROOT, "runtime", "include")],
         libraries=["gdnrt"],
         extra_compile_args={"cxx": ["-O2"]},
-        extra_link_args=["-Wl,-rpath,$ORIGIN/lib"])
+        # Exports nothing (csrc/exports.map says why).
+        extra_link_args=["-Wl,-rpath,$ORIGIN/lib",
+                         "-Wl,--version-script=" + os.path.join(PACKAGE, "csrc", "exports.map"),
+                         "-Wl,--exclude-libs,ALL"])
     return {"ext_modules": [ops], "cmdclass": {"build_ext": Build}}
 
 

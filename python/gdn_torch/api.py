@@ -58,6 +58,13 @@ def _prebuilt_name():
     return f"gdn_torch_ops-{torch.__version__}.so"
 
 
+def export_flags():
+    """Linker flags that keep the operator library's symbols to itself
+    (csrc/exports.map says why)."""
+    return [f"-Wl,--version-script={os.path.join(_HERE, 'csrc', 'exports.map')}",
+            "-Wl,--exclude-libs,ALL"]
+
+
 def build_extension(out_dir=None, verbose=False):
     """Builds the native half with torch.utils.cpp_extension (an operator
     library: no Python module, so it depends on this torch's version only)
@@ -75,7 +82,8 @@ def build_extension(out_dir=None, verbose=False):
         sources=[os.path.join(_HERE, "csrc", "gdn_torch.cpp")],
         extra_include_paths=[os.path.abspath(d) for d in compiler.include_dirs()],
         extra_cflags=["-O2"],
-        extra_ldflags=[f"-L{gdnrt}", "-lgdnrt", f"-Wl,-rpath,{gdnrt}", "-ldl"],
+        extra_ldflags=[f"-L{gdnrt}", "-lgdnrt", f"-Wl,-rpath,{gdnrt}", "-ldl",
+                       *export_flags()],
         with_cuda=True,
         is_python_module=False,
         verbose=verbose)

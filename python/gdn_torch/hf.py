@@ -21,15 +21,25 @@
 #     it replaces computes (padding never reaches a real token: zero inputs
 #     leave a zero state zero), with no synchronisation.
 #
-# Generation with a cache (decoding token by token) is the replaced module's
-# own forward, on the shared parameters: the compiled layer is for training
-# and prefill over whole sequences.
+# With a cache (transformers' Cache: generation), a prefill of several
+# tokens per row runs the compiled layer with states (LayerSpec(states=True)):
+# it starts from the cache's conv and recurrent states, when a previous call
+# left some (a prompt prefilled in chunks), and writes the final ones back
+# with the cache's own update methods, so the decoding that follows reads
+# what the replaced module would have left. transformers keeps the conv's
+# last W inputs where the compiled layer keeps W - 1: the oldest, which the
+# next step shifts out before it reads the window, is stored as 0. Decoding
+# (one token per row), packed rows with a cache, and caches that record
+# their past for rollback (intermediate recurrent states) run the replaced
+# module's own forward, on the shared parameters.
 #
 #===------------------------------------------------------------------------===#
 
+import dataclasses
+
 import torch
 
-from .api import apply, compiled_weights, program
+from .api import apply, compiled_weights, program, run_layer
 from .compiler import LayerSpec
 from .packing import prepare_cu_seqlens
 
@@ -72,7 +82,10 @@ class TransformersGatedDeltaNet(torch.nn.Module):
         return compiled_weights(self, self.spec)
 
     def forward(self, hidden_states, cache=None, attention_mask=None, **kwargs):
-        if cache is not None or kwargs.get("cache_params") is not None:
+        cache = cache if cache is not None else kwargs.pop("cache_params", None)
+        if cache is not None:
+            if self._prefills(hidden_states, cache, kwargs):
+                return self._prefill(hidden_states, cache, attention_mask)
             return self._reference(hidden_states, cache=cache, attention_mask=attention_mask,
                                    **kwargs)
         batch, tokens, hidden = hidden_states.shape
@@ -87,12 +100,66 @@ class TransformersGatedDeltaNet(torch.nn.Module):
             cu = prepare_cu_seqlens(cu, tokens, x.device, self.validate, name="cu_seq_lens_q",
                                     device_check=False)
         else:
-            if attention_mask is not None and attention_mask.dim() == 2:
-                hidden_states = (hidden_states * attention_mask[:, :, None]).to(hidden_states.dtype)
-            x = hidden_states.reshape(batch * tokens, hidden)
-            cu = torch.arange(0, (batch + 1) * tokens, tokens, dtype=torch.int32, device=x.device)
+            x, cu = _padded_rows(hidden_states, attention_mask)
         y = apply(program(self.spec, x.device), [x, cu, *self.weights()], self.check)
         return y.reshape(batch, tokens, hidden)
+
+    def _prefills(self, hidden_states, cache, kwargs):
+        """Whether this call with a cache is a prefill the compiled layer
+        runs: several tokens per row of a padded batch, into a cache layer
+        that keeps one state per row (no past recorded for rollback) and
+        counts its tokens where the count can be set right."""
+        if hidden_states.shape[1] < 2 or kwargs.get("cu_seq_lens_q") is not None:
+            return False
+        if cache.is_recording_past(self.layer_idx):
+            return False
+        layers = getattr(cache, "layers", None)
+        if layers is None or self.layer_idx is None or self.layer_idx >= len(layers):
+            return False
+        return isinstance(getattr(layers[self.layer_idx], "cumulative_length_linear", None),
+                          torch.Tensor)
+
+    def _prefill(self, hidden_states, cache, attention_mask):
+        """The compiled layer with states over each row, from the cache's
+        states (if a previous call left any) to the ones it writes back."""
+        batch, tokens, hidden = hidden_states.shape
+        spec = dataclasses.replace(self.spec, states=True)
+        width = spec.conv_width
+        x, cu = _padded_rows(hidden_states, attention_mask)
+        conv = cache.get_conv_state(self.layer_idx)
+        recurrent = cache.get_recurrent_state(self.layer_idx)
+        initial = None
+        if conv is not None or recurrent is not None:
+            (conv_shape, _), (recurrent_shape, _) = spec.state_shapes()
+            conv = x.new_zeros((batch, *conv_shape[1:])) if conv is None \
+                else conv[..., conv.shape[-1] - (width - 1):]
+            recurrent = x.new_zeros((batch, *recurrent_shape[1:]), dtype=torch.float32) \
+                if recurrent is None else recurrent
+            initial = (conv, recurrent)
+        y, (conv, recurrent) = run_layer(spec, None, x, cu, None, compiled_weights(self, spec),
+                                         self.check, False, initial)
+        # The cache's window is W wide, oldest first; the slot the compiled
+        # state lacks is never read (see the file comment).
+        window = torch.cat([conv.new_zeros(batch, conv.shape[1], 1), conv], -1)
+        cache.update_conv_state(window.to(hidden_states.dtype), self.layer_idx,
+                                conv_kernel_size=width)
+        # update_conv_state counted the window's W columns; this call's
+        # tokens are what the cache's length must grow by.
+        cache.layers[self.layer_idx].cumulative_length_linear.add_(tokens - width)
+        cache.update_recurrent_state(recurrent, self.layer_idx)
+        return y.reshape(batch, tokens, hidden)
+
+
+def _padded_rows(hidden_states, attention_mask):
+    """x and cu_seqlens of a padded batch [B, S, hidden]: each row one
+    sequence of S tokens, its padding (attention_mask 0) zeroed as the
+    replaced module does."""
+    batch, tokens, hidden = hidden_states.shape
+    if attention_mask is not None and attention_mask.dim() == 2:
+        hidden_states = (hidden_states * attention_mask[:, :, None]).to(hidden_states.dtype)
+    x = hidden_states.reshape(batch * tokens, hidden)
+    cu = torch.arange(0, (batch + 1) * tokens, tokens, dtype=torch.int32, device=x.device)
+    return x, cu
 
 
 def _offsets_from_positions(positions, tokens):

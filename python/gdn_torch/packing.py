@@ -6,7 +6,9 @@
 #
 #   - offsets on the CPU, as data loaders deliver them, are checked on the
 #     host before they are copied to the GPU (no synchronisation: the values
-#     are already on the host);
+#     are already on the host), and copied through pinned buffers of this
+#     module's (_PinnedStaging), so that the copy is queued on the stream
+#     rather than waiting for it;
 #   - offsets already on the GPU are checked there by an asynchronous
 #     assertion (torch._assert_async): a few tiny kernels, no
 #     synchronisation; a violation stops the CUDA context with a
@@ -23,6 +25,8 @@
 # == T, all within int32. test/Torch/check-offsets.test pins the wording.
 #
 #===------------------------------------------------------------------------===#
+
+import threading
 
 INT32_MAX = 2**31 - 1
 
@@ -150,6 +154,9 @@ def prepare_cu_seqlens(cu_seqlens, tokens, device, validate=True, name="cu_seqle
             ok = ok & torch.all(cu[1:] >= cu[:-1])
         _assert_async(ok, f"{name} must start at 0, be non-decreasing and end at the "
                           f"token count {tokens}")
+    if cu_seqlens.device.type == "cpu" and torch.device(device).type == "cuda" \
+            and not _compiling():
+        return _staging.copy(cu_seqlens, torch.device(device), name)
     return cu_seqlens.to(device=device, dtype=torch.int32, non_blocking=True)
 
 
@@ -168,3 +175,64 @@ def _assert_async(condition, message):
         torch._assert_async(condition, message)
     except (TypeError, RuntimeError, NotImplementedError):
         torch._assert_async(condition)
+
+
+class _PinnedStaging:
+    """Pinned host buffers that offsets on the CPU are copied to the GPU
+    through. A copy from pageable memory waits for the stream to drain (a
+    host synchronisation per call); from pinned memory it is queued. A
+    fresh pinned tensor per call would not do: while the GPU runs behind,
+    torch's caching host allocator cannot reuse the blocks of earlier calls
+    and allocates (cudaHostAlloc, which synchronises). So each stream has a
+    ring of buffers, each rewritten only once the copy that last read it
+    has run (its event): a training loop allocates nothing once warm, and
+    waits only when its stream is more than SLOTS calls behind. One ring
+    per stream, so that a wait depends on that stream's own work only (the
+    ranks of a threads backend each run on a stream of their own)."""
+
+    SLOTS = 64
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._rings = {}  # (device, stream) -> _Ring
+
+    def copy(self, values, device, name="cu_seqlens"):
+        """`values` (a CPU tensor of integers) as int32 on `device`,
+        enqueued on its current stream."""
+        import torch
+
+        if torch.cuda.is_current_stream_capturing():
+            raise RuntimeError(f"gdn_torch: {name} is on the host, and a CUDA graph would replay "
+                               f"this call's offsets whatever the next batch holds: move "
+                               f"{name} to the GPU before capturing (then the graph reads the "
+                               f"tensor it captured, which you update in place)")
+        if device.index is None:
+            device = torch.device("cuda", torch.cuda.current_device())
+        stream = torch.cuda.current_stream(device)
+        with self._lock:
+            ring = self._rings.setdefault((device, stream.cuda_stream), _Ring(self.SLOTS))
+        with ring.lock:
+            slot = ring.next
+            ring.next = (slot + 1) % len(ring.slots)
+            buffer, event = ring.slots[slot] or (None, None)
+            if event is not None:
+                event.synchronize()  # the copy that last read this buffer has run
+            count = values.shape[0]
+            if buffer is None or buffer.shape[0] < count:
+                buffer = torch.empty(max(count, 256), dtype=torch.int32, pin_memory=True)
+            buffer[:count].copy_(values)
+            out = buffer[:count].to(device=device, non_blocking=True)
+            event = event or torch.cuda.Event()
+            event.record(stream)
+            ring.slots[slot] = (buffer, event)
+            return out
+
+
+class _Ring:
+    def __init__(self, slots):
+        self.lock = threading.Lock()
+        self.next = 0
+        self.slots = [None] * slots
+
+
+_staging = _PinnedStaging()

@@ -76,3 +76,13 @@ if device == "cuda":
     replayed = (static_y.detach().clone(), static_x.grad.clone(), [p.grad.clone() for p in layer.parameters()])
     again = fresh.clone().requires_grad_()
     print(f"CUDA graph replay == eager: {same(replayed, step(layer, again, cu))}")
+
+    # Offsets on the host would be captured as this call's values: refused.
+    host_cu = cu.cpu()  # before the capture: a copy to the host cannot be captured
+    try:
+        with torch.cuda.graph(torch.cuda.CUDAGraph()):
+            layer(static_x.detach(), host_cu)
+        print("capture with cu_seqlens on the host: accepted")
+    except RuntimeError as error:
+        print(f"capture with cu_seqlens on the host: refused: {str(error).splitlines()[0]}")
+    print(f"after the refused capture, eager still == eager: {same(step(layer, again, cu), step(layer, again, cu))}")

@@ -14,8 +14,14 @@ of 128, conv 4; random bf16-rounded weights):
 The float64 comparisons are held to 1e-2: the compiled program's bf16
 storage alone puts these 41- and 27-token samples at 4.7-5.3e-3 (a wrong
 weight mapping or a leak across sequences is O(1)).
+  - with a cache (transformers' DynamicCache), a prefill of a padded batch,
+    a second prefill chunk continuing it and three decoded tokens, against
+    the module in float64 with its own cache: every output, the cache's
+    states and its token count; and the two chunks against one call over
+    both;
 then a small model whose GDN layers are replaced: same state_dict keys,
-the forward runs and a backward reaches every GDN parameter.
+the forward runs and a backward reaches every GDN parameter, and greedy
+decoding with a cache gives the logits of the unreplaced model.
 """
 import sys
 
@@ -101,10 +107,45 @@ for kind in ("qwen3_next", "qwen3_5"):
         for r in range(3))
     print(f"{kind}: padded rows' real tokens == the same tokens alone, bit for bit:", rows)
 
+    # Generation: prefill (left padding in row 1), a second prefill chunk,
+    # then decoding one token at a time, each model with its own cache.
+    from transformers import DynamicCache
+    ours_cache, exact_cache = DynamicCache(config=cfg), DynamicCache(config=cfg)
+    prompt = (torch.randn(2, 9, 256) * 0.5).to(torch.bfloat16)
+    chunk = (torch.randn(2, 6, 256) * 0.5).to(torch.bfloat16)
+    steps = (torch.randn(2, 3, 256) * 0.5).to(torch.bfloat16)
+    prompt_mask = torch.ones(2, 9, dtype=torch.long)
+    prompt_mask[1, :3] = 0
+    calls = [("prefill", prompt, prompt_mask), ("second chunk", chunk, None)] + \
+        [(f"decode {i}", steps[:, i:i + 1], None) for i in range(3)]
+    outputs = {}
+    with torch.no_grad():
+        for name, inputs, mask in calls:
+            # In the module's dtype, as a model hands it (decoding runs the
+            # module's own forward, whose weights are float32 here).
+            got = ours(inputs.float(), cache=ours_cache, attention_mask=mask)
+            want = exact(inputs.double(), cache=exact_cache, attention_mask=mask)
+            keep = mask.bool() if mask is not None else torch.ones(inputs.shape[:2], dtype=torch.bool)
+            outputs[name] = got
+            conv = rel(ours_cache.get_conv_state(0)[..., 1:], exact_cache.get_conv_state(0)[..., 1:])
+            state = rel(ours_cache.get_recurrent_state(0), exact_cache.get_recurrent_state(0))
+            worst = max(rel(got[keep], want[keep]), conv, state)
+            print(f"{kind}: cache, {name}: output, conv and recurrent state vs the module in "
+                  f"float64: {'within' if worst < BOUND else 'OVER'} {BOUND}; tokens counted "
+                  f"{int(ours_cache.get_seq_length())} == {int(exact_cache.get_seq_length())}")
+        whole = ours(torch.cat([prompt, chunk], 1)[:1].float()).detach()
+        parts = torch.cat([outputs["prefill"][:1], outputs["second chunk"][:1]], 1)
+    error = rel(parts, whole)
+    print(f"{kind}: cache, prefill + second chunk vs one call over both: "
+          f"{'within' if error < BOUND else 'OVER'} {BOUND}")
+
+import copy  # noqa: E402
+
 from transformers import Qwen3NextForCausalLM  # noqa: E402
 
 cfg, _ = config("qwen3_next")
 model = Qwen3NextForCausalLM(cfg)
+unreplaced = copy.deepcopy(model)
 keys = list(model.state_dict())
 print("model: replaced", hf.replace_gated_deltanet(model), "GDN layer(s); keys unchanged:",
       list(model.state_dict()) == keys)
@@ -114,3 +155,27 @@ out.loss.backward()
 gdn = model.model.layers[0].linear_attn
 print("model: loss finite:", bool(torch.isfinite(out.loss)), "; every GDN parameter has a gradient:",
       all(p.grad is not None and bool(torch.isfinite(p.grad).all()) for p in gdn.parameters()))
+
+# Greedy decoding with a cache: the prompt prefilled by the compiled layer,
+# the next tokens decoded by the replaced module's forward on its cache.
+model.zero_grad(set_to_none=True)
+prompt = torch.randint(0, 64, (2, 11))
+mask = torch.ones(2, 11, dtype=torch.long)
+mask[1, :4] = 0
+worst, tokens = 0.0, prompt
+with torch.no_grad():
+    ours_out = model(input_ids=prompt, attention_mask=mask, use_cache=True)
+    want_out = unreplaced(input_ids=prompt, attention_mask=mask, use_cache=True)
+    for step in range(4):
+        worst = max(worst, rel(ours_out.logits[:, -1], want_out.logits[:, -1]))
+        token = want_out.logits[:, -1].argmax(-1, keepdim=True)
+        tokens = torch.cat([tokens, token], 1)
+        mask = torch.cat([mask, torch.ones(2, 1, dtype=torch.long)], 1)
+        ours_out = model(input_ids=token, attention_mask=mask, use_cache=True,
+                         past_key_values=ours_out.past_key_values)
+        want_out = unreplaced(input_ids=token, attention_mask=mask, use_cache=True,
+                              past_key_values=want_out.past_key_values)
+print(f"model: greedy decoding with a cache, logits of 4 steps vs the unreplaced model: "
+      f"{'within' if worst < BOUND else 'OVER'} {BOUND}")
+generated = model.generate(prompt, attention_mask=mask[:, :11], max_new_tokens=5, do_sample=False)
+print(f"model: generate() runs: {tuple(generated.shape)}")

@@ -64,7 +64,11 @@ dx_split[in_first], dx_split[in_second] = x1.grad.float(), x2.grad.float()
 print(f"two calls against one: y {rel(y_split, y):.1e}, conv state {rel(conv_2, conv_t):.1e}, "
       f"recurrent state {rel(s_2, s_t):.1e}, dx {rel(dx_split, xw.grad):.1e}, weights "
       f"{max(rel(p.grad, grads_whole[n]) for n, p in b.named_parameters()):.1e}")
-ok = (rel(y_split, y) < 1e-2 and rel(conv_2, conv_t) < 1e-6 and rel(s_2, s_t) < 1e-4
+# The recurrent state: float64 arithmetic in the interpreter; on a GPU the
+# chunks' bf16 operands are rounded at other chunk boundaries in two calls
+# than in one, each within docs/spec.md's 5e-3 of float64.
+STATE_BOUND = 1e-4 if DEVICE == "cpu" else 1e-2
+ok = (rel(y_split, y) < 1e-2 and rel(conv_2, conv_t) < 1e-6 and rel(s_2, s_t) < STATE_BOUND
       and rel(dx_split, xw.grad) < 1e-2
       and max(rel(p.grad, grads_whole[n]) for n, p in b.named_parameters()) < 1e-2)
 print("the same function:", ok)
