@@ -111,6 +111,12 @@ class TransformersGatedDeltaNet(torch.nn.Module):
         counts its tokens where the count can be set right."""
         if hidden_states.shape[1] < 2 or kwargs.get("cu_seq_lens_q") is not None:
             return False
+        # The linear-attention methods of transformers' Cache (as in 5.25); a
+        # cache without them keeps the replaced module's own forward.
+        api = ("get_conv_state", "get_recurrent_state", "update_conv_state",
+               "update_recurrent_state", "is_recording_past")
+        if not all(callable(getattr(cache, name, None)) for name in api):
+            return False
         if cache.is_recording_past(self.layer_idx):
             return False
         layers = getattr(cache, "layers", None)
