@@ -82,10 +82,11 @@ class TransformersGatedDeltaNet(torch.nn.Module):
         return compiled_weights(self, self.spec)
 
     def forward(self, hidden_states, cache=None, attention_mask=None, **kwargs):
-        cache = cache if cache is not None else kwargs.pop("cache_params", None)
-        if cache is not None:
-            if self._prefills(hidden_states, cache, kwargs):
-                return self._prefill(hidden_states, cache, attention_mask)
+        given = cache if cache is not None else kwargs.get("cache_params")
+        if given is not None:
+            if self._prefills(hidden_states, given, kwargs):
+                return self._prefill(hidden_states, given, attention_mask)
+            # Under the name the caller used (older transformers: cache_params).
             return self._reference(hidden_states, cache=cache, attention_mask=attention_mask,
                                    **kwargs)
         batch, tokens, hidden = hidden_states.shape

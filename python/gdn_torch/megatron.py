@@ -205,7 +205,7 @@ class MegatronGatedDeltaNet(torch.nn.Module):
                              f"qkv_format thd), or use a batch of 1")
         # b sequences of s x ranks tokens each; this rank's rows of each.
         seq = s * ranks
-        cu = torch.arange(0, (b + 1) * seq, seq, dtype=torch.int32)
+        cu = torch.arange(0, (b + 1) * seq, seq, dtype=torch.int32, device=x.device)
         rows = x.transpose(0, 1).reshape(b * s, h)
         y = run_layer(self.spec, self.layout, rows, cu, None, self.weights(), self.check,
                       self.validate)

@@ -219,7 +219,8 @@ class _PinnedStaging:
                 event.synchronize()  # the copy that last read this buffer has run
             count = values.shape[0]
             if buffer is None or buffer.shape[0] < count:
-                buffer = torch.empty(max(count, 256), dtype=torch.int32, pin_memory=True)
+                buffer = torch.empty(max(count, 256), dtype=torch.int32, device="cpu",
+                                     pin_memory=True)
             buffer[:count].copy_(values)
             out = buffer[:count].to(device=device, non_blocking=True)
             event = event or torch.cuda.Event()

@@ -1,19 +1,16 @@
 """gdn_torch.hf in place of transformers' GDN modules, on the CPU (the
 operator's CPU kernel is the interpreter, float64 with the compiled
-program's bf16 storage).
+program's bf16 storage) or, given "cuda", on a GPU (the generated kernels).
 
 For Qwen3-Next's and Qwen3.5's module (hidden 256, 2 key and 4 value heads
 of 128, conv 4; random bf16-rounded weights):
   - packed sequences (cu_seq_lens_q; and position_ids alone): against
-    transformers' module in float64 run on each sequence alone, and each
-    sequence's rows equal to the compiled layer on that sequence alone, bit
-    for bit (nothing crosses a boundary);
+    transformers' module in float64 run on each sequence alone, and (CPU)
+    each sequence's rows equal to the compiled layer on that sequence
+    alone, bit for bit (nothing crosses a boundary);
   - a padded batch with an attention mask (left and right padding): every
-    real token against the module in float64 on the same batch, and each
-    row's real tokens equal to them packed alone, bit for bit;
-The float64 comparisons are held to 1e-2: the compiled program's bf16
-storage alone puts these 41- and 27-token samples at 4.7-5.3e-3 (a wrong
-weight mapping or a leak across sequences is O(1)).
+    real token against the module in float64 on the same batch, and (CPU)
+    each row's real tokens equal to them packed alone, bit for bit;
   - with a cache (transformers' DynamicCache), a prefill of a padded batch,
     a second prefill chunk continuing it and three decoded tokens, against
     the module in float64 with its own cache: every output, the cache's
@@ -22,14 +19,22 @@ weight mapping or a leak across sequences is O(1)).
 then a small model whose GDN layers are replaced: same state_dict keys,
 the forward runs and a backward reaches every GDN parameter, and greedy
 decoding with a cache gives the logits of the unreplaced model.
+The float64 comparisons are held to 1e-2: the compiled program's bf16
+storage alone puts these 41- and 27-token samples at 4.7-5.3e-3 (a wrong
+weight mapping or a leak across sequences is O(1)).
 """
 import sys
 
 sys.path.insert(0, sys.argv[1])
+DEVICE = sys.argv[2] if len(sys.argv) > 2 else "cpu"
 import torch  # noqa: E402
 
 import gdn_torch.hf as hf  # noqa: E402
 
+# On a GPU every tensor and module is made there; the bit-for-bit claims
+# (the same program on a sequence alone and in a pack) are the
+# interpreter's: on a GPU the projections' GEMMs differ with the row count.
+torch.set_default_device(DEVICE)
 torch.manual_seed(0)
 BOUND = 1e-2
 
@@ -89,7 +94,8 @@ for kind in ("qwen3_next", "qwen3_5"):
     error = rel(y, torch.cat(alone, 1))
     print(f"{kind}: packed (cu_seq_lens_q) vs each sequence alone in float64: "
           f"{'within' if error < BOUND else 'OVER'} {BOUND}")
-    print(f"{kind}: packed == each sequence alone, bit for bit:", separate)
+    if DEVICE == "cpu":
+        print(f"{kind}: packed == each sequence alone, bit for bit:", separate)
     print(f"{kind}: packed (position_ids) == packed (cu_seq_lens_q):", torch.equal(y_positions, y))
 
     batch = (torch.randn(3, 12, 256) * 0.5).to(torch.bfloat16)
@@ -105,12 +111,18 @@ for kind in ("qwen3_next", "qwen3_5"):
     rows = all(torch.equal(ours(batch[r:r + 1, keep[r]], cu_seq_lens_q=torch.tensor(
         [0, int(keep[r].sum())], dtype=torch.int32)).detach()[0], y_batch[r, keep[r]])
         for r in range(3))
-    print(f"{kind}: padded rows' real tokens == the same tokens alone, bit for bit:", rows)
+    if DEVICE == "cpu":
+        print(f"{kind}: padded rows' real tokens == the same tokens alone, bit for bit:", rows)
 
     # Generation: prefill (left padding in row 1), a second prefill chunk,
     # then decoding one token at a time, each model with its own cache.
     from transformers import DynamicCache
     ours_cache, exact_cache = DynamicCache(config=cfg), DynamicCache(config=cfg)
+    if not hasattr(ours_cache, "get_conv_state"):
+        import transformers
+        print(f"{kind}: cache: transformers {transformers.__version__}'s Cache has no "
+              f"get_conv_state; the replaced module's own forward runs with a cache")
+        continue
     prompt = (torch.randn(2, 9, 256) * 0.5).to(torch.bfloat16)
     chunk = (torch.randn(2, 6, 256) * 0.5).to(torch.bfloat16)
     steps = (torch.randn(2, 3, 256) * 0.5).to(torch.bfloat16)
