@@ -224,6 +224,28 @@ func.func @group_of_three(%q: tensor<?x2x128xbf16>, %v: tensor<?x6x128xbf16>, %g
   return %o, %o8 : tensor<?x6x128xbf16>, tensor<?x8x128xbf16>
 }
 
+// The backward's scans split by the same rule: the op gets the SM count
+// and the warm-up bits (SPLIT, SPLIT-EXACT), and nothing without splitting
+// (the unprefixed checks: attributes already there are removed).
+// SPLIT-LABEL: func.func @backward
+// SPLIT: gdn_kernel.delta_rule_grad {{.*}}{head_dim_k = 64 : i64, head_dim_v = 64 : i64, key_heads = 1 : i64, scale = 1.250000e-01 : f64, split_target_blocks = 132 : i64, value_heads = 2 : i64, warmup_bits = 24 : i64}
+// SPLIT-EXACT-LABEL: func.func @backward
+// SPLIT-EXACT: gdn_kernel.delta_rule_grad {{.*}}split_target_blocks = 132 : i64, value_heads = 2 : i64, warmup_bits = 0 : i64}
+// CHECK-LABEL: func.func @backward
+// CHECK: gdn_kernel.delta_rule_grad {{.*}}{head_dim_k = 64 : i64, head_dim_v = 64 : i64, key_heads = 1 : i64, scale = 1.250000e-01 : f64, value_heads = 2 : i64}
+func.func @backward(%do: tensor<?x2x64xbf16>, %q: tensor<?x1x64xbf16>, %v: tensor<?x2x64xbf16>,
+                    %g: tensor<?x2xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>)
+    -> tensor<?x1x64xbf16> {
+  %dq, %dk, %dv, %dg, %db = gdn_kernel.delta_rule_grad %do, %q, %q, %v, %g, %g, %p
+      {key_heads = 1 : i64, value_heads = 2 : i64, head_dim_k = 64 : i64,
+       head_dim_v = 64 : i64, scale = 0.125 : f64, split_target_blocks = 7 : i64}
+      : (tensor<?x2x64xbf16>, tensor<?x1x64xbf16>, tensor<?x1x64xbf16>, tensor<?x2x64xbf16>,
+         tensor<?x2xf32>, tensor<?x2xf32>, !gdn.packing<seqs = ?, tokens = ?>)
+      -> (tensor<?x1x64xbf16>, tensor<?x1x64xbf16>, tensor<?x2x64xbf16>, tensor<?x2xf32>,
+          tensor<?x2xf32>)
+  return %dq : tensor<?x1x64xbf16>
+}
+
 // CHECK-LABEL: func.func @prologue_lanes
 // CHECK: gdn_kernel.prologue {{.*}}threads = 512 : i64
 // CHECK: gdn_kernel.prologue {{.*}}threads = 256 : i64

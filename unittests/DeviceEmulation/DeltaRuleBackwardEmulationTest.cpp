@@ -18,7 +18,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <tuple>
 #include <random>
 #include <vector>
 
@@ -41,11 +44,19 @@ struct Config {
   static constexpr bool kHasInitialState = Initial, kHasFinalState = false;
 };
 
+/// Chain splitting of the two scans (DeltaRuleBackwardArgs); none by
+/// default.
+struct BackwardSplit {
+  int32_t forwardSegmentChunks = 0, reverseSegmentChunks = 0;
+  float warmupLogBound = kDefaultWarmupLogBound;
+};
+
 /// Runs the five backward kernels on `p` in the emulator. Outputs start as
 /// a sentinel so that rows no thread writes are caught.
 template <class C>
 Gradients<float> runBackward(const Problem &p, const Cotangents &cot, float scale,
-                             bool withFinal, const gdn_status_t *status = nullptr) {
+                             bool withFinal, const gdn_status_t *status = nullptr,
+                             BackwardSplit split = {}) {
   using S = DeltaRuleShape<C>;
   using B = DeltaRuleBackwardShape<C>;
   const int n = static_cast<int>(p.lengths.size());
@@ -95,6 +106,9 @@ Gradients<float> runBackward(const Problem &p, const Cotangents &cot, float scal
   args.status = status;
   args.workspace = DeltaRuleBackwardWorkspace::carve(
       workspace.data(), packing, C::kValueHeads, C::kHeadDimK, C::kHeadDimV);
+  args.forwardSegmentChunks = split.forwardSegmentChunks;
+  args.reverseSegmentChunks = split.reverseSegmentChunks;
+  args.warmupLogBound = split.warmupLogBound;
 
   DeltaRuleArgs<C> forward = {};
   forward.q = q.data();
@@ -109,6 +123,10 @@ Gradients<float> runBackward(const Problem &p, const Cotangents &cot, float scal
   forward.workspace = args.workspace.forward;
   forward.savedStates = args.workspace.states;
   forward.savedNew = args.workspace.fresh;
+  forward.warmupLogBound = split.warmupLogBound;
+  // The prepare kernel writes the transition bounds when either scan splits
+  // (as launchDeltaRuleBackward does).
+  forward.segmentChunks = std::max(split.forwardSegmentChunks, split.reverseSegmentChunks);
 
   emulation::setCopyOwnership(false);
   emulation::setCopySource(q.data(), q.data() + q.size());
@@ -119,10 +137,14 @@ Gradients<float> runBackward(const Problem &p, const Cotangents &cot, float scal
   const unsigned slots = static_cast<unsigned>(DeltaRuleWorkspace::slots(packing));
   emulation::runGrid(dim3{slots, unsigned(C::kValueHeads / S::kPrepareHeads), 1},
                      S::kThreads, [&] { deltaChunkPrepareKernel<C>(forward); });
-  emulation::runGrid(dim3{unsigned(n * C::kValueHeads * S::kValueTiles), 1, 1},
-                     S::kScanThreads, [&] { deltaChunkScanKernel<C, true>(forward); });
-  emulation::runGrid(dim3{unsigned(n * C::kValueHeads * B::kRevTiles), 1, 1}, B::kThreads,
-                     [&] { deltaChunkReverseScanKernel<C>(args); });
+  forward.segmentChunks = split.forwardSegmentChunks;
+  emulation::runGrid(
+      dim3{unsigned(deltaRuleScanBlocks<C>(packing, split.forwardSegmentChunks)), 1, 1},
+      S::kScanThreads, [&] { deltaChunkScanKernel<C, true>(forward); });
+  emulation::runGrid(
+      dim3{unsigned(deltaRuleReverseScanBlocks<C>(packing, split.reverseSegmentChunks)), 1,
+           1},
+      B::kThreads, [&] { deltaChunkReverseScanKernel<C>(args); });
   emulation::runGrid(dim3{slots, unsigned(C::kKeyHeads), 1}, B::kThreads,
                      [&] { deltaChunkGradKernel<C>(args); });
   emulation::runGrid(dim3{4, 1, 1}, 64, [&] { deltaRuleBackwardFinishKernel<C>(args); });
@@ -289,6 +311,152 @@ template <class Base> struct Bf16GradientConfig : Base {
 TEST(DeltaRuleBackwardEmulation, Bf16Gradients) {
   checkBackward<Bf16GradientConfig<Config<1, 2, 64, true>>>({65, 0, 1}, {1, 0, 2}, true, 8,
                                                             false);
+}
+
+/// relativeRms, failing the test on a value that is not finite.
+double finiteRms(const std::vector<float> &got, const std::vector<double> &want) {
+  bool finite = true;
+  const double error = relativeRms(got, want, &finite);
+  EXPECT_TRUE(finite) << "a gradient is not finite";
+  return error;
+}
+
+/// The largest relative RMS of dq, dk, dv and the initial states' gradient
+/// against `want`; dg and dbeta (looser tolerances) apart.
+double keyError(const Gradients<float> &got, const Gradients<double> &want) {
+  return std::max({finiteRms(got.dq, want.dq), finiteRms(got.dk, want.dk),
+                   finiteRms(got.dv, want.dv), finiteRms(got.dstate, want.dstate)});
+}
+
+/// The gradients of `got` against `want` (relative RMS of each), the
+/// largest of them.
+double largestDifference(const Gradients<float> &got, const Gradients<float> &want,
+                         const char *what) {
+  double largest = 0;
+  std::printf("  %s:", what);
+  for (auto [name, a, b] :
+       {std::tuple{"dq", &got.dq, &want.dq}, std::tuple{"dk", &got.dk, &want.dk},
+        std::tuple{"dv", &got.dv, &want.dv}, std::tuple{"dg", &got.dg, &want.dg},
+        std::tuple{"dbeta", &got.dbeta, &want.dbeta},
+        std::tuple{"dstate", &got.dstate, &want.dstate}}) {
+    if (a->empty())
+      continue;
+    const double difference = finiteRms(*a, std::vector<double>(b->begin(), b->end()));
+    std::printf(" %s %.2e", name, difference);
+    largest = std::max(largest, difference);
+  }
+  std::printf("\n");
+  return largest;
+}
+
+bool sameGradients(const Gradients<float> &a, const Gradients<float> &b) {
+  return sameBits(a.dq, b.dq) && sameBits(a.dk, b.dk) && sameBits(a.dv, b.dv) &&
+         sameBits(a.dg, b.dg) && sameBits(a.dbeta, b.dbeta) && sameBits(a.dstate, b.dstate);
+}
+
+// Split chains in both scans (segments of different lengths, so that their
+// boundaries differ) against the recurrence's gradients and against the
+// unsplit backward. The benchmark's gates decay about e^-16 per chunk, so
+// warm-ups are a chunk or two and leave out at most 2^-24 of a state or
+// state gradient: the gradients move by bf16 rounding noise of the saved
+// states at most.
+TEST(DeltaRuleBackwardSplit, SegmentsAgainstReferenceAndUnsplit) {
+  using C = Config<1, 2, 64, true>;
+  std::mt19937 random(31);
+  const Problem p = makeProblem(1, 2, 64, 64, {450, 0, 1, 260, 64},
+                                {1, 2, 0, 3, 1}, true, random);
+  const Cotangents cot = makeCotangents(p, true, random);
+  const float scale = 0.125f;
+  const Gradients<double> want = referenceGradients(p, cot, scale);
+  const Gradients<float> whole = runBackward<C>(p, cot, scale, true);
+  BackwardSplit split;
+  split.forwardSegmentChunks = 2;
+  split.reverseSegmentChunks = 3;
+  const Gradients<float> got = runBackward<C>(p, cot, scale, true, nullptr, split);
+  const double toReference = keyError(got, want);
+  const double gatesToReference =
+      std::max(finiteRms(got.dg, want.dg), finiteRms(got.dbeta, want.dbeta));
+  std::printf("  split against the reference: dq, dk, dv, dstate %.2e; dg, dbeta %.2e\n",
+              toReference, gatesToReference);
+  EXPECT_LE(toReference, 8e-3);
+  EXPECT_LE(gatesToReference, 2e-2);
+  EXPECT_LT(largestDifference(got, whole, "split against unsplit"), 1e-4);
+  EXPECT_FALSE(sameGradients(got, whole)) << "no segment warmed up";
+  // Deterministic: the same bits again.
+  EXPECT_TRUE(sameGradients(got, runBackward<C>(p, cot, scale, true, nullptr, split)));
+}
+
+// Where the bound never falls to the limit (limit -inf, or gates that do
+// not decay), every segment walks from its sequence's start (the forward)
+// or end (the reverse scan): the split backward is the unsplit one bit for
+// bit, which checks that the segments cover every chunk exactly once.
+TEST(DeltaRuleBackwardSplit, WithoutWarmupEverySegmentIsExact) {
+  using C = Config<1, 2, 64, true>;
+  std::mt19937 random(32);
+  Problem p = makeProblem(1, 2, 64, 64, {300, 0, 65, 1}, {1, 0, 2, 0}, true, random);
+  const Cotangents cot = makeCotangents(p, true, random);
+  for (bool decays : {true, false}) {
+    if (!decays)
+      std::fill(p.g.begin(), p.g.end(), 0.0f);
+    BackwardSplit split;
+    split.forwardSegmentChunks = 2;
+    split.reverseSegmentChunks = 2;
+    split.warmupLogBound = decays ? -INFINITY : kDefaultWarmupLogBound;
+    EXPECT_TRUE(sameGradients(runBackward<C>(p, cot, 0.125f, true, nullptr, split),
+                              runBackward<C>(p, cot, 0.125f, true)))
+        << (decays ? "limit -inf" : "no decay") << ": split differs from unsplit";
+  }
+}
+
+// Slow gates (about e^-2 per chunk), against the float64 gradients, each
+// scan split alone. With a loose limit (e^-1.5) warm-ups of a chunk leave
+// out a visible part of the state (forward) or state gradient (reverse);
+// with the default one they run about nine chunks and the error is the
+// unsplit backward's. Shows that both warm-ups stop where the bound says.
+TEST(DeltaRuleBackwardSplit, TruncationStaysWithinTheLimit) {
+  using C = Config<1, 2, 64, true>;
+  std::mt19937 random(33);
+  Problem p = makeProblem(1, 2, 64, 64, {700}, {0}, true, random);
+  for (float &g : p.g)
+    g /= 8.0f;
+  const Cotangents cot = makeCotangents(p, true, random);
+  const float scale = 0.125f;
+  const Gradients<double> want = referenceGradients(p, cot, scale);
+  auto error = [&](const Gradients<float> &got) { return keyError(got, want); };
+  const double wholeError = error(runBackward<C>(p, cot, scale, true));
+  for (bool reverse : {false, true})
+    for (float limit : {-1.5f, kDefaultWarmupLogBound}) {
+      BackwardSplit split;
+      (reverse ? split.reverseSegmentChunks : split.forwardSegmentChunks) = 2;
+      split.warmupLogBound = limit;
+      const double got = error(runBackward<C>(p, cot, scale, true, nullptr, split));
+      std::printf("  %s scan split, limit %.1f: relative RMS %.2e (unsplit %.2e)\n",
+                  reverse ? "reverse" : "forward", limit, got, wholeError);
+      if (limit == -1.5f) {
+        EXPECT_GT(got, 1.2 * wholeError) << "no warm-up stopped early";
+        EXPECT_LT(got, std::exp(limit));
+      } else {
+        EXPECT_LT(got, 1.02 * wholeError);
+      }
+    }
+}
+
+// The host's choice for each scan: the forward recomputation at V tile 128
+// (one block per head) splits a pack of one long sequence into more
+// segments than the reverse scan (two tiles per head, two blocks per SM).
+TEST(DeltaRuleBackwardSplit, SegmentLengthsFromTheSmCount) {
+  using C = Config<16, 32, 128, true>;
+  const std::vector<int32_t> one = {0, 32768}, eight = {0, 4096, 8192, 12288, 16384,
+                                                       20480, 24576, 28672, 32768};
+  DeltaRuleBackwardArgs<C> args = {};
+  args.packing = PackingView{one.data(), nullptr, 1, 32768};
+  deltaRuleBackwardSplit(args, 132);
+  EXPECT_EQ(args.forwardSegmentChunks, 128); // 32 blocks -> 4 segments each
+  EXPECT_EQ(args.reverseSegmentChunks, 128); // 64 blocks on 264 -> 4 each
+  args.packing = PackingView{eight.data(), nullptr, 8, 32768};
+  deltaRuleBackwardSplit(args, 132);
+  EXPECT_EQ(args.forwardSegmentChunks, 0); // 256 blocks fill 132 SMs
+  EXPECT_EQ(args.reverseSegmentChunks, 0);
 }
 
 TEST(DeltaRuleBackwardEmulation, InvalidPackingGivesNaN) {

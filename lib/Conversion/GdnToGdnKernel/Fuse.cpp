@@ -536,7 +536,8 @@ struct GdnFusePass : public mlir::gdn::impl::GdnFuseBase<GdnFusePass> {
         static_cast<uint64_t>(vType.getDimSize(1)),
         static_cast<uint64_t>(qType.getDimSize(2)),
         static_cast<uint64_t>(vType.getDimSize(2)),
-        llvm::APFloat(grad.getEffectiveScale()));
+        llvm::APFloat(grad.getEffectiveScale()),
+        /*split_target_blocks=*/IntegerAttr(), /*warmup_bits=*/IntegerAttr());
     if (!verifiesQuietly(lowered)) {
       rewriter.eraseOp(lowered);
       return;

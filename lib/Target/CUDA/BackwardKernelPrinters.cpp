@@ -100,6 +100,10 @@ void mlir::gdn::cuda::printDeltaRuleGradEntry(kernel::DeltaRuleGradOp op,
      << "  args.status =\n"
      << "      "
         "gdn::device::PackingWorkspace::carve(packing->workspace).status;\n";
+  if (std::optional<uint64_t> target = op.getSplitTargetBlocks())
+    os << "  // Long chains split in both scans (segments sized at run time).\n"
+       << "  gdn::device::deltaRuleBackwardSplit(args, " << *target << ",\n"
+       << "      " << warmupLogBoundText(op.getWarmupBits()) << ");\n";
   printLaunchReturn(os, "launchDeltaRuleBackward", "args, scratch, stream");
 }
 

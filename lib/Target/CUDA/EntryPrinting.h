@@ -30,6 +30,11 @@ std::string tokensOrSequences(Value value, bool perSequence);
 
 const char *boolText(bool value);
 
+/// The C++ expression of a split chain's warm-up limit for `warmupBits`
+/// (kDefaultWarmupBits when absent): -bits ln 2, or -INFINITY for 0 (exact
+/// segments), with a comment saying which.
+std::string warmupLogBoundText(std::optional<uint64_t> warmupBits);
+
 /// The position of `value` among `op`'s tensor operands (the entry point's
 /// `operands[]`).
 unsigned getOperandIndex(Operation *op, Value value);

@@ -86,6 +86,16 @@ std::string mlir::gdn::cuda::expectedShape(Value value, int tokenDim,
   return text + "}";
 }
 
+std::string
+mlir::gdn::cuda::warmupLogBoundText(std::optional<uint64_t> warmupBits) {
+  const uint64_t bits = warmupBits.value_or(kernel::kDefaultWarmupBits);
+  if (bits == 0)
+    return "-INFINITY /* exact segments */";
+  return llvm::formatv("{0:e}f /* -{1} ln 2 */",
+                       -static_cast<double>(bits) * std::log(2.0), bits)
+      .str();
+}
+
 const char *mlir::gdn::cuda::boolText(bool value) {
   return value ? "true" : "false";
 }
@@ -539,16 +549,11 @@ static void printDeltaRuleEntry(kernel::DeltaRuleOp op, const KernelContext &k,
      << "      "
         "gdn::device::PackingWorkspace::carve(packing->workspace).status;\n";
   if (std::optional<uint64_t> target = op.getSplitTargetBlocks()) {
-    const uint64_t bits =
-        op.getWarmupBits().value_or(kernel::kDefaultWarmupBits);
     os << "  args.segmentChunks =\n"
        << "      gdn::device::deltaRuleSegmentChunks<Config>(args.packing, "
-       << *target << ");\n";
-    if (bits == 0)
-      os << "  args.warmupLogBound = -INFINITY; // exact segments\n";
-    else
-      os << llvm::formatv("  args.warmupLogBound = {0:e}f; // -{1} ln 2\n",
-                          -static_cast<double>(bits) * std::log(2.0), bits);
+       << *target << ");\n"
+       << "  args.warmupLogBound = " << warmupLogBoundText(op.getWarmupBits())
+       << ";\n";
   }
   if (std::optional<uint64_t> below = op.getNarrowBelowBlocks())
     printLaunchReturn(os, "launchDeltaRuleAdaptive",

@@ -52,7 +52,7 @@ using namespace harness;
 template <int H, int HV, int D, bool Initial> struct Config {
   using Element = __nv_bfloat16;
   static constexpr int kKeyHeads = H, kValueHeads = HV, kHeadDimK = D,
-                       kHeadDimV = D, kValueTile = 64;
+                       kHeadDimV = D, kValueTile = D; // as generated code
   static constexpr bool kHasInitialState = Initial, kHasFinalState = false;
 };
 
@@ -142,8 +142,17 @@ DeviceCase uploadCase(const Problem &p, const Cotangents &c, bool withFinal) {
   return d;
 }
 
+/// Chain splitting of the backward's two scans: none, segments of given
+/// lengths (checks), or the generated code's choice for the GPU (bench).
+struct SplitChoice {
+  int32_t forwardSegmentChunks = 0, reverseSegmentChunks = 0;
+  float warmupLogBound = kDefaultWarmupLogBound;
+  int smCount = 0; ///< > 0: deltaRuleBackwardSplit for this many SMs
+};
+
 template <class C>
-void run(const DeviceCase &d, cudaStream_t stream, unsigned phases = kBackwardAll) {
+void run(const DeviceCase &d, cudaStream_t stream, unsigned phases = kBackwardAll,
+         const SplitChoice &split = {}) {
   DeltaRuleBackwardArgs<C> args = {};
   args.q = d.q;
   args.k = d.k;
@@ -161,6 +170,11 @@ void run(const DeviceCase &d, cudaStream_t stream, unsigned phases = kBackwardAl
   args.dInitialState = C::kHasInitialState ? d.dstate : nullptr;
   args.scale = 1.0f / std::sqrt(float(C::kHeadDimK));
   args.packing = d.packing();
+  args.forwardSegmentChunks = split.forwardSegmentChunks;
+  args.reverseSegmentChunks = split.reverseSegmentChunks;
+  args.warmupLogBound = split.warmupLogBound;
+  if (split.smCount > 0)
+    deltaRuleBackwardSplit(args, split.smCount, split.warmupLogBound);
   CUDA_OK(launchDeltaRuleBackward<C>(args, d.workspace, stream, phases));
 }
 
@@ -176,7 +190,7 @@ std::vector<float> rowsOf(const std::vector<float> &x, const Problem &p, int seq
 
 template <class C>
 void checkCase(const char *name, std::vector<int> lengths, std::vector<int> padding,
-               bool withFinal, unsigned seed) {
+               bool withFinal, unsigned seed, const SplitChoice &split = {}) {
   std::mt19937 random(seed);
   const Problem p = makeProblem(C::kKeyHeads, C::kValueHeads, C::kHeadDimK, C::kHeadDimV,
                                 lengths, padding, C::kHasInitialState, random);
@@ -185,7 +199,7 @@ void checkCase(const char *name, std::vector<int> lengths, std::vector<int> padd
 
   DeviceCase d = uploadCase(p, cot, withFinal);
   d.poisonOutputs();
-  run<C>(d, 0);
+  run<C>(d, 0, kBackwardAll, split);
   CUDA_OK(cudaDeviceSynchronize());
   const Gradients<float> got = d.gradients(C::kHasInitialState);
   const Gradients<double> want =
@@ -228,7 +242,7 @@ void checkCase(const char *name, std::vector<int> lengths, std::vector<int> padd
   bool same = true;
   for (int i = 0; i < 5; ++i) {
     d.poisonOutputs();
-    run<C>(d, 0);
+    run<C>(d, 0, kBackwardAll, split);
     CUDA_OK(cudaDeviceSynchronize());
     same = same && sameGradients(d.gradients(C::kHasInitialState), got);
   }
@@ -242,7 +256,7 @@ void checkCase(const char *name, std::vector<int> lengths, std::vector<int> padd
     oneCot.dO = rowsOf(cot.dO, p, s, size_t(p.hv) * p.dv);
     oneCot.dFinal.assign(cot.dFinal.begin() + s * state, cot.dFinal.begin() + (s + 1) * state);
     DeviceCase od = uploadCase(one, oneCot, withFinal);
-    run<C>(od, 0);
+    run<C>(od, 0, kBackwardAll, split);
     CUDA_OK(cudaDeviceSynchronize());
     const Gradients<float> g = od.gradients(C::kHasInitialState);
     isolated = isolated && sameBytes(g.dq, rowsOf(got.dq, p, s, size_t(p.h) * p.dk)) &&
@@ -260,6 +274,31 @@ void checkCase(const char *name, std::vector<int> lengths, std::vector<int> padd
   d.release();
 }
 
+/// With warm-ups that may leave nothing out (limit -inf) every segment runs
+/// from its sequence's start (end): split gradients equal the unsplit ones
+/// bit for bit, so the segments cover every chunk exactly once.
+template <class C> void checkSplitExact(std::vector<int> lengths, unsigned seed) {
+  std::mt19937 random(seed);
+  const Problem p = makeProblem(C::kKeyHeads, C::kValueHeads, C::kHeadDimK, C::kHeadDimV,
+                                lengths, {}, C::kHasInitialState, random);
+  const Cotangents cot = makeCotangents(p, true, random);
+  DeviceCase d = uploadCase(p, cot, true);
+  run<C>(d, 0);
+  CUDA_OK(cudaDeviceSynchronize());
+  const Gradients<float> whole = d.gradients(C::kHasInitialState);
+  SplitChoice split;
+  split.forwardSegmentChunks = 5;
+  split.reverseSegmentChunks = 2;
+  split.warmupLogBound = -INFINITY;
+  d.poisonOutputs();
+  run<C>(d, 0, kBackwardAll, split);
+  CUDA_OK(cudaDeviceSynchronize());
+  expect(sameGradients(d.gradients(C::kHasInitialState), whole),
+         "split" + describeLengths(p.lengths, p.cuPadded) +
+             ": exact segments (limit -inf) == unsplit, bit for bit");
+  d.release();
+}
+
 int check() {
   checkCase<Config<16, 32, 128, true>>("gqa16x32", {0, 1, 63, 64, 65, 130, 300}, {}, true,
                                        1);
@@ -268,6 +307,14 @@ int check() {
   checkCase<Config<2, 4, 128, true>>("gqa2x4 long", {2048, 777, 0}, {0, 9, 4}, true, 3);
   checkCase<Config<4, 4, 64, false>>("mha4 d64", {63, 64, 65, 130, 1, 0, 700}, {}, true, 4);
   checkCase<Config<16, 64, 128, true>>("gqa16x64", {130, 65, 0}, {1, 0, 2}, true, 5);
+  // Split chains: segments of 4 chunks in the forward recomputation and 3
+  // in the reverse scan (boundaries that differ), warm-ups to 2^-24.
+  SplitChoice split;
+  split.forwardSegmentChunks = 4;
+  split.reverseSegmentChunks = 3;
+  checkCase<Config<16, 32, 128, true>>("gqa16x32 split", {3000, 0, 65, 1, 700}, {0, 2, 1, 0, 3},
+                                       true, 6, split);
+  checkSplitExact<Config<16, 32, 128, true>>({3000, 0, 65, 700}, 7);
   return failures;
 }
 
@@ -311,11 +358,21 @@ void benchCase(const char *name, std::vector<int> lengths, int iterations, doubl
   cudaStream_t stream;
   CUDA_OK(cudaStreamCreate(&stream));
 
-  const double backward = medianLaunchMs(stream, iterations, [&] { run<C>(d, stream); });
+  int sms = 0;
+  CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  SplitChoice split;
+  split.smCount = sms; // as the generated entry point does
+  DeltaRuleBackwardArgs<C> chosen = {};
+  chosen.packing = d.packing();
+  deltaRuleBackwardSplit(chosen, sms);
+  const double whole = medianLaunchMs(stream, iterations, [&] { run<C>(d, stream); });
+  const double backward =
+      medianLaunchMs(stream, iterations, [&] { run<C>(d, stream, kBackwardAll, split); });
   // Each kernel alone (reading what the full runs left in the workspace).
   double phase[5];
   for (int i = 0; i < 5; ++i)
-    phase[i] = medianLaunchMs(stream, iterations, [&] { run<C>(d, stream, 1u << i); });
+    phase[i] = medianLaunchMs(stream, iterations,
+                              [&] { run<C>(d, stream, 1u << i, split); });
   using ForwardConfig = WithFinalState<C>;
   DeltaRuleArgs<ForwardConfig> forward = {};
   forward.q = d.q;
@@ -340,11 +397,14 @@ void benchCase(const char *name, std::vector<int> lengths, int iterations, doubl
   std::printf("BENCH backward %-10s %-22s %8.4f ms  floor %.0f us = %5.1f%%  %6.1f TFLOP/s"
               "  (forward %.4f ms; backward / forward %.2f)  workspace %.0f MiB\n"
               "      kernels: prepare %.4f, forward scan %.4f, reverse scan %.4f, "
-              "chunk gradients %.4f, finish %.4f ms\n",
+              "chunk gradients %.4f, finish %.4f ms\n"
+              "      segments: forward %d, reverse %d chunks (0: whole sequences); "
+              "unsplit %.4f ms\n",
               name, lens.c_str(), backward, floorUs, 100.0 * floorUs / (backward * 1000.0),
               2.69 * forwardFlop / (backward * 1e-3) / 1e12, forwardMs, backward / forwardMs,
               DeltaRuleBackwardWorkspace::bytes(d.packing(), d.hv, d.dk, d.dv) / 1048576.0,
-              phase[0], phase[1], phase[2], phase[3], phase[4]);
+              phase[0], phase[1], phase[2], phase[3], phase[4], chosen.forwardSegmentChunks,
+              chosen.reverseSegmentChunks, whole);
   std::fflush(stdout);
   CUDA_OK(cudaStreamDestroy(stream));
   CUDA_OK(cudaFree(o));

@@ -1,8 +1,8 @@
 // gdn-translate --gdn-to-cuda on the delta-rule backward kernel op: its
 // banner and Config (bf16 gradients, states), its scratch query (the
 // backward's workspace), its checks (every tensor, per-token and
-// per-sequence, 16-byte alignment), the launch with the packing's status,
-// and the whole function's roles and workspace slot.
+// per-sequence, 16-byte alignment), the launch with the packing's status
+// and split chains, and the whole function's roles and workspace slot.
 // RUN: gdn-translate --gdn-to-cuda %S/Inputs/delta_rule_grad_gqa16x32.mlir | FileCheck %s
 // RUN: gdn-opt %s --split-input-file --verify-diagnostics
 
@@ -41,6 +41,9 @@
 // CHECK-NEXT: args.dq = static_cast<__nv_bfloat16 *>(results[0].data);
 // CHECK: args.status =
 // CHECK-NEXT: gdn::device::PackingWorkspace::carve(packing->workspace).status;
+// CHECK-NEXT: // Long chains split in both scans (segments sized at run time).
+// CHECK-NEXT: gdn::device::deltaRuleBackwardSplit(args, 132,
+// CHECK-NEXT: -1.663553e+01f /* -24 ln 2 */);
 // CHECK-NEXT: return gdn::device::launchDeltaRuleBackward<Config>(args, scratch, stream) ==
 
 // CHECK: arg_roles[] = {GDN_ROLE_TOKENS, GDN_ROLE_TOKENS, GDN_ROLE_TOKENS, GDN_ROLE_TOKENS, GDN_ROLE_TOKENS, GDN_ROLE_TOKENS, GDN_ROLE_PER_SEQUENCE, GDN_ROLE_PER_SEQUENCE, GDN_ROLE_CU_SEQLENS};
@@ -155,6 +158,22 @@ func.func @wrong_gradient_shape(%do: tensor<?x2x64xbf16>, %q: tensor<?x1x64xbf16
       : (tensor<?x2x64xbf16>, tensor<?x1x64xbf16>, tensor<?x1x64xbf16>, tensor<?x2x64xbf16>,
          tensor<?x2xf32>, tensor<?x2xf32>, !gdn.packing<seqs = ?, tokens = ?>)
       -> (tensor<?x1x64xf32>, tensor<?x1x64xf32>, tensor<?x1x64xf32>, tensor<?x2xf32>,
+          tensor<?x2xf32>)
+  return
+}
+
+// -----
+
+func.func @warmup_without_split(%do: tensor<?x2x64xbf16>, %q: tensor<?x1x64xbf16>, %v: tensor<?x2x64xbf16>,
+                                %g: tensor<?x2xf32>, %cu: tensor<?xi32>) {
+  %p = gdn.packing %cu : tensor<?xi32> -> !gdn.packing<seqs = ?, tokens = ?>
+  // expected-error @+1 {{warmup_bits needs split_target_blocks (only split chains warm up)}}
+  %dq, %dk, %dv, %dg, %db = gdn_kernel.delta_rule_grad %do, %q, %q, %v, %g, %g, %p
+      {key_heads = 1 : i64, value_heads = 2 : i64, head_dim_k = 64 : i64,
+       head_dim_v = 64 : i64, scale = 0.125 : f64, warmup_bits = 24 : i64}
+      : (tensor<?x2x64xbf16>, tensor<?x1x64xbf16>, tensor<?x1x64xbf16>, tensor<?x2x64xbf16>,
+         tensor<?x2xf32>, tensor<?x2xf32>, !gdn.packing<seqs = ?, tokens = ?>)
+      -> (tensor<?x1x64xbf16>, tensor<?x1x64xbf16>, tensor<?x2x64xbf16>, tensor<?x2xf32>,
           tensor<?x2xf32>)
   return
 }

@@ -75,7 +75,7 @@
 // CHECK-NEXT: gdn::device::PackingWorkspace::carve(packing->workspace).status;
 // CHECK-NEXT: args.segmentChunks =
 // CHECK-NEXT: gdn::device::deltaRuleSegmentChunks<Config>(args.packing, 132);
-// CHECK-NEXT: args.warmupLogBound = -1.663553e+01f; // -24 ln 2
+// CHECK-NEXT: args.warmupLogBound = -1.663553e+01f /* -24 ln 2 */;
 // CHECK-NEXT: return gdn::device::launchDeltaRule<Config>(args, scratch, stream) ==
 
 // The function's workspace: packing metadata, the q/k/v/g/beta temporaries
@@ -110,5 +110,5 @@
 // NARROW-NOT: segmentChunks
 // NARROW: return gdn::device::launchDeltaRuleAdaptive<Config, gdn_core_gqa16x32_k1_delta_rule_config_narrow>(args, scratch, stream, 116) ==
 // EXACT: //   chains split at run time: when the sequences make at most 66 scan blocks, segments sized for about 132 blocks; every segment runs from its sequence's start (exact)
-// EXACT: args.warmupLogBound = -INFINITY; // exact segments
+// EXACT: args.warmupLogBound = -INFINITY /* exact segments */;
 // STATE: static const gdn_role_t gdn_core_gqa16x32_arg_roles[] = {GDN_ROLE_TOKENS, GDN_ROLE_PARAMETER, GDN_ROLE_TOKENS, GDN_ROLE_TOKENS, GDN_ROLE_PARAMETER, GDN_ROLE_PARAMETER, GDN_ROLE_PER_SEQUENCE, GDN_ROLE_CU_SEQLENS};

@@ -474,24 +474,23 @@ template <class Config> struct ScanUnit {
   }
 };
 
-/// One scan block's work: its unit (value head, V tile) and a segment of a
-/// sequence's chunks. It writes the outputs of chunks [first, end), having
-/// run its state from chunk `start` (see warmupStart); the final state only
-/// when the segment ends the sequence. Without splitting a segment is the
-/// whole sequence. With it, sequence s's segments have the slots
+/// A segment of a sequence's chunks, from its slot: one scan block's share
+/// of the chain. Its block writes the outputs of chunks [first, end)
+/// (having run its state from a warm-up start: warmupStart, or for the
+/// backward's reverse scan warmupStop); the final state (or the initial
+/// state's gradient) only when the segment ends (starts) the sequence.
+/// Without splitting (segmentChunks <= 0) the slot is the sequence and the
+/// segment is all of it. With it, sequence s's segments have the slots
 /// cu_seqlens[s] / (64 segmentChunks) + s + j (as chunk slots do), one
 /// segment at least (a zero-length sequence still has its final state and
-/// padding rows written); blocks of unused slots find `valid` false.
-template <class Config> struct ScanSegment {
-  ScanUnit<Config> unit;
+/// padding rows written); unused slots find `valid` false.
+struct ChainSegment {
   int32_t seq, chunks, first, end;
   bool valid;
-  __device__ __forceinline__ ScanSegment(const PackingView &p, int64_t block,
-                                         int32_t segmentChunks)
-      : unit(block) {
-    const int64_t slot = unit.seq; // the block's slot: sequence or segment
+  __device__ __forceinline__ ChainSegment(const PackingView &p, int64_t slot,
+                                          int32_t segmentChunks) {
     if (segmentChunks <= 0) {
-      seq = unit.seq;
+      seq = static_cast<int32_t>(slot);
       valid = seq < p.numSeqs;
       chunks = valid ? (p.length(seq) + 63) / 64 : 0;
       first = 0;
@@ -506,7 +505,18 @@ template <class Config> struct ScanSegment {
     first = valid ? static_cast<int32_t>(index * segmentChunks) : 0;
     end = first + segmentChunks < chunks ? first + segmentChunks : chunks;
   }
+  __device__ __forceinline__ bool startsSequence() const { return first == 0; }
   __device__ __forceinline__ bool endsSequence() const { return end == chunks; }
+};
+
+/// One forward scan block's work: its unit (value head, V tile) and its
+/// segment, the unit's `seq` being the segment's slot.
+template <class Config> struct ScanSegment : ChainSegment {
+  ScanUnit<Config> unit;
+  __device__ __forceinline__ ScanSegment(const PackingView &p, int64_t block,
+                                         int32_t segmentChunks)
+      : ChainSegment(p, ScanUnit<Config>(block).seq, segmentChunks),
+        unit(block) {}
 };
 
 /// The chunk a segment's block starts from: the latest c < first whose
@@ -541,6 +551,39 @@ __device__ __forceinline__ int32_t warmupStart(const float *transitionBound,
     }
   }
   return 0;
+}
+
+/// The reverse of warmupStart, for the backward's reverse scan (whose state
+/// gradient runs from a sequence's last chunk down): the chunk after the
+/// earliest c >= end whose chunks end .. c have transition bounds summing to
+/// at most `limit`. A segment's block starts from a zero state gradient
+/// after chunk c and walks chunks c .. end without writing: the gradient
+/// after c reaches the segment through the transposed transitions of those
+/// chunks, whose norms are the same bounds, so it leaves out at most
+/// exp(limit) of it. `chunks` when no chunk before the last qualifies (the
+/// sequence's end, with the final state's cotangent: exact). Walks and sums
+/// in a fixed order in every thread, as warmupStart.
+__device__ __forceinline__ int32_t warmupStop(const float *transitionBound,
+                                              int64_t slot0, int valueHeads,
+                                              int head, int32_t end,
+                                              int32_t chunks, float limit) {
+  constexpr int kBatch = 8;
+  float sum = 0.0f;
+  for (int32_t c = end; c < chunks - 1; c += kBatch) {
+    float bound[kBatch];
+#pragma unroll
+    for (int i = 0; i < kBatch; ++i)
+      bound[i] = c + i < chunks - 1
+                     ? transitionBound[(slot0 + c + i) * valueHeads + head]
+                     : 0.0f;
+#pragma unroll
+    for (int i = 0; i < kBatch; ++i) {
+      sum += bound[i];
+      if (c + i < chunks - 1 && sum <= limit)
+        return c + i + 1;
+    }
+  }
+  return chunks;
 }
 
 /// Offsets that cannot be trusted: NaN over o and the final states, every
@@ -600,9 +643,9 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
     fillOutputsWithNaN<Config, S::kScanThreads>(args);
     return;
   }
-  // The backward's states are saved by whole-sequence blocks (exact).
-  const ScanSegment<Config> segment(packing, blockIdx.x,
-                                    kSave ? 0 : args.segmentChunks);
+  // Split chains (kSave too): a segment saves S and Vnew of its own chunks,
+  // its warm-up chunks only run the state up.
+  const ScanSegment<Config> segment(packing, blockIdx.x, args.segmentChunks);
   if (!segment.valid)
     return;
   const ScanUnit<Config> &unit = segment.unit;
@@ -705,7 +748,7 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
         storeTileB<S::kRowMajorTiles>(
             stateT, S::kLdState, stateRow0 + 16 * m + accumulatorRow(lane, 0),
             columnBase + 8 * n + accumulatorColumn(lane, 0), state[m][n].c);
-    if constexpr (kSave) {
+    if (kSave && emit) {
       // The same bf16 values, row-major, for the backward.
       __nv_bfloat16 *saved = args.savedStates +
                              ((slot0 + c) * S::kHV + head) * S::kK * S::kV +
@@ -825,7 +868,7 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
         decayed[e] = fresh[n].c[e] * toEnd[e / 2];
       storeTileB<S::kRowMajorTiles>(newT, S::kLdChunkB, row, column,
                                     fresh[n].c);
-      if constexpr (kSave) {
+      if (kSave && emit) {
 #pragma unroll
         for (int half = 0; half < 2; ++half)
           if (row + 8 * half < rows)
@@ -930,12 +973,13 @@ inline int64_t deltaRuleScanBlocks(const PackingView &packing,
 /// target. Segments are at least kMinSegmentChunks long: a segment's block
 /// also runs the warm-up chunks before it, usually one or two.
 constexpr int32_t kMinSegmentChunks = 8;
-template <class Config>
-inline int32_t deltaRuleSegmentChunks(const PackingView &packing,
-                                      int64_t targetBlocks) {
-  using S = DeltaRuleShape<Config>;
+/// The same rule for any scan of `unitsPerSequence` blocks per sequence
+/// (value heads times V tiles); the backward's scans use it too.
+inline int32_t chainSegmentChunks(const PackingView &packing,
+                                  int64_t unitsPerSequence,
+                                  int64_t targetBlocks) {
   const int64_t blocks =
-      static_cast<int64_t>(packing.numSeqs) * S::kHV * S::kValueTiles;
+      static_cast<int64_t>(packing.numSeqs) * unitsPerSequence;
   if (packing.numSeqs <= 0 || targetBlocks < 2 * blocks)
     return 0;
   const int64_t perSequence = targetBlocks / blocks; // >= 2
@@ -948,6 +992,13 @@ inline int32_t deltaRuleSegmentChunks(const PackingView &packing,
   return chunks >= meanChunks || chunks > INT32_MAX
              ? 0
              : static_cast<int32_t>(chunks);
+}
+template <class Config>
+inline int32_t deltaRuleSegmentChunks(const PackingView &packing,
+                                      int64_t targetBlocks) {
+  using S = DeltaRuleShape<Config>;
+  return chainSegmentChunks(packing, int64_t(S::kHV) * S::kValueTiles,
+                            targetBlocks);
 }
 
 #ifndef GDN_DEVICE_EMULATION // host emulation runs the kernel bodies itself

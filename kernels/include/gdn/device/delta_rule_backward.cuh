@@ -37,7 +37,13 @@
 // 3. deltaChunkReverseScanKernel, one block per (sequence, value head,
 //    64 columns of V), sequential over chunks from the last: the dS recurrence in mma
 //    accumulators; writes dS' of every chunk, W, dV, and the initial states'
-//    gradients;
+//    gradients.
+// Both scans split long chains (deltaRuleBackwardSplit) as the forward does:
+// a segment's block warms its state up from zero over the chunks before it
+// (the forward recomputation) or its state gradient over the chunks after
+// it (the reverse scan, warmupStop: the gradient runs through the
+// transposed transitions, whose norms have the same bounds), then writes
+// its own chunks;
 // 4. deltaChunkGradKernel, one block per (chunk, key head), fully
 //    parallel: everything else from S, dS', Vn, W of its chunk, for the
 //    group's value heads in head order (dq and dk summed over them in
@@ -230,6 +236,14 @@ template <class Config> struct DeltaRuleBackwardArgs {
   /// gradient is NaN.
   const gdn_status_t *status;
   DeltaRuleBackwardWorkspace workspace;
+  /// Chain splitting (deltaRuleBackwardSplit picks both from the SM count):
+  /// the forward recomputation's segments (DeltaRuleArgs::segmentChunks)
+  /// and the reverse scan's, in chunks; 0 walks whole sequences.
+  int32_t forwardSegmentChunks = 0;
+  int32_t reverseSegmentChunks = 0;
+  /// How much of the state (or state gradient) a segment's warm-up may
+  /// leave out, as DeltaRuleArgs::warmupLogBound; -INFINITY: exact.
+  float warmupLogBound = kDefaultWarmupLogBound;
 };
 
 template <class Config>
@@ -274,13 +288,17 @@ __global__ void __launch_bounds__(DeltaRuleBackwardShape<Config>::kThreads,
   const PackingView &packing = args.packing;
   if (packingInvalid(args))
     return;
-  // Block -> (sequence, value head, V tile), tiles fastest.
+  // Block -> (segment slot, value head, V tile), tiles fastest. The block
+  // writes chunks [first, end) of its sequence; with split chains it starts
+  // from a zero state gradient after chunk stop - 1 (warmupStop) and only
+  // runs the gradient down over chunks stop - 1 .. end.
   const int valueTile = static_cast<int>(blockIdx.x % B::kRevTiles);
   const int64_t unit = blockIdx.x / B::kRevTiles;
-  const int32_t seq = static_cast<int32_t>(unit / B::kHV);
   const int head = static_cast<int>(unit % B::kHV);
-  if (seq >= packing.numSeqs)
+  const ChainSegment segment(packing, unit / B::kHV, args.reverseSegmentChunks);
+  if (!segment.valid)
     return;
+  const int32_t seq = segment.seq;
   const int keyHead = head / (B::kHV / B::kH);
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int rowGroup = warp % 4;
@@ -288,14 +306,23 @@ __global__ void __launch_bounds__(DeltaRuleBackwardShape<Config>::kThreads,
   const int columnBase = (warp / 4) * (kVt / 2);   // this warp's, in the tile
   const int32_t length = packing.length(seq);
   const int64_t begin = packing.begin(seq);
-  const int32_t chunks = (length + kC - 1) / kC;
+  const int32_t chunks = segment.chunks;
   const int64_t slot0 = firstSlot(packing, seq);
   const int64_t keyRow = static_cast<int64_t>(B::kH) * kK;
   const int64_t valueRow = static_cast<int64_t>(B::kHV) * kV;
   const DeltaRuleBackwardWorkspace &ws = args.workspace;
+  const int32_t first = segment.first;
+  const int32_t stop =
+      segment.endsSequence()
+          ? chunks
+          : warmupStop(ws.forward.transitionBound, slot0, B::kHV, head,
+                       segment.end, chunks, args.warmupLogBound);
+  const bool fromFinal = stop == chunks; // else from zero after chunk stop - 1
 
-  // Padding rows of this sequence's slot get zero dv in this tile.
-  for (int64_t i = tid; i < (packing.slot(seq) - length) * kVt; i += B::kThreads)
+  // Padding rows of this sequence's slot get zero dv in this tile (from the
+  // sequence's first segment).
+  for (int64_t i = tid; segment.startsSequence() && i < (packing.slot(seq) - length) * kVt;
+       i += B::kThreads)
     args.dv[(begin + length + i / kVt) * valueRow + head * kV + column0 + i % kVt] =
         gdn::device::Element<typename GradientOf<Config>::type>::store(0.0f);
 
@@ -344,22 +371,23 @@ __global__ void __launch_bounds__(DeltaRuleBackwardShape<Config>::kThreads,
       for (int e = 0; e < 4; ++e) {
         const int row = stateRow0 + 16 * m + accumulatorRow(lane, e);
         const int column = columnBase + 8 * n + accumulatorColumn(lane, e);
-        grad[m][n].c[e] = args.dFinalState
+        grad[m][n].c[e] = fromFinal && args.dFinalState
                               ? args.dFinalState[stateBase + row * kV + column]
                               : 0.0f;
       }
 
   const int row0 = 16 * rowGroup; // this warp's chunk rows
-  if (B::kRevStages == 2 && chunks > 0)
-    fetch(chunks - 1);
+  if (B::kRevStages == 2 && stop > first)
+    fetch(stop - 1);
   commitAsyncCopies();
-  for (int32_t c = chunks - 1; c >= 0; --c) {
+  for (int32_t c = stop - 1; c >= first; --c) {
+    const bool emit = c < segment.end; // this chunk's gradients are ours
     const int rows = length - c * kC < kC ? length - c * kC : kC;
     const int64_t chunkRow0 = begin + static_cast<int64_t>(c) * kC;
     const int64_t tileIndex = (slot0 + c) * B::kHV + head;
     if (B::kRevStages == 1) {
       // One stage: chunk c waits until every warp is done with chunk c + 1.
-      if (c < chunks - 1)
+      if (c < stop - 1)
         __syncthreads();
       fetch(c);
       commitAsyncCopies();
@@ -374,14 +402,15 @@ __global__ void __launch_bounds__(DeltaRuleBackwardShape<Config>::kThreads,
         const int row = stateRow0 + 16 * m + accumulatorRow(lane, 0);
         const int column = columnBase + 8 * n + accumulatorColumn(lane, 0);
         storeTileB<true>(gradTile, B::kLdT, row, column, grad[m][n].c);
-        storeTileB<true>(savedGrad, kV, row, column, grad[m][n].c);
+        if (emit)
+          storeTileB<true>(savedGrad, kV, row, column, grad[m][n].c);
       }
     waitAsyncCopies<0>(); // chunk c, the only group in flight
     // Chunk c has landed, dS' is whole, and (two stages) every warp is done
     // with chunk c + 1, whose stage the next fetch overwrites.
     __syncthreads();
     if (B::kRevStages == 2) {
-      if (c > 0)
+      if (c > first)
         fetch(c - 1);
       commitAsyncCopies();
     }
@@ -475,7 +504,7 @@ __global__ void __launch_bounds__(DeltaRuleBackwardShape<Config>::kThreads,
         const float dr1 = rowBeta[half] * w[n].c[2 * half + 1];
         y[2 * half] = -rowDecay[half] * dr0;
         y[2 * half + 1] = -rowDecay[half] * dr1;
-        if (row + 8 * half < rows) {
+        if (emit && row + 8 * half < rows) {
           const int64_t at =
               (chunkRow0 + row + 8 * half) * valueRow + head * kV + column0 + column;
           *reinterpret_cast<uint32_t *>(ws.weighted + at) =
@@ -517,7 +546,7 @@ __global__ void __launch_bounds__(DeltaRuleBackwardShape<Config>::kThreads,
   }
   waitAsyncCopies<0>();
 
-  if (Config::kHasInitialState) {
+  if (Config::kHasInitialState && segment.startsSequence()) {
 #pragma unroll
     for (int m = 0; m < B::kStateTiles; ++m)
 #pragma unroll
@@ -975,6 +1004,35 @@ __global__ void deltaRuleBackwardFinishKernel(DeltaRuleBackwardArgs<Config> args
     args.dInitialState[i] = NAN;
 }
 
+/// Reverse scan blocks of a launch: one per (segment slot, value head, V
+/// tile), as deltaRuleScanBlocks counts the forward's.
+template <class Config>
+inline int64_t deltaRuleReverseScanBlocks(const PackingView &packing,
+                                          int32_t segmentChunks) {
+  using B = DeltaRuleBackwardShape<Config>;
+  const int64_t slots =
+      segmentChunks > 0
+          ? packing.bufferTokens / (64 * static_cast<int64_t>(segmentChunks)) +
+                packing.numSeqs + 1
+          : packing.numSeqs;
+  return slots * B::kHV * B::kRevTiles;
+}
+
+/// Splits the backward's two sequential scans for a GPU of `smCount` SMs
+/// (deltaRuleSegmentChunks' rule, each scan by its own blocks per sequence
+/// and per SM), with warm-ups bounded by exp(warmupLogBound).
+template <class Config>
+inline void deltaRuleBackwardSplit(DeltaRuleBackwardArgs<Config> &args, int64_t smCount,
+                                   float warmupLogBound = kDefaultWarmupLogBound) {
+  using S = DeltaRuleShape<Config>;
+  using B = DeltaRuleBackwardShape<Config>;
+  args.forwardSegmentChunks = chainSegmentChunks(
+      args.packing, int64_t(S::kHV) * S::kValueTiles, smCount * S::kScanBlocksPerSM);
+  args.reverseSegmentChunks = chainSegmentChunks(
+      args.packing, int64_t(B::kHV) * B::kRevTiles, smCount * B::kRevBlocksPerSM);
+  args.warmupLogBound = warmupLogBound;
+}
+
 #ifndef GDN_DEVICE_EMULATION // host emulation runs the kernel bodies itself
 /// Workspace bytes for a packing (host side; no device access).
 template <class Config>
@@ -1033,21 +1091,27 @@ inline cudaError_t launchDeltaRuleBackward(DeltaRuleBackwardArgs<Config> args,
     forward.workspace = args.workspace.forward;
     forward.savedStates = args.workspace.states;
     forward.savedNew = args.workspace.fresh;
+    forward.warmupLogBound = args.warmupLogBound;
     const int64_t slots = DeltaRuleWorkspace::slots(packing);
+    // The prepare kernel writes the transition bounds when either scan
+    // splits (it writes them for any positive segment length).
+    forward.segmentChunks =
+        args.forwardSegmentChunks > 0 ? args.forwardSegmentChunks
+                                      : args.reverseSegmentChunks;
     if (phases & kBackwardPrepare)
       deltaChunkPrepareKernel<Config>
           <<<dim3(static_cast<unsigned>(slots), S::kHV / S::kPrepareHeads), S::kThreads,
              S::kPrepareBytes, stream>>>(forward);
+    forward.segmentChunks = args.forwardSegmentChunks;
     if (phases & kBackwardForwardScan)
       deltaChunkScanKernel<Config, true>
-        <<<static_cast<unsigned>(static_cast<int64_t>(packing.numSeqs) * S::kHV *
-                                 S::kValueTiles),
-           S::kScanThreads, S::kScanBytes, stream>>>(forward);
+          <<<static_cast<unsigned>(deltaRuleScanBlocks<Config>(packing, forward.segmentChunks)),
+             S::kScanThreads, S::kScanBytes, stream>>>(forward);
     if (phases & kBackwardReverseScan)
       deltaChunkReverseScanKernel<Config>
-        <<<static_cast<unsigned>(static_cast<int64_t>(packing.numSeqs) * B::kHV *
-                                 B::kRevTiles),
-           B::kThreads, B::kRevBytes, stream>>>(args);
+          <<<static_cast<unsigned>(deltaRuleReverseScanBlocks<Config>(
+                 packing, args.reverseSegmentChunks)),
+             B::kThreads, B::kRevBytes, stream>>>(args);
     if (phases & kBackwardChunkGrad)
       deltaChunkGradKernel<Config>
         <<<dim3(static_cast<unsigned>(slots), B::kH), B::kThreads, B::kGradBytes,

@@ -262,6 +262,23 @@ int64_t mlir::gdn::kernel::getDeltaRuleScanSharedBytes(int64_t headDimK,
   return scanStages * stage + 2 * headDimK * ldV + 3 * 2 * 64 * ldV;
 }
 
+/// warmup_bits of an op that splits chains (the forward and the backward
+/// delta rule): only with split_target_blocks, and within fp32's range.
+template <class SplitOp> static LogicalResult verifyWarmupBits(SplitOp op) {
+  std::optional<uint64_t> bits = op.getWarmupBits();
+  if (!bits)
+    return success();
+  if (!op.getSplitTargetBlocks())
+    return op.emitOpError() << "warmup_bits needs split_target_blocks (only "
+                               "split chains warm up)";
+  if (*bits > kMaxWarmupBits)
+    return op.emitOpError() << "warmup_bits (" << *bits << ") must be at most "
+                            << kMaxWarmupBits
+                            << " (a bound below fp32's range); 0 makes every "
+                               "segment exact";
+  return success();
+}
+
 LogicalResult kernel::DeltaRuleOp::verify() {
   const int64_t keyHeads = getKeyHeads(), valueHeads = getValueHeads();
   const int64_t headDimK = getHeadDimK(), headDimV = getHeadDimV();
@@ -315,16 +332,8 @@ LogicalResult kernel::DeltaRuleOp::verify() {
   if (getSplitTargetBlocks() && narrow)
     return emitOpError() << "split_target_blocks and narrow_value_tile are "
                             "alternatives (split chains run the wide tile)";
-  if (std::optional<uint64_t> bits = getWarmupBits()) {
-    if (!getSplitTargetBlocks())
-      return emitOpError() << "warmup_bits needs split_target_blocks (only "
-                              "split chains warm up)";
-    if (*bits > kMaxWarmupBits)
-      return emitOpError() << "warmup_bits (" << *bits << ") must be at most "
-                           << kMaxWarmupBits
-                           << " (a bound below fp32's range); 0 makes every "
-                              "segment exact";
-  }
+  if (failed(verifyWarmupBits(*this)))
+    return failure();
   if (!(getScale().convertToDouble() > 0.0))
     return emitOpError() << "scale must be > 0, found "
                          << getScale().convertToDouble();
@@ -353,6 +362,8 @@ LogicalResult kernel::DeltaRuleOp::verify() {
 }
 
 LogicalResult kernel::DeltaRuleGradOp::verify() {
+  if (failed(verifyWarmupBits(*this)))
+    return failure();
   const int64_t keyHeads = getKeyHeads(), valueHeads = getValueHeads();
   const int64_t headDimK = getHeadDimK(), headDimV = getHeadDimV();
   if (valueHeads % keyHeads != 0)

@@ -218,6 +218,15 @@ struct GdnSelectKernelsPass
     });
     if (failed)
       return signalPassFailure();
+    // The backward's two scans split long chains by the same rule.
+    getOperation()->walk([&](kernel::DeltaRuleGradOp op) {
+      op.removeSplitTargetBlocksAttr();
+      op.removeWarmupBitsAttr();
+      if (!splitChains)
+        return;
+      op.setSplitTargetBlocksAttr(builder.getI64IntegerAttr(smCount));
+      op.setWarmupBitsAttr(builder.getI64IntegerAttr(warmupBits));
+    });
     getOperation()->walk([&](kernel::PrologueOp op) {
       op.setThreadsAttr(builder.getI64IntegerAttr(choosePrologueThreads(op)));
     });

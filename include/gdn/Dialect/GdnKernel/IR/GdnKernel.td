@@ -216,7 +216,17 @@ def GdnKernel_DeltaRuleGradOp : GdnKernel_Op<"delta_rule_grad",
     each GQA group in head order. No atomics: the same inputs give the same
     bits. `q`, `k`, `v`, `o_grad` are bf16; `q_grad`, `k_grad`, `v_grad`
     bf16 or f32 (one type for the three); `g`, `beta`, the states and their
-    gradients f32. Padding rows of every gradient are 0.
+    gradients f32. Padding rows of every gradient are 0. With
+    `split_target_blocks` (the SM count) the entry point splits long chains
+    at run time in both sequential scans, as `gdn_kernel.delta_rule` does:
+    when a scan's blocks are at most half the blocks the GPU runs at once,
+    each sequence is cut into segments of equal length. A segment's block
+    of the forward recomputation runs its state up from zero over the
+    chunks before it; one of the reverse scan runs its state gradient down
+    from zero over the chunks after it (the transposed transitions have the
+    same norm bounds), from the nearest chunk where the bound falls to
+    `2^-warmup_bits` (default 24), or from the sequence's start (end) when
+    none does; `warmup_bits = 0` makes every segment exact.
 
     ```mlir
     %dq, %dk, %dv, %dg, %dbeta = gdn_kernel.delta_rule_grad %do, %q, %k, %v,
@@ -237,7 +247,9 @@ def GdnKernel_DeltaRuleGradOp : GdnKernel_Op<"delta_rule_grad",
                        ConfinedAttr<I64Attr, [IntPositive]>:$value_heads,
                        ConfinedAttr<I64Attr, [IntPositive]>:$head_dim_k,
                        ConfinedAttr<I64Attr, [IntPositive]>:$head_dim_v,
-                       F64Attr:$scale);
+                       F64Attr:$scale,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$split_target_blocks,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntNonNegative]>>:$warmup_bits);
   let results = (outs GdnKernel_Tensor:$q_grad, GdnKernel_Tensor:$k_grad,
                       GdnKernel_Tensor:$v_grad, GdnKernel_F32Tensor:$g_grad,
                       GdnKernel_F32Tensor:$beta_grad,

@@ -36,7 +36,10 @@ def GdnSelectKernels : Pass<"gdn-select-kernels"> {
     sequence count, and the op gets `split_target_blocks = sm-count` and
     `warmup_bits`: packs of few long sequences are cut into segments at run
     time (measured at 1x32768: 0.58 ms against 1.08 with V tile 64 unsplit;
-    docs/delta-rule.md says how a segment's state is warmed up). mma.sync
+    docs/delta-rule.md says how a segment's state is warmed up); every
+    `gdn_kernel.delta_rule_grad` gets the same two attributes, so that the
+    backward's two scans split by the same rule (and neither without
+    `split-chains`). mma.sync
     tiles whose scan needs more shared memory than `shared-bytes` (the
     target's per-block limit) are skipped, down to V tile 32 with one stage
     (82 KiB at K = 128); when none fits, the pass fails and says what the
