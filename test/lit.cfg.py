@@ -107,6 +107,11 @@ def _torch_features():
              "try:\n"
              "    import transformers.models.qwen3_next, transformers.models.qwen3_5\n"
              "    print('transformers')\n"
+             "    from transformers.cache_utils import Cache\n"
+             "    if all(hasattr(Cache, name) for name in ('get_conv_state',\n"
+             "           'get_recurrent_state', 'update_conv_state',\n"
+             "           'update_recurrent_state', 'is_recording_past')):\n"
+             "        print('transformers-cache-states')\n"
              "except ImportError:\n"
              "    pass"],
             capture_output=True, text=True, timeout=120)
@@ -116,8 +121,11 @@ def _torch_features():
         return []
     lines = probe.stdout.split()
     features = ["torch", "torch-cuda"] if lines[:1] == ["cuda"] else ["torch"]
-    # transformers with the Qwen3-Next and Qwen3.5 modules (test/Torch/hf-*).
-    return features + (["transformers"] if "transformers" in lines else [])
+    # transformers with the Qwen3-Next and Qwen3.5 modules (test/Torch/hf-*),
+    # and whether its Cache has the linear-attention state methods that
+    # gdn_torch.hf's prefill uses (5.25 has them, 5.17 not).
+    return features + [name for name in ("transformers", "transformers-cache-states")
+                       if name in lines]
 
 
 config.available_features.update(_torch_features())

@@ -95,9 +95,11 @@ def main():
             # Device printf goes to stdout.
             record = [line for line in (proc.stdout + proc.stderr).splitlines()
                       if line.startswith("gdn: invalid")]
+            # Without an assertion, the subprocess's own last words say why.
+            why = [] if asserted else proc.stderr.strip().splitlines()[-1:]
             print(f"{name}: stopped at the next synchronisation"
                   f"{' (device-side assertion)' if asserted else ''}, exit {proc.returncode}"
-                  + (f"; {record[0]}" if record else ""))
+                  + (f"; {record[0]}" if record else "") + "".join(f"; {w}" for w in why))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""The delta-rule backward through PyTorch: gdn_torch against FlashQLA.
+
+Times the backward of `chunk_gated_delta_rule` (gdn_torch's compiled
+kernels; FlashQLA's `flash_qla.chunk_gated_delta_rule`, its Hopper kernels)
+on the shapes of docs/performance.md ("Delta-rule backward"): gqa16x32,
+K = V = 128, bf16 q, k, v (q and k L2-normalised), fp32 g in [-0.5, 0) and
+beta = sigmoid(N(0, 1)), varlen through cu_seqlens with batch 1, no states.
+Each row: one forward with gradients, then `torch.autograd.grad` of o with
+a fixed cotangent, eager, CUDA events, 3 warm-ups, median of N; both
+libraries in the same process, one row after the other. Also checks that
+the two libraries' dq, dk, dv, dg, dbeta agree (relative RMS), so that a
+timing never stands for a wrong gradient.
+
+Usage (on the GPU machine; gdn_torch's tools on GDN_OPT etc. as
+docs/torch.md says, flash_qla and its dependencies on PYTHONPATH):
+    python3 utils/bench_backward_vs_flashqla.py [--iters 20] [--only gdn]
+"""
+import argparse
+import statistics
+
+import torch
+
+SHAPES = [  # name, lengths
+    ("32768 in 8", [1000, 7000, 3000, 5000, 2768, 6000, 4000, 4000]),
+    ("16384x2", [16384] * 2),
+    ("1x32768", [32768]),
+    ("8192x4", [8192] * 4),
+    ("1024x8", [1024] * 8),
+    ("2048x4", [2048] * 4),
+]
+H, HV, D = 16, 32, 128
+
+
+def inputs(lengths, seed=0):
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    T = sum(lengths)
+    def normal(*shape):
+        return torch.randn(*shape, generator=gen, device="cuda")
+    q = torch.nn.functional.normalize(normal(1, T, H, D), dim=-1).bfloat16()
+    k = torch.nn.functional.normalize(normal(1, T, H, D), dim=-1).bfloat16()
+    v = normal(1, T, HV, D).bfloat16()
+    g = -0.5 * torch.rand(1, T, HV, generator=gen, device="cuda")
+    beta = torch.sigmoid(normal(1, T, HV))
+    do = normal(1, T, HV, D).bfloat16()
+    cu = torch.tensor([0] + list(torch.tensor(lengths).cumsum(0)), device="cuda")
+    return q, k, v, g, beta, do, cu
+
+
+def median_ms(fn, iters):
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(iters):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def backward_ms(rule, lengths, iters, cu_dtype):
+    q, k, v, g, beta, do, cu = inputs(lengths)
+    leaves = [t.requires_grad_() for t in (q, k, v, g, beta)]
+    o, _ = rule(*leaves, cu_seqlens=cu.to(cu_dtype))
+    grads = torch.autograd.grad(o, leaves, do, retain_graph=True)
+    ms = median_ms(lambda: torch.autograd.grad(o, leaves, do, retain_graph=True), iters)
+    return ms, grads
+
+
+def relative_rms(a, b):
+    a, b = a.double(), b.double()
+    return float(((a - b).norm() / b.norm().clamp_min(1e-30)))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--iters", type=int, default=20)
+    parser.add_argument("--only", choices=["gdn", "flashqla"])
+    args = parser.parse_args()
+    rules = {}
+    if args.only != "flashqla":
+        import gdn_torch
+        rules["gdn_torch"] = (gdn_torch.chunk_gated_delta_rule, torch.int32)
+    if args.only != "gdn":
+        import flash_qla
+        rules["FlashQLA"] = (flash_qla.chunk_gated_delta_rule, torch.int64)
+    print(f"device: {torch.cuda.get_device_name()}")
+    for name, lengths in SHAPES:
+        results = {lib: backward_ms(rule, lengths, args.iters, dtype)
+                   for lib, (rule, dtype) in rules.items()}
+        line = f"BACKWARD {name:<11}" + "".join(
+            f"  {lib} {ms:7.3f} ms" for lib, (ms, _) in results.items())
+        if len(results) == 2:
+            (ours, ours_grads), (theirs, their_grads) = results.values()
+            agree = max(relative_rms(a, b) for a, b in zip(ours_grads, their_grads))
+            line += f"  ours / FlashQLA {ours / theirs:.2f}x  gradients differ by {agree:.1e}"
+        print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()
