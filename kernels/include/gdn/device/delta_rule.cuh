@@ -706,9 +706,11 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
     char *at = stage(c);
     const int64_t row0 = begin + static_cast<int64_t>(c) * kC;
     const int rows = length - c * kC < kC ? length - c * kC : kC;
-    stageRows<S::kK, S::kScanThreads>(
-        reinterpret_cast<Element *>(at + S::kStageQ), S::kLdK,
-        args.q + row0 * keyRow + keyHead * S::kK, keyRow, rows);
+    // The backward's pass (kSave) computes no o: no Q, no P.
+    if (!kSave)
+      stageRows<S::kK, S::kScanThreads>(
+          reinterpret_cast<Element *>(at + S::kStageQ), S::kLdK,
+          args.q + row0 * keyRow + keyHead * S::kK, keyRow, rows);
     stageRows<S::kK, S::kScanThreads>(
         reinterpret_cast<Element *>(at + S::kStageK), S::kLdK,
         args.k + row0 * keyRow + keyHead * S::kK, keyRow, rows);
@@ -719,9 +721,10 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
     stageRows<kC, S::kScanThreads>(
         reinterpret_cast<Element *>(at + S::kStageM), S::kLdC,
         args.workspace.transform + tileIndex * kC * kC, kC, kC);
-    stageRows<kC, S::kScanThreads>(
-        reinterpret_cast<Element *>(at + S::kStageP), S::kLdC,
-        args.workspace.scores + tileIndex * kC * kC, kC, kC);
+    if (!kSave)
+      stageRows<kC, S::kScanThreads>(
+          reinterpret_cast<Element *>(at + S::kStageP), S::kLdC,
+          args.workspace.scores + tileIndex * kC * kC, kC, kC);
     if (tid < kC / 4)
       copyAsync16(at + S::kStageG + 16 * tid,
                   args.workspace.gateCumsum + tileIndex * kC + 4 * tid);
@@ -799,7 +802,7 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
 #pragma unroll
       for (int n = 0; n < S::kColumnTiles; ++n)
         mma16816(ksAcc[n], ak, b[n]);
-      if (emit) {
+      if (!kSave && emit) { // the backward's pass needs no o
         const FragmentA aq =
             loadA(qs + row0 * S::kLdK + 16 * step, S::kLdK, lane);
 #pragma unroll
