@@ -954,19 +954,22 @@ __global__ void __launch_bounds__(DeltaRuleShape<Config>::kScanThreads,
   }
 }
 
-/// Scan blocks of a launch: one per (segment slot, value head, V tile); the
-/// slots are the sequences, or with split chains the segment slots of
-/// ScanSegment (an upper bound: blocks of unused slots return at once).
+/// The segment slots of a launch (ChainSegment): the sequences, or with
+/// split chains an upper bound on the segments (unused slots' blocks return
+/// at once).
+inline int64_t chainSlots(const PackingView &packing, int32_t segmentChunks) {
+  return segmentChunks > 0
+             ? packing.bufferTokens / (64 * static_cast<int64_t>(segmentChunks)) +
+                   packing.numSeqs + 1
+             : packing.numSeqs;
+}
+
+/// Scan blocks of a launch: one per (segment slot, value head, V tile).
 template <class Config>
 inline int64_t deltaRuleScanBlocks(const PackingView &packing,
                                    int32_t segmentChunks) {
   using S = DeltaRuleShape<Config>;
-  const int64_t slots =
-      segmentChunks > 0
-          ? packing.bufferTokens / (64 * static_cast<int64_t>(segmentChunks)) +
-                packing.numSeqs + 1
-          : packing.numSeqs;
-  return slots * S::kHV * S::kValueTiles;
+  return chainSlots(packing, segmentChunks) * S::kHV * S::kValueTiles;
 }
 
 /// The segment length (in chunks) that splits long chains so that the scan

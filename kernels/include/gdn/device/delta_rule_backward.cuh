@@ -37,19 +37,20 @@
 // 3. deltaChunkReverseScanKernel, one block per (sequence, value head,
 //    64 columns of V), sequential over chunks from the last: the dS recurrence in mma
 //    accumulators; writes dS' of every chunk, W, dV, and the initial states'
-//    gradients.
-// Both scans split long chains (deltaRuleBackwardSplit) as the forward does:
-// a segment's block warms its state up from zero over the chunks before it
-// (the forward recomputation) or its state gradient over the chunks after
-// it (the reverse scan, warmupStop: the gradient runs through the
-// transposed transitions, whose norms have the same bounds), then writes
-// its own chunks;
+//    gradients;
 // 4. deltaChunkGradKernel, one block per (chunk, key head), fully
 //    parallel: everything else from S, dS', Vn, W of its chunk, for the
 //    group's value heads in head order (dq and dk summed over them in
 //    registers);
 // 5. deltaRuleBackwardFinishKernel: NaN in every gradient when the packing
 //    status holds a violation (nothing otherwise).
+//
+// Both scans split long chains (deltaRuleBackwardSplit) as the forward does:
+// a segment's block warms its state up from zero over the chunks before it
+// (the forward recomputation) or its state gradient over the chunks after
+// it (the reverse scan, warmupStop: the gradient runs through the
+// transposed transitions, whose norms have the same bounds), then writes
+// its own chunks.
 //
 // Precision: products are bf16 x bf16 -> fp32 on the tensor cores; S, dS',
 // Vn, W, N and the chunk's score tiles E1, E2 are rounded to bf16 as mma
@@ -1010,12 +1011,7 @@ template <class Config>
 inline int64_t deltaRuleReverseScanBlocks(const PackingView &packing,
                                           int32_t segmentChunks) {
   using B = DeltaRuleBackwardShape<Config>;
-  const int64_t slots =
-      segmentChunks > 0
-          ? packing.bufferTokens / (64 * static_cast<int64_t>(segmentChunks)) +
-                packing.numSeqs + 1
-          : packing.numSeqs;
-  return slots * B::kHV * B::kRevTiles;
+  return chainSlots(packing, segmentChunks) * B::kHV * B::kRevTiles;
 }
 
 /// Splits the backward's two sequential scans for a GPU of `smCount` SMs
