@@ -103,17 +103,21 @@ def _torch_features():
     try:
         probe = subprocess.run(
             [sys.executable, "-c",
-             "import torch; print('cuda' if torch.cuda.is_available() else 'cpu')\n"
+             "import sys, torch; print('cuda' if torch.cuda.is_available() else 'cpu')\n"
              "try:\n"
              "    import transformers.models.qwen3_next, transformers.models.qwen3_5\n"
              "    print('transformers')\n"
-             "    from transformers.cache_utils import Cache\n"
-             "    if all(hasattr(Cache, name) for name in ('get_conv_state',\n"
-             "           'get_recurrent_state', 'update_conv_state',\n"
-             "           'update_recurrent_state', 'is_recording_past')):\n"
-             "        print('transformers-cache-states')\n"
              "except ImportError:\n"
-             "    pass"],
+             "    pass\n"
+             "try:\n"
+             "    from transformers.cache_utils import Cache\n"
+             "    sys.path.insert(0, sys.argv[1])\n"
+             "    from gdn_torch.hf import CACHE_STATE_METHODS\n"
+             "    if all(hasattr(Cache, name) for name in CACHE_STATE_METHODS):\n"
+             "        print('transformers-cache-states')\n"
+             "except Exception:\n"
+             "    pass",
+             os.path.join(config.gdn_src_root, "python")],
             capture_output=True, text=True, timeout=120)
     except (OSError, subprocess.SubprocessError):
         return []
@@ -123,7 +127,7 @@ def _torch_features():
     features = ["torch", "torch-cuda"] if lines[:1] == ["cuda"] else ["torch"]
     # transformers with the Qwen3-Next and Qwen3.5 modules (test/Torch/hf-*),
     # and whether its Cache has the linear-attention state methods that
-    # gdn_torch.hf's prefill uses (5.25 has them, 5.17 not).
+    # gdn_torch.hf's prefill uses (gdn_torch.hf.CACHE_STATE_METHODS).
     return features + [name for name in ("transformers", "transformers-cache-states")
                        if name in lines]
 

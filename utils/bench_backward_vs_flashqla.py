@@ -17,9 +17,10 @@ docs/torch.md says, flash_qla and its dependencies on PYTHONPATH):
     python3 utils/bench_backward_vs_flashqla.py [--iters 20] [--only gdn]
 """
 import argparse
-import statistics
 
 import torch
+
+from cuda_timing import median_ms
 
 SHAPES = [  # name, lengths
     ("32768 in 8", [1000, 7000, 3000, 5000, 2768, 6000, 4000, 4000]),
@@ -47,27 +48,12 @@ def inputs(lengths, seed=0):
     return q, k, v, g, beta, do, cu
 
 
-def median_ms(fn, iters):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(iters):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
-
-
 def backward_ms(rule, lengths, iters, cu_dtype):
     q, k, v, g, beta, do, cu = inputs(lengths)
     leaves = [t.requires_grad_() for t in (q, k, v, g, beta)]
     o, _ = rule(*leaves, cu_seqlens=cu.to(cu_dtype))
     grads = torch.autograd.grad(o, leaves, do, retain_graph=True)
-    ms = median_ms(lambda: torch.autograd.grad(o, leaves, do, retain_graph=True), iters)
+    ms = median_ms(lambda: torch.autograd.grad(o, leaves, do, retain_graph=True), iters=iters)
     return ms, grads
 
 

@@ -17,13 +17,14 @@ at its 700 W limit the H200's clock drops (docs/performance.md, Method).
 """
 import inspect
 import os
-import statistics
 import time
 
 os.environ.setdefault("FLA_DISABLE_BACKEND_DISPATCH", "1")
 
 import torch  # noqa: E402
 from fla.ops.gated_delta_rule import chunk_gated_delta_rule  # noqa: E402
+
+from cuda_timing import median_ms  # noqa: E402
 
 SHAPES = [  # name, q/k heads, v heads, lengths, floor (us)
     ("gqa16x32", 16, 32, [8192] * 4, 243),
@@ -37,21 +38,6 @@ SHAPES = [  # name, q/k heads, v heads, lengths, floor (us)
     ("gqa16x64", 16, 64, [32768], 486),
 ]
 D = 128
-
-
-def median_ms(fn, iters=50, warmup=5):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(iters):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
 
 
 def settle(call):
@@ -103,7 +89,7 @@ def main():
                                           output_final_state=True, cu_seqlens=cu, **extra)
 
         state = settle(call)
-        warm = median_ms(call)
+        warm = median_ms(call, iters=50, warmup=5)
         graph_ms = None
         try:
             stream = torch.cuda.Stream()
@@ -115,7 +101,7 @@ def main():
             graph = torch.cuda.CUDAGraph()
             with torch.cuda.graph(graph):
                 call()
-            graph_ms = median_ms(graph.replay)
+            graph_ms = median_ms(graph.replay, iters=50, warmup=5)
         except Exception as error:  # noqa: BLE001 (report and keep the warm number)
             print(f"  (CUDA-graph capture failed for {name}: {type(error).__name__}: {error})")
             try:  # a failed capture can leave an error pending on the device

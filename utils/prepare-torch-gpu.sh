@@ -13,7 +13,7 @@
 #                   real size, the delta rule at 2x4 and 16x32 heads);
 #   OUT/python/     the gdn_torch package (its C++ half is built there, by
 #                   torch.utils.cpp_extension, on first use);
-#   OUT/scripts/    torch_compare.py;
+#   OUT/scripts/    torch_compare.py and its cuda_timing.py;
 #   OUT/whl/        the wheels given (transformers; FLA's under whl/fla/);
 #   and, where TORCH_PYTHON names a python with the GPU machine's torch
 #   version (CPU-only is fine), the native half prebuilt
@@ -63,7 +63,7 @@ wait
 rm -rf "$out/python/gdn_torch"
 cp -r "$root/python/gdn_torch" "$out/python/"
 find "$out/python" -name __pycache__ -prune -exec rm -rf {} +
-cp "$root/utils/torch_compare.py" "$out/scripts/"
+cp "$root/utils/torch_compare.py" "$root/utils/cuda_timing.py" "$out/scripts/"
 for wheel in "$@"; do
   case "$(basename "$wheel")" in
     fla_core-*|flash_linear_attention-*) cp "$wheel" "$out/whl/fla/" ;;

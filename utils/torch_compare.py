@@ -43,6 +43,8 @@ import traceback
 import torch
 import torch.nn.functional as F
 
+from cuda_timing import median_ms
+
 ROWS = []
 SAVED = {}      # this run's results, for --save-reference
 REFERENCE = {}  # an interpreter run's results (--reference), same inputs
@@ -74,22 +76,6 @@ def record(section, what, value, bound=None, note=""):
     val = f"{value:.3e}" if isinstance(value, float) else str(value)
     print(f"  {section:10s} {what:42s} {val:>12s} {'' if bound is None else f'<= {bound:.0e}':>9s} "
           f"{mark} {note}", flush=True)
-
-
-def median_ms(fn, reps=20, warmup=3):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    times.sort()
-    return times[len(times) // 2]
 
 
 def cu_of(lengths, device):
@@ -381,7 +367,7 @@ def time_delta_rule(device, gdn_torch, fla_chunk):
             def step():
                 o, _ = gdn_torch.chunk_gated_delta_rule(*leaves, cu_seqlens=cu32)
                 o.backward(do)
-            record(section, f"ours fwd+bwd {label} (ms)", median_ms(step, reps=10), None)
+            record(section, f"ours fwd+bwd {label} (ms)", median_ms(step, iters=10), None)
         if fla_chunk is not None:
             with torch.no_grad():
                 fla_ms = median_ms(lambda: fla_chunk(q, k, v, g, beta, cu_seqlens=cu64,
@@ -393,7 +379,7 @@ def time_delta_rule(device, gdn_torch, fla_chunk):
                 def fla_step():
                     o, _ = fla_chunk(*fl, cu_seqlens=cu64, cu_seqlens_cpu=cu64.cpu())
                     o.backward(do)
-                record(section, f"FLA fwd+bwd {label}, guard bypassed (ms)", median_ms(fla_step, reps=10),
+                record(section, f"FLA fwd+bwd {label}, guard bypassed (ms)", median_ms(fla_step, iters=10),
                        None, "time only: its gradients may be wrong on this Triton (FLA #640)")
 
 
@@ -457,7 +443,7 @@ def time_layer(device, gdn_torch, fla, bf16p=False):
             xg = x.clone().requires_grad_(True)
             dy = torch.randn_like(x)
             record(section, f"ours layer fwd+bwd {label} (ms)",
-                   median_ms(lambda: layer(xg, cu32).backward(dy), reps=10), None)
+                   median_ms(lambda: layer(xg, cu32).backward(dy), iters=10), None)
         if narrow is not None:
             with torch.no_grad():
                 narrow_ms = median_ms(lambda: narrow(x, cu32))
@@ -469,7 +455,7 @@ def time_layer(device, gdn_torch, fla, bf16p=False):
                 xg = x.clone().requires_grad_(True)
                 dy = torch.randn_like(x)
                 record(section, f"ours bf16-projections layer fwd+bwd {label} (ms)",
-                       median_ms(lambda: narrow(xg, cu32).backward(dy), reps=10), None)
+                       median_ms(lambda: narrow(xg, cu32).backward(dy), iters=10), None)
         if fla is None:
             continue
         composed = TorchFlaQwen3Next(layer, fla)
@@ -488,7 +474,7 @@ def time_layer(device, gdn_torch, fla, bf16p=False):
             record(section, "PyTorch+FLA layer fwd+bwd", "refused", None, str(e).splitlines()[0][:150])
             break
         if FLA_UNGUARDED and layer.program.has_backward:
-            fla_ms = median_ms(lambda: composed(xg, cu64, cu_cpu).backward(dy), reps=10)
+            fla_ms = median_ms(lambda: composed(xg, cu64, cu_cpu).backward(dy), iters=10)
             record(section, f"PyTorch+FLA layer fwd+bwd {label}, FLA guard bypassed (ms)", fla_ms, None,
                    "time only: FLA's gradients may be wrong on this Triton (FLA #640)")
 

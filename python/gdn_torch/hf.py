@@ -43,6 +43,12 @@ from .api import apply, compiled_weights, program, run_layer
 from .compiler import LayerSpec
 from .packing import prepare_cu_seqlens
 
+# The linear-attention state methods of transformers' Cache (5.25 has them,
+# 5.17 not) that a prefill with a cache needs; test/lit.cfg.py asks for
+# them too (feature transformers-cache-states).
+CACHE_STATE_METHODS = ("get_conv_state", "get_recurrent_state", "update_conv_state",
+                       "update_recurrent_state", "is_recording_past")
+
 _KINDS = {"Qwen3NextGatedDeltaNet": "qwen3_next", "Qwen3_5GatedDeltaNet": "qwen3_5"}
 
 
@@ -112,11 +118,9 @@ class TransformersGatedDeltaNet(torch.nn.Module):
         counts its tokens where the count can be set right."""
         if hidden_states.shape[1] < 2 or kwargs.get("cu_seq_lens_q") is not None:
             return False
-        # The linear-attention methods of transformers' Cache (as in 5.25); a
-        # cache without them keeps the replaced module's own forward.
-        api = ("get_conv_state", "get_recurrent_state", "update_conv_state",
-               "update_recurrent_state", "is_recording_past")
-        if not all(callable(getattr(cache, name, None)) for name in api):
+        # A cache without the linear-attention methods keeps the replaced
+        # module's own forward.
+        if not all(callable(getattr(cache, name, None)) for name in CACHE_STATE_METHODS):
             return False
         if cache.is_recording_past(self.layer_idx):
             return False

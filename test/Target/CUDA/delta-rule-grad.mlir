@@ -177,3 +177,20 @@ func.func @warmup_without_split(%do: tensor<?x2x64xbf16>, %q: tensor<?x1x64xbf16
           tensor<?x2xf32>)
   return
 }
+
+// -----
+
+func.func @warmup_beyond_fp32(%do: tensor<?x2x64xbf16>, %q: tensor<?x1x64xbf16>, %v: tensor<?x2x64xbf16>,
+                              %g: tensor<?x2xf32>, %cu: tensor<?xi32>) {
+  %p = gdn.packing %cu : tensor<?xi32> -> !gdn.packing<seqs = ?, tokens = ?>
+  // expected-error @+1 {{warmup_bits (127) must be at most 126 (a bound below fp32's range); 0 makes every segment exact}}
+  %dq, %dk, %dv, %dg, %db = gdn_kernel.delta_rule_grad %do, %q, %q, %v, %g, %g, %p
+      {key_heads = 1 : i64, value_heads = 2 : i64, head_dim_k = 64 : i64,
+       head_dim_v = 64 : i64, scale = 0.125 : f64, split_target_blocks = 132 : i64,
+       warmup_bits = 127 : i64}
+      : (tensor<?x2x64xbf16>, tensor<?x1x64xbf16>, tensor<?x1x64xbf16>, tensor<?x2x64xbf16>,
+         tensor<?x2xf32>, tensor<?x2xf32>, !gdn.packing<seqs = ?, tokens = ?>)
+      -> (tensor<?x1x64xbf16>, tensor<?x1x64xbf16>, tensor<?x2x64xbf16>, tensor<?x2xf32>,
+          tensor<?x2xf32>)
+  return
+}

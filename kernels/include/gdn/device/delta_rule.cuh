@@ -972,15 +972,16 @@ inline int64_t deltaRuleScanBlocks(const PackingView &packing,
   return chainSlots(packing, segmentChunks) * S::kHV * S::kValueTiles;
 }
 
-/// The segment length (in chunks) that splits long chains so that the scan
-/// makes about `targetBlocks` blocks (the SM count), from what the host
-/// knows without reading the offsets: the sequence count and the buffer's
-/// rows. 0 (no split) when the sequences alone make more than half of the
-/// target. Segments are at least kMinSegmentChunks long: a segment's block
-/// also runs the warm-up chunks before it, usually one or two.
+/// Segments are at least this long: a segment's block also runs the warm-up
+/// chunks before (or after) it, usually one or two.
 constexpr int32_t kMinSegmentChunks = 8;
-/// The same rule for any scan of `unitsPerSequence` blocks per sequence
-/// (value heads times V tiles); the backward's scans use it too.
+
+/// The segment length (in chunks) that splits long chains so that a scan of
+/// `unitsPerSequence` blocks per sequence (value heads times V tiles) makes
+/// about `targetBlocks` blocks (the blocks the GPU runs at once), from what
+/// the host knows without reading the offsets: the sequence count and the
+/// buffer's rows. 0 (no split) when the sequences alone make more than half
+/// of the target. The forward's scan and both of the backward's use it.
 inline int32_t chainSegmentChunks(const PackingView &packing,
                                   int64_t unitsPerSequence,
                                   int64_t targetBlocks) {
@@ -999,6 +1000,8 @@ inline int32_t chainSegmentChunks(const PackingView &packing,
              ? 0
              : static_cast<int32_t>(chunks);
 }
+/// chainSegmentChunks for the forward scan of `Config` (generated code
+/// passes the SM count).
 template <class Config>
 inline int32_t deltaRuleSegmentChunks(const PackingView &packing,
                                       int64_t targetBlocks) {
