@@ -10,7 +10,8 @@
 #   OUT/cache/      libgdnrt.so and one compiled library per program
 #                   (python/gdn_torch/compiler.py: the two small layers of
 #                   the transformers comparison, the Qwen3-Next layer at its
-#                   real size, the delta rule at 2x4 and 16x32 heads);
+#                   real size, the delta rule at 2x4 and 16x32 heads, with
+#                   and without an initial state);
 #   OUT/python/     the gdn_torch package (its C++ half is built there, by
 #                   torch.utils.cpp_extension, on first use);
 #   OUT/scripts/    torch_compare.py and its cuda_timing.py;
@@ -55,6 +56,11 @@ compile layer --projections qwen3_5 --hidden 256 --key-heads 2 --value-heads 4 -
 wait
 compile delta-rule --key-heads 2 --value-heads 4 &
 compile delta-rule --key-heads 16 --value-heads 32 &
+wait
+# chunk_gated_delta_rule without an initial state runs the program that
+# takes none.
+compile delta-rule --key-heads 2 --value-heads 4 --zero-state &
+compile delta-rule --key-heads 16 --value-heads 32 --zero-state &
 wait
 compile layer --projections qwen3_next --hidden 2048 --key-heads 16 --value-heads 32 &
 compile layer --projections qwen3_next --hidden 2048 --key-heads 16 --value-heads 32 --bf16-projections &

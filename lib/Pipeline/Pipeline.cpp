@@ -4,8 +4,8 @@
 // passes: it grows as the compiler's stages land (parallelism, kernel
 // selection, the delta-rule kernels), so the README's main command keeps
 // meaning "compile this layer". Today: expand, compute chunkwise CP's state
-// summaries with the delta rule, fuse (and lower the delta rule), select
-// kernel tiles, clean up.
+// summaries with the delta rule, project straight into the split layouts,
+// fuse (and lower the delta rule), select kernel tiles, clean up.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +24,7 @@ void mlir::gdn::buildGdnPipeline(OpPassManager &pm,
   expand.f32Projections = options.f32Projections;
   pm.addPass(createGdnExpandLayer(expand));
   pm.addPass(createGdnLowerStateSummaries());
+  pm.addPass(createGdnSplitProjections());
   pm.addPass(createGdnFuse());
   pm.addPass(createGdnSelectKernels());
   pm.addPass(createCanonicalizerPass());

@@ -57,13 +57,14 @@ func.func @shared(%x: tensor<4x6xf64>, %w: tensor<3x6xf64>, %unused: tensor<2xf6
 // CORE-NOT:     gdn_comm
 // CORE:         return
 
-// save=inputs keeps the projections' outputs and the delta rule's output;
+// save=inputs keeps the projections' outputs (split: the split's results
+// in their place, the same bytes) and the delta rule's output;
 // save=activations every value a gradient op reads; save=none nothing.
 // INPUTS-LABEL: func.func @qwen3_next_forward(
-// INPUTS:         return %{{.*}}, %o, %{{.*}}, %{{.*}} : tensor<?x8xf64>, tensor<?x8x2xf64>, tensor<?x48xf64>, tensor<?x16xf64>
+// INPUTS:         return %{{.*}}, %o, %z, %mixed_qkv, %a, %b : tensor<?x8xf64>, tensor<?x8x2xf64>, tensor<?x8x2xf64>, tensor<?x32xf64>, tensor<?x8xf64>, tensor<?x8xf64>
 // INPUTS-LABEL: func.func @qwen3_next_backward(
-// INPUTS-SAME:    %{{.*}}: tensor<8x16xf64>, %{{.*}}: tensor<?x8x2xf64>, %{{.*}}: tensor<?x48xf64>, %{{.*}}: tensor<?x16xf64>, %{{.*}}: tensor<?x8xf64>)
-// INPUTS:         gdn.split_qkvz
+// INPUTS-SAME:    %{{.*}}: tensor<8x16xf64>, %{{.*}}: tensor<?x8x2xf64>, %{{.*}}: tensor<?x8x2xf64>, %{{.*}}: tensor<?x32xf64>, %{{.*}}: tensor<?x8xf64>, %{{.*}}: tensor<?x8xf64>, %{{.*}}: tensor<?x8xf64>)
+// INPUTS-NOT:     gdn.split_qkvz
 // INPUTS:         gdn.gated_rmsnorm
 // INPUTS:         gdn.linear_grad
 // INPUTS:         gdn.gated_rmsnorm_grad
@@ -87,4 +88,4 @@ func.func @shared(%x: tensor<4x6xf64>, %w: tensor<3x6xf64>, %unused: tensor<2xf6
 // NONE:         gdn.delta_rule
 // NONE:         gdn.linear_grad
 
-// MEMORY: remark: save=inputs: @qwen3_next_gdn_layer_forward saves 3 value(s), 32896 bytes per token and 0 bytes besides: tensor<8192x32x128xbf16>, tensor<8192x12288xbf16>, tensor<8192x64xbf16>
+// MEMORY: remark: save=inputs: @qwen3_next_gdn_layer_forward saves 5 value(s), 32896 bytes per token and 0 bytes besides: tensor<8192x32x128xbf16>, tensor<8192x32x128xbf16>, tensor<8192x8192xbf16>, tensor<8192x32xbf16>, tensor<8192x32xbf16>

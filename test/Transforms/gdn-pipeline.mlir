@@ -1,4 +1,5 @@
-// --gdn-pipeline expands gdn.layer into the primitive ops, fuses the prologue
+// --gdn-pipeline expands gdn.layer into the primitive ops, projects straight
+// into the split layouts, fuses the prologue
 // (conv, split, l2norms, gates) and the gated RMSNorm into gdn_kernel ops,
 // then canonicalizes and runs CSE.
 // RUN: gdn-opt %s --gdn-pipeline | FileCheck %s --implicit-check-not=gdn.layer \
@@ -10,9 +11,18 @@
 // CHECK-SAME: %[[WQKVZ:[^:]+]]: tensor<96x64xf32>, %[[WBA:[^:]+]]: tensor<8x64xf32>, %[[CONV:[^:]+]]: tensor<64x4xf32>,
 // CHECK-SAME: %[[ALOG:[^:]+]]: tensor<4xf32>, %[[DTB:[^:]+]]: tensor<4xf32>, %[[NORM:[^:]+]]: tensor<8xf32>,
 // CHECK-SAME: %[[WOUT:[^:]+]]: tensor<64x32xf32>)
-// CHECK-NEXT: %[[QKVZ:[^ ]+]] = gdn.linear %[[X]], %[[WQKVZ]]
-// CHECK-NEXT: %[[BA:[^ ]+]] = gdn.linear %[[X]], %[[WBA]]
-// CHECK-NEXT: %[[MIXED:[^ ,]+]], %[[Z:[^ ,]+]], %[[B:[^ ,]+]], %[[A:[^ ,]+]] = gdn.split_qkvz %[[QKVZ]], %[[BA]]
+// The split of the projections runs as projections by the weights' rows
+// regrouped (gdn-split-projections).
+// CHECK-NEXT: %[[WG:[^ ]+]] = gdn.regroup_sections %[[WQKVZ]] {dim = 0 : i64, groups = 2 : i64, inverse = true, section_sizes = array<i64: 16, 16, 32, 32>}
+// CHECK-NEXT: %[[WBAG:[^ ]+]] = gdn.regroup_sections %[[WBA]] {dim = 0 : i64, groups = 2 : i64, inverse = true, section_sizes = array<i64: 4, 4>}
+// CHECK-NEXT: %[[WM:[^ ]+]] = tensor.extract_slice %[[WG]][0, 0] [64, 64] [1, 1]
+// CHECK-NEXT: %[[MIXED:[^ ]+]] = gdn.linear %[[X]], %[[WM]] {{.*}} -> tensor<16x64xf32>
+// CHECK-NEXT: %[[WZ:[^ ]+]] = tensor.extract_slice %[[WG]][64, 0] [32, 64] [1, 1]
+// CHECK-NEXT: %[[Z:[^ ]+]] = gdn.linear %[[X]], %[[WZ]] {{.*}} -> tensor<16x4x8xf32>
+// CHECK-NEXT: %[[WB:[^ ]+]] = tensor.extract_slice %[[WBAG]][0, 0] [4, 64] [1, 1]
+// CHECK-NEXT: %[[B:[^ ]+]] = gdn.linear %[[X]], %[[WB]]
+// CHECK-NEXT: %[[WA:[^ ]+]] = tensor.extract_slice %[[WBAG]][4, 0] [4, 64] [1, 1]
+// CHECK-NEXT: %[[A:[^ ]+]] = gdn.linear %[[X]], %[[WA]]
 // CHECK-NEXT: %[[Q:[^ ,]+]], %[[K:[^ ,]+]], %[[V:[^ ,]+]], %[[G:[^ ,]+]], %[[BETA:[^ ,]+]] = gdn_kernel.prologue %[[MIXED]], %[[CONV]], %[[A]], %[[B]], %[[ALOG]], %[[DTB]], %[[P]]
 // CHECK-SAME: {activation = #gdn.act<silu>, allow_neg_eigval = false, conv_width = 4 : i64, head_dim_k = 8 : i64, head_dim_v = 8 : i64, key_heads = 2 : i64, l2norm_eps = 9.9999999999999995E-7 : f64, rows_in_flight = 8 : i64, threads = 256 : i64, tokens_per_block = 32 : i64, value_heads = 4 : i64}
 // CHECK-SAME: -> (tensor<16x2x8xf32>, tensor<16x2x8xf32>, tensor<16x4x8xf32>, tensor<16x4xf32>, tensor<16x4xf32>)

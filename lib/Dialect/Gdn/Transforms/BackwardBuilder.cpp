@@ -185,6 +185,16 @@ BackwardBuilder::BackwardBuilder(func::FuncOp forward, func::FuncOp backward,
 }
 
 bool BackwardBuilder::shouldSave(Operation *definingOp) const {
+  // The split of saved projections is saved in their place: the same bytes
+  // (a permutation of them), and the backward then reads its halves
+  // without a copy (gdn-split-projections removes the forward's).
+  if (auto split = dyn_cast<SplitQkvzOp>(definingOp)) {
+    Operation *qkvz = split.getQkvz().getDefiningOp();
+    Operation *ba = split.getBa().getDefiningOp();
+    if (policy == SavePolicy::Inputs && qkvz && ba && shouldSave(qkvz) &&
+        shouldSave(ba))
+      return true;
+  }
   switch (getRecomputeCost(definingOp)) {
   case RecomputeCost::Free:
     return false;

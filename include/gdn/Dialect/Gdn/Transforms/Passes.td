@@ -45,6 +45,40 @@ def GdnExpandLayer : Pass<"gdn-expand-layer"> {
   ];
 }
 
+def GdnSplitProjections : Pass<"gdn-split-projections"> {
+  let summary = "Project straight into the layouts gdn.split_qkvz makes";
+  let description = [{
+    Qwen3-Next's fused `in_proj_qkvz` and `in_proj_ba` outputs are
+    interleaved per key-head group, and `gdn.split_qkvz` de-interleaves them
+    with a copy of every element (an f32 `qkvz` at 32K tokens: 1.6 GB read
+    and written), as `gdn.merge_qkvz` re-interleaves their cotangents in the
+    backward. Since the split permutes the projections' output features, it
+    equals projecting with the weights' rows permuted the same way:
+
+    ```
+    linear(x, W_qkvz), linear(x, W_ba) -> split_qkvz -> mixed, z, b, a
+      becomes
+    W' = regroup_sections(W_qkvz, inverse)    (rows [q | k | v | z])
+    mixed = linear(x, W'[rows of q, k, v]),  z = linear(x, W'[rows of z])
+    and b, a the same from W_ba (rows [b | a])
+    ```
+
+    and in the backward, `merge_qkvz` feeding the projections'
+    `linear_grad` becomes one `linear_grad` per part (their x gradients
+    summed inside the GEMMs, their weight gradients put back in the
+    interleaved order). Only weights move: `[Out, In]` elements per call
+    instead of `[T, Out]`. Splits and merges whose operands are not the
+    projections' own results (or have other users) are left alone.
+  }];
+  let dependentDialects = ["::mlir::gdn::GdnDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numSplits", "splits", "gdn.split_qkvz folded into projections">,
+    Statistic<"numMerges", "merges", "gdn.merge_qkvz folded into linear_grad">
+  ];
+}
+
 def GdnGenerateBackward : Pass<"gdn-generate-backward", "::mlir::ModuleOp"> {
   let summary = "Build the gradient program of each forward function";
   let description = [{
