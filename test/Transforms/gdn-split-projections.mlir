@@ -11,6 +11,20 @@
 // RUN: gdn-run --compare %t/train.mlir %t/split.mlir --entry=qwen3_next --seqlens=8,16,0,40 --seed=4 | FileCheck %s --check-prefix=SAME
 // RUN: gdn-run --compare %t/train.mlir %t/split.mlir --entry=qwen3_next_forward --seqlens=8,16,0,40 --seed=4 | FileCheck %s --check-prefix=SAME
 // RUN: gdn-run --compare %t/train.mlir %t/split.mlir --entry=qwen3_next_backward --seqlens=8,16,0,40 --seed=4 | FileCheck %s --check-prefix=SAME
+// After sequence or context parallelism (the projections run on every
+// rank's tokens), the same:
+// RUN: gdn-opt --gdn-expand-layer --gdn-sequence-parallel=ranks=2 --gdn-generate-backward="save=inputs functions=qwen3_next" %S/Inputs/cp_layer.mlir -o %t/sp.mlir
+// RUN: gdn-opt --gdn-split-projections %t/sp.mlir -o %t/sp-split.mlir
+// RUN: FileCheck %s --check-prefix=FOLDED < %t/sp-split.mlir
+// RUN: gdn-run --compare %t/sp.mlir %t/sp-split.mlir --entry=qwen3_next_backward --seqlens=8,16,0,40 --seed=4 | FileCheck %s --check-prefix=SAME
+// RUN: gdn-opt --gdn-expand-layer --gdn-context-parallel="ranks=4 mode=chunkwise" --gdn-generate-backward="save=inputs functions=qwen3_next" %S/Inputs/cp_layer.mlir -o %t/cp.mlir
+// RUN: gdn-opt --gdn-split-projections %t/cp.mlir -o %t/cp-split.mlir
+// RUN: FileCheck %s --check-prefix=FOLDED < %t/cp-split.mlir
+// RUN: gdn-run --compare %t/cp.mlir %t/cp-split.mlir --entry=qwen3_next_backward --seqlens=8,16,0,40 --seed=4 | FileCheck %s --check-prefix=SAME
+// RUN: gdn-run --compare %t/cp.mlir %t/cp-split.mlir --entry=qwen3_next --seqlens=8,16,0,40 --seed=4 | FileCheck %s --check-prefix=SAME
+// FOLDED-NOT: gdn.split_qkvz
+// FOLDED-NOT: gdn.merge_qkvz
+// FOLDED: func.func @qwen3_next_backward
 // RUN: gdn-opt --gdn-expand-layer=f32-projections=true --gdn-generate-backward %s -o %t/bf16.mlir
 // RUN: gdn-opt --gdn-split-projections %t/bf16.mlir -o %t/bf16-split.mlir
 // RUN: gdn-run --compare %t/bf16.mlir %t/bf16-split.mlir --entry=bf16_layer_forward --seqlens=5,70,0,1 --seed=3 --rtol=0 | FileCheck %s --check-prefix=SAME
@@ -66,4 +80,20 @@ func.func @bf16_layer(%x: tensor<?x256xbf16>, %cu: tensor<?xi32>,
          tensor<8x256xbf16>, tensor<1024x4xbf16>, tensor<4xf32>, tensor<4xf32>,
          tensor<128xbf16>, tensor<256x512xbf16>) -> tensor<?x256xbf16>
   return %y : tensor<?x256xbf16>
+}
+
+// A projection with another user than the split (here: returned) keeps its
+// split: folding would compute the projection twice.
+// RUN: gdn-opt --gdn-split-projections %s | FileCheck %s --check-prefix=KEPT
+// KEPT-LABEL: func.func @qkvz_returned(
+// KEPT:         %[[QKVZ:.+]] = gdn.linear
+// KEPT:         gdn.split_qkvz %[[QKVZ]]
+// KEPT:         return %[[QKVZ]]
+func.func @qkvz_returned(%x: tensor<?x16xf32>, %w_qkvz: tensor<48x16xf32>,
+    %w_ba: tensor<16x16xf32>) -> (tensor<?x48xf32>, tensor<?x32xf32>) {
+  %qkvz = gdn.linear %x, %w_qkvz : (tensor<?x16xf32>, tensor<48x16xf32>) -> tensor<?x48xf32>
+  %ba = gdn.linear %x, %w_ba : (tensor<?x16xf32>, tensor<16x16xf32>) -> tensor<?x16xf32>
+  %mixed, %z, %b, %a = gdn.split_qkvz %qkvz, %ba {key_heads = 4 : i64, head_dim_k = 2 : i64}
+      : (tensor<?x48xf32>, tensor<?x16xf32>) -> (tensor<?x32xf32>, tensor<?x8x2xf32>, tensor<?x8xf32>, tensor<?x8xf32>)
+  return %qkvz, %mixed : tensor<?x48xf32>, tensor<?x32xf32>
 }
