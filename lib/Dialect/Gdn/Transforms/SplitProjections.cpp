@@ -15,6 +15,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 
+#include <optional>
+
 namespace mlir::gdn {
 #define GEN_PASS_DEF_GDNSPLITPROJECTIONS
 #include "gdn/Dialect/Gdn/Transforms/Passes.h.inc"
@@ -25,26 +27,13 @@ using namespace mlir::gdn;
 
 namespace {
 
-/// The row counts of the parts of the two fused weights: W_qkvz's
-/// sections [q, k, v, z] and W_ba's [b, a]; the first `leading` sections of
-/// each form its first part (mixed = q, k, v; b), the rest its second.
+/// The rows of the two fused weights: W_qkvz's sections [q, k, v, z] (its
+/// first part, mixed, is q, k, v; the second z) and W_ba's [b, a].
 struct Sections {
   SmallVector<int64_t> qkvz, ba;
-  int64_t mixedRows, zRows, bRows, aRows;
+  int64_t mixedRows, zRows, bRows;
   int64_t keyHeads;
 };
-
-Sections getSections(int64_t keyHeads, int64_t headDimK, int64_t mixedRows,
-                     int64_t valueRows, int64_t valueHeads) {
-  Sections s;
-  s.keyHeads = keyHeads;
-  s.qkvz = {keyHeads * headDimK, keyHeads * headDimK, valueRows, valueRows};
-  s.ba = {valueHeads, valueHeads};
-  s.mixedRows = mixedRows;
-  s.zRows = valueRows;
-  s.bRows = s.aRows = valueHeads;
-  return s;
-}
 
 /// Elements of every dimension after the first (the features of a token).
 int64_t featuresOf(Value value) {
@@ -76,7 +65,8 @@ Value rowsOf(OpBuilder &builder, Location loc, Value weight, int64_t first,
                                         ValueRange{}, offsets, sizes, strides);
 }
 
-/// `[first; second]` stacked by rows into a static `[Out, In]` tensor.
+/// `[first; second]` stacked by rows into a static `[Out, In]` tensor (the
+/// zeros are all overwritten: insert_slice needs a destination).
 Value stackRows(OpBuilder &builder, Location loc, RankedTensorType type,
                 Value first, Value second) {
   Value zero = arith::ConstantOp::create(
@@ -102,12 +92,24 @@ bool isStaticWeight(Value weight, int64_t rows) {
          type.getDimSize(0) == rows;
 }
 
-/// The sections of a split or merge of `mixed`, `z` and `b` (the same
-/// shapes on both sides).
-Sections sectionsOf(int64_t keyHeads, int64_t headDimK, Value mixed, Value z,
-                    Value b) {
-  return getSections(keyHeads, headDimK, featuresOf(mixed), featuresOf(z),
-                     featuresOf(b));
+/// The sections of a split_qkvz or merge_qkvz (mixed, z and b have the same
+/// shapes on both) between projections by `qkvzWeight` and `baWeight`, or
+/// nothing when a weight is not the static `[Out, In]` those parts make.
+template <class SplitOrMerge>
+std::optional<Sections> getSections(SplitOrMerge op, Value qkvzWeight,
+                                    Value baWeight) {
+  Sections s;
+  s.keyHeads = op.getKeyHeads();
+  s.mixedRows = featuresOf(op.getMixedQkv());
+  s.zRows = featuresOf(op.getZ());
+  s.bRows = featuresOf(op.getB());
+  const int64_t qk = s.keyHeads * static_cast<int64_t>(op.getHeadDimK());
+  s.qkvz = {qk, qk, s.zRows, s.zRows};
+  s.ba = {s.bRows, s.bRows};
+  if (!isStaticWeight(qkvzWeight, s.mixedRows + s.zRows) ||
+      !isStaticWeight(baWeight, 2 * s.bRows))
+    return std::nullopt;
+  return s;
 }
 
 /// split_qkvz(linear(x1, W_qkvz), linear(x2, W_ba)), each projection used
@@ -117,11 +119,11 @@ bool foldSplit(SplitQkvzOp split) {
   auto ba = split.getBa().getDefiningOp<LinearOp>();
   if (!qkvz || !ba || !split.getQkvz().hasOneUse() || !split.getBa().hasOneUse())
     return false;
-  Sections s = sectionsOf(split.getKeyHeads(), split.getHeadDimK(),
-                          split.getMixedQkv(), split.getZ(), split.getB());
-  if (!isStaticWeight(qkvz.getWeight(), s.mixedRows + s.zRows) ||
-      !isStaticWeight(ba.getWeight(), s.bRows + s.aRows))
+  std::optional<Sections> sections =
+      getSections(split, qkvz.getWeight(), ba.getWeight());
+  if (!sections)
     return false;
+  const Sections &s = *sections;
   OpBuilder builder(split);
   Location loc = split.getLoc();
   Value wQkvz = regroupRows(builder, loc, qkvz.getWeight(), s.qkvz, s.keyHeads,
@@ -137,7 +139,7 @@ bool foldSplit(SplitQkvzOp split) {
   project(split.getMixedQkv(), qkvz.getX(), wQkvz, 0, s.mixedRows);
   project(split.getZ(), qkvz.getX(), wQkvz, s.mixedRows, s.zRows);
   project(split.getB(), ba.getX(), wBa, 0, s.bRows);
-  project(split.getA(), ba.getX(), wBa, s.bRows, s.aRows);
+  project(split.getA(), ba.getX(), wBa, s.bRows, s.bRows);
   split.erase();
   qkvz.erase();
   ba.erase();
@@ -154,11 +156,11 @@ bool foldMerge(MergeQkvzOp merge) {
   if (!qkvz || !ba || qkvz.getYGrad() != merge.getQkvz() ||
       ba.getYGrad() != merge.getBa())
     return false;
-  Sections s = sectionsOf(merge.getKeyHeads(), merge.getHeadDimK(),
-                          merge.getMixedQkv(), merge.getZ(), merge.getB());
-  if (!isStaticWeight(qkvz.getWeight(), s.mixedRows + s.zRows) ||
-      !isStaticWeight(ba.getWeight(), s.bRows + s.aRows))
+  std::optional<Sections> sections =
+      getSections(merge, qkvz.getWeight(), ba.getWeight());
+  if (!sections)
     return false;
+  const Sections &s = *sections;
   OpBuilder builder(merge);
   Location loc = merge.getLoc();
   // Each part's ops go where its linear_grad was: the merge's operands and
@@ -192,7 +194,7 @@ bool foldMerge(MergeQkvzOp merge) {
     grad.erase();
   };
   foldOne(qkvz, s.qkvz, merge.getMixedQkv(), merge.getZ(), s.mixedRows, s.zRows);
-  foldOne(ba, s.ba, merge.getB(), merge.getA(), s.bRows, s.aRows);
+  foldOne(ba, s.ba, merge.getB(), merge.getA(), s.bRows, s.bRows);
   merge.erase();
   return true;
 }
