@@ -165,11 +165,11 @@ bool foldMerge(MergeQkvzOp merge) {
   Location loc = merge.getLoc();
   // Each part's ops go where its linear_grad was: the merge's operands and
   // the projection's are defined there, and its results' users follow.
-  auto foldOne = [&](LinearGradOp grad, ArrayRef<int64_t> sections,
+  auto foldOne = [&](LinearGradOp grad, ArrayRef<int64_t> weightSections,
                      Value firstGrad, Value secondGrad, int64_t firstRows,
                      int64_t secondRows) {
     builder.setInsertionPoint(grad);
-    Value weight = regroupRows(builder, loc, grad.getWeight(), sections,
+    Value weight = regroupRows(builder, loc, grad.getWeight(), weightSections,
                                s.keyHeads, /*inverse=*/true);
     auto first = LinearGradOp::create(
         builder, loc, grad.getXGrad().getType(),
@@ -188,7 +188,7 @@ bool foldMerge(MergeQkvzOp merge) {
         builder, loc,
         stackRows(builder, loc, grad.getWeightGrad().getType(),
                   first.getWeightGrad(), second.getWeightGrad()),
-        sections, s.keyHeads, /*inverse=*/false);
+        weightSections, s.keyHeads, /*inverse=*/false);
     grad.getXGrad().replaceAllUsesWith(xGrad);
     grad.getWeightGrad().replaceAllUsesWith(weightGrad);
     grad.erase();
