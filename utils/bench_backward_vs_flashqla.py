@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The delta-rule backward through PyTorch: gdn_torch against FlashQLA.
+"""The delta-rule backward through PyTorch: gdn_torch against FlashQLA,
+with every library's forward (FLA's too) in the same call.
 
 Times the backward of `chunk_gated_delta_rule` (gdn_torch's compiled
 kernels; FlashQLA's `flash_qla.chunk_gated_delta_rule`, its Hopper kernels)
@@ -10,13 +11,18 @@ Each row: one forward with gradients, then `torch.autograd.grad` of o with
 a fixed cotangent, eager, CUDA events, 3 warm-ups, median of N; both
 libraries in the same process, one row after the other. Also checks that
 the two libraries' dq, dk, dv, dg, dbeta agree (relative RMS), so that a
-timing never stands for a wrong gradient.
+timing never stands for a wrong gradient. Then the forward alone (no
+autograd) of each library, and of FLA's `chunk_gated_delta_rule` when
+--fla-site names a folder with FLA installed (its backward is refused on
+Hopper with Triton < 3.7.1, FLA #640, and not timed here).
 
 Usage (on the GPU machine; gdn_torch's tools on GDN_OPT etc. as
 docs/torch.md says, flash_qla and its dependencies on PYTHONPATH):
-    python3 utils/bench_backward_vs_flashqla.py [--iters 20] [--only gdn]
+    python3 utils/bench_backward_vs_flashqla.py [--iters 20] [--only gdn] [--fla-site DIR]
 """
 import argparse
+import os
+import sys
 
 import torch
 
@@ -57,6 +63,16 @@ def backward_ms(rule, lengths, iters, cu_dtype):
     return ms, grads
 
 
+def forward_ms(rule, lengths, iters, cu_dtype, host_offsets=False):
+    """The forward alone; `host_offsets`: FLA's, which also takes the
+    offsets on the host (cu_seqlens_cpu, so that it reads no device value)."""
+    q, k, v, g, beta, _, cu = inputs(lengths)
+    cu = cu.to(cu_dtype)
+    extra = {"cu_seqlens_cpu": cu.cpu()} if host_offsets else {}
+    with torch.no_grad():
+        return median_ms(lambda: rule(q, k, v, g, beta, cu_seqlens=cu, **extra), iters=iters)
+
+
 def relative_rms(a, b):
     a, b = a.double(), b.double()
     return float(((a - b).norm() / b.norm().clamp_min(1e-30)))
@@ -66,6 +82,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--iters", type=int, default=20)
     parser.add_argument("--only", choices=["gdn", "flashqla"])
+    parser.add_argument("--fla-site", help="folder with FLA installed: time its forward too")
     args = parser.parse_args()
     rules = {}
     if args.only != "flashqla":
@@ -74,6 +91,12 @@ def main():
     if args.only != "gdn":
         import flash_qla
         rules["FlashQLA"] = (flash_qla.chunk_gated_delta_rule, torch.int64)
+    fla = {}
+    if args.fla_site:
+        sys.path.insert(0, args.fla_site)
+        os.environ.setdefault("FLA_DISABLE_BACKEND_DISPATCH", "1")
+        from fla.ops.gated_delta_rule import chunk_gated_delta_rule as fla_chunk
+        fla["FLA"] = (fla_chunk, torch.int64)
     print(f"device: {torch.cuda.get_device_name()}")
     for name, lengths in SHAPES:
         results = {lib: backward_ms(rule, lengths, args.iters, dtype)
@@ -85,6 +108,12 @@ def main():
             agree = max(relative_rms(a, b) for a, b in zip(ours_grads, their_grads))
             line += f"  ours / FlashQLA {ours / theirs:.2f}x  gradients differ by {agree:.1e}"
         print(line, flush=True)
+        forwards = {lib: forward_ms(rule, lengths, args.iters, dtype)
+                    for lib, (rule, dtype) in rules.items()}
+        forwards.update({lib: forward_ms(rule, lengths, args.iters, dtype, host_offsets=True)
+                         for lib, (rule, dtype) in fla.items()})
+        print(f"FORWARD  {name:<11}" + "".join(
+            f"  {lib} {ms:7.3f} ms" for lib, ms in forwards.items()), flush=True)
 
 
 if __name__ == "__main__":
