@@ -38,6 +38,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 import gdn_torch  # noqa: E402
+from cuda_timing import median_ms  # noqa: E402
 from gdn_torch import ops  # noqa: E402
 
 MAX_RANK = 6
@@ -87,20 +88,12 @@ class CEntry:
 
 
 def timed(fn, reps, batch):
-    """Median ms per call of `batch` calls back to back, CUDA events."""
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
+    """Median ms per call of `batch` calls back to back (cuda_timing's
+    CUDA-event median over `reps` batches)."""
+    def calls():
         for _ in range(batch):
             fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / batch)
-    return sorted(times)[len(times) // 2]
+    return median_ms(calls, iters=reps) / batch
 
 
 def main():
