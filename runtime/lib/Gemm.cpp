@@ -65,6 +65,44 @@ uint32_t alignmentOf(const void *pointer) {
   return alignment;
 }
 
+/// The layouts of `gemm` with `n` columns of op(B), C and D (the real
+/// count, or the one the algorithm is searched for).
+cublasStatus_t makeLayouts(Descriptors &descriptors, const ColumnMajorGemm &gemm,
+                           int64_t n, cudaDataType type,
+                           cudaDataType outputType, const char *&what) {
+  const int64_t aRows = gemm.transposeA ? gemm.k : gemm.m;
+  const int64_t aColumns = gemm.transposeA ? gemm.m : gemm.k;
+  const int64_t bRows = gemm.transposeB ? n : gemm.k;
+  const int64_t bColumns = gemm.transposeB ? gemm.k : n;
+  struct {
+    cublasLtMatrixLayout_t *layout;
+    cudaDataType type;
+    int64_t rows, columns, ld, stride;
+    const char *what;
+  } layouts[] = {
+      {&descriptors.a, type, aRows, aColumns, gemm.lda, gemm.strideA,
+       "cublasLtMatrixLayoutCreate(A)"},
+      {&descriptors.b, type, bRows, bColumns, gemm.ldb, gemm.strideB,
+       "cublasLtMatrixLayoutCreate(B)"},
+      {&descriptors.c, outputType, gemm.m, n, gemm.ldc, gemm.strideC,
+       "cublasLtMatrixLayoutCreate(C)"},
+      {&descriptors.d, outputType, gemm.m, n, gemm.ldd, gemm.strideD,
+       "cublasLtMatrixLayoutCreate(D)"},
+  };
+  for (auto &l : layouts) {
+    if (*l.layout) {
+      cublasLtMatrixLayoutDestroy(*l.layout);
+      *l.layout = nullptr;
+    }
+    if (cublasStatus_t status = makeLayout(l.layout, l.type, l.rows, l.columns,
+                                           l.ld, gemm.batch, l.stride)) {
+      what = l.what;
+      return status;
+    }
+  }
+  return CUBLAS_STATUS_SUCCESS;
+}
+
 } // namespace
 
 int runGemm(gdnrt_context_t *context, const ColumnMajorGemm &gemm,
@@ -93,31 +131,11 @@ int runGemm(gdnrt_context_t *context, const ColumnMajorGemm &gemm,
                             &transposeA, sizeof(transposeA)),
                         "cublasLtMatmulDescSetAttribute(TRANSA)"))
     return error;
-  const int64_t aRows = gemm.transposeA ? gemm.k : gemm.m;
-  const int64_t aColumns = gemm.transposeA ? gemm.m : gemm.k;
-  if (int error = check(makeLayout(&descriptors.a, type, aRows, aColumns,
-                                   gemm.lda, gemm.batch, gemm.strideA),
-                        "cublasLtMatrixLayoutCreate(A)"))
-    return error;
   cublasOperation_t transposeB = gemm.transposeB ? CUBLAS_OP_T : CUBLAS_OP_N;
   if (int error = check(cublasLtMatmulDescSetAttribute(
                             descriptors.operation, CUBLASLT_MATMUL_DESC_TRANSB,
                             &transposeB, sizeof(transposeB)),
                         "cublasLtMatmulDescSetAttribute(TRANSB)"))
-    return error;
-  const int64_t bRows = gemm.transposeB ? gemm.n : gemm.k;
-  const int64_t bColumns = gemm.transposeB ? gemm.k : gemm.n;
-  if (int error = check(makeLayout(&descriptors.b, type, bRows, bColumns,
-                                   gemm.ldb, gemm.batch, gemm.strideB),
-                        "cublasLtMatrixLayoutCreate(B)"))
-    return error;
-  if (int error = check(makeLayout(&descriptors.c, outputType, gemm.m, gemm.n,
-                                   gemm.ldc, gemm.batch, gemm.strideC),
-                        "cublasLtMatrixLayoutCreate(C)"))
-    return error;
-  if (int error = check(makeLayout(&descriptors.d, outputType, gemm.m, gemm.n,
-                                   gemm.ldd, gemm.batch, gemm.strideD),
-                        "cublasLtMatrixLayoutCreate(D)"))
     return error;
 
   // The heuristic assumes 256-byte aligned operands unless told otherwise,
@@ -132,34 +150,49 @@ int runGemm(gdnrt_context_t *context, const ColumnMajorGemm &gemm,
   int alignmentLog2 = 0;
   while ((1u << alignmentLog2) < alignment)
     ++alignmentLog2;
-  const GemmKey key{alignmentLog2 * 64 + static_cast<int>(gemm.dtype) * 8 +
+  // Token columns: the algorithm is the one searched for a fixed token
+  // count, whatever the call's count, so each token's column is computed by
+  // the same kernel with the same reduction over k in a pack and alone.
+  const int64_t searchN =
+      gemm.tokenColumns ? kAlgorithmSearchTokens : gemm.n;
+  const GemmKey key{alignmentLog2 * 128 + gemm.tokenColumns * 64 +
+                        static_cast<int>(gemm.dtype) * 8 +
                         gemm.f32Output * 4 + gemm.transposeA * 2 +
                         gemm.transposeB,
-                    gemm.m, gemm.n, gemm.k, gemm.batch};
-  auto found = context->algorithms.find(key);
-  if (found == context->algorithms.end()) {
-    if (int error = check(cublasLtMatmulPreferenceCreate(&descriptors.preference),
-                          "cublasLtMatmulPreferenceCreate"))
-      return error;
-    size_t workspace = context->ltWorkspaceBytes;
-    if (int error = check(cublasLtMatmulPreferenceSetAttribute(
-                              descriptors.preference,
-                              CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                              &workspace, sizeof(workspace)),
-                          "cublasLtMatmulPreferenceSetAttribute"))
-      return error;
-    if (alignment < 256)
-      for (cublasLtMatmulPreferenceAttributes_t attribute :
-           {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
-            CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-            CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
-            CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
-        if (int error = check(cublasLtMatmulPreferenceSetAttribute(
-                                  descriptors.preference, attribute, &alignment,
-                                  sizeof(alignment)),
-                              "cublasLtMatmulPreferenceSetAttribute(MIN_"
-                              "ALIGNMENT)"))
-          return error;
+                    gemm.m, searchN, gemm.k, gemm.batch};
+  const char *what = "";
+  // Searches the heuristic's first algorithm for `n` token columns into
+  // the cache under `searchKey`.
+  auto search = [&](int64_t n, const GemmKey &searchKey,
+                    std::map<GemmKey, cublasLtMatmulAlgo_t>::iterator &into) {
+    if (cublasStatus_t status =
+            makeLayouts(descriptors, gemm, n, type, outputType, what))
+      return check(status, what);
+    if (!descriptors.preference) {
+      if (int error = check(
+              cublasLtMatmulPreferenceCreate(&descriptors.preference),
+              "cublasLtMatmulPreferenceCreate"))
+        return error;
+      size_t workspace = context->ltWorkspaceBytes;
+      if (int error = check(cublasLtMatmulPreferenceSetAttribute(
+                                descriptors.preference,
+                                CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                &workspace, sizeof(workspace)),
+                            "cublasLtMatmulPreferenceSetAttribute"))
+        return error;
+      if (alignment < 256)
+        for (cublasLtMatmulPreferenceAttributes_t attribute :
+             {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+              CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+              CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+              CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+          if (int error = check(cublasLtMatmulPreferenceSetAttribute(
+                                    descriptors.preference, attribute,
+                                    &alignment, sizeof(alignment)),
+                                "cublasLtMatmulPreferenceSetAttribute(MIN_"
+                                "ALIGNMENT)"))
+            return error;
+    }
     cublasLtMatmulHeuristicResult_t heuristic{};
     int returned = 0;
     if (int error = check(cublasLtMatmulAlgoGetHeuristic(
@@ -171,10 +204,37 @@ int runGemm(gdnrt_context_t *context, const ColumnMajorGemm &gemm,
     if (returned == 0)
       return fail(GDN_ERROR_CUBLAS, call,
                   "cuBLASLt has no algorithm for a " + std::to_string(gemm.m) +
-                      " x " + std::to_string(gemm.n) + " x " +
+                      " x " + std::to_string(n) + " x " +
                       std::to_string(gemm.k) + " GEMM (batch " +
                       std::to_string(gemm.batch) + ")");
-    found = context->algorithms.emplace(key, heuristic.algo).first;
+    into = context->algorithms.insert_or_assign(searchKey, heuristic.algo).first;
+    return static_cast<int>(GDN_SUCCESS);
+  };
+  auto found = context->algorithms.find(key);
+  if (found == context->algorithms.end())
+    if (int error = search(searchN, key, found))
+      return error;
+  if (cublasStatus_t status =
+          makeLayouts(descriptors, gemm, gemm.n, type, outputType, what))
+    return check(status, what);
+  if (searchN != gemm.n) {
+    // An algorithm searched for more tokens takes fewer in the cuBLASLt
+    // kernels seen so far. If one does not, this call's own search runs it
+    // (correct, but a pack and its sequences alone may then differ in the
+    // last bits).
+    cublasLtMatmulHeuristicResult_t checked{};
+    if (cublasLtMatmulAlgoCheck(context->lt, descriptors.operation,
+                                descriptors.a, descriptors.b, descriptors.c,
+                                descriptors.d, &found->second,
+                                &checked) != CUBLAS_STATUS_SUCCESS ||
+        checked.workspaceSize > context->ltWorkspaceBytes) {
+      const GemmKey own{std::get<0>(key) - 64, gemm.m, gemm.n, gemm.k,
+                        gemm.batch};
+      found = context->algorithms.find(own);
+      if (found == context->algorithms.end())
+        if (int error = search(gemm.n, own, found))
+          return error;
+    }
   }
   const double one64 = 1.0, beta64 = gemm.beta;
   const float one32 = 1.0f, beta32 = static_cast<float>(gemm.beta);

@@ -34,7 +34,18 @@ struct ColumnMajorGemm {
   /// C and D in f32 while A and B are bf16 or f16: a projection output kept
   /// in f32 for the precision of what reads it (docs/precision.md).
   bool f32Output = false;
+  /// The n columns of op(B), C and D are tokens (a projection's y or dx):
+  /// the algorithm is the one the heuristic picks for
+  /// kAlgorithmSearchTokens columns, whatever n is, so a token's column is
+  /// the same bits in a pack as alone. The heuristic's pick for the call's
+  /// own n may differ with n (another tile or split of k), and with it the
+  /// order of the sums over k.
+  bool tokenColumns = false;
 };
+
+/// The token count token-column algorithms are searched for: a training
+/// pack's order of magnitude, so packs get the heuristic's own pick.
+constexpr int64_t kAlgorithmSearchTokens = 32768;
 
 /// Enqueues the GEMM on the context's stream.
 int runGemm(gdnrt_context_t *context, const ColumnMajorGemm &gemm,

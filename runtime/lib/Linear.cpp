@@ -48,6 +48,7 @@ extern "C" int gdnrt_linear(gdnrt_context_t *context, const gdn_tensor_t *x,
                        y->data,  out,      0,       y->data, out,  0,
                        0.0};
   gemm.f32Output = f32Output;
+  gemm.tokenColumns = true;
   if (int failed = runGemm(context, gemm, call))
     return failed;
   return succeed();

@@ -111,6 +111,7 @@ int linearGrad(gdnrt_context_t *context, const gdn_tensor_t *dy,
     data.c = dx->data, data.ldc = in;
     data.d = dx->data, data.ldd = in;
     data.beta = accumulate ? 1.0 : 0.0;
+    data.tokenColumns = true;
     if (int failed = runGemm(context, data, call))
       return failed;
   }

@@ -515,6 +515,77 @@ TEST_F(OneRank, LinearGradIsBitIdenticalRunToRun) {
   }
 }
 
+TEST_F(OneRank, ProjectionRowsAreTheSameBitsInAPackAndAlone) {
+  // A pack's rows of y = x W^T and of dx = dy W equal each sequence's run
+  // alone, bit for bit: the GEMM's algorithm must not follow the token
+  // count. The shapes are a small Qwen3-Next layer's split projections
+  // (out = 4 is b's and a's, whose dx the heuristic otherwise computes
+  // another way for short sequences) and the accumulating form adds one
+  // projection's dx onto another's, as the generated backward does.
+  const int64_t lengths[] = {1, 63, 64, 65, 130, 2};
+  int64_t tokens = 0;
+  for (int64_t length : lengths)
+    tokens += length;
+  const int64_t in = 256;
+  for (int64_t out : {int64_t(4), int64_t(512), int64_t(1024)}) {
+    SCOPED_TRACE("out " + std::to_string(out));
+    Bf16Tensor x(tokens * in, 41), w(out * in, 42), dy(tokens * out, 43),
+        w2(out * in, 44), dy2(tokens * out, 45);
+    // y, then dx of two projections summed, of the rows
+    // [begin, begin + length).
+    using Rows = std::vector<uint16_t>;
+    auto run = [&](int64_t begin, int64_t length, Rows &gotY, Rows &gotDx) {
+      DeviceBuffer y(std::max<int64_t>(length, 1) * out * 2),
+          dx(std::max<int64_t>(length, 1) * in * 2), dw(out * in * 2);
+      auto rows = [&](const Bf16Tensor &t, int64_t width) {
+        return static_cast<const void *>(
+            static_cast<const char *>(t.device.data) + begin * width * 2);
+      };
+      // Alone, the rows are copied to buffers of their own (a sequence's
+      // own tensors start aligned).
+      DeviceBuffer ownX(std::max<int64_t>(length, 1) * in * 2),
+          ownDy(std::max<int64_t>(length, 1) * out * 2),
+          ownDy2(std::max<int64_t>(length, 1) * out * 2);
+      CUDA_OK(cudaMemcpy(ownX.data, rows(x, in), length * in * 2,
+                         cudaMemcpyDeviceToDevice));
+      CUDA_OK(cudaMemcpy(ownDy.data, rows(dy, out), length * out * 2,
+                         cudaMemcpyDeviceToDevice));
+      CUDA_OK(cudaMemcpy(ownDy2.data, rows(dy2, out), length * out * 2,
+                         cudaMemcpyDeviceToDevice));
+      gdn_tensor_t tx = describe(ownX, {length, in}, GDN_BF16),
+                   tw = describe(w.device, {out, in}, GDN_BF16),
+                   tw2 = describe(w2.device, {out, in}, GDN_BF16),
+                   ty = describe(y, {length, out}, GDN_BF16),
+                   tdy = describe(ownDy, {length, out}, GDN_BF16),
+                   tdy2 = describe(ownDy2, {length, out}, GDN_BF16),
+                   tdx = describe(dx, {length, in}, GDN_BF16),
+                   tdw = describe(dw, {out, in}, GDN_BF16);
+      GDN_OK(gdnrt_linear(context, &tx, &tw, &ty));
+      GDN_OK(gdnrt_linear_grad(context, &tdy, &tx, &tw, &tdx, &tdw));
+      GDN_OK(gdnrt_linear_grad_accumulate(context, &tdy2, &tx, &tw2, &tdx,
+                                          &tdw));
+      sync();
+      gotY = y.download<uint16_t>();
+      gotDx = dx.download<uint16_t>();
+    };
+    Rows packedY, packedDx, aloneY, aloneDx;
+    run(0, tokens, packedY, packedDx);
+    int64_t begin = 0;
+    for (int64_t length : lengths) {
+      run(begin, length, aloneY, aloneDx);
+      for (int64_t i = 0; i < length * out; ++i)
+        ASSERT_EQ(aloneY[i], packedY[begin * out + i])
+            << "y of the sequence of " << length << " tokens at " << begin
+            << ", element " << i;
+      for (int64_t i = 0; i < length * in; ++i)
+        ASSERT_EQ(aloneDx[i], packedDx[begin * in + i])
+            << "dx of the sequence of " << length << " tokens at " << begin
+            << ", element " << i;
+      begin += length;
+    }
+  }
+}
+
 TEST_F(OneRank, CommunicatorsEveryWay) {
   // From the environment (gdnrt-launch -n 1 sets it), a one-rank rendezvous
   // of each kind, and a framework's communicator wrapped.
