@@ -21,7 +21,7 @@ bin="${1:-${BUILD_DIR:-$root/build}}/bin"
 echo "| layer | save= | values saved | bytes per token | MiB per layer, T = 8K | T = 32K | T = 128K |"
 echo "|---|---|---|---|---|---|---|"
 for example in qwen3_next_80b_a3b_layer qwen3_5_layer; do
-  for save in activations inputs none; do
+  for save in activations operands inputs none; do
     remark=$("$bin/gdn-opt" --gdn-expand-layer \
       "--gdn-generate-backward=save=$save report-memory=true" \
       "$root/examples/$example.mlir" -o /dev/null 2>&1 | grep -o 'save=[a-z]*: .*')

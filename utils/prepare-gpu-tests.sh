@@ -22,7 +22,8 @@ mkdir -p "$out"
 # case-name | program | gdn-run options (lengths include 0, 1, 63, 64, 65) |
 # gdn-fuse options (empty: the gdn-pipeline defaults) | backward (non-empty:
 # the case is the program's generated backward, @<program>_backward, made
-# by gdn-generate-backward after gdn-expand-layer; inputs are drawn for it,
+# by gdn-generate-backward after gdn-expand-layer, with save=<this field>
+# unless it is just "backward"; inputs are drawn for it,
 # so saved activations and cotangents are random tensors of their roles) |
 # the results computed wholly or partly without the offsets (comma-separated:
 # they may hold numbers when the offsets are invalid; every other result must
@@ -91,6 +92,10 @@ cases=(
   "layer_qwen3_5_small_padded_f32p|layer_qwen3_5_small_padded|--seqlens=0,1,63,64,65,130,7 --slots=8,8,64,72,72,136,8 --seed=13||||f32-projections=true"
   "layer_qwen3_next_small_f32p_backward|layer_qwen3_next_small|--seqlens=1,63,64,65,0,130 --seed=22||backward|1,6,7|f32-projections=true"
   "layer_qwen3_5_small_padded_f32p_backward|layer_qwen3_5_small_padded|--seqlens=0,1,63,64,65,130,7 --slots=8,8,64,72,72,136,8 --seed=23||backward|2,8,9|f32-projections=true"
+  # save=operands: the backward reads the saved q, k, v, g, beta and normed
+  # output; no recomputed prologue or norm, the prologue's gradient still
+  # one kernel.
+  "layer_qwen3_next_small_f32p_operands_backward|layer_qwen3_next_small|--seqlens=1,63,64,65,0,130 --seed=24||operands|1,6,7|f32-projections=true"
   # The data-movement ops' copy calls (2D, 3D, one 2D per row).
   "copies_split_regroup|copies_split_regroup|--seqlens=300 --seed=14|"
   # The backward's calls: gdn.linear_grad (x of rank 3 and 2) on gdnrt,
@@ -111,7 +116,9 @@ for entry in "${cases[@]}"; do
     source="$dir/program.mlir"
   fi
   if [ -n "$backward" ]; then
-    "$bin/gdn-opt" "$expand_pass" --gdn-generate-backward "$source" -o "$dir/program.mlir"
+    generate=--gdn-generate-backward
+    [ "$backward" = backward ] || generate="--gdn-generate-backward=save=$backward"
+    "$bin/gdn-opt" "$expand_pass" "$generate" "$source" -o "$dir/program.mlir"
     source="$dir/program.mlir"
     function="${program}_backward"
     options="$options --entry=$function"

@@ -64,6 +64,8 @@ compile delta-rule --key-heads 16 --value-heads 32 --zero-state &
 wait
 compile layer --projections qwen3_next --hidden 2048 --key-heads 16 --value-heads 32 &
 compile layer --projections qwen3_next --hidden 2048 --key-heads 16 --value-heads 32 --bf16-projections &
+# What the forward keeps under save=operands (utils/profile_kernels.py layer --save operands).
+compile layer --projections qwen3_next --hidden 2048 --key-heads 16 --value-heads 32 --save operands &
 wait
 
 rm -rf "$out/python/gdn_torch"

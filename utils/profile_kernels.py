@@ -16,6 +16,9 @@ its share, and the step's total device time beside the step's wall time
 Usage (on the GPU machine, gdn_torch's tools on GDN_OPT etc. as docs/torch.md
 says):
     python3 utils/profile_kernels.py layer|core [--bwd] [--steps 5] [--lengths 8192x4]
+        [--save inputs|operands]
+
+--save picks what the layer's forward keeps for its backward (LayerSpec.save).
 """
 import argparse
 import collections
@@ -33,8 +36,8 @@ def parse_lengths(text):
     return [int(n) for n in text.split(",")]
 
 
-def layer_step(gdn_torch, lengths):
-    spec = gdn_torch.LayerSpec("qwen3_next", 2048, 16, 32, 128, 128, 4)
+def layer_step(gdn_torch, lengths, save):
+    spec = gdn_torch.LayerSpec("qwen3_next", 2048, 16, 32, 128, 128, 4, save=save)
     torch.manual_seed(3)
     layer = gdn_torch.GatedDeltaNet(spec, device="cuda")
     T = sum(lengths)
@@ -70,10 +73,12 @@ def main():
     parser.add_argument("--bwd", action="store_true", help="core: the backward alone")
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--lengths", default="8192x4")
+    parser.add_argument("--save", default="inputs", choices=["inputs", "operands"],
+                        help="layer: what the forward keeps for the backward")
     args = parser.parse_args()
     import gdn_torch
     lengths = parse_lengths(args.lengths)
-    step = (layer_step(gdn_torch, lengths) if args.what == "layer"
+    step = (layer_step(gdn_torch, lengths, args.save) if args.what == "layer"
             else core_step(gdn_torch, lengths, args.bwd))
     wall = median_ms(step, iters=10)
     torch.cuda.synchronize()

@@ -76,6 +76,15 @@ class LayerSpec:
     [N, C, W-1] (f32 with f32 projections, else bf16) and the delta rule's
     state [N, HV, K, V] (f32), after the weights; the results are y, then
     the two final states. One rank only (no sp_ranks or cp_ranks).
+
+    `save` is what the forward keeps for the backward (gdn-generate-backward's
+    save=, docs/backward.md): `inputs` (the default) keeps the projections'
+    and the delta rule's outputs, 32.1 KiB a token at Qwen3-Next-80B's
+    shape, and the backward recomputes the prologue and the gated RMSNorm;
+    `operands` keeps what those expensive ops read too (q, k, v, g, beta and
+    the normed output: 56.4 KiB a token there) and recomputes neither, a
+    faster backward for more memory. The name of an `operands` layer ends in
+    `_saveoperands`.
     """
     projections: str
     hidden: int
@@ -92,6 +101,7 @@ class LayerSpec:
     cp_layout: str = "contiguous"
     padded: bool = False
     states: bool = False
+    save: str = "inputs"
 
     def __post_init__(self):
         if self.projections not in ("qwen3_next", "qwen3_5"):
@@ -103,6 +113,8 @@ class LayerSpec:
             raise ValueError(f"cp_mode must be headwise, chunkwise or auto, not {self.cp_mode!r}")
         if self.cp_layout not in ("contiguous", "zigzag"):
             raise ValueError(f"cp_layout must be contiguous or zigzag, not {self.cp_layout!r}")
+        if self.save not in ("inputs", "operands"):
+            raise ValueError(f"save must be inputs or operands, not {self.save!r}")
         if self.value_heads % self.key_heads:
             raise ValueError(f"value heads ({self.value_heads}) must be a multiple of key heads "
                              f"({self.key_heads})")
@@ -131,9 +143,10 @@ class LayerSpec:
               if self.cp_ranks > 1 else "")
         padded = "_padded" if self.padded else ""
         states = "_states" if self.states else ""
+        save = "" if self.save == "inputs" else "_save" + self.save
         return (f"layer_{self.projections}_d{self.hidden}_h{self.key_heads}x{self.value_heads}"
                 f"_k{self.head_dim_k}v{self.head_dim_v}_w{self.conv_width}{eps}{bf16p}{padded}"
-                f"{states}{sp}{cp}")
+                f"{states}{save}{sp}{cp}")
 
     def weights(self):
         """(name, shape, dtype) of each weight, in the layer's operand order.
@@ -267,7 +280,8 @@ def _digest(text):
 # ----------------------------------------------------------------------------
 
 # The pipeline: expand the layer, write @f_forward / @f_backward (save the
-# projections' and the delta rule's outputs, recompute the rest), lower.
+# projections' and the delta rule's outputs, and with save=operands what
+# they read; recompute the rest), lower.
 def train_passes(spec):
     expand = "--gdn-expand-layer"
     if getattr(spec, "f32_projections", False):
@@ -280,7 +294,7 @@ def train_passes(spec):
                       f"layout={spec.cp_layout}")
         if spec.cp_layout == "zigzag":
             passes.append("--gdn-hoist-layouts")
-    return passes + ["--gdn-generate-backward=save=inputs"]
+    return passes + [f"--gdn-generate-backward=save={getattr(spec, 'save', 'inputs')}"]
 
 
 def pipeline_passes(spec):
@@ -575,6 +589,8 @@ def _spec_options(parser):
     parser.add_argument("--cp-layout", default="contiguous", choices=["contiguous", "zigzag"])
     parser.add_argument("--padded", action="store_true",
                         help="sequences in padded slots (the layer takes cu_padded)")
+    parser.add_argument("--save", default="inputs", choices=["inputs", "operands"],
+                        help="what the forward keeps for the backward (LayerSpec.save)")
     parser.add_argument("--zero-state", action="store_true",
                         help="a delta rule without an initial state (every state starts at zero)")
 
@@ -585,7 +601,7 @@ def _spec_of(args):
                          args.head_dim_k, args.head_dim_v, args.conv_width,
                          f32_projections=not args.bf16_projections, sp_ranks=args.sp_ranks,
                          cp_ranks=args.cp_ranks, cp_mode=args.cp_mode, cp_layout=args.cp_layout,
-                         padded=args.padded)
+                         padded=args.padded, save=args.save)
     return DeltaRuleSpec(args.key_heads, args.value_heads, args.head_dim_k, args.head_dim_v,
                          args.scale, initial_state=not args.zero_state)
 

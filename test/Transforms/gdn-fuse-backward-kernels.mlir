@@ -12,6 +12,17 @@
 // RUN: FileCheck %s < %t.fused.mlir
 // RUN: gdn-run --compare %t.unfused.mlir %t.fused.mlir --entry=f32_core_backward --rtol=1e-6 --seqlens=0,1,63,64,65 --slots=8,8,64,72,72 | FileCheck %s --check-prefix=F32
 // RUN: gdn-run --compare %t.unfused.mlir %t.fused.mlir --entry=bf16_core_backward --rtol=8e-3 --seqlens=5,70,1 | FileCheck %s --check-prefix=BF16
+//
+// Under save=operands the delta rule's gradient reads the saved q, k, v, g
+// and beta: nothing recomputes the prologue, and its gradient ops still
+// become one prologue_grad, matched from the norms' VJPs, which read the
+// split of the conv the backward recomputes for them (the kernel recomputes
+// it inside, so that conv goes too).
+// RUN: gdn-opt %s --gdn-generate-backward=save=operands -o %t.operands.mlir
+// RUN: gdn-opt %t.operands.mlir --gdn-fuse --canonicalize -o %t.operands-fused.mlir
+// RUN: FileCheck %s --check-prefix=OPERANDS < %t.operands-fused.mlir
+// RUN: gdn-run --compare %t.operands.mlir %t.operands-fused.mlir --entry=f32_core_backward --rtol=1e-6 --seqlens=0,1,63,64,65 --slots=8,8,64,72,72 | FileCheck %s --check-prefix=F32
+// RUN: gdn-run --compare %t.operands.mlir %t.operands-fused.mlir --entry=bf16_core_backward --rtol=8e-3 --seqlens=5,70,1 | FileCheck %s --check-prefix=BF16
 
 // CHECK-LABEL: func.func @f32_core_backward(
 // CHECK: %x_grad, %z_grad, %weight_grad = gdn_kernel.gated_rmsnorm_grad %arg13, %arg12, %arg8, %arg9
@@ -37,6 +48,23 @@
 // CHECK-LABEL: func.func @conv_escapes_backward(
 // CHECK-NOT: gdn_kernel.prologue
 // CHECK: gdn.causal_conv1d_grad
+
+// OPERANDS-LABEL: func.func @f32_core_backward(
+// OPERANDS-NOT: gdn_kernel.prologue %
+// OPERANDS-NOT: gdn.causal_conv1d
+// OPERANDS: delta_rule_grad %x_grad
+// OPERANDS-NOT: gdn_kernel.prologue %
+// OPERANDS: gdn_kernel.prologue_grad
+// OPERANDS-NOT: gdn.causal_conv1d
+// OPERANDS-NOT: gdn.l2norm_grad
+// OPERANDS-NOT: gdn.gates_grad
+// OPERANDS: return
+// OPERANDS-LABEL: func.func @bf16_core_backward(
+// OPERANDS-NOT: gdn_kernel.prologue %
+// OPERANDS: gdn_kernel.prologue_grad
+// OPERANDS-NOT: gdn.causal_conv1d_grad
+// OPERANDS-LABEL: func.func @conv_escapes_backward(
+// OPERANDS: gdn.causal_conv1d_grad
 
 // F32-COUNT-10: {{.*}}  ok
 // BF16-COUNT-6: {{.*}}  ok

@@ -6,7 +6,7 @@
 // RUN: gdn-opt --gdn-generate-backward %s -split-input-file -verify-diagnostics
 // RUN: not gdn-opt --gdn-generate-backward=save=everything %S/Inputs/cp_core.mlir 2>&1 | FileCheck %s --check-prefix=SAVE
 // RUN: not gdn-opt --gdn-generate-backward=functions=nothing %S/Inputs/cp_core.mlir 2>&1 | FileCheck %s --check-prefix=FUNCTIONS
-// SAVE: error: gdn-generate-backward: unknown save='everything'; expected activations, inputs or none
+// SAVE: error: gdn-generate-backward: unknown save='everything'; expected activations, operands, inputs or none
 // FUNCTIONS: error: gdn-generate-backward: functions= names @nothing, which is not a function with a body in this module
 
 func.func @unsupported(%x: tensor<4x2xf64>, %w: tensor<2x2xf64>) -> tensor<4x2xf64> {

@@ -36,7 +36,10 @@ def GdnFuse : Pass<"gdn-fuse"> {
     `gdn_kernel.prologue_grad` (which recomputes the conv and the norms),
     after which the recomputed prologue itself fuses into a
     `gdn_kernel.prologue`; and every `gdn.gated_rmsnorm_grad` becomes a
-    `gdn_kernel.gated_rmsnorm_grad`.
+    `gdn_kernel.gated_rmsnorm_grad`. Where the delta rule's gradient reads
+    saved q, k, v, g and beta instead (`save=operands`), the prologue's
+    VJPs are matched from the norms' VJPs, which read the split of the
+    conv the backward recomputes for them; that conv then goes too.
 
     The kernel ops get the tile chosen by the
     options (the delta rule: the widest V tile, 128 when V is);

@@ -89,6 +89,11 @@ std::optional<PrologueMatch> matchPrologue(std::optional<Core> core) {
 /// The gradient ops one prologue_grad kernel replaces, found from the delta
 /// rule's gradient: the VJPs of the L2 norms, the split (merge_qkv), the
 /// conv and the gates of the prologue that computed its q, k, v, g and beta.
+/// `core` holds that prologue's conv and split; its norms and gates too when
+/// the backward recomputes them (save=inputs: they compute the delta rule
+/// gradient's operands), none when those operands were saved
+/// (save=operands: only the conv and split are recomputed, for the norms'
+/// VJPs).
 struct PrologueGradMatch {
   Core core;
   L2NormGradOp normGradQ, normGradK;
@@ -105,13 +110,7 @@ template <typename OpTy> OpTy soleUser(Value value) {
 }
 
 std::optional<PrologueGradMatch> matchPrologueGrad(DeltaRuleGradOp grad) {
-  std::optional<Core> core =
-      findCoreInputs(grad.getQ(), grad.getK(), grad.getV(), grad.getG(),
-                     grad.getBeta(), grad.getPacking());
-  if (!core)
-    return std::nullopt;
   PrologueGradMatch m;
-  m.core = *core;
   // The delta rule's k, v, g and beta gradients may have other
   // contributions added on their way (chunkwise CP's state summaries).
   const Value kGrad = throughSums(grad.getKGrad()),
@@ -121,22 +120,44 @@ std::optional<PrologueGradMatch> matchPrologueGrad(DeltaRuleGradOp grad) {
   m.normGradQ = soleUser<L2NormGradOp>(grad.getQGrad());
   m.normGradK = soleUser<L2NormGradOp>(kGrad);
   m.gatesGrad = soleUser<GatesGradOp>(gGrad);
-  if (!m.normGradQ || !m.normGradK || !m.gatesGrad)
+  if (!m.normGradQ || !m.normGradK || !m.gatesGrad ||
+      m.normGradQ.getEps() != m.normGradK.getEps())
     return std::nullopt;
-  // The norms' VJPs must be of the norms the prologue computes.
-  if (m.normGradQ.getX() != core->split.getQ() ||
-      m.normGradK.getX() != core->split.getK() ||
-      m.normGradQ.getEps() != core->normQ.getEps() ||
-      m.normGradK.getEps() != core->normK.getEps() ||
-      core->normQ.getEps() != core->normK.getEps())
-    return std::nullopt;
+  if (std::optional<Core> core =
+          findCoreInputs(grad.getQ(), grad.getK(), grad.getV(), grad.getG(),
+                         grad.getBeta(), grad.getPacking())) {
+    // The norms' and the gates' VJPs must be of the ops the prologue
+    // computes.
+    GatesOp gates = core->gates;
+    GatesGradOp gatesGrad = m.gatesGrad;
+    if (m.normGradQ.getX() != core->split.getQ() ||
+        m.normGradK.getX() != core->split.getK() ||
+        m.normGradQ.getEps() != core->normQ.getEps() ||
+        core->normQ.getEps() != core->normK.getEps() ||
+        gatesGrad.getA() != gates.getA() || gatesGrad.getB() != gates.getB() ||
+        gatesGrad.getALog() != gates.getALog() ||
+        gatesGrad.getDtBias() != gates.getDtBias() ||
+        gatesGrad.getAllowNegEigval() != gates.getAllowNegEigval())
+      return std::nullopt;
+    m.core = *core;
+  } else {
+    // Saved operands: the norms' VJPs read the split of a recomputed conv.
+    m.core.split = m.normGradQ.getX().getDefiningOp<SplitQkvOp>();
+    if (!m.core.split || m.normGradQ.getX() != m.core.split.getQ() ||
+        m.normGradK.getX() != m.core.split.getK())
+      return std::nullopt;
+    m.core.conv =
+        m.core.split.getMixedQkv().getDefiningOp<CausalConv1dOp>();
+    if (!m.core.conv || m.core.conv.getPacking() != grad.getPacking())
+      return std::nullopt;
+  }
   m.merge = soleUser<MergeQkvOp>(m.normGradQ.getXGrad());
   if (!m.merge || m.merge.getQ() != m.normGradQ.getXGrad() ||
       m.merge.getK() != m.normGradK.getXGrad() || m.merge.getV() != vGrad ||
       !vGrad.hasOneUse() || !m.normGradK.getXGrad().hasOneUse())
     return std::nullopt;
   m.convGrad = soleUser<CausalConv1dGradOp>(m.merge.getMixedQkv());
-  CausalConv1dOp conv = core->conv;
+  CausalConv1dOp conv = m.core.conv;
   if (!m.convGrad || m.convGrad.getX() != conv.getX() ||
       m.convGrad.getWeight() != conv.getWeight() ||
       m.convGrad.getBias() != conv.getBias() ||
@@ -145,14 +166,8 @@ std::optional<PrologueGradMatch> matchPrologueGrad(DeltaRuleGradOp grad) {
       m.convGrad.getWidth() != conv.getWidth() ||
       m.convGrad.getActivation() != conv.getActivation())
     return std::nullopt;
-  GatesOp gates = core->gates;
-  GatesGradOp gatesGrad = m.gatesGrad;
-  if (gatesGrad.getGGrad() != gGrad || gatesGrad.getBetaGrad() != betaGrad ||
-      !betaGrad.hasOneUse() || gatesGrad.getA() != gates.getA() ||
-      gatesGrad.getB() != gates.getB() ||
-      gatesGrad.getALog() != gates.getALog() ||
-      gatesGrad.getDtBias() != gates.getDtBias() ||
-      gatesGrad.getAllowNegEigval() != gates.getAllowNegEigval())
+  if (m.gatesGrad.getGGrad() != gGrad ||
+      m.gatesGrad.getBetaGrad() != betaGrad || !betaGrad.hasOneUse())
     return std::nullopt;
   // One packed buffer of all tokens, or this rank's shard.
   for (Operation *op : {m.normGradQ.getOperation(), m.normGradK.getOperation(),
@@ -278,7 +293,6 @@ struct GdnFusePass : public mlir::gdn::impl::GdnFuseBase<GdnFusePass> {
   void fusePrologueGrad(IRRewriter &rewriter, DeltaRuleGradOp grad,
                         PrologueGradMatch m) {
     CausalConv1dOp conv = m.core.conv;
-    GatesOp gates = m.core.gates;
     auto qType = m.core.split.getQ().getType();
     auto vType = m.core.split.getV().getType();
     const int64_t channels = 2 * qType.getDimSize(1) * qType.getDimSize(2) +
@@ -303,13 +317,15 @@ struct GdnFusePass : public mlir::gdn::impl::GdnFuseBase<GdnFusePass> {
         gatesGrad.getAGrad().getType(), gatesGrad.getBGrad().getType(),
         gatesGrad.getALogGrad().getType(), gatesGrad.getDtBiasGrad().getType(),
         convGrad.getOptionalGrads().getTypes(), conv.getX(), conv.getWeight(),
-        conv.getBias(), conv.getInitialState(), gates.getA(), gates.getB(),
-        gates.getALog(), gates.getDtBias(), conv.getPacking(),
+        conv.getBias(), conv.getInitialState(), gatesGrad.getA(),
+        gatesGrad.getB(), gatesGrad.getALog(), gatesGrad.getDtBias(),
+        conv.getPacking(),
         m.normGradQ.getYGrad(), m.normGradK.getYGrad(), m.merge.getV(),
         gatesGrad.getGGrad(), gatesGrad.getBetaGrad(),
         convGrad.getFinalStateGrad(), qType.getDimSize(1), vType.getDimSize(1),
         qType.getDimSize(2), vType.getDimSize(2), conv.getWidth(),
-        conv.getActivation(), m.core.normQ.getEps(), gates.getAllowNegEigval(),
+        conv.getActivation(), m.normGradQ.getEps(),
+        gatesGrad.getAllowNegEigval(),
         static_cast<uint64_t>(tile.threads),
         static_cast<uint64_t>(tile.vectorBytes),
         static_cast<uint64_t>(tile.rowsInFlight),

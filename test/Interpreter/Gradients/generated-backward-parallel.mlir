@@ -44,6 +44,10 @@
 // RUN: gdn-run --compare %t/layer-chunk4.mlir %S/../../Transforms/Inputs/cp_layer.mlir --entry=qwen3_5 --run-backward --seqlens=130,2 --seed=2 | FileCheck %s --check-prefix=LAYER
 // RUN: gdn-opt --gdn-expand-layer --gdn-context-parallel="ranks=4 mode=chunkwise layout=zigzag" --gdn-generate-backward %S/../../Transforms/Inputs/cp_layer.mlir -o %t/layer-zigzag4.mlir
 // RUN: gdn-run --compare %t/layer-zigzag4.mlir %S/../../Transforms/Inputs/cp_layer.mlir --entry=stacked --run-backward --seqlens=8,16,0,40 --seed=8 | FileCheck %s --check-prefix=LAYER
+// RUN: gdn-opt --gdn-expand-layer --gdn-context-parallel="ranks=4 mode=chunkwise" --gdn-generate-backward=save=operands %S/../../Transforms/Inputs/cp_layer.mlir -o %t/layer-chunk4-operands.mlir
+// RUN: gdn-run --compare %t/layer-chunk4-operands.mlir %S/../../Transforms/Inputs/cp_layer.mlir --entry=qwen3_next --run-backward --seqlens=130,2,0,64 --seed=3 | FileCheck %s --check-prefix=LAYER
+// RUN: gdn-opt --gdn-expand-layer --gdn-sequence-parallel="ranks=2" --gdn-generate-backward=save=operands %S/../../Transforms/Inputs/cp_layer.mlir -o %t/sp2-operands.mlir
+// RUN: gdn-run --compare %t/sp2-operands.mlir %S/../../Transforms/Inputs/cp_layer.mlir --entry=qwen3_5 --run-backward --seqlens=0,1,63,64,65,7 --seed=6 | FileCheck %s --check-prefix=LAYER
 // RUN: gdn-opt --gdn-expand-layer --gdn-sequence-parallel="ranks=2" --gdn-generate-backward=save=none %S/../../Transforms/Inputs/cp_layer.mlir -o %t/sp2.mlir
 // RUN: gdn-run --compare %t/sp2.mlir %S/../../Transforms/Inputs/cp_layer.mlir --entry=qwen3_next --run-backward --seqlens=0,1,63,64,65,7 | FileCheck %s --check-prefix=LAYER
 // RUN: gdn-run --compare %t/sp2.mlir %S/../../Transforms/Inputs/cp_layer.mlir --entry=stacked --run-backward --seqlens=0,1,63,64,65,7 | FileCheck %s --check-prefix=LAYER

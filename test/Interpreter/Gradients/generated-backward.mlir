@@ -43,6 +43,11 @@
 // RUN: gdn-opt --gdn-expand-layer --gdn-generate-backward=save=inputs %S/gradcheck-layers.mlir -o %t/layers-inputs.mlir
 // RUN: gdn-opt --gdn-expand-layer --gdn-generate-backward=save=activations %S/gradcheck-layers.mlir -o %t/layers-activations.mlir
 // RUN: gdn-opt --gdn-expand-layer --gdn-generate-backward=save=none %S/gradcheck-layers.mlir -o %t/layers-none.mlir
+// RUN: gdn-opt --gdn-expand-layer --gdn-generate-backward=save=operands %S/gradcheck-layers.mlir -o %t/layers-operands.mlir
+// RUN: gdn-run --compare %t/layers-operands.mlir %S/gradcheck-layers.mlir --entry=qwen3_next --run-backward --seqlens=3,0,1,65,11 | FileCheck %s --check-prefix=LAYER
+// RUN: gdn-run --compare %t/layers-operands.mlir %S/gradcheck-layers.mlir --entry=qwen3_next_padded --run-backward --seqlens=3,0,1,65 --slots=8,0,8,72 --seed=1 | FileCheck %s --check-prefix=LAYER
+// RUN: gdn-run --compare %t/layers-operands.mlir %S/gradcheck-layers.mlir --entry=qwen3_5 --run-backward --seqlens=65,1,0,14 --seed=3 | FileCheck %s --check-prefix=LAYER
+// RUN: gdn-run --compare %t/layers-operands.mlir %S/gradcheck-layers.mlir --entry=with_states --run-backward --seqlens=0,1,70,5 --slots=0,8,72,8 --seed=2 | FileCheck %s --check-prefix=LAYER
 // RUN: gdn-run --compare %t/layers-inputs.mlir %S/gradcheck-layers.mlir --entry=qwen3_next --run-backward --seqlens=3,0,1,65,11 | FileCheck %s --check-prefix=LAYER
 // RUN: gdn-run --compare %t/layers-activations.mlir %S/gradcheck-layers.mlir --entry=qwen3_next --run-backward --seqlens=3,0,1,65,11 | FileCheck %s --check-prefix=LAYER
 // RUN: gdn-run --compare %t/layers-none.mlir %S/gradcheck-layers.mlir --entry=qwen3_next --run-backward --seqlens=3,0,1,65,11 | FileCheck %s --check-prefix=LAYER

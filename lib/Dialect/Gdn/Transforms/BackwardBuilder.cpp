@@ -184,21 +184,28 @@ BackwardBuilder::BackwardBuilder(func::FuncOp forward, func::FuncOp backward,
     forwardToBackward.map(argument, entry.getArgument(index));
 }
 
-bool BackwardBuilder::shouldSave(Operation *definingOp) const {
+bool BackwardBuilder::shouldSave(Value value) const {
+  Operation *definingOp = value.getDefiningOp();
   // The split of saved projections is saved in their place: the same bytes
   // (a permutation of them), and the backward then reads its halves
   // without a copy (gdn-split-projections removes the forward's).
   if (auto split = dyn_cast<SplitQkvzOp>(definingOp)) {
-    Operation *qkvz = split.getQkvz().getDefiningOp();
-    Operation *ba = split.getBa().getDefiningOp();
-    if (policy == SavePolicy::Inputs && qkvz && ba && shouldSave(qkvz) &&
-        shouldSave(ba))
+    Value qkvz = split.getQkvz(), ba = split.getBa();
+    if (policy != SavePolicy::Activations && qkvz.getDefiningOp() &&
+        ba.getDefiningOp() && shouldSave(qkvz) && shouldSave(ba))
       return true;
   }
   switch (getRecomputeCost(definingOp)) {
   case RecomputeCost::Free:
     return false;
   case RecomputeCost::Cheap:
+    // Operands: what an expensive op reads is kept with what it returns,
+    // so the backward recomputes only what the cheap ops' own gradients
+    // read (a fused prologue's backward recomputes that inside).
+    if (policy == SavePolicy::Operands)
+      return llvm::any_of(value.getUsers(), [](Operation *user) {
+        return getRecomputeCost(user) == RecomputeCost::Expensive;
+      });
     return policy == SavePolicy::Activations;
   case RecomputeCost::Expensive:
     return policy != SavePolicy::None;
@@ -211,7 +218,7 @@ Value BackwardBuilder::materialize(Value value) {
     return known;
   Operation *op = value.getDefiningOp();
   assert(op && "the forward's arguments are mapped from the start");
-  if (shouldSave(op) && isa<RankedTensorType>(value.getType())) {
+  if (shouldSave(value) && isa<RankedTensorType>(value.getType())) {
     // Saved values come after the forward's arguments, in the order the
     // backward first reads them.
     Block &entry = backward.getBody().front();

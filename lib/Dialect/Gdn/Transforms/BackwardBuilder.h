@@ -30,6 +30,7 @@ namespace mlir::gdn {
 enum class SavePolicy {
   Activations, ///< every forward value a gradient op reads
   Inputs,      ///< the results of projections, delta rules and collectives
+  Operands,    ///< Inputs, and the per-token values those ops read
   None,        ///< nothing but the arguments
 };
 
@@ -130,7 +131,7 @@ public:
   unsigned getNumSaved() const { return saved.size(); }
 
 private:
-  bool shouldSave(Operation *definingOp) const;
+  bool shouldSave(Value value) const;
 
   func::FuncOp forward, backward;
   SavePolicy policy;

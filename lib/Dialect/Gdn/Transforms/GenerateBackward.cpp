@@ -207,11 +207,12 @@ void GenerateBackwardPass::runOnOperation() {
       llvm::StringSwitch<std::optional<SavePolicy>>(save)
           .Case("activations", SavePolicy::Activations)
           .Case("inputs", SavePolicy::Inputs)
+          .Case("operands", SavePolicy::Operands)
           .Case("none", SavePolicy::None)
           .Default(std::nullopt);
   if (!policy) {
     module.emitError() << "gdn-generate-backward: unknown save='" << save
-                       << "'; expected activations, inputs or none";
+                       << "'; expected activations, operands, inputs or none";
     return signalPassFailure();
   }
   SmallVector<func::FuncOp> targets;

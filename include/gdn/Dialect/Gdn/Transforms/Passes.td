@@ -118,6 +118,10 @@ def GdnGenerateBackward : Pass<"gdn-generate-backward", "::mlir::ModuleOp"> {
       the delta rule, collectives); the cheap per-token ops between them
       (conv, splits, L2 norms, gates, gated RMSNorm) are recomputed from
       those in the backward, as a fused prologue would.
+    * `operands`: what `inputs` keeps and the per-token values those
+      expensive ops read (the delta rule's q, k, v, g and beta, a
+      projection's input); the backward recomputes only what the cheap
+      ops' own gradients read.
     * `none`: nothing but the arguments; the backward recomputes the whole
       forward it needs, collectives included.
 
@@ -135,8 +139,8 @@ def GdnGenerateBackward : Pass<"gdn-generate-backward", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
   let options = [
     Option<"save", "save", "std::string", /*default=*/"\"inputs\"",
-           "What the forward saves for the backward: activations, inputs "
-           "or none">,
+           "What the forward saves for the backward: activations, operands, "
+           "inputs or none">,
     ListOption<"functions", "functions", "std::string",
                "Functions to differentiate (default: every function with a "
                "body that is not itself generated)">,
