@@ -124,6 +124,23 @@ TEST(StridedCopiesEmulation, LinesLongerThanABlock) {
             kStridedCopyMaxBlocks, 19200, 19280);
 }
 
+TEST(StridedCopiesEmulation, LongLinesSplitIntoSegmentsAcrossBlocks) {
+  // 4099 vectors per line (three segments, the last of 3 vectors), 2 rows
+  // of 3 slices, 8-byte vectors on the source's offset: every (line,
+  // segment) unit lands where it belongs whether one block walks them all,
+  // a few share them or there is a block per unit.
+  const size_t width = 4099 * 8, rowPitch = width + 24,
+               slicePitch = 2 * rowPitch + 40;
+  for (size_t maxBlocks : {size_t(1), size_t(2), size_t(7), size_t(18),
+                           kStridedCopyMaxBlocks}) {
+    SCOPED_TRACE("at most " + std::to_string(maxBlocks) + " blocks");
+    const std::vector<unsigned> widths = runCopies(
+        {{8, rowPitch, slicePitch, 16, rowPitch, slicePitch, width, 2, 3}},
+        maxBlocks, 3 * slicePitch + 8, 3 * slicePitch + 16);
+    EXPECT_EQ(widths, (std::vector<unsigned>{8}));
+  }
+}
+
 TEST(StridedCopiesEmulation, GridStrideLoopCoversEveryLine) {
   // 1 vector per line: 256 lines per block on one to three blocks, so that
   // each block steps through its lines by a stride of whole slices plus
