@@ -351,6 +351,12 @@ std::string resultRole(Value value) {
   Operation *producer = value.getDefiningOp();
   if (keepsRole(producer))
     return resultRole(producer->getOperand(0));
+  // A slice has its source's role; an insertion the role of what it
+  // inserts (gdn-split-projections stacks weight gradients into zeros).
+  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(producer))
+    return resultRole(slice.getSource());
+  if (auto slice = dyn_cast<tensor::InsertSliceOp>(producer))
+    return resultRole(slice.getSource());
   if (auto prologue = dyn_cast<kernel::PrologueOp>(producer))
     if (value == prologue.getConvFinalState())
       return "GDN_ROLE_PER_SEQUENCE";

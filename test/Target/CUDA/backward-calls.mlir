@@ -79,6 +79,27 @@ func.func @input_projections(%qkvz: tensor<?x40xbf16>, %ba: tensor<?x12xbf16>, %
   return %dx, %dw_qkvz, %dw_ba : tensor<?x32xbf16>, tensor<40x32xbf16>, tensor<12x32xbf16>
 }
 
+// gdn-split-projections' weight gradient: two parts' gradients stacked into
+// zeros, then regrouped; a parameter's gradient, not rows of the pack.
+// CHECK-LABEL: // @stacked_weight_grads: 0 kernel(s)
+// CHECK: static const gdn_role_t gdn_stacked_weight_grads_result_roles[] = {GDN_ROLE_TOKENS, GDN_ROLE_PARAMETER};
+func.func @stacked_weight_grads(%db: tensor<?x2xbf16>, %da: tensor<?x2xbf16>, %x: tensor<?x32xbf16>,
+                                %w_b: tensor<2x32xbf16>, %w_a: tensor<2x32xbf16>)
+    -> (tensor<?x32xbf16>, tensor<4x32xbf16>) {
+  %dx_b, %dw_b = gdn.linear_grad %db, %x, %w_b
+      : (tensor<?x2xbf16>, tensor<?x32xbf16>, tensor<2x32xbf16>) -> (tensor<?x32xbf16>, tensor<2x32xbf16>)
+  %dx_a, %dw_a = gdn.linear_grad %da, %x, %w_a
+      : (tensor<?x2xbf16>, tensor<?x32xbf16>, tensor<2x32xbf16>) -> (tensor<?x32xbf16>, tensor<2x32xbf16>)
+  %dx = arith.addf %dx_b, %dx_a : tensor<?x32xbf16>
+  %zero = arith.constant 0.0 : bf16
+  %zeros = tensor.splat %zero : tensor<4x32xbf16>
+  %s0 = tensor.insert_slice %dw_b into %zeros[0, 0] [2, 32] [1, 1] : tensor<2x32xbf16> into tensor<4x32xbf16>
+  %s1 = tensor.insert_slice %dw_a into %s0[2, 0] [2, 32] [1, 1] : tensor<2x32xbf16> into tensor<4x32xbf16>
+  %dw = gdn.regroup_sections %s1 {dim = 0 : i64, groups = 2 : i64, section_sizes = array<i64: 2, 2>}
+      : tensor<4x32xbf16> -> tensor<4x32xbf16>
+  return %dx, %dw : tensor<?x32xbf16>, tensor<4x32xbf16>
+}
+
 // Qwen3.5 under SP: a chain of three additions over four projections, the
 // sum scattered over the SP ranks. The partial sums and the terms share one
 // temporary; the first GEMM writes it, the three others accumulate, then the
