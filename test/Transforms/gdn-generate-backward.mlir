@@ -10,6 +10,7 @@
 // RUN: gdn-opt --gdn-expand-layer --gdn-generate-backward="save=inputs functions=qwen3_next" %S/Inputs/cp_layer.mlir | FileCheck %s --check-prefix=INPUTS
 // RUN: gdn-opt --gdn-expand-layer --gdn-generate-backward="save=activations functions=qwen3_next" %S/Inputs/cp_layer.mlir | FileCheck %s --check-prefix=ACTIVATIONS
 // RUN: gdn-opt --gdn-expand-layer --gdn-generate-backward="save=none functions=qwen3_next" %S/Inputs/cp_layer.mlir | FileCheck %s --check-prefix=NONE
+// RUN: gdn-opt --gdn-expand-layer --gdn-generate-backward="save=operands functions=qwen3_next" %S/Inputs/cp_layer.mlir | FileCheck %s --check-prefix=OPERANDS
 // RUN: gdn-opt --gdn-expand-layer --gdn-generate-backward="save=inputs report-memory=true" %S/../../examples/qwen3_next_80b_a3b_layer.mlir -o /dev/null 2>&1 | FileCheck %s --check-prefix=MEMORY
 
 // CHECK-LABEL: func.func @shared(
@@ -81,6 +82,22 @@ func.func @shared(%x: tensor<4x6xf64>, %w: tensor<3x6xf64>, %unused: tensor<2xf6
 // ACTIVATIONS-NOT:     gdn.causal_conv1d {{.*}}:
 // ACTIVATIONS-NOT:     gdn.l2norm {{.*}}:
 // ACTIVATIONS:         return
+// save=operands keeps what inputs keeps and what the expensive ops read:
+// the normed output (out_proj), q and k after their norms and v, g and beta
+// (the delta rule); the backward recomputes only the conv and split the
+// norms' VJPs read, and no norm, gates or delta rule.
+// OPERANDS-LABEL: func.func @qwen3_next_forward(
+// OPERANDS:         return %{{.*}}, %{{.*}}, %o, %z, %{{.*}}, %{{.*}}, %v, %g, %beta, %a, %b, %mixed_qkv : tensor<?x8xf64>, tensor<?x8x2xf64>, tensor<?x8x2xf64>, tensor<?x8x2xf64>, tensor<?x4x2xf64>, tensor<?x4x2xf64>, tensor<?x8x2xf64>, tensor<?x8xf64>, tensor<?x8xf64>, tensor<?x8xf64>, tensor<?x8xf64>, tensor<?x32xf64>{{$}}
+// OPERANDS-LABEL: func.func @qwen3_next_backward(
+// OPERANDS-NOT:     gdn.gated_rmsnorm {{.*}}:
+// OPERANDS-NOT:     gdn.l2norm {{.*}}:
+// OPERANDS-NOT:     gdn.gates {{.*}}:
+// OPERANDS:         gdn.delta_rule_grad
+// OPERANDS:         gdn.causal_conv1d
+// OPERANDS-NEXT:    gdn.split_qkv
+// OPERANDS-NOT:     gdn.l2norm {{.*}}:
+// OPERANDS-NOT:     gdn.gates {{.*}}:
+// OPERANDS:         return
 // NONE-LABEL: func.func @qwen3_next_forward(
 // NONE:         return %{{[a-z_0-9]+}} : tensor<?x8xf64>
 // NONE-LABEL: func.func @qwen3_next_backward(
