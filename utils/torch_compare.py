@@ -420,16 +420,20 @@ class TorchFlaQwen3Next(torch.nn.Module):
         return F.linear(o.reshape(T, hv * dv), L.out_proj.weight)
 
 
-def time_layer(device, gdn_torch, fla, bf16p=False):
+def time_layer(device, gdn_torch, fla, bf16p=False, save_operands=False):
     section = "time-layer"
     spec = gdn_torch.LayerSpec("qwen3_next", 2048, 16, 32, 128, 128, 4)
     torch.manual_seed(3)
     layer = gdn_torch.GatedDeltaNet(spec, device=device)
-    narrow = None
+    narrow = keeper = None
     if bf16p:
         narrow = gdn_torch.GatedDeltaNet(dataclasses.replace(spec, f32_projections=False),
                                          device=device)
         narrow.load_state_dict(layer.state_dict())
+    if save_operands:
+        keeper = gdn_torch.GatedDeltaNet(dataclasses.replace(spec, save="operands"),
+                                         device=device)
+        keeper.load_state_dict(layer.state_dict())
     for lengths in ([8192] * 4, random_lengths(32768, 8, 3)):
         label = "8192x4" if len(lengths) == 4 else "32K/8 seqs"
         T = sum(lengths)
@@ -456,6 +460,25 @@ def time_layer(device, gdn_torch, fla, bf16p=False):
                 dy = torch.randn_like(x)
                 record(section, f"ours bf16-projections layer fwd+bwd {label} (ms)",
                        median_ms(lambda: narrow(xg, cu32).backward(dy), iters=10), None)
+        if keeper is not None and keeper.program.has_backward:
+            # The same step keeping the delta rule's operands (docs/backward.md):
+            # its gradients must be those of the default, bit for bit.
+            xa = x.clone().requires_grad_(True)
+            xb = x.clone().requires_grad_(True)
+            dy = torch.randn_like(x)
+            layer.zero_grad(set_to_none=True)  # the timing above accumulated into them
+            keeper.zero_grad(set_to_none=True)
+            layer(xa, cu32).backward(dy)
+            keeper(xb, cu32).backward(dy)
+            pairs = [(xa.grad, xb.grad)] + [(a.grad, b.grad) for a, b in
+                                            zip(layer.parameters(), keeper.parameters())]
+            record(section, f"ours save=operands vs save=inputs grads {label}",
+                   max(rel_rms(b, a) for a, b in pairs), 0.0, "bit for bit")
+            layer.zero_grad(set_to_none=True)
+            keeper.zero_grad(set_to_none=True)
+            record(section, f"ours save=operands layer fwd+bwd {label} (ms)",
+                   median_ms(lambda: keeper(xb, cu32).backward(dy), iters=10), None,
+                   "keeps q, k, v, g, beta and the normed output for the backward")
         if fla is None:
             continue
         composed = TorchFlaQwen3Next(layer, fla)
@@ -499,6 +522,9 @@ def main():
     parser.add_argument("--bf16-projections", action="store_true",
                         help="also compare and time the layers compiled with bf16 projection "
                              "outputs (docs/precision.md)")
+    parser.add_argument("--save-operands", action="store_true",
+                        help="also time the layer compiled with save=operands (docs/backward.md) "
+                             "and check its gradients equal the default's bit for bit")
     parser.add_argument("--device", default="cuda",
                         help="cpu: run the compiled programs in gdn-run instead (no GPU, no "
                              "timing, no FLA): checks the extension's Python half")
@@ -566,7 +592,8 @@ def main():
         if not args.skip_core_timing:
             steps.append(("time-core", lambda: time_delta_rule(device, gdn_torch, fla_chunk)))
         steps.append(("time-layer", lambda: time_layer(device, gdn_torch, fla,
-                                                       args.bf16_projections)))
+                                                       args.bf16_projections,
+                                                       args.save_operands)))
     for name, step in steps:
         t0 = time.time()
         print(f"== {name}", flush=True)

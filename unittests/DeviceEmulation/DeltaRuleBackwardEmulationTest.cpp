@@ -146,7 +146,7 @@ Gradients<float> runBackward(const Problem &p, const Cotangents &cot, float scal
            1},
       B::kThreads, [&] { deltaChunkReverseScanKernel<C>(args); });
   emulation::runGrid(dim3{slots, unsigned(C::kKeyHeads), 1}, B::kThreads,
-                     [&] { deltaChunkGradKernel<C>(args); });
+                     [&] { deltaChunkGradKernel<C>(args); }, B::kGradBytes);
   emulation::runGrid(dim3{4, 1, 1}, 64, [&] { deltaRuleBackwardFinishKernel<C>(args); });
   emulation::setCopyOwnership(true);
 
