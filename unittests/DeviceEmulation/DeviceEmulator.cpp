@@ -3,11 +3,14 @@
 #include "DeviceEmulator.h"
 
 #include <barrier>
+#include <cmath>
 #include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -16,8 +19,10 @@ dim3 gridDim, blockDim;
 
 namespace gdn::device {
 /// The dynamic shared memory kernels declare as `extern __shared__ uint4
-/// shared[]`; blocks run one at a time, so one array serves them all.
-uint4 shared[emulation::kSharedWords];
+/// shared[]`; blocks run one at a time, so one array serves them all. It
+/// starts at shared-window address 0, 1024-byte aligned as on the GPU (where
+/// 128-byte swizzling repeats every 1024 bytes of the window).
+alignas(1024) uint4 shared[emulation::kSharedWords];
 /// The bytes of `shared` the running launch reserved (runGrid's sharedBytes).
 size_t sharedLimit = sizeof(shared);
 /// Bytes after the limit that must keep the fill pattern.
@@ -50,13 +55,46 @@ struct MmaLane {
   uint32_t a[4], b[2];
 };
 
+/// One warpgroup-collective wgmma as issued: the descriptors and every
+/// thread's A fragment (when A is in registers).
+struct WgmmaOp {
+  int n = 0;
+  bool aInRegisters = false, transposeB = false, accumulate = false;
+  uint64_t descA = 0, descB = 0;
+  uint32_t a[128][4] = {};
+};
+/// A warpgroup's products in flight, oldest first, numbered from `first`.
+struct Warpgroup {
+  Warpgroup() : barrier(128) {}
+  std::barrier<> barrier;
+  std::mutex mutex;
+  std::deque<WgmmaOp> ops;
+  size_t first = 0;
+};
+/// A thread's products in flight: the op's number and the accumulators it
+/// writes, per commit group; the accumulators' values while poisoned.
+struct PendingProduct {
+  size_t op;
+  float *d;
+};
+struct WgmmaThread {
+  size_t issued = 0;
+  std::vector<PendingProduct> open;
+  std::deque<std::vector<PendingProduct>> groups;
+  std::map<float *, std::vector<float>> values;
+};
+thread_local WgmmaThread products;
+
 struct Block {
   explicit Block(unsigned threads)
       : barrier(threads), exchange(threads), mma(threads), rows(threads) {
     for (unsigned first = 0; first < threads; first += 32)
       warps.push_back(std::make_unique<std::barrier<>>(
           std::min<unsigned>(32, threads - first)));
+    for (unsigned first = 0; first + 128 <= threads; first += 128)
+      warpgroups.push_back(std::make_unique<Warpgroup>());
   }
+  std::vector<std::unique_ptr<Warpgroup>> warpgroups;
   std::barrier<> barrier;
   std::vector<std::unique_ptr<std::barrier<>>> warps;
   std::vector<float> exchange;
@@ -293,6 +331,207 @@ void loadMatrices(uint32_t r[4], const void *row, bool transpose) {
   block->warps[warp]->arrive_and_wait(); // nobody overwrites before all read
 }
 
+uint32_t sharedAddress(const void *p) {
+  const char *begin = reinterpret_cast<const char *>(shared);
+  const char *at = static_cast<const char *>(p);
+  if (at < begin || at >= begin + sizeof(shared))
+    fail("a shared-window address of a pointer outside shared memory");
+  return static_cast<uint32_t>(at - begin);
+}
+
+void storeMatricesTransposed(void *row, const uint32_t r[4]) {
+  const unsigned self = threadIdx.x, warp = self / 32, first = warp * 32;
+  if (first + 32 > blockDim.x)
+    fail("an stmatrix runs in a warp of fewer than 32 lanes");
+  const char *begin = reinterpret_cast<const char *>(shared);
+  const char *at = static_cast<const char *>(row);
+  if (at < begin || at + 16 > begin + sharedLimit)
+    fail("an stmatrix row is outside the launch's shared memory");
+  if (reinterpret_cast<uintptr_t>(at) % 16 != 0)
+    fail("an stmatrix row is not 16-byte aligned");
+  block->rows[self] = static_cast<const uint16_t *>(row);
+  block->warps[warp]->arrive_and_wait();
+  // Register i of lane l: rows 2 (l % 4) and + 1, column l / 4 of matrix i.
+  const unsigned lane = self % 32;
+  for (int i = 0; i < 4; ++i) {
+    const uint16_t *const *matrix = &block->rows[first + 8 * i];
+    const_cast<uint16_t *>(matrix[2 * (lane % 4)])[lane / 4] =
+        static_cast<uint16_t>(r[i] & 0xffffu);
+    const_cast<uint16_t *>(matrix[2 * (lane % 4) + 1])[lane / 4] =
+        static_cast<uint16_t>(r[i] >> 16);
+  }
+  block->warps[warp]->arrive_and_wait(); // nobody reuses the rows before all wrote
+}
+
+namespace {
+Warpgroup &myWarpgroup() {
+  const unsigned group = threadIdx.x / 128;
+  if (group >= block->warpgroups.size())
+    fail("a wgmma runs in a warpgroup of fewer than 128 threads");
+  return *block->warpgroups[group];
+}
+
+/// The bf16 at shared-window address `address`, which must lie in the
+/// launch's shared memory.
+float sharedBf16(uint64_t address) {
+  if (address + 2 > sharedLimit)
+    fail("a wgmma operand lies outside the launch's shared memory");
+  uint16_t bits;
+  std::memcpy(&bits, reinterpret_cast<const char *>(shared) + address, 2);
+  return bf16Value(bits, 0);
+}
+
+/// Element (row, k) of a 16-deep shared-memory operand through a matrix
+/// descriptor (PTX ISA, "Matrix Descriptor Format"): `row` is n of B or m
+/// of A; K-major tiles hold rows of k, MN-major ones (transposed) rows of
+/// the other index. Core matrices are 8 x 16 bytes; without swizzling the
+/// leading offset steps along k and the stride along the other index; with
+/// 128-byte swizzling an 8-row atom is 1024 bytes of 128-byte rows whose
+/// 16-byte pieces are permuted by XOR with the row (address bits 4-6 ^=
+/// bits 7-9), the stride steps between atoms along k (MN-major) or the rows'
+/// index (K-major), and the leading offset between 64-element blocks of an
+/// MN-major row.
+float descriptorElement(uint64_t desc, bool mnMajor, int row, int k) {
+  const uint64_t start = (desc & 0x3fff) << 4;
+  const uint64_t leading = ((desc >> 16) & 0x3fff) << 4;
+  const uint64_t stride = ((desc >> 32) & 0x3fff) << 4;
+  const int baseOffset = static_cast<int>((desc >> 49) & 7);
+  const int layout = static_cast<int>(desc >> 62);
+  if (baseOffset != 0)
+    fail("a wgmma descriptor with a base offset (not emulated)");
+  uint64_t address;
+  if (layout == 0) {
+    address = mnMajor ? start + (k / 8) * leading + (row / 8) * stride +
+                            (k % 8) * 16 + (row % 8) * 2
+                      : start + (k / 8) * leading + (row / 8) * stride +
+                            (row % 8) * 16 + (k % 8) * 2;
+  } else if (layout == 1) {
+    address = mnMajor ? start + (row / 64) * leading + (k / 8) * stride +
+                            (k % 8) * 128 + (row % 64) * 2
+                      : start + (row / 8) * stride + (row % 8) * 128 + k * 2;
+    address ^= ((address >> 7) & 7) << 4;
+  } else {
+    fail("a wgmma descriptor with 64- or 32-byte swizzling (not emulated)");
+  }
+  return sharedBf16(address);
+}
+
+/// Computes one retired product into this thread's accumulator values.
+void retireProduct(const WgmmaOp &op, std::vector<float> &d) {
+  const unsigned self = threadIdx.x % 128, warp = self / 32, lane = self % 32;
+  const int g = lane / 4, t = lane % 4;
+  // A (64 x 16): the warpgroup's registers (mma.sync's A layout per warp of
+  // 16 rows) or a K-major shared tile.
+  float A[2][16];
+  for (int half = 0; half < 2; ++half) {
+    const int m = 16 * warp + g + 8 * half;
+    for (int k = 0; k < 16; ++k) {
+      if (op.aInRegisters) {
+        // Lane (g, t) of warp m / 16 holds row g (+8) at columns 2t, 2t + 1
+        // (registers 0, 1) and 2t + 8, 2t + 9 (registers 2, 3).
+        const int lane0 = 32 * (m / 16) + 4 * (m % 8) + (k % 8) / 2;
+        const int reg = (m % 16 >= 8 ? 1 : 0) + (k >= 8 ? 2 : 0);
+        A[half][k] = bf16Value(op.a[lane0][reg], k % 2);
+      } else {
+        A[half][k] = descriptorElement(op.descA, false, m, k);
+      }
+    }
+  }
+  for (int j = 0; j < op.n / 8; ++j)
+    for (int e = 0; e < 4; ++e) {
+      const int column = 8 * j + 2 * t + e % 2;
+      double sum = op.accumulate ? d[4 * j + e] : 0.0;
+      for (int k = 0; k < 16; ++k)
+        sum += static_cast<double>(A[e / 2][k]) *
+               descriptorElement(op.descB, op.transposeB, column, k);
+      d[4 * j + e] = static_cast<float>(sum);
+    }
+}
+} // namespace
+
+void wgmmaIssue(float *d, int n, const uint32_t *a, uint64_t descA, uint64_t descB,
+                bool transposeB, bool accumulate) {
+  Warpgroup &group = myWarpgroup();
+  const unsigned self = threadIdx.x % 128;
+  const size_t number = products.issued++;
+  {
+    std::lock_guard<std::mutex> lock(group.mutex);
+    if (number < group.first)
+      fail("a wgmma issued after its warpgroup retired it");
+    while (group.first + group.ops.size() <= number) {
+      group.ops.emplace_back();
+      WgmmaOp &op = group.ops.back();
+      op.n = n;
+      op.aInRegisters = a != nullptr;
+      op.descA = descA;
+      op.descB = descB;
+      op.transposeB = transposeB;
+      op.accumulate = accumulate;
+    }
+    WgmmaOp &op = group.ops[number - group.first];
+    if (op.n != n || op.aInRegisters != (a != nullptr) || op.descA != descA ||
+        op.descB != descB || op.transposeB != transposeB || op.accumulate != accumulate)
+      fail("the threads of a warpgroup issue different wgmmas");
+    if (a)
+      std::memcpy(op.a[self], a, sizeof(op.a[self]));
+  }
+  // The accumulators read NaN until the product is retired.
+  if (!products.values.count(d)) {
+    products.values[d].assign(d, d + n / 2);
+    for (int i = 0; i < n / 2; ++i)
+      d[i] = NAN;
+  }
+  products.open.push_back({number, d});
+}
+
+void wgmmaCommit() {
+  products.groups.push_back(std::move(products.open));
+  products.open.clear();
+}
+
+void wgmmaWait(int pending) {
+  Warpgroup &group = myWarpgroup();
+  // Every thread of the warpgroup has issued what it waits for.
+  group.barrier.arrive_and_wait();
+  size_t retired = 0;
+  while (static_cast<int>(products.groups.size()) > pending) {
+    for (const PendingProduct &p : products.groups.front()) {
+      const WgmmaOp *op;
+      {
+        std::lock_guard<std::mutex> lock(group.mutex);
+        op = &group.ops[p.op - group.first];
+      }
+      retireProduct(*op, products.values[p.d]);
+      retired = p.op + 1;
+    }
+    products.groups.pop_front();
+  }
+  // Accumulators with no product left in flight get their values back.
+  for (auto it = products.values.begin(); it != products.values.end();) {
+    bool inFlight = false;
+    for (const auto &g : products.groups)
+      for (const PendingProduct &p : g)
+        inFlight |= p.d == it->first;
+    for (const PendingProduct &p : products.open)
+      inFlight |= p.d == it->first;
+    if (inFlight) {
+      ++it;
+      continue;
+    }
+    std::memcpy(it->first, it->second.data(), it->second.size() * sizeof(float));
+    it = products.values.erase(it);
+  }
+  // Nobody drops an op before the whole warpgroup has computed it.
+  group.barrier.arrive_and_wait();
+  if (threadIdx.x % 128 == 0) {
+    std::lock_guard<std::mutex> lock(group.mutex);
+    while (group.first < retired && !group.ops.empty()) {
+      group.ops.pop_front();
+      ++group.first;
+    }
+  }
+}
+
 void runGrid(dim3 grid, unsigned threads, const std::function<void()> &body,
              size_t sharedBytes) {
   gridDim = grid;
@@ -311,9 +550,12 @@ void runGrid(dim3 grid, unsigned threads, const std::function<void()> &body,
           blockIdx = dim3{x, y, 1};
           threadIdx = dim3{t, 1, 1};
           copies = CopyState();
+          products = WgmmaThread();
           body();
           if (!copies.open.empty() || !copies.groups.empty())
             fail("a thread exits with asynchronous copies in flight");
+          if (!products.open.empty() || !products.groups.empty())
+            fail("a thread exits with wgmma products in flight");
         });
       for (std::thread &worker : workers)
         worker.join();

@@ -42,6 +42,7 @@ __global__ void productKernel(const __nv_bfloat16 *a, const __nv_bfloat16 *b,
   char *tile = reinterpret_cast<char *>(shared);
   for (int i = threadIdx.x; i < 96 * 1024 / 16; i += blockDim.x)
     shared[i] = make_uint4(0, 0, 0, 0);
+  __syncthreads(); // zeroed everywhere before any tile row lands
   for (int i = threadIdx.x; i < kRows * kColumns / 8; i += blockDim.x) {
     const int row = i / (kColumns / 8), column = (i % (kColumns / 8)) * 8;
     *reinterpret_cast<uint4 *>(

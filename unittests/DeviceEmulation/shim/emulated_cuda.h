@@ -23,6 +23,7 @@
 #define __forceinline__ inline
 #define __launch_bounds__(...)
 #define __shared__
+#define __align__(n) alignas(n)
 
 struct uint2 {
   unsigned x, y;
@@ -83,7 +84,31 @@ uint32_t roundToTf32(float x);
 /// ldmatrix.m8n8.x4(.trans).b16, warp-collective: lane l gives the address
 /// of row l % 8 of matrix l / 8 (in shared memory, 16-byte aligned).
 void loadMatrices(uint32_t r[4], const void *row, bool transpose);
+/// stmatrix.m8n8.x4.trans.b16 (sm_90), warp-collective: the inverse of
+/// loadMatrices with transpose (see gdn/device/wgmma.cuh).
+void storeMatricesTransposed(void *row, const uint32_t r[4]);
+/// The shared-window address of `p` (its offset into the emulated block's
+/// dynamic shared memory, which starts 1024-byte aligned at 0).
+uint32_t sharedAddress(const void *p);
+/// wgmma.mma_async.m64nNk16 bf16 -> fp32 (sm_90a), warpgroup-collective
+/// and deferred as on the GPU: `d` (N / 2 accumulators of this thread) reads
+/// NaN from the issue until a wgmmaWait retires the product's group, which
+/// computes it then, reading B (and A when `a` is null: from descA) from
+/// shared memory through the descriptors at that moment. A comes from the
+/// 128 threads' registers otherwise (gdn/device/wgmma.cuh's layouts).
+void wgmmaIssue(float *d, int n, const uint32_t *a, uint64_t descA,
+                uint64_t descB, bool transposeB, bool accumulate);
+/// wgmma.commit_group: closes this thread's group of products.
+void wgmmaCommit();
+/// wgmma.wait_group: retires this warpgroup's groups until at most
+/// `pending` are in flight.
+void wgmmaWait(int pending);
 } // namespace gdn::device::emulation
+
+/// The shared-window address of a pointer into shared memory.
+inline size_t __cvta_generic_to_shared(const void *p) {
+  return gdn::device::emulation::sharedAddress(p);
+}
 
 inline void __syncthreads() { gdn::device::emulation::syncThreads(); }
 /// A full warp's barrier (memory ordering comes free on the host).

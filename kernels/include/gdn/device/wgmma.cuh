@@ -32,6 +32,11 @@
 // uses). `test/Integration/harness/wgmma_check.cu` checks every layout,
 // K-major and MN-major, against a CPU product on the GPU.
 //
+// GDN_DEVICE_EMULATION: the products, commits, waits and stmatrix are the
+// host emulator's warpgroup collectives (unittests/DeviceEmulation), which
+// decode the same descriptors and defer each product to the wait that
+// retires it, as the hardware does.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef GDN_DEVICE_WGMMA_CUH
@@ -152,7 +157,9 @@ __device__ __forceinline__ char *alignSharedTo1024(void *raw) {
 /// Orders this thread's register writes of A fragments and accumulators
 /// before the wgmma instructions that read them.
 __device__ __forceinline__ void wgmmaFence() {
-#if GDN_WGMMA_AVAILABLE
+#if defined(GDN_DEVICE_EMULATION)
+  // The emulator's products read registers at issue: nothing to order.
+#elif GDN_WGMMA_AVAILABLE
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #else
   __trap();
@@ -161,14 +168,18 @@ __device__ __forceinline__ void wgmmaFence() {
 
 /// Closes the group of wgmma instructions issued since the last commit.
 __device__ __forceinline__ void wgmmaCommit() {
-#if GDN_WGMMA_AVAILABLE
+#if defined(GDN_DEVICE_EMULATION)
+  emulation::wgmmaCommit();
+#elif GDN_WGMMA_AVAILABLE
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 #endif
 }
 
 /// Waits until at most kPending committed groups are in flight.
 template <int kPending> __device__ __forceinline__ void wgmmaWait() {
-#if GDN_WGMMA_AVAILABLE
+#if defined(GDN_DEVICE_EMULATION)
+  emulation::wgmmaWait(kPending);
+#elif GDN_WGMMA_AVAILABLE
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending)
                : "memory");
 #endif
@@ -187,9 +198,11 @@ __device__ __forceinline__ void fenceSharedForAsyncProxy() {
 /// rewritten here, so no read of them moves above the wait.
 template <int kCount>
 __device__ __forceinline__ void wgmmaSettle(float (&d)[kCount]) {
+#ifndef GDN_DEVICE_EMULATION
 #pragma unroll
   for (int i = 0; i < kCount; ++i)
     asm volatile("" : "+f"(d[i])::"memory");
+#endif
 }
 
 /// The bf16 A fragment of k step `step` (columns 16 step .. + 15) of a
@@ -210,7 +223,9 @@ __device__ __forceinline__ void accumulatorToA(const float (&d)[kCount],
 /// l / 4 lands transposed).
 __device__ __forceinline__ void storeMatricesTransposed(__nv_bfloat16 *row,
                                                         const uint32_t (&r)[4]) {
-#if GDN_WGMMA_AVAILABLE
+#if defined(GDN_DEVICE_EMULATION)
+  emulation::storeMatricesTransposed(row, r);
+#elif GDN_WGMMA_AVAILABLE
   const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(row));
   asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], "
                "{%1, %2, %3, %4};\n" ::"r"(address),
@@ -221,7 +236,26 @@ __device__ __forceinline__ void storeMatricesTransposed(__nv_bfloat16 *row,
 #endif
 }
 
-#if GDN_WGMMA_AVAILABLE
+#if defined(GDN_DEVICE_EMULATION)
+template <int kTransposeB>
+__device__ __forceinline__ void wgmmaM64N64K16(float (&d)[32], const uint32_t (&a)[4],
+                                               uint64_t descB, int accumulate) {
+  emulation::wgmmaIssue(d, 64, a, 0, descB, kTransposeB, accumulate);
+}
+template <int kTransposeB>
+__device__ __forceinline__ void wgmmaM64N128K16(float (&d)[64], const uint32_t (&a)[4],
+                                                uint64_t descB, int accumulate) {
+  emulation::wgmmaIssue(d, 128, a, 0, descB, kTransposeB, accumulate);
+}
+__device__ __forceinline__ void wgmmaM64N32K16Shared(float (&d)[16], uint64_t descA,
+                                                     uint64_t descB, int accumulate) {
+  emulation::wgmmaIssue(d, 32, nullptr, descA, descB, false, accumulate);
+}
+__device__ __forceinline__ void wgmmaM64N64K16Shared(float (&d)[32], uint64_t descA,
+                                                     uint64_t descB, int accumulate) {
+  emulation::wgmmaIssue(d, 64, nullptr, descA, descB, false, accumulate);
+}
+#elif GDN_WGMMA_AVAILABLE
 /// d (+)= a * B for one k16 step: A (64 x 16) from registers, B (16 x 64)
 /// from shared memory through `descB`; `accumulate` = 0 overwrites d.
 template <int kTransposeB>
