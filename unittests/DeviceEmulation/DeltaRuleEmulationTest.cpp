@@ -294,8 +294,11 @@ struct Split {
 
 /// Runs prepare and scan on `p` in the emulator. kPrepareScores false: the
 /// prepare kernel alone, without P (what it runs for a wgmma scan that
-/// computes P), in a workspace sized without it.
-template <class C, bool kPrepareScores = true>
+/// computes P), in a workspace sized without it. A Config with kScanWgmma
+/// runs the sm_90a pair instead (the TMA prepare kernel, then the wgmma
+/// scan, with the tensor maps launchDeltaRule encodes), P in the workspace
+/// unless the scan computes it.
+template <class C, bool kPrepareScores = !ScanComputesScoresOf<C>::value>
 KernelResult runKernels(const Problem &p, float scale,
                         const gdn_status_t *status = nullptr,
                         Split split = {}) {
@@ -345,14 +348,29 @@ KernelResult runKernels(const Problem &p, float scale,
                            workspace.data() + workspace.size());
   const unsigned slots =
       static_cast<unsigned>(DeltaRuleWorkspace::slots(packing));
-  emulation::runGrid(
-      dim3{slots, unsigned(C::kValueHeads / S::kPrepareHeads), 1}, S::kThreads,
-      [&] { deltaChunkPrepareKernel<C, kPrepareScores>(args); });
-  if (kPrepareScores)
+  const dim3 scanGrid{unsigned(deltaRuleScanBlocks<C>(packing, split.segmentChunks)), 1, 1};
+  if constexpr (ScanWgmmaOf<C>::value) {
+    using W = DeltaRuleWgmmaShape<C>;
+    DeltaRuleTensorMaps maps = {};
+    const uint64_t tiles = uint64_t(slots) * C::kValueHeads * 64;
+    encodeTileMaps(maps, args, false);
+    encodeTensorMap2D(&maps.transform, args.workspace.transform, 64, tiles, 64);
+    if (kPrepareScores)
+      encodeTensorMap2D(&maps.scores, args.workspace.scores, 64, tiles, 64);
     emulation::runGrid(
-        dim3{unsigned(deltaRuleScanBlocks<C>(packing, split.segmentChunks)), 1,
-             1},
-        S::kScanThreads, [&] { deltaChunkScanKernel<C>(args); });
+        dim3{slots, unsigned(C::kValueHeads / S::kPrepareHeads), 1}, S::kThreads,
+        [&] { deltaChunkPrepareTmaKernel<C, kPrepareScores>(args, maps); },
+        S::prepareTmaBytes(kPrepareScores) + 1024);
+    emulation::runGrid(scanGrid, W::kThreads,
+                       [&] { deltaChunkScanWgmmaKernel<C>(args, maps); }, W::kBytes);
+  } else {
+    emulation::runGrid(
+        dim3{slots, unsigned(C::kValueHeads / S::kPrepareHeads), 1}, S::kThreads,
+        [&] { deltaChunkPrepareKernel<C, kPrepareScores>(args); });
+    if (kPrepareScores)
+      emulation::runGrid(scanGrid, S::kScanThreads,
+                         [&] { deltaChunkScanKernel<C>(args); });
+  }
   emulation::setCopyOwnership(true);
 
   KernelResult result;
@@ -788,6 +806,37 @@ TEST(DeltaRuleEmulation, WholeValueTile) {
                     DeltaRuleShape<C>::kColumnTiles == 4,
                 "512 threads, 4 n tiles per warp");
   checkPack<C>({0, 1, 63, 64, 65, 130}, {1, 0, 2, 0, 3, 1}, 13, true);
+}
+
+// The sm_90a forward (TMA prepare kernel, wgmma scan: Hopper's products,
+// bulk copies and mbarriers emulated) against the recurrence, the same
+// checks as the mma.sync pair's: edge lengths, padding, GQA, states, packed
+// == alone bit for bit.
+template <class Base> struct WgmmaScanConfig : Base {
+  static constexpr bool kScanWgmma = true;
+};
+template <class Base> struct WgmmaScoresConfig : WgmmaScanConfig<Base> {
+  static constexpr bool kWgmmaScanScores = true;
+};
+
+TEST(DeltaRuleEmulation, WgmmaScanEdgeLengthsGqaStates) {
+  checkPack<WgmmaScanConfig<Config<1, 2, 64, 64, true, true>>>(
+      {0, 1, 63, 64, 65, 130}, {1, 0, 2, 0, 3, 1}, 71, true);
+}
+
+TEST(DeltaRuleEmulation, WgmmaScanSplitChains) {
+  // Segments of two chunks: blocks warm their state up over the chunks
+  // before their own from the prepare kernel's transition bounds.
+  checkPack<WgmmaScanConfig<Config<1, 2, 64, 64, true, true>>>(
+      {300, 0, 65, 200}, {0, 1, 0, 2}, 73, true, Split{2});
+}
+
+TEST(DeltaRuleEmulation, WgmmaScanComputesScoresWholeTile) {
+  // V tile 128 (two consumer warpgroups), K = 128, P made by the scan.
+  using C = WgmmaScoresConfig<Config<1, 1, 128, 128, false, true>>;
+  static_assert(ScanComputesScoresOf<C>::value && DeltaRuleWgmmaShape<C>::kWarpgroups == 2,
+                "the scan makes P, two warpgroups");
+  checkPack<C>({65, 0, 130, 1}, {0, 2, 1, 0}, 72, false);
 }
 
 //===----------------------------------------------------------------------===//

@@ -3,7 +3,9 @@
 #include "DeviceEmulator.h"
 
 #include <barrier>
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +25,11 @@ namespace gdn::device {
 /// starts at shared-window address 0, 1024-byte aligned as on the GPU (where
 /// 128-byte swizzling repeats every 1024 bytes of the window).
 alignas(1024) uint4 shared[emulation::kSharedWords];
+/// The other names kernels give their dynamic shared memory: the same
+/// bytes (GCC variable aliases of `shared`).
+extern uint4 prepareShared[] __attribute__((alias("_ZN3gdn6device6sharedE")));
+extern uint4 wgmmaShared[] __attribute__((alias("_ZN3gdn6device6sharedE")));
+extern uint4 fusedShared[] __attribute__((alias("_ZN3gdn6device6sharedE")));
 /// The bytes of `shared` the running launch reserved (runGrid's sharedBytes).
 size_t sharedLimit = sizeof(shared);
 /// Bytes after the limit that must keep the fill pattern.
@@ -85,6 +92,19 @@ struct WgmmaThread {
 };
 thread_local WgmmaThread products;
 
+/// A copy counted on an mbarrier: its bytes land when the phase completes.
+struct LandingCopy {
+  void *to;
+  std::vector<unsigned char> bytes;
+};
+/// An mbarrier's state (kept beside shared memory, keyed by its address).
+struct Mbarrier {
+  unsigned count = 0, pending = 0, phase = 0;
+  int64_t bytes = 0; // expected transaction bytes not yet landed
+  bool done = false; // every arrival and byte is in; the copies not landed
+  std::vector<LandingCopy> copies;
+};
+
 struct Block {
   explicit Block(unsigned threads)
       : barrier(threads), exchange(threads), mma(threads), rows(threads) {
@@ -95,6 +115,11 @@ struct Block {
       warpgroups.push_back(std::make_unique<Warpgroup>());
   }
   std::vector<std::unique_ptr<Warpgroup>> warpgroups;
+  std::mutex mbarrierMutex;
+  std::condition_variable mbarrierChanged;
+  std::map<const void *, Mbarrier> mbarriers;
+  std::map<int, std::unique_ptr<std::barrier<>>> named;
+  int namedCount[16] = {};
   std::barrier<> barrier;
   std::vector<std::unique_ptr<std::barrier<>>> warps;
   std::vector<float> exchange;
@@ -530,6 +555,145 @@ void wgmmaWait(int pending) {
       ++group.first;
     }
   }
+}
+
+namespace {
+Mbarrier &mbarrierAt(uint64_t *barrier) {
+  const char *begin = reinterpret_cast<const char *>(shared);
+  const char *at = reinterpret_cast<const char *>(barrier);
+  if (at < begin || at + 8 > begin + sharedLimit || (at - begin) % 8 != 0)
+    fail("an mbarrier outside the launch's shared memory, or misaligned");
+  auto it = block->mbarriers.find(barrier);
+  if (it == block->mbarriers.end())
+    fail("an mbarrier used before mbarrierInit");
+  return it->second;
+}
+
+/// A phase whose arrivals and bytes are all in completes as late as the
+/// hardware may let it: when a thread waits for it, or when the next
+/// phase's first arrival or copy comes. Its copies land then, so a thread
+/// that reads a copy's destination without waiting reads NaN. (The caller
+/// holds mbarrierMutex.)
+void completePhase(Mbarrier &b) {
+  if (!b.done)
+    return;
+  for (LandingCopy &copy : b.copies)
+    std::memcpy(copy.to, copy.bytes.data(), copy.bytes.size());
+  b.copies.clear();
+  b.pending = b.count;
+  b.done = false;
+  ++b.phase;
+  block->mbarrierChanged.notify_all();
+}
+void markIfDone(Mbarrier &b) {
+  b.done = b.pending == 0 && b.bytes == 0;
+  if (b.done)
+    block->mbarrierChanged.notify_all(); // a waiter completes it
+}
+
+/// Counts a copy's bytes on `barrier` and holds them until its phase
+/// completes; the destination reads NaN (all-ones bytes) meanwhile.
+void countCopy(uint64_t *barrier, void *to, std::vector<unsigned char> bytes) {
+  const char *begin = reinterpret_cast<const char *>(shared);
+  const char *at = static_cast<const char *>(to);
+  if (at < begin || at + bytes.size() > begin + sharedLimit)
+    fail("a bulk copy lands outside the launch's shared memory");
+  std::lock_guard<std::mutex> lock(block->mbarrierMutex);
+  Mbarrier &b = mbarrierAt(barrier);
+  completePhase(b);
+  std::memset(to, 0xff, bytes.size());
+  b.bytes -= static_cast<int64_t>(bytes.size());
+  b.copies.push_back({to, std::move(bytes)});
+  markIfDone(b);
+}
+
+const uint16_t *tensorElement(const CUtensorMap *map, int64_t column, int64_t row) {
+  if (column < 0 || row < 0 || static_cast<uint64_t>(column) >= map->columns ||
+      static_cast<uint64_t>(row) >= map->rows)
+    return nullptr;
+  return static_cast<const uint16_t *>(map->base) + row * map->rowStride + column;
+}
+} // namespace
+
+void mbarrierInit(uint64_t *barrier, unsigned count) {
+  std::lock_guard<std::mutex> lock(block->mbarrierMutex);
+  Mbarrier &b = block->mbarriers[barrier];
+  if (b.count != 0)
+    fail("an mbarrier initialised twice");
+  b.count = b.pending = count;
+}
+
+void mbarrierArrive(uint64_t *barrier, unsigned bytes) {
+  std::lock_guard<std::mutex> lock(block->mbarrierMutex);
+  Mbarrier &b = mbarrierAt(barrier);
+  completePhase(b);
+  if (b.pending == 0)
+    fail("an mbarrier arrival past its count");
+  b.bytes += bytes;
+  --b.pending;
+  markIfDone(b);
+}
+
+void mbarrierWait(uint64_t *barrier, unsigned parity) {
+  std::unique_lock<std::mutex> lock(block->mbarrierMutex);
+  Mbarrier &b = mbarrierAt(barrier);
+  if (!block->mbarrierChanged.wait_for(lock, std::chrono::seconds(60), [&] {
+        if ((b.phase & 1) == (parity & 1))
+          completePhase(b);
+        return (b.phase & 1) != (parity & 1);
+      }))
+    fail("an mbarrier wait never returned: its phase did not complete");
+}
+
+void tmaLoad2D(void *to, const CUtensorMap *map, int x, int y, uint64_t *barrier) {
+  if (sharedAddress(to) % 1024 != 0)
+    fail("a TMA box lands off a 1024-byte boundary (its swizzling would differ)");
+  std::vector<unsigned char> bytes(64 * 128);
+  for (int r = 0; r < 64; ++r)
+    for (int c = 0; c < 64; ++c) {
+      const uint16_t *from = tensorElement(map, int64_t(x) + c, int64_t(y) + r);
+      const uint16_t value = from ? *from : 0;
+      // Swizzle128Tile<64>: piece (c / 8) of row r at piece (c / 8) ^ (r % 8).
+      std::memcpy(bytes.data() + r * 128 + (((c / 8) ^ (r % 8)) * 16) + (c % 8) * 2, &value, 2);
+    }
+  countCopy(barrier, to, std::move(bytes));
+}
+
+void tmaStore2D(const CUtensorMap *map, int x, int y, const void *from) {
+  if (sharedAddress(from) % 1024 != 0)
+    fail("a TMA box stored from off a 1024-byte boundary");
+  const unsigned char *tile = static_cast<const unsigned char *>(from);
+  for (int r = 0; r < 64; ++r)
+    for (int c = 0; c < 64; ++c) {
+      const uint16_t *to = tensorElement(map, int64_t(x) + c, int64_t(y) + r);
+      if (to)
+        std::memcpy(const_cast<uint16_t *>(to),
+                    tile + r * 128 + (((c / 8) ^ (r % 8)) * 16) + (c % 8) * 2, 2);
+    }
+}
+
+void bulkLoad(void *to, const void *from, unsigned bytes, uint64_t *barrier) {
+  if (bytes % 16 != 0 || reinterpret_cast<uintptr_t>(to) % 16 != 0 ||
+      reinterpret_cast<uintptr_t>(from) % 16 != 0)
+    fail("a bulk copy of a size or at addresses not multiples of 16");
+  const unsigned char *source = static_cast<const unsigned char *>(from);
+  countCopy(barrier, to, std::vector<unsigned char>(source, source + bytes));
+}
+
+void namedBarrier(int id, int count) {
+  std::barrier<> *named;
+  {
+    std::lock_guard<std::mutex> lock(block->mbarrierMutex);
+    auto &slot = block->named[id];
+    if (!slot)
+      slot = std::make_unique<std::barrier<>>(count);
+    else if (id >= 0 && id < 16 && block->namedCount[id] != count)
+      fail("a named barrier used with two thread counts");
+    if (id >= 0 && id < 16)
+      block->namedCount[id] = count;
+    named = slot.get();
+  }
+  named->arrive_and_wait();
 }
 
 void runGrid(dim3 grid, unsigned threads, const std::function<void()> &body,

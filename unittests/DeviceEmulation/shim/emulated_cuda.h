@@ -24,6 +24,20 @@
 #define __launch_bounds__(...)
 #define __shared__
 #define __align__(n) alignas(n)
+#define __grid_constant__
+
+/// A tensor map as the emulator's TMA reads it (the driver's is opaque):
+/// a row-major bf16 matrix, copied in 64 x 64 boxes with 128-byte
+/// swizzling, out-of-range elements zero (gdn/device/tma.cuh's
+/// encodeTensorMap2D makes no other kind).
+struct CUtensorMap {
+  const void *base;
+  uint64_t columns, rows, rowStride;
+};
+inline long long clock64() { return 0; }
+/// The runtime's status codes the host helpers that the emulator shares
+/// with the launches return.
+enum cudaError_t { cudaSuccess = 0, cudaErrorInvalidValue = 1 };
 
 struct uint2 {
   unsigned x, y;
@@ -98,6 +112,27 @@ uint32_t sharedAddress(const void *p);
 /// 128 threads' registers otherwise (gdn/device/wgmma.cuh's layouts).
 void wgmmaIssue(float *d, int n, const uint32_t *a, uint64_t descA,
                 uint64_t descB, bool transposeB, bool accumulate);
+/// mbarrier.init: a barrier expecting `count` arrivals per phase.
+void mbarrierInit(uint64_t *barrier, unsigned count);
+/// mbarrier.arrive(.expect_tx): one arrival, first raising the phase's
+/// expected transaction bytes by `bytes`. The phase completes when every
+/// arrival is in and every expected byte has landed; the copies counted on
+/// it land then.
+void mbarrierArrive(uint64_t *barrier, unsigned bytes);
+/// mbarrier.try_wait.parity in a loop: returns once the phase of parity
+/// `parity` has completed (a wait that never returns fails the run).
+void mbarrierWait(uint64_t *barrier, unsigned parity);
+/// cp.async.bulk.tensor.2d (TMA) of the 64 x 64 box at column x, row y of
+/// `map` into `shared` (1024-byte aligned), 128-byte swizzled: the
+/// destination reads NaN until the barrier's phase completes.
+void tmaLoad2D(void *shared, const CUtensorMap *map, int x, int y, uint64_t *barrier);
+/// The store of a box to global memory (elements past the map's bounds not
+/// written), done at once.
+void tmaStore2D(const CUtensorMap *map, int x, int y, const void *shared);
+/// cp.async.bulk of `bytes` contiguous bytes, as tmaLoad2D.
+void bulkLoad(void *shared, const void *global, unsigned bytes, uint64_t *barrier);
+/// bar.sync id, count: a barrier of `count` threads named `id`.
+void namedBarrier(int id, int count);
 /// wgmma.commit_group: closes this thread's group of products.
 void wgmmaCommit();
 /// wgmma.wait_group: retires this warpgroup's groups until at most

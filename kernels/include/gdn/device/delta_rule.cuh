@@ -1010,15 +1010,42 @@ inline int32_t deltaRuleSegmentChunks(const PackingView &packing,
                             targetBlocks);
 }
 
-#ifndef GDN_DEVICE_EMULATION // host emulation runs the kernel bodies itself
 } // namespace device
 } // namespace gdn
 // The scan's sm_90a variant and the fused forward, built on the
-// definitions above.
+// definitions above (the emulator runs the wgmma scan; the fused forward's
+// register reallocation it does not model).
+#ifndef GDN_DEVICE_EMULATION
 #include "gdn/device/delta_rule_fused.cuh"
+#endif
 #include "gdn/device/delta_rule_wgmma.cuh"
 namespace gdn {
 namespace device {
+
+/// The tensor maps of q, k and v of a call (host only, no device access):
+/// what the wgmma scan and the fused forward copy their inputs with; with
+/// `output`, o's too (the fused block stores whole chunks of o by TMA).
+template <class Config>
+inline cudaError_t encodeTileMaps(DeltaRuleTensorMaps &maps,
+                                  const DeltaRuleArgs<Config> &args,
+                                  bool output) {
+  using S = DeltaRuleShape<Config>;
+  const int32_t rows = args.packing.bufferTokens;
+  cudaError_t error =
+      encodeTensorMap2D(&maps.q, args.q, S::kH * S::kK, rows, S::kH * S::kK);
+  if (error == cudaSuccess)
+    error =
+        encodeTensorMap2D(&maps.k, args.k, S::kH * S::kK, rows, S::kH * S::kK);
+  if (error == cudaSuccess)
+    error = encodeTensorMap2D(&maps.v, args.v, S::kHV * S::kV, rows,
+                              S::kHV * S::kV);
+  if (error == cudaSuccess && output)
+    error = encodeTensorMap2D(&maps.o, args.o, S::kHV * S::kV, rows,
+                              S::kHV * S::kV);
+  return error;
+}
+
+#ifndef GDN_DEVICE_EMULATION // host emulation runs the kernel bodies itself
 
 /// Workspace bytes for a packing (host side; no device access).
 template <class Config>
@@ -1066,29 +1093,6 @@ inline DeltaRuleArgs<To> retypeDeltaRuleArgs(const DeltaRuleArgs<From> &args) {
   to.segmentChunks = args.segmentChunks;
   to.warmupLogBound = args.warmupLogBound;
   return to;
-}
-
-/// The tensor maps of q, k and v of a call (host only, no device access):
-/// what the wgmma scan and the fused forward copy their inputs with; with
-/// `output`, o's too (the fused block stores whole chunks of o by TMA).
-template <class Config>
-inline cudaError_t encodeTileMaps(DeltaRuleTensorMaps &maps,
-                                  const DeltaRuleArgs<Config> &args,
-                                  bool output) {
-  using S = DeltaRuleShape<Config>;
-  const int32_t rows = args.packing.bufferTokens;
-  cudaError_t error =
-      encodeTensorMap2D(&maps.q, args.q, S::kH * S::kK, rows, S::kH * S::kK);
-  if (error == cudaSuccess)
-    error =
-        encodeTensorMap2D(&maps.k, args.k, S::kH * S::kK, rows, S::kH * S::kK);
-  if (error == cudaSuccess)
-    error = encodeTensorMap2D(&maps.v, args.v, S::kHV * S::kV, rows,
-                              S::kHV * S::kV);
-  if (error == cudaSuccess && output)
-    error = encodeTensorMap2D(&maps.o, args.o, S::kHV * S::kV, rows,
-                              S::kHV * S::kV);
-  return error;
 }
 
 /// The prepare kernel a Config selects: with the wgmma scan (sm_90a) the

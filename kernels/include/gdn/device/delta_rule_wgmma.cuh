@@ -307,7 +307,11 @@ __global__ void __launch_bounds__(
 /// Barrier of the 128 threads of warpgroup `group` (ids 1.. ; 0 is
 /// __syncthreads).
 __device__ __forceinline__ void warpgroupBarrier(int group) {
+#ifdef GDN_DEVICE_EMULATION
+  emulation::namedBarrier(group + 1, 128);
+#else
   asm volatile("bar.sync %0, 128;\n" ::"r"(group + 1) : "memory");
+#endif
 }
 
 template <class Config>

@@ -51,6 +51,7 @@ __device__ __forceinline__ void waitForPrerequisiteGrid() {
 /// Launches `kernel` on `stream` so that it may begin before the previous
 /// kernel on the stream ends (see above). The kernel must call
 /// waitForPrerequisiteGrid before reading that kernel's outputs.
+#ifndef GDN_DEVICE_EMULATION // the emulator runs grids one after another
 template <class... Params, class... Args>
 inline cudaError_t launchDependent(void (*kernel)(Params...), dim3 grid,
                                    dim3 block, size_t sharedBytes,
@@ -67,6 +68,7 @@ inline cudaError_t launchDependent(void (*kernel)(Params...), dim3 grid,
   config.numAttrs = 1;
   return cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
 }
+#endif // GDN_DEVICE_EMULATION
 
 } // namespace device
 } // namespace gdn

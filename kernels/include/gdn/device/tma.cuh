@@ -10,6 +10,10 @@
 // (docs/delta-rule.md). Host side: encodeTensorMap2D gets the driver's
 // encoder through the runtime, so nothing links against libcuda.
 //
+// GDN_DEVICE_EMULATION: the barriers and copies are the host emulator's
+// (unittests/DeviceEmulation): a copy's destination reads NaN until the
+// barrier phase it counts on completes.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef GDN_DEVICE_TMA_CUH
@@ -33,7 +37,9 @@ __device__ __forceinline__ uint32_t sharedAddress(const void *p) {
 /// __syncthreads must follow before other threads use it.
 __device__ __forceinline__ void mbarrierInit(uint64_t *barrier,
                                              unsigned count) {
-#if GDN_WGMMA_AVAILABLE
+#if defined(GDN_DEVICE_EMULATION)
+  emulation::mbarrierInit(barrier, count);
+#elif GDN_WGMMA_AVAILABLE
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(
                    sharedAddress(barrier)),
                "r"(count)
@@ -48,7 +54,9 @@ __device__ __forceinline__ void mbarrierInit(uint64_t *barrier,
 /// phase when they land.
 __device__ __forceinline__ void mbarrierExpectBytes(uint64_t *barrier,
                                                     unsigned bytes) {
-#if GDN_WGMMA_AVAILABLE
+#if defined(GDN_DEVICE_EMULATION)
+  emulation::mbarrierArrive(barrier, bytes);
+#elif GDN_WGMMA_AVAILABLE
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::
                    "r"(sharedAddress(barrier)),
                "r"(bytes)
@@ -59,7 +67,9 @@ __device__ __forceinline__ void mbarrierExpectBytes(uint64_t *barrier,
 /// This thread's plain arrival (release: its earlier memory accesses are
 /// ordered before a waiter's later ones).
 __device__ __forceinline__ void mbarrierArrive(uint64_t *barrier) {
-#if GDN_WGMMA_AVAILABLE
+#if defined(GDN_DEVICE_EMULATION)
+  emulation::mbarrierArrive(barrier, 0);
+#elif GDN_WGMMA_AVAILABLE
   asm volatile(
       "mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(sharedAddress(barrier))
       : "memory");
@@ -69,7 +79,9 @@ __device__ __forceinline__ void mbarrierArrive(uint64_t *barrier) {
 /// Waits until the phase with parity `parity` of the barrier completed.
 __device__ __forceinline__ void mbarrierWait(uint64_t *barrier,
                                              unsigned parity) {
-#if GDN_WGMMA_AVAILABLE
+#if defined(GDN_DEVICE_EMULATION)
+  emulation::mbarrierWait(barrier, parity);
+#elif GDN_WGMMA_AVAILABLE
   asm volatile("{\n"
                ".reg .pred done;\n"
                "wait_%=:\n"
@@ -118,7 +130,9 @@ __device__ __forceinline__ bool electOneLane() {
 /// `shared`, completing bytes on `barrier`. Out-of-range elements are zero.
 __device__ __forceinline__ void tmaLoad2D(void *shared, const CUtensorMap *map,
                                           int x, int y, uint64_t *barrier) {
-#if GDN_WGMMA_AVAILABLE
+#if defined(GDN_DEVICE_EMULATION)
+  emulation::tmaLoad2D(shared, map, x, y, barrier);
+#elif GDN_WGMMA_AVAILABLE
   asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::"
                "complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
                    sharedAddress(shared)),
@@ -134,7 +148,9 @@ __device__ __forceinline__ void tmaLoad2D(void *shared, const CUtensorMap *map,
 /// (fenceSharedForAsyncProxy) before a barrier that precedes this.
 __device__ __forceinline__ void tmaStore2D(const CUtensorMap *map, int x, int y,
                                            const void *shared) {
-#if GDN_WGMMA_AVAILABLE
+#if defined(GDN_DEVICE_EMULATION)
+  emulation::tmaStore2D(map, x, y, shared);
+#elif GDN_WGMMA_AVAILABLE
   asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, "
                "{%1, %2}], [%3];\n" ::"l"(reinterpret_cast<uint64_t>(map)),
                "r"(x), "r"(y), "r"(sharedAddress(shared))
@@ -169,7 +185,9 @@ template <int kPending> __device__ __forceinline__ void bulkWaitRead() {
 /// aligned) to `shared`, completing them on `barrier`.
 __device__ __forceinline__ void bulkLoad(void *shared, const void *global,
                                          unsigned bytes, uint64_t *barrier) {
-#if GDN_WGMMA_AVAILABLE
+#if defined(GDN_DEVICE_EMULATION)
+  emulation::bulkLoad(shared, global, bytes, barrier);
+#elif GDN_WGMMA_AVAILABLE
   asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::"
                "bytes [%0], [%1], %2, [%3];\n" ::"r"(sharedAddress(shared)),
                "l"(global), "r"(bytes), "r"(sharedAddress(barrier))
@@ -224,6 +242,13 @@ inline cudaError_t encodeTensorMap2D(CUtensorMap *map, const void *base,
       CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return result == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+}
+#else
+/// The emulator's tensor map of the same matrix (its TMA reads this).
+inline cudaError_t encodeTensorMap2D(CUtensorMap *map, const void *base, uint64_t columns,
+                                     uint64_t rows, uint64_t rowStride) {
+  *map = CUtensorMap{base, columns, rows, rowStride};
+  return cudaSuccess;
 }
 #endif // GDN_DEVICE_EMULATION
 
