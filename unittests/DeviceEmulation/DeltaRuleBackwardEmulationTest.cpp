@@ -138,9 +138,21 @@ Gradients<float> runBackward(const Problem &p, const Cotangents &cot, float scal
   emulation::runGrid(dim3{slots, unsigned(C::kValueHeads / S::kPrepareHeads), 1},
                      S::kThreads, [&] { deltaChunkPrepareKernel<C>(forward); });
   forward.segmentChunks = split.forwardSegmentChunks;
-  emulation::runGrid(
-      dim3{unsigned(deltaRuleScanBlocks<C>(packing, split.forwardSegmentChunks)), 1, 1},
-      S::kScanThreads, [&] { deltaChunkScanKernel<C, true>(forward); });
+  const dim3 scanGrid{unsigned(deltaRuleScanBlocks<C>(packing, split.forwardSegmentChunks)),
+                      1, 1};
+  if constexpr (ScanWgmmaOf<C>::value) {
+    // As launchDeltaRuleBackward: the wgmma recomputation from k, v and M.
+    using W = DeltaRuleWgmmaShape<C>;
+    DeltaRuleTensorMaps maps = {};
+    encodeTileMaps(maps, forward, false);
+    encodeTensorMap2D(&maps.transform, forward.workspace.transform, 64,
+                      uint64_t(DeltaRuleWorkspace::slots(packing)) * C::kValueHeads * 64, 64);
+    emulation::runGrid(scanGrid, W::kThreads,
+                       [&] { deltaChunkScanWgmmaKernel<C, true>(forward, maps); }, W::kBytes);
+  } else {
+    emulation::runGrid(scanGrid, S::kScanThreads,
+                       [&] { deltaChunkScanKernel<C, true>(forward); });
+  }
   emulation::runGrid(
       dim3{unsigned(deltaRuleReverseScanBlocks<C>(packing, split.reverseSegmentChunks)), 1,
            1},
@@ -301,6 +313,19 @@ template <class Base> struct TwoStageConfig : Base {
 TEST(DeltaRuleBackwardEmulation, TwoStageReverseScan) {
   checkBackward<TwoStageConfig<Config<1, 2, 128, true>>>({130, 0, 65}, {1, 2, 0}, true, 9,
                                                          false);
+}
+
+/// The recomputation on the wgmma scan (kSave: no Q, no P; S and Vnew
+/// saved from its registers), sm_90a's choice.
+template <class Base> struct WgmmaRecomputationConfig : Base {
+  static constexpr bool kScanWgmma = true;
+};
+
+TEST(DeltaRuleBackwardEmulation, WgmmaRecomputation) {
+  checkBackward<WgmmaRecomputationConfig<Config<1, 2, 64, true>>>(
+      {0, 1, 63, 64, 65, 130}, {2, 0, 1, 0, 3, 1}, true, 11, true);
+  checkBackward<WgmmaRecomputationConfig<Config<1, 1, 128, true>>>({70, 0}, {2, 0}, true, 12,
+                                                                   false);
 }
 
 /// dq, dk, dv in bf16 (what autograd returns for bf16 inputs).

@@ -49,11 +49,16 @@ namespace {
 
 using namespace harness;
 
+#ifndef GDN_BENCH_SCAN_WGMMA
+#define GDN_BENCH_SCAN_WGMMA 0
+#endif
 template <int H, int HV, int D, bool Initial> struct Config {
   using Element = __nv_bfloat16;
   static constexpr int kKeyHeads = H, kValueHeads = HV, kHeadDimK = D,
                        kHeadDimV = D, kValueTile = D; // as generated code
   static constexpr bool kHasInitialState = Initial, kHasFinalState = false;
+  /// -DGDN_BENCH_SCAN_WGMMA=1: the recomputation on the wgmma scan.
+  static constexpr bool kScanWgmma = GDN_BENCH_SCAN_WGMMA;
 };
 
 /// The forward of the same shape, with final states (timed beside the

@@ -33,7 +33,9 @@
 // synchronisation:
 // 1. the forward's prepare kernel (M, P, G), also writing N;
 // 2. the forward's scan instantiated with kSave: S at every chunk start and
-//    Vn, in bf16 (exactly the values the forward's products read);
+//    Vn, in bf16 (exactly the values the forward's products read); the
+//    wgmma scan (no Q, no P) where the Config selects kScanWgmma, else the
+//    mma.sync one;
 // 3. deltaChunkReverseScanKernel, one block per (sequence, value head,
 //    64 columns of V), sequential over chunks from the last: the dS recurrence in mma
 //    accumulators; writes dS' of every chunk, W, dV, and the initial states'
@@ -1022,8 +1024,11 @@ inline void deltaRuleBackwardSplit(DeltaRuleBackwardArgs<Config> &args, int64_t 
                                    float warmupLogBound = kDefaultWarmupLogBound) {
   using S = DeltaRuleShape<Config>;
   using B = DeltaRuleBackwardShape<Config>;
+  // The wgmma recomputation runs one block per SM, the mma.sync one
+  // kScanBlocksPerSM.
+  const int64_t forwardBlocksPerSM = ScanWgmmaOf<Config>::value ? 1 : S::kScanBlocksPerSM;
   args.forwardSegmentChunks = chainSegmentChunks(
-      args.packing, int64_t(S::kHV) * S::kValueTiles, smCount * S::kScanBlocksPerSM);
+      args.packing, int64_t(S::kHV) * S::kValueTiles, smCount * forwardBlocksPerSM);
   args.reverseSegmentChunks = chainSegmentChunks(
       args.packing, int64_t(B::kHV) * B::kRevTiles, smCount * B::kRevBlocksPerSM);
   args.warmupLogBound = warmupLogBound;
@@ -1068,7 +1073,28 @@ inline cudaError_t launchDeltaRuleBackward(DeltaRuleBackwardArgs<Config> args,
                                    static_cast<int>(bytes));
   };
   allow(deltaChunkPrepareKernel<Config>, S::kPrepareBytes);
-  allow(deltaChunkScanKernel<Config, true>, S::kScanBytes);
+  // The recomputation: the wgmma scan with kSave where the Config selects
+  // it (sm_90a; tensor maps of k, v and M), else the mma.sync one.
+  DeltaRuleTensorMaps maps = {};
+  if constexpr (ScanWgmmaOf<Config>::value) {
+    const PackingView &p = packing;
+    const uint64_t tiles =
+        static_cast<uint64_t>(DeltaRuleWorkspace::slots(p)) * S::kHV * 64;
+    if (tiles > static_cast<uint64_t>(INT32_MAX))
+      return cudaErrorInvalidValue; // TMA coordinates are 32-bit
+    DeltaRuleArgs<Config> mapped = {};
+    mapped.q = args.q;
+    mapped.k = args.k;
+    mapped.v = args.v;
+    mapped.packing = packing;
+    error = encodeTileMaps(maps, mapped, false);
+    if (error == cudaSuccess)
+      error = encodeTensorMap2D(&maps.transform, args.workspace.forward.transform, 64,
+                                tiles, 64);
+    allow(deltaChunkScanWgmmaKernel<Config, true>, DeltaRuleWgmmaShape<Config>::kBytes);
+  } else {
+    allow(deltaChunkScanKernel<Config, true>, S::kScanBytes);
+  }
   allow(deltaChunkReverseScanKernel<Config>, B::kRevBytes);
   allow(deltaChunkGradKernel<Config>, B::kGradBytes);
   if (error != cudaSuccess)
@@ -1099,10 +1125,17 @@ inline cudaError_t launchDeltaRuleBackward(DeltaRuleBackwardArgs<Config> args,
           <<<dim3(static_cast<unsigned>(slots), S::kHV / S::kPrepareHeads), S::kThreads,
              S::kPrepareBytes, stream>>>(forward);
     forward.segmentChunks = args.forwardSegmentChunks;
-    if (phases & kBackwardForwardScan)
-      deltaChunkScanKernel<Config, true>
-          <<<static_cast<unsigned>(deltaRuleScanBlocks<Config>(packing, forward.segmentChunks)),
-             S::kScanThreads, S::kScanBytes, stream>>>(forward);
+    if (phases & kBackwardForwardScan) {
+      const unsigned blocks =
+          static_cast<unsigned>(deltaRuleScanBlocks<Config>(packing, forward.segmentChunks));
+      if constexpr (ScanWgmmaOf<Config>::value)
+        deltaChunkScanWgmmaKernel<Config, true>
+            <<<blocks, DeltaRuleWgmmaShape<Config>::kThreads,
+               DeltaRuleWgmmaShape<Config>::kBytes, stream>>>(forward, maps);
+      else
+        deltaChunkScanKernel<Config, true>
+            <<<blocks, S::kScanThreads, S::kScanBytes, stream>>>(forward);
+    }
     if (phases & kBackwardReverseScan)
       deltaChunkReverseScanKernel<Config>
           <<<static_cast<unsigned>(deltaRuleReverseScanBlocks<Config>(

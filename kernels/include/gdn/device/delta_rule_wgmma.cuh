@@ -314,7 +314,11 @@ __device__ __forceinline__ void warpgroupBarrier(int group) {
 #endif
 }
 
-template <class Config>
+/// kSave: the backward's forward pass (as deltaChunkScanKernel's): no o and
+/// no final states, no Q or P copied or multiplied; S at every chunk start
+/// and Vnew, in the bf16 the chunk's products read, to args.savedStates and
+/// args.savedNew.
+template <class Config, bool kSave = false>
 __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
     deltaChunkScanWgmmaKernel(DeltaRuleArgs<Config> args,
                               const __grid_constant__ DeltaRuleTensorMaps maps) {
@@ -327,6 +331,8 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
 #endif
   const PackingView &packing = args.packing;
   if (packingInvalid(args)) {
+    if (kSave)
+      return; // the backward's last kernel writes NaN over the gradients
     fillOutputsWithNaN<Config, W::kThreads>(args);
     return;
   }
@@ -356,7 +362,7 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
                   segment.first, args.warmupLogBound);
   const int32_t end = segment.end;
 
-  if (segment.first == 0)
+  if (!kSave && segment.first == 0)
     zeroPaddingRows<Config, W::kThreads>(args, seq, head, column0);
 
   extern __shared__ uint4 wgmmaShared[];
@@ -404,17 +410,21 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
 
   // Thread 0 issues the copies of chunk c into its stage: one TMA box per
   // 64 columns of Q, K, V, M and P, one bulk copy of G, all completing on
-  // the stage's mbarrier.
+  // the stage's mbarrier (kSave: no Q, no P).
+  constexpr bool kCopiesP = !W::kScoresInScan && !kSave;
+  constexpr unsigned kCopyBytes =
+      W::kStageCopyBytes - (kSave ? 2 * kC * kK : 0) - (kSave && !W::kScoresInScan ? 2 * kC * kC : 0);
   auto fetch = [&](int32_t c) {
     char *at = stage(c);
     uint64_t *barrier = full + (c - start) % W::kStages;
     const int row0 = static_cast<int>(begin) + c * kC;
     const int tileRow = static_cast<int>(((slot0 + c) * S::kHV + head) * kC);
-    mbarrierExpectBytes(barrier, W::kStageCopyBytes);
+    mbarrierExpectBytes(barrier, kCopyBytes);
 #pragma unroll
     for (int b = 0; b < kK / 64; ++b) {
-      tmaLoad2D(at + W::kStageQ + b * W::Tile::kBlockBytes, &maps.q,
-                keyHead * kK + 64 * b, row0, barrier);
+      if (!kSave)
+        tmaLoad2D(at + W::kStageQ + b * W::Tile::kBlockBytes, &maps.q,
+                  keyHead * kK + 64 * b, row0, barrier);
       tmaLoad2D(at + W::kStageK + b * W::Tile::kBlockBytes, &maps.k,
                 keyHead * kK + 64 * b, row0, barrier);
     }
@@ -423,7 +433,7 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
       tmaLoad2D(at + W::kStageV + b * W::Tile::kBlockBytes, &maps.v,
                 head * S::kV + column0 + 64 * b, row0, barrier);
     tmaLoad2D(at + W::kStageM, &maps.transform, 0, tileRow, barrier);
-    if (!W::kScoresInScan)
+    if (kCopiesP)
       tmaLoad2D(at + W::kStageP, &maps.scores, 0, tileRow, barrier);
     bulkLoad(at + W::kStageG, args.workspace.gateCumsum + tileRow, 4 * kC,
              barrier);
@@ -448,7 +458,8 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
       // TMA read past the sequence end: zero those rows of Q, K, V (for
       // wgmma, whose reads go through the async proxy, the fence below).
       char *at = stage(c);
-      zeroRowsFrom<kK, W::kThreads>(at + W::kStageQ, rows);
+      if (!kSave)
+        zeroRowsFrom<kK, W::kThreads>(at + W::kStageQ, rows);
       zeroRowsFrom<kK, W::kThreads>(at + W::kStageK, rows);
       zeroRowsFrom<kVt, W::kThreads>(at + W::kStageV, rows);
       fenceSharedForAsyncProxy();
@@ -471,12 +482,29 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
     for (int s = 0; s < kK / 16; ++s)
       accumulatorToA(state, s, stateA[s]);
     // Written by their first product (scale-d = 0 ignores the old value).
+    if (kSave && c >= segment.first) {
+      // S at the chunk's start, the bf16 of stateA, to [slot][HV][K][V]
+      // (element (r, k) of this thread's S^T is S[k][column r]); before the
+      // products (stores of registers a wgmma in flight wrote make ptxas
+      // wait for it).
+      __nv_bfloat16 *saved = args.savedStates +
+                             ((slot0 + c) * S::kHV + head) * kK * S::kV + column0 +
+                             groupColumn0;
+#pragma unroll
+      for (int j = 0; j < kK / 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          saved[(8 * j + pairColumn + e % 2) * S::kV + rowInGroup + 8 * (e / 2)] =
+              __float2bfloat16_rn(state[4 * j + e]);
+    }
     float keyProduct[32], out[32];
     wgmmaFence();
     wgmmaSwizzled<64, kK / 16, 0>(keyProduct, stateA, at + W::kStageK, false);
     wgmmaCommit();
-    wgmmaSwizzled<64, kK / 16, 0>(out, stateA, at + W::kStageQ, false);
-    wgmmaCommit();
+    if (!kSave) {
+      wgmmaSwizzled<64, kK / 16, 0>(out, stateA, at + W::kStageQ, false);
+      wgmmaCommit();
+    }
 
     // The decays of the chunk's tokens while the products run, one per
     // thread of the warpgroup (each thread then reads its 16 tokens, 8 j +
@@ -494,7 +522,7 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
 
     // R = V^T - SK diag(Gamma) (the chain waits only for S K^T). Each
     // thread's tokens come in adjacent pairs: one 8-byte load per pair.
-    wgmmaWait<1>();
+    wgmmaWait<kSave ? 0 : 1>();
     wgmmaSettle(keyProduct);
     float2 startPair[8];
 #pragma unroll
@@ -530,7 +558,8 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
     wgmmaSwizzled<64, 4, 0>(fresh, residualA, at + W::kStageM, false);
     wgmmaCommit();
     wgmmaWait<0>();
-    wgmmaSettle(out);
+    if (!kSave)
+      wgmmaSettle(out);
     wgmmaSettle(fresh);
 
     // P's product when the scan computes it: the tokens x tokens Q K^T, 32
@@ -540,9 +569,10 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
     // it spilled, and the scan was 17% slower than here; a whole P per
     // warpgroup, which spares the block barrier below, 28%: H200,
     // gqa16x32 with kWgmmaScanScores.)
-    constexpr int kScoreHalves = W::kScoresInScan ? 2 / W::kWarpgroups : 0;
+    constexpr bool kScores = W::kScoresInScan && !kSave;
+    constexpr int kScoreHalves = kScores ? 2 / W::kWarpgroups : 0;
     float scores[kScoreHalves > 0 ? kScoreHalves : 1][16];
-    if (W::kScoresInScan) {
+    if (kScores) {
       wgmmaFence();
 #pragma unroll
       for (int half = 0; half < kScoreHalves; ++half)
@@ -578,11 +608,11 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
     for (int i = 0; i < kK / 2; ++i)
       state[i] *= chunkDecay;
 #pragma unroll
-    for (int i = 0; i < 32; ++i)
+    for (int i = 0; i < 32 && !kSave; ++i)
       out[i] *= i % 2 ? startPair[i / 4].y : startPair[i / 4].x;
     wgmmaFence();
     wgmmaSwizzled<kK, 4, 1>(state, decayedA, at + W::kStageK, true);
-    if (W::kScoresInScan) {
+    if (kScores) {
       // While the state's product runs: P gated and masked
       // (gateChunkScores) into its tile, in the swizzled layout the P^T
       // product reads; then every warpgroup's columns must be in.
@@ -603,25 +633,34 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
       __syncthreads();
       wgmmaFence();
     }
-    wgmmaSwizzled<64, 4, 0>(
-        out, freshA, W::kScoresInScan ? scoreTile : at + W::kStageP, true);
+    if (!kSave)
+      wgmmaSwizzled<64, 4, 0>(
+          out, freshA, W::kScoresInScan ? scoreTile : at + W::kStageP, true);
     wgmmaCommit();
     wgmmaWait<0>();
     wgmmaSettle(state);
-    wgmmaSettle(out);
+    if (!kSave)
+      wgmmaSettle(out);
     if (c < segment.first)
       continue; // every thread alike
 
-    // O^T to the staging tile as [token][column], then this warpgroup's 64
-    // columns of the real rows to o in 16-byte pieces.
+    // O^T (kSave: Vnew^T) to the staging tile as [token][column], then this
+    // warpgroup's 64 columns of the real rows to o (savedNew) in 16-byte
+    // pieces.
+    auto staged = [&](int i) {
+      if constexpr (kSave)
+        return fresh[i];
+      else
+        return args.scale * out[i];
+    };
 #pragma unroll
     for (int j = 0; j < 8; j += 2) {
       const int matrix = lane / 8;
       const uint32_t pairs[4] = {
-          packBf16(args.scale * out[4 * j + 0], args.scale * out[4 * j + 1]),
-          packBf16(args.scale * out[4 * j + 2], args.scale * out[4 * j + 3]),
-          packBf16(args.scale * out[4 * j + 4], args.scale * out[4 * j + 5]),
-          packBf16(args.scale * out[4 * j + 6], args.scale * out[4 * j + 7])};
+          packBf16(staged(4 * j + 0), staged(4 * j + 1)),
+          packBf16(staged(4 * j + 2), staged(4 * j + 3)),
+          packBf16(staged(4 * j + 4), staged(4 * j + 5)),
+          packBf16(staged(4 * j + 6), staged(4 * j + 7))};
       storeMatricesTransposed(staging +
                                   (8 * (j + matrix / 2) + lane % 8) * W::kLdOut +
                                   transposeColumn + 8 * (matrix % 2),
@@ -634,13 +673,14 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
       const int i = tid % 128 + 128 * round;
       const int row = i / 8, column = groupColumn0 + (i % 8) * 8;
       if (row < rows)
-        *reinterpret_cast<uint4 *>(args.o + (chunkRow0 + row) * valueRow +
-                                   head * S::kV + column0 + column) =
+        *reinterpret_cast<uint4 *>((kSave ? args.savedNew : args.o) +
+                                   (chunkRow0 + row) * valueRow + head * S::kV +
+                                   column0 + column) =
             *reinterpret_cast<const uint4 *>(staging + row * W::kLdOut +
                                              column);
     }
   }
-  if (Config::kHasFinalState && segment.endsSequence()) {
+  if (Config::kHasFinalState && !kSave && segment.endsSequence()) {
 #pragma unroll
     for (int j = 0; j < kK / 8; ++j)
 #pragma unroll
