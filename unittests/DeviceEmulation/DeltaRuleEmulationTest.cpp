@@ -349,11 +349,20 @@ KernelResult runKernels(const Problem &p, float scale,
   const unsigned slots =
       static_cast<unsigned>(DeltaRuleWorkspace::slots(packing));
   const dim3 scanGrid{unsigned(deltaRuleScanBlocks<C>(packing, split.segmentChunks)), 1, 1};
-  if constexpr (ScanWgmmaOf<C>::value) {
+  if constexpr (FusedOnlyOf<C>::value) {
+    // One kernel: the fused block's producer makes M, P and G itself.
+    using F = DeltaRuleFusedShape<C>;
+    DeltaRuleTensorMaps maps = {};
+    encodeTileMaps(maps, args, true);
+    emulation::runGrid(scanGrid, F::kThreads, [&] { deltaRuleFusedKernel<C>(args, maps); },
+                       F::kBytes);
+  } else if constexpr (ScanWgmmaOf<C>::value) {
     using W = DeltaRuleWgmmaShape<C>;
+    using F = DeltaRuleFusedShape<C>;
+    constexpr bool kFused = FusedForwardOf<C>::value;
     DeltaRuleTensorMaps maps = {};
     const uint64_t tiles = uint64_t(slots) * C::kValueHeads * 64;
-    encodeTileMaps(maps, args, false);
+    encodeTileMaps(maps, args, kFused);
     encodeTensorMap2D(&maps.transform, args.workspace.transform, 64, tiles, 64);
     if (kPrepareScores)
       encodeTensorMap2D(&maps.scores, args.workspace.scores, 64, tiles, 64);
@@ -361,8 +370,12 @@ KernelResult runKernels(const Problem &p, float scale,
         dim3{slots, unsigned(C::kValueHeads / S::kPrepareHeads), 1}, S::kThreads,
         [&] { deltaChunkPrepareTmaKernel<C, kPrepareScores>(args, maps); },
         S::prepareTmaBytes(kPrepareScores) + 1024);
-    emulation::runGrid(scanGrid, W::kThreads,
-                       [&] { deltaChunkScanWgmmaKernel<C>(args, maps); }, W::kBytes);
+    if constexpr (kFused)
+      emulation::runGrid(scanGrid, F::kThreads,
+                         [&] { deltaRuleFusedKernel<C>(args, maps); }, F::kBytes);
+    else
+      emulation::runGrid(scanGrid, W::kThreads,
+                         [&] { deltaChunkScanWgmmaKernel<C>(args, maps); }, W::kBytes);
   } else {
     emulation::runGrid(
         dim3{slots, unsigned(C::kValueHeads / S::kPrepareHeads), 1}, S::kThreads,
@@ -829,6 +842,28 @@ TEST(DeltaRuleEmulation, WgmmaScanSplitChains) {
   // before their own from the prepare kernel's transition bounds.
   checkPack<WgmmaScanConfig<Config<1, 2, 64, 64, true, true>>>(
       {300, 0, 65, 200}, {0, 1, 0, 2}, 73, true, Split{2});
+}
+
+// The fused forward: one warp-specialised block per unit, a producer
+// warpgroup making P (what gdn-select-kernels picks at V tile 128 on
+// sm_90a, the prepare kernel making M and G) or the whole prepare's work.
+template <class Base> struct FusedProducerOfPConfig : WgmmaScanConfig<Base> {
+  static constexpr bool kFusedForward = true, kFusedInverse = false;
+};
+template <class Base> struct FusedOnlyConfig : WgmmaScanConfig<Base> {
+  static constexpr bool kFusedForward = true;
+};
+
+TEST(DeltaRuleEmulation, FusedForwardProducerOfP) {
+  checkPack<FusedProducerOfPConfig<Config<1, 2, 128, 128, true, true>>>(
+      {0, 1, 63, 64, 65, 130}, {1, 0, 2, 0, 3, 1}, 74, true);
+  checkPack<FusedProducerOfPConfig<Config<1, 1, 128, 128, true, true>>>(
+      {300, 0, 65}, {0, 1, 0}, 75, false, Split{2});
+}
+
+TEST(DeltaRuleEmulation, FusedForwardWholePrepare) {
+  checkPack<FusedOnlyConfig<Config<1, 2, 128, 64, true, true>>>({65, 0, 130, 1}, {0, 2, 1, 0},
+                                                                76, true);
 }
 
 TEST(DeltaRuleEmulation, WgmmaScanComputesScoresWholeTile) {

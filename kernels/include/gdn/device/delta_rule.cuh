@@ -1013,11 +1013,8 @@ inline int32_t deltaRuleSegmentChunks(const PackingView &packing,
 } // namespace device
 } // namespace gdn
 // The scan's sm_90a variant and the fused forward, built on the
-// definitions above (the emulator runs the wgmma scan; the fused forward's
-// register reallocation it does not model).
-#ifndef GDN_DEVICE_EMULATION
+// definitions above.
 #include "gdn/device/delta_rule_fused.cuh"
-#endif
 #include "gdn/device/delta_rule_wgmma.cuh"
 namespace gdn {
 namespace device {

@@ -106,15 +106,23 @@ template <class Config> struct DeltaRuleFusedShape {
 /// Barrier of the producer warpgroup (id after the consumers' 1 ..
 /// kConsumers).
 template <int kConsumers> __device__ __forceinline__ void producerBarrier() {
+#ifdef GDN_DEVICE_EMULATION
+  emulation::namedBarrier(kConsumers + 1, 128);
+#else
   asm volatile("bar.sync %0, 128;\n" ::"n"(kConsumers + 1) : "memory");
+#endif
 }
 
 /// threadIdx.x through a volatile asm: a value the compiler cannot hoist
 /// out of a loop.
 __device__ __forceinline__ int threadIndexOpaque() {
+#ifdef GDN_DEVICE_EMULATION
+  return static_cast<int>(threadIdx.x);
+#else
   int index;
   asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(index));
   return index;
+#endif
 }
 
 /// warmupStart for a block that has no workspace bounds: chunk c's bound,
