@@ -56,6 +56,25 @@ void fragmentOf(const __nv_bfloat16 *a, int K, int s, uint32_t (&f)[4]) {
   f[3] = pairOf(row + 8 * K + 8);
 }
 
+/// Relative RMS error of d (64 x N, row-major) against the float64 product
+/// of A (64 x K, row-major) and B, given as [N][K] or, transposed, [K][N];
+/// a value that is not finite counts as a huge error.
+double productError(const std::vector<float> &d, const std::vector<__nv_bfloat16> &a,
+                    const std::vector<__nv_bfloat16> &b, int N, int K, bool transposed) {
+  double error = 0, norm = 0;
+  for (int m = 0; m < 64; ++m)
+    for (int n = 0; n < N; ++n) {
+      double expected = 0;
+      for (int k = 0; k < K; ++k)
+        expected += double(__bfloat162float(a[m * K + k])) *
+                    __bfloat162float(transposed ? b[k * N + n] : b[n * K + k]);
+      const double diff = d[m * N + n] - expected;
+      error += std::isfinite(diff) ? diff * diff : 1e30;
+      norm += expected * expected;
+    }
+  return std::sqrt(error / norm);
+}
+
 /// Stores this thread's accumulators of a 64 x N product into row-major d.
 template <int N> void storeAccumulators(const float (&acc)[N / 2], float *d) {
   const int warp = threadIdx.x / 32, g = threadIdx.x % 32 / 4, t = threadIdx.x % 4;
@@ -107,7 +126,7 @@ void productBody(const __nv_bfloat16 *a, const __nv_bfloat16 *b, float *d,
 
 /// Relative RMS error of the emulated product against float64.
 template <int N, int K, int kTranspose, bool kSwizzle>
-double productError(uint32_t leading, uint32_t stride, uint32_t seed) {
+double emulatedProductError(uint32_t leading, uint32_t stride, uint32_t seed) {
   const std::vector<__nv_bfloat16> a = randomBf16(64 * K, seed),
                                    b = randomBf16(N * K, seed + 100);
   std::vector<float> d(64 * N, NAN);
@@ -117,18 +136,7 @@ double productError(uint32_t leading, uint32_t stride, uint32_t seed) {
                                                                leading, stride);
                      },
                      kSharedBytes);
-  double error = 0, norm = 0;
-  for (int m = 0; m < 64; ++m)
-    for (int n = 0; n < N; ++n) {
-      double expected = 0;
-      for (int k = 0; k < K; ++k)
-        expected += double(__bfloat162float(a[m * K + k])) *
-                    __bfloat162float(kTranspose ? b[k * N + n] : b[n * K + k]);
-      const double diff = d[m * N + n] - expected;
-      error += std::isfinite(diff) ? diff * diff : 1e30;
-      norm += expected * expected;
-    }
-  return std::sqrt(error / norm);
+  return productError(d, a, b, N, K, kTranspose);
 }
 
 /// wgmma_check.cu's `check`: the core-matrix tile's offsets give the
@@ -138,8 +146,8 @@ template <int N, int K, int kTranspose> void checkCoreMatrices() {
   using Tile = CoreMatrixTile<kRows, kColumns>;
   const uint32_t leading = kTranspose ? Tile::kMNMajorLeading : Tile::kKMajorLeading;
   const uint32_t stride = kTranspose ? Tile::kMNMajorStride : Tile::kKMajorStride;
-  EXPECT_LT((productError<N, K, kTranspose, false>(leading, stride, 1)), 1e-5);
-  EXPECT_FALSE((productError<N, K, kTranspose, false>(stride, leading, 2)) < 1e-2)
+  EXPECT_LT((emulatedProductError<N, K, kTranspose, false>(leading, stride, 1)), 1e-5);
+  EXPECT_FALSE((emulatedProductError<N, K, kTranspose, false>(stride, leading, 2)) < 1e-2)
       << "swapped descriptor offsets gave the product too";
 }
 
@@ -150,9 +158,9 @@ template <int N, int K, int kTranspose> void checkSwizzled() {
   using Tile = Swizzle128Tile<kRows>;
   const uint32_t leading = kTranspose ? Tile::kMNMajorLeading : Tile::kKMajorLeading;
   const uint32_t stride = kTranspose ? Tile::kMNMajorStride : Tile::kKMajorStride;
-  EXPECT_LT((productError<N, K, kTranspose, true>(leading, stride, 3)), 1e-5);
+  EXPECT_LT((emulatedProductError<N, K, kTranspose, true>(leading, stride, 3)), 1e-5);
   if (kTranspose) {
-    EXPECT_FALSE((productError<N, K, kTranspose, true>(stride, leading, 4)) < 1e-2)
+    EXPECT_FALSE((emulatedProductError<N, K, kTranspose, true>(stride, leading, 4)) < 1e-2)
         << "swapped descriptor offsets gave the product too";
   }
 }
@@ -196,17 +204,7 @@ template <int kCount> void checkSharedOperands() {
         storeAccumulators<N>(acc, d.data());
       },
       kSharedBytes);
-  double error = 0, norm = 0;
-  for (int m = 0; m < 64; ++m)
-    for (int n = 0; n < N; ++n) {
-      double expected = 0;
-      for (int k = 0; k < K; ++k)
-        expected += double(__bfloat162float(a[m * K + k])) * __bfloat162float(b[n * K + k]);
-      const double diff = d[m * N + n] - expected;
-      error += std::isfinite(diff) ? diff * diff : 1e30;
-      norm += expected * expected;
-    }
-  EXPECT_LT(std::sqrt(error / norm), 1e-5) << "N = " << N;
+  EXPECT_LT(productError(d, a, b, N, K, false), 1e-5) << "N = " << N;
 }
 
 TEST(WgmmaEmulation, BothOperandsFromSwizzledTiles) {
