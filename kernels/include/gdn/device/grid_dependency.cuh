@@ -48,10 +48,10 @@ __device__ __forceinline__ void waitForPrerequisiteGrid() {
 #endif
 }
 
+#ifndef GDN_DEVICE_EMULATION // the emulator runs grids one after another
 /// Launches `kernel` on `stream` so that it may begin before the previous
 /// kernel on the stream ends (see above). The kernel must call
 /// waitForPrerequisiteGrid before reading that kernel's outputs.
-#ifndef GDN_DEVICE_EMULATION // the emulator runs grids one after another
 template <class... Params, class... Args>
 inline cudaError_t launchDependent(void (*kernel)(Params...), dim3 grid,
                                    dim3 block, size_t sharedBytes,
