@@ -385,6 +385,26 @@ bool sameGradients(const Gradients<float> &a, const Gradients<float> &b) {
 // warm-ups are a chunk or two and leave out at most 2^-24 of a state or
 // state gradient: the gradients move by bf16 rounding noise of the saved
 // states at most.
+// The wgmma recomputation with split chains: a segment saves S and Vn of
+// its own chunks only, after warming its state up.
+TEST(DeltaRuleBackwardSplit, WgmmaRecomputationSegments) {
+  using C = WgmmaRecomputationConfig<Config<1, 2, 64, true>>;
+  std::mt19937 random(32);
+  const Problem p = makeProblem(1, 2, 64, 64, {300, 0, 65}, {1, 2, 0}, true, random);
+  const Cotangents cot = makeCotangents(p, true, random);
+  const Gradients<double> want = referenceGradients(p, cot, 0.125f);
+  BackwardSplit split;
+  split.forwardSegmentChunks = 2;
+  split.reverseSegmentChunks = 3;
+  const Gradients<float> got = runBackward<C>(p, cot, 0.125f, true, nullptr, split);
+  const double keys = keyError(got, want);
+  const double gates = std::max(finiteRms(got.dg, want.dg), finiteRms(got.dbeta, want.dbeta));
+  std::printf("  wgmma recomputation, split: dq, dk, dv, dstate %.2e; dg, dbeta %.2e\n", keys,
+              gates);
+  EXPECT_LE(keys, 8e-3);
+  EXPECT_LE(gates, 2e-2);
+}
+
 TEST(DeltaRuleBackwardSplit, SegmentsAgainstReferenceAndUnsplit) {
   using C = Config<1, 2, 64, true>;
   std::mt19937 random(31);
