@@ -481,7 +481,6 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
 #pragma unroll
     for (int s = 0; s < kK / 16; ++s)
       accumulatorToA(state, s, stateA[s]);
-    // Written by their first product (scale-d = 0 ignores the old value).
     if (kSave && c >= segment.first) {
       // S at the chunk's start, the bf16 of stateA, to [slot][HV][K][V]
       // (element (r, k) of this thread's S^T is S[k][column r]); before the
@@ -497,6 +496,7 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
           saved[(8 * j + pairColumn + e % 2) * S::kV + rowInGroup + 8 * (e / 2)] =
               __float2bfloat16_rn(state[4 * j + e]);
     }
+    // Written by their first product (scale-d = 0 ignores the old value).
     float keyProduct[32], out[32];
     wgmmaFence();
     wgmmaSwizzled<64, kK / 16, 0>(keyProduct, stateA, at + W::kStageK, false);
