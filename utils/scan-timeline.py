@@ -104,6 +104,27 @@ def chunk_marks(indent, first):
     ]
 
 
+def scan_chunk_marks(indent, first):
+    # chunk_marks' places in the wgmma scan itself, whose O products and
+    # waits sit under `if (!kSave)` (the backward's recomputation skips o).
+    return [
+        after(indent, ['if (!kSave) {',
+                       '  wgmmaSwizzled<64, kK / 16, 0>(out, stateA, '
+                       'at + W::kStageQ, false);', '  wgmmaCommit();', '}'],
+              first),
+        (block(indent, 'warpgroupBarrier(group);', '', '// R = V^T'),
+         block(indent, 'warpgroupBarrier(group);', mark(first + 1), '',
+               '// R = V^T')),
+        after(indent, ['wgmmaWait<kSave ? 0 : 1>();',
+                       'wgmmaSettle(keyProduct);'], first + 2),
+        after(indent, ['wgmmaSwizzled<64, 4, 0>(fresh, residualA, '
+                       'at + W::kStageM, false);', 'wgmmaCommit();'],
+              first + 3),
+        after(indent, ['wgmmaWait<0>();', 'if (!kSave)', '  wgmmaSettle(out);',
+                       'wgmmaSettle(fresh);'], first + 4),
+    ]
+
+
 NAMESPACE = 'namespace gdn {\nnamespace device {\n'
 patch('gdn/device/delta_rule_fused.cuh', [
     (NAMESPACE, MACRO),
@@ -156,13 +177,13 @@ patch('gdn/device/delta_rule_wgmma.cuh', [
     if (tid == 0 && c + W::kStages - 1 < end)''', '''    __syncthreads();
     %s
     if (tid == 0 && c + W::kStages - 1 < end)''' % mark(2)),
-] + chunk_marks('    ', 3) + [
-    after('    ', ['    out, freshA, W::kScoresInScan ? scoreTile : '
+] + scan_chunk_marks('    ', 3) + [
+    after('    ', ['      out, freshA, W::kScoresInScan ? scoreTile : '
                     'at + W::kStageP, true);', 'wgmmaCommit();'], 8),
-    (block('    ', 'wgmmaWait<0>();', 'wgmmaSettle(state);',
-           'wgmmaSettle(out);', 'if (c < segment.first)'),
-     block('    ', 'wgmmaWait<0>();', 'wgmmaSettle(state);',
-           'wgmmaSettle(out);', mark(9), 'if (c < segment.first)')),
+    (block('    ', 'wgmmaWait<0>();', 'wgmmaSettle(state);', 'if (!kSave)',
+           '  wgmmaSettle(out);', 'if (c < segment.first)'),
+     block('    ', 'wgmmaWait<0>();', 'wgmmaSettle(state);', 'if (!kSave)',
+           '  wgmmaSettle(out);', mark(9), 'if (c < segment.first)')),
     (block('    ', 'warpgroupBarrier(group);', 'const int64_t chunkRow0'),
      block('    ', 'warpgroupBarrier(group);', mark(10),
            'const int64_t chunkRow0')),
