@@ -7,7 +7,9 @@
 // ordering mistakes show: a copy poisons its destination with NaN when
 // issued and lands only when a wait retires its group; a thread that exits
 // with copies in flight, or copies from outside the allowed source range or
-// into a word another thread owns, aborts the run with a message.
+// into a word another thread owns, aborts the run with a message. Hopper's
+// asynchronous units are modelled the same way: a wgmma's accumulators and a
+// TMA or bulk copy's destination read NaN until the wait that retires them.
 //
 //===----------------------------------------------------------------------===//
 

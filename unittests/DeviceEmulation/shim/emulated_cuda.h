@@ -4,8 +4,10 @@
 // with GDN_DEVICE_EMULATION: qualifiers, vector types, the thread indices
 // (thread_local: one std::thread per CUDA thread), __syncthreads and warp
 // shuffles over the emulated block, 16-bit float types, and the hooks behind
-// copyAsync16 / commitAsyncCopies / waitAsyncCopies. The emulator that runs
-// the threads (DeviceEmulator.cpp) implements the functions declared here.
+// copyAsync16 / commitAsyncCopies / waitAsyncCopies, mma.sync and ldmatrix,
+// and sm_90a's wgmma, stmatrix, TMA and bulk copies, mbarriers and named
+// barriers. The emulator that runs the threads (DeviceEmulator.cpp)
+// implements the functions declared here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -115,9 +117,10 @@ void wgmmaIssue(float *d, int n, const uint32_t *a, uint64_t descA,
 /// mbarrier.init: a barrier expecting `count` arrivals per phase.
 void mbarrierInit(uint64_t *barrier, unsigned count);
 /// mbarrier.arrive(.expect_tx): one arrival, first raising the phase's
-/// expected transaction bytes by `bytes`. The phase completes when every
-/// arrival is in and every expected byte has landed; the copies counted on
-/// it land then.
+/// expected transaction bytes by `bytes`. Once every arrival and every
+/// expected byte is in, the phase completes as late as the hardware may
+/// let it (at a wait for it, or at the next phase's first arrival or
+/// copy), and the copies counted on it land then.
 void mbarrierArrive(uint64_t *barrier, unsigned bytes);
 /// mbarrier.try_wait.parity in a loop: returns once the phase of parity
 /// `parity` has completed (a wait that never returns fails the run).
