@@ -144,9 +144,7 @@ Gradients<float> runBackward(const Problem &p, const Cotangents &cot, float scal
     // As launchDeltaRuleBackward: the wgmma recomputation from k, v and M.
     using W = DeltaRuleWgmmaShape<C>;
     DeltaRuleTensorMaps maps = {};
-    encodeTileMaps(maps, forward, false);
-    encodeTensorMap2D(&maps.transform, forward.workspace.transform, 64,
-                      uint64_t(DeltaRuleWorkspace::slots(packing)) * C::kValueHeads * 64, 64);
+    EXPECT_EQ(encodeScanMaps(maps, forward, false, false), cudaSuccess);
     emulation::runGrid(scanGrid, W::kThreads,
                        [&] { deltaChunkScanWgmmaKernel<C, true>(forward, maps); }, W::kBytes);
   } else {

@@ -361,11 +361,7 @@ KernelResult runKernels(const Problem &p, float scale,
     using F = DeltaRuleFusedShape<C>;
     constexpr bool kFused = FusedForwardOf<C>::value;
     DeltaRuleTensorMaps maps = {};
-    const uint64_t tiles = uint64_t(slots) * C::kValueHeads * 64;
-    encodeTileMaps(maps, args, kFused);
-    encodeTensorMap2D(&maps.transform, args.workspace.transform, 64, tiles, 64);
-    if (kPrepareScores)
-      encodeTensorMap2D(&maps.scores, args.workspace.scores, 64, tiles, 64);
+    EXPECT_EQ(encodeScanMaps(maps, args, kFused, kPrepareScores), cudaSuccess);
     emulation::runGrid(
         dim3{slots, unsigned(C::kValueHeads / S::kPrepareHeads), 1}, S::kThreads,
         [&] { deltaChunkPrepareTmaKernel<C, kPrepareScores>(args, maps); },

@@ -1042,6 +1042,28 @@ inline cudaError_t encodeTileMaps(DeltaRuleTensorMaps &maps,
   return error;
 }
 
+/// The tensor maps the wgmma scan or the fused block reads (host only, no
+/// device access; args.workspace carved): encodeTileMaps' (o's with
+/// `output`), M's and, with `scores`, P's, as tile rows of the workspace.
+/// TMA coordinates are 32-bit: tile rows past 2^31 are refused rather than
+/// wrapped (token rows are int32 already).
+template <class Config>
+inline cudaError_t encodeScanMaps(DeltaRuleTensorMaps &maps,
+                                  const DeltaRuleArgs<Config> &args, bool output,
+                                  bool scores) {
+  using S = DeltaRuleShape<Config>;
+  const uint64_t tiles =
+      static_cast<uint64_t>(DeltaRuleWorkspace::slots(args.packing)) * S::kHV * 64;
+  if (tiles > static_cast<uint64_t>(INT32_MAX))
+    return cudaErrorInvalidValue;
+  cudaError_t error = encodeTileMaps(maps, args, output);
+  if (error == cudaSuccess)
+    error = encodeTensorMap2D(&maps.transform, args.workspace.transform, 64, tiles, 64);
+  if (error == cudaSuccess && scores)
+    error = encodeTensorMap2D(&maps.scores, args.workspace.scores, 64, tiles, 64);
+  return error;
+}
+
 #ifndef GDN_DEVICE_EMULATION // host emulation runs the kernel bodies itself
 
 /// Workspace bytes for a packing (host side; no device access).
@@ -1186,20 +1208,8 @@ template <class Config> struct ScanLaunch<Config, true> {
   /// Encodes the tensor maps of this call's buffers (host only, no device
   /// access; args.workspace must be carved).
   cudaError_t setup(const DeltaRuleArgs<Config> &args) {
-    const PackingView &p = args.packing;
-    const uint64_t tiles =
-        static_cast<uint64_t>(DeltaRuleWorkspace::slots(p)) * S::kHV * 64;
-    // TMA coordinates are 32-bit: refuse (rather than wrap) tile rows past
-    // 2^31 (token rows are int32 already).
-    if (tiles > static_cast<uint64_t>(INT32_MAX))
-      return cudaErrorInvalidValue;
-    cudaError_t error = encodeTileMaps(maps, args, kFused);
-    if (error == cudaSuccess)
-      error = encodeTensorMap2D(&maps.transform, args.workspace.transform, 64,
-                                tiles, 64);
-    if (error == cudaSuccess && !ScanComputesScoresOf<Config>::value)
-      error = encodeTensorMap2D(&maps.scores, args.workspace.scores, 64, tiles,
-                                64);
+    cudaError_t error =
+        encodeScanMaps(maps, args, kFused, !ScanComputesScoresOf<Config>::value);
     if (error == cudaSuccess)
       error = cudaFuncSetAttribute(kernel(),
                                    cudaFuncAttributeMaxDynamicSharedMemorySize,

@@ -1077,20 +1077,13 @@ inline cudaError_t launchDeltaRuleBackward(DeltaRuleBackwardArgs<Config> args,
   // it (sm_90a; tensor maps of k, v and M), else the mma.sync one.
   DeltaRuleTensorMaps maps = {};
   if constexpr (ScanWgmmaOf<Config>::value) {
-    const PackingView &p = packing;
-    const uint64_t tiles =
-        static_cast<uint64_t>(DeltaRuleWorkspace::slots(p)) * S::kHV * 64;
-    if (tiles > static_cast<uint64_t>(INT32_MAX))
-      return cudaErrorInvalidValue; // TMA coordinates are 32-bit
     DeltaRuleArgs<Config> mapped = {};
     mapped.q = args.q;
     mapped.k = args.k;
     mapped.v = args.v;
     mapped.packing = packing;
-    error = encodeTileMaps(maps, mapped, false);
-    if (error == cudaSuccess)
-      error = encodeTensorMap2D(&maps.transform, args.workspace.forward.transform, 64,
-                                tiles, 64);
+    mapped.workspace = args.workspace.forward;
+    error = encodeScanMaps(maps, mapped, false, false);
     allow(deltaChunkScanWgmmaKernel<Config, true>, DeltaRuleWgmmaShape<Config>::kBytes);
   } else {
     allow(deltaChunkScanKernel<Config, true>, S::kScanBytes);
