@@ -11,7 +11,7 @@
 // CHECK-LABEL: func.func @core_backward(
 // CHECK: %[[P:.*]] = gdn.packing
 // CHECK: gdn_kernel.delta_rule_grad %{{.*}}, %arg0, %arg1, %arg2, %arg3, %arg4, %[[P]] initial_state(%arg5) final_state_grad(%arg8)
-// CHECK-SAME: head_dim_k = 128 : i64, head_dim_v = 128 : i64, key_heads = 16 : i64, scale = 0.088388347648318{{[0-9]*}} : f64, split_target_blocks = 132 : i64, value_heads = 32 : i64, warmup_bits = 24 : i64
+// CHECK-SAME: head_dim_k = 128 : i64, head_dim_v = 128 : i64, key_heads = 16 : i64, scale = 0.088388347648318{{[0-9]*}} : f64, scan = "wgmma", split_target_blocks = 132 : i64, value_heads = 32 : i64, warmup_bits = 24 : i64
 // CHECK-SAME: -> (tensor<?x16x128xbf16>, tensor<?x16x128xbf16>, tensor<?x32x128xbf16>, tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x32x128x128xf32>)
 // CHECK-NOT: gdn.delta_rule_grad
 // CHECK-LABEL: func.func @f32_backward(

@@ -226,9 +226,14 @@ func.func @group_of_three(%q: tensor<?x2x128xbf16>, %v: tensor<?x6x128xbf16>, %g
 
 // The backward's scans split by the same rule: the op gets the SM count
 // and the warm-up bits (SPLIT, SPLIT-EXACT), and nothing without splitting
-// (the unprefixed checks: attributes already there are removed).
+// (the unprefixed checks: attributes already there are removed). Its
+// forward recomputation takes the wgmma scan where the target has it
+// (SPLIT), else the default mma.sync one (SPLIT-MMA and the unprefixed
+// checks: no `scan`).
 // SPLIT-LABEL: func.func @backward
-// SPLIT: gdn_kernel.delta_rule_grad {{.*}}{head_dim_k = 64 : i64, head_dim_v = 64 : i64, key_heads = 1 : i64, scale = 1.250000e-01 : f64, split_target_blocks = 132 : i64, value_heads = 2 : i64, warmup_bits = 24 : i64}
+// SPLIT: gdn_kernel.delta_rule_grad {{.*}}{head_dim_k = 64 : i64, head_dim_v = 64 : i64, key_heads = 1 : i64, scale = 1.250000e-01 : f64, scan = "wgmma", split_target_blocks = 132 : i64, value_heads = 2 : i64, warmup_bits = 24 : i64}
+// SPLIT-MMA-LABEL: func.func @backward
+// SPLIT-MMA: gdn_kernel.delta_rule_grad {{.*}}{head_dim_k = 64 : i64, head_dim_v = 64 : i64, key_heads = 1 : i64, scale = 1.250000e-01 : f64, split_target_blocks = 100 : i64, value_heads = 2 : i64, warmup_bits = 24 : i64}
 // SPLIT-EXACT-LABEL: func.func @backward
 // SPLIT-EXACT: gdn_kernel.delta_rule_grad {{.*}}split_target_blocks = 132 : i64, value_heads = 2 : i64, warmup_bits = 0 : i64}
 // CHECK-LABEL: func.func @backward

@@ -31,6 +31,11 @@ void mlir::gdn::cuda::printDeltaRuleGradConfig(kernel::DeltaRuleGradOp op,
         "scan (saving S and Vnew),\n"
      << "//   reverse state-gradient scan, chunk gradients, GQA sums; no "
         "atomics\n"
+     << "//   forward recomputation: " << op.getScan()
+     << (op.getScan() == "wgmma"
+             ? " (sm_90a: warpgroup products, TMA copies)"
+             : " (sm_80+: warp products, cp.async copies)")
+     << "\n"
      << "//   key heads " << op.getKeyHeads() << " x " << op.getHeadDimK()
      << ", value heads " << op.getValueHeads() << " x " << op.getHeadDimV()
      << ", scale " << op.getScale().convertToDouble() << "\n"
@@ -44,8 +49,10 @@ void mlir::gdn::cuda::printDeltaRuleGradConfig(kernel::DeltaRuleGradOp op,
      << ";\n";
   printHeadConstants(op, os);
   os << "  // The forward scan's tile (it recomputes S and Vnew).\n"
-     << "  static constexpr int kValueTile = " << op.getHeadDimV() << ";\n"
-     << "  static constexpr bool kHasInitialState = " << boolText(initial)
+     << "  static constexpr int kValueTile = " << op.getHeadDimV() << ";\n";
+  if (op.getScan() == "wgmma")
+    os << "  static constexpr bool kScanWgmma = true;\n";
+  os << "  static constexpr bool kHasInitialState = " << boolText(initial)
      << ";\n"
      << "  static constexpr bool kHasFinalState = false;\n"
      << "};\n\n";

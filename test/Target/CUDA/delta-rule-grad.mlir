@@ -9,6 +9,7 @@
 // CHECK: // Kernel gdn_delta_rule_grad_gqa16x32_k0_delta_rule_grad: gdn_kernel.delta_rule_grad at
 // CHECK-NEXT: //   from gdn.delta_rule_grad; chunked (64 tokens): prepare, forward scan (saving S and Vnew),
 // CHECK-NEXT: //   reverse state-gradient scan, chunk gradients, GQA sums; no atomics
+// CHECK-NEXT: //   forward recomputation: wgmma (sm_90a: warpgroup products, TMA copies)
 // CHECK-NEXT: //   key heads 16 x 128, value heads 32 x 128, scale 8.838835e-02
 // CHECK-NEXT: //   gradients of q, k, v in bf16; initial state yes, final state cotangent yes
 // CHECK-NEXT: struct gdn_delta_rule_grad_gqa16x32_k0_delta_rule_grad_config {
@@ -19,6 +20,7 @@
 // CHECK-NEXT:   static constexpr int kHeadDimK = 128;
 // CHECK-NEXT:   static constexpr int kHeadDimV = 128;
 // CHECK:        static constexpr int kValueTile = 128;
+// CHECK-NEXT:   static constexpr bool kScanWgmma = true;
 // CHECK-NEXT:   static constexpr bool kHasInitialState = true;
 // CHECK-NEXT:   static constexpr bool kHasFinalState = false;
 // CHECK-NEXT: };
@@ -188,6 +190,22 @@ func.func @warmup_beyond_fp32(%do: tensor<?x2x64xbf16>, %q: tensor<?x1x64xbf16>,
       {key_heads = 1 : i64, value_heads = 2 : i64, head_dim_k = 64 : i64,
        head_dim_v = 64 : i64, scale = 0.125 : f64, split_target_blocks = 132 : i64,
        warmup_bits = 127 : i64}
+      : (tensor<?x2x64xbf16>, tensor<?x1x64xbf16>, tensor<?x1x64xbf16>, tensor<?x2x64xbf16>,
+         tensor<?x2xf32>, tensor<?x2xf32>, !gdn.packing<seqs = ?, tokens = ?>)
+      -> (tensor<?x1x64xbf16>, tensor<?x1x64xbf16>, tensor<?x2x64xbf16>, tensor<?x2xf32>,
+          tensor<?x2xf32>)
+  return
+}
+
+// -----
+
+func.func @unknown_scan(%do: tensor<?x2x64xbf16>, %q: tensor<?x1x64xbf16>, %v: tensor<?x2x64xbf16>,
+                        %g: tensor<?x2xf32>, %cu: tensor<?xi32>) {
+  %p = gdn.packing %cu : tensor<?xi32> -> !gdn.packing<seqs = ?, tokens = ?>
+  // expected-error @+1 {{scan must be "mma_sync" or "wgmma", found "tma"}}
+  %dq, %dk, %dv, %dg, %db = gdn_kernel.delta_rule_grad %do, %q, %q, %v, %g, %g, %p
+      {key_heads = 1 : i64, value_heads = 2 : i64, head_dim_k = 64 : i64,
+       head_dim_v = 64 : i64, scale = 0.125 : f64, scan = "tma"}
       : (tensor<?x2x64xbf16>, tensor<?x1x64xbf16>, tensor<?x1x64xbf16>, tensor<?x2x64xbf16>,
          tensor<?x2xf32>, tensor<?x2xf32>, !gdn.packing<seqs = ?, tokens = ?>)
       -> (tensor<?x1x64xbf16>, tensor<?x1x64xbf16>, tensor<?x2x64xbf16>, tensor<?x2xf32>,

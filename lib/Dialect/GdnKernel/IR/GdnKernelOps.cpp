@@ -364,6 +364,9 @@ LogicalResult kernel::DeltaRuleOp::verify() {
 LogicalResult kernel::DeltaRuleGradOp::verify() {
   if (failed(verifyWarmupBits(*this)))
     return failure();
+  if (getScan() != "mma_sync" && getScan() != "wgmma")
+    return emitOpError() << "scan must be \"mma_sync\" or \"wgmma\", found \""
+                         << getScan() << "\"";
   const int64_t keyHeads = getKeyHeads(), valueHeads = getValueHeads();
   const int64_t headDimK = getHeadDimK(), headDimV = getHeadDimV();
   if (valueHeads % keyHeads != 0)

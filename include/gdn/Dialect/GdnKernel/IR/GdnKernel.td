@@ -226,7 +226,10 @@ def GdnKernel_DeltaRuleGradOp : GdnKernel_Op<"delta_rule_grad",
     from zero over the chunks after it (the transposed transitions have the
     same norm bounds), from the nearest chunk where the bound falls to
     `2^-warmup_bits` (default 24), or from the sequence's start (end) when
-    none does; `warmup_bits = 0` makes every segment exact.
+    none does; `warmup_bits = 0` makes every segment exact. `scan` names
+    the forward recomputation's scan kernel, as `gdn_kernel.delta_rule`'s
+    does: `"mma_sync"` (any sm_80+ GPU) or `"wgmma"` (sm_90a only: the
+    wgmma scan without `Q` or `P`, one warpgroup per 64 columns of V).
 
     ```mlir
     %dq, %dk, %dv, %dg, %dbeta = gdn_kernel.delta_rule_grad %do, %q, %k, %v,
@@ -249,7 +252,8 @@ def GdnKernel_DeltaRuleGradOp : GdnKernel_Op<"delta_rule_grad",
                        ConfinedAttr<I64Attr, [IntPositive]>:$head_dim_v,
                        F64Attr:$scale,
                        OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$split_target_blocks,
-                       OptionalAttr<ConfinedAttr<I64Attr, [IntNonNegative]>>:$warmup_bits);
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntNonNegative]>>:$warmup_bits,
+                       DefaultValuedStrAttr<StrAttr, "mma_sync">:$scan);
   let results = (outs GdnKernel_Tensor:$q_grad, GdnKernel_Tensor:$k_grad,
                       GdnKernel_Tensor:$v_grad, GdnKernel_F32Tensor:$g_grad,
                       GdnKernel_F32Tensor:$beta_grad,
