@@ -151,10 +151,18 @@ Gradients<float> runBackward(const Problem &p, const Cotangents &cot, float scal
     emulation::runGrid(scanGrid, S::kScanThreads,
                        [&] { deltaChunkScanKernel<C, true>(forward); });
   }
-  emulation::runGrid(
-      dim3{unsigned(deltaRuleReverseScanBlocks<C>(packing, split.reverseSegmentChunks)), 1,
-           1},
-      B::kThreads, [&] { deltaChunkReverseScanKernel<C>(args); });
+  const dim3 reverseGrid{
+      unsigned(deltaRuleReverseScanBlocks<C>(packing, split.reverseSegmentChunks)), 1, 1};
+  if constexpr (ReverseScanWgmmaOf<C>::value) {
+    // As launchDeltaRuleBackward: the wgmma reverse scan from q, k, dO, N, P.
+    using R = ReverseScanWgmmaShape<C>;
+    DeltaRuleTensorMaps maps = {};
+    EXPECT_EQ(encodeReverseScanMaps(maps, args), cudaSuccess);
+    emulation::runGrid(reverseGrid, R::kThreads,
+                       [&] { deltaChunkReverseScanWgmmaKernel<C>(args, maps); }, R::kBytes);
+  } else {
+    emulation::runGrid(reverseGrid, B::kThreads, [&] { deltaChunkReverseScanKernel<C>(args); });
+  }
   emulation::runGrid(dim3{slots, unsigned(C::kKeyHeads), 1}, B::kThreads,
                      [&] { deltaChunkGradKernel<C>(args); }, B::kGradBytes);
   emulation::runGrid(dim3{4, 1, 1}, 64, [&] { deltaRuleBackwardFinishKernel<C>(args); });
@@ -326,6 +334,18 @@ TEST(DeltaRuleBackwardEmulation, WgmmaRecomputation) {
                                                                    false);
 }
 
+/// The reverse scan on wgmma as well (dS^T in warpgroup accumulators).
+template <class Base> struct WgmmaReverseConfig : WgmmaRecomputationConfig<Base> {
+  static constexpr bool kReverseScanWgmma = true;
+};
+
+TEST(DeltaRuleBackwardEmulation, WgmmaReverseScan) {
+  checkBackward<WgmmaReverseConfig<Config<1, 2, 64, true>>>(
+      {0, 1, 63, 64, 65, 130}, {2, 0, 1, 0, 3, 1}, true, 13, true);
+  checkBackward<WgmmaReverseConfig<Config<1, 1, 128, true>>>({70, 0, 200}, {2, 0, 0}, true, 14,
+                                                             false);
+}
+
 /// dq, dk, dv in bf16 (what autograd returns for bf16 inputs).
 template <class Base> struct Bf16GradientConfig : Base {
   using Gradient = __nv_bfloat16;
@@ -401,6 +421,29 @@ TEST(DeltaRuleBackwardSplit, WgmmaRecomputationSegments) {
               gates);
   EXPECT_LE(keys, 8e-3);
   EXPECT_LE(gates, 2e-2);
+}
+
+// The wgmma reverse scan with split chains: a segment warms its state
+// gradient up over the chunks after it and writes its own chunks only.
+TEST(DeltaRuleBackwardSplit, WgmmaReverseScanSegments) {
+  using C = WgmmaReverseConfig<Config<1, 2, 64, true>>;
+  std::mt19937 random(33);
+  const Problem p = makeProblem(1, 2, 64, 64, {300, 0, 65}, {1, 2, 0}, true, random);
+  const Cotangents cot = makeCotangents(p, true, random);
+  const Gradients<double> want = referenceGradients(p, cot, 0.125f);
+  const Gradients<float> whole = runBackward<C>(p, cot, 0.125f, true);
+  BackwardSplit split;
+  split.forwardSegmentChunks = 2;
+  split.reverseSegmentChunks = 3;
+  const Gradients<float> got = runBackward<C>(p, cot, 0.125f, true, nullptr, split);
+  const double keys = keyError(got, want);
+  const double gates = std::max(finiteRms(got.dg, want.dg), finiteRms(got.dbeta, want.dbeta));
+  std::printf("  wgmma reverse scan, split: dq, dk, dv, dstate %.2e; dg, dbeta %.2e\n", keys,
+              gates);
+  EXPECT_LE(keys, 8e-3);
+  EXPECT_LE(gates, 2e-2);
+  EXPECT_LT(largestDifference(got, whole, "split against unsplit"), 1e-4);
+  EXPECT_FALSE(sameGradients(got, whole)) << "no segment warmed up";
 }
 
 TEST(DeltaRuleBackwardSplit, SegmentsAgainstReferenceAndUnsplit) {

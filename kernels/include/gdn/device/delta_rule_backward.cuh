@@ -39,7 +39,9 @@
 // 3. deltaChunkReverseScanKernel, one block per (sequence, value head,
 //    64 columns of V), sequential over chunks from the last: the dS recurrence in mma
 //    accumulators; writes dS' of every chunk, W, dV, and the initial states'
-//    gradients;
+//    gradients; deltaChunkReverseScanWgmmaKernel (delta_rule_backward_wgmma.cuh,
+//    one block per (sequence, value head), dS^T in warpgroup accumulators)
+//    where the Config selects kReverseScanWgmma;
 // 4. deltaChunkGradKernel, one block per (chunk, key head), fully
 //    parallel: everything else from S, dS', Vn, W of its chunk, for the
 //    group's value heads in head order (dq and dk summed over them in
@@ -563,6 +565,13 @@ __global__ void __launch_bounds__(DeltaRuleBackwardShape<Config>::kThreads,
   }
 }
 
+} // namespace device
+} // namespace gdn
+// The reverse scan's sm_90a variant, built on the definitions above.
+#include "gdn/device/delta_rule_backward_wgmma.cuh"
+namespace gdn {
+namespace device {
+
 //===----------------------------------------------------------------------===//
 // Chunk gradients
 //===----------------------------------------------------------------------===//
@@ -1013,7 +1022,9 @@ template <class Config>
 inline int64_t deltaRuleReverseScanBlocks(const PackingView &packing,
                                           int32_t segmentChunks) {
   using B = DeltaRuleBackwardShape<Config>;
-  return chainSlots(packing, segmentChunks) * B::kHV * B::kRevTiles;
+  // The wgmma scan's block holds every V column of its head.
+  return chainSlots(packing, segmentChunks) * B::kHV *
+         (ReverseScanWgmmaOf<Config>::value ? 1 : B::kRevTiles);
 }
 
 /// Splits the backward's two sequential scans for a GPU of `smCount` SMs
@@ -1029,8 +1040,11 @@ inline void deltaRuleBackwardSplit(DeltaRuleBackwardArgs<Config> &args, int64_t 
   const int64_t forwardBlocksPerSM = ScanWgmmaOf<Config>::value ? 1 : S::kScanBlocksPerSM;
   args.forwardSegmentChunks = chainSegmentChunks(
       args.packing, int64_t(S::kHV) * S::kValueTiles, smCount * forwardBlocksPerSM);
+  // The wgmma reverse scan runs one block per head and SM.
+  constexpr bool kReverseWgmma = ReverseScanWgmmaOf<Config>::value;
   args.reverseSegmentChunks = chainSegmentChunks(
-      args.packing, int64_t(B::kHV) * B::kRevTiles, smCount * B::kRevBlocksPerSM);
+      args.packing, int64_t(B::kHV) * (kReverseWgmma ? 1 : B::kRevTiles),
+      smCount * (kReverseWgmma ? 1 : B::kRevBlocksPerSM));
   args.warmupLogBound = warmupLogBound;
 }
 
@@ -1088,7 +1102,16 @@ inline cudaError_t launchDeltaRuleBackward(DeltaRuleBackwardArgs<Config> args,
   } else {
     allow(deltaChunkScanKernel<Config, true>, S::kScanBytes);
   }
-  allow(deltaChunkReverseScanKernel<Config>, B::kRevBytes);
+  // The reverse scan: on wgmma where the Config selects it (tensor maps of
+  // q, k, dO, N and P), else on mma.sync.
+  DeltaRuleTensorMaps reverseMaps = {};
+  if constexpr (ReverseScanWgmmaOf<Config>::value) {
+    if (error == cudaSuccess)
+      error = encodeReverseScanMaps(reverseMaps, args);
+    allow(deltaChunkReverseScanWgmmaKernel<Config>, ReverseScanWgmmaShape<Config>::kBytes);
+  } else {
+    allow(deltaChunkReverseScanKernel<Config>, B::kRevBytes);
+  }
   allow(deltaChunkGradKernel<Config>, B::kGradBytes);
   if (error != cudaSuccess)
     return error;
@@ -1129,11 +1152,16 @@ inline cudaError_t launchDeltaRuleBackward(DeltaRuleBackwardArgs<Config> args,
         deltaChunkScanKernel<Config, true>
             <<<blocks, S::kScanThreads, S::kScanBytes, stream>>>(forward);
     }
-    if (phases & kBackwardReverseScan)
-      deltaChunkReverseScanKernel<Config>
-          <<<static_cast<unsigned>(deltaRuleReverseScanBlocks<Config>(
-                 packing, args.reverseSegmentChunks)),
-             B::kThreads, B::kRevBytes, stream>>>(args);
+    if (phases & kBackwardReverseScan) {
+      const unsigned blocks = static_cast<unsigned>(
+          deltaRuleReverseScanBlocks<Config>(packing, args.reverseSegmentChunks));
+      if constexpr (ReverseScanWgmmaOf<Config>::value)
+        deltaChunkReverseScanWgmmaKernel<Config>
+            <<<blocks, ReverseScanWgmmaShape<Config>::kThreads,
+               ReverseScanWgmmaShape<Config>::kBytes, stream>>>(args, reverseMaps);
+      else
+        deltaChunkReverseScanKernel<Config><<<blocks, B::kThreads, B::kRevBytes, stream>>>(args);
+    }
     if (phases & kBackwardChunkGrad)
       deltaChunkGradKernel<Config>
         <<<dim3(static_cast<unsigned>(slots), B::kH), B::kThreads, B::kGradBytes,
