@@ -259,13 +259,14 @@ __global__ void __launch_bounds__(ReverseScanWgmmaShape<Config>::kThreads, 1)
                              R::Tile::offset(16 * s + 8 * (matrix / 2) + lane % 8,
                                              transposeColumn + 8 * (matrix % 2))));
     }
+    // The state gradient's decay, before any product is in flight: done
+    // under them, ptxas made the products wait or arrive first (C7517,
+    // C7519), and the two placements timed within 1% of each other.
     const float lastGate = gate[rows - 1];
     const float chunkDecay = decay(lastGate);
-#if !GDN_REV_DECAY_LATE
 #pragma unroll
     for (int i = 0; i < kK / 2; ++i)
       grad[i] *= chunkDecay;
-#endif
     float keyProduct[32], scoreProduct[32];
     wgmmaFence();
     wgmmaSwizzled<64, kK / 16, 0>(keyProduct, gradA, at + R::kStageK, false);
@@ -280,11 +281,6 @@ __global__ void __launch_bounds__(ReverseScanWgmmaShape<Config>::kThreads, 1)
       if (t < kC)
         toStart[2 * kC + t] = beta;
     }
-#if GDN_REV_DECAY_LATE
-#pragma unroll
-    for (int i = 0; i < kK / 2; ++i)
-      grad[i] *= chunkDecay;
-#endif
     warpgroupBarrier(group);
     // This thread's tokens come in pairs 8 j + pairColumn + {0, 1}: read
     // where they are used (held in registers across the products, the

@@ -1,7 +1,7 @@
 // The delta-rule backward at Qwen3-Next / Qwen3.5 size as one kernel op:
 // bf16 gradients of q, k, v (what autograd returns for bf16 inputs), with
 // initial states and a final-state cotangent, long chains split for 132
-// SMs, the forward recomputation on the wgmma scan (the sm_90a choice).
+// SMs, both sequential scans on wgmma (the sm_90a choice).
 func.func @delta_rule_grad_gqa16x32(%do: tensor<?x32x128xbf16>, %q: tensor<?x16x128xbf16>,
                                     %k: tensor<?x16x128xbf16>, %v: tensor<?x32x128xbf16>,
                                     %g: tensor<?x32xf32>, %beta: tensor<?x32xf32>,

@@ -39,8 +39,8 @@ def GdnSelectKernels : Pass<"gdn-select-kernels"> {
     docs/delta-rule.md says how a segment's state is warmed up); every
     `gdn_kernel.delta_rule_grad` gets the same two attributes, so that the
     backward's two scans split by the same rule (and neither without
-    `split-chains`), and with `wgmma` its forward recomputation runs on the
-    wgmma scan (`scan = "wgmma"`). mma.sync
+    `split-chains`), and with `wgmma` its forward recomputation and reverse
+    scan run on wgmma (`scan = "wgmma"`). mma.sync
     tiles whose scan needs more shared memory than `shared-bytes` (the
     target's per-block limit) are skipped, down to V tile 32 with one stage
     (82 KiB at K = 128); when none fits, the pass fails and says what the
