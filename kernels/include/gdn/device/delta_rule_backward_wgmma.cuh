@@ -348,9 +348,10 @@ __global__ void __launch_bounds__(ReverseScanWgmmaShape<Config>::kThreads, 1)
     // While the update runs: W (bf16) through the staging tile in 16-byte
     // rows, dv from registers, the chunk's real rows only.
     if (emit) {
-      stageOutputTransposed(weighted, 1.0f, group, tid, [&](int token, int column) {
+      auto stagedAt = [&](int token, int column) {
         return staging + token * R::kLdOut + column;
-      });
+      };
+      stageOutputTransposed(weighted, 1.0f, group, tid, stagedAt);
 #pragma unroll
       for (int i = 0; i < 32; ++i) {
         const int token = 8 * (i / 4) + pairColumn + i % 2;
@@ -360,15 +361,8 @@ __global__ void __launch_bounds__(ReverseScanWgmmaShape<Config>::kThreads, 1)
               Store::store(residual[i]);
       }
       warpgroupBarrier(group);
-#pragma unroll
-      for (int round = 0; round < kC * 8 / 128; ++round) {
-        const int i = tid % 128 + 128 * round;
-        const int row = i / 8, column = groupColumn0 + (i % 8) * 8;
-        if (row < rows)
-          *reinterpret_cast<uint4 *>(ws.weighted + (chunkRow0 + row) * valueRow + head * kV +
-                                     column) =
-              *reinterpret_cast<const uint4 *>(staging + row * R::kLdOut + column);
-      }
+      storeStagedRows(ws.weighted, valueRow, chunkRow0, head * kV, rows, group, tid,
+                      stagedAt);
     }
     wgmmaWait<0>();
     wgmmaSettle(grad);

@@ -348,22 +348,23 @@ stageOutputTransposed(const float (&out)[32], float scale, int group, int tid,
 }
 
 /// The chunk's `rows` real tokens of this warpgroup's 64 staged columns
-/// (`element` as above) to o, in 16-byte pieces (after a barrier of the
-/// warpgroup that follows stageOutputTransposed).
-template <class Config, class ElementAt>
+/// (`element` as above) to rows chunkRow0 .. of `to` (a [token][...] bf16
+/// tensor, rows `rowStride` elements apart), from column `column0`, in
+/// 16-byte pieces (after a barrier of the warpgroup that follows
+/// stageOutputTransposed): the fused forward's o, the wgmma reverse scan's
+/// W.
+template <class ElementAt>
 __device__ __forceinline__ void
-storeStagedOutput(const DeltaRuleArgs<Config> &args, int64_t chunkRow0,
-                  int rows, int head, int column0, int group, int tid,
-                  ElementAt element) {
-  using S = DeltaRuleShape<Config>;
-  const int64_t valueRow = static_cast<int64_t>(S::kHV) * S::kV;
+storeStagedRows(__nv_bfloat16 *to, int64_t rowStride, int64_t chunkRow0,
+                int64_t column0, int rows, int group, int tid,
+                ElementAt element) {
 #pragma unroll
   for (int round = 0; round < 64 * 8 / 128; ++round) {
     const int i = tid % 128 + 128 * round;
     const int row = i / 8, column = 64 * group + (i % 8) * 8;
     if (row < rows)
-      *reinterpret_cast<uint4 *>(args.o + (chunkRow0 + row) * valueRow +
-                                 head * S::kV + column0 + column) =
+      *reinterpret_cast<uint4 *>(to + (chunkRow0 + row) * rowStride + column0 +
+                                 column) =
           *reinterpret_cast<const uint4 *>(element(row, column));
   }
 }
@@ -786,8 +787,9 @@ __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
         // The last chunk's real rows alone (a box would write the rows of
         // the next sequence).
         warpgroupBarrier(group);
-        storeStagedOutput(args, begin + static_cast<int64_t>(c) * kC, rows,
-                          head, column0, group, tid, staged);
+        storeStagedRows(args.o, static_cast<int64_t>(S::kHV) * S::kV,
+                        begin + static_cast<int64_t>(c) * kC,
+                        head * S::kV + column0, rows, group, tid, staged);
       }
     } else {
       // The decays are read: the next chunk's may overwrite them.
