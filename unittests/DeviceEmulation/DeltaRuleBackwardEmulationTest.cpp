@@ -344,6 +344,9 @@ TEST(DeltaRuleBackwardEmulation, WgmmaReverseScan) {
       {0, 1, 63, 64, 65, 130}, {2, 0, 1, 0, 3, 1}, true, 13, true);
   checkBackward<WgmmaReverseConfig<Config<1, 1, 128, true>>>({70, 0, 200}, {2, 0, 0}, true, 14,
                                                              false);
+  // K = 64, V = 128: two warpgroups, each 64 x 64 of the state gradient.
+  checkBackward<WgmmaReverseConfig<Config<1, 2, 64, true, 128>>>({65, 3}, {1, 0}, true, 15,
+                                                                 false);
 }
 
 /// dq, dk, dv in bf16 (what autograd returns for bf16 inputs).
