@@ -16,6 +16,7 @@
 #include "DeviceEmulator.h"
 
 #include "gdn/device/wgmma.cuh"
+#include "wgmma_product_error.h"
 
 #include <gtest/gtest.h>
 
@@ -54,25 +55,6 @@ void fragmentOf(const __nv_bfloat16 *a, int K, int s, uint32_t (&f)[4]) {
   f[1] = pairOf(row + 8 * K);
   f[2] = pairOf(row + 8);
   f[3] = pairOf(row + 8 * K + 8);
-}
-
-/// Relative RMS error of d (64 x N, row-major) against the float64 product
-/// of A (64 x K, row-major) and B, given as [N][K] or, transposed, [K][N];
-/// a value that is not finite counts as a huge error.
-double productError(const std::vector<float> &d, const std::vector<__nv_bfloat16> &a,
-                    const std::vector<__nv_bfloat16> &b, int N, int K, bool transposed) {
-  double error = 0, norm = 0;
-  for (int m = 0; m < 64; ++m)
-    for (int n = 0; n < N; ++n) {
-      double expected = 0;
-      for (int k = 0; k < K; ++k)
-        expected += double(__bfloat162float(a[m * K + k])) *
-                    __bfloat162float(transposed ? b[k * N + n] : b[n * K + k]);
-      const double diff = d[m * N + n] - expected;
-      error += std::isfinite(diff) ? diff * diff : 1e30;
-      norm += expected * expected;
-    }
-  return std::sqrt(error / norm);
 }
 
 /// Stores this thread's accumulators of a 64 x N product into row-major d.
@@ -136,7 +118,7 @@ double emulatedProductError(uint32_t leading, uint32_t stride, uint32_t seed) {
                                                                leading, stride);
                      },
                      kSharedBytes);
-  return productError(d, a, b, N, K, kTranspose);
+  return wgmmaProductError(d, a, b, N, K, kTranspose);
 }
 
 /// wgmma_check.cu's `check`: the core-matrix tile's offsets give the
@@ -204,7 +186,7 @@ template <int kCount> void checkSharedOperands() {
         storeAccumulators<N>(acc, d.data());
       },
       kSharedBytes);
-  EXPECT_LT(productError(d, a, b, N, K, false), 1e-5) << "N = " << N;
+  EXPECT_LT(wgmmaProductError(d, a, b, N, K, false), 1e-5) << "N = " << N;
 }
 
 TEST(WgmmaEmulation, BothOperandsFromSwizzledTiles) {

@@ -16,6 +16,7 @@
 #include "gdn/device/wgmma.cuh"
 
 #include "cuda_check.h"
+#include "wgmma_product_error.h"
 
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -119,21 +120,10 @@ double run(uint32_t leading, uint32_t stride, uint32_t seed) {
   CUDA_OK(cudaDeviceSynchronize());
   std::vector<float> d(64 * N);
   CUDA_OK(cudaMemcpy(d.data(), dd, d.size() * 4, cudaMemcpyDeviceToHost));
-  double error = 0, norm = 0;
-  for (int m = 0; m < 64; ++m)
-    for (int n = 0; n < N; ++n) {
-      double expected = 0;
-      for (int k = 0; k < K; ++k)
-        expected += double(__bfloat162float(a[m * K + k])) *
-                    __bfloat162float(kTranspose ? b[k * N + n] : b[n * K + k]);
-      const double diff = d[m * N + n] - expected;
-      error += std::isfinite(diff) ? diff * diff : 1e30;
-      norm += expected * expected;
-    }
   CUDA_OK(cudaFree(da));
   CUDA_OK(cudaFree(db));
   CUDA_OK(cudaFree(dd));
-  return std::sqrt(error / norm);
+  return wgmmaProductError(d, a, b, N, K, kTranspose);
 }
 
 template <int N, int K, int kTranspose> void check(const char *what) {
