@@ -163,8 +163,20 @@ Gradients<float> runBackward(const Problem &p, const Cotangents &cot, float scal
   } else {
     emulation::runGrid(reverseGrid, B::kThreads, [&] { deltaChunkReverseScanKernel<C>(args); });
   }
-  emulation::runGrid(dim3{slots, unsigned(C::kKeyHeads), 1}, B::kThreads,
-                     [&] { deltaChunkGradKernel<C>(args); }, B::kGradBytes);
+  if constexpr (ChunkGradWgmmaOf<C>::value) {
+    // As launchDeltaRuleBackward, on a GPU of three SMs: persistent blocks
+    // that each walk several units.
+    using K = ChunkGradWgmmaShape<C>;
+    ChunkGradTensorMaps maps = {};
+    EXPECT_EQ(encodeChunkGradMaps(maps, args), cudaSuccess);
+    const unsigned blocks =
+        static_cast<unsigned>(std::min<int64_t>(chunkGradUnits<C>(packing), 3));
+    emulation::runGrid(dim3{blocks, 1, 1}, K::kThreads,
+                       [&] { deltaChunkGradWgmmaKernel<C>(args, maps); }, K::kBytes);
+  } else {
+    emulation::runGrid(dim3{slots, unsigned(C::kKeyHeads), 1}, B::kThreads,
+                       [&] { deltaChunkGradKernel<C>(args); }, B::kGradBytes);
+  }
   emulation::runGrid(dim3{4, 1, 1}, 64, [&] { deltaRuleBackwardFinishKernel<C>(args); });
   emulation::setCopyOwnership(true);
 
@@ -347,6 +359,24 @@ TEST(DeltaRuleBackwardEmulation, WgmmaReverseScan) {
   // K = 64, V = 128: two warpgroups, each 64 x 64 of the state gradient.
   checkBackward<WgmmaReverseConfig<Config<1, 2, 64, true, 128>>>({65, 3}, {1, 0}, true, 15,
                                                                  false);
+}
+
+/// The chunk gradients on wgmma as well (persistent, warp-specialised).
+template <class Base> struct WgmmaChunkGradConfig : WgmmaReverseConfig<Base> {
+  static constexpr bool kChunkGradWgmma = true;
+};
+
+TEST(DeltaRuleBackwardEmulation, WgmmaChunkGradients) {
+  checkBackward<WgmmaChunkGradConfig<Config<1, 2, 64, true>>>(
+      {0, 1, 63, 64, 65, 130}, {2, 0, 1, 0, 3, 1}, true, 16, true);
+  checkBackward<WgmmaChunkGradConfig<Config<2, 4, 128, true>>>({70, 0, 130}, {2, 0, 0}, true, 17,
+                                                               false);
+  // K = 64, V = 128 and K = 128, V = 64: each warpgroup's half of K is 32
+  // or 64 columns, the state tiles 64 or 128 rows.
+  checkBackward<WgmmaChunkGradConfig<Config<1, 2, 64, true, 128>>>({65, 3}, {1, 0}, true, 18,
+                                                                   false);
+  checkBackward<WgmmaChunkGradConfig<Config<1, 1, 128, false, 64>>>({129}, {0}, false, 19,
+                                                                    false);
 }
 
 /// dq, dk, dv in bf16 (what autograd returns for bf16 inputs).

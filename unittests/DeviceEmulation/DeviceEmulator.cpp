@@ -66,7 +66,7 @@ struct MmaLane {
 /// thread's A fragment (when A is in registers).
 struct WgmmaOp {
   int n = 0;
-  bool aInRegisters = false, transposeB = false, accumulate = false;
+  bool aInRegisters = false, transposeA = false, transposeB = false, accumulate = false;
   uint64_t descA = 0, descB = 0;
   uint32_t a[128][4] = {};
 };
@@ -458,7 +458,7 @@ void retireProduct(const WgmmaOp &op, std::vector<float> &d) {
         const int reg = (m % 16 >= 8 ? 1 : 0) + (k >= 8 ? 2 : 0);
         A[half][k] = bf16Value(op.a[lane0][reg], k % 2);
       } else {
-        A[half][k] = descriptorElement(op.descA, false, m, k);
+        A[half][k] = descriptorElement(op.descA, op.transposeA, m, k);
       }
     }
   }
@@ -475,7 +475,7 @@ void retireProduct(const WgmmaOp &op, std::vector<float> &d) {
 } // namespace
 
 void wgmmaIssue(float *d, int n, const uint32_t *a, uint64_t descA, uint64_t descB,
-                bool transposeB, bool accumulate) {
+                bool transposeB, bool accumulate, bool transposeA) {
   Warpgroup &group = myWarpgroup();
   const unsigned self = threadIdx.x % 128;
   const size_t number = products.issued++;
@@ -490,12 +490,14 @@ void wgmmaIssue(float *d, int n, const uint32_t *a, uint64_t descA, uint64_t des
       op.aInRegisters = a != nullptr;
       op.descA = descA;
       op.descB = descB;
+      op.transposeA = transposeA;
       op.transposeB = transposeB;
       op.accumulate = accumulate;
     }
     WgmmaOp &op = group.ops[number - group.first];
     if (op.n != n || op.aInRegisters != (a != nullptr) || op.descA != descA ||
-        op.descB != descB || op.transposeB != transposeB || op.accumulate != accumulate)
+        op.descB != descB || op.transposeA != transposeA || op.transposeB != transposeB ||
+        op.accumulate != accumulate)
       fail("the threads of a warpgroup issue different wgmmas");
     if (a)
       std::memcpy(op.a[self], a, sizeof(op.a[self]));

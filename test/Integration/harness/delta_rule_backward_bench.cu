@@ -55,6 +55,9 @@ using namespace harness;
 #ifndef GDN_BENCH_REVERSE_WGMMA
 #define GDN_BENCH_REVERSE_WGMMA 0
 #endif
+#ifndef GDN_BENCH_CHUNK_WGMMA
+#define GDN_BENCH_CHUNK_WGMMA 0
+#endif
 template <int H, int HV, int D, bool Initial> struct Config {
   using Element = __nv_bfloat16;
   static constexpr int kKeyHeads = H, kValueHeads = HV, kHeadDimK = D,
@@ -64,6 +67,8 @@ template <int H, int HV, int D, bool Initial> struct Config {
   static constexpr bool kScanWgmma = GDN_BENCH_SCAN_WGMMA;
   /// -DGDN_BENCH_REVERSE_WGMMA=1: the reverse scan on wgmma.
   static constexpr bool kReverseScanWgmma = GDN_BENCH_REVERSE_WGMMA;
+  /// -DGDN_BENCH_CHUNK_WGMMA=1: the chunk gradients on wgmma.
+  static constexpr bool kChunkGradWgmma = GDN_BENCH_CHUNK_WGMMA;
 };
 
 /// The forward of the same shape, with final states (timed beside the

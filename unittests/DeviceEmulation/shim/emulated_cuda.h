@@ -109,11 +109,13 @@ uint32_t sharedAddress(const void *p);
 /// wgmma.mma_async.m64nNk16 bf16 -> fp32 (sm_90a), warpgroup-collective
 /// and deferred as on the GPU: `d` (N / 2 accumulators of this thread) reads
 /// NaN from the issue until a wgmmaWait retires the product's group, which
-/// computes it then, reading B (and A when `a` is null: from descA) from
-/// shared memory through the descriptors at that moment. A comes from the
-/// 128 threads' registers otherwise (gdn/device/wgmma.cuh's layouts).
+/// computes it then, reading B (and A when `a` is null: from descA,
+/// MN-major with `transposeA`) from shared memory through the descriptors
+/// at that moment. A comes from the 128 threads' registers otherwise
+/// (gdn/device/wgmma.cuh's layouts).
 void wgmmaIssue(float *d, int n, const uint32_t *a, uint64_t descA,
-                uint64_t descB, bool transposeB, bool accumulate);
+                uint64_t descB, bool transposeB, bool accumulate,
+                bool transposeA = false);
 /// mbarrier.init: a barrier expecting `count` arrivals per phase.
 void mbarrierInit(uint64_t *barrier, unsigned count);
 /// mbarrier.arrive(.expect_tx): one arrival, first raising the phase's

@@ -272,7 +272,7 @@ struct DeltaRuleWorkspace {
   /// kernel only when set (the backward needs it; the forward does not).
   __nv_bfloat16 *inverse = nullptr;
 
-  static int64_t slots(const PackingView &p) {
+  __host__ __device__ static int64_t slots(const PackingView &p) {
     return static_cast<int64_t>(p.bufferTokens) / 64 + p.numSeqs + 1;
   }
   static size_t tileBytes(int64_t slots, int valueHeads) {

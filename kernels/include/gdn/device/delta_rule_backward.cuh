@@ -45,7 +45,9 @@
 // 4. deltaChunkGradKernel, one block per (chunk, key head), fully
 //    parallel: everything else from S, dS', Vn, W of its chunk, for the
 //    group's value heads in head order (dq and dk summed over them in
-//    registers);
+//    registers); deltaChunkGradWgmmaKernel (delta_rule_backward_chunk_wgmma.cuh,
+//    persistent blocks over the same units, warp-specialised on wgmma)
+//    where the Config selects kChunkGradWgmma;
 // 5. deltaRuleBackwardFinishKernel: NaN in every gradient when the packing
 //    status holds a violation (nothing otherwise).
 //
@@ -569,6 +571,7 @@ __global__ void __launch_bounds__(DeltaRuleBackwardShape<Config>::kThreads,
 } // namespace gdn
 // The reverse scan's sm_90a variant, built on the definitions above.
 #include "gdn/device/delta_rule_backward_wgmma.cuh"
+#include "gdn/device/delta_rule_backward_chunk_wgmma.cuh"
 namespace gdn {
 namespace device {
 
@@ -1112,7 +1115,22 @@ inline cudaError_t launchDeltaRuleBackward(DeltaRuleBackwardArgs<Config> args,
   } else {
     allow(deltaChunkReverseScanKernel<Config>, B::kRevBytes);
   }
-  allow(deltaChunkGradKernel<Config>, B::kGradBytes);
+  // The chunk gradients: on wgmma where the Config selects it (tensor maps
+  // of q, k, v, dO and the workspace's Vn, W, S, dS'; one block per SM).
+  ChunkGradTensorMaps chunkMaps = {};
+  int chunkBlocks = 0;
+  if constexpr (ChunkGradWgmmaOf<Config>::value) {
+    if (error == cudaSuccess)
+      error = encodeChunkGradMaps(chunkMaps, args);
+    int device = 0;
+    if (error == cudaSuccess)
+      error = cudaGetDevice(&device);
+    if (error == cudaSuccess)
+      error = cudaDeviceGetAttribute(&chunkBlocks, cudaDevAttrMultiProcessorCount, device);
+    allow(deltaChunkGradWgmmaKernel<Config>, ChunkGradWgmmaShape<Config>::kBytes);
+  } else {
+    allow(deltaChunkGradKernel<Config>, B::kGradBytes);
+  }
   if (error != cudaSuccess)
     return error;
   if (packing.numSeqs > 0) {
@@ -1162,10 +1180,20 @@ inline cudaError_t launchDeltaRuleBackward(DeltaRuleBackwardArgs<Config> args,
       else
         deltaChunkReverseScanKernel<Config><<<blocks, B::kThreads, B::kRevBytes, stream>>>(args);
     }
-    if (phases & kBackwardChunkGrad)
-      deltaChunkGradKernel<Config>
-        <<<dim3(static_cast<unsigned>(slots), B::kH), B::kThreads, B::kGradBytes,
-           stream>>>(args);
+    if (phases & kBackwardChunkGrad) {
+      if constexpr (ChunkGradWgmmaOf<Config>::value) {
+        const int64_t units = chunkGradUnits<Config>(packing);
+        const unsigned blocks =
+            static_cast<unsigned>(units < chunkBlocks ? units : chunkBlocks);
+        deltaChunkGradWgmmaKernel<Config>
+            <<<blocks, ChunkGradWgmmaShape<Config>::kThreads,
+               ChunkGradWgmmaShape<Config>::kBytes, stream>>>(args, chunkMaps);
+      } else {
+        deltaChunkGradKernel<Config>
+            <<<dim3(static_cast<unsigned>(slots), B::kH), B::kThreads, B::kGradBytes,
+               stream>>>(args);
+      }
+    }
   }
   const int64_t work = static_cast<int64_t>(packing.bufferTokens) * B::kH * B::kK;
   const unsigned blocks = static_cast<unsigned>(

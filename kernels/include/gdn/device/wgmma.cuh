@@ -247,13 +247,15 @@ __device__ __forceinline__ void wgmmaM64N128K16(float (&d)[64], const uint32_t (
                                                 uint64_t descB, int accumulate) {
   emulation::wgmmaIssue(d, 128, a, 0, descB, kTransposeB, accumulate);
 }
+template <int kTransposeA = 0, int kTransposeB = 0>
 __device__ __forceinline__ void wgmmaM64N32K16Shared(float (&d)[16], uint64_t descA,
                                                      uint64_t descB, int accumulate) {
-  emulation::wgmmaIssue(d, 32, nullptr, descA, descB, false, accumulate);
+  emulation::wgmmaIssue(d, 32, nullptr, descA, descB, kTransposeB, accumulate, kTransposeA);
 }
+template <int kTransposeA = 0, int kTransposeB = 0>
 __device__ __forceinline__ void wgmmaM64N64K16Shared(float (&d)[32], uint64_t descA,
                                                      uint64_t descB, int accumulate) {
-  emulation::wgmmaIssue(d, 64, nullptr, descA, descB, false, accumulate);
+  emulation::wgmmaIssue(d, 64, nullptr, descA, descB, kTransposeB, accumulate, kTransposeA);
 }
 #elif GDN_WGMMA_AVAILABLE
 /// d (+)= a * B for one k16 step: A (64 x 16) from registers, B (16 x 64)
@@ -319,7 +321,9 @@ __device__ __forceinline__ void wgmmaM64N128K16(float (&d)[64],
 }
 
 /// d (+)= A * B for one k16 step with both operands in shared memory: A (64
-/// x 16, K-major) through `descA`, B (16 x 32, K-major) through `descB`.
+/// x 16) through `descA`, B (16 x 32) through `descB`, each K-major or, with
+/// its transpose bit, MN-major.
+template <int kTransposeA = 0, int kTransposeB = 0>
 __device__ __forceinline__ void wgmmaM64N32K16Shared(float (&d)[16],
                                                      uint64_t descA,
                                                      uint64_t descB,
@@ -330,16 +334,18 @@ __device__ __forceinline__ void wgmmaM64N32K16Shared(float (&d)[16],
                "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {"
                "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, "
                "%14, %15"
-               "}, %16, %17, p, 1, 1, 0, 0;\n"
+               "}, %16, %17, p, 1, 1, %19, %20;\n"
                "}\n"
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]),
                  "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]),
                  "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
                  "+f"(d[14]), "+f"(d[15])
-               : "l"(descA), "l"(descB), "r"(accumulate));
+               : "l"(descA), "l"(descB), "r"(accumulate), "n"(kTransposeA),
+                 "n"(kTransposeB));
 }
 
 /// As wgmmaM64N32K16Shared with B 16 x 64 (32 accumulators).
+template <int kTransposeA = 0, int kTransposeB = 0>
 __device__ __forceinline__ void wgmmaM64N64K16Shared(float (&d)[32],
                                                      uint64_t descA,
                                                      uint64_t descB,
@@ -351,7 +357,7 @@ __device__ __forceinline__ void wgmmaM64N64K16Shared(float (&d)[32],
                "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, "
                "%14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, "
                "%26, %27, %28, %29, %30, %31"
-               "}, %32, %33, p, 1, 1, 0, 0;\n"
+               "}, %32, %33, p, 1, 1, %35, %36;\n"
                "}\n"
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]),
                  "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]),
@@ -361,9 +367,11 @@ __device__ __forceinline__ void wgmmaM64N64K16Shared(float (&d)[32],
                  "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]),
                  "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
                  "+f"(d[30]), "+f"(d[31])
-               : "l"(descA), "l"(descB), "r"(accumulate));
+               : "l"(descA), "l"(descB), "r"(accumulate), "n"(kTransposeA),
+                 "n"(kTransposeB));
 }
 #else
+template <int kTransposeA = 0, int kTransposeB = 0>
 __device__ __forceinline__ void wgmmaM64N64K16Shared(float (&)[32], uint64_t,
                                                      uint64_t, int) {
   __trap();
@@ -380,6 +388,7 @@ __device__ __forceinline__ void wgmmaM64N128K16(float (&)[64],
                                                 uint64_t, int) {
   __trap();
 }
+template <int kTransposeA = 0, int kTransposeB = 0>
 __device__ __forceinline__ void wgmmaM64N32K16Shared(float (&)[16], uint64_t,
                                                      uint64_t, int) {
   __trap();
@@ -448,6 +457,35 @@ wgmmaSwizzledShared(float (&acc)[kCount], const char *a, const char *b,
       wgmmaM64N32K16Shared(acc, descA, descB, accumulate || s > 0);
     else
       wgmmaM64N64K16Shared(acc, descA, descB, accumulate || s > 0);
+  }
+}
+
+/// acc (+)= A B over kSteps k16 steps, both operands in shared memory in
+/// 128-byte-swizzled tiles (Swizzle128Tile's layout; `a` and `b` may start
+/// any multiple of 8 rows, or of 8 columns, into one). A has 64 rows of m, B
+/// kN rows of n (32 or 64). An operand is K-major (its rows along m or n, k
+/// contiguous; blocks of 64 k columns `blockBytes` apart) or, with its
+/// transpose bit, MN-major (rows along k, m or n contiguous in one 64-wide
+/// block: `blockBytes` is then only the descriptor's leading offset).
+template <int kN, int kSteps, int kTransposeA, int kTransposeB>
+__device__ __forceinline__ void
+wgmmaSwizzledOperands(float (&acc)[kN / 2], const char *a, uint32_t aBlockBytes,
+                      const char *b, uint32_t bBlockBytes, bool accumulate) {
+  static_assert(kN == 32 || kN == 64, "wgmma: N is 32 or 64 here");
+  constexpr uint32_t kMNMajorStep = Swizzle128Tile<64>::kMNMajorStep;
+  auto step = [](bool mnMajor, uint32_t blockBytes, int s) -> uint32_t {
+    return mnMajor ? kMNMajorStep * s : (s / 4) * blockBytes + (s % 4) * 32;
+  };
+  const uint64_t firstA = swizzledDescriptor(a, kTransposeA ? aBlockBytes : 16, 1024),
+                 firstB = swizzledDescriptor(b, kTransposeB ? bBlockBytes : 16, 1024);
+#pragma unroll
+  for (int s = 0; s < kSteps; ++s) {
+    const uint64_t descA = advanceDescriptor(firstA, step(kTransposeA, aBlockBytes, s)),
+                   descB = advanceDescriptor(firstB, step(kTransposeB, bBlockBytes, s));
+    if constexpr (kN == 32)
+      wgmmaM64N32K16Shared<kTransposeA, kTransposeB>(acc, descA, descB, accumulate || s > 0);
+    else
+      wgmmaM64N64K16Shared<kTransposeA, kTransposeB>(acc, descA, descB, accumulate || s > 0);
   }
 }
 

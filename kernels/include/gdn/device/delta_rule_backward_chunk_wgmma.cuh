@@ -1,0 +1,664 @@
+//===- delta_rule_backward_chunk_wgmma.cuh - chunk gradients on wgmma -*- CUDA
+//-*-===//
+//
+// The backward's chunk-gradient kernel (deltaChunkGradKernel of
+// delta_rule_backward.cuh: same inputs, workspace, outputs and function)
+// for sm_90a, warp-specialised on warpgroup products; a Config selects it
+// with `kChunkGradWgmma = true`.
+//
+// A persistent block walks units of (chunk slot, key head), a unit's value
+// heads in head order. A producer warpgroup copies every tile by TMA (128-byte
+// swizzled): Q and K per unit, two units' worth; per value head S and dS'
+// (K x V), dO, Vn, W and V (64 x V), each in a buffer of its own with a
+// `full` and an `empty` mbarrier, so that the next head's tiles stream in
+// as this head's are released, in the order the consumers release them.
+// Two consumer warpgroups run every product with M = 64 tokens and both
+// operands in shared memory, each warpgroup one half of the product's N:
+// of dq's and dk's K columns, or of the score tiles' token columns.
+//
+// Per value head, with e, f, beta of delta_rule_backward.cuh (rows i are
+// tokens; the decays of each term ride on its rows, so the product itself
+// needs none):
+//
+//   T1 = dO S^T:   dq += scale diag(e) T1;       dG_i += scale e_i (Q o T1)_i.
+//   T2 = W S^T:    dk -= diag(e beta) T2;         u_i = e_i (K o T2)_i:
+//                  dG_i -= beta_i u_i, dbeta_i -= u_i (the R W term with
+//                  R = V - diag(e) K S, so that K S and Q S are never formed).
+//   <dS', S>, sum_v V o W (dbeta's other part).
+//   T3 = Vn dS'^T: dk += diag(f) T3;              dG's update decay: f_i (K o T3)_i.
+//   Scores (32 token columns per warpgroup): Q K^T, K K^T, dO Vn^T, W Vn^T,
+//   masked into E1 and E2 as the mma.sync kernel does, written as bf16
+//   tiles E1 and F = E2 + E2^T (E2 is strictly lower, so the two never
+//   overlap and F K is E2 K + E2^T K with the same roundings).
+//   dq += E1 K;  dk += E1^T Q (E1 read MN-major) + F K.
+//
+// where (X o T)_i sums X_ik T_ik over this warpgroup's K columns: the
+// identities sum_v dO_iv (Q S)_iv = sum_k Q_ik (dO S^T)_ik and the like
+// give every dG and dbeta term of the mma.sync kernel from T1, T2, T3,
+// which dq and dk need anyway, instead of from three more products.
+// 13.6 of the mma.sync kernel's 21 MFLOP per (chunk, value head) at K = V
+// = 128. The row and column sums, dG, dg and dbeta are then the mma.sync
+// kernel's (GradSums), with its roundings of E1 and E2 to bf16.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GDN_DEVICE_DELTA_RULE_BACKWARD_CHUNK_WGMMA_CUH
+#define GDN_DEVICE_DELTA_RULE_BACKWARD_CHUNK_WGMMA_CUH
+
+// Included by delta_rule_backward.cuh after what it uses.
+
+namespace gdn {
+namespace device {
+
+/// Optional Config member kChunkGradWgmma: true runs the backward's chunk
+/// gradients on wgmma (sm_90a).
+GDN_OPTIONAL_CONFIG_MEMBER(ChunkGradWgmmaOf, kChunkGradWgmma, false)
+
+/// The per-head tiles of the wgmma chunk-gradient kernel, in the order the
+/// producer refills them (the order the consumers release them).
+enum ChunkGradTile : int {
+  kTileState = 0, ///< S (K x V), with G of the chunk
+  kTileOutput,    ///< dO (64 x V)
+  kTileWeighted,  ///< W
+  kTileValue,     ///< V
+  kTileFresh,     ///< Vn
+  kTileStateGrad, ///< dS' (K x V)
+  kChunkGradTiles
+};
+
+/// Shared-memory layout: two units' Q and K, the per-head tiles, E1 and F,
+/// two heads' G, betas, the GradSums rows and the mbarriers. The base is
+/// aligned to 1024 bytes at run time (kBytes includes the slack).
+template <class Config> struct ChunkGradWgmmaShape {
+  using B = DeltaRuleBackwardShape<Config>;
+  static constexpr int kChunk = 64, kK = B::kK, kV = B::kV;
+  static constexpr int kGroup = B::kHV / B::kH;
+  static constexpr int kConsumerThreads = 256;
+  // + the producer warpgroup, of which one thread issues every copy: a
+  // warpgroup, not a warp, because registers are allocated per four warps
+  // (288 threads got the 168 registers of 384) and setmaxnreg moves them
+  // per warpgroup: the consumers hold dq, dk, two products in flight and
+  // their sums (168 spilled 500 bytes), the producer a few indices.
+  static constexpr int kThreads = kConsumerThreads + 128;
+  static constexpr int kLaunchRegisters = 65536 / kThreads / 8 * 8;
+  static constexpr int kConsumerRegisters = 232;
+  static constexpr int kProducerRegisters = 3 * kLaunchRegisters - 2 * kConsumerRegisters;
+  static_assert(kProducerRegisters >= 24 && kProducerRegisters % 8 == 0,
+                "chunk wgmma: setmaxnreg within the launch's registers");
+  static constexpr int kHalfK = kK / 2; // N of a warpgroup's dq, dk products
+  using Tile = Swizzle128Tile<kChunk>;  // token tiles
+  using StateTile = Swizzle128Tile<kK>; // S and dS': K rows
+  static constexpr uint32_t kKeyBytes = 2 * kChunk * kK;
+  static constexpr uint32_t kValueBytes = 2 * kChunk * kV;
+  static constexpr uint32_t kStateBytes = 2 * kK * kV;
+  static constexpr uint32_t kScoreBytes = 2 * kChunk * kChunk;
+  static constexpr size_t kQ = 0; // unit u: Q at kQ + (u % 2) kUnitBytes, K after it
+  static constexpr size_t kUnitBytes = 2 * kKeyBytes;
+  static constexpr size_t kTiles = 2 * kUnitBytes;
+  /// Offset of a per-head tile: S, dS', then dO, W, V, Vn.
+  __host__ __device__ static constexpr size_t tileOffset(int tile) {
+    return kTiles + (tile == kTileState       ? 0
+                     : tile == kTileStateGrad ? size_t(kStateBytes)
+                                              : 2 * size_t(kStateBytes) +
+                                                    (tile - kTileOutput) * size_t(kValueBytes));
+  }
+  static constexpr size_t kE1 = kTiles + 2 * size_t(kStateBytes) + 4 * size_t(kValueBytes);
+  static constexpr size_t kF = kE1 + kScoreBytes;
+  static constexpr size_t kGates = kF + kScoreBytes; // two heads' G
+  static constexpr size_t kBetas = kGates + 2 * 4 * kChunk;
+  static constexpr size_t kSums = kBetas + 4 * kChunk;
+  static constexpr size_t kBarriers = kSums + 4 * B::kSumRows * kChunk;
+  // full, empty per tile; unit full, unit empty per unit buffer.
+  static constexpr int kBarrierCount = 2 * kChunkGradTiles + 4;
+  static constexpr size_t kBytes = kBarriers + 8 * kBarrierCount + 1024;
+  static_assert(kE1 % 1024 == 0 && kBarriers % 8 == 0, "aligned shared regions");
+  static_assert(kBytes <= 227 * 1024, "delta rule backward (chunk wgmma): shared memory");
+};
+
+/// The tensor maps of the wgmma chunk-gradient kernel (a kernel parameter).
+struct ChunkGradTensorMaps {
+  CUtensorMap q, k, v, dO, fresh, weighted, states, stateGrads;
+};
+
+/// Encodes them (host only; args.workspace carved). The states are a
+/// [slots x HV x K][V] matrix; TMA coordinates are 32-bit.
+template <class Config>
+inline cudaError_t encodeChunkGradMaps(ChunkGradTensorMaps &maps,
+                                       const DeltaRuleBackwardArgs<Config> &args) {
+  using B = DeltaRuleBackwardShape<Config>;
+  const uint64_t rows = static_cast<uint64_t>(args.packing.bufferTokens);
+  const uint64_t keys = uint64_t(B::kH) * B::kK, values = uint64_t(B::kHV) * B::kV;
+  const uint64_t stateRows =
+      static_cast<uint64_t>(DeltaRuleWorkspace::slots(args.packing)) * B::kHV * B::kK;
+  if (stateRows > static_cast<uint64_t>(INT32_MAX))
+    return cudaErrorInvalidValue;
+  const DeltaRuleBackwardWorkspace &ws = args.workspace;
+  struct Map {
+    CUtensorMap *map;
+    const void *base;
+    uint64_t columns, rows;
+  } all[] = {{&maps.q, args.q, keys, rows},
+             {&maps.k, args.k, keys, rows},
+             {&maps.v, args.v, values, rows},
+             {&maps.dO, args.dO, values, rows},
+             {&maps.fresh, ws.fresh, values, rows},
+             {&maps.weighted, ws.weighted, values, rows},
+             {&maps.states, ws.states, B::kV, stateRows},
+             {&maps.stateGrads, ws.stateGrads, B::kV, stateRows}};
+  for (const Map &m : all) {
+    const cudaError_t error = encodeTensorMap2D(m.map, m.base, m.columns, m.rows, m.columns);
+    if (error != cudaSuccess)
+      return error;
+  }
+  return cudaSuccess;
+}
+
+/// Units of (chunk slot, key head) of a launch, and its blocks on `smCount`
+/// SMs (one per SM, each walking units blockIdx.x, + gridDim.x, ...).
+template <class Config>
+__host__ __device__ inline int64_t chunkGradUnits(const PackingView &packing) {
+  return DeltaRuleWorkspace::slots(packing) * DeltaRuleBackwardShape<Config>::kH;
+}
+
+/// The 256 consumer threads' barrier (id 3: 1 and 2 are warpgroupBarrier's).
+__device__ __forceinline__ void consumerBarrier() {
+#ifdef GDN_DEVICE_EMULATION
+  emulation::namedBarrier(3, 256);
+#else
+  asm volatile("bar.sync 3, 256;\n" ::: "memory");
+#endif
+}
+
+template <class Config>
+__global__ void __launch_bounds__(ChunkGradWgmmaShape<Config>::kThreads, 1)
+    deltaChunkGradWgmmaKernel(DeltaRuleBackwardArgs<Config> args,
+                              const __grid_constant__ ChunkGradTensorMaps maps) {
+  using B = DeltaRuleBackwardShape<Config>;
+  using W = ChunkGradWgmmaShape<Config>;
+  using Element = typename Config::Element;
+  using Store = gdn::device::Element<typename GradientOf<Config>::type>;
+  using Tile = typename W::Tile;
+  constexpr int kC = W::kChunk, kK = B::kK, kV = B::kV, kGroup = W::kGroup;
+  constexpr int kHalfK = W::kHalfK;
+#if defined(__CUDA_ARCH__) && !GDN_WGMMA_AVAILABLE
+  static_assert(!ChunkGradWgmmaOf<Config>::value, GDN_WGMMA_NEEDS_SM90A);
+#endif
+  const PackingView &packing = args.packing;
+  if (packing.numSeqs <= 0 || packingInvalid(args))
+    return;
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int64_t units = chunkGradUnits<Config>(packing);
+  const int64_t keyRow = static_cast<int64_t>(B::kH) * kK;
+  const DeltaRuleBackwardWorkspace &ws = args.workspace;
+
+  extern __shared__ uint4 wgmmaShared[];
+  char *base = alignSharedTo1024(wgmmaShared);
+  uint64_t *full = reinterpret_cast<uint64_t *>(base + W::kBarriers);
+  uint64_t *empty = full + kChunkGradTiles;
+  uint64_t *unitFull = empty + kChunkGradTiles, *unitEmpty = unitFull + 2;
+  float *gates = reinterpret_cast<float *>(base + W::kGates);
+  float *betas = reinterpret_cast<float *>(base + W::kBetas);
+  float *sums = reinterpret_cast<float *>(base + W::kSums);
+  char *e1 = base + W::kE1, *mirrored = base + W::kF;
+  auto tile = [&](int t) { return base + W::tileOffset(t); };
+
+  // A unit's chunk: its sequence, first row and real rows (0: nothing to
+  // do but the sequence's padding rows, at chunk 0).
+  struct Unit {
+    int32_t seq;
+    int64_t chunk, row0;
+    int rows, keyHead;
+  };
+  auto unitAt = [&](int64_t u) {
+    Unit unit;
+    const int64_t slot = u / B::kH;
+    unit.keyHead = static_cast<int>(u % B::kH);
+    unit.seq = slotSequence(packing, slot);
+    unit.chunk = slot - firstSlot(packing, unit.seq);
+    const int64_t left = packing.length(unit.seq) - unit.chunk * kC;
+    unit.rows = left <= 0 ? 0 : left < kC ? static_cast<int>(left) : kC;
+    unit.row0 = packing.begin(unit.seq) + unit.chunk * kC;
+    return unit;
+  };
+
+  if (tid == 0) {
+    for (int t = 0; t < kChunkGradTiles; ++t) {
+      mbarrierInit(full + t, 1);
+      mbarrierInit(empty + t, W::kConsumerThreads);
+    }
+    for (int b = 0; b < 2; ++b) {
+      mbarrierInit(unitFull + b, 1);
+      mbarrierInit(unitEmpty + b, W::kConsumerThreads);
+    }
+  }
+  __syncthreads();
+
+  if (warp / 4 == 2) {
+    // The producer: one thread issues every copy, in the consumers' order.
+#if GDN_WGMMA_AVAILABLE
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(W::kProducerRegisters));
+#endif
+    if (tid != W::kConsumerThreads)
+      return;
+    int64_t heads = 0, unitCount = 0;
+    for (int64_t u = blockIdx.x; u < units; u += gridDim.x) {
+      const Unit unit = unitAt(u);
+      if (unit.rows == 0)
+        continue;
+      const int buffer = static_cast<int>(unitCount % 2);
+      if (unitCount >= 2)
+        mbarrierWait(unitEmpty + buffer, ((unitCount / 2) - 1) & 1);
+      char *keys = base + W::kQ + buffer * W::kUnitBytes;
+      mbarrierExpectBytes(unitFull + buffer, 2 * W::kKeyBytes);
+      const int y = static_cast<int>(unit.row0);
+#pragma unroll
+      for (int b = 0; b < kK / 64; ++b) {
+        tmaLoad2D(keys + b * Tile::kBlockBytes, &maps.q, unit.keyHead * kK + 64 * b, y,
+                  unitFull + buffer);
+        tmaLoad2D(keys + W::kKeyBytes + b * Tile::kBlockBytes, &maps.k,
+                  unit.keyHead * kK + 64 * b, y, unitFull + buffer);
+      }
+      ++unitCount;
+      const int64_t slot = u / B::kH;
+      for (int member = 0; member < kGroup; ++member, ++heads) {
+        const int head = unit.keyHead * kGroup + member;
+        const int64_t tileIndex = slot * B::kHV + head;
+        for (int t = 0; t < kChunkGradTiles; ++t) {
+          if (heads >= 1)
+            mbarrierWait(empty + t, (heads - 1) & 1);
+          char *at = tile(t);
+          if (t == kTileState || t == kTileStateGrad) {
+            const CUtensorMap *map = t == kTileState ? &maps.states : &maps.stateGrads;
+            mbarrierExpectBytes(full + t, W::kStateBytes + (t == kTileState ? 4 * kC : 0));
+#pragma unroll
+            for (int rb = 0; rb < kK / 64; ++rb)
+#pragma unroll
+              for (int cb = 0; cb < kV / 64; ++cb)
+                tmaLoad2D(at + cb * W::StateTile::kBlockBytes + rb * 64 * 128, map, 64 * cb,
+                          static_cast<int>(tileIndex * kK + 64 * rb), full + t);
+            if (t == kTileState)
+              bulkLoad(gates + (heads % 2) * kC, ws.forward.gateCumsum + tileIndex * kC,
+                       4 * kC, full + t);
+          } else {
+            const CUtensorMap *map = t == kTileOutput     ? &maps.dO
+                                     : t == kTileWeighted ? &maps.weighted
+                                     : t == kTileValue    ? &maps.v
+                                                          : &maps.fresh;
+            mbarrierExpectBytes(full + t, W::kValueBytes);
+#pragma unroll
+            for (int cb = 0; cb < kV / 64; ++cb)
+              tmaLoad2D(at + cb * Tile::kBlockBytes, map, head * kV + 64 * cb, y, full + t);
+          }
+        }
+      }
+    }
+    return;
+  }
+
+#if GDN_WGMMA_AVAILABLE
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(W::kConsumerRegisters));
+#endif
+  // The consumers: warpgroup `group` owns K columns kc0 .. kc0 + kHalfK - 1
+  // of dq and dk and token columns 32 group .. + 31 of the score tiles.
+  const int group = warp / 4;
+  const int kc0 = kHalfK * group;
+  const int row0 = 16 * (warp % 4) + lane / 4; // accumulator rows row0, row0 + 8
+  const int pairColumn = 2 * (lane % 4);       // + 8 j, + 1
+  const int rowOf[2] = {row0, row0 + 8};
+  int64_t heads = 0, unitCount = 0;
+
+  for (int64_t u = blockIdx.x; u < units; u += gridDim.x) {
+    const Unit unit = unitAt(u);
+    const int rows = unit.rows;
+    if (unit.chunk == 0) {
+      // Padding rows of the sequence's slot: zero dq, dk of this key head
+      // and dg, dbeta of its value heads.
+      const int32_t length = packing.length(unit.seq);
+      const int64_t end = packing.begin(unit.seq) + length;
+      const int64_t padding = packing.slot(unit.seq) - length;
+      for (int64_t i = tid; i < padding * kK; i += W::kConsumerThreads) {
+        const int64_t at = (end + i / kK) * keyRow + unit.keyHead * kK + i % kK;
+        args.dq[at] = Store::store(0.0f);
+        args.dk[at] = Store::store(0.0f);
+      }
+      for (int64_t i = tid; i < padding * kGroup; i += W::kConsumerThreads) {
+        const int64_t at = (end + i / kGroup) * B::kHV + unit.keyHead * kGroup + i % kGroup;
+        args.dg[at] = 0.0f;
+        args.dbeta[at] = 0.0f;
+      }
+    }
+    if (rows == 0)
+      continue;
+    const int buffer = static_cast<int>(unitCount % 2);
+    const char *queries = base + W::kQ + buffer * W::kUnitBytes;
+    const char *keys = queries + W::kKeyBytes;
+    mbarrierWait(unitFull + buffer, (unitCount / 2) & 1);
+    if (rows < kC) {
+      // TMA read past the sequence's end: zero those rows (a barrier
+      // below orders the zeros before every product).
+      zeroTileRowsFrom<kK>(const_cast<char *>(queries), rows, tid, W::kConsumerThreads);
+      zeroTileRowsFrom<kK>(const_cast<char *>(keys), rows, tid, W::kConsumerThreads);
+    }
+    float dq[kHalfK / 2], dk[kHalfK / 2];
+#pragma unroll
+    for (int i = 0; i < kHalfK / 2; ++i)
+      dq[i] = dk[i] = 0.0f;
+
+    for (int member = 0; member < kGroup; ++member, ++heads) {
+      const int head = unit.keyHead * kGroup + member;
+      const unsigned parity = heads & 1;
+      if (tid < kC)
+        betas[tid] = tid < rows ? args.beta[(unit.row0 + tid) * B::kHV + head] : 0.0f;
+      if (rows < kC) {
+        // A partial chunk: every tile first, then the rows past its end
+        // zeroed.
+        for (int t = 0; t < kChunkGradTiles; ++t)
+          mbarrierWait(full + t, parity);
+        for (int t = kTileOutput; t <= kTileFresh; ++t)
+          zeroTileRowsFrom<kV>(tile(t), rows, tid, W::kConsumerThreads);
+      }
+      fenceSharedForAsyncProxy();
+      consumerBarrier(); // betas, and a partial chunk's zeros, are in place
+      mbarrierWait(full + kTileState, parity);
+      const float *gate = gates + (heads % 2) * kC;
+      const float lastGate = gate[rows - 1];
+      const float chunkDecay = decay(lastGate);
+      float rowDecay[2], toEnd[2], rowBeta[2];
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        rowDecay[half] = decay(gate[rowOf[half]]);
+        toEnd[half] = decay(lastGate - gate[rowOf[half]]);
+        rowBeta[half] = betas[rowOf[half]];
+      }
+      // Stores one value per accumulator row of this lane's quad sums.
+      auto storeRowSums = [&](int sumRow, const float (&value)[2]) {
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const float total = quadSum(value[half]);
+          if (lane % 4 == 0)
+            sums[sumRow * kC + rowOf[half]] = total;
+        }
+      };
+      // out[half] += sum over this warpgroup's K columns of X o T, X a
+      // token tile (Q or K) of this unit.
+      auto rowDot = [&](const char *x, const float (&t)[kHalfK / 2], float (&out)[2]) {
+#pragma unroll
+        for (int j = 0; j < kHalfK / 8; ++j)
+#pragma unroll
+          for (int half = 0; half < 2; ++half) {
+            const float2 v = loadPairAsFloats(reinterpret_cast<const Element *>(
+                x + Tile::offset(rowOf[half], kc0 + 8 * j + pairColumn)));
+            out[half] += v.x * t[4 * j + 2 * half] + v.y * t[4 * j + 2 * half + 1];
+          }
+      };
+      const char *stateB = tile(kTileState) + kc0 * 128; // rows kc0 .. of S
+      const char *stateGradB = tile(kTileStateGrad) + kc0 * 128;
+
+      // T1 = dO S^T and T2 = W S^T (K-major A and B, k = V).
+      float t1[kHalfK / 2], t2[kHalfK / 2];
+      mbarrierWait(full + kTileOutput, parity);
+      wgmmaFence();
+      wgmmaSwizzledOperands<kHalfK, kV / 16, 0, 0>(t1, tile(kTileOutput), Tile::kBlockBytes,
+                                                   stateB, W::StateTile::kBlockBytes, false);
+      wgmmaCommit();
+      mbarrierWait(full + kTileWeighted, parity);
+      wgmmaSwizzledOperands<kHalfK, kV / 16, 0, 0>(t2, tile(kTileWeighted), Tile::kBlockBytes,
+                                                   stateB, W::StateTile::kBlockBytes, false);
+      wgmmaCommit();
+      float rowG[2] = {0.0f, 0.0f}, rowBetaR[2] = {0.0f, 0.0f}, rowT[2] = {0.0f, 0.0f};
+      wgmmaWait<1>();
+      wgmmaSettle(t1);
+      {
+        float qt[2] = {0.0f, 0.0f};
+        rowDot(queries, t1, qt);
+#pragma unroll
+        for (int half = 0; half < 2; ++half)
+          rowG[half] += args.scale * rowDecay[half] * qt[half];
+#pragma unroll
+        for (int i = 0; i < kHalfK / 2; ++i)
+          dq[i] += args.scale * rowDecay[(i % 4) / 2] * t1[i];
+      }
+      wgmmaWait<0>();
+      wgmmaSettle(t2);
+      {
+        float kt[2] = {0.0f, 0.0f};
+        rowDot(keys, t2, kt);
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const float u = rowDecay[half] * kt[half];
+          rowG[half] -= rowBeta[half] * u;
+          rowBetaR[half] -= u;
+        }
+#pragma unroll
+        for (int i = 0; i < kHalfK / 2; ++i)
+          dk[i] -= rowDecay[(i % 4) / 2] * rowBeta[(i % 4) / 2] * t2[i];
+      }
+
+      // <dS', S> over the whole K x V tile (both tiles share a layout):
+      // per-warp partials, summed in order.
+      mbarrierWait(full + kTileStateGrad, parity);
+      {
+        float dot = 0.0f;
+        for (int i = tid; i < kK * kV / 8; i += W::kConsumerThreads) {
+          const uint4 s = reinterpret_cast<const uint4 *>(tile(kTileState))[i];
+          const uint4 d = reinterpret_cast<const uint4 *>(tile(kTileStateGrad))[i];
+          const uint32_t sw[4] = {s.x, s.y, s.z, s.w}, dw[4] = {d.x, d.y, d.z, d.w};
+#pragma unroll
+          for (int w = 0; w < 4; ++w)
+            dot += bf16BitsToFloat(sw[w] & 0xffffu) * bf16BitsToFloat(dw[w] & 0xffffu) +
+                   bf16BitsToFloat(sw[w] >> 16) * bf16BitsToFloat(dw[w] >> 16);
+        }
+        dot = groupSum<32>(dot);
+        if (lane == 0)
+          sums[kSumTotal * kC + warp] = dot;
+      }
+      mbarrierArrive(empty + kTileState);
+
+      // T3 = Vn dS'^T; under it, this warpgroup's half of sum_v V o W.
+      float t3[kHalfK / 2];
+      mbarrierWait(full + kTileFresh, parity);
+      wgmmaFence();
+      wgmmaSwizzledOperands<kHalfK, kV / 16, 0, 0>(t3, tile(kTileFresh), Tile::kBlockBytes,
+                                                   stateGradB, W::StateTile::kBlockBytes, false);
+      wgmmaCommit();
+      mbarrierWait(full + kTileValue, parity);
+      {
+        // Row rowOf[half], the quad's share of this warpgroup's V columns:
+        // 16-byte pieces (lane % 4) + 4 p of the half's.
+        constexpr int kPieces = kV / 2 / 8 / 4;
+#pragma unroll
+        for (int half = 0; half < 2; ++half)
+#pragma unroll
+          for (int p = 0; p < kPieces; ++p) {
+            const int column = kV / 2 * group + 8 * (lane % 4 + 4 * p);
+            const int offset = Tile::offset(rowOf[half], column);
+            const uint4 v = *reinterpret_cast<const uint4 *>(tile(kTileValue) + offset);
+            const uint4 w = *reinterpret_cast<const uint4 *>(tile(kTileWeighted) + offset);
+            const uint32_t vw[4] = {v.x, v.y, v.z, v.w}, ww[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+              rowBetaR[half] += bf16BitsToFloat(vw[x] & 0xffffu) * bf16BitsToFloat(ww[x] & 0xffffu) +
+                                bf16BitsToFloat(vw[x] >> 16) * bf16BitsToFloat(ww[x] >> 16);
+          }
+      }
+      mbarrierArrive(empty + kTileValue);
+      wgmmaWait<0>();
+      wgmmaSettle(t3);
+      mbarrierArrive(empty + kTileStateGrad);
+      {
+        float kt[2] = {0.0f, 0.0f};
+        rowDot(keys, t3, kt);
+#pragma unroll
+        for (int half = 0; half < 2; ++half)
+          rowT[half] = toEnd[half] * kt[half];
+#pragma unroll
+        for (int i = 0; i < kHalfK / 2; ++i)
+          dk[i] += toEnd[(i % 4) / 2] * t3[i];
+      }
+      storeRowSums(kSumRowG + group, rowG);
+      storeRowSums(kSumRowBetaR + group, rowBetaR);
+      storeRowSums(kSumRowT + group, rowT);
+
+      // The scores, token columns 32 group .. + 31: Q K^T, K K^T (k = K),
+      // dO Vn^T, W Vn^T (k = V), all K-major.
+      {
+        const int column0 = 32 * group;
+        float qk[16], kk[16], dp[16], wv[16];
+        const char *keyRows = keys + column0 * 128;
+        const char *freshRows = tile(kTileFresh) + column0 * 128;
+        wgmmaFence();
+        wgmmaSwizzledOperands<32, kK / 16, 0, 0>(qk, queries, Tile::kBlockBytes, keyRows,
+                                                 Tile::kBlockBytes, false);
+        wgmmaSwizzledOperands<32, kK / 16, 0, 0>(kk, keys, Tile::kBlockBytes, keyRows,
+                                                 Tile::kBlockBytes, false);
+        wgmmaSwizzledOperands<32, kV / 16, 0, 0>(dp, tile(kTileOutput), Tile::kBlockBytes,
+                                                 freshRows, Tile::kBlockBytes, false);
+        wgmmaSwizzledOperands<32, kV / 16, 0, 0>(wv, tile(kTileWeighted), Tile::kBlockBytes,
+                                                 freshRows, Tile::kBlockBytes, false);
+        wgmmaCommit();
+        wgmmaWait<0>();
+        wgmmaSettle(qk);
+        wgmmaSettle(kk);
+        wgmmaSettle(dp);
+        wgmmaSettle(wv);
+        mbarrierArrive(empty + kTileOutput);
+        mbarrierArrive(empty + kTileWeighted);
+        mbarrierArrive(empty + kTileFresh);
+
+        float rowScore[2] = {0.0f, 0.0f}, rowBetaA[2] = {0.0f, 0.0f};
+        float columnScore[4][2];
+        auto element = [](char *t, int row, int column) {
+          return reinterpret_cast<Element *>(t + Tile::offset(row, column));
+        };
+#pragma unroll
+        for (int n = 0; n < 4; ++n) {
+          columnScore[n][0] = columnScore[n][1] = 0.0f;
+#pragma unroll
+          for (int half = 0; half < 2; ++half) {
+            const int i = rowOf[half];
+            float out1[2];
+#pragma unroll
+            for (int jj = 0; jj < 2; ++jj) {
+              const int e = 2 * half + jj;
+              const int j = column0 + 8 * n + pairColumn + jj;
+              // exp(G_i - G_j) only where j <= i (elsewhere it could
+              // overflow).
+              const float d = j <= i ? decay(gate[i] - gate[j]) : 0.0f;
+              const float dP = j <= i ? args.scale * dp[4 * n + e] : 0.0f;
+              float score = dP * d * qk[4 * n + e];
+              out1[jj] = dP * d;
+              if (j < i) {
+                const float a = d * kk[4 * n + e];
+                const float dA = -rowBeta[half] * wv[4 * n + e];
+                score += dA * a;
+                rowBetaA[half] -= wv[4 * n + e] * a;
+                // F = E2 + E2^T: both places, once each.
+                const Element e2 = __float2bfloat16_rn(dA * d);
+                *element(mirrored, i, j) = e2;
+                *element(mirrored, j, i) = e2;
+              } else if (j == i) {
+                *element(mirrored, i, i) = __float2bfloat16_rn(0.0f);
+              }
+              rowScore[half] += score;
+              columnScore[n][jj] += score;
+            }
+            *reinterpret_cast<uint32_t *>(element(e1, i, column0 + 8 * n + pairColumn)) =
+                packBf16(out1[0], out1[1]);
+          }
+        }
+        storeRowSums(kSumRowScore + group, rowScore);
+        storeRowSums(kSumRowBetaA + group, rowBetaA);
+        // Column sums over the warp's 16 rows: the eight lanes of one
+        // column (same lane % 4) in a fixed butterfly order.
+#pragma unroll
+        for (int n = 0; n < 4; ++n)
+#pragma unroll
+          for (int jj = 0; jj < 2; ++jj) {
+            float x = columnScore[n][jj];
+            x += __shfl_xor_sync(0xffffffffu, x, 4);
+            x += __shfl_xor_sync(0xffffffffu, x, 8);
+            x += __shfl_xor_sync(0xffffffffu, x, 16);
+            if (lane < 4)
+              sums[(kSumColScore + warp % 4) * kC + column0 + 8 * n + 2 * lane + jj] = x;
+          }
+      }
+      fenceSharedForAsyncProxy();
+      consumerBarrier(); // E1, F and every partial sum are complete
+
+      // dq += E1 K; dk += E1^T Q + F K (B = this warpgroup's K columns of
+      // the unit's tiles, MN-major; E1^T is E1 read MN-major).
+      {
+        const int block = kc0 / 64, within = kc0 % 64;
+        const char *keyColumns = keys + block * Tile::kBlockBytes + 2 * within;
+        const char *queryColumns = queries + block * Tile::kBlockBytes + 2 * within;
+        wgmmaFence();
+        wgmmaSwizzledOperands<kHalfK, kC / 16, 0, 1>(dq, e1, Tile::kBlockBytes, keyColumns,
+                                                     Tile::kBlockBytes, true);
+        wgmmaSwizzledOperands<kHalfK, kC / 16, 1, 1>(dk, e1, Tile::kBlockBytes, queryColumns,
+                                                     Tile::kBlockBytes, true);
+        wgmmaSwizzledOperands<kHalfK, kC / 16, 0, 1>(dk, mirrored, Tile::kBlockBytes,
+                                                     keyColumns, Tile::kBlockBytes, true);
+        wgmmaCommit();
+      }
+
+      // dG per row, then dg as its reverse cumsum and dbeta, by one thread
+      // per row in a fixed order (the mma.sync kernel's sums), under the
+      // products.
+      if (tid < kC) {
+        const int i = tid;
+        float dG = sums[kSumRowG * kC + i] + sums[(kSumRowG + 1) * kC + i] +
+                   sums[kSumRowScore * kC + i] + sums[(kSumRowScore + 1) * kC + i] -
+                   (sums[kSumRowT * kC + i] + sums[(kSumRowT + 1) * kC + i]);
+#pragma unroll
+        for (int r = 0; r < 4; ++r)
+          dG -= sums[(kSumColScore + r) * kC + i];
+        if (i == rows - 1) {
+          // G_last: the chunk decay of S and the decays to the chunk end.
+          float dot = 0.0f;
+          for (int w = 0; w < W::kConsumerThreads / 32; ++w)
+            dot += sums[kSumTotal * kC + w];
+          float toEndTotal = 0.0f;
+          for (int r = 0; r < rows; ++r)
+            toEndTotal += sums[kSumRowT * kC + r] + sums[(kSumRowT + 1) * kC + r];
+          dG += chunkDecay * dot + toEndTotal;
+        }
+        sums[kSumDG * kC + i] = dG;
+      }
+      consumerBarrier();
+      if (tid < rows) {
+        const int t = tid;
+        float dg = 0.0f;
+        for (int i = rows - 1; i >= t; --i)
+          dg += sums[kSumDG * kC + i];
+        const float dbeta = sums[kSumRowBetaR * kC + t] + sums[(kSumRowBetaR + 1) * kC + t] +
+                            sums[kSumRowBetaA * kC + t] + sums[(kSumRowBetaA + 1) * kC + t];
+        args.dg[(unit.row0 + t) * B::kHV + head] = dg;
+        args.dbeta[(unit.row0 + t) * B::kHV + head] = dbeta;
+      }
+      wgmmaWait<0>();
+      wgmmaSettle(dq);
+      wgmmaSettle(dk);
+      consumerBarrier(); // every read of this head's sums, E1 and F is done
+    } // the group's value heads
+    mbarrierArrive(unitEmpty + buffer);
+    ++unitCount;
+
+    // The group's dq and dk rows, this warpgroup's K columns.
+#pragma unroll
+    for (int j = 0; j < kHalfK / 8; ++j)
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int row = rowOf[half];
+        if (row >= rows)
+          continue;
+        const int64_t at = (unit.row0 + row) * keyRow + unit.keyHead * kK + kc0 + 8 * j + pairColumn;
+        storeGradientPair(args.dq + at, dq[4 * j + 2 * half], dq[4 * j + 2 * half + 1]);
+        storeGradientPair(args.dk + at, dk[4 * j + 2 * half], dk[4 * j + 2 * half + 1]);
+      }
+  }
+}
+
+} // namespace device
+} // namespace gdn
+
+#endif // GDN_DEVICE_DELTA_RULE_BACKWARD_CHUNK_WGMMA_CUH
