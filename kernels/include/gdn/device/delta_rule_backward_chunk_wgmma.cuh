@@ -57,12 +57,12 @@ GDN_OPTIONAL_CONFIG_MEMBER(ChunkGradWgmmaOf, kChunkGradWgmma, false)
 /// The per-head tiles of the wgmma chunk-gradient kernel, in the order the
 /// producer refills them (the order the consumers release them).
 enum ChunkGradTile : int {
-  kTileState = 0, ///< S (K x V), with G of the chunk
-  kTileOutput,    ///< dO (64 x V)
-  kTileWeighted,  ///< W
-  kTileValue,     ///< V
-  kTileFresh,     ///< Vn
-  kTileStateGrad, ///< dS' (K x V)
+  kTileState = 0, ///< S (K x V), with G of the chunk: released after <dS', S>
+  kTileValue,     ///< V (64 x V): after sum_v V o W
+  kTileStateGrad, ///< dS' (K x V): after T3
+  kTileOutput,    ///< dO (64 x V): after the scores
+  kTileWeighted,  ///< W: after the scores
+  kTileFresh,     ///< Vn: after the scores
   kChunkGradTiles
 };
 
@@ -81,7 +81,7 @@ template <class Config> struct ChunkGradWgmmaShape {
   // their sums (168 spilled 500 bytes), the producer a few indices.
   static constexpr int kThreads = kConsumerThreads + 128;
   static constexpr int kLaunchRegisters = 65536 / kThreads / 8 * 8;
-  static constexpr int kConsumerRegisters = 232;
+  static constexpr int kConsumerRegisters = 240;
   static constexpr int kProducerRegisters = 3 * kLaunchRegisters - 2 * kConsumerRegisters;
   static_assert(kProducerRegisters >= 24 && kProducerRegisters % 8 == 0,
                 "chunk wgmma: setmaxnreg within the launch's registers");
@@ -95,12 +95,16 @@ template <class Config> struct ChunkGradWgmmaShape {
   static constexpr size_t kQ = 0; // unit u: Q at kQ + (u % 2) kUnitBytes, K after it
   static constexpr size_t kUnitBytes = 2 * kKeyBytes;
   static constexpr size_t kTiles = 2 * kUnitBytes;
-  /// Offset of a per-head tile: S, dS', then dO, W, V, Vn.
+  /// Offset of a per-head tile: S, dS', then the token tiles.
   __host__ __device__ static constexpr size_t tileOffset(int tile) {
     return kTiles + (tile == kTileState       ? 0
                      : tile == kTileStateGrad ? size_t(kStateBytes)
                                               : 2 * size_t(kStateBytes) +
-                                                    (tile - kTileOutput) * size_t(kValueBytes));
+                                                    size_t(kValueBytes) *
+                                                        (tile == kTileValue    ? 0
+                                                         : tile == kTileOutput ? 1
+                                                         : tile == kTileWeighted ? 2
+                                                                                 : 3));
   }
   static constexpr size_t kE1 = kTiles + 2 * size_t(kStateBytes) + 4 * size_t(kValueBytes);
   static constexpr size_t kF = kE1 + kScoreBytes;
@@ -186,7 +190,7 @@ __global__ void __launch_bounds__(ChunkGradWgmmaShape<Config>::kThreads, 1)
   const PackingView &packing = args.packing;
   if (packing.numSeqs <= 0 || packingInvalid(args))
     return;
-  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int thread = threadIdx.x;
   const int64_t units = chunkGradUnits<Config>(packing);
   const int64_t keyRow = static_cast<int64_t>(B::kH) * kK;
   const DeltaRuleBackwardWorkspace &ws = args.workspace;
@@ -221,7 +225,7 @@ __global__ void __launch_bounds__(ChunkGradWgmmaShape<Config>::kThreads, 1)
     return unit;
   };
 
-  if (tid == 0) {
+  if (thread == 0) {
     for (int t = 0; t < kChunkGradTiles; ++t) {
       mbarrierInit(full + t, 1);
       mbarrierInit(empty + t, W::kConsumerThreads);
@@ -233,12 +237,12 @@ __global__ void __launch_bounds__(ChunkGradWgmmaShape<Config>::kThreads, 1)
   }
   __syncthreads();
 
-  if (warp / 4 == 2) {
+  if (thread / 128 == 2) {
     // The producer: one thread issues every copy, in the consumers' order.
 #if GDN_WGMMA_AVAILABLE
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(W::kProducerRegisters));
 #endif
-    if (tid != W::kConsumerThreads)
+    if (thread != W::kConsumerThreads)
       return;
     int64_t heads = 0, unitCount = 0;
     for (int64_t u = blockIdx.x; u < units; u += gridDim.x) {
@@ -298,13 +302,20 @@ __global__ void __launch_bounds__(ChunkGradWgmmaShape<Config>::kThreads, 1)
 #if GDN_WGMMA_AVAILABLE
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(W::kConsumerRegisters));
 #endif
-  // The consumers: warpgroup `group` owns K columns kc0 .. kc0 + kHalfK - 1
-  // of dq and dk and token columns 32 group .. + 31 of the score tiles.
-  const int group = warp / 4;
-  const int kc0 = kHalfK * group;
-  const int row0 = 16 * (warp % 4) + lane / 4; // accumulator rows row0, row0 + 8
-  const int pairColumn = 2 * (lane % 4);       // + 8 j, + 1
-  const int rowOf[2] = {row0, row0 + 8};
+  // A consumer thread's indices: warpgroup `group` owns K columns kc0 ..
+  // kc0 + kHalfK - 1 of dq and dk and token columns 32 group .. + 31 of the
+  // score tiles; rowOf are its accumulator rows, pairColumn its first
+  // accumulator column (+ 8 j, + 1). Made per head from a thread index the
+  // compiler cannot hoist: the offsets derived from them (a few dozen per
+  // head) were otherwise kept in registers across the loops, and the
+  // consumers spilled 300 bytes (ptxas).
+  struct Lanes {
+    int tid, warp, lane, group, kc0, rowOf[2], pairColumn;
+    __device__ __forceinline__ Lanes()
+        : tid(threadIndexOpaque()), warp(tid / 32), lane(tid % 32), group(warp / 4),
+          kc0(kHalfK * group), rowOf{16 * (warp % 4) + lane / 4, 16 * (warp % 4) + lane / 4 + 8},
+          pairColumn(2 * (lane % 4)) {}
+  };
   int64_t heads = 0, unitCount = 0;
 
   for (int64_t u = blockIdx.x; u < units; u += gridDim.x) {
@@ -316,12 +327,12 @@ __global__ void __launch_bounds__(ChunkGradWgmmaShape<Config>::kThreads, 1)
       const int32_t length = packing.length(unit.seq);
       const int64_t end = packing.begin(unit.seq) + length;
       const int64_t padding = packing.slot(unit.seq) - length;
-      for (int64_t i = tid; i < padding * kK; i += W::kConsumerThreads) {
+      for (int64_t i = thread; i < padding * kK; i += W::kConsumerThreads) {
         const int64_t at = (end + i / kK) * keyRow + unit.keyHead * kK + i % kK;
         args.dq[at] = Store::store(0.0f);
         args.dk[at] = Store::store(0.0f);
       }
-      for (int64_t i = tid; i < padding * kGroup; i += W::kConsumerThreads) {
+      for (int64_t i = thread; i < padding * kGroup; i += W::kConsumerThreads) {
         const int64_t at = (end + i / kGroup) * B::kHV + unit.keyHead * kGroup + i % kGroup;
         args.dg[at] = 0.0f;
         args.dbeta[at] = 0.0f;
@@ -336,8 +347,8 @@ __global__ void __launch_bounds__(ChunkGradWgmmaShape<Config>::kThreads, 1)
     if (rows < kC) {
       // TMA read past the sequence's end: zero those rows (a barrier
       // below orders the zeros before every product).
-      zeroTileRowsFrom<kK>(const_cast<char *>(queries), rows, tid, W::kConsumerThreads);
-      zeroTileRowsFrom<kK>(const_cast<char *>(keys), rows, tid, W::kConsumerThreads);
+      zeroTileRowsFrom<kK>(const_cast<char *>(queries), rows, thread, W::kConsumerThreads);
+      zeroTileRowsFrom<kK>(const_cast<char *>(keys), rows, thread, W::kConsumerThreads);
     }
     float dq[kHalfK / 2], dk[kHalfK / 2];
 #pragma unroll
@@ -345,6 +356,10 @@ __global__ void __launch_bounds__(ChunkGradWgmmaShape<Config>::kThreads, 1)
       dq[i] = dk[i] = 0.0f;
 
     for (int member = 0; member < kGroup; ++member, ++heads) {
+      const Lanes lanes;
+      const int tid = lanes.tid, warp = lanes.warp, lane = lanes.lane, group = lanes.group;
+      const int kc0 = lanes.kc0, pairColumn = lanes.pairColumn;
+      const int(&rowOf)[2] = lanes.rowOf;
       const int head = unit.keyHead * kGroup + member;
       const unsigned parity = heads & 1;
       if (tid < kC)
@@ -354,7 +369,7 @@ __global__ void __launch_bounds__(ChunkGradWgmmaShape<Config>::kThreads, 1)
         // zeroed.
         for (int t = 0; t < kChunkGradTiles; ++t)
           mbarrierWait(full + t, parity);
-        for (int t = kTileOutput; t <= kTileFresh; ++t)
+        for (int t : {kTileValue, kTileOutput, kTileWeighted, kTileFresh})
           zeroTileRowsFrom<kV>(tile(t), rows, tid, W::kConsumerThreads);
       }
       fenceSharedForAsyncProxy();
@@ -601,9 +616,11 @@ __global__ void __launch_bounds__(ChunkGradWgmmaShape<Config>::kThreads, 1)
         wgmmaCommit();
       }
 
-      // dG per row, then dg as its reverse cumsum and dbeta, by one thread
-      // per row in a fixed order (the mma.sync kernel's sums), under the
-      // products.
+      // dG per row (warps 0, 1: one thread per row) and the G_last term,
+      // the chunk decay of S and the decays to the chunk end (warp 2), then
+      // dg as dG's reverse cumsum plus that term, and dbeta; warp sums and
+      // shuffle scans in a fixed order, under the products.
+      float *lastTerm = sums + kSumTotal * kC + W::kConsumerThreads / 32;
       if (tid < kC) {
         const int i = tid;
         float dG = sums[kSumRowG * kC + i] + sums[(kSumRowG + 1) * kC + i] +
@@ -612,28 +629,39 @@ __global__ void __launch_bounds__(ChunkGradWgmmaShape<Config>::kThreads, 1)
 #pragma unroll
         for (int r = 0; r < 4; ++r)
           dG -= sums[(kSumColScore + r) * kC + i];
-        if (i == rows - 1) {
-          // G_last: the chunk decay of S and the decays to the chunk end.
-          float dot = 0.0f;
-          for (int w = 0; w < W::kConsumerThreads / 32; ++w)
-            dot += sums[kSumTotal * kC + w];
-          float toEndTotal = 0.0f;
-          for (int r = 0; r < rows; ++r)
-            toEndTotal += sums[kSumRowT * kC + r] + sums[(kSumRowT + 1) * kC + r];
-          dG += chunkDecay * dot + toEndTotal;
-        }
-        sums[kSumDG * kC + i] = dG;
+        sums[kSumDG * kC + i] = i < rows ? dG : 0.0f;
+      } else if (warp == kC / 32) {
+        float dot = lane < W::kConsumerThreads / 32 ? sums[kSumTotal * kC + lane] : 0.0f;
+        float toEndTotal = 0.0f;
+#pragma unroll
+        for (int r = lane; r < kC; r += 32)
+          toEndTotal += r < rows ? sums[kSumRowT * kC + r] + sums[(kSumRowT + 1) * kC + r] : 0.0f;
+        dot = groupSum<32>(dot);
+        toEndTotal = groupSum<32>(toEndTotal);
+        if (lane == 0)
+          *lastTerm = chunkDecay * dot + toEndTotal;
       }
       consumerBarrier();
-      if (tid < rows) {
+      if (tid < kC) {
+        // Suffix sums within the warp's 32 rows, then the rows after them.
         const int t = tid;
-        float dg = 0.0f;
-        for (int i = rows - 1; i >= t; --i)
-          dg += sums[kSumDG * kC + i];
-        const float dbeta = sums[kSumRowBetaR * kC + t] + sums[(kSumRowBetaR + 1) * kC + t] +
-                            sums[kSumRowBetaA * kC + t] + sums[(kSumRowBetaA + 1) * kC + t];
-        args.dg[(unit.row0 + t) * B::kHV + head] = dg;
-        args.dbeta[(unit.row0 + t) * B::kHV + head] = dbeta;
+        float dg = sums[kSumDG * kC + t];
+#pragma unroll
+        for (int offset = 1; offset < 32; offset *= 2) {
+          const bool inside = lane + offset < 32;
+          const float after = __shfl_sync(0xffffffffu, dg, inside ? lane + offset : lane);
+          if (inside)
+            dg += after;
+        }
+        float later = warp == 0 ? sums[kSumDG * kC + 32 + lane] : 0.0f;
+        later = groupSum<32>(later);
+        dg += later + *lastTerm;
+        if (t < rows) {
+          const float dbeta = sums[kSumRowBetaR * kC + t] + sums[(kSumRowBetaR + 1) * kC + t] +
+                              sums[kSumRowBetaA * kC + t] + sums[(kSumRowBetaA + 1) * kC + t];
+          args.dg[(unit.row0 + t) * B::kHV + head] = dg;
+          args.dbeta[(unit.row0 + t) * B::kHV + head] = dbeta;
+        }
       }
       wgmmaWait<0>();
       wgmmaSettle(dq);
@@ -644,14 +672,16 @@ __global__ void __launch_bounds__(ChunkGradWgmmaShape<Config>::kThreads, 1)
     ++unitCount;
 
     // The group's dq and dk rows, this warpgroup's K columns.
+    const Lanes lanes;
 #pragma unroll
     for (int j = 0; j < kHalfK / 8; ++j)
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
-        const int row = rowOf[half];
+        const int row = lanes.rowOf[half];
         if (row >= rows)
           continue;
-        const int64_t at = (unit.row0 + row) * keyRow + unit.keyHead * kK + kc0 + 8 * j + pairColumn;
+        const int64_t at = (unit.row0 + row) * keyRow + unit.keyHead * kK + lanes.kc0 + 8 * j +
+                           lanes.pairColumn;
         storeGradientPair(args.dq + at, dq[4 * j + 2 * half], dq[4 * j + 2 * half + 1]);
         storeGradientPair(args.dk + at, dk[4 * j + 2 * half], dk[4 * j + 2 * half + 1]);
       }
