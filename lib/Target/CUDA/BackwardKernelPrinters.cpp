@@ -31,7 +31,8 @@ void mlir::gdn::cuda::printDeltaRuleGradConfig(kernel::DeltaRuleGradOp op,
         "scan (saving S and Vnew),\n"
      << "//   reverse state-gradient scan, chunk gradients, GQA sums; no "
         "atomics\n"
-     << "//   forward recomputation and reverse scan: " << op.getScan()
+     << "//   forward recomputation, reverse scan and chunk gradients: "
+     << op.getScan()
      << (op.getScan() == "wgmma"
              ? " (sm_90a: warpgroup products, TMA copies)"
              : " (sm_80+: warp products, cp.async copies)")
@@ -52,7 +53,8 @@ void mlir::gdn::cuda::printDeltaRuleGradConfig(kernel::DeltaRuleGradOp op,
      << "  static constexpr int kValueTile = " << op.getHeadDimV() << ";\n";
   if (op.getScan() == "wgmma")
     os << "  static constexpr bool kScanWgmma = true;\n"
-       << "  static constexpr bool kReverseScanWgmma = true;\n";
+       << "  static constexpr bool kReverseScanWgmma = true;\n"
+       << "  static constexpr bool kChunkGradWgmma = true;\n";
   os << "  static constexpr bool kHasInitialState = " << boolText(initial)
      << ";\n"
      << "  static constexpr bool kHasFinalState = false;\n"

@@ -9,7 +9,7 @@
 // CHECK: // Kernel gdn_delta_rule_grad_gqa16x32_k0_delta_rule_grad: gdn_kernel.delta_rule_grad at
 // CHECK-NEXT: //   from gdn.delta_rule_grad; chunked (64 tokens): prepare, forward scan (saving S and Vnew),
 // CHECK-NEXT: //   reverse state-gradient scan, chunk gradients, GQA sums; no atomics
-// CHECK-NEXT: //   forward recomputation and reverse scan: wgmma (sm_90a: warpgroup products, TMA copies)
+// CHECK-NEXT: //   forward recomputation, reverse scan and chunk gradients: wgmma (sm_90a: warpgroup products, TMA copies)
 // CHECK-NEXT: //   key heads 16 x 128, value heads 32 x 128, scale 8.838835e-02
 // CHECK-NEXT: //   gradients of q, k, v in bf16; initial state yes, final state cotangent yes
 // CHECK-NEXT: struct gdn_delta_rule_grad_gqa16x32_k0_delta_rule_grad_config {
@@ -22,6 +22,7 @@
 // CHECK:        static constexpr int kValueTile = 128;
 // CHECK-NEXT:   static constexpr bool kScanWgmma = true;
 // CHECK-NEXT:   static constexpr bool kReverseScanWgmma = true;
+// CHECK-NEXT:   static constexpr bool kChunkGradWgmma = true;
 // CHECK-NEXT:   static constexpr bool kHasInitialState = true;
 // CHECK-NEXT:   static constexpr bool kHasFinalState = false;
 // CHECK-NEXT: };

@@ -227,11 +227,12 @@ def GdnKernel_DeltaRuleGradOp : GdnKernel_Op<"delta_rule_grad",
     same norm bounds), from the nearest chunk where the bound falls to
     `2^-warmup_bits` (default 24), or from the sequence's start (end) when
     none does; `warmup_bits = 0` makes every segment exact. `scan` names
-    the kernels of the two sequential scans, as `gdn_kernel.delta_rule`'s
-    does: `"mma_sync"` (any sm_80+ GPU) or `"wgmma"` (sm_90a only: the
-    forward recomputation on the wgmma scan without `Q` or `P`, and the
-    reverse scan with the state gradient in warpgroup accumulators; one
-    warpgroup per 64 columns of V).
+    the kernels of the two sequential scans and the chunk gradients, as
+    `gdn_kernel.delta_rule`'s does: `"mma_sync"` (any sm_80+ GPU) or
+    `"wgmma"` (sm_90a only: the forward recomputation on the wgmma scan
+    without `Q` or `P`, the reverse scan with the state gradient in
+    warpgroup accumulators, one warpgroup per 64 columns of V, and the
+    chunk gradients as persistent warp-specialised blocks fed by TMA).
 
     ```mlir
     %dq, %dk, %dv, %dg, %dbeta = gdn_kernel.delta_rule_grad %do, %q, %k, %v,
