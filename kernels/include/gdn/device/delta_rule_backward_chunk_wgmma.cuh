@@ -7,17 +7,14 @@
 // with `kChunkGradWgmma = true`.
 //
 // A persistent block walks units of (chunk slot, key head), a unit's value
-// heads in head order, each head in pieces of 64 columns of V. A producer
-// warpgroup copies every tile by TMA (128-byte swizzled): Q and K per unit,
-// two units' worth; per piece the columns of S and dS' (K x 64) and of dO,
-// W, V and Vn (64 x 64), into one of two stages with a `full` and an
-// `empty` mbarrier, so that the next piece streams in while this one is
-// computed. Two consumer warpgroups run every product with M = 64 tokens
-// and both operands in shared memory, each warpgroup one half of the
-// product's N: of dq's and dk's K columns, or of the score tiles' token
-// columns. The products over V accumulate across a head's pieces; the rest
-// of the head (below) runs once they are all in, while the next head's
-// first pieces load.
+// heads in head order. A producer warpgroup copies every tile by TMA (128-byte
+// swizzled): Q and K per unit, two units' worth; per value head S and dS'
+// (K x V), dO, Vn, W and V (64 x V), each in a buffer of its own with a
+// `full` and an `empty` mbarrier, so that the next head's tiles stream in
+// as this head's are released, in the order the consumers release them.
+// Two consumer warpgroups run every product with M = 64 tokens and both
+// operands in shared memory, each warpgroup one half of the product's N:
+// of dq's and dk's K columns, or of the score tiles' token columns.
 //
 // Per value head, with e, f, beta of delta_rule_backward.cuh (rows i are
 // tokens; the decays of each term ride on its rows, so the product itself
@@ -57,56 +54,67 @@ namespace device {
 /// gradients on wgmma (sm_90a).
 GDN_OPTIONAL_CONFIG_MEMBER(ChunkGradWgmmaOf, kChunkGradWgmma, false)
 
-/// Shared-memory layout: two units' Q and K, two stages of a piece (the
-/// S and dS' columns, then dO, W, V, Vn), E1 and F, three heads' G, betas,
-/// the GradSums rows and the mbarriers. The base is aligned to 1024 bytes
-/// at run time (kBytes includes the slack).
+/// The per-head tiles of the wgmma chunk-gradient kernel, in the order the
+/// producer refills them (the order the consumers release them).
+enum ChunkGradTile : int {
+  kTileState = 0, ///< S (K x V), with G of the chunk: released after <dS', S>
+  kTileValue,     ///< V (64 x V): after sum_v V o W
+  kTileStateGrad, ///< dS' (K x V): after T3
+  kTileOutput,    ///< dO (64 x V): after the scores
+  kTileWeighted,  ///< W: after the scores
+  kTileFresh,     ///< Vn: after the scores
+  kChunkGradTiles
+};
+
+/// Shared-memory layout: two units' Q and K, the per-head tiles, E1 and F,
+/// two heads' G, betas, the GradSums rows and the mbarriers. The base is
+/// aligned to 1024 bytes at run time (kBytes includes the slack).
 template <class Config> struct ChunkGradWgmmaShape {
   using B = DeltaRuleBackwardShape<Config>;
   static constexpr int kChunk = 64, kK = B::kK, kV = B::kV;
   static constexpr int kGroup = B::kHV / B::kH;
-  static constexpr int kPieces = kV / 64; // per value head
   static constexpr int kConsumerThreads = 256;
   // + the producer warpgroup, of which one thread issues every copy: a
   // warpgroup, not a warp, because registers are allocated per four warps
   // (288 threads got the 168 registers of 384) and setmaxnreg moves them
-  // per warpgroup: the consumers hold dq, dk and five products in flight
-  // (168 spilled 500 bytes), the producer a few indices.
+  // per warpgroup: the consumers hold dq, dk, two products in flight and
+  // their sums (168 spilled 500 bytes), the producer a few indices.
   static constexpr int kThreads = kConsumerThreads + 128;
   static constexpr int kLaunchRegisters = 65536 / kThreads / 8 * 8;
-  static constexpr int kConsumerRegisters = 232;
+  static constexpr int kConsumerRegisters = 240;
   static constexpr int kProducerRegisters = 3 * kLaunchRegisters - 2 * kConsumerRegisters;
   static_assert(kProducerRegisters >= 24 && kProducerRegisters % 8 == 0,
                 "chunk wgmma: setmaxnreg within the launch's registers");
   static constexpr int kHalfK = kK / 2; // N of a warpgroup's dq, dk products
-  using Tile = Swizzle128Tile<kChunk>;  // token tiles, 64 columns per block
-  using StateTile = Swizzle128Tile<kK>; // a piece of S or dS': K rows
+  using Tile = Swizzle128Tile<kChunk>;  // token tiles
+  using StateTile = Swizzle128Tile<kK>; // S and dS': K rows
   static constexpr uint32_t kKeyBytes = 2 * kChunk * kK;
-  static constexpr uint32_t kStatePieceBytes = 2 * kK * 64;
-  static constexpr uint32_t kTokenPieceBytes = 2 * kChunk * 64;
+  static constexpr uint32_t kValueBytes = 2 * kChunk * kV;
+  static constexpr uint32_t kStateBytes = 2 * kK * kV;
   static constexpr uint32_t kScoreBytes = 2 * kChunk * kChunk;
   static constexpr size_t kQ = 0; // unit u: Q at kQ + (u % 2) kUnitBytes, K after it
   static constexpr size_t kUnitBytes = 2 * kKeyBytes;
-  // A stage: S, dS', dO, W, V, Vn columns of one piece.
-  static constexpr size_t kStageS = 0, kStageDS = kStatePieceBytes;
-  static constexpr size_t kStageDO = 2 * kStatePieceBytes;
-  static constexpr size_t kStageW = kStageDO + kTokenPieceBytes;
-  static constexpr size_t kStageV = kStageW + kTokenPieceBytes;
-  static constexpr size_t kStageNew = kStageV + kTokenPieceBytes;
-  static constexpr uint32_t kStageBytes = static_cast<uint32_t>(kStageNew + kTokenPieceBytes);
-  static constexpr size_t kStages = 2 * kUnitBytes;
-  static constexpr size_t kE1 = kStages + 2 * size_t(kStageBytes);
+  static constexpr size_t kTiles = 2 * kUnitBytes;
+  /// Offset of a per-head tile: S, dS', then the token tiles.
+  __host__ __device__ static constexpr size_t tileOffset(int tile) {
+    return kTiles + (tile == kTileState       ? 0
+                     : tile == kTileStateGrad ? size_t(kStateBytes)
+                                              : 2 * size_t(kStateBytes) +
+                                                    size_t(kValueBytes) *
+                                                        (tile == kTileValue    ? 0
+                                                         : tile == kTileOutput ? 1
+                                                         : tile == kTileWeighted ? 2
+                                                                                 : 3));
+  }
+  static constexpr size_t kE1 = kTiles + 2 * size_t(kStateBytes) + 4 * size_t(kValueBytes);
   static constexpr size_t kF = kE1 + kScoreBytes;
-  // G of three heads: with one piece per head, head h + 2's piece (and G)
-  // may load as soon as head h's piece is released, before head h's last
-  // read of its G.
-  static constexpr int kGateBuffers = 3;
-  static constexpr size_t kGates = kF + kScoreBytes;
-  static constexpr size_t kBetas = kGates + kGateBuffers * 4 * kChunk;
+  static constexpr size_t kGates = kF + kScoreBytes; // two heads' G
+  static constexpr size_t kBetas = kGates + 2 * 4 * kChunk;
   static constexpr size_t kSums = kBetas + 4 * kChunk;
   static constexpr size_t kBarriers = kSums + 4 * B::kSumRows * kChunk;
-  // full, empty per stage; unit full, unit empty per unit buffer.
-  static constexpr size_t kBytes = kBarriers + 8 * 8 + 1024;
+  // full, empty per tile; unit full, unit empty per unit buffer.
+  static constexpr int kBarrierCount = 2 * kChunkGradTiles + 4;
+  static constexpr size_t kBytes = kBarriers + 8 * kBarrierCount + 1024;
   static_assert(kE1 % 1024 == 0 && kBarriers % 8 == 0, "aligned shared regions");
   static_assert(kBytes <= 227 * 1024, "delta rule backward (chunk wgmma): shared memory");
 };
@@ -175,7 +183,7 @@ __global__ void __launch_bounds__(ChunkGradWgmmaShape<Config>::kThreads, 1)
   using Store = gdn::device::Element<typename GradientOf<Config>::type>;
   using Tile = typename W::Tile;
   constexpr int kC = W::kChunk, kK = B::kK, kV = B::kV, kGroup = W::kGroup;
-  constexpr int kHalfK = W::kHalfK, kPieces = W::kPieces;
+  constexpr int kHalfK = W::kHalfK;
 #if defined(__CUDA_ARCH__) && !GDN_WGMMA_AVAILABLE
   static_assert(!ChunkGradWgmmaOf<Config>::value, GDN_WGMMA_NEEDS_SM90A);
 #endif
@@ -190,12 +198,13 @@ __global__ void __launch_bounds__(ChunkGradWgmmaShape<Config>::kThreads, 1)
   extern __shared__ uint4 wgmmaShared[];
   char *base = alignSharedTo1024(wgmmaShared);
   uint64_t *full = reinterpret_cast<uint64_t *>(base + W::kBarriers);
-  uint64_t *empty = full + 2, *unitFull = full + 4, *unitEmpty = full + 6;
+  uint64_t *empty = full + kChunkGradTiles;
+  uint64_t *unitFull = empty + kChunkGradTiles, *unitEmpty = unitFull + 2;
   float *gates = reinterpret_cast<float *>(base + W::kGates);
   float *betas = reinterpret_cast<float *>(base + W::kBetas);
   float *sums = reinterpret_cast<float *>(base + W::kSums);
   char *e1 = base + W::kE1, *mirrored = base + W::kF;
-  auto stage = [&](int64_t piece) { return base + W::kStages + (piece % 2) * W::kStageBytes; };
+  auto tile = [&](int t) { return base + W::tileOffset(t); };
 
   // A unit's chunk: its sequence, first row and real rows (0: nothing to
   // do but the sequence's padding rows, at chunk 0).
@@ -217,9 +226,11 @@ __global__ void __launch_bounds__(ChunkGradWgmmaShape<Config>::kThreads, 1)
   };
 
   if (thread == 0) {
+    for (int t = 0; t < kChunkGradTiles; ++t) {
+      mbarrierInit(full + t, 1);
+      mbarrierInit(empty + t, W::kConsumerThreads);
+    }
     for (int b = 0; b < 2; ++b) {
-      mbarrierInit(full + b, 1);
-      mbarrierInit(empty + b, W::kConsumerThreads);
       mbarrierInit(unitFull + b, 1);
       mbarrierInit(unitEmpty + b, W::kConsumerThreads);
     }
@@ -233,7 +244,7 @@ __global__ void __launch_bounds__(ChunkGradWgmmaShape<Config>::kThreads, 1)
 #endif
     if (thread != W::kConsumerThreads)
       return;
-    int64_t heads = 0, pieces = 0, unitCount = 0;
+    int64_t heads = 0, unitCount = 0;
     for (int64_t u = blockIdx.x; u < units; u += gridDim.x) {
       const Unit unit = unitAt(u);
       if (unit.rows == 0)
@@ -256,27 +267,32 @@ __global__ void __launch_bounds__(ChunkGradWgmmaShape<Config>::kThreads, 1)
       for (int member = 0; member < kGroup; ++member, ++heads) {
         const int head = unit.keyHead * kGroup + member;
         const int64_t tileIndex = slot * B::kHV + head;
-        for (int piece = 0; piece < kPieces; ++piece, ++pieces) {
-          const int s = static_cast<int>(pieces % 2);
-          if (pieces >= 2)
-            mbarrierWait(empty + s, ((pieces / 2) - 1) & 1);
-          char *at = stage(pieces);
-          mbarrierExpectBytes(full + s, W::kStageBytes + (piece == 0 ? 4 * kC : 0));
+        for (int t = 0; t < kChunkGradTiles; ++t) {
+          if (heads >= 1)
+            mbarrierWait(empty + t, (heads - 1) & 1);
+          char *at = tile(t);
+          if (t == kTileState || t == kTileStateGrad) {
+            const CUtensorMap *map = t == kTileState ? &maps.states : &maps.stateGrads;
+            mbarrierExpectBytes(full + t, W::kStateBytes + (t == kTileState ? 4 * kC : 0));
 #pragma unroll
-          for (int rb = 0; rb < kK / 64; ++rb) {
-            const int row = static_cast<int>(tileIndex * kK + 64 * rb);
-            tmaLoad2D(at + W::kStageS + rb * 64 * 128, &maps.states, 64 * piece, row, full + s);
-            tmaLoad2D(at + W::kStageDS + rb * 64 * 128, &maps.stateGrads, 64 * piece, row,
-                      full + s);
+            for (int rb = 0; rb < kK / 64; ++rb)
+#pragma unroll
+              for (int cb = 0; cb < kV / 64; ++cb)
+                tmaLoad2D(at + cb * W::StateTile::kBlockBytes + rb * 64 * 128, map, 64 * cb,
+                          static_cast<int>(tileIndex * kK + 64 * rb), full + t);
+            if (t == kTileState)
+              bulkLoad(gates + (heads % 2) * kC, ws.forward.gateCumsum + tileIndex * kC,
+                       4 * kC, full + t);
+          } else {
+            const CUtensorMap *map = t == kTileOutput     ? &maps.dO
+                                     : t == kTileWeighted ? &maps.weighted
+                                     : t == kTileValue    ? &maps.v
+                                                          : &maps.fresh;
+            mbarrierExpectBytes(full + t, W::kValueBytes);
+#pragma unroll
+            for (int cb = 0; cb < kV / 64; ++cb)
+              tmaLoad2D(at + cb * Tile::kBlockBytes, map, head * kV + 64 * cb, y, full + t);
           }
-          const int x = head * kV + 64 * piece;
-          tmaLoad2D(at + W::kStageDO, &maps.dO, x, y, full + s);
-          tmaLoad2D(at + W::kStageW, &maps.weighted, x, y, full + s);
-          tmaLoad2D(at + W::kStageV, &maps.v, x, y, full + s);
-          tmaLoad2D(at + W::kStageNew, &maps.fresh, x, y, full + s);
-          if (piece == 0)
-            bulkLoad(gates + (heads % W::kGateBuffers) * kC, ws.forward.gateCumsum + tileIndex * kC, 4 * kC,
-                     full + s);
         }
       }
     }
@@ -300,7 +316,7 @@ __global__ void __launch_bounds__(ChunkGradWgmmaShape<Config>::kThreads, 1)
           kc0(kHalfK * group), rowOf{16 * (warp % 4) + lane / 4, 16 * (warp % 4) + lane / 4 + 8},
           pairColumn(2 * (lane % 4)) {}
   };
-  int64_t heads = 0, pieces = 0, unitCount = 0;
+  int64_t heads = 0, unitCount = 0;
 
   for (int64_t u = blockIdx.x; u < units; u += gridDim.x) {
     const Unit unit = unitAt(u);
@@ -345,14 +361,21 @@ __global__ void __launch_bounds__(ChunkGradWgmmaShape<Config>::kThreads, 1)
       const int kc0 = lanes.kc0, pairColumn = lanes.pairColumn;
       const int(&rowOf)[2] = lanes.rowOf;
       const int head = unit.keyHead * kGroup + member;
+      const unsigned parity = heads & 1;
       if (tid < kC)
         betas[tid] = tid < rows ? args.beta[(unit.row0 + tid) * B::kHV + head] : 0.0f;
-
-      consumerBarrier(); // betas are in place
-      // Per-row factors and sums of the head. Its G came with its first
-      // piece.
-      const float *gate = gates + (heads % W::kGateBuffers) * kC;
-      mbarrierWait(full + pieces % 2, (pieces / 2) & 1);
+      if (rows < kC) {
+        // A partial chunk: every tile first, then the rows past its end
+        // zeroed.
+        for (int t = 0; t < kChunkGradTiles; ++t)
+          mbarrierWait(full + t, parity);
+        for (int t : {kTileValue, kTileOutput, kTileWeighted, kTileFresh})
+          zeroTileRowsFrom<kV>(tile(t), rows, tid, W::kConsumerThreads);
+      }
+      fenceSharedForAsyncProxy();
+      consumerBarrier(); // betas, and a partial chunk's zeros, are in place
+      mbarrierWait(full + kTileState, parity);
+      const float *gate = gates + (heads % 2) * kC;
       const float lastGate = gate[rows - 1];
       const float chunkDecay = decay(lastGate);
       float rowDecay[2], toEnd[2], rowBeta[2];
@@ -373,147 +396,149 @@ __global__ void __launch_bounds__(ChunkGradWgmmaShape<Config>::kThreads, 1)
       };
       // out[half] += sum over this warpgroup's K columns of X o T, X a
       // token tile (Q or K) of this unit.
-      auto rowDot = [&](const Lanes &at, const char *x, const float (&t)[kHalfK / 2],
-                        float (&out)[2]) {
+      auto rowDot = [&](const char *x, const float (&t)[kHalfK / 2], float (&out)[2]) {
 #pragma unroll
         for (int j = 0; j < kHalfK / 8; ++j)
 #pragma unroll
           for (int half = 0; half < 2; ++half) {
             const float2 v = loadPairAsFloats(reinterpret_cast<const Element *>(
-                x + Tile::offset(at.rowOf[half], at.kc0 + 8 * j + at.pairColumn)));
+                x + Tile::offset(rowOf[half], kc0 + 8 * j + pairColumn)));
             out[half] += v.x * t[4 * j + 2 * half] + v.y * t[4 * j + 2 * half + 1];
           }
       };
+      const char *stateB = tile(kTileState) + kc0 * 128; // rows kc0 .. of S
+      const char *stateGradB = tile(kTileStateGrad) + kc0 * 128;
 
-      // Per piece (64 columns of V): T1 = dO S^T, T2 = W S^T and T3 = Vn
-      // dS'^T over the piece's columns (this warpgroup's K columns), each
-      // added into dq and dk with its row factors at once (dq += scale
-      // diag(e) T1, dk += diag(f) T3 - diag(e beta) T2; their dG and dbeta
-      // terms are linear in them too); the scores dO Vn^T and W Vn^T (its
-      // token columns) accumulated across the pieces; under the products,
-      // this thread's share of <dS', S> and of sum_v V o W. T3 waits for T1
-      // and T2 to be folded in: all five in flight at once took more
-      // registers than the consumers have (ptxas serialised every wgmma,
-      // C7512).
-      float dp[16], wv[16];
-      float stateDot = 0.0f;
+      // T1 = dO S^T and T2 = W S^T (K-major A and B, k = V).
+      float t1[kHalfK / 2], t2[kHalfK / 2];
+      mbarrierWait(full + kTileOutput, parity);
+      wgmmaFence();
+      wgmmaSwizzledOperands<kHalfK, kV / 16, 0, 0>(t1, tile(kTileOutput), Tile::kBlockBytes,
+                                                   stateB, W::StateTile::kBlockBytes, false);
+      wgmmaCommit();
+      mbarrierWait(full + kTileWeighted, parity);
+      wgmmaSwizzledOperands<kHalfK, kV / 16, 0, 0>(t2, tile(kTileWeighted), Tile::kBlockBytes,
+                                                   stateB, W::StateTile::kBlockBytes, false);
+      wgmmaCommit();
       float rowG[2] = {0.0f, 0.0f}, rowBetaR[2] = {0.0f, 0.0f}, rowT[2] = {0.0f, 0.0f};
-#pragma unroll 1
-      for (int piece = 0; piece < kPieces; ++piece, ++pieces) {
-        // Indices afresh, for the same reason as per head.
-        const Lanes here;
-        const int s = static_cast<int>(pieces % 2);
-        const char *at = stage(pieces);
-        mbarrierWait(full + s, (pieces / 2) & 1);
-        if (rows < kC) {
-          // A partial chunk: the rows past its end zeroed.
-          for (size_t t : {W::kStageDO, W::kStageW, W::kStageV, W::kStageNew})
-            zeroTileRowsFrom<64>(const_cast<char *>(at) + t, rows, here.tid, W::kConsumerThreads);
-          fenceSharedForAsyncProxy();
-          consumerBarrier();
-        }
-        const bool more = piece > 0;
-        const char *stateB = at + W::kStageS + here.kc0 * 128; // rows kc0 .. of the piece
-        const char *freshRows = at + W::kStageNew + 32 * here.group * 128;
-        float t1[kHalfK / 2], t2[kHalfK / 2];
-        wgmmaFence();
-        wgmmaSwizzledOperands<kHalfK, 4, 0, 0>(t1, at + W::kStageDO, Tile::kBlockBytes, stateB,
-                                               W::StateTile::kBlockBytes, false);
-        wgmmaSwizzledOperands<kHalfK, 4, 0, 0>(t2, at + W::kStageW, Tile::kBlockBytes, stateB,
-                                               W::StateTile::kBlockBytes, false);
-        wgmmaSwizzledOperands<32, 4, 0, 0>(dp, at + W::kStageDO, Tile::kBlockBytes, freshRows,
-                                           Tile::kBlockBytes, more);
-        wgmmaSwizzledOperands<32, 4, 0, 0>(wv, at + W::kStageW, Tile::kBlockBytes, freshRows,
-                                           Tile::kBlockBytes, more);
-        wgmmaCommit();
-        // <dS', S> over the piece (both share a layout, so any order of
-        // their 16-byte pieces will do).
-        for (int i = here.tid; i < kK * 64 / 8; i += W::kConsumerThreads) {
-          const uint4 x = reinterpret_cast<const uint4 *>(at + W::kStageS)[i];
-          const uint4 d = reinterpret_cast<const uint4 *>(at + W::kStageDS)[i];
-          const uint32_t xw[4] = {x.x, x.y, x.z, x.w}, dw[4] = {d.x, d.y, d.z, d.w};
+      wgmmaWait<1>();
+      wgmmaSettle(t1);
+      {
+        float qt[2] = {0.0f, 0.0f};
+        rowDot(queries, t1, qt);
 #pragma unroll
-          for (int w = 0; w < 4; ++w)
-            stateDot += bf16BitsToFloat(xw[w] & 0xffffu) * bf16BitsToFloat(dw[w] & 0xffffu) +
-                        bf16BitsToFloat(xw[w] >> 16) * bf16BitsToFloat(dw[w] >> 16);
-        }
-        // Rows rowOf[half], this warpgroup's 32 of the piece's columns: one
-        // 16-byte piece per lane of the quad.
+        for (int half = 0; half < 2; ++half)
+          rowG[half] += args.scale * rowDecay[half] * qt[half];
+#pragma unroll
+        for (int i = 0; i < kHalfK / 2; ++i)
+          dq[i] += args.scale * rowDecay[(i % 4) / 2] * t1[i];
+      }
+      wgmmaWait<0>();
+      wgmmaSettle(t2);
+      {
+        float kt[2] = {0.0f, 0.0f};
+        rowDot(keys, t2, kt);
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
-          const int offset = Tile::offset(here.rowOf[half], 32 * here.group + 8 * (here.lane % 4));
-          const uint4 v = *reinterpret_cast<const uint4 *>(at + W::kStageV + offset);
-          const uint4 w = *reinterpret_cast<const uint4 *>(at + W::kStageW + offset);
-          const uint32_t vw[4] = {v.x, v.y, v.z, v.w}, ww[4] = {w.x, w.y, w.z, w.w};
-#pragma unroll
-          for (int x = 0; x < 4; ++x)
-            rowBetaR[half] += bf16BitsToFloat(vw[x] & 0xffffu) * bf16BitsToFloat(ww[x] & 0xffffu) +
-                              bf16BitsToFloat(vw[x] >> 16) * bf16BitsToFloat(ww[x] >> 16);
+          const float u = rowDecay[half] * kt[half];
+          rowG[half] -= rowBeta[half] * u;
+          rowBetaR[half] -= u;
         }
-        wgmmaWait<0>();
-        wgmmaSettle(t1);
-        wgmmaSettle(t2);
-        {
-          float qt[2] = {0.0f, 0.0f}, kt[2] = {0.0f, 0.0f};
-          rowDot(here, queries, t1, qt);
-          rowDot(here, keys, t2, kt);
 #pragma unroll
-          for (int half = 0; half < 2; ++half) {
-            const float u = rowDecay[half] * kt[half];
-            rowG[half] += args.scale * rowDecay[half] * qt[half] - rowBeta[half] * u;
-            rowBetaR[half] -= u;
-          }
-#pragma unroll
-          for (int i = 0; i < kHalfK / 2; ++i) {
-            const int half = (i % 4) / 2;
-            dq[i] += args.scale * rowDecay[half] * t1[i];
-            dk[i] -= rowDecay[half] * rowBeta[half] * t2[i];
-          }
-        }
-        float t3[kHalfK / 2];
-        wgmmaFence();
-        wgmmaSwizzledOperands<kHalfK, 4, 0, 0>(t3, at + W::kStageNew, Tile::kBlockBytes,
-                                               at + W::kStageDS + here.kc0 * 128,
-                                               W::StateTile::kBlockBytes, false);
-        wgmmaCommit();
-        wgmmaWait<0>();
-        wgmmaSettle(t3);
-        mbarrierArrive(empty + s);
-        {
-          float kt[2] = {0.0f, 0.0f};
-          rowDot(here, keys, t3, kt);
-#pragma unroll
-          for (int half = 0; half < 2; ++half)
-            rowT[half] += toEnd[half] * kt[half];
-#pragma unroll
-          for (int i = 0; i < kHalfK / 2; ++i)
-            dk[i] += toEnd[(i % 4) / 2] * t3[i];
-        }
+        for (int i = 0; i < kHalfK / 2; ++i)
+          dk[i] -= rowDecay[(i % 4) / 2] * rowBeta[(i % 4) / 2] * t2[i];
       }
-      wgmmaSettle(dp);
-      wgmmaSettle(wv);
+
+      // <dS', S> over the whole K x V tile (both tiles share a layout):
+      // per-warp partials, summed in order.
+      mbarrierWait(full + kTileStateGrad, parity);
+      {
+        float dot = 0.0f;
+        for (int i = tid; i < kK * kV / 8; i += W::kConsumerThreads) {
+          const uint4 s = reinterpret_cast<const uint4 *>(tile(kTileState))[i];
+          const uint4 d = reinterpret_cast<const uint4 *>(tile(kTileStateGrad))[i];
+          const uint32_t sw[4] = {s.x, s.y, s.z, s.w}, dw[4] = {d.x, d.y, d.z, d.w};
+#pragma unroll
+          for (int w = 0; w < 4; ++w)
+            dot += bf16BitsToFloat(sw[w] & 0xffffu) * bf16BitsToFloat(dw[w] & 0xffffu) +
+                   bf16BitsToFloat(sw[w] >> 16) * bf16BitsToFloat(dw[w] >> 16);
+        }
+        dot = groupSum<32>(dot);
+        if (lane == 0)
+          sums[kSumTotal * kC + warp] = dot;
+      }
+      mbarrierArrive(empty + kTileState);
+
+      // T3 = Vn dS'^T; under it, this warpgroup's half of sum_v V o W.
+      float t3[kHalfK / 2];
+      mbarrierWait(full + kTileFresh, parity);
+      wgmmaFence();
+      wgmmaSwizzledOperands<kHalfK, kV / 16, 0, 0>(t3, tile(kTileFresh), Tile::kBlockBytes,
+                                                   stateGradB, W::StateTile::kBlockBytes, false);
+      wgmmaCommit();
+      mbarrierWait(full + kTileValue, parity);
+      {
+        // Row rowOf[half], the quad's share of this warpgroup's V columns:
+        // 16-byte pieces (lane % 4) + 4 p of the half's.
+        constexpr int kPieces = kV / 2 / 8 / 4;
+#pragma unroll
+        for (int half = 0; half < 2; ++half)
+#pragma unroll
+          for (int p = 0; p < kPieces; ++p) {
+            const int column = kV / 2 * group + 8 * (lane % 4 + 4 * p);
+            const int offset = Tile::offset(rowOf[half], column);
+            const uint4 v = *reinterpret_cast<const uint4 *>(tile(kTileValue) + offset);
+            const uint4 w = *reinterpret_cast<const uint4 *>(tile(kTileWeighted) + offset);
+            const uint32_t vw[4] = {v.x, v.y, v.z, v.w}, ww[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+              rowBetaR[half] += bf16BitsToFloat(vw[x] & 0xffffu) * bf16BitsToFloat(ww[x] & 0xffffu) +
+                                bf16BitsToFloat(vw[x] >> 16) * bf16BitsToFloat(ww[x] >> 16);
+          }
+      }
+      mbarrierArrive(empty + kTileValue);
+      wgmmaWait<0>();
+      wgmmaSettle(t3);
+      mbarrierArrive(empty + kTileStateGrad);
+      {
+        float kt[2] = {0.0f, 0.0f};
+        rowDot(keys, t3, kt);
+#pragma unroll
+        for (int half = 0; half < 2; ++half)
+          rowT[half] = toEnd[half] * kt[half];
+#pragma unroll
+        for (int i = 0; i < kHalfK / 2; ++i)
+          dk[i] += toEnd[(i % 4) / 2] * t3[i];
+      }
       storeRowSums(kSumRowG + group, rowG);
       storeRowSums(kSumRowBetaR + group, rowBetaR);
       storeRowSums(kSumRowT + group, rowT);
-      stateDot = groupSum<32>(stateDot);
-      if (lane == 0)
-        sums[kSumTotal * kC + warp] = stateDot;
 
-      // The scores, token columns 32 group .. + 31: Q K^T, K K^T (k = K)
-      // with dO Vn^T, W Vn^T from the pieces, masked into E1 and F.
+      // The scores, token columns 32 group .. + 31: Q K^T, K K^T (k = K),
+      // dO Vn^T, W Vn^T (k = V), all K-major.
       {
         const int column0 = 32 * group;
-        float qk[16], kk[16];
+        float qk[16], kk[16], dp[16], wv[16];
         const char *keyRows = keys + column0 * 128;
+        const char *freshRows = tile(kTileFresh) + column0 * 128;
         wgmmaFence();
         wgmmaSwizzledOperands<32, kK / 16, 0, 0>(qk, queries, Tile::kBlockBytes, keyRows,
                                                  Tile::kBlockBytes, false);
         wgmmaSwizzledOperands<32, kK / 16, 0, 0>(kk, keys, Tile::kBlockBytes, keyRows,
                                                  Tile::kBlockBytes, false);
+        wgmmaSwizzledOperands<32, kV / 16, 0, 0>(dp, tile(kTileOutput), Tile::kBlockBytes,
+                                                 freshRows, Tile::kBlockBytes, false);
+        wgmmaSwizzledOperands<32, kV / 16, 0, 0>(wv, tile(kTileWeighted), Tile::kBlockBytes,
+                                                 freshRows, Tile::kBlockBytes, false);
         wgmmaCommit();
         wgmmaWait<0>();
         wgmmaSettle(qk);
         wgmmaSettle(kk);
+        wgmmaSettle(dp);
+        wgmmaSettle(wv);
+        mbarrierArrive(empty + kTileOutput);
+        mbarrierArrive(empty + kTileWeighted);
+        mbarrierArrive(empty + kTileFresh);
 
         float rowScore[2] = {0.0f, 0.0f}, rowBetaA[2] = {0.0f, 0.0f};
         float columnScore[4][2];
