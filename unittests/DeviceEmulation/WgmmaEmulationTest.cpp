@@ -20,6 +20,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -192,6 +193,65 @@ template <int kCount> void checkSharedOperands() {
 TEST(WgmmaEmulation, BothOperandsFromSwizzledTiles) {
   checkSharedOperands<16>();
   checkSharedOperands<32>();
+}
+
+// wgmmaSwizzledOperands, the chunk-gradient kernel's products: A and B
+// each K-major or MN-major (transposed) in swizzled tiles, B also from
+// column `firstColumn` of an MN-major tile (a descriptor that starts
+// inside the 128-byte swizzle row, as K = 64 does there). Logical A is 64
+// x 64 (m, k), B 64 x N (k, n); against a float64 product.
+template <int N, int kTransposeA, int kTransposeB>
+void checkOperandLayouts(int firstColumn) {
+  constexpr int K = 64;
+  const std::vector<__nv_bfloat16> a = randomBf16(64 * K, 7), b = randomBf16(K * 64, 8);
+  std::vector<float> d(64 * N, NAN);
+  using Tile = Swizzle128Tile<64>;
+  emulation::runGrid(
+      dim3{1, 1, 1}, 128,
+      [&] {
+        char *base = reinterpret_cast<char *>(shared);
+        char *tileA = base, *tileB = base + Tile::kBlockBytes;
+        if (threadIdx.x == 0)
+          for (int i = 0; i < 64; ++i)
+            for (int j = 0; j < 64; ++j) {
+              // a is row-major (m, k); b row-major (k, n) over 64 columns.
+              *reinterpret_cast<__nv_bfloat16 *>(
+                  tileA + (kTransposeA ? Tile::offset(j, i) : Tile::offset(i, j))) = a[i * K + j];
+              *reinterpret_cast<__nv_bfloat16 *>(
+                  tileB + (kTransposeB ? Tile::offset(i, j) : Tile::offset(j, i))) = b[i * 64 + j];
+            }
+        __syncthreads();
+        // K-major B: rows are n, so column firstColumn of the product is
+        // row firstColumn of the tile; MN-major: 2 bytes per column.
+        const char *startB = tileB + (kTransposeB ? 2 * firstColumn : 128 * firstColumn);
+        float acc[N / 2];
+        wgmmaSwizzledOperands<N, K / 16, kTransposeA, kTransposeB>(
+            acc, tileA, Tile::kBlockBytes, startB, Tile::kBlockBytes, false);
+        wgmmaCommit();
+        wgmmaWait<0>();
+        storeAccumulators<N>(acc, d.data());
+      },
+      kSharedBytes);
+  double worst = 0.0;
+  for (int i = 0; i < 64; ++i)
+    for (int n = 0; n < N; ++n) {
+      double want = 0.0;
+      for (int k = 0; k < K; ++k)
+        want += double(__bfloat162float(a[i * K + k])) *
+                double(__bfloat162float(b[k * 64 + firstColumn + n]));
+      worst = std::max(worst, std::fabs(d[i * N + n] - want));
+    }
+  EXPECT_LT(worst, 1e-4) << "N = " << N << ", transposed A " << kTransposeA << ", B "
+                         << kTransposeB << ", from column " << firstColumn;
+}
+
+TEST(WgmmaEmulation, OperandsKMajorOrMNMajorFromSharedTiles) {
+  checkOperandLayouts<64, 0, 0>(0);
+  checkOperandLayouts<64, 1, 0>(0);
+  checkOperandLayouts<64, 0, 1>(0);
+  checkOperandLayouts<64, 1, 1>(0);
+  checkOperandLayouts<32, 0, 0>(32);
+  checkOperandLayouts<32, 1, 1>(32);
 }
 
 // A product's accumulators read NaN from its issue to the wait that
