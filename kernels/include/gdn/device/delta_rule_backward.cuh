@@ -170,6 +170,20 @@ enum GradSums : int {
   kSumDG = 15,
 };
 
+/// dG of row i before the chunk's last-gate terms, from the GradSums rows
+/// of a 64-token chunk: the row terms of O and R and the scores' row sums,
+/// less the update's decays and the scores' column sums, in a fixed order.
+__device__ __forceinline__ float gateGradientOfRow(const float *sums, int i) {
+  constexpr int kC = 64;
+  float dG = sums[kSumRowG * kC + i] + sums[(kSumRowG + 1) * kC + i] +
+             sums[kSumRowScore * kC + i] + sums[(kSumRowScore + 1) * kC + i] -
+             (sums[kSumRowT * kC + i] + sums[(kSumRowT + 1) * kC + i]);
+#pragma unroll
+  for (int r = 0; r < 4; ++r)
+    dG -= sums[(kSumColScore + r) * kC + i];
+  return dG;
+}
+
 /// Workspace of the backward: the forward's tiles plus N, the saved states
 /// and state gradients per chunk, and Vn and W per row. Every region starts
 /// 256-byte aligned.
@@ -945,12 +959,7 @@ __global__ void __launch_bounds__(DeltaRuleBackwardShape<Config>::kThreads, 1)
   // per row in a fixed order.
   if (tid < kC) {
     const int i = tid;
-    float dG = sums[kSumRowG * kC + i] + sums[(kSumRowG + 1) * kC + i] +
-               sums[kSumRowScore * kC + i] + sums[(kSumRowScore + 1) * kC + i] -
-               (sums[kSumRowT * kC + i] + sums[(kSumRowT + 1) * kC + i]);
-#pragma unroll
-    for (int r = 0; r < 4; ++r)
-      dG -= sums[(kSumColScore + r) * kC + i];
+    float dG = gateGradientOfRow(sums, i);
     if (i == rows - 1) {
       // G_last: the chunk decay of S and the decays to the chunk end.
       float dot = 0.0f;

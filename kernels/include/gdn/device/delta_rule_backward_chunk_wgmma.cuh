@@ -623,13 +623,7 @@ __global__ void __launch_bounds__(ChunkGradWgmmaShape<Config>::kThreads, 1)
       float *lastTerm = sums + kSumTotal * kC + W::kConsumerThreads / 32;
       if (tid < kC) {
         const int i = tid;
-        float dG = sums[kSumRowG * kC + i] + sums[(kSumRowG + 1) * kC + i] +
-                   sums[kSumRowScore * kC + i] + sums[(kSumRowScore + 1) * kC + i] -
-                   (sums[kSumRowT * kC + i] + sums[(kSumRowT + 1) * kC + i]);
-#pragma unroll
-        for (int r = 0; r < 4; ++r)
-          dG -= sums[(kSumColScore + r) * kC + i];
-        sums[kSumDG * kC + i] = i < rows ? dG : 0.0f;
+        sums[kSumDG * kC + i] = i < rows ? gateGradientOfRow(sums, i) : 0.0f;
       } else if (warp == kC / 32) {
         float dot = lane < W::kConsumerThreads / 32 ? sums[kSumTotal * kC + lane] : 0.0f;
         float toEndTotal = 0.0f;
