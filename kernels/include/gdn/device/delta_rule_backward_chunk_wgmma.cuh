@@ -67,7 +67,7 @@ enum ChunkGradTile : int {
 };
 
 /// Shared-memory layout: two units' Q and K, the per-head tiles, E1 and F,
-/// two heads' G, betas, the GradSums rows and the mbarriers. The base is
+/// two heads' G and beta, the GradSums rows and the mbarriers. The base is
 /// aligned to 1024 bytes at run time (kBytes includes the slack).
 template <class Config> struct ChunkGradWgmmaShape {
   using B = DeltaRuleBackwardShape<Config>;
@@ -109,8 +109,8 @@ template <class Config> struct ChunkGradWgmmaShape {
   static constexpr size_t kE1 = kTiles + 2 * size_t(kStateBytes) + 4 * size_t(kValueBytes);
   static constexpr size_t kF = kE1 + kScoreBytes;
   static constexpr size_t kGates = kF + kScoreBytes; // two heads' G
-  static constexpr size_t kBetas = kGates + 2 * 4 * kChunk;
-  static constexpr size_t kSums = kBetas + 4 * kChunk;
+  static constexpr size_t kBetas = kGates + 2 * 4 * kChunk; // two heads' beta
+  static constexpr size_t kSums = kBetas + 2 * 4 * kChunk;
   static constexpr size_t kBarriers = kSums + 4 * B::kSumRows * kChunk;
   // full, empty per tile; unit full, unit empty per unit buffer.
   static constexpr int kBarrierCount = 2 * kChunkGradTiles + 4;
@@ -201,7 +201,7 @@ __global__ void __launch_bounds__(ChunkGradWgmmaShape<Config>::kThreads, 1)
   uint64_t *empty = full + kChunkGradTiles;
   uint64_t *unitFull = empty + kChunkGradTiles, *unitEmpty = unitFull + 2;
   float *gates = reinterpret_cast<float *>(base + W::kGates);
-  float *betas = reinterpret_cast<float *>(base + W::kBetas);
+  float *betaBuffers = reinterpret_cast<float *>(base + W::kBetas);
   float *sums = reinterpret_cast<float *>(base + W::kSums);
   char *e1 = base + W::kE1, *mirrored = base + W::kF;
   auto tile = [&](int t) { return base + W::tileOffset(t); };
@@ -317,6 +317,14 @@ __global__ void __launch_bounds__(ChunkGradWgmmaShape<Config>::kThreads, 1)
           pairColumn(2 * (lane % 4)) {}
   };
   int64_t heads = 0, unitCount = 0;
+  // A head's betas come to shared memory by warps 6 and 7: the unit's
+  // first head's as the unit starts, the others' during the dG tail of the
+  // head before (where those warps are idle), so that no consumer waits
+  // for their global loads there.
+  const auto fetchBetas = [&](float *to, const Unit &unit, int head, int t) {
+    to[t] = t < unit.rows ? args.beta[(unit.row0 + t) * B::kHV + head] : 0.0f;
+  };
+  constexpr int kBetaFetchers = W::kConsumerThreads - kC; // first thread of warps 6, 7
 
   for (int64_t u = blockIdx.x; u < units; u += gridDim.x) {
     const Unit unit = unitAt(u);
@@ -340,6 +348,9 @@ __global__ void __launch_bounds__(ChunkGradWgmmaShape<Config>::kThreads, 1)
     }
     if (rows == 0)
       continue;
+    if (thread >= kBetaFetchers)
+      fetchBetas(betaBuffers + (heads % 2) * kC, unit, unit.keyHead * kGroup,
+                 thread - kBetaFetchers);
     const int buffer = static_cast<int>(unitCount % 2);
     const char *queries = base + W::kQ + buffer * W::kUnitBytes;
     const char *keys = queries + W::kKeyBytes;
@@ -362,8 +373,7 @@ __global__ void __launch_bounds__(ChunkGradWgmmaShape<Config>::kThreads, 1)
       const int(&rowOf)[2] = lanes.rowOf;
       const int head = unit.keyHead * kGroup + member;
       const unsigned parity = heads & 1;
-      if (tid < kC)
-        betas[tid] = tid < rows ? args.beta[(unit.row0 + tid) * B::kHV + head] : 0.0f;
+      const float *betas = betaBuffers + (heads % 2) * kC;
       if (rows < kC) {
         // A partial chunk: every tile first, then the rows past its end
         // zeroed.
@@ -371,9 +381,12 @@ __global__ void __launch_bounds__(ChunkGradWgmmaShape<Config>::kThreads, 1)
           mbarrierWait(full + t, parity);
         for (int t : {kTileValue, kTileOutput, kTileWeighted, kTileFresh})
           zeroTileRowsFrom<kV>(tile(t), rows, tid, W::kConsumerThreads);
+        fenceSharedForAsyncProxy();
       }
-      fenceSharedForAsyncProxy();
-      consumerBarrier(); // betas, and a partial chunk's zeros, are in place
+      // A partial chunk's zeros are in place, and the unit's first betas
+      // (the others' were written before the last head's final barrier).
+      if (rows < kC || member == 0)
+        consumerBarrier();
       mbarrierWait(full + kTileState, parity);
       const float *gate = gates + (heads % 2) * kC;
       const float lastGate = gate[rows - 1];
@@ -621,6 +634,8 @@ __global__ void __launch_bounds__(ChunkGradWgmmaShape<Config>::kThreads, 1)
       // dg as dG's reverse cumsum plus that term, and dbeta; warp sums and
       // shuffle scans in a fixed order, under the products.
       float *lastTerm = sums + kSumTotal * kC + W::kConsumerThreads / 32;
+      if (tid >= kBetaFetchers && member + 1 < kGroup)
+        fetchBetas(betaBuffers + ((heads + 1) % 2) * kC, unit, head + 1, tid - kBetaFetchers);
       if (tid < kC) {
         const int i = tid;
         sums[kSumDG * kC + i] = i < rows ? gateGradientOfRow(sums, i) : 0.0f;
@@ -660,7 +675,8 @@ __global__ void __launch_bounds__(ChunkGradWgmmaShape<Config>::kThreads, 1)
       wgmmaWait<0>();
       wgmmaSettle(dq);
       wgmmaSettle(dk);
-      consumerBarrier(); // every read of this head's sums, E1 and F is done
+      consumerBarrier(); // every read of this head's sums, E1 and F is done (and
+                         // the next head's betas are in place)
     } // the group's value heads
     mbarrierArrive(unitEmpty + buffer);
     ++unitCount;
