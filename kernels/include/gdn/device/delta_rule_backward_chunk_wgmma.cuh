@@ -37,8 +37,10 @@
 // give every dG and dbeta term of the mma.sync kernel from T1, T2, T3,
 // which dq and dk need anyway, instead of from three more products.
 // 13.6 of the mma.sync kernel's 21 MFLOP per (chunk, value head) at K = V
-// = 128. The row and column sums, dG, dg and dbeta are then the mma.sync
-// kernel's (GradSums), with its roundings of E1 and E2 to bf16.
+// = 128. The row and column sums and dG are then the mma.sync kernel's
+// (GradSums), with its roundings of E1 and E2 to bf16; dg, dG's reverse
+// cumulative sum, comes from warp scans. A head's betas reach shared
+// memory during the head before it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -157,8 +159,8 @@ inline cudaError_t encodeChunkGradMaps(ChunkGradTensorMaps &maps,
   return cudaSuccess;
 }
 
-/// Units of (chunk slot, key head) of a launch, and its blocks on `smCount`
-/// SMs (one per SM, each walking units blockIdx.x, + gridDim.x, ...).
+/// Units of (chunk slot, key head) of a launch; its persistent blocks (at
+/// most one per SM) walk units blockIdx.x, + gridDim.x, ...
 template <class Config>
 __host__ __device__ inline int64_t chunkGradUnits(const PackingView &packing) {
   return DeltaRuleWorkspace::slots(packing) * DeltaRuleBackwardShape<Config>::kH;
