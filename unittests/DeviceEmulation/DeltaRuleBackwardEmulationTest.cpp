@@ -476,6 +476,13 @@ TEST(DeltaRuleBackwardSplit, WgmmaReverseScanSegments) {
       33, "wgmma reverse scan", true);
 }
 
+// All three kernels on wgmma, as generated code runs them on sm_90a: the
+// chunk gradients read the segments' S and dS' like any others.
+TEST(DeltaRuleBackwardSplit, WgmmaChunkGradientsWithSegments) {
+  checkSplitAgainstReference<WgmmaChunkGradConfig<Config<1, 2, 64, true>>>(
+      34, "wgmma chunk gradients", true);
+}
+
 TEST(DeltaRuleBackwardSplit, SegmentsAgainstReferenceAndUnsplit) {
   using C = Config<1, 2, 64, true>;
   std::mt19937 random(31);
