@@ -295,6 +295,16 @@ __device__ __forceinline__ float quadSum(float x) {
   return x;
 }
 
+/// The sum of `x` over the eight lanes of the warp with this lane's lane %
+/// 4 (an accumulator column over the warp's 16 rows), in a fixed butterfly
+/// order.
+__device__ __forceinline__ float columnSum(float x) {
+  x += __shfl_xor_sync(0xffffffffu, x, 4);
+  x += __shfl_xor_sync(0xffffffffu, x, 8);
+  x += __shfl_xor_sync(0xffffffffu, x, 16);
+  return x;
+}
+
 //===----------------------------------------------------------------------===//
 // Reverse scan
 //===----------------------------------------------------------------------===//
@@ -880,16 +890,12 @@ __global__ void __launch_bounds__(DeltaRuleBackwardShape<Config>::kThreads, 1)
     }
     storeRowSums(kSumRowScore + columnHalf, rowScore);
     storeRowSums(kSumRowBetaA + columnHalf, rowBetaA);
-    // Column sums over the warp's 16 rows: the eight lanes of one column
-    // (same lane % 4) in a fixed butterfly order.
+    // Column sums over the warp's 16 rows.
 #pragma unroll
     for (int n = 0; n < B::kScoreTiles; ++n)
 #pragma unroll
       for (int jj = 0; jj < 2; ++jj) {
-        float x = columnScore[n][jj];
-        x += __shfl_xor_sync(0xffffffffu, x, 4);
-        x += __shfl_xor_sync(0xffffffffu, x, 8);
-        x += __shfl_xor_sync(0xffffffffu, x, 16);
+        const float x = columnSum(columnScore[n][jj]);
         if (lane < 4)
           sums[(kSumColScore + rowGroup) * kC + column0 + 8 * n + 2 * lane + jj] = x;
       }

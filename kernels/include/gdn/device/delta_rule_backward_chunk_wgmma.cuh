@@ -598,16 +598,12 @@ __global__ void __launch_bounds__(ChunkGradWgmmaShape<Config>::kThreads, 1)
         }
         storeRowSums(kSumRowScore + group, rowScore);
         storeRowSums(kSumRowBetaA + group, rowBetaA);
-        // Column sums over the warp's 16 rows: the eight lanes of one
-        // column (same lane % 4) in a fixed butterfly order.
+        // Column sums over the warp's 16 rows.
 #pragma unroll
         for (int n = 0; n < 4; ++n)
 #pragma unroll
           for (int jj = 0; jj < 2; ++jj) {
-            float x = columnScore[n][jj];
-            x += __shfl_xor_sync(0xffffffffu, x, 4);
-            x += __shfl_xor_sync(0xffffffffu, x, 8);
-            x += __shfl_xor_sync(0xffffffffu, x, 16);
+            const float x = columnSum(columnScore[n][jj]);
             if (lane < 4)
               sums[(kSumColScore + warp % 4) * kC + column0 + 8 * n + 2 * lane + jj] = x;
           }

@@ -431,35 +431,6 @@ __device__ __forceinline__ void wgmmaSwizzled(float (&acc)[N / 2],
         accumulate || s > 0);
 }
 
-/// acc (+)= A B^T over kSteps k16 steps, A and B both 128-byte-swizzled
-/// tiles in shared memory read K-major (rows = m and n): A 64 rows, B N =
-/// 2 kCount rows (32 or 64) from `b` (a multiple of 8 rows into a
-/// Swizzle128Tile<64>). E.g. half of K K^T from one staged K tile (N = 32
-/// keeps a warpgroup with few registers at 16 accumulators per product:
-/// with too few for its wgmma's operands, ptxas serialises every wgmma of
-/// the kernel, warning C7512), or all of it (N = 64: K read once as A and
-/// once as B, where two halves read A twice).
-template <int kSteps, int kCount>
-__device__ __forceinline__ void
-wgmmaSwizzledShared(float (&acc)[kCount], const char *a, const char *b,
-                    bool accumulate) {
-  static_assert(kCount == 16 || kCount == 32, "wgmma: N is 32 or 64 here");
-  using Tile = Swizzle128Tile<64>;
-  const uint64_t firstA = swizzledDescriptor(a, Tile::kKMajorLeading,
-                                             Tile::kKMajorStride),
-                 firstB = swizzledDescriptor(b, Tile::kKMajorLeading,
-                                             Tile::kKMajorStride);
-#pragma unroll
-  for (int s = 0; s < kSteps; ++s) {
-    const uint64_t descA = advanceDescriptor(firstA, Tile::kMajorStep(s)),
-                   descB = advanceDescriptor(firstB, Tile::kMajorStep(s));
-    if constexpr (kCount == 16)
-      wgmmaM64N32K16Shared(acc, descA, descB, accumulate || s > 0);
-    else
-      wgmmaM64N64K16Shared(acc, descA, descB, accumulate || s > 0);
-  }
-}
-
 /// acc (+)= A B over kSteps k16 steps, both operands in shared memory in
 /// 128-byte-swizzled tiles (Swizzle128Tile's layout; `a` and `b` may start
 /// any multiple of 8 rows, or of 8 columns, into one). A has 64 rows of m, B
@@ -487,6 +458,22 @@ wgmmaSwizzledOperands(float (&acc)[kN / 2], const char *a, uint32_t aBlockBytes,
     else
       wgmmaM64N64K16Shared<kTransposeA, kTransposeB>(acc, descA, descB, accumulate || s > 0);
   }
+}
+
+/// acc (+)= A B^T over kSteps k16 steps, A and B both 128-byte-swizzled
+/// tiles in shared memory read K-major (rows = m and n): A 64 rows, B N =
+/// 2 kCount rows (32 or 64) from `b` (a multiple of 8 rows into a
+/// Swizzle128Tile<64>). E.g. half of K K^T from one staged K tile (N = 32
+/// keeps a warpgroup with few registers at 16 accumulators per product:
+/// with too few for its wgmma's operands, ptxas serialises every wgmma of
+/// the kernel, warning C7512), or all of it (N = 64: K read once as A and
+/// once as B, where two halves read A twice).
+template <int kSteps, int kCount>
+__device__ __forceinline__ void
+wgmmaSwizzledShared(float (&acc)[kCount], const char *a, const char *b,
+                    bool accumulate) {
+  constexpr uint32_t kBlock = Swizzle128Tile<64>::kBlockBytes;
+  wgmmaSwizzledOperands<2 * kCount, kSteps, 0, 0>(acc, a, kBlock, b, kBlock, accumulate);
 }
 
 } // namespace device
