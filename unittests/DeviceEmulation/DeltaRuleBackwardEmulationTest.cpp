@@ -379,6 +379,23 @@ TEST(DeltaRuleBackwardEmulation, WgmmaChunkGradients) {
                                                                     false);
 }
 
+// TMA coordinates are 32-bit: the wgmma chunk-gradient kernel's tensor
+// maps refuse a packing whose saved states would pass 2^31 - 1 rows
+// (slots x value heads x K) rather than wrap, and take one just below.
+TEST(DeltaRuleBackwardEmulation, ChunkGradMapsRefuseStateRowsPast32Bits) {
+  using C = WgmmaChunkGradConfig<Config<1, 2, 64, true>>; // 128 state rows a slot
+  const int32_t offsets[2] = {0, 0};
+  auto encodeFor = [&](int32_t bufferTokens) {
+    DeltaRuleBackwardArgs<C> args = {};
+    args.packing = PackingView{offsets, nullptr, 1, bufferTokens};
+    ChunkGradTensorMaps maps = {};
+    return encodeChunkGradMaps(maps, args);
+  };
+  // slots = tokens / 64 + sequences + 1: 16777215 slots fit, 16777217 do not.
+  EXPECT_EQ(encodeFor(64 * 16777213), cudaSuccess);
+  EXPECT_EQ(encodeFor(64 * 16777215), cudaErrorInvalidValue);
+}
+
 /// dq, dk, dv in bf16 (what autograd returns for bf16 inputs).
 template <class Base> struct Bf16GradientConfig : Base {
   using Gradient = __nv_bfloat16;
