@@ -112,9 +112,10 @@ def scan_chunk_marks(indent, first):
                        '  wgmmaSwizzled<64, kK / 16, 0>(out, stateA, '
                        'at + W::kStageQ, false);', '  wgmmaCommit();', '}'],
               first),
-        (block(indent, 'warpgroupBarrier(group);', '', '// R = V^T'),
-         block(indent, 'warpgroupBarrier(group);', mark(first + 1), '',
-               '// R = V^T')),
+        (block(indent, 'warpgroupBarrier(group);',
+               'if (kSave && c >= segment.first && tid % 128 == 0) {'),
+         block(indent, 'warpgroupBarrier(group);', mark(first + 1),
+               'if (kSave && c >= segment.first && tid % 128 == 0) {')),
         after(indent, ['wgmmaWait<kSave ? 0 : 1>();',
                        'wgmmaSettle(keyProduct);'], first + 2),
         after(indent, ['wgmmaSwizzled<64, 4, 0>(fresh, residualA, '

@@ -141,10 +141,11 @@ Gradients<float> runBackward(const Problem &p, const Cotangents &cot, float scal
   const dim3 scanGrid{unsigned(deltaRuleScanBlocks<C>(packing, split.forwardSegmentChunks)),
                       1, 1};
   if constexpr (ScanWgmmaOf<C>::value) {
-    // As launchDeltaRuleBackward: the wgmma recomputation from k, v and M.
+    // As launchDeltaRuleBackward: the wgmma recomputation from k, v and M,
+    // storing S by TMA.
     using W = DeltaRuleWgmmaShape<C>;
     DeltaRuleTensorMaps maps = {};
-    EXPECT_EQ(encodeScanMaps(maps, forward, false, false), cudaSuccess);
+    EXPECT_EQ(encodeRecomputationMaps(maps, args), cudaSuccess);
     emulation::runGrid(scanGrid, W::kThreads,
                        [&] { deltaChunkScanWgmmaKernel<C, true>(forward, maps); }, W::kBytes);
   } else {

@@ -57,6 +57,22 @@ struct CopyState {
 };
 thread_local CopyState copies;
 
+/// A TMA store as issued: it reads its shared-memory box only when a
+/// bulkWaitRead or bulkWaitAll of the issuing thread retires its group,
+/// the latest moment the hardware may, so that a box overwritten before
+/// that wait is stored overwritten.
+struct TmaStore {
+  const CUtensorMap *map;
+  int x, y;
+  const void *from;
+};
+/// A thread's TMA stores: those not yet committed, then one entry per group.
+struct StoreState {
+  std::vector<TmaStore> open;
+  std::deque<std::vector<TmaStore>> groups;
+};
+thread_local StoreState stores;
+
 /// One lane's operands of a warp-collective mma.
 struct MmaLane {
   uint32_t a[4], b[2];
@@ -661,17 +677,36 @@ void tmaLoad2D(void *to, const CUtensorMap *map, int x, int y, uint64_t *barrier
   countCopy(barrier, to, std::move(bytes));
 }
 
-void tmaStore2D(const CUtensorMap *map, int x, int y, const void *from) {
-  if (sharedAddress(from) % 1024 != 0)
-    fail("a TMA box stored from off a 1024-byte boundary");
-  const unsigned char *tile = static_cast<const unsigned char *>(from);
+/// Writes the box at `from` to (x, y) of `map` now.
+void storeBox(const TmaStore &store) {
+  const unsigned char *tile = static_cast<const unsigned char *>(store.from);
   for (int r = 0; r < 64; ++r)
     for (int c = 0; c < 64; ++c) {
-      const uint16_t *to = tensorElement(map, int64_t(x) + c, int64_t(y) + r);
+      const uint16_t *to =
+          tensorElement(store.map, int64_t(store.x) + c, int64_t(store.y) + r);
       if (to)
         std::memcpy(const_cast<uint16_t *>(to),
                     tile + r * 128 + (((c / 8) ^ (r % 8)) * 16) + (c % 8) * 2, 2);
     }
+}
+
+void tmaStore2D(const CUtensorMap *map, int x, int y, const void *from) {
+  if (sharedAddress(from) % 1024 != 0)
+    fail("a TMA box stored from off a 1024-byte boundary");
+  stores.open.push_back(TmaStore{map, x, y, from});
+}
+
+void bulkCommit() {
+  stores.groups.push_back(std::move(stores.open));
+  stores.open.clear();
+}
+
+void bulkWait(int pending) {
+  while (static_cast<int>(stores.groups.size()) > pending) {
+    for (const TmaStore &store : stores.groups.front())
+      storeBox(store);
+    stores.groups.pop_front();
+  }
 }
 
 void bulkLoad(void *to, const void *from, unsigned bytes, uint64_t *barrier) {
@@ -716,10 +751,13 @@ void runGrid(dim3 grid, unsigned threads, const std::function<void()> &body,
           blockIdx = dim3{x, y, 1};
           threadIdx = dim3{t, 1, 1};
           copies = CopyState();
+          stores = StoreState();
           products = WgmmaThread();
           body();
           if (!copies.open.empty() || !copies.groups.empty())
             fail("a thread exits with asynchronous copies in flight");
+          if (!stores.open.empty() || !stores.groups.empty())
+            fail("a thread exits with TMA stores it did not wait for (bulkWaitAll)");
           if (!products.open.empty() || !products.groups.empty())
             fail("a thread exits with wgmma products in flight");
         });

@@ -131,9 +131,17 @@ void mbarrierWait(uint64_t *barrier, unsigned parity);
 /// `map` into `shared` (1024-byte aligned), 128-byte swizzled: the
 /// destination reads NaN until the barrier's phase completes.
 void tmaLoad2D(void *shared, const CUtensorMap *map, int x, int y, uint64_t *barrier);
-/// The store of a box to global memory (elements past the map's bounds not
-/// written), done at once.
+/// cp.async.bulk.tensor.2d store of the box at `shared` to (x, y) of `map`
+/// (elements past the map's bounds not written), in this thread's open
+/// bulk group: the box is read, and the store done, only when a bulkWait
+/// of this thread retires the group.
 void tmaStore2D(const CUtensorMap *map, int x, int y, const void *shared);
+/// cp.async.bulk.commit_group: closes this thread's open group of stores.
+void bulkCommit();
+/// cp.async.bulk.wait_group(.read): does this thread's groups of stores,
+/// oldest first, until at most `pending` remain (a thread that exits with
+/// any fails the run).
+void bulkWait(int pending);
 /// cp.async.bulk of `bytes` contiguous bytes, as tmaLoad2D.
 void bulkLoad(void *shared, const void *global, unsigned bytes, uint64_t *barrier);
 /// bar.sync id, count: a barrier of `count` threads named `id`.

@@ -1106,16 +1106,11 @@ inline cudaError_t launchDeltaRuleBackward(DeltaRuleBackwardArgs<Config> args,
   };
   allow(deltaChunkPrepareKernel<Config>, S::kPrepareBytes);
   // The recomputation: the wgmma scan with kSave where the Config selects
-  // it (sm_90a; tensor maps of k, v and M), else the mma.sync one.
+  // it (sm_90a; tensor maps of k, v, M and the saved states), else the
+  // mma.sync one.
   DeltaRuleTensorMaps maps = {};
   if constexpr (ScanWgmmaOf<Config>::value) {
-    DeltaRuleArgs<Config> mapped = {};
-    mapped.q = args.q;
-    mapped.k = args.k;
-    mapped.v = args.v;
-    mapped.packing = packing;
-    mapped.workspace = args.workspace.forward;
-    error = encodeScanMaps(maps, mapped, false, false);
+    error = encodeRecomputationMaps(maps, args);
     allow(deltaChunkScanWgmmaKernel<Config, true>, DeltaRuleWgmmaShape<Config>::kBytes);
   } else {
     allow(deltaChunkScanKernel<Config, true>, S::kScanBytes);

@@ -126,18 +126,14 @@ struct ChunkGradTensorMaps {
   CUtensorMap q, k, v, dO, fresh, weighted, states, stateGrads;
 };
 
-/// Encodes them (host only; args.workspace carved). The states are a
-/// [slots x HV x K][V] matrix; TMA coordinates are 32-bit.
+/// Encodes them (host only; args.workspace carved); the states' maps as
+/// encodeChunkStateMap (refused past 32-bit rows).
 template <class Config>
 inline cudaError_t encodeChunkGradMaps(ChunkGradTensorMaps &maps,
                                        const DeltaRuleBackwardArgs<Config> &args) {
   using B = DeltaRuleBackwardShape<Config>;
   const uint64_t rows = static_cast<uint64_t>(args.packing.bufferTokens);
   const uint64_t keys = uint64_t(B::kH) * B::kK, values = uint64_t(B::kHV) * B::kV;
-  const uint64_t stateRows =
-      static_cast<uint64_t>(DeltaRuleWorkspace::slots(args.packing)) * B::kHV * B::kK;
-  if (stateRows > static_cast<uint64_t>(INT32_MAX))
-    return cudaErrorInvalidValue;
   const DeltaRuleBackwardWorkspace &ws = args.workspace;
   struct Map {
     CUtensorMap *map;
@@ -148,15 +144,16 @@ inline cudaError_t encodeChunkGradMaps(ChunkGradTensorMaps &maps,
              {&maps.v, args.v, values, rows},
              {&maps.dO, args.dO, values, rows},
              {&maps.fresh, ws.fresh, values, rows},
-             {&maps.weighted, ws.weighted, values, rows},
-             {&maps.states, ws.states, B::kV, stateRows},
-             {&maps.stateGrads, ws.stateGrads, B::kV, stateRows}};
+             {&maps.weighted, ws.weighted, values, rows}};
   for (const Map &m : all) {
     const cudaError_t error = encodeTensorMap2D(m.map, m.base, m.columns, m.rows, m.columns);
     if (error != cudaSuccess)
       return error;
   }
-  return cudaSuccess;
+  const cudaError_t error = encodeChunkStateMap<Config>(&maps.states, ws.states, args.packing);
+  return error != cudaSuccess
+             ? error
+             : encodeChunkStateMap<Config>(&maps.stateGrads, ws.stateGrads, args.packing);
 }
 
 /// Units of (chunk slot, key head) of a launch; its persistent blocks (at

@@ -44,9 +44,10 @@ GDN_OPTIONAL_CONFIG_MEMBER(ReverseScanWgmmaOf, kReverseScanWgmma, false)
 
 /// Shared-memory layout of the wgmma reverse scan: kStages stages of {Q, K
 /// (K columns), dO (V columns), N, P (64 columns), as TMA writes them, G},
-/// then the staging tile of W, per warpgroup the chunk's decays and betas,
-/// and the stages' mbarriers. The base is aligned to 1024 bytes at run
-/// time (kBytes includes the slack).
+/// per warpgroup the staging boxes of its columns of dS' (K / 64 boxes of
+/// 64 keys x 64 columns, as TMA stores them), the staging tile of W, per
+/// warpgroup the chunk's decays and betas, and the stages' mbarriers. The
+/// base is aligned to 1024 bytes at run time (kBytes includes the slack).
 template <class Config> struct ReverseScanWgmmaShape {
   using B = DeltaRuleBackwardShape<Config>;
   static constexpr int kChunk = 64, kK = B::kK, kV = B::kV;
@@ -65,9 +66,13 @@ template <class Config> struct ReverseScanWgmmaShape {
   static constexpr int kLdOut = kV + 8; // staging rows
   // e, f and beta of the chunk's tokens, per warpgroup.
   static constexpr size_t kDecayBytes = kWarpgroups * 3 * 4 * kChunk;
-  static constexpr size_t kTail = 2 * kChunk * kLdOut + kDecayBytes + 8 * 3 + 1024;
+  // dS' of one warpgroup's columns: K rows of 128 bytes.
+  static constexpr size_t kStateStagingBytes = size_t(kK) * 128;
+  static constexpr size_t kTail = kWarpgroups * kStateStagingBytes + 2 * kChunk * kLdOut +
+                                  kDecayBytes + 8 * 3 + 1024;
   static constexpr int kStages = 3 * kStageBytes + kTail <= 227 * 1024 ? 3 : 2;
-  static constexpr size_t kOutput = kStages * kStageBytes;
+  static constexpr size_t kStateStaging = kStages * kStageBytes; // 1024-aligned
+  static constexpr size_t kOutput = kStateStaging + kWarpgroups * kStateStagingBytes;
   static constexpr size_t kDecays = kOutput + 2 * kChunk * kLdOut;
   static constexpr size_t kBarriers = kDecays + kDecayBytes;
   static constexpr size_t kBytes = kBarriers + 8 * kStages + 1024;
@@ -75,9 +80,43 @@ template <class Config> struct ReverseScanWgmmaShape {
   static_assert(kBytes <= 227 * 1024, "delta rule backward (wgmma): shared memory");
 };
 
+/// A tensor map over per-chunk states, S or dS' in the workspace: a
+/// [slots x HV x K][V] bf16 matrix, boxes of 64 keys x 64 columns (host
+/// only). TMA coordinates are 32-bit: more rows are refused.
+template <class Config>
+inline cudaError_t encodeChunkStateMap(CUtensorMap *map, const void *states,
+                                       const PackingView &packing) {
+  using B = DeltaRuleBackwardShape<Config>;
+  const uint64_t rows =
+      static_cast<uint64_t>(DeltaRuleWorkspace::slots(packing)) * B::kHV * B::kK;
+  if (rows > static_cast<uint64_t>(INT32_MAX))
+    return cudaErrorInvalidValue;
+  return encodeTensorMap2D(map, states, B::kV, rows, B::kV);
+}
+
+/// The tensor maps of the wgmma recomputation (deltaChunkScanWgmmaKernel
+/// with kSave): k, v and M as the forward's scan maps them, and `o` over
+/// the saved states, which it stores by TMA (host only; args.workspace
+/// carved).
+template <class Config>
+inline cudaError_t encodeRecomputationMaps(DeltaRuleTensorMaps &maps,
+                                           const DeltaRuleBackwardArgs<Config> &args) {
+  DeltaRuleArgs<Config> mapped = {};
+  mapped.q = args.q;
+  mapped.k = args.k;
+  mapped.v = args.v;
+  mapped.packing = args.packing;
+  mapped.workspace = args.workspace.forward;
+  const cudaError_t error = encodeScanMaps(maps, mapped, false, false);
+  return error != cudaSuccess
+             ? error
+             : encodeChunkStateMap<Config>(&maps.o, args.workspace.states, args.packing);
+}
+
 /// The tensor maps of the wgmma reverse scan, in DeltaRuleTensorMaps'
-/// fields: q and k as named, `v` over dO, `transform` over N and `scores`
-/// over P (host only; args.workspace carved).
+/// fields: q and k as named, `v` over dO, `transform` over N, `scores`
+/// over P and `o` over dS', which it stores by TMA (host only;
+/// args.workspace carved).
 template <class Config>
 inline cudaError_t encodeReverseScanMaps(DeltaRuleTensorMaps &maps,
                                          const DeltaRuleBackwardArgs<Config> &args) {
@@ -88,7 +127,10 @@ inline cudaError_t encodeReverseScanMaps(DeltaRuleTensorMaps &maps,
   mapped.packing = args.packing;
   mapped.workspace = args.workspace.forward;
   mapped.workspace.transform = args.workspace.forward.inverse;
-  return encodeScanMaps(maps, mapped, false, true);
+  const cudaError_t error = encodeScanMaps(maps, mapped, false, true);
+  return error != cudaSuccess
+             ? error
+             : encodeChunkStateMap<Config>(&maps.o, args.workspace.stateGrads, args.packing);
 }
 
 template <class Config>
@@ -154,6 +196,13 @@ __global__ void __launch_bounds__(ReverseScanWgmmaShape<Config>::kThreads, 1)
   // Chunk c is the block's (stop - 1 - c)-th: its stage and phase.
   auto stage = [&](int32_t c) {
     return base + ((stop - 1 - c) % R::kStages) * R::kStageBytes;
+  };
+  // This warpgroup's dS' boxes ([key][column], Swizzle128Tile).
+  char *stateStaging = base + R::kStateStaging + group * R::kStateStagingBytes;
+  auto stateStagingAt = [&](int key, int column) {
+    return reinterpret_cast<__nv_bfloat16 *>(
+        stateStaging + (key / 64) * R::Tile::kBlockBytes +
+        R::Tile::offset(key % 64, column - groupColumn0));
   };
 
   // dS^T of this warpgroup's 64 columns: accumulator element (r, k) is
@@ -222,29 +271,28 @@ __global__ void __launch_bounds__(ReverseScanWgmmaShape<Config>::kThreads, 1)
       zeroRowsFrom<kV, R::kThreads>(at + R::kStageDO, rows);
       fenceSharedForAsyncProxy();
     }
+    // The previous chunk's dS' has left the staging boxes.
+    if (tid % 128 == 0)
+      bulkWaitRead<0>();
     // Chunk c is whole for every thread, and every warpgroup is done with
-    // chunk c + 1: its stage, the staging tile and the decays may be
+    // chunk c + 1: its stage, the staging tiles and the decays may be
     // reused.
     __syncthreads();
     if (tid == 0 && c - (R::kStages - 1) >= first)
       fetch(c - (R::kStages - 1));
     const float *gate = reinterpret_cast<const float *>(at + R::kStageG);
 
-    // dS'^T in bf16 as the A operand of K dS', and dS' to the workspace
-    // for the chunk kernel ([slot][HV][K][V]; element (r, k) of dS'^T is
-    // dS'[k][column r]), before the products.
+    // dS'^T in bf16 as the A operand of K dS', and dS' for the chunk
+    // kernel staged as [key][column] (stmatrix.trans; element (r, k) of
+    // dS'^T is dS'[k][column r]) before the products, then stored by TMA
+    // to [slot][HV][K][V] after the decays' barrier below.
     uint32_t gradA[kK / 16][4];
 #pragma unroll
     for (int s = 0; s < kK / 16; ++s)
       accumulatorToA(grad, s, gradA[s]);
     if (emit) {
-      __nv_bfloat16 *saved =
-          ws.stateGrads + ((slot0 + c) * B::kHV + head) * kK * kV + groupColumn0;
-#pragma unroll
-      for (int j = 0; j < kK / 8; ++j)
-#pragma unroll
-        for (int e = 0; e < 4; ++e)
-          saved[stateOffset(j, e)] = __float2bfloat16_rn(grad[4 * j + e]);
+      stageOutputTransposed<kK / 8>(grad, 1.0f, group, tid, stateStagingAt);
+      fenceSharedForAsyncProxy();
     }
     // dO^T as A fragments, k step s = tokens 16 s ..: ldmatrix.trans of
     // dO's 8 x 8 blocks (tokens x columns), matrix m = (tokens + 8 (m / 2),
@@ -282,6 +330,14 @@ __global__ void __launch_bounds__(ReverseScanWgmmaShape<Config>::kThreads, 1)
         toStart[2 * kC + t] = beta;
     }
     warpgroupBarrier(group);
+    if (emit && tid % 128 == 0) {
+      const int stateRow = static_cast<int>(((slot0 + c) * B::kHV + head) * kK);
+#pragma unroll
+      for (int b = 0; b < kK / 64; ++b)
+        tmaStore2D(&maps.o, groupColumn0, stateRow + 64 * b,
+                   stateStaging + b * R::Tile::kBlockBytes);
+      bulkCommit();
+    }
     // This thread's tokens come in pairs 8 j + pairColumn + {0, 1}: read
     // where they are used (held in registers across the products, the
     // three sets of pairs made ptxas spill).
@@ -368,6 +424,8 @@ __global__ void __launch_bounds__(ReverseScanWgmmaShape<Config>::kThreads, 1)
     wgmmaSettle(grad);
   }
 
+  if (tid % 128 == 0)
+    bulkWaitAll(); // dS''s last stores read their boxes before the block ends
   if (Config::kHasInitialState && segment.startsSequence()) {
 #pragma unroll
     for (int j = 0; j < kK / 8; ++j)

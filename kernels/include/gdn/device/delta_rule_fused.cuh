@@ -323,52 +323,6 @@ wgmmaScanChunk(float (&state)[DeltaRuleShape<Config>::kK / 2], float (&out)[32],
   wgmmaSettle(out);
 }
 
-/// This warpgroup's O^T (`out`, times `scale`) into a [token][column] bf16
-/// staging tile through stmatrix.trans; `element(token, column)` is the
-/// address of one element (column within the V tile, a multiple of 8 for
-/// the rows stmatrix writes).
-template <class ElementAt>
-__device__ __forceinline__ void
-stageOutputTransposed(const float (&out)[32], float scale, int group, int tid,
-                      ElementAt element) {
-  const int warp = tid / 32, lane = tid % 32;
-  const int transposeColumn = 64 * group + 16 * (warp % 4);
-#pragma unroll
-  for (int j = 0; j < 8; j += 2) {
-    const int matrix = lane / 8;
-    const uint32_t pairs[4] = {
-        packBf16(scale * out[4 * j + 0], scale * out[4 * j + 1]),
-        packBf16(scale * out[4 * j + 2], scale * out[4 * j + 3]),
-        packBf16(scale * out[4 * j + 4], scale * out[4 * j + 5]),
-        packBf16(scale * out[4 * j + 6], scale * out[4 * j + 7])};
-    storeMatricesTransposed(element(8 * (j + matrix / 2) + lane % 8,
-                                    transposeColumn + 8 * (matrix % 2)),
-                            pairs);
-  }
-}
-
-/// The chunk's `rows` real tokens of this warpgroup's 64 staged columns
-/// (`element` as above) to rows chunkRow0 .. of `to` (a [token][...] bf16
-/// tensor, rows `rowStride` elements apart), from column `column0`, in
-/// 16-byte pieces (after a barrier of the warpgroup that follows
-/// stageOutputTransposed): the fused forward's o, the wgmma reverse scan's
-/// W.
-template <class ElementAt>
-__device__ __forceinline__ void
-storeStagedRows(__nv_bfloat16 *to, int64_t rowStride, int64_t chunkRow0,
-                int64_t column0, int rows, int group, int tid,
-                ElementAt element) {
-#pragma unroll
-  for (int round = 0; round < 64 * 8 / 128; ++round) {
-    const int i = tid % 128 + 128 * round;
-    const int row = i / 8, column = 64 * group + (i % 8) * 8;
-    if (row < rows)
-      *reinterpret_cast<uint4 *>(to + (chunkRow0 + row) * rowStride + column0 +
-                                 column) =
-          *reinterpret_cast<const uint4 *>(element(row, column));
-  }
-}
-
 template <class Config>
 __global__ void __launch_bounds__(DeltaRuleFusedShape<Config>::kThreads, 1)
     deltaRuleFusedKernel(DeltaRuleArgs<Config> args,

@@ -316,8 +316,8 @@ __device__ __forceinline__ void warpgroupBarrier(int group) {
 
 /// kSave: the backward's forward pass (as deltaChunkScanKernel's): no o and
 /// no final states, no Q or P copied or multiplied; S at every chunk start
-/// and Vnew, in the bf16 the chunk's products read, to args.savedStates and
-/// args.savedNew.
+/// and Vnew, in the bf16 the chunk's products read, to args.savedStates (by
+/// TMA through maps.o: encodeRecomputationMaps) and args.savedNew.
 template <class Config, bool kSave = false>
 __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
     deltaChunkScanWgmmaKernel(DeltaRuleArgs<Config> args,
@@ -385,6 +385,17 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
   // its (c - start)-th), whatever chunk it starts from.
   auto stage = [&](int c) {
     return base + ((c - start) % W::kStages) * W::kStageBytes;
+  };
+  // kSave: warpgroup g stages S in stage g's Q region, which kSave never
+  // copies into: K / 64 boxes of 64 keys x its 64 columns (Swizzle128Tile,
+  // as TMA stores them through maps.o, the saved states' map).
+  static_assert(!kSave || W::kStages >= W::kWarpgroups,
+                "delta rule (wgmma, kSave): a stage's Q region per warpgroup");
+  char *stateStaging = base + group * W::kStageBytes + W::kStageQ;
+  auto stateStagingAt = [&](int key, int column) {
+    return reinterpret_cast<__nv_bfloat16 *>(
+        stateStaging + (key / 64) * W::Tile::kBlockBytes +
+        W::Tile::offset(key % 64, column - groupColumn0));
   };
 
   // S^T of this warpgroup's 64 columns: accumulator element (r, k) is
@@ -464,6 +475,9 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
       zeroRowsFrom<kVt, W::kThreads>(at + W::kStageV, rows);
       fenceSharedForAsyncProxy();
     }
+    // (kSave: the previous chunk's S has left the staging boxes.)
+    if (kSave && tid % 128 == 0)
+      bulkWaitRead<0>();
     // Chunk c is whole for every thread, and every warpgroup is done with
     // chunk c - 1: its stage and the output staging tile may be reused.
     __syncthreads();
@@ -482,19 +496,13 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
     for (int s = 0; s < kK / 16; ++s)
       accumulatorToA(state, s, stateA[s]);
     if (kSave && c >= segment.first) {
-      // S at the chunk's start, the bf16 of stateA, to [slot][HV][K][V]
-      // (element (r, k) of this thread's S^T is S[k][column r]); before the
-      // products (stores of registers a wgmma in flight wrote make ptxas
-      // wait for it).
-      __nv_bfloat16 *saved = args.savedStates +
-                             ((slot0 + c) * S::kHV + head) * kK * S::kV + column0 +
-                             groupColumn0;
-#pragma unroll
-      for (int j = 0; j < kK / 8; ++j)
-#pragma unroll
-        for (int e = 0; e < 4; ++e)
-          saved[(8 * j + pairColumn + e % 2) * S::kV + rowInGroup + 8 * (e / 2)] =
-              __float2bfloat16_rn(state[4 * j + e]);
+      // S at the chunk's start, the bf16 of stateA, as [key][column] into
+      // this warpgroup's staging boxes (stmatrix.trans; element (r, k) of
+      // S^T is S[k][column r]), stored by TMA after the decays' barrier
+      // below. Staged before the products: an operand of a wgmma in flight
+      // may not be read.
+      stageOutputTransposed<kK / 8>(state, 1.0f, group, tid, stateStagingAt);
+      fenceSharedForAsyncProxy();
     }
     // Written by their first product (scale-d = 0 ignores the old value).
     float keyProduct[32], out[32];
@@ -519,6 +527,15 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
                                           : decay(lastGate - gate[token]);
     }
     warpgroupBarrier(group);
+    if (kSave && c >= segment.first && tid % 128 == 0) {
+      // The warpgroup's S, staged above, to [slot][HV][K][V].
+      const int stateRow = static_cast<int>(((slot0 + c) * S::kHV + head) * kK);
+#pragma unroll
+      for (int b = 0; b < kK / 64; ++b)
+        tmaStore2D(&maps.o, column0 + groupColumn0, stateRow + 64 * b,
+                   stateStaging + b * W::Tile::kBlockBytes);
+      bulkCommit();
+    }
 
     // R = V^T - SK diag(Gamma) (the chain waits only for S K^T). Each
     // thread's tokens come in adjacent pairs: one 8-byte load per pair.
@@ -680,6 +697,8 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
                                              column);
     }
   }
+  if (kSave && tid % 128 == 0)
+    bulkWaitAll(); // S's last stores read their boxes before the block ends
   if (Config::kHasFinalState && !kSave && segment.endsSequence()) {
 #pragma unroll
     for (int j = 0; j < kK / 8; ++j)

@@ -160,14 +160,18 @@ __device__ __forceinline__ void tmaStore2D(const CUtensorMap *map, int x, int y,
 
 /// Closes this thread's bulk group of stores (tmaStore2D).
 __device__ __forceinline__ void bulkCommit() {
-#if GDN_WGMMA_AVAILABLE
+#if defined(GDN_DEVICE_EMULATION)
+  emulation::bulkCommit();
+#elif GDN_WGMMA_AVAILABLE
   asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
 #endif
 }
 
 /// Waits until this thread's bulk groups are complete (their writes done).
 __device__ __forceinline__ void bulkWaitAll() {
-#if GDN_WGMMA_AVAILABLE
+#if defined(GDN_DEVICE_EMULATION)
+  emulation::bulkWait(0);
+#elif GDN_WGMMA_AVAILABLE
   asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
 #endif
 }
@@ -175,7 +179,9 @@ __device__ __forceinline__ void bulkWaitAll() {
 /// Waits until at most `kPending` of this thread's bulk groups still read
 /// their shared-memory sources (which may then be overwritten).
 template <int kPending> __device__ __forceinline__ void bulkWaitRead() {
-#if GDN_WGMMA_AVAILABLE
+#if defined(GDN_DEVICE_EMULATION)
+  emulation::bulkWait(kPending);
+#elif GDN_WGMMA_AVAILABLE
   asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(kPending)
                : "memory");
 #endif
