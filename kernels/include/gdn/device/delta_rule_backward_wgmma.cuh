@@ -94,6 +94,21 @@ inline cudaError_t encodeChunkStateMap(CUtensorMap *map, const void *states,
   return encodeTensorMap2D(map, states, B::kV, rows, B::kV);
 }
 
+/// The forward's arguments through which encodeScanMaps maps a backward
+/// scan's tiles: q, k, `values` in v's place, the forward's workspace.
+template <class Config>
+inline DeltaRuleArgs<Config>
+scanMapsArguments(const DeltaRuleBackwardArgs<Config> &args,
+                  const typename Config::Element *values) {
+  DeltaRuleArgs<Config> mapped = {};
+  mapped.q = args.q;
+  mapped.k = args.k;
+  mapped.v = values;
+  mapped.packing = args.packing;
+  mapped.workspace = args.workspace.forward;
+  return mapped;
+}
+
 /// The tensor maps of the wgmma recomputation (deltaChunkScanWgmmaKernel
 /// with kSave): k, v and M as the forward's scan maps them, and `o` over
 /// the saved states, which it stores by TMA (host only; args.workspace
@@ -101,13 +116,7 @@ inline cudaError_t encodeChunkStateMap(CUtensorMap *map, const void *states,
 template <class Config>
 inline cudaError_t encodeRecomputationMaps(DeltaRuleTensorMaps &maps,
                                            const DeltaRuleBackwardArgs<Config> &args) {
-  DeltaRuleArgs<Config> mapped = {};
-  mapped.q = args.q;
-  mapped.k = args.k;
-  mapped.v = args.v;
-  mapped.packing = args.packing;
-  mapped.workspace = args.workspace.forward;
-  const cudaError_t error = encodeScanMaps(maps, mapped, false, false);
+  const cudaError_t error = encodeScanMaps(maps, scanMapsArguments(args, args.v), false, false);
   return error != cudaSuccess
              ? error
              : encodeChunkStateMap<Config>(&maps.o, args.workspace.states, args.packing);
@@ -120,12 +129,7 @@ inline cudaError_t encodeRecomputationMaps(DeltaRuleTensorMaps &maps,
 template <class Config>
 inline cudaError_t encodeReverseScanMaps(DeltaRuleTensorMaps &maps,
                                          const DeltaRuleBackwardArgs<Config> &args) {
-  DeltaRuleArgs<Config> mapped = {};
-  mapped.q = args.q;
-  mapped.k = args.k;
-  mapped.v = args.dO;
-  mapped.packing = args.packing;
-  mapped.workspace = args.workspace.forward;
+  DeltaRuleArgs<Config> mapped = scanMapsArguments(args, args.dO);
   mapped.workspace.transform = args.workspace.forward.inverse;
   const cudaError_t error = encodeScanMaps(maps, mapped, false, true);
   return error != cudaSuccess
