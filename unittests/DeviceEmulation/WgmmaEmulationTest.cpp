@@ -15,6 +15,7 @@
 
 #include "DeviceEmulator.h"
 
+#include "gdn/device/tma.cuh"
 #include "gdn/device/wgmma.cuh"
 #include "wgmma_product_error.h"
 
@@ -330,6 +331,70 @@ TEST(WgmmaEmulation, StoreMatricesTransposedInvertsLoadTransposed) {
       kSharedBytes);
   for (int lane = 0; lane < 32; ++lane)
     EXPECT_TRUE(same[lane]) << "lane " << lane;
+}
+
+// A TMA store reads its box only when a wait of the issuing thread
+// retires its group, the latest the hardware may: a box rewritten before
+// that wait is stored rewritten, groups retire oldest first, each element
+// lands where Swizzle128Tile put it, and elements past the map's bounds
+// are not written.
+TEST(TmaEmulation, StoresReadTheirBoxWhenTheWaitRetiresThem) {
+  constexpr int kRows = 100, kColumns = 70;
+  std::vector<uint16_t> global(kRows * kColumns, 0), afterFirstWait, afterBoth;
+  CUtensorMap map;
+  ASSERT_EQ(encodeTensorMap2D(&map, global.data(), kColumns, kRows, kColumns), cudaSuccess);
+  // Element (r, c) of box `tag`: distinct within and across boxes.
+  auto value = [](int tag, int r, int c) { return uint16_t(4096 * tag + 64 * r + c); };
+  emulation::runGrid(
+      dim3{1, 1, 1}, 1,
+      [&] {
+        char *first = reinterpret_cast<char *>(shared), *second = first + 8192;
+        auto fill = [&](char *box, int tag) {
+          for (int r = 0; r < 64; ++r)
+            for (int c = 0; c < 64; ++c) {
+              const uint16_t v = value(tag, r, c);
+              std::memcpy(box + Swizzle128Tile<64>::offset(r, c), &v, 2);
+            }
+        };
+        fill(first, 1);
+        tmaStore2D(&map, 0, 0, first);
+        bulkCommit();
+        fill(first, 2); // before the wait: what the store reads
+        fill(second, 3);
+        tmaStore2D(&map, 6, 40, second); // rows 40 .. 99, columns 6 .. 69 in bounds
+        bulkCommit();
+        fill(second, 4);
+        bulkWaitRead<1>(); // retires the first group only
+        afterFirstWait = global;
+        bulkWaitAll();
+        afterBoth = global;
+      },
+      kSharedBytes);
+  for (int r = 0; r < kRows; ++r)
+    for (int c = 0; c < kColumns; ++c) {
+      const bool inFirst = r < 64 && c < 64, inSecond = r >= 40 && c >= 6;
+      const uint16_t first = inFirst ? value(2, r, c) : 0;
+      ASSERT_EQ(afterFirstWait[r * kColumns + c], first) << "row " << r << " column " << c;
+      ASSERT_EQ(afterBoth[r * kColumns + c], inSecond ? value(4, r - 40, c - 6) : first)
+          << "row " << r << " column " << c;
+    }
+}
+
+// A thread that exits with a TMA store it never waited for breaks the
+// rules (its box may be gone before the store reads it).
+TEST(TmaEmulationDeathTest, AThreadExitingWithAStoreNotWaitedForFails) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  std::vector<uint16_t> global(64 * 64, 0);
+  CUtensorMap map;
+  ASSERT_EQ(encodeTensorMap2D(&map, global.data(), 64, 64, 64), cudaSuccess);
+  EXPECT_DEATH(emulation::runGrid(
+                   dim3{1, 1, 1}, 1,
+                   [&] {
+                     tmaStore2D(&map, 0, 0, shared);
+                     bulkCommit();
+                   },
+                   kSharedBytes),
+               "TMA stores it did not wait for");
 }
 
 } // namespace
