@@ -22,6 +22,10 @@
 // Build: nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a
 //   -I kernels/include -I runtime/include -I unittests/DeviceEmulation
 //   test/Integration/harness/delta_rule_backward_bench.cu
+// (-DGDN_BENCH_SCAN_WGMMA=1, -DGDN_BENCH_REVERSE_WGMMA=1,
+// -DGDN_BENCH_CHUNK_WGMMA=1: the kernels on wgmma, as sm_90a's generated
+// code runs them; -DGDN_BENCH_BF16_GRADIENTS=1: dq, dk, dv in bf16, as
+// generated code writes them for bf16 programs; default fp32.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,6 +44,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 using namespace gdn::device;
@@ -58,6 +63,12 @@ using namespace harness;
 #ifndef GDN_BENCH_CHUNK_WGMMA
 #define GDN_BENCH_CHUNK_WGMMA 0
 #endif
+#ifndef GDN_BENCH_BF16_GRADIENTS
+#define GDN_BENCH_BF16_GRADIENTS 0
+#endif
+/// dq, dk and dv: fp32, or with -DGDN_BENCH_BF16_GRADIENTS=1 bf16, what
+/// generated code returns for bf16 programs (the check widens them).
+using BenchGradient = std::conditional_t<GDN_BENCH_BF16_GRADIENTS, __nv_bfloat16, float>;
 template <int H, int HV, int D, bool Initial> struct Config {
   using Element = __nv_bfloat16;
   static constexpr int kKeyHeads = H, kValueHeads = HV, kHeadDimK = D,
@@ -69,6 +80,7 @@ template <int H, int HV, int D, bool Initial> struct Config {
   static constexpr bool kReverseScanWgmma = GDN_BENCH_REVERSE_WGMMA;
   /// -DGDN_BENCH_CHUNK_WGMMA=1: the chunk gradients on wgmma.
   static constexpr bool kChunkGradWgmma = GDN_BENCH_CHUNK_WGMMA;
+  using Gradient = BenchGradient;
 };
 
 /// The forward of the same shape, with final states (timed beside the
@@ -76,6 +88,19 @@ template <int H, int HV, int D, bool Initial> struct Config {
 template <class C> struct WithFinalState : C {
   static constexpr bool kHasFinalState = true;
 };
+
+/// A downloaded gradient as float (bf16 widened exactly, so that byte
+/// comparisons of the widened values compare the bf16 bits).
+template <class T> std::vector<float> widened(const std::vector<T> &x) {
+  if constexpr (std::is_same_v<T, float>) {
+    return x;
+  } else {
+    std::vector<float> wide(x.size());
+    for (size_t i = 0; i < x.size(); ++i)
+      wide[i] = __bfloat162float(x[i]);
+    return wide;
+  }
+}
 
 /// Every tensor of one backward call on the device.
 struct DeviceCase {
@@ -85,8 +110,8 @@ struct DeviceCase {
   __nv_bfloat16 *q = nullptr, *k = nullptr, *v = nullptr, *dO = nullptr;
   float *g = nullptr, *beta = nullptr, *state0 = nullptr, *dFinal = nullptr;
   int32_t *cu = nullptr, *cuPadded = nullptr;
-  float *dq = nullptr, *dk_ = nullptr, *dv_ = nullptr, *dg = nullptr, *dbeta = nullptr,
-        *dstate = nullptr;
+  BenchGradient *dq = nullptr, *dk_ = nullptr, *dv_ = nullptr;
+  float *dg = nullptr, *dbeta = nullptr, *dstate = nullptr;
   void *workspace = nullptr;
 
   size_t keyCount() const { return size_t(tokens) * h * dk; }
@@ -97,9 +122,9 @@ struct DeviceCase {
     return {cu, padded ? cuPadded : nullptr, seqs, static_cast<int32_t>(tokens)};
   }
   void allocateOutputs() {
-    dq = deviceAlloc<float>(keyCount());
-    dk_ = deviceAlloc<float>(keyCount());
-    dv_ = deviceAlloc<float>(valueCount());
+    dq = deviceAlloc<BenchGradient>(keyCount());
+    dk_ = deviceAlloc<BenchGradient>(keyCount());
+    dv_ = deviceAlloc<BenchGradient>(valueCount());
     dg = deviceAlloc<float>(gateCount());
     dbeta = deviceAlloc<float>(gateCount());
     dstate = deviceAlloc<float>(stateCount());
@@ -107,18 +132,18 @@ struct DeviceCase {
   }
   /// NaN bytes in every output: an element no thread writes cannot pass.
   void poisonOutputs() {
-    CUDA_OK(cudaMemset(dq, 0xff, keyCount() * 4));
-    CUDA_OK(cudaMemset(dk_, 0xff, keyCount() * 4));
-    CUDA_OK(cudaMemset(dv_, 0xff, valueCount() * 4));
+    CUDA_OK(cudaMemset(dq, 0xff, keyCount() * sizeof(BenchGradient)));
+    CUDA_OK(cudaMemset(dk_, 0xff, keyCount() * sizeof(BenchGradient)));
+    CUDA_OK(cudaMemset(dv_, 0xff, valueCount() * sizeof(BenchGradient)));
     CUDA_OK(cudaMemset(dg, 0xff, gateCount() * 4));
     CUDA_OK(cudaMemset(dbeta, 0xff, gateCount() * 4));
     CUDA_OK(cudaMemset(dstate, 0xff, stateCount() * 4));
   }
   Gradients<float> gradients(bool initial) const {
     Gradients<float> g_;
-    g_.dq = download(dq, keyCount());
-    g_.dk = download(dk_, keyCount());
-    g_.dv = download(dv_, valueCount());
+    g_.dq = widened(download(dq, keyCount()));
+    g_.dk = widened(download(dk_, keyCount()));
+    g_.dv = widened(download(dv_, valueCount()));
     g_.dg = download(dg, gateCount());
     g_.dbeta = download(dbeta, gateCount());
     g_.dstate = initial ? download(dstate, stateCount()) : std::vector<float>();
@@ -410,7 +435,7 @@ void benchCase(const char *name, std::vector<int> lengths, int iterations, doubl
       (6 * dd * dd + 10 * 64 * dd + 2.0 / 3 * 64 * 64) * double(d.tokens) * C::kValueHeads;
   const std::string lens = describeMix(lengths);
   std::printf("BENCH backward %-10s %-22s %8.4f ms  floor %.0f us = %5.1f%%  %6.1f TFLOP/s"
-              "  (forward %.4f ms; backward / forward %.2f)  workspace %.0f MiB\n"
+              "  (forward %.4f ms; backward / forward %.2f)  workspace %.0f MiB  %s dq, dk, dv\n"
               "      kernels: prepare %.4f, forward scan %.4f, reverse scan %.4f, "
               "chunk gradients %.4f, finish %.4f ms\n"
               "      segments: forward %d, reverse %d chunks (0: whole sequences); "
@@ -418,7 +443,7 @@ void benchCase(const char *name, std::vector<int> lengths, int iterations, doubl
               name, lens.c_str(), backward, floorUs, 100.0 * floorUs / (backward * 1000.0),
               2.69 * forwardFlop / (backward * 1e-3) / 1e12, forwardMs, backward / forwardMs,
               DeltaRuleBackwardWorkspace::bytes(d.packing(), d.hv, d.dk, d.dv) / 1048576.0,
-              phase[0], phase[1], phase[2], phase[3], phase[4], chosen.forwardSegmentChunks,
+              GDN_BENCH_BF16_GRADIENTS ? "bf16" : "fp32", phase[0], phase[1], phase[2], phase[3], phase[4], chosen.forwardSegmentChunks,
               chosen.reverseSegmentChunks, whole);
   std::fflush(stdout);
   CUDA_OK(cudaStreamDestroy(stream));
