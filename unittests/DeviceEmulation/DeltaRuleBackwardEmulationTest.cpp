@@ -334,8 +334,8 @@ TEST(DeltaRuleBackwardEmulation, TwoStageReverseScan) {
                                                          false);
 }
 
-/// The recomputation on the wgmma scan (kSave: no Q, no P; S and Vnew
-/// saved from its registers), sm_90a's choice.
+/// The recomputation on the wgmma scan (kSave: no Q, no P; S stored by
+/// TMA from staged boxes, Vnew through its staging tile), sm_90a's choice.
 template <class Base> struct WgmmaRecomputationConfig : Base {
   static constexpr bool kScanWgmma = true;
 };
@@ -405,6 +405,10 @@ template <class Base> struct Bf16GradientConfig : Base {
 TEST(DeltaRuleBackwardEmulation, Bf16Gradients) {
   checkBackward<Bf16GradientConfig<Config<1, 2, 64, true>>>({65, 0, 1}, {1, 0, 2}, true, 8,
                                                             false);
+  // What sm_90a's generated code runs for a bf16 program: the three wgmma
+  // kernels writing bf16 gradients.
+  checkBackward<Bf16GradientConfig<WgmmaChunkGradConfig<Config<2, 4, 128, true>>>>(
+      {70, 0, 130}, {2, 0, 0}, true, 20, false);
 }
 
 /// relativeRms, failing the test on a value that is not finite.
