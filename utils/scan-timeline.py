@@ -185,16 +185,8 @@ patch('gdn/device/delta_rule_wgmma.cuh', [
            '  wgmmaSettle(out);', 'if (c < segment.first)'),
      block('    ', 'wgmmaWait<0>();', 'wgmmaSettle(state);', 'if (!kSave)',
            '  wgmmaSettle(out);', mark(9), 'if (c < segment.first)')),
-    (block('    ', 'warpgroupBarrier(group);', 'const int64_t chunkRow0'),
-     block('    ', 'warpgroupBarrier(group);', mark(10),
-           'const int64_t chunkRow0')),
-    ('''            *reinterpret_cast<const uint4 *>(staging + row * W::kLdOut +
-                                             column);
-    }
-  }''', '''            *reinterpret_cast<const uint4 *>(staging + row * W::kLdOut +
-                                             column);
-    }
-    %s
-  }''' % mark(11)),
+    (block('    ', 'warpgroupBarrier(group);', 'storeStagedRows(kSave'),
+     block('    ', 'warpgroupBarrier(group);', mark(10), 'storeStagedRows(kSave')),
+    after('    ', ['                group, tid, stagedAt);'], 11),
 ])
 print('scan-timeline: marked ' + out)

@@ -664,38 +664,17 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
     // O^T (kSave: Vnew^T) to the staging tile as [token][column], then this
     // warpgroup's 64 columns of the real rows to o (savedNew) in 16-byte
     // pieces.
-    auto staged = [&](int i) {
-      if constexpr (kSave)
-        return fresh[i];
-      else
-        return args.scale * out[i];
+    auto stagedAt = [&](int row, int column) {
+      return staging + row * W::kLdOut + column;
     };
-#pragma unroll
-    for (int j = 0; j < 8; j += 2) {
-      const int matrix = lane / 8;
-      const uint32_t pairs[4] = {
-          packBf16(staged(4 * j + 0), staged(4 * j + 1)),
-          packBf16(staged(4 * j + 2), staged(4 * j + 3)),
-          packBf16(staged(4 * j + 4), staged(4 * j + 5)),
-          packBf16(staged(4 * j + 6), staged(4 * j + 7))};
-      storeMatricesTransposed(staging +
-                                  (8 * (j + matrix / 2) + lane % 8) * W::kLdOut +
-                                  transposeColumn + 8 * (matrix % 2),
-                              pairs);
-    }
+    if constexpr (kSave)
+      stageOutputTransposed(fresh, 1.0f, group, tid, stagedAt);
+    else
+      stageOutputTransposed(out, args.scale, group, tid, stagedAt);
     warpgroupBarrier(group);
-    const int64_t chunkRow0 = begin + static_cast<int64_t>(c) * kC;
-#pragma unroll
-    for (int round = 0; round < kC * 8 / 128; ++round) {
-      const int i = tid % 128 + 128 * round;
-      const int row = i / 8, column = groupColumn0 + (i % 8) * 8;
-      if (row < rows)
-        *reinterpret_cast<uint4 *>((kSave ? args.savedNew : args.o) +
-                                   (chunkRow0 + row) * valueRow + head * S::kV +
-                                   column0 + column) =
-            *reinterpret_cast<const uint4 *>(staging + row * W::kLdOut +
-                                             column);
-    }
+    storeStagedRows(kSave ? args.savedNew : args.o, valueRow,
+                    begin + static_cast<int64_t>(c) * kC, head * S::kV + column0, rows,
+                    group, tid, stagedAt);
   }
   if (kSave && tid % 128 == 0)
     bulkWaitAll(); // S's last stores read their boxes before the block ends
