@@ -62,6 +62,13 @@ wait
 compile delta-rule --key-heads 2 --value-heads 4 --zero-state &
 compile delta-rule --key-heads 16 --value-heads 32 --zero-state &
 wait
+# ... and without output_final_state, the one that returns o alone.
+compile delta-rule --key-heads 2 --value-heads 4 --no-final-state &
+compile delta-rule --key-heads 16 --value-heads 32 --no-final-state &
+wait
+compile delta-rule --key-heads 2 --value-heads 4 --zero-state --no-final-state &
+compile delta-rule --key-heads 16 --value-heads 32 --zero-state --no-final-state &
+wait
 compile layer --projections qwen3_next --hidden 2048 --key-heads 16 --value-heads 32 &
 compile layer --projections qwen3_next --hidden 2048 --key-heads 16 --value-heads 32 --bf16-projections &
 # What the forward keeps under save=operands (utils/profile_kernels.py layer --save operands).

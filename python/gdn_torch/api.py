@@ -427,12 +427,16 @@ def chunk_gated_delta_rule(q, k, v, g, beta, scale=None, initial_state=None,
         cu = torch.arange(0, (B + 1) * T, T, device=q.device, dtype=torch.int32)
     if use_qk_l2norm_in_kernel:
         q, k = _l2norm(q), _l2norm(k)
-    # Without an initial state, the program that takes none (no zeros to fill).
+    # Without an initial state, the program that takes none; without
+    # output_final_state, the one that returns o alone (no zeros to fill for
+    # either, nor a final-state cotangent in the backward).
     spec = DeltaRuleSpec(H, HV, K, V, None if scale is None or scale == K ** -0.5 else float(scale),
-                         initial_state=initial_state is not None)
+                         initial_state=initial_state is not None,
+                         final_state=bool(output_final_state))
     states = [] if initial_state is None else [initial_state]
-    o, final_state = apply(program(spec, q.device),
-                           [q.reshape(B * T, H, K), k.reshape(B * T, H, K), v.reshape(B * T, HV, V),
-                            g.reshape(B * T, HV), beta.reshape(B * T, HV), *states, cu],
-                           check)
-    return o.reshape(B, T, HV, V), (final_state if output_final_state else None)
+    results = apply(program(spec, q.device),
+                    [q.reshape(B * T, H, K), k.reshape(B * T, H, K), v.reshape(B * T, HV, V),
+                     g.reshape(B * T, HV), beta.reshape(B * T, HV), *states, cu],
+                    check)
+    o, final_state = results if output_final_state else (results, None)
+    return o.reshape(B, T, HV, V), final_state

@@ -18,3 +18,16 @@ print("zero-state program == explicit zeros:", torch.equal(o1, o2), torch.equal(
 qq = q.clone().requires_grad_()
 o, _ = gdn_torch.chunk_gated_delta_rule(qq, k, v, g, beta, cu_seqlens=cu)
 o.float().sum().backward(); print("grad finite", bool(qq.grad.isfinite().all()))
+# Without output_final_state: the program that returns o alone
+# (DeltaRuleSpec(final_state=False)), the same o bit for bit, and the same
+# gradients as the program with final states given no final-state cotangent.
+o3, s3 = gdn_torch.chunk_gated_delta_rule(q, k, v, g, beta, cu_seqlens=cu)
+print("o-only program == with final states:", torch.equal(o1, o3), s3 is None)
+leaves = [t.clone().requires_grad_() for t in (q, k, v, g, beta)]
+do = torch.randn(o1.shape).bfloat16()
+for output_final_state in (True, False):
+    o, _ = gdn_torch.chunk_gated_delta_rule(*leaves, cu_seqlens=cu, output_final_state=output_final_state)
+    grads = torch.autograd.grad(o, leaves, do)
+    if output_final_state:
+        with_states = grads
+print("o-only gradients == with final states:", all(torch.equal(a, b) for a, b in zip(grads, with_states)))
