@@ -11,7 +11,8 @@
 #                   (python/gdn_torch/compiler.py: the two small layers of
 #                   the transformers comparison, the Qwen3-Next layer at its
 #                   real size, the delta rule at 2x4 and 16x32 heads, with
-#                   and without an initial state);
+#                   and without an initial state, with and without final
+#                   states);
 #   OUT/python/     the gdn_torch package (its C++ half is built there, by
 #                   torch.utils.cpp_extension, on first use);
 #   OUT/scripts/    torch_compare.py and its cuda_timing.py;
@@ -27,7 +28,7 @@
 #   pip install --no-index --no-deps --target /tmp/fla OUT/whl/fla/*.whl
 #   PYTHONPATH=/tmp/site GDN_TORCH_CACHE=OUT/cache \
 #     GDN_RUNTIME_INCLUDE=kernels/include:runtime/include \
-#     python3 OUT/utils/torch_compare.py --fla-site /tmp/fla [--reference OUT/reference.pt]
+#     python3 OUT/scripts/torch_compare.py --fla-site /tmp/fla [--reference OUT/reference.pt]
 #
 #===------------------------------------------------------------------------===#
 set -euo pipefail
