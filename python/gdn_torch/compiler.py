@@ -496,8 +496,9 @@ def compile_spec(spec, cache=None, arch="sm_90a", jobs=None, log=None):
         raise CompilerUnavailable(
             f"{spec.name} ({arch}) is in no cache ({os.pathsep.join(cache_dirs())}) and this "
             f"machine cannot compile it: {', '.join(missing)} not found. Compile it where the "
-            f"compiler is (python -m gdn_torch compile ... --cache DIR) and point "
-            f"GDN_TORCH_CACHE at DIR.")
+            f"compiler is: put {json.dumps(spec_to_dict(spec))} in a list SPECS.json, run "
+            f"python -m gdn_torch fill-cache SPECS.json --cache DIR --arch {arch} there, and "
+            f"point GDN_TORCH_CACHE at DIR here.")
     log = log or (lambda message: None)
     identity = compiler_identity()
     cache = cache or cache_dirs()[0]
@@ -618,12 +619,21 @@ def _spec_of(args):
                          final_state=not args.no_final_state)
 
 
+_KINDS = {"layer": LayerSpec, "delta-rule": DeltaRuleSpec}
+
+
+def spec_to_dict(spec):
+    """The fill-cache entry of `spec` (spec_from_dict's inverse)."""
+    kind = next(k for k, c in _KINDS.items() if isinstance(spec, c))
+    return {"kind": kind, **dataclasses.asdict(spec)}
+
+
 def spec_from_dict(entry):
     """A spec from one entry of a fill-cache list: {"kind": "layer" or
     "delta-rule", then the fields of LayerSpec or DeltaRuleSpec}."""
     entry = dict(entry)
     kind = entry.pop("kind", None)
-    classes = {"layer": LayerSpec, "delta-rule": DeltaRuleSpec}
+    classes = _KINDS
     if kind not in classes:
         raise ValueError(f"a spec needs \"kind\": \"layer\" or \"delta-rule\", got {kind!r}")
     fields = {f.name for f in dataclasses.fields(classes[kind])}
