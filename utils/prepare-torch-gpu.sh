@@ -12,7 +12,7 @@
 #                   the transformers comparison, the Qwen3-Next layer at its
 #                   real size, the delta rule at 2x4 and 16x32 heads, with
 #                   and without an initial state, with and without final
-#                   states);
+#                   states, with their own L2 norms of q and k);
 #   OUT/python/     the gdn_torch package (its C++ half is built there, by
 #                   torch.utils.cpp_extension, on first use);
 #   OUT/scripts/    torch_compare.py and its cuda_timing.py;
@@ -69,6 +69,10 @@ compile delta-rule --key-heads 16 --value-heads 32 --no-final-state &
 wait
 compile delta-rule --key-heads 2 --value-heads 4 --zero-state --no-final-state &
 compile delta-rule --key-heads 16 --value-heads 32 --zero-state --no-final-state &
+wait
+# ... and use_qk_l2norm_in_kernel, the one that normalises q and k itself.
+compile delta-rule --key-heads 2 --value-heads 4 --zero-state --no-final-state --qk-l2norm &
+compile delta-rule --key-heads 16 --value-heads 32 --zero-state --no-final-state --qk-l2norm &
 wait
 compile layer --projections qwen3_next --hidden 2048 --key-heads 16 --value-heads 32 &
 compile layer --projections qwen3_next --hidden 2048 --key-heads 16 --value-heads 32 --bf16-projections &

@@ -380,11 +380,6 @@ def _initial_states(spec, given, sequences, device):
     return list(given)
 
 
-def _l2norm(x, eps=1e-6):
-    xf = x.float()
-    return (xf * torch.rsqrt((xf * xf).sum(-1, keepdim=True) + eps)).to(x.dtype)
-
-
 def chunk_gated_delta_rule(q, k, v, g, beta, scale=None, initial_state=None,
                            output_final_state=False, use_qk_l2norm_in_kernel=False,
                            cu_seqlens=None, check=False, validate=True, **kwargs):
@@ -401,8 +396,9 @@ def chunk_gated_delta_rule(q, k, v, g, beta, scale=None, initial_state=None,
 
     Differences from FLA: q, k, v must be bf16 (the kernels' type); g, beta
     and the states are computed in fp32 whatever their dtype;
-    `use_qk_l2norm_in_kernel` normalises q and k in PyTorch before the call
-    (fp32 inside, rounded to q's dtype, as FLA's l2norm_fwd does); FLA's
+    `use_qk_l2norm_in_kernel` compiles the L2 norm of q and k into the
+    program (one kernel each way; fp32 inside, eps 1e-6 inside the root,
+    rounded to q's dtype, as FLA's l2norm_fwd does); FLA's
     other options (use_gate_in_kernel, use_beta_sigmoid_in_kernel,
     state_v_first, cp_context, chunk_indices) are refused.
     """
@@ -425,14 +421,14 @@ def chunk_gated_delta_rule(q, k, v, g, beta, scale=None, initial_state=None,
         cu = prepare_cu_seqlens(cu_seqlens, T, q.device, validate, device_check=False)
     else:
         cu = torch.arange(0, (B + 1) * T, T, device=q.device, dtype=torch.int32)
-    if use_qk_l2norm_in_kernel:
-        q, k = _l2norm(q), _l2norm(k)
     # Without an initial state, the program that takes none; without
     # output_final_state, the one that returns o alone (no zeros to fill for
-    # either, nor a final-state cotangent in the backward).
+    # either, nor a final-state cotangent in the backward); with
+    # use_qk_l2norm_in_kernel, the one that normalises q and k itself.
     spec = DeltaRuleSpec(H, HV, K, V, None if scale is None or scale == K ** -0.5 else float(scale),
                          initial_state=initial_state is not None,
-                         final_state=bool(output_final_state))
+                         final_state=bool(output_final_state),
+                         qk_l2norm=bool(use_qk_l2norm_in_kernel))
     states = [] if initial_state is None else [initial_state]
     results = apply(program(spec, q.device),
                     [q.reshape(B * T, H, K), k.reshape(B * T, H, K), v.reshape(B * T, HV, V),

@@ -12,7 +12,9 @@
 // the last block) and normalise heads of 1, 2 and 4 lanes through warp
 // shuffles. The epilogue, forward and backward, on rows that do not fill
 // the last pass of a block, at several block counts, with z in x's type or
-// in fp32.
+// in fp32. The standalone L2 norm and its cotangent (l2norm.cuh) on rows
+// shorter, as long as and longer than a warp, more rows than warps, a zero
+// row.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +24,7 @@
 
 #include "gdn/device/epilogue.cuh"
 #include "gdn/device/epilogue_backward.cuh"
+#include "gdn/device/l2norm.cuh"
 #include "gdn/device/prologue_backward.cuh"
 
 #include <gtest/gtest.h>
@@ -439,6 +442,49 @@ template <class C> void runEpilogue(double tolerance) {
           << rows << " rows, " << blocks << " blocks: " << mismatch;
     }
   }
+}
+
+/// gdn.l2norm's kernel and gdn.l2norm_grad's on `rows` rows of `dim`
+/// values against gdn-run's rules: warps of `blocks` blocks of two stride
+/// over the rows.
+template <typename T> void runL2Norm(int dim, double tolerance) {
+  std::mt19937 random(7);
+  constexpr float kEps = 1e-6f;
+  for (int64_t rows : {0, 1, 5, 37}) {
+    for (unsigned blocks : {1u, 3u}) {
+      auto x = randomStored<T>(size_t(rows) * dim, random);
+      auto dy = randomStored<T>(size_t(rows) * dim, random);
+      if (rows > 1) { // a zero row stays zero; its cotangent is dy / sqrt(eps)
+        for (int j = 0; j < dim; ++j) {
+          x.elements[dim + j] = Element<T>::store(0.0f);
+          x.values[dim + j] = 0.0;
+        }
+      }
+      std::vector<T> y(std::max<int64_t>(rows * dim, 1), Element<T>::store(kUnwritten)),
+          dx = y;
+      L2NormArgs<T> forward = {x.elements.data(), nullptr, y.data(), rows, dim, kEps};
+      emulation::runGrid(dim3{blocks, 1, 1}, 64, [&] { l2normBody(forward); });
+      L2NormArgs<T> backward = {x.elements.data(), dy.elements.data(), dx.data(),
+                                rows, dim, kEps};
+      emulation::runGrid(dim3{blocks, 1, 1}, 64, [&] { l2normBody(backward); });
+      std::string mismatch;
+      compare(y, gdn::test::l2normRows(x.values, dim, kEps), "y", false, tolerance,
+              mismatch);
+      compare(dx, gdn::test::l2normRowsGradient(x.values, dy.values, dim, kEps), "dx",
+              false, tolerance, mismatch);
+      ASSERT_TRUE(mismatch.empty())
+          << rows << " rows of " << dim << ", " << blocks << " blocks: " << mismatch;
+    }
+  }
+}
+
+TEST(L2NormEmulation, Fp32) {
+  for (int dim : {16, 64, 128, 200})
+    runL2Norm<float>(dim, 1e-5);
+}
+TEST(L2NormEmulation, Bf16) {
+  for (int dim : {64, 128})
+    runL2Norm<__nv_bfloat16>(dim, 1e-2);
 }
 
 TEST(EpilogueBackwardEmulation, Fp32) {

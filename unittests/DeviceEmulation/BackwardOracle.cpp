@@ -4,6 +4,7 @@
 
 #include "gdn/Interpreter/Packing.h"
 #include "gdn/Interpreter/ReferenceGradients.h"
+#include "gdn/Interpreter/ReferenceKernels.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -92,6 +93,18 @@ EpilogueGradients epilogueGradients(const std::vector<double> &x,
       tensor(x, {rows, headDim}), tensor(z, {rows, headDim}),
       tensor(weight, {headDim}), eps, tensor(dy, {rows, headDim}));
   return {grads.dx.values(), grads.dz.values(), grads.dweight.values()};
+}
+
+std::vector<double> l2normRows(const std::vector<double> &x, int dim, double eps) {
+  const int64_t rows = static_cast<int64_t>(x.size()) / dim;
+  return l2norm(tensor(x, {rows, dim}), eps).values();
+}
+
+std::vector<double> l2normRowsGradient(const std::vector<double> &x,
+                                       const std::vector<double> &dy, int dim,
+                                       double eps) {
+  const int64_t rows = static_cast<int64_t>(x.size()) / dim;
+  return l2normVJP(tensor(x, {rows, dim}), eps, tensor(dy, {rows, dim})).values();
 }
 
 } // namespace gdn::test

@@ -50,6 +50,12 @@ EpilogueGradients epilogueGradients(const std::vector<double> &x,
                                     const std::vector<double> &dy, int headDim,
                                     double eps);
 
+/// gdn.l2norm and its VJP (gdn.l2norm_grad) over rows of `dim` values.
+std::vector<double> l2normRows(const std::vector<double> &x, int dim, double eps);
+std::vector<double> l2normRowsGradient(const std::vector<double> &x,
+                                       const std::vector<double> &dy, int dim,
+                                       double eps);
+
 } // namespace gdn::test
 
 #endif // GDN_UNITTESTS_BACKWARDORACLE_H

@@ -2,9 +2,10 @@
 //
 // Prints the launches of the device header library's small kernels for
 // chunkwise CP's per-rank ops, the owners' masks of the per-sequence
-// collectives, the zigzag conversions, zero fills, slices and sums of
-// cotangents (DeviceCalls.h). Every kernel that reads a packing takes its
-// status record: given invalid offsets it writes NaN, never numbers.
+// collectives, the zigzag conversions, zero fills, slices, sums of
+// cotangents and L2 norms outside a layer (DeviceCalls.h). Every kernel
+// that reads a packing takes its status record: given invalid offsets it
+// writes NaN, never numbers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +22,7 @@
 #include "mlir/IR/Matchers.h"
 
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace mlir::gdn;
@@ -95,6 +97,12 @@ std::string typed(Value value, const std::string &place, bool isConst) {
          ".data)";
 }
 
+/// An f64 attribute as a float literal of C++ (as the kernels' Configs
+/// print their eps).
+std::string floatLiteral(APFloat value) {
+  return llvm::formatv("{0:e}f", value.convertToDouble()).str();
+}
+
 /// `if (<launch> != cudaSuccess) return GDN_ERROR_CUDA;`
 void printLaunch(llvm::raw_ostream &os, const std::string &launch) {
   os << "  if (" << launch << " != cudaSuccess)\n"
@@ -150,8 +158,8 @@ bool mlir::gdn::cuda::isDeviceCall(Operation *op) {
              comm::ContinueConvStateGradOp, comm::ContinueStateGradOp,
              comm::SummaryInitialStatesOp, comm::SummaryInitialStatesGradOp,
              comm::GatherSequenceStatesOp, comm::ReduceSequenceStatesOp,
-             ConvertLayoutOp, tensor::SplatOp, tensor::ExtractSliceOp,
-             tensor::InsertSliceOp>(op);
+             ConvertLayoutOp, L2NormOp, L2NormGradOp, tensor::SplatOp,
+             tensor::ExtractSliceOp, tensor::InsertSliceOp>(op);
 }
 
 bool mlir::gdn::cuda::isShapeHelper(Operation *op) {
@@ -311,6 +319,11 @@ std::vector<ShapeExprs> mlir::gdn::cuda::getDeviceCallShapes(
       .Case([&](arith::AddFOp) {
         sameRows(operands);
         return std::vector<ShapeExprs>{operands[0]};
+      })
+      .Case([&](L2NormOp) { return std::vector<ShapeExprs>{operands[0]}; })
+      .Case([&](L2NormGradOp) {
+        sameRows(operands);
+        return std::vector<ShapeExprs>{operands[1]};
       })
       .Default([](Operation *) { return std::vector<ShapeExprs>{}; });
 }
@@ -584,5 +597,26 @@ void mlir::gdn::cuda::printDeviceCall(
                             ">(" + place(add.getLhs()) + ".data, " +
                             place(add.getRhs()) + ".data, " + out + ".data, " +
                             elementsOf(add.getResult(), out) + ", stream)");
+      })
+      .Case([&](L2NormOp norm) {
+        const std::string out = place(norm.getResult());
+        auto type = tensorType(norm.getResult());
+        printLaunch(os, "gdn::device::l2normRows<" +
+                            getDeviceType(type.getElementType()) + ">(" +
+                            place(norm.getX()) + ".data, " + out + ".data, " +
+                            elementsOf(norm.getResult(), out) + ", " +
+                            std::to_string(type.getShape().back()) + ", " +
+                            floatLiteral(norm.getEps()) + ", stream)");
+      })
+      .Case([&](L2NormGradOp grad) {
+        const std::string out = place(grad.getXGrad());
+        auto type = tensorType(grad.getXGrad());
+        printLaunch(os, "gdn::device::l2normRowsGrad<" +
+                            getDeviceType(type.getElementType()) + ">(" +
+                            place(grad.getYGrad()) + ".data, " +
+                            place(grad.getX()) + ".data, " + out + ".data, " +
+                            elementsOf(grad.getXGrad(), out) + ", " +
+                            std::to_string(type.getShape().back()) + ", " +
+                            floatLiteral(grad.getEps()) + ", stream)");
       });
 }

@@ -4,9 +4,10 @@
 // CP's per-rank bookkeeping (the shard's packings, the continuing
 // sequence's states, the summary runs' initial states, and their
 // gradients), the owners' halves of gather_sequence_states and
-// reduce_sequence_states, the zigzag conversions, zero fills, slices and
-// sums of cotangents. Each runs as a launch of a small kernel of the device
-// header library (gdn/device/chunkwise.cuh, zigzag.cuh, elementwise.cuh),
+// reduce_sequence_states, the zigzag conversions, zero fills, slices,
+// sums of cotangents and L2 norms outside a layer. Each runs as a launch of
+// a small kernel of the device header library (gdn/device/chunkwise.cuh,
+// zigzag.cuh, elementwise.cuh, l2norm.cuh),
 // sometimes beside a gdnrt collective. RuntimeCalls.cpp dispatches here for
 // them; the interface is its.
 //

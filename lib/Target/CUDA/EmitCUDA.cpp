@@ -190,6 +190,7 @@ void printPreamble(ModuleOp module, llvm::raw_ostream &os, bool header) {
      << "#include \"gdn/device/elementwise.cuh\"\n"
      << "#include \"gdn/device/epilogue.cuh\"\n"
      << "#include \"gdn/device/epilogue_backward.cuh\"\n"
+     << "#include \"gdn/device/l2norm.cuh\"\n"
      << "#include \"gdn/device/packing.cuh\"\n"
      << "#include \"gdn/device/prologue.cuh\"\n"
      << "#include \"gdn/device/prologue_backward.cuh\"\n"

@@ -269,7 +269,8 @@ public:
 /// Ops whose result indexes what their input indexes (tokens, sequences or
 /// parameter rows): collectives and permutations move data, not meaning.
 bool keepsRole(Operation *op) {
-  return isa<RegroupSectionsOp, arith::AddFOp, comm::LocalShardOp,
+  return isa<RegroupSectionsOp, arith::AddFOp, L2NormOp, L2NormGradOp,
+             comm::LocalShardOp,
              comm::AllGatherOp, comm::ReduceScatterOp, comm::AllToAllOp,
              comm::AllReduceOp, comm::LocalUnshardOp,
              comm::ReplicatedToPartialOp>(op);

@@ -2,7 +2,8 @@
 // with a comment saying why: a runtime call gdnrt cannot take (an f64 or
 // mixed-type gdn.linear or gdn.linear_grad, a dynamic non-token size, more
 // than 6 dimensions), a sum, fill or slice the device calls do not take
-// (an f64 sum, a fill of non-zeros, a slice across columns), an argument
+// (an f64 sum, a fill of non-zeros, a slice across columns, an L2 norm of
+// rows of a dynamic length), an argument
 // returned unchanged, one value returned twice, a !gdn.packing argument, a
 // declaration, two groups of one kind and different sizes.
 // Whatever the reason, no function gets a signature table, a workspace or
@@ -126,6 +127,16 @@ func.func @linear_grad_mixed(%dy: tensor<?x4xf32>, %x: tensor<?x8xbf16>, %w: ten
 func.func @sum_in_f64(%a: tensor<?x8xf64>, %b: tensor<?x8xf64>) -> tensor<?x8xf64> {
   %s = arith.addf %a, %b : tensor<?x8xf64>
   return %s : tensor<?x8xf64>
+}
+
+// An L2 norm runs on rows of a static length, as every device call takes
+// static sizes but the tokens'.
+// SOURCE-LABEL: // @l2norm_of_dynamic_rows: 0 kernel(s)
+// SOURCE: // No whole-function entry point: gdn.l2norm on tensor<4x?xbf16> has no CUDA lowering (static sizes are needed except the token dimension).
+// HEADER-LABEL: /* @l2norm_of_dynamic_rows */
+func.func @l2norm_of_dynamic_rows(%x: tensor<4x?xbf16>) -> tensor<4x?xbf16> {
+  %y = gdn.l2norm %x : tensor<4x?xbf16>
+  return %y : tensor<4x?xbf16>
 }
 
 // SOURCE-LABEL: // @fill_of_ones: 0 kernel(s)

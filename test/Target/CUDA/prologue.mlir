@@ -12,6 +12,7 @@
 // CHECK-NEXT: #include "gdn/device/elementwise.cuh"
 // CHECK-NEXT: #include "gdn/device/epilogue.cuh"
 // CHECK-NEXT: #include "gdn/device/epilogue_backward.cuh"
+// CHECK-NEXT: #include "gdn/device/l2norm.cuh"
 // CHECK-NEXT: #include "gdn/device/packing.cuh"
 // CHECK-NEXT: #include "gdn/device/prologue.cuh"
 // CHECK-NEXT: #include "gdn/device/prologue_backward.cuh"
