@@ -443,7 +443,8 @@ void benchCase(const char *name, std::vector<int> lengths, int iterations, doubl
               name, lens.c_str(), backward, floorUs, 100.0 * floorUs / (backward * 1000.0),
               2.69 * forwardFlop / (backward * 1e-3) / 1e12, forwardMs, backward / forwardMs,
               DeltaRuleBackwardWorkspace::bytes(d.packing(), d.hv, d.dk, d.dv) / 1048576.0,
-              GDN_BENCH_BF16_GRADIENTS ? "bf16" : "fp32", phase[0], phase[1], phase[2], phase[3], phase[4], chosen.forwardSegmentChunks,
+              GDN_BENCH_BF16_GRADIENTS ? "bf16" : "fp32", phase[0], phase[1], phase[2], phase[3],
+              phase[4], chosen.forwardSegmentChunks,
               chosen.reverseSegmentChunks, whole);
   std::fflush(stdout);
   CUDA_OK(cudaStreamDestroy(stream));

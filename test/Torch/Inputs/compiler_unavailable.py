@@ -18,5 +18,9 @@ except compiler.CompilerUnavailable as error:
 print(message)
 entry = json.loads(message[message.index("{"):message.index("}") + 1])
 print("the entry is the spec:", compiler.spec_from_dict(dict(entry)) == spec)
+# A layer's entry reads back too (every field of LayerSpec is JSON).
+layer = compiler.LayerSpec("qwen3_next", 256, 2, 4, cp_ranks=2, cp_mode="chunkwise")
+print("a layer's entry is the layer:",
+      compiler.spec_from_dict(json.loads(json.dumps(compiler.spec_to_dict(layer)))) == layer)
 with open(sys.argv[3], "w") as out:
     json.dump([entry], out)

@@ -26,8 +26,10 @@ print("o-only program == with final states:", torch.equal(o1, o3), s3 is None)
 leaves = [t.clone().requires_grad_() for t in (q, k, v, g, beta)]
 do = torch.randn(o1.shape).bfloat16()
 for output_final_state in (True, False):
-    o, _ = gdn_torch.chunk_gated_delta_rule(*leaves, cu_seqlens=cu, output_final_state=output_final_state)
+    o, _ = gdn_torch.chunk_gated_delta_rule(*leaves, cu_seqlens=cu,
+                                            output_final_state=output_final_state)
     grads = torch.autograd.grad(o, leaves, do)
     if output_final_state:
         with_states = grads
-print("o-only gradients == with final states:", all(torch.equal(a, b) for a, b in zip(grads, with_states)))
+print("o-only gradients == with final states:",
+      all(torch.equal(a, b) for a, b in zip(grads, with_states)))

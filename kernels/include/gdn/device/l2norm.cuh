@@ -12,8 +12,10 @@
 //
 // in fp32, each result rounded once to the tensor's type. One warp a row,
 // its lanes striding over the row (consecutive lanes, consecutive
-// elements), warps striding over the rows: one read of x (and y_grad), one
-// write, where composing it from tensor ops moves the row six times.
+// elements), warps striding over the rows. x is loaded twice, for the sum
+// and for the result, but the second load finds the row in cache: memory
+// sees one read of x (and y_grad) and one write, where composing the norm
+// from tensor ops moves the row about six times.
 //
 //===----------------------------------------------------------------------===//
 
