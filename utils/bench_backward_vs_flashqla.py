@@ -16,11 +16,20 @@ autograd) of each library, and of FLA's `chunk_gated_delta_rule` when
 --fla-site names a folder with FLA installed (its backward is refused on
 Hopper with Triton < 3.7.1, FLA #640, and not timed here).
 
+With --qk-l2norm, q and k are not normalised beforehand and every library
+normalises them itself (use_qk_l2norm_in_kernel=True, as Qwen3-Next's
+module calls it); gdn_torch also runs a second time with q and k normalised
+by PyTorch (FLA's formula) before the call, which is what it did before it
+compiled the norms into its program. Gradients are compared with the first
+library's.
+
 Usage (on the GPU machine; gdn_torch's tools on GDN_OPT etc. as
 docs/torch.md says, flash_qla and its dependencies on PYTHONPATH):
     python3 utils/bench_backward_vs_flashqla.py [--iters 20] [--only gdn] [--fla-site DIR]
+        [--qk-l2norm]
 """
 import argparse
+import functools
 import os
 import sys
 
@@ -39,13 +48,18 @@ SHAPES = [  # name, lengths
 H, HV, D = 16, 32, 128
 
 
+# Set by --qk-l2norm: q and k come unnormalised, each rule normalises them.
+RAW_QK = False
+
+
 def inputs(lengths, seed=0):
     gen = torch.Generator(device="cuda").manual_seed(seed)
     T = sum(lengths)
     def normal(*shape):
         return torch.randn(*shape, generator=gen, device="cuda")
-    q = torch.nn.functional.normalize(normal(1, T, H, D), dim=-1).bfloat16()
-    k = torch.nn.functional.normalize(normal(1, T, H, D), dim=-1).bfloat16()
+    normalise = (lambda x: x) if RAW_QK else functools.partial(torch.nn.functional.normalize, dim=-1)
+    q = normalise(normal(1, T, H, D)).bfloat16()
+    k = normalise(normal(1, T, H, D)).bfloat16()
     v = normal(1, T, HV, D).bfloat16()
     g = -0.5 * torch.rand(1, T, HV, generator=gen, device="cuda")
     beta = torch.sigmoid(normal(1, T, HV))
@@ -73,6 +87,17 @@ def forward_ms(rule, lengths, iters, cu_dtype, host_offsets=False):
         return median_ms(lambda: rule(q, k, v, g, beta, cu_seqlens=cu, **extra), iters=iters)
 
 
+def l2norm_in_pytorch(rule):
+    """`rule` given q and k L2-normalised by PyTorch first (FLA's formula:
+    fp32, eps 1e-6 inside the root, back to the input's dtype)."""
+    def normalise(x):
+        xf = x.float()
+        return (xf * torch.rsqrt((xf * xf).sum(-1, keepdim=True) + 1e-6)).to(x.dtype)
+    def call(q, k, *rest, **options):
+        return rule(normalise(q), normalise(k), *rest, **options)
+    return call
+
+
 def relative_rms(a, b):
     a, b = a.double(), b.double()
     return float(((a - b).norm() / b.norm().clamp_min(1e-30)))
@@ -83,30 +108,41 @@ def main():
     parser.add_argument("--iters", type=int, default=20)
     parser.add_argument("--only", choices=["gdn", "flashqla"])
     parser.add_argument("--fla-site", help="folder with FLA installed: time its forward too")
+    parser.add_argument("--qk-l2norm", action="store_true",
+                        help="unnormalised q and k, each library normalising them "
+                             "(use_qk_l2norm_in_kernel=True); gdn_torch also with PyTorch's norms")
     args = parser.parse_args()
+    global RAW_QK
+    RAW_QK = args.qk_l2norm
+    def rule(f):
+        return functools.partial(f, use_qk_l2norm_in_kernel=True) if RAW_QK else f
     rules = {}
     if args.only != "flashqla":
         import gdn_torch
-        rules["gdn_torch"] = (gdn_torch.chunk_gated_delta_rule, torch.int32)
+        rules["gdn_torch"] = (rule(gdn_torch.chunk_gated_delta_rule), torch.int32)
+        if RAW_QK:
+            rules["gdn_torch, PyTorch norms"] = (
+                l2norm_in_pytorch(gdn_torch.chunk_gated_delta_rule), torch.int32)
     if args.only != "gdn":
         import flash_qla
-        rules["FlashQLA"] = (flash_qla.chunk_gated_delta_rule, torch.int64)
+        rules["FlashQLA"] = (rule(flash_qla.chunk_gated_delta_rule), torch.int64)
     fla = {}
     if args.fla_site:
         sys.path.insert(0, args.fla_site)
         os.environ.setdefault("FLA_DISABLE_BACKEND_DISPATCH", "1")
         from fla.ops.gated_delta_rule import chunk_gated_delta_rule as fla_chunk
-        fla["FLA"] = (fla_chunk, torch.int64)
+        fla["FLA"] = (rule(fla_chunk), torch.int64)
     print(f"device: {torch.cuda.get_device_name()}")
     for name, lengths in SHAPES:
         results = {lib: backward_ms(rule, lengths, args.iters, dtype)
                    for lib, (rule, dtype) in rules.items()}
         line = f"BACKWARD {name:<11}" + "".join(
             f"  {lib} {ms:7.3f} ms" for lib, (ms, _) in results.items())
-        if len(results) == 2:
-            (ours, ours_grads), (theirs, their_grads) = results.values()
-            agree = max(relative_rms(a, b) for a, b in zip(ours_grads, their_grads))
-            line += f"  ours / FlashQLA {ours / theirs:.2f}x  gradients differ by {agree:.1e}"
+        (first, (first_ms, first_grads)), *others = results.items()
+        for lib, (ms, grads) in others:
+            agree = max(relative_rms(a, b) for a, b in zip(grads, first_grads))
+            line += (f"  {first} / {lib} {first_ms / ms:.2f}x, gradients differ by "
+                     f"{agree:.1e}")
         print(line, flush=True)
         forwards = {lib: forward_ms(rule, lengths, args.iters, dtype)
                     for lib, (rule, dtype) in rules.items()}
