@@ -478,12 +478,16 @@ template <typename T> void runL2Norm(int dim, double tolerance) {
   }
 }
 
+// Rows that fit the 8-byte vectors, one, two and four a lane (four, two and
+// one rows a warp at once; partial last vectors of a lane, fewer vectors
+// than lanes), and rows that do not (longer than 32 x 4 vectors, or not a
+// whole number of vectors), which go element by element.
 TEST(L2NormEmulation, Fp32) {
-  for (int dim : {16, 64, 128, 200})
+  for (int dim : {16, 64, 128, 200, 258, 7})
     runL2Norm<float>(dim, 1e-5);
 }
 TEST(L2NormEmulation, Bf16) {
-  for (int dim : {64, 128})
+  for (int dim : {64, 128, 36, 200, 400, 520, 6})
     runL2Norm<__nv_bfloat16>(dim, 1e-2);
 }
 

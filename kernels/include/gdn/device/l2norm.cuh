@@ -11,11 +11,12 @@
 //   x_grad = r (y_grad - r^2 (x . y_grad) x)      (= r (y_grad - y (y . y_grad)))
 //
 // in fp32, each result rounded once to the tensor's type. One warp a row,
-// its lanes striding over the row (consecutive lanes, consecutive
-// elements), warps striding over the rows. x is loaded twice, for the sum
-// and for the result, but the second load finds the row in cache: memory
-// sees one read of x (and y_grad) and one write, where composing the norm
-// from tensor ops moves the row about six times.
+// warps striding over the rows. Rows of up to 512 bf16 (256 fp32) go in
+// 8-byte vectors kept in registers, up to four rows a warp at once with
+// every load issued before the first sum; longer or misaligned rows element by element,
+// x loaded a second time from cache. Memory sees one read of x (and y_grad)
+// and one write, where composing the norm from tensor ops moves the row
+// about six times.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,35 +39,126 @@ template <typename T> struct L2NormArgs {
   float eps;
 };
 
-/// Every row this warp owns: warps of the grid stride over the rows.
-template <typename T> __device__ inline void l2normBody(const L2NormArgs<T> &args) {
+/// One row's sum of squares and, with yGrad, its projection x . y_grad.
+struct L2NormSums {
+  float squares = 0.0f, projection = 0.0f;
+};
+
+/// Rows of at most 32 x kL2NormMaxVectors 8-byte vectors (512 bf16, 256
+/// fp32) whose every row starts 8-byte aligned go in vectors: a lane keeps
+/// its kVectors vectors of each of kRows rows in registers, and the warp
+/// issues all their loads before the first sum, so a group of rows costs one
+/// memory latency rather than one per element a lane reads. kVectors x kRows
+/// is 4 whatever the row's length, which keeps the registers (and so the
+/// warps an SM holds) the same for short rows as for long ones.
+constexpr int kL2NormMaxVectors = 4;
+
+template <typename T> __device__ inline bool l2normFitsVectors(const L2NormArgs<T> &args) {
+  using V = PackedVector<T, 8>;
+  const auto aligned = [](const void *p) { return reinterpret_cast<uintptr_t>(p) % 8 == 0; };
+  return args.dim % V::kWidth == 0 && args.dim / V::kWidth <= 32 * kL2NormMaxVectors &&
+         aligned(args.x) && aligned(args.out) && (!args.yGrad || aligned(args.yGrad));
+}
+
+template <typename T, int kVectors, int kRows>
+__device__ inline void l2normVectorRows(const L2NormArgs<T> &args, int64_t warp,
+                                        int64_t warps) {
+  using V = PackedVector<T, 8>;
   const int lane = threadIdx.x % 32;
-  const int64_t warpsPerBlock = blockDim.x / 32;
-  const int64_t warps = static_cast<int64_t>(gridDim.x) * warpsPerBlock;
-  for (int64_t row = static_cast<int64_t>(blockIdx.x) * warpsPerBlock + threadIdx.x / 32;
-       row < args.rows; row += warps) {
+  const bool backward = args.yGrad != nullptr;
+  for (int64_t row0 = warp * kRows; row0 < args.rows; row0 += warps * kRows) {
+    V x[kRows][kVectors], dy[kRows][kVectors];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      const int64_t offset = (row0 + r) * args.dim;
+#pragma unroll
+      for (int i = 0; i < kVectors; ++i) {
+        const int element = (lane + 32 * i) * V::kWidth;
+        const bool mine = row0 + r < args.rows && element < args.dim;
+        if (mine)
+          x[r][i].load(args.x + offset + element);
+        else
+          x[r][i].fill(0.0f);
+        if (backward && mine)
+          dy[r][i].load(args.yGrad + offset + element);
+        else
+          dy[r][i].fill(0.0f);
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      L2NormSums sums;
+#pragma unroll
+      for (int i = 0; i < kVectors; ++i)
+#pragma unroll
+        for (int e = 0; e < V::kWidth; ++e) {
+          sums.squares += x[r][i].values[e] * x[r][i].values[e];
+          sums.projection += x[r][i].values[e] * dy[r][i].values[e];
+        }
+      const float rNorm = rsqrtf(groupSum<32>(sums.squares) + args.eps);
+      const float along = backward ? rNorm * rNorm * groupSum<32>(sums.projection) : 0.0f;
+      const int64_t offset = (row0 + r) * args.dim;
+#pragma unroll
+      for (int i = 0; i < kVectors; ++i) {
+        const int element = (lane + 32 * i) * V::kWidth;
+        if (row0 + r >= args.rows || element >= args.dim)
+          continue;
+        V result;
+#pragma unroll
+        for (int e = 0; e < V::kWidth; ++e)
+          result.values[e] = backward ? rNorm * (dy[r][i].values[e] - along * x[r][i].values[e])
+                                      : x[r][i].values[e] * rNorm;
+        result.store(args.out + offset + element);
+      }
+    }
+  }
+}
+
+/// Any other row, element by element: x is loaded twice, for the sum and
+/// for the result, the second time from cache.
+template <typename T>
+__device__ inline void l2normScalarRows(const L2NormArgs<T> &args, int64_t firstRow,
+                                        int64_t rowStep) {
+  const int lane = threadIdx.x % 32;
+  for (int64_t row = firstRow; row < args.rows; row += rowStep) {
     const T *x = args.x + row * args.dim;
     const T *yGrad = args.yGrad ? args.yGrad + row * args.dim : nullptr;
-    float squares = 0.0f, projection = 0.0f;
+    L2NormSums sums;
     for (int j = lane; j < args.dim; j += 32) {
       const float value = Element<T>::load(x[j]);
-      squares += value * value;
+      sums.squares += value * value;
       if (yGrad)
-        projection += value * Element<T>::load(yGrad[j]);
+        sums.projection += value * Element<T>::load(yGrad[j]);
     }
-    squares = groupSum<32>(squares);
-    const float r = rsqrtf(squares + args.eps);
+    const float r = rsqrtf(groupSum<32>(sums.squares) + args.eps);
     T *out = args.out + row * args.dim;
     if (!yGrad) {
       for (int j = lane; j < args.dim; j += 32)
         out[j] = Element<T>::store(Element<T>::load(x[j]) * r);
       continue;
     }
-    const float along = r * r * groupSum<32>(projection);
+    const float along = r * r * groupSum<32>(sums.projection);
     for (int j = lane; j < args.dim; j += 32)
       out[j] = Element<T>::store(
           r * (Element<T>::load(yGrad[j]) - along * Element<T>::load(x[j])));
   }
+}
+
+/// Every row this warp owns: warps of the grid stride over the rows (in
+/// groups of up to four where the rows fit the vectors).
+template <typename T> __device__ inline void l2normBody(const L2NormArgs<T> &args) {
+  const int64_t warpsPerBlock = blockDim.x / 32;
+  const int64_t warp = static_cast<int64_t>(blockIdx.x) * warpsPerBlock + threadIdx.x / 32;
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * warpsPerBlock;
+  const int vectors = args.dim / PackedVector<T, 8>::kWidth;
+  if (!l2normFitsVectors(args))
+    l2normScalarRows(args, warp, warps);
+  else if (vectors <= 32)
+    l2normVectorRows<T, 1, 4>(args, warp, warps);
+  else if (vectors <= 64)
+    l2normVectorRows<T, 2, 2>(args, warp, warps);
+  else
+    l2normVectorRows<T, 4, 1>(args, warp, warps);
 }
 
 #ifndef GDN_DEVICE_EMULATION // host emulation runs the kernel body itself
@@ -88,7 +180,7 @@ cudaError_t launchL2Norm(const void *x, const void *yGrad, void *out, int64_t co
   if (rows == 0)
     return cudaSuccess;
   constexpr int64_t kWarps = kL2NormThreads / 32;
-  const int64_t blocks = (rows + kWarps - 1) / kWarps;
+  const int64_t blocks = (rows + kWarps - 1) / kWarps; // extra blocks find no rows
   l2normKernel<<<static_cast<unsigned>(blocks < 132 * 16 ? blocks : 132 * 16), kL2NormThreads,
                  0, stream>>>(L2NormArgs<T>{static_cast<const T *>(x),
                                             static_cast<const T *>(yGrad), static_cast<T *>(out),
