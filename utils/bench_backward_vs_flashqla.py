@@ -57,7 +57,8 @@ def inputs(lengths, seed=0):
     T = sum(lengths)
     def normal(*shape):
         return torch.randn(*shape, generator=gen, device="cuda")
-    normalise = (lambda x: x) if RAW_QK else functools.partial(torch.nn.functional.normalize, dim=-1)
+    def normalise(x):
+        return x if RAW_QK else torch.nn.functional.normalize(x, dim=-1)
     q = normalise(normal(1, T, H, D)).bfloat16()
     k = normalise(normal(1, T, H, D)).bfloat16()
     v = normal(1, T, HV, D).bfloat16()

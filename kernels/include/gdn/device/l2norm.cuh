@@ -1,5 +1,4 @@
-//===- l2norm.cuh - L2 norms of rows and their cotangents -------*- CUDA
-//-*-===//
+//===- l2norm.cuh - L2 norms of rows and their cotangents ---*- CUDA -*-===//
 //
 // gdn.l2norm and gdn.l2norm_grad where no fused kernel takes them: a
 // layer's prologue normalises q and k inside its conv kernel, but a program
@@ -13,8 +12,8 @@
 // in fp32, each result rounded once to the tensor's type. One warp a row,
 // warps striding over the rows. Rows of up to 512 bf16 (256 fp32) go in
 // 8-byte vectors kept in registers, up to four rows a warp at once with
-// every load issued before the first sum; longer or misaligned rows element by element,
-// x loaded a second time from cache. Memory sees one read of x (and y_grad)
+// every load issued before the first sum; longer or misaligned rows element
+// by element, x loaded a second time from cache. Memory sees one read of x (and y_grad)
 // and one write, where composing the norm from tensor ops moves the row
 // about six times.
 //
