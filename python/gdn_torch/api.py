@@ -380,6 +380,37 @@ def _initial_states(spec, given, sequences, device):
     return list(given)
 
 
+# FLA's keyword options (fla-core 0.6) that gdn_torch takes and ignores:
+# hints for FLA's own kernels that do not change the result.
+_FLA_HINTS = ("cu_seqlens_cpu", "chunk_indices", "chunk_size")
+# FLA's options that change what is computed, which the compiled program
+# does not do: refused when set.
+_FLA_UNSUPPORTED = ("use_gate_in_kernel", "A_log", "dt_bias", "use_beta_sigmoid_in_kernel",
+                    "allow_neg_eigval", "state_v_first", "transpose_state_layout", "cp_context")
+
+
+def _check_fla_options(options):
+    """Refuses what FLA refuses (head_first, a chunk size it has no kernel
+    for), its options gdn_torch does not implement, and any other name: a
+    misspelt option must not silently leave the default in place."""
+    for name, value in options.items():
+        if name == "head_first":
+            raise ValueError("gdn_torch.chunk_gated_delta_rule: head_first was removed from FLA; "
+                             "pass q, k, v as [B, T, H, ...]")
+        if name == "chunk_size":
+            if value not in (16, 32, 64):
+                raise ValueError(f"gdn_torch.chunk_gated_delta_rule: chunk_size must be 16, 32 "
+                                 f"or 64 (FLA's), got {value!r}")
+        elif name in _FLA_UNSUPPORTED:
+            if value is not None and value is not False:
+                raise NotImplementedError(
+                    f"gdn_torch.chunk_gated_delta_rule: {name} is not supported")
+        elif name not in _FLA_HINTS:
+            raise TypeError(f"gdn_torch.chunk_gated_delta_rule: unexpected keyword argument "
+                            f"{name!r} (FLA's options: scale, initial_state, output_final_state, "
+                            f"use_qk_l2norm_in_kernel, cu_seqlens, {', '.join(_FLA_HINTS)})")
+
+
 def chunk_gated_delta_rule(q, k, v, g, beta, scale=None, initial_state=None,
                            output_final_state=False, use_qk_l2norm_in_kernel=False,
                            cu_seqlens=None, check=False, validate=True, **kwargs):
@@ -398,14 +429,14 @@ def chunk_gated_delta_rule(q, k, v, g, beta, scale=None, initial_state=None,
     and the states are computed in fp32 whatever their dtype;
     `use_qk_l2norm_in_kernel` compiles the L2 norm of q and k into the
     program (one kernel each way; fp32 inside, eps 1e-6 inside the root,
-    rounded to q's dtype, as FLA's l2norm_fwd does); FLA's
-    other options (use_gate_in_kernel, use_beta_sigmoid_in_kernel,
-    state_v_first, cp_context, chunk_indices) are refused.
+    rounded to q's dtype, as FLA's l2norm_fwd does); FLA's hints
+    cu_seqlens_cpu, chunk_indices and chunk_size are taken and ignored (the
+    result does not depend on them); its options that change the result
+    (use_gate_in_kernel, use_beta_sigmoid_in_kernel, allow_neg_eigval,
+    state_v_first, cp_context) are refused when set, and so is any other
+    keyword.
     """
-    for option in ("use_gate_in_kernel", "use_beta_sigmoid_in_kernel", "state_v_first",
-                   "cp_context", "transpose_state_layout"):
-        if kwargs.get(option):
-            raise NotImplementedError(f"gdn_torch.chunk_gated_delta_rule: {option} is not supported")
+    _check_fla_options(kwargs)
     if q.dtype != torch.bfloat16 or k.dtype != torch.bfloat16 or v.dtype != torch.bfloat16:
         raise TypeError(f"gdn_torch.chunk_gated_delta_rule: q, k, v must be bf16, got "
                         f"{q.dtype}, {k.dtype}, {v.dtype}")

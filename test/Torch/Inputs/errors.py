@@ -46,3 +46,15 @@ refused("distributed layer, CPU tensors", lambda: layer(x, cu))
 prog = layer.program
 refused("distributed function, interpreter",
         lambda: ops.call(prog.library, prog.plain.name, [x, cu, *layer.weights()], False, 0))
+
+# chunk_gated_delta_rule's keyword options: what FLA refuses, what it
+# computes and gdn_torch does not, and a misspelt name (FLA's hints pass).
+q = torch.zeros(1, 4, 1, 128, dtype=torch.bfloat16)
+v = torch.zeros(1, 4, 2, 128, dtype=torch.bfloat16)
+g, beta = torch.zeros(1, 4, 2), torch.zeros(1, 4, 2)
+rule = gdn_torch.chunk_gated_delta_rule
+refused("head_first", lambda: rule(q, q, v, g, beta, head_first=False))
+refused("chunk_size", lambda: rule(q, q, v, g, beta, chunk_size=128))
+refused("use_gate_in_kernel", lambda: rule(q, q, v, g, beta, use_gate_in_kernel=True))
+refused("A_log", lambda: rule(q, q, v, g, beta, A_log=torch.zeros(2)))
+refused("misspelt option", lambda: rule(q, q, v, g, beta, cu_seqlen=torch.tensor([0, 4])))
