@@ -644,15 +644,14 @@ def spec_from_dict(entry):
     "delta-rule", then the fields of LayerSpec or DeltaRuleSpec}."""
     entry = dict(entry)
     kind = entry.pop("kind", None)
-    classes = _KINDS
-    if kind not in classes:
+    if kind not in _KINDS:
         raise ValueError(f"a spec needs \"kind\": \"layer\" or \"delta-rule\", got {kind!r}")
-    fields = {f.name for f in dataclasses.fields(classes[kind])}
+    fields = {f.name for f in dataclasses.fields(_KINDS[kind])}
     unknown = sorted(set(entry) - fields)
     if unknown:
         raise ValueError(f"{kind} spec: unknown field(s) {', '.join(unknown)}; "
                          f"known: {', '.join(sorted(fields))}")
-    return classes[kind](**entry)
+    return _KINDS[kind](**entry)
 
 
 def main(argv=None):

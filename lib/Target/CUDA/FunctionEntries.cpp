@@ -270,8 +270,7 @@ public:
 /// parameter rows): collectives and permutations move data, not meaning.
 bool keepsRole(Operation *op) {
   return isa<RegroupSectionsOp, arith::AddFOp, L2NormOp, L2NormGradOp,
-             comm::LocalShardOp,
-             comm::AllGatherOp, comm::ReduceScatterOp, comm::AllToAllOp,
+             comm::LocalShardOp, comm::AllGatherOp, comm::ReduceScatterOp, comm::AllToAllOp,
              comm::AllReduceOp, comm::LocalUnshardOp,
              comm::ReplicatedToPartialOp>(op);
 }

@@ -38,10 +38,25 @@ template <typename T> struct L2NormArgs {
   float eps;
 };
 
-/// One row's sum of squares and, with yGrad, its projection x . y_grad.
+/// One row's sum of squares and, with yGrad, its projection x . y_grad
+/// (this lane's part until `factors` sums them over the warp).
 struct L2NormSums {
   float squares = 0.0f, projection = 0.0f;
+
+  /// r = rsqrt(sum x^2 + eps) and, for the cotangent, r^2 (x . y_grad):
+  /// every lane of the warp gets both.
+  __device__ inline float2 factors(float eps, bool backward) const {
+    const float r = rsqrtf(groupSum<32>(squares) + eps);
+    return make_float2(r, backward ? r * r * groupSum<32>(projection) : 0.0f);
+  }
 };
+
+/// One element of the result from its row's factors: y = x r, or
+/// x_grad = r (y_grad - r^2 (x . y_grad) x).
+__device__ __forceinline__ float l2normElement(float2 factors, bool backward, float x,
+                                               float yGrad) {
+  return backward ? factors.x * (yGrad - factors.y * x) : x * factors.x;
+}
 
 /// Rows of at most 32 x kL2NormMaxVectors 8-byte vectors (512 bf16, 256
 /// fp32) whose every row starts 8-byte aligned go in vectors: a lane keeps
@@ -94,8 +109,7 @@ __device__ inline void l2normVectorRows(const L2NormArgs<T> &args, int64_t warp,
           sums.squares += x[r][i].values[e] * x[r][i].values[e];
           sums.projection += x[r][i].values[e] * dy[r][i].values[e];
         }
-      const float rNorm = rsqrtf(groupSum<32>(sums.squares) + args.eps);
-      const float along = backward ? rNorm * rNorm * groupSum<32>(sums.projection) : 0.0f;
+      const float2 factors = sums.factors(args.eps, backward);
       const int64_t offset = (row0 + r) * args.dim;
 #pragma unroll
       for (int i = 0; i < kVectors; ++i) {
@@ -105,8 +119,8 @@ __device__ inline void l2normVectorRows(const L2NormArgs<T> &args, int64_t warp,
         V result;
 #pragma unroll
         for (int e = 0; e < V::kWidth; ++e)
-          result.values[e] = backward ? rNorm * (dy[r][i].values[e] - along * x[r][i].values[e])
-                                      : x[r][i].values[e] * rNorm;
+          result.values[e] =
+              l2normElement(factors, backward, x[r][i].values[e], dy[r][i].values[e]);
         result.store(args.out + offset + element);
       }
     }
@@ -129,17 +143,12 @@ __device__ inline void l2normScalarRows(const L2NormArgs<T> &args, int64_t first
       if (yGrad)
         sums.projection += value * Element<T>::load(yGrad[j]);
     }
-    const float r = rsqrtf(groupSum<32>(sums.squares) + args.eps);
+    const float2 factors = sums.factors(args.eps, yGrad != nullptr);
     T *out = args.out + row * args.dim;
-    if (!yGrad) {
-      for (int j = lane; j < args.dim; j += 32)
-        out[j] = Element<T>::store(Element<T>::load(x[j]) * r);
-      continue;
-    }
-    const float along = r * r * groupSum<32>(sums.projection);
     for (int j = lane; j < args.dim; j += 32)
-      out[j] = Element<T>::store(
-          r * (Element<T>::load(yGrad[j]) - along * Element<T>::load(x[j])));
+      out[j] = Element<T>::store(l2normElement(factors, yGrad != nullptr,
+                                               Element<T>::load(x[j]),
+                                               yGrad ? Element<T>::load(yGrad[j]) : 0.0f));
   }
 }
 
