@@ -226,7 +226,13 @@ class DeltaRuleSpec:
     and read each step, 2 MiB a sequence at K = V = 128 and 32 heads).
     With `qk_l2norm` it L2-normalises q and k itself (`gdn.l2norm`, eps
     1e-6 inside the root: FLA's use_qk_l2norm_in_kernel), one kernel each
-    way instead of PyTorch's chain of elementwise ops."""
+    way instead of PyTorch's chain of elementwise ops. `save` is what the
+    forward keeps for the backward (gdn-generate-backward's save=):
+    `operands` (the default) keeps the normalised q and k, as FLA does (the
+    size of q and k again), so the backward reads them instead of
+    normalising q and k a second time; `inputs` recomputes them. Without
+    `qk_l2norm` the two keep the same (the delta rule's operands are the
+    arguments)."""
     key_heads: int
     value_heads: int
     head_dim_k: int = 128
@@ -235,8 +241,11 @@ class DeltaRuleSpec:
     initial_state: bool = True
     final_state: bool = True
     qk_l2norm: bool = False
+    save: str = "operands"
 
     def __post_init__(self):
+        if self.save not in ("inputs", "operands"):
+            raise ValueError(f"save must be inputs or operands, not {self.save!r}")
         if self.value_heads % self.key_heads:
             raise ValueError(f"value heads ({self.value_heads}) must be a multiple of key heads "
                              f"({self.key_heads})")
@@ -246,7 +255,9 @@ class DeltaRuleSpec:
         scale = "" if self.scale is None else "_s" + _digest(repr(float(self.scale)))
         zero = "" if self.initial_state else "_zero_state"
         final = "" if self.final_state else "_no_final_state"
-        norm = "_l2norm" if self.qk_l2norm else ""
+        norm = ""
+        if self.qk_l2norm:
+            norm = "_l2norm" if self.save == "operands" else "_l2norm_recomputed"
         return (f"delta_rule_h{self.key_heads}x{self.value_heads}"
                 f"_k{self.head_dim_k}v{self.head_dim_v}{scale}{zero}{final}{norm}")
 
@@ -298,7 +309,8 @@ def _digest(text):
 
 # The pipeline: expand the layer, write @f_forward / @f_backward (save the
 # projections' and the delta rule's outputs, and with save=operands what
-# they read; recompute the rest), lower.
+# they read, a DeltaRuleSpec's normalised q and k; recompute the rest),
+# lower.
 def train_passes(spec):
     expand = "--gdn-expand-layer"
     if getattr(spec, "f32_projections", False):
@@ -607,8 +619,9 @@ def _spec_options(parser):
     parser.add_argument("--cp-layout", default="contiguous", choices=["contiguous", "zigzag"])
     parser.add_argument("--padded", action="store_true",
                         help="sequences in padded slots (the layer takes cu_padded)")
-    parser.add_argument("--save", default="inputs", choices=["inputs", "operands"],
-                        help="what the forward keeps for the backward (LayerSpec.save)")
+    parser.add_argument("--save", default=None, choices=["inputs", "operands"],
+                        help="what the forward keeps for the backward (LayerSpec.save, default "
+                             "inputs; DeltaRuleSpec.save, default operands)")
     parser.add_argument("--zero-state", action="store_true",
                         help="a delta rule without an initial state (every state starts at zero)")
     parser.add_argument("--no-final-state", action="store_true",
@@ -624,10 +637,11 @@ def _spec_of(args):
                          args.head_dim_k, args.head_dim_v, args.conv_width,
                          f32_projections=not args.bf16_projections, sp_ranks=args.sp_ranks,
                          cp_ranks=args.cp_ranks, cp_mode=args.cp_mode, cp_layout=args.cp_layout,
-                         padded=args.padded, save=args.save)
+                         padded=args.padded, save=args.save or "inputs")
     return DeltaRuleSpec(args.key_heads, args.value_heads, args.head_dim_k, args.head_dim_v,
                          args.scale, initial_state=not args.zero_state,
-                         final_state=not args.no_final_state, qk_l2norm=args.qk_l2norm)
+                         final_state=not args.no_final_state, qk_l2norm=args.qk_l2norm,
+                         save=args.save or "operands")
 
 
 _KINDS = {"layer": LayerSpec, "delta-rule": DeltaRuleSpec}

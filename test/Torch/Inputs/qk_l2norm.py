@@ -2,7 +2,9 @@
 L2-normalises q and k itself (DeltaRuleSpec(qk_l2norm=True)): o and every
 gradient agree with the program given q and k normalised by PyTorch (FLA's
 formula: fp32, eps 1e-6 inside the root, rounded to bf16), on `device`
-(argv[2]: cpu, the interpreter, or cuda)."""
+(argv[2]: cpu, the interpreter, or cuda). The program keeps the normalised
+q and k for its backward (DeltaRuleSpec.save="operands"); the one that
+normalises them again there (save="inputs") gives the same bits."""
 import sys; sys.path.insert(0, sys.argv[1])
 import torch, gdn_torch
 device = sys.argv[2] if len(sys.argv) > 2 else "cpu"
@@ -37,3 +39,15 @@ names = ("o", "dq", "dk", "dv", "dg", "dbeta")
 worst = max(rms(a, b) for a, b in zip(runs[True], runs[False]))
 print("compiled norms == PyTorch norms:", worst < 1e-2, f"(worst relative RMS {worst:.1e})")
 print("finite:", all(bool(t.isfinite().all()) for t in runs[True]))
+
+# The same function compiled to normalise q and k again in the backward
+# instead of keeping them: the same kernels on the same values.
+spec = gdn_torch.DeltaRuleSpec(H, HV, initial_state=False, final_state=False, qk_l2norm=True,
+                               save="inputs")
+leaves = [t.clone().requires_grad_() for t in (q, k, v, g, beta)]
+flat = [leaves[0].reshape(T, H, 128), leaves[1].reshape(T, H, 128), leaves[2].reshape(T, HV, 128),
+        leaves[3].reshape(T, HV), leaves[4].reshape(T, HV), cu]
+o = gdn_torch.apply(gdn_torch.program(spec, device), flat).reshape(1, T, HV, 128)
+recomputed = [o] + list(torch.autograd.grad(o, leaves, do))
+print("norms kept == norms recomputed, bit for bit:",
+      all(torch.equal(a, b) for a, b in zip(runs[True], recomputed)))
