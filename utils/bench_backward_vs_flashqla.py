@@ -18,10 +18,11 @@ Hopper with Triton < 3.7.1, FLA #640, and not timed here).
 
 With --qk-l2norm, q and k are not normalised beforehand and every library
 normalises them itself (use_qk_l2norm_in_kernel=True, as Qwen3-Next's
-module calls it); gdn_torch also runs a second time with q and k normalised
-by PyTorch (FLA's formula) before the call, which is what it did before it
-compiled the norms into its program. Gradients are compared with the first
-library's.
+module calls it); gdn_torch also runs with q and k normalised by PyTorch
+(FLA's formula) before the call, which is what it did before it compiled
+the norms into its program, and with the program that normalises q and k
+again in its backward instead of keeping them (DeltaRuleSpec(save="inputs"),
+through gdn_torch.apply). Gradients are compared with the first library's.
 
 Usage (on the GPU machine; gdn_torch's tools on GDN_OPT etc. as
 docs/torch.md says, flash_qla and its dependencies on PYTHONPATH):
@@ -99,6 +100,23 @@ def l2norm_in_pytorch(rule):
     return call
 
 
+def norms_recomputed(gdn_torch):
+    """chunk_gated_delta_rule(use_qk_l2norm_in_kernel=True) on the program
+    that normalises q and k again in its backward (DeltaRuleSpec(save=
+    "inputs")) instead of keeping them from the forward; no states."""
+    def call(q, k, v, g, beta, cu_seqlens):
+        B, T, H, K = q.shape
+        HV, V = v.shape[2], v.shape[3]
+        spec = gdn_torch.DeltaRuleSpec(H, HV, K, V, initial_state=False, final_state=False,
+                                       qk_l2norm=True, save="inputs")
+        o = gdn_torch.apply(gdn_torch.program(spec, q.device),
+                            [q.reshape(B * T, H, K), k.reshape(B * T, H, K),
+                             v.reshape(B * T, HV, V), g.reshape(B * T, HV),
+                             beta.reshape(B * T, HV), cu_seqlens])
+        return o.reshape(B, T, HV, V), None
+    return call
+
+
 def relative_rms(a, b):
     a, b = a.double(), b.double()
     return float(((a - b).norm() / b.norm().clamp_min(1e-30)))
@@ -124,6 +142,7 @@ def main():
         if RAW_QK:
             rules["gdn_torch, PyTorch norms"] = (
                 l2norm_in_pytorch(gdn_torch.chunk_gated_delta_rule), torch.int32)
+            rules["gdn_torch, norms recomputed"] = (norms_recomputed(gdn_torch), torch.int32)
     if args.only != "gdn":
         import flash_qla
         rules["FlashQLA"] = (rule(flash_qla.chunk_gated_delta_rule), torch.int64)
