@@ -13,9 +13,9 @@
 // warps striding over the rows. Rows of up to 512 bf16 (256 fp32) go in
 // 8-byte vectors kept in registers, up to four rows a warp at once with
 // every load issued before the first sum; longer or misaligned rows element
-// by element, x loaded a second time from cache. Memory sees one read of x (and y_grad)
-// and one write, where composing the norm from tensor ops moves the row
-// about six times.
+// by element, x loaded a second time from cache. Memory sees one read of x
+// (and y_grad) and one write, where composing the norm from tensor ops
+// moves the row about six times.
 //
 //===----------------------------------------------------------------------===//
 
