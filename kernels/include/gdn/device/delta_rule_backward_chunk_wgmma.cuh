@@ -124,6 +124,8 @@ template <class Config> struct ChunkGradWgmmaShape {
 /// The tensor maps of the wgmma chunk-gradient kernel (a kernel parameter).
 struct ChunkGradTensorMaps {
   CUtensorMap q, k, v, dO, fresh, weighted, states, stateGrads;
+  /// Over dq and dk when they are bf16 (stored by TMA, whole chunks).
+  CUtensorMap dq, dk;
 };
 
 /// Encodes them (host only; args.workspace carved); the states' maps as
@@ -149,6 +151,13 @@ inline cudaError_t encodeChunkGradMaps(ChunkGradTensorMaps &maps,
     const cudaError_t error = encodeTensorMap2D(m.map, m.base, m.columns, m.rows, m.columns);
     if (error != cudaSuccess)
       return error;
+  }
+  if constexpr (std::is_same_v<typename GradientOf<Config>::type, __nv_bfloat16>) {
+    for (const Map &m : {Map{&maps.dq, args.dq, keys, rows}, Map{&maps.dk, args.dk, keys, rows}}) {
+      const cudaError_t error = encodeTensorMap2D(m.map, m.base, m.columns, m.rows, m.columns);
+      if (error != cudaSuccess)
+        return error;
+    }
   }
   const cudaError_t error = encodeChunkStateMap<Config>(&maps.states, ws.states, args.packing);
   return error != cudaSuccess
@@ -673,24 +682,59 @@ __global__ void __launch_bounds__(ChunkGradWgmmaShape<Config>::kThreads, 1)
       consumerBarrier(); // every read of this head's sums, E1 and F is done (and
                          // the next head's betas are in place)
     } // the group's value heads
+
+    // The group's dq and dk rows, this warpgroup's K columns. In bf16 and
+    // for a whole chunk: staged in the unit's Q and K tiles (their last
+    // reads are behind the head loop's final barrier; the unit's buffer is
+    // released only after the stores have read them) and stored by TMA,
+    // two 64 x 64 boxes per tile, instead of 4-byte stores from every
+    // thread (the kernel's load-store queue was its third stall). A
+    // partial chunk's rows past its end belong to the next sequence: those
+    // chunks store per thread.
+    const Lanes lanes;
+    constexpr bool kTmaStores = std::is_same_v<typename GradientOf<Config>::type, __nv_bfloat16>;
+    if (kTmaStores && rows == kC) {
+#pragma unroll
+      for (int j = 0; j < kHalfK / 8; ++j)
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int offset = Tile::offset(lanes.rowOf[half], lanes.kc0 + 8 * j + lanes.pairColumn);
+          *reinterpret_cast<uint32_t *>(const_cast<char *>(queries) + offset) =
+              packBf16(dq[4 * j + 2 * half], dq[4 * j + 2 * half + 1]);
+          *reinterpret_cast<uint32_t *>(const_cast<char *>(keys) + offset) =
+              packBf16(dk[4 * j + 2 * half], dk[4 * j + 2 * half + 1]);
+        }
+      fenceSharedForAsyncProxy();
+      consumerBarrier();
+      if (thread == 0) {
+#pragma unroll
+        for (int b = 0; b < kK / 64; ++b) {
+          const int x = unit.keyHead * kK + 64 * b, y = static_cast<int>(unit.row0);
+          tmaStore2D(&maps.dq, x, y, queries + b * Tile::kBlockBytes);
+          tmaStore2D(&maps.dk, x, y, keys + b * Tile::kBlockBytes);
+        }
+        bulkCommit();
+        bulkWaitRead<0>();
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < kHalfK / 8; ++j)
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int row = lanes.rowOf[half];
+          if (row >= rows)
+            continue;
+          const int64_t at = (unit.row0 + row) * keyRow + unit.keyHead * kK + lanes.kc0 +
+                             8 * j + lanes.pairColumn;
+          storeGradientPair(args.dq + at, dq[4 * j + 2 * half], dq[4 * j + 2 * half + 1]);
+          storeGradientPair(args.dk + at, dk[4 * j + 2 * half], dk[4 * j + 2 * half + 1]);
+        }
+    }
     mbarrierArrive(unitEmpty + buffer);
     ++unitCount;
-
-    // The group's dq and dk rows, this warpgroup's K columns.
-    const Lanes lanes;
-#pragma unroll
-    for (int j = 0; j < kHalfK / 8; ++j)
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int row = lanes.rowOf[half];
-        if (row >= rows)
-          continue;
-        const int64_t at = (unit.row0 + row) * keyRow + unit.keyHead * kK + lanes.kc0 + 8 * j +
-                           lanes.pairColumn;
-        storeGradientPair(args.dq + at, dq[4 * j + 2 * half], dq[4 * j + 2 * half + 1]);
-        storeGradientPair(args.dk + at, dk[4 * j + 2 * half], dk[4 * j + 2 * half + 1]);
-      }
   }
+  if (thread == 0)
+    bulkWaitAll(); // the last stores have completed before the block ends
 }
 
 } // namespace device
