@@ -12,6 +12,7 @@
 #include "DeviceCalls.h"
 
 #include "GradientSums.h"
+#include "InsertChains.h"
 #include "RuntimeCalls.h"
 
 #include "gdn/Dialect/Gdn/IR/GdnOps.h"
@@ -560,6 +561,10 @@ void mlir::gdn::cuda::printDeviceCall(
       })
       .Case<arith::ConstantOp, tensor::SplatOp>([&](Operation *) {
         const std::string out = place(op->getResult(0));
+        if (isOverwrittenFill(op)) {
+          os << "  // every row is written by the insertions that follow, in place\n";
+          return;
+        }
         os << "  if (cudaMemsetAsync(" << out << ".data, 0, "
            << bytesOf(op->getResult(0), out) << ", stream) != cudaSuccess)\n"
            << "    return GDN_ERROR_CUDA;\n";
@@ -580,6 +585,16 @@ void mlir::gdn::cuda::printDeviceCall(
         const std::string dest = place(slice.getDest());
         const std::string from = place(slice.getSource());
         const int64_t row = rowBytes(slice.getDest());
+        if (insertsInPlace(slice)) {
+          // The destination's buffer is the result's (InsertChains.h).
+          os << "  // in place\n"
+             << "  if (cudaMemcpyAsync(static_cast<char *>(" << out << ".data) + "
+             << slice.getStaticOffsets()[0] * row << ", " << from << ".data, "
+             << slice.getStaticSizes()[0] * row
+             << ", cudaMemcpyDeviceToDevice, stream) != cudaSuccess)\n"
+             << "    return GDN_ERROR_CUDA;\n";
+          return;
+        }
         os << "  if (cudaMemcpyAsync(" << out << ".data, " << dest << ".data, "
            << bytesOf(slice.getDest(), dest)
            << ", cudaMemcpyDeviceToDevice, stream) != cudaSuccess ||\n"

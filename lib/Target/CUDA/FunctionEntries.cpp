@@ -14,6 +14,7 @@
 
 #include "FunctionEntries.h"
 #include "GradientSums.h"
+#include "InsertChains.h"
 #include "RuntimeCalls.h"
 
 #include "gdn/Dialect/Gdn/IR/SequenceLayout.h"
@@ -119,8 +120,10 @@ public:
         if (places.count(result))
           continue;
         // The terms of a folded sum of input gradients are written where the
-        // sum lives (GradientSums.h); the first term gives it its place.
-        Value storage = getGradientSumStorage(result);
+        // sum lives (GradientSums.h), and a zero fill and the insertions that
+        // continue it where the last insertion lives (InsertChains.h); the
+        // first gives it its place.
+        Value storage = getGradientSumStorage(getInsertChainStorage(result));
         if (!places.count(storage)) {
           places[storage] = "temp" + std::to_string(temps.size());
           temps.push_back(storage);

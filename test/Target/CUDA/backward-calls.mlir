@@ -81,8 +81,28 @@ func.func @input_projections(%qkvz: tensor<?x40xbf16>, %ba: tensor<?x12xbf16>, %
 
 // gdn-split-projections' weight gradient: two parts' gradients stacked into
 // zeros, then regrouped; a parameter's gradient, not rows of the pack.
+// The zeros and both insertions share one buffer (InsertChains.h): each
+// insertion copies only its rows, and no fill runs, the two parts covering
+// every row.
 // CHECK-LABEL: // @stacked_weight_grads: 0 kernel(s)
 // CHECK: static const gdn_role_t gdn_stacked_weight_grads_result_roles[] = {GDN_ROLE_TOKENS, GDN_ROLE_PARAMETER};
+// CHECK: static size_t gdn_stacked_weight_grads_layout(
+// CHECK: offsets[2] = bytes; // [[STACK:temp[0-9]+]]
+// CHECK-NEXT: bytes += gdn::alignWorkspace(sizeof(__nv_bfloat16) * static_cast<size_t>(4) * static_cast<size_t>(32));
+// CHECK-NEXT: offsets[3] = bytes;
+// CHECK-NEXT: return bytes;
+// CHECK: extern "C" int gdn_stacked_weight_grads(
+// CHECK-NOT: cudaMemsetAsync
+// CHECK: // tensor.splat at
+// CHECK-NEXT: // every row is written by the insertions that follow, in place
+// CHECK-NEXT: // tensor.insert_slice at
+// CHECK-NEXT: // in place
+// CHECK-NEXT: if (cudaMemcpyAsync(static_cast<char *>([[STACK]].data) + 0, temp{{[0-9]+}}.data, 128, cudaMemcpyDeviceToDevice, stream) != cudaSuccess)
+// CHECK: // tensor.insert_slice at
+// CHECK-NEXT: // in place
+// CHECK-NEXT: if (cudaMemcpyAsync(static_cast<char *>([[STACK]].data) + 128, temp{{[0-9]+}}.data, 128, cudaMemcpyDeviceToDevice, stream) != cudaSuccess)
+// CHECK: static_cast<const char *>([[STACK]].data) + 0
+// CHECK: return GDN_SUCCESS;
 func.func @stacked_weight_grads(%db: tensor<?x2xbf16>, %da: tensor<?x2xbf16>, %x: tensor<?x32xbf16>,
                                 %w_b: tensor<2x32xbf16>, %w_a: tensor<2x32xbf16>)
     -> (tensor<?x32xbf16>, tensor<4x32xbf16>) {
@@ -98,6 +118,30 @@ func.func @stacked_weight_grads(%db: tensor<?x2xbf16>, %da: tensor<?x2xbf16>, %x
   %dw = gdn.regroup_sections %s1 {dim = 0 : i64, groups = 2 : i64, section_sizes = array<i64: 2, 2>}
       : tensor<4x32xbf16> -> tensor<4x32xbf16>
   return %dx, %dw : tensor<?x32xbf16>, tensor<4x32xbf16>
+}
+
+// Insertions that do not write every row keep the fill (in place); a fill
+// that is also returned is copied before the insertion writes its rows.
+// CHECK-LABEL: // @insertions_partial_and_shared: 0 kernel(s)
+// CHECK: extern "C" int gdn_insertions_partial_and_shared(
+// CHECK: // tensor.splat at
+// CHECK-NEXT: if (cudaMemsetAsync(results[0].data, 0,
+// CHECK: // tensor.insert_slice at
+// CHECK-NEXT: // in place
+// CHECK-NEXT: if (cudaMemcpyAsync(static_cast<char *>(results[0].data) + 64, args[0].data, 64,
+// CHECK: // tensor.splat at
+// CHECK-NEXT: if (cudaMemsetAsync(results[1].data, 0,
+// CHECK: // tensor.insert_slice at
+// CHECK-NEXT: if (cudaMemcpyAsync(results[2].data, results[1].data, {{.*}}, cudaMemcpyDeviceToDevice, stream) != cudaSuccess ||
+// CHECK-NEXT: cudaMemcpyAsync(static_cast<char *>(results[2].data) + 0, args[0].data, 64,
+func.func @insertions_partial_and_shared(%part: tensor<1x32xbf16>)
+    -> (tensor<4x32xbf16>, tensor<4x32xbf16>, tensor<4x32xbf16>) {
+  %zero = arith.constant 0.0 : bf16
+  %zeros = tensor.splat %zero : tensor<4x32xbf16>
+  %partial = tensor.insert_slice %part into %zeros[1, 0] [1, 32] [1, 1] : tensor<1x32xbf16> into tensor<4x32xbf16>
+  %shared = tensor.splat %zero : tensor<4x32xbf16>
+  %copied = tensor.insert_slice %part into %shared[0, 0] [1, 32] [1, 1] : tensor<1x32xbf16> into tensor<4x32xbf16>
+  return %partial, %shared, %copied : tensor<4x32xbf16>, tensor<4x32xbf16>, tensor<4x32xbf16>
 }
 
 // Qwen3.5 under SP: a chain of three additions over four projections, the

@@ -84,7 +84,8 @@
 // BACKWARD: // gdn_comm.summary_initial_states at
 // BACKWARD: step.incoming = static_cast<const float *>(
 // BACKWARD: // tensor.insert_slice at
-// BACKWARD-NEXT: cudaMemcpyAsync(
+// BACKWARD-NEXT: // in place
+// BACKWARD-NEXT: cudaMemcpyAsync(static_cast<char *>(temp{{[0-9]+}}.data) + 262144, temp{{[0-9]+}}.data, 262144,
 // BACKWARD: _delta_rule_grad(operands, outputs, &p2, scratch{{[0-9]+}}, stream)
 // BACKWARD: // arith.addf at
 // BACKWARD-NEXT: gdn::device::addTensors<__nv_bfloat16>(

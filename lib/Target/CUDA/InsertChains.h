@@ -1,0 +1,37 @@
+//===- InsertChains.h - insertions into a zero fill, in place ---*- C++ -*-===//
+//
+// gdn-split-projections stacks the parts of a weight gradient into zeros: a
+// zero fill, then one tensor.insert_slice per part, each into the previous
+// result. Lowered one op at a time, every insertion copies its whole
+// destination before writing its rows (two full copies of a 50 MB weight
+// gradient a step for Qwen3-Next's qkvz). When the fill and each insertion
+// feed nothing but the next insertion, the chain runs in one buffer: each
+// insertion copies only its rows, and the fill is skipped where the
+// insertions write every row. These queries say which ops of a chain do so
+// and where the chain lives.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GDN_LIB_TARGET_CUDA_INSERTCHAINS_H
+#define GDN_LIB_TARGET_CUDA_INSERTCHAINS_H
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+namespace mlir::gdn::cuda {
+
+/// True when `insert` writes into its destination's buffer: the destination
+/// is a zero fill (tensor.splat, or an arith.constant tensor) or an in-place
+/// insertion, and this insertion is its only use.
+bool insertsInPlace(tensor::InsertSliceOp insert);
+
+/// The value whose buffer holds `value`: for a fill or an insertion that an
+/// in-place insertion continues, the chain's last insertion; else `value`.
+Value getInsertChainStorage(Value value);
+
+/// True when `fill` (a zero fill) starts an in-place chain whose insertions
+/// write all of its rows (static sizes): nothing reads its zeros.
+bool isOverwrittenFill(Operation *fill);
+
+} // namespace mlir::gdn::cuda
+
+#endif // GDN_LIB_TARGET_CUDA_INSERTCHAINS_H
