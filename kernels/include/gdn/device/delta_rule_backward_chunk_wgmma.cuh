@@ -40,7 +40,9 @@
 // = 128. The row and column sums and dG are then the mma.sync kernel's
 // (GradSums), with its roundings of E1 and E2 to bf16; dg, dG's reverse
 // cumulative sum, comes from warp scans. A head's betas reach shared
-// memory during the head before it.
+// memory during the head before it. A unit's dq and dk, in bf16 and for a
+// whole chunk, are staged in its Q and K tiles and stored by TMA (4-byte
+// stores of every thread otherwise).
 //
 //===----------------------------------------------------------------------===//
 
