@@ -53,10 +53,12 @@ struct BackwardSplit {
 
 /// Runs the five backward kernels on `p` in the emulator. Outputs start as
 /// a sentinel so that rows no thread writes are caught.
+/// With `gradientOffset`, dq and dk start that many elements into their
+/// buffers (a view at another alignment).
 template <class C>
 Gradients<float> runBackward(const Problem &p, const Cotangents &cot, float scale,
                              bool withFinal, const gdn_status_t *status = nullptr,
-                             BackwardSplit split = {}) {
+                             BackwardSplit split = {}, size_t gradientOffset = 0) {
   using S = DeltaRuleShape<C>;
   using B = DeltaRuleBackwardShape<C>;
   const int n = static_cast<int>(p.lengths.size());
@@ -71,7 +73,7 @@ Gradients<float> runBackward(const Problem &p, const Cotangents &cot, float scal
                     dO = toBf16(cot.dO);
   constexpr float kSentinel = 777.0f;
   using G = typename GradientOf<C>::type;
-  std::vector<G> dq(std::max<size_t>(p.q.size(), 1), Element<G>::store(kSentinel)),
+  std::vector<G> dq(std::max<size_t>(p.q.size(), 1) + gradientOffset, Element<G>::store(kSentinel)),
       dk(dq.size(), Element<G>::store(kSentinel)),
       dv(std::max<size_t>(p.v.size(), 1), Element<G>::store(kSentinel));
   Gradients<float> g;
@@ -95,8 +97,8 @@ Gradients<float> runBackward(const Problem &p, const Cotangents &cot, float scal
   args.initialState = C::kHasInitialState ? p.state0.data() : nullptr;
   args.dO = dO.data();
   args.dFinalState = withFinal ? cot.dFinal.data() : nullptr;
-  args.dq = dq.data();
-  args.dk = dk.data();
+  args.dq = dq.data() + gradientOffset;
+  args.dk = dk.data() + gradientOffset;
   args.dv = dv.data();
   args.dg = g.dg.data();
   args.dbeta = g.dbeta.data();
@@ -187,8 +189,8 @@ Gradients<float> runBackward(const Problem &p, const Cotangents &cot, float scal
       y[i] = Element<G>::load(x[i]);
     return y;
   };
-  g.dq = toFloat(dq, p.q.size());
-  g.dk = toFloat(dk, p.k.size());
+  g.dq = toFloat(std::vector<G>(dq.begin() + gradientOffset, dq.end()), p.q.size());
+  g.dk = toFloat(std::vector<G>(dk.begin() + gradientOffset, dk.end()), p.k.size());
   g.dv = toFloat(dv, p.v.size());
   g.dg.resize(p.g.size());
   g.dbeta.resize(p.g.size());
@@ -409,6 +411,22 @@ TEST(DeltaRuleBackwardEmulation, Bf16Gradients) {
   // kernels writing bf16 gradients.
   checkBackward<Bf16GradientConfig<WgmmaChunkGradConfig<Config<2, 4, 128, true>>>>(
       {70, 0, 130}, {2, 0, 0}, true, 20, false);
+}
+
+// bf16 dq and dk at a 4-byte but not 16-byte alignment (a view into a
+// larger buffer): the chunk kernel cannot store them by TMA and stores them
+// per thread, with the same bits.
+TEST(DeltaRuleBackwardEmulation, Bf16GradientsUnalignedForTma) {
+  using C = Bf16GradientConfig<WgmmaChunkGradConfig<Config<2, 4, 128, true>>>;
+  std::mt19937 random(28);
+  Problem p = makeProblem(2, 4, 128, 128, {70, 130}, {2, 0}, true, random);
+  const Cotangents cot = makeCotangents(p, true, random);
+  const float scale = 1.0f / std::sqrt(128.0f);
+  const Gradients<float> aligned = runBackward<C>(p, cot, scale, true);
+  const Gradients<float> offset = runBackward<C>(p, cot, scale, true, nullptr, {}, 2);
+  EXPECT_TRUE(sameBits(aligned.dq, offset.dq)) << "dq";
+  EXPECT_TRUE(sameBits(aligned.dk, offset.dk)) << "dk";
+  EXPECT_TRUE(sameBits(aligned.dv, offset.dv)) << "dv";
 }
 
 /// relativeRms, failing the test on a value that is not finite.

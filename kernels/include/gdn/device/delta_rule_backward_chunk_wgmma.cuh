@@ -126,8 +126,10 @@ template <class Config> struct ChunkGradWgmmaShape {
 /// The tensor maps of the wgmma chunk-gradient kernel (a kernel parameter).
 struct ChunkGradTensorMaps {
   CUtensorMap q, k, v, dO, fresh, weighted, states, stateGrads;
-  /// Over dq and dk when they are bf16 (stored by TMA, whole chunks).
+  /// Over dq and dk when they are bf16 and 16-byte aligned, as TMA needs
+  /// (then `gradientsByTma` is 1 and whole chunks are stored by TMA).
   CUtensorMap dq, dk;
+  int gradientsByTma;
 };
 
 /// Encodes them (host only; args.workspace carved); the states' maps as
@@ -154,11 +156,19 @@ inline cudaError_t encodeChunkGradMaps(ChunkGradTensorMaps &maps,
     if (error != cudaSuccess)
       return error;
   }
+  // dq and dk by TMA where it can write them: bf16 and 16-byte aligned
+  // (the per-thread stores need 4 bytes only, so a view at another offset
+  // still works, the old way).
+  maps.gradientsByTma = 0;
   if constexpr (std::is_same_v<typename GradientOf<Config>::type, __nv_bfloat16>) {
-    for (const Map &m : {Map{&maps.dq, args.dq, keys, rows}, Map{&maps.dk, args.dk, keys, rows}}) {
-      const cudaError_t error = encodeTensorMap2D(m.map, m.base, m.columns, m.rows, m.columns);
-      if (error != cudaSuccess)
-        return error;
+    if (reinterpret_cast<uintptr_t>(args.dq) % 16 == 0 &&
+        reinterpret_cast<uintptr_t>(args.dk) % 16 == 0) {
+      for (const Map &m : {Map{&maps.dq, args.dq, keys, rows}, Map{&maps.dk, args.dk, keys, rows}}) {
+        const cudaError_t error = encodeTensorMap2D(m.map, m.base, m.columns, m.rows, m.columns);
+        if (error != cudaSuccess)
+          return error;
+      }
+      maps.gradientsByTma = 1;
     }
   }
   const cudaError_t error = encodeChunkStateMap<Config>(&maps.states, ws.states, args.packing);
@@ -685,17 +695,17 @@ __global__ void __launch_bounds__(ChunkGradWgmmaShape<Config>::kThreads, 1)
                          // the next head's betas are in place)
     } // the group's value heads
 
-    // The group's dq and dk rows, this warpgroup's K columns. In bf16 and
-    // for a whole chunk: staged in the unit's Q and K tiles (their last
-    // reads are behind the head loop's final barrier; the unit's buffer is
-    // released only after the stores have read them) and stored by TMA,
-    // two 64 x 64 boxes per tile, instead of 4-byte stores from every
-    // thread (the kernel's load-store queue was its third stall). A
-    // partial chunk's rows past its end belong to the next sequence: those
-    // chunks store per thread.
+    // The group's dq and dk rows, this warpgroup's K columns. In bf16
+    // (16-byte aligned) and for a whole chunk: staged in the unit's Q and K
+    // tiles (their last reads are behind the head loop's final barrier; the
+    // unit's buffer is released only after the stores have read them) and
+    // stored by TMA, two 64 x 64 boxes per tile, instead of 4-byte stores
+    // from every thread (the kernel's load-store queue was its third
+    // stall). A partial chunk's rows past its end belong to the next
+    // sequence: those chunks store per thread.
     const Lanes lanes;
     constexpr bool kTmaStores = std::is_same_v<typename GradientOf<Config>::type, __nv_bfloat16>;
-    if (kTmaStores && rows == kC) {
+    if (kTmaStores && maps.gradientsByTma && rows == kC) {
 #pragma unroll
       for (int j = 0; j < kHalfK / 8; ++j)
 #pragma unroll
