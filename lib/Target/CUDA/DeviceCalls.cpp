@@ -585,24 +585,21 @@ void mlir::gdn::cuda::printDeviceCall(
         const std::string dest = place(slice.getDest());
         const std::string from = place(slice.getSource());
         const int64_t row = rowBytes(slice.getDest());
-        if (insertsInPlace(slice)) {
-          // The destination's buffer is the result's (InsertChains.h).
-          os << "  // in place\n"
-             << "  if (cudaMemcpyAsync(static_cast<char *>(" << out << ".data) + "
-             << slice.getStaticOffsets()[0] * row << ", " << from << ".data, "
-             << slice.getStaticSizes()[0] * row
-             << ", cudaMemcpyDeviceToDevice, stream) != cudaSuccess)\n"
-             << "    return GDN_ERROR_CUDA;\n";
-          return;
-        }
-        os << "  if (cudaMemcpyAsync(" << out << ".data, " << dest << ".data, "
-           << bytesOf(slice.getDest(), dest)
-           << ", cudaMemcpyDeviceToDevice, stream) != cudaSuccess ||\n"
-           << "      cudaMemcpyAsync(static_cast<char *>(" << out << ".data) + "
-           << slice.getStaticOffsets()[0] * row << ", " << from << ".data, "
-           << slice.getStaticSizes()[0] * row
-           << ", cudaMemcpyDeviceToDevice, stream) != cudaSuccess)\n"
-           << "    return GDN_ERROR_CUDA;\n";
+        // The source's rows into the result; in place (InsertChains.h) the
+        // destination's buffer is the result's, else the destination is
+        // copied first.
+        std::string rows = "cudaMemcpyAsync(static_cast<char *>(" + out + ".data) + " +
+                           std::to_string(slice.getStaticOffsets()[0] * row) + ", " + from +
+                           ".data, " + std::to_string(slice.getStaticSizes()[0] * row) +
+                           ", cudaMemcpyDeviceToDevice, stream) != cudaSuccess";
+        if (insertsInPlace(slice))
+          os << "  // in place\n  if (" << rows << ")\n";
+        else
+          os << "  if (cudaMemcpyAsync(" << out << ".data, " << dest << ".data, "
+             << bytesOf(slice.getDest(), dest)
+             << ", cudaMemcpyDeviceToDevice, stream) != cudaSuccess ||\n      " << rows
+             << ")\n";
+        os << "    return GDN_ERROR_CUDA;\n";
       })
       .Case([&](arith::AddFOp add) {
         const std::string out = place(add.getResult());
