@@ -422,6 +422,19 @@ TEST(DeltaRuleBackwardEmulation, Bf16GradientsUnalignedForTma) {
   Problem p = makeProblem(2, 4, 128, 128, {70, 130}, {2, 0}, true, random);
   const Cotangents cot = makeCotangents(p, true, random);
   const float scale = 1.0f / std::sqrt(128.0f);
+  // The maps say which way: TMA for a 16-byte aligned dq and dk only.
+  auto tmaFor = [&](size_t offsetElements) {
+    std::vector<__nv_bfloat16> buffer(64 * 2 * 128 + 8);
+    const int32_t offsets[2] = {0, 64};
+    DeltaRuleBackwardArgs<C> args = {};
+    args.packing = PackingView{offsets, nullptr, 1, 64};
+    args.dq = args.dk = buffer.data() + offsetElements;
+    ChunkGradTensorMaps maps = {};
+    EXPECT_EQ(encodeChunkGradMaps(maps, args), cudaSuccess);
+    return maps.gradientsByTma;
+  };
+  EXPECT_EQ(tmaFor(0), 1);
+  EXPECT_EQ(tmaFor(2), 0);
   const Gradients<float> aligned = runBackward<C>(p, cot, scale, true);
   const Gradients<float> offset = runBackward<C>(p, cot, scale, true, nullptr, {}, 2);
   EXPECT_TRUE(sameBits(aligned.dq, offset.dq)) << "dq";
