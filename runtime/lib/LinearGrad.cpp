@@ -8,7 +8,9 @@
 // Both accumulate in fp32 and are bit-identical run to run (Gemm.h). The
 // accumulating form adds dx onto what the buffer holds (beta = 1): the
 // emitter folds the sum of two projections' input gradients (arith.addf of
-// in_proj_qkvz's and in_proj_ba's dx) into the second GEMM.
+// in_proj_qkvz's and in_proj_ba's dx) into the second GEMM. Each GEMM also
+// runs alone (gdnrt_linear_data_grad, gdnrt_linear_weight_grad) for a
+// caller that computes x between the two.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,97 +40,137 @@ bool overlaps(const gdn_tensor_t &a, const gdn_tensor_t &b) {
   return aBegin < bBegin + bBytes && bBegin < aBegin + aBytes;
 }
 
+std::string replaceAll(std::string text, const std::string &from,
+                       const std::string &to) {
+  for (size_t at = text.find(from); at != std::string::npos;
+       at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+/// Which GEMMs a call runs: both (gdnrt_linear_grad), or one half, for a
+/// caller that needs dx before x exists (the generated backward folds the
+/// gated RMSNorm's recomputation into the norm's backward, which reads dx
+/// and writes the x that dweight reads; docs/codegen.md).
+enum class Parts { kBoth, kData, kWeight };
+
 int linearGrad(gdnrt_context_t *context, const gdn_tensor_t *dy,
                const gdn_tensor_t *x, const gdn_tensor_t *weight,
                const gdn_tensor_t *dx, const gdn_tensor_t *dweight,
-               bool accumulate, const char *call) {
+               bool accumulate, Parts parts, const char *call) {
   if (!context)
     return fail(GDN_ERROR_INVALID_ARGUMENT, call, "the context is null");
+  const bool data = parts != Parts::kWeight, weights = parts != Parts::kData;
   std::string error;
   if (!checkTensorArgument(dy, "output gradient dy", error) ||
-      !checkTensorArgument(x, "input x", error) ||
-      !checkTensorArgument(weight, "weight", error) ||
-      !checkTensorArgument(dx, "input gradient dx", error) ||
-      !checkTensorArgument(dweight, "weight gradient dweight", error))
+      (weights && !checkTensorArgument(x, "input x", error)) ||
+      (data && !checkTensorArgument(weight, "weight", error)) ||
+      (data && !checkTensorArgument(dx, "input gradient dx", error)) ||
+      (weights && !checkTensorArgument(dweight, "weight gradient dweight", error)))
     return fail(GDN_ERROR_INVALID_ARGUMENT, call, error);
-  const gdn_dtype_t dtype = x->dtype;
+  // A half without x or the weight takes their shapes from the gradient
+  // that has them: dx has x's, dweight the weight's.
+  const gdn_tensor_t *xLike = weights ? x : dx;
+  const gdn_tensor_t *weightLike = data ? weight : dweight;
+  const gdn_dtype_t dtype = xLike->dtype;
   if ((dtype != GDN_BF16 && dtype != GDN_F16 && dtype != GDN_F32) ||
-      dy->dtype != dtype || weight->dtype != dtype || dx->dtype != dtype ||
-      dweight->dtype != dtype)
+      dy->dtype != dtype || weightLike->dtype != dtype ||
+      (data && dx->dtype != dtype) || (weights && dweight->dtype != dtype))
     return fail(GDN_ERROR_INVALID_ARGUMENT, call,
-                "dy, x, the weight, dx and dweight must share one dtype among "
-                "bf16, f16 and f32");
-  const Shape dys = Shape::of(*dy), xs = Shape::of(*x), ws = Shape::of(*weight),
-              dxs = Shape::of(*dx), dws = Shape::of(*dweight);
+                parts == Parts::kBoth
+                    ? "dy, x, the weight, dx and dweight must share one dtype "
+                      "among bf16, f16 and f32"
+                : data ? "dy, the weight and dx must share one dtype among "
+                         "bf16, f16 and f32"
+                       : "dy, x and dweight must share one dtype among bf16, "
+                         "f16 and f32");
+  const Shape dys = Shape::of(*dy), xs = Shape::of(*xLike),
+              ws = Shape::of(*weightLike);
   ProjectionSizes sizes;
-  if (!checkProjectionShapes(xs, ws, dys, "dy", sizes, error))
+  if (!checkProjectionShapes(xs, ws, dys, "dy", sizes, error)) {
+    // The message names x and the weight; a half names what it was given.
+    if (!data)
+      error = replaceAll(error, "the weight", "dweight");
+    if (!weights)
+      error = replaceAll(replaceAll(error, " x has", " dx has"), " of x ", " of dx ");
     return fail(GDN_ERROR_INVALID_ARGUMENT, call, error);
+  }
   const int64_t tokens = sizes.tokens, in = sizes.in, out = sizes.out;
-  if (dxs.dims != xs.dims)
-    return fail(GDN_ERROR_INVALID_ARGUMENT, call,
-                "dx has shape " + describeShape(dxs) + " but x has " +
-                    describeShape(xs) + "; dx must have x's shape");
-  if (dws.dims != ws.dims)
-    return fail(GDN_ERROR_INVALID_ARGUMENT, call,
-                "dweight has shape " + describeShape(dws) +
-                    " but the weight has " + describeShape(ws) +
-                    "; dweight must have the weight's shape");
+  if (parts == Parts::kBoth) {
+    const Shape dxs = Shape::of(*dx), dws = Shape::of(*dweight);
+    if (dxs.dims != xs.dims)
+      return fail(GDN_ERROR_INVALID_ARGUMENT, call,
+                  "dx has shape " + describeShape(dxs) + " but x has " +
+                      describeShape(xs) + "; dx must have x's shape");
+    if (dws.dims != ws.dims)
+      return fail(GDN_ERROR_INVALID_ARGUMENT, call,
+                  "dweight has shape " + describeShape(dws) +
+                      " but the weight has " + describeShape(ws) +
+                      "; dweight must have the weight's shape");
+  }
   // A GEMM that writes what it reads is undefined; so is one output in the
   // other.
   const std::pair<const gdn_tensor_t *, const char *> inputs[] = {
       {dy, "dy"}, {x, "x"}, {weight, "the weight"}, {dweight, "dweight"}};
-  for (auto [input, name] : inputs)
-    if (overlaps(*dx, *input))
-      return fail(GDN_ERROR_INVALID_ARGUMENT, call,
-                  std::string("dx overlaps ") + name +
-                      " in memory; give each gradient a buffer of its own");
-  for (auto [input, name] : {inputs[0], inputs[1], inputs[2]})
-    if (overlaps(*dweight, *input))
-      return fail(GDN_ERROR_INVALID_ARGUMENT, call,
-                  std::string("dweight overlaps ") + name +
-                      " in memory; give each gradient a buffer of its own");
+  auto overlapped = [&](const gdn_tensor_t *output, const char *name,
+                        size_t count) -> int {
+    for (size_t i = 0; i < count; ++i)
+      if (inputs[i].first && overlaps(*output, *inputs[i].first))
+        return fail(GDN_ERROR_INVALID_ARGUMENT, call,
+                    std::string(name) + " overlaps " + inputs[i].second +
+                        " in memory; give each gradient a buffer of its own");
+    return GDN_SUCCESS;
+  };
+  if (data)
+    if (int failed = overlapped(dx, "dx", 4))
+      return failed;
+  if (weights)
+    if (int failed = overlapped(dweight, "dweight", 3))
+      return failed;
 
   // A product over nothing is zero, and cuBLASLt does not take k = 0: with
   // no outputs dx is zero (unchanged when accumulating), with no tokens the
   // weight gradient is.
-  auto zero = [&](const gdn_tensor_t &tensor, const Shape &shape) {
+  auto zero = [&](const gdn_tensor_t &tensor) {
+    const Shape shape = Shape::of(tensor);
+    if (shape.bytes() == 0)
+      return static_cast<int>(GDN_SUCCESS);
     if (cudaError_t failed =
             cudaMemsetAsync(tensor.data, 0, shape.bytes(), context->stream))
       return fail(GDN_ERROR_CUDA, call,
                   describeCuda("cudaMemsetAsync", failed));
     return static_cast<int>(GDN_SUCCESS);
   };
-  if (out == 0) {
-    if (!accumulate && dxs.bytes() > 0)
-      if (int failed = zero(*dx, dxs))
+  if (data && out == 0) {
+    if (!accumulate)
+      if (int failed = zero(*dx))
         return failed;
-  } else {
-    ColumnMajorGemm data{};
-    data.dtype = dtype;
-    data.m = in, data.n = tokens, data.k = out, data.batch = 1;
-    data.a = weight->data, data.lda = in;
-    data.b = dy->data, data.ldb = out;
-    data.c = dx->data, data.ldc = in;
-    data.d = dx->data, data.ldd = in;
-    data.beta = accumulate ? 1.0 : 0.0;
-    data.tokenColumns = true;
-    if (int failed = runGemm(context, data, call))
+  } else if (data) {
+    ColumnMajorGemm gemm{};
+    gemm.dtype = dtype;
+    gemm.m = in, gemm.n = tokens, gemm.k = out, gemm.batch = 1;
+    gemm.a = weight->data, gemm.lda = in;
+    gemm.b = dy->data, gemm.ldb = out;
+    gemm.c = dx->data, gemm.ldc = in;
+    gemm.d = dx->data, gemm.ldd = in;
+    gemm.beta = accumulate ? 1.0 : 0.0;
+    gemm.tokenColumns = true;
+    if (int failed = runGemm(context, gemm, call))
       return failed;
   }
-  if (tokens == 0) {
-    if (dws.bytes() > 0)
-      if (int failed = zero(*dweight, dws))
-        return failed;
-  } else {
-    ColumnMajorGemm parameter{};
-    parameter.dtype = dtype;
-    parameter.m = in, parameter.n = out, parameter.k = tokens;
-    parameter.batch = 1;
-    parameter.a = x->data, parameter.lda = in;
-    parameter.b = dy->data, parameter.ldb = out, parameter.transposeB = true;
-    parameter.c = dweight->data, parameter.ldc = in;
-    parameter.d = dweight->data, parameter.ldd = in;
-    if (int failed = runGemm(context, parameter, call))
+  if (weights && tokens == 0) {
+    if (int failed = zero(*dweight))
+      return failed;
+  } else if (weights) {
+    ColumnMajorGemm gemm{};
+    gemm.dtype = dtype;
+    gemm.m = in, gemm.n = out, gemm.k = tokens;
+    gemm.batch = 1;
+    gemm.a = x->data, gemm.lda = in;
+    gemm.b = dy->data, gemm.ldb = out, gemm.transposeB = true;
+    gemm.c = dweight->data, gemm.ldc = in;
+    gemm.d = dweight->data, gemm.ldd = in;
+    if (int failed = runGemm(context, gemm, call))
       return failed;
   }
   return succeed();
@@ -142,7 +184,7 @@ extern "C" int gdnrt_linear_grad(gdnrt_context_t *context,
                                  const gdn_tensor_t *dx,
                                  const gdn_tensor_t *dweight) {
   return linearGrad(context, dy, x, weight, dx, dweight, /*accumulate=*/false,
-                    "gdnrt_linear_grad");
+                    Parts::kBoth, "gdnrt_linear_grad");
 }
 
 extern "C" int gdnrt_linear_grad_accumulate(gdnrt_context_t *context,
@@ -152,5 +194,23 @@ extern "C" int gdnrt_linear_grad_accumulate(gdnrt_context_t *context,
                                             const gdn_tensor_t *dx,
                                             const gdn_tensor_t *dweight) {
   return linearGrad(context, dy, x, weight, dx, dweight, /*accumulate=*/true,
-                    "gdnrt_linear_grad_accumulate");
+                    Parts::kBoth, "gdnrt_linear_grad_accumulate");
+}
+
+extern "C" int gdnrt_linear_data_grad(gdnrt_context_t *context,
+                                      const gdn_tensor_t *dy,
+                                      const gdn_tensor_t *weight,
+                                      const gdn_tensor_t *dx) {
+  return linearGrad(context, dy, nullptr, weight, dx, nullptr,
+                    /*accumulate=*/false, Parts::kData,
+                    "gdnrt_linear_data_grad");
+}
+
+extern "C" int gdnrt_linear_weight_grad(gdnrt_context_t *context,
+                                        const gdn_tensor_t *dy,
+                                        const gdn_tensor_t *x,
+                                        const gdn_tensor_t *dweight) {
+  return linearGrad(context, dy, x, nullptr, nullptr, dweight,
+                    /*accumulate=*/false, Parts::kWeight,
+                    "gdnrt_linear_weight_grad");
 }

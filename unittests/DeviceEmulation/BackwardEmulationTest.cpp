@@ -30,6 +30,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -393,7 +394,13 @@ template <class C> void runEpilogue(double tolerance) {
           dz = dx;
       std::vector<T> dweight(kV, Element<T>::store(kUnwritten));
       std::vector<float> partials(size_t(blocks) * kV, NAN);
+      // The forward's output too (the recomputation folded into the
+      // backward), except on one block: there the null y writes nothing.
+      using Output = typename C::Output;
+      const Output unwritten = Element<Output>::store(kUnwritten);
+      std::vector<Output> yBackward(std::max<int64_t>(rows * kV, 1), unwritten);
       EpilogueBackwardArgs<C> args = {};
+      args.y = blocks > 1 ? yBackward.data() : nullptr;
       args.x = x.elements.data();
       args.z = z.elements.data();
       args.weight = weight.elements.data();
@@ -435,6 +442,14 @@ template <class C> void runEpilogue(double tolerance) {
         }
       }
       compare(y, wantY, "y", false, tolerance, mismatch);
+      if (args.y)
+        ASSERT_EQ(std::memcmp(yBackward.data(), y.data(), y.size() * sizeof(Output)), 0)
+            << rows << " rows, " << blocks
+            << " blocks: the backward's y is not the forward kernel's, bit for bit";
+      else
+        for (const Output &value : yBackward)
+          ASSERT_EQ(std::memcmp(&value, &unwritten, sizeof(Output)), 0)
+              << "a null y was written";
       compare(dx, want.dx, "dx", false, tolerance, mismatch);
       compare(dz, want.dz, "dz", false, tolerance, mismatch);
       compare(dweight, want.dweight, "dweight", false, tolerance, mismatch);

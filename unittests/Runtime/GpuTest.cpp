@@ -515,6 +515,30 @@ TEST_F(OneRank, LinearGradIsBitIdenticalRunToRun) {
   }
 }
 
+TEST_F(OneRank, LinearGradHalvesEqualTheWholeCall) {
+  // gdnrt_linear_data_grad then gdnrt_linear_weight_grad write the bits of
+  // one gdnrt_linear_grad: the same GEMMs, run one at a time.
+  const int64_t tokens = 1000, in = 64, out = 48;
+  Bf16Tensor x(tokens * in, 41), w(out * in, 42), dy(tokens * out, 43);
+  DeviceBuffer dx(tokens * in * 2), dw(out * in * 2), dx2(tokens * in * 2),
+      dw2(out * in * 2);
+  gdn_tensor_t tdy = describe(dy.device, {tokens, out}, GDN_BF16),
+               tx = describe(x.device, {tokens, in}, GDN_BF16),
+               tw = describe(w.device, {out, in}, GDN_BF16),
+               tdx = describe(dx, {tokens, in}, GDN_BF16),
+               tdw = describe(dw, {out, in}, GDN_BF16),
+               tdx2 = describe(dx2, {tokens, in}, GDN_BF16),
+               tdw2 = describe(dw2, {out, in}, GDN_BF16);
+  for (DeviceBuffer *buffer : {&dx, &dw, &dx2, &dw2})
+    CUDA_OK(cudaMemset(buffer->data, 0x7f, buffer->bytes));
+  GDN_OK(gdnrt_linear_grad(context, &tdy, &tx, &tw, &tdx, &tdw));
+  GDN_OK(gdnrt_linear_data_grad(context, &tdy, &tw, &tdx2));
+  GDN_OK(gdnrt_linear_weight_grad(context, &tdy, &tx, &tdw2));
+  sync();
+  EXPECT_EQ(dx2.download<uint16_t>(), dx.download<uint16_t>());
+  EXPECT_EQ(dw2.download<uint16_t>(), dw.download<uint16_t>());
+}
+
 TEST_F(OneRank, ProjectionRowsAreTheSameBitsInAPackAndAlone) {
   // A pack's rows of y = x W^T and of dx = dy W equal each sequence's run
   // alone, bit for bit: the GEMM's algorithm must not follow the token

@@ -30,11 +30,22 @@
 namespace gdn {
 namespace device {
 
+/// The type of the forward's output y when the Config names one (Output):
+/// then the kernel can also write y, bit for bit what gatedRMSNormKernel
+/// writes, so that a backward which needs y (out_proj's weight gradient)
+/// does not run the forward again over x and z (docs/codegen.md).
+template <class C, class = void> struct NormOutputOf {
+  using type = typename C::InputGrad;
+};
+template <class C> struct NormOutputOf<C, std::void_t<typename C::Output>> {
+  using type = typename C::Output;
+};
+
 /// Config adds to the forward's (epilogue.cuh: Input, Gate, Weight,
 /// kHeadDimV, kThreads, kEps) the gradient types OutputGrad (dy), InputGrad
 /// (dx), GateGrad (dz), WeightGrad (dw: summed in fp32, stored once in
 /// this type) and kBlocks, the most blocks (each takes at least
-/// kMinRowsPerBlock rows).
+/// kMinRowsPerBlock rows); optionally Output (y's type, NormOutputOf).
 template <class Config> struct EpilogueBackwardArgs {
   const typename Config::Input *x;       ///< [rows, V]
   const typename Config::Gate *z;        ///< [rows, V]
@@ -43,6 +54,8 @@ template <class Config> struct EpilogueBackwardArgs {
   typename Config::InputGrad *dx;        ///< [rows, V]
   typename Config::GateGrad *dz;         ///< [rows, V]
   typename Config::WeightGrad *dweight;  ///< [V]
+  /// [rows, V] or null: the forward's output, written when given.
+  typename NormOutputOf<Config>::type *y;
   int64_t rows;                          ///< tokens * heads
   /// [blocks][V] partial sums of dw; carved by launchEpilogueBackward.
   float *partials;
@@ -108,12 +121,15 @@ __global__ void __launch_bounds__(Config::kThreads)
       squares += x.values[i] * x.values[i];
     const float r = rsqrtf(groupSum<kLanes>(squares) / kV + Config::kEps);
     VectorOf<typename Config::GateGrad, kVec> dz;
+    VectorOf<typename NormOutputOf<Config>::type, kVec> y;
     float dn[kVec], projection = 0.0f;
 #pragma unroll
     for (int i = 0; i < kVec; ++i) {
       float silu, slope;
       siluWithSlope(z.values[i], silu, slope);
       const float normed = x.values[i] * r;
+      // The forward's expression and order (epilogue.cuh): the same bits.
+      y.values[i] = weight[i] * normed * silu;
       const float scaled = dy.values[i] * weight[i];
       dweight[i] += dy.values[i] * normed * silu;
       dz.values[i] = scaled * normed * slope;
@@ -130,6 +146,8 @@ __global__ void __launch_bounds__(Config::kThreads)
       dx.values[i] = r * (dn[i] - along * x.values[i]);
     dx.store(args.dx + at);
     dz.store(args.dz + at);
+    if (args.y)
+      y.store(args.y + at);
   }
   // The block's partial of dw: row groups added in group order.
   extern __shared__ uint4 shared[];

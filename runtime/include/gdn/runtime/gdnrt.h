@@ -326,6 +326,23 @@ GDNRT_API int gdnrt_linear_grad_accumulate(gdnrt_context_t *context,
                                            const gdn_tensor_t *dx,
                                            const gdn_tensor_t *dweight);
 
+/** The data GEMM of gdnrt_linear_grad alone: dx[t] = W^T dy[t] (dx [T,
+ *  In...]), with the same checks (dx's shape stands for x's). With
+ *  gdnrt_linear_weight_grad it lets a caller compute x after dx: the
+ *  generated backward writes the gated RMSNorm's recomputed output in the
+ *  norm's backward, which needs out_proj's dx first. */
+GDNRT_API int gdnrt_linear_data_grad(gdnrt_context_t *context,
+                                     const gdn_tensor_t *dy,
+                                     const gdn_tensor_t *weight,
+                                     const gdn_tensor_t *dx);
+
+/** The weight GEMM of gdnrt_linear_grad alone: dweight = sum_t dy[t]
+ *  x[t]^T ([Out, In]; zero when T = 0), ordered reductions as there. */
+GDNRT_API int gdnrt_linear_weight_grad(gdnrt_context_t *context,
+                                       const gdn_tensor_t *dy,
+                                       const gdn_tensor_t *x,
+                                       const gdn_tensor_t *dweight);
+
 #ifdef __cplusplus
 }
 #endif
