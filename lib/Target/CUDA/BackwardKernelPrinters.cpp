@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "EntryPrinting.h"
+#include "NormRecomputation.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -319,8 +320,14 @@ void mlir::gdn::cuda::printRMSNormGradConfig(kernel::GatedRMSNormGradOp op,
      << "  using GateGrad = " << getDeviceType(elementOf(op.getZGrad()))
      << ";\n"
      << "  using WeightGrad = " << getDeviceType(elementOf(op.getWeightGrad()))
-     << ";\n"
-     << "  static constexpr int kHeadDimV = " << type.getDimSize(2) << ";\n"
+     << ";\n";
+  // The recomputed norm's output, written here instead of by a kernel of
+  // its own (NormRecomputation.h).
+  if (kernel::GatedRMSNormOp norm = getFoldedRecomputation(op))
+    os << "  using Output = " << getDeviceType(elementOf(norm.getY()))
+       << "; // also writes y of the gdn_kernel.gated_rmsnorm at "
+       << norm.getLoc() << "\n";
+  os << "  static constexpr int kHeadDimV = " << type.getDimSize(2) << ";\n"
      << "  static constexpr int kThreads = " << op.getThreads() << ";\n"
      << "  static constexpr int kBlocks = " << op.getBlocks() << ";\n"
      << llvm::formatv("  static constexpr float kEps = {0:e}f;\n",
@@ -348,9 +355,16 @@ void mlir::gdn::cuda::printRMSNormGradEntry(kernel::GatedRMSNormGradOp op,
                    : expectedShape(value, 0, -1);
       },
       os);
+  kernel::GatedRMSNormOp norm = getFoldedRecomputation(op);
+  if (norm)
+    os << "  // results[3]: y of the recomputed norm, which this kernel writes\n"
+       << "  if (!gdn::checkTensor(results[3], " << getAbiDtype(elementOf(norm.getY()))
+       << ", " << expectedShape(norm.getY(), 0, -1) << "))\n"
+       << "    return GDN_ERROR_INVALID_ARGUMENT;\n";
   os << "  for (const gdn_tensor_t *tensor : {&operands[0], &operands[1], "
         "&operands[2],\n"
-     << "                                     &results[0], &results[1]})\n"
+     << "                                     &results[0], &results[1]"
+     << (norm ? ", &results[3]" : "") << "})\n"
      << "    if (!gdn::isVectorAligned(*tensor))\n"
      << "      return GDN_ERROR_INVALID_ARGUMENT;\n";
   printLaunchOpening(k, os);
@@ -369,7 +383,10 @@ void mlir::gdn::cuda::printRMSNormGradEntry(kernel::GatedRMSNormGradOp op,
      << "  args.dx = " << pointer("results", 0, op.getXGrad(), false) << ";\n"
      << "  args.dz = " << pointer("results", 1, op.getZGrad(), false) << ";\n"
      << "  args.dweight = " << pointer("results", 2, op.getWeightGrad(), false)
-     << ";\n"
+     << ";\n";
+  if (norm)
+    os << "  args.y = " << pointer("results", 3, norm.getY(), false) << ";\n";
+  os
      << "  // No rows still launches: the weight gradient is then 0.\n"
      << "  args.rows = operands[0].shape[0] * " << heads << ";\n";
   printLaunchReturn(os, "launchEpilogueBackward", "args, scratch, stream");

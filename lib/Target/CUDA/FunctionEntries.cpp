@@ -15,6 +15,7 @@
 #include "FunctionEntries.h"
 #include "GradientSums.h"
 #include "InsertChains.h"
+#include "NormRecomputation.h"
 #include "RuntimeCalls.h"
 
 #include "gdn/Dialect/Gdn/IR/SequenceLayout.h"
@@ -639,7 +640,13 @@ void printRun(const FunctionPlan &plan, const FunctionLayout &layout,
     llvm::interleaveComma(getKernelTensorOperands(k.op), os,
                           [&](Value v) { os << layout.places.lookup(v); });
     os << "};\n    const gdn_tensor_t outputs[] = {";
-    llvm::interleaveComma(k.op->getResults(), os,
+    SmallVector<Value> outputs(k.op->getResults());
+    // A norm backward that also writes the recomputed norm's output
+    // (NormRecomputation.h) takes its buffer last.
+    if (auto grad = dyn_cast<kernel::GatedRMSNormGradOp>(k.op))
+      if (kernel::GatedRMSNormOp norm = getFoldedRecomputation(grad))
+        outputs.push_back(norm.getY());
+    llvm::interleaveComma(outputs, os,
                           [&](Value v) { os << layout.places.lookup(v); });
     os << "};\n    if (int error = " << k.entryName
        << (launch ? "" : "_validate") << "(operands, outputs";
@@ -680,10 +687,17 @@ void printRun(const FunctionPlan &plan, const FunctionLayout &layout,
   }
   auto place = [&](Value value) { return layout.places.lookup(value); };
   for (Operation *op : plan.steps) {
+    if (auto norm = dyn_cast<kernel::GatedRMSNormOp>(op);
+        norm && getFoldingBackward(norm)) {
+      os << "  // " << layout.kernelOf.lookup(op)->entryName
+         << " does not run: the norm backward below writes its output\n";
+      continue;
+    }
     if (const KernelContext *k = layout.kernelOf.lookup(op))
       printKernelCall(*k, /*launch=*/true);
     else
       printRuntimeCall(op, place, stagingOf.lookup(op), os);
+    printWeightGradientAfter(op, place, os);
   }
   os << "  return GDN_SUCCESS;\n}\n\n";
 }

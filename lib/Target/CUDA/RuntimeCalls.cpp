@@ -15,6 +15,7 @@
 #include "RuntimeCalls.h"
 #include "DeviceCalls.h"
 #include "GradientSums.h"
+#include "NormRecomputation.h"
 
 #include "gdn/Dialect/Gdn/IR/GdnOps.h"
 #include "gdn/Dialect/Gdn/IR/SequenceLayout.h"
@@ -557,6 +558,22 @@ std::vector<StridedCopy> mlir::gdn::cuda::getStridedCopies(Operation *op) {
 // Calls
 //===----------------------------------------------------------------------===//
 
+void mlir::gdn::cuda::printWeightGradientAfter(
+    Operation *op, llvm::function_ref<std::string(Value)> place,
+    llvm::raw_ostream &os) {
+  auto grad = dyn_cast<kernel::GatedRMSNormGradOp>(op);
+  kernel::GatedRMSNormOp norm = grad ? getFoldedRecomputation(grad) : nullptr;
+  if (!norm)
+    return;
+  auto projection = cast<LinearGradOp>(*norm.getY().getUsers().begin());
+  os << "  // the weight GEMM of the gdn.linear_grad at " << projection.getLoc()
+     << ", on the x written above\n";
+  printChecked(os, "gdnrt_linear_weight_grad",
+               {"context", "&" + place(projection.getYGrad()),
+                "&" + place(projection.getX()),
+                "&" + place(projection.getWeightGrad())});
+}
+
 void mlir::gdn::cuda::printRuntimeCall(
     Operation *op, llvm::function_ref<std::string(Value)> place,
     StringRef staging, llvm::raw_ostream &os) {
@@ -575,6 +592,16 @@ void mlir::gdn::cuda::printRuntimeCall(
                       ref(linear.getY())});
       })
       .Case([&](LinearGradOp grad) {
+        // x is written by the norm backward that needs dx: the data GEMM
+        // now, the weight GEMM after that backward (NormRecomputation.h).
+        if (getSplittingBackward(grad)) {
+          os << "  // the data GEMM; the weight GEMM follows the norm backward "
+                "that writes x\n";
+          printChecked(os, "gdnrt_linear_data_grad",
+                       {"context", ref(grad.getYGrad()), ref(grad.getWeight()),
+                        ref(grad.getXGrad())});
+          return;
+        }
         // A term of a folded sum after the first adds onto the sum's buffer.
         const bool accumulate = accumulatesInputGradient(grad);
         if (accumulate)

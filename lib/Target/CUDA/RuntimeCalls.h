@@ -87,6 +87,13 @@ void printRuntimeCall(Operation *op,
                       llvm::function_ref<std::string(Value)> place,
                       StringRef staging, llvm::raw_ostream &os);
 
+/// Prints the weight GEMM of the gdn.linear_grad whose data GEMM ran before
+/// `grad`, the norm backward that writes that projection's x
+/// (NormRecomputation.h); nothing for any other op.
+void printWeightGradientAfter(Operation *grad,
+                              llvm::function_ref<std::string(Value)> place,
+                              llvm::raw_ostream &os);
+
 } // namespace mlir::gdn::cuda
 
 #endif // GDN_LIB_TARGET_CUDA_RUNTIMECALLS_H
