@@ -386,8 +386,7 @@ void mlir::gdn::cuda::printRMSNormGradEntry(kernel::GatedRMSNormGradOp op,
      << ";\n";
   if (norm)
     os << "  args.y = " << pointer("results", 3, norm.getY(), false) << ";\n";
-  os
-     << "  // No rows still launches: the weight gradient is then 0.\n"
+  os << "  // No rows still launches: the weight gradient is then 0.\n"
      << "  args.rows = operands[0].shape[0] * " << heads << ";\n";
   printLaunchReturn(os, "launchEpilogueBackward", "args, scratch, stream");
 }

@@ -1,4 +1,8 @@
-//===- NormRecomputation.cpp - the gated RMSNorm's output, from its backward ===//
+//===- NormRecomputation.cpp - y of the gated RMSNorm from its backward -===//
+//
+// The queries of NormRecomputation.h.
+//
+//===----------------------------------------------------------------------===//
 
 #include "NormRecomputation.h"
 
@@ -45,7 +49,9 @@ mlir::gdn::cuda::getFoldedRecomputation(kernel::GatedRMSNormGradOp grad) {
     return {};
   auto norm = projection.getX().getDefiningOp<kernel::GatedRMSNormOp>();
   kernel::GatedRMSNormGradOp folding;
-  return norm && matchProjection(norm, folding) && folding == grad ? norm : nullptr;
+  if (!norm || !matchProjection(norm, folding) || folding != grad)
+    return {};
+  return norm;
 }
 
 kernel::GatedRMSNormGradOp

@@ -1,4 +1,4 @@
-//===- NormRecomputation.h - the gated RMSNorm's output, from its backward ===//
+//===- NormRecomputation.h - y of the norm from its backward -*- C++ -*-===//
 //
 // A generated backward that did not keep the gated RMSNorm's output y
 // (save=inputs) runs the norm again only for out_proj's weight gradient:

@@ -11,6 +11,9 @@
 // same bytes (the reference of docs/performance.md), plus a plain 16-byte
 // grid-stride copy kernel. Median of ITERS; random bf16 inputs. Last, an
 // FNV-1a hash of every output byte: tile variants must agree bit for bit.
+// With -DPB_INPUT_F32=1 the conv input and a, b are f32, as in the layers
+// gdn_torch compiles with f32 projection outputs (kernels.cu from the same
+// case with f32 mixed, a and b).
 // One translation unit with kernels.cu; needs no gdnrt (the entry's stream
 // query is stubbed).
 //
@@ -63,6 +66,25 @@ __global__ void fillBf16(__nv_bfloat16 *p, size_t n, unsigned seed) {
   }
 }
 
+#if PB_INPUT_F32
+using Input = float;
+constexpr gdn_dtype_t kInputType = GDN_F32;
+__global__ void fillInput(float *p, size_t n, unsigned seed) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x) {
+    unsigned h = (unsigned)i * 2654435761u ^ seed;
+    h ^= h >> 13;
+    h *= 0x5bd1e995u;
+    h ^= h >> 15;
+    p[i] = ((h & 0xffff) / 65536.0f - 0.5f) * 4.0f;
+  }
+}
+#else
+using Input = __nv_bfloat16;
+constexpr gdn_dtype_t kInputType = GDN_BF16;
+#define fillInput fillBf16
+#endif
+
 static float median(std::vector<float> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -88,13 +110,15 @@ int main(int argc, char **argv) {
   for (int l : lengths)
     cu.push_back((int32_t)(T += l));
   const int C = 8192, HV = 32;
-  __nv_bfloat16 *mixed, *weight, *a, *b, *q, *k, *v;
+  Input *mixed, *a, *b;
+  __nv_bfloat16 *weight, *q, *k, *v;
   float *aLog, *dtBias, *g, *beta;
   int32_t *dcu;
-  CK(cudaMalloc(&mixed, T * C * 2));
+  const size_t in = sizeof(Input);
+  CK(cudaMalloc(&mixed, T * C * in));
   CK(cudaMalloc(&weight, C * 4 * 2));
-  CK(cudaMalloc(&a, T * HV * 2));
-  CK(cudaMalloc(&b, T * HV * 2));
+  CK(cudaMalloc(&a, T * HV * in));
+  CK(cudaMalloc(&b, T * HV * in));
   CK(cudaMalloc(&aLog, HV * 4));
   CK(cudaMalloc(&dtBias, HV * 4));
   CK(cudaMalloc(&q, T * 2048 * 2));
@@ -104,10 +128,10 @@ int main(int argc, char **argv) {
   CK(cudaMalloc(&beta, T * HV * 4));
   CK(cudaMalloc(&dcu, cu.size() * 4));
   CK(cudaMemcpy(dcu, cu.data(), cu.size() * 4, cudaMemcpyHostToDevice));
-  fillBf16<<<1024, 256>>>(mixed, T * C, 1);
+  fillInput<<<1024, 256>>>(mixed, T * C, 1);
   fillBf16<<<64, 256>>>(weight, C * 4, 2);
-  fillBf16<<<64, 256>>>(a, T * HV, 3);
-  fillBf16<<<64, 256>>>(b, T * HV, 4);
+  fillInput<<<64, 256>>>(a, T * HV, 3);
+  fillInput<<<64, 256>>>(b, T * HV, 4);
   std::vector<float> hostParams(HV);
   for (int i = 0; i < HV; ++i)
     hostParams[i] = 0.1f * i - 1.0f;
@@ -123,10 +147,10 @@ int main(int argc, char **argv) {
       t.shape[i] = shape[i];
     return t;
   };
-  gdn_tensor_t args[7] = {tensor(mixed, GDN_BF16, {T, C}),
+  gdn_tensor_t args[7] = {tensor(mixed, kInputType, {T, C}),
                           tensor(weight, GDN_BF16, {C, 4}),
-                          tensor(a, GDN_BF16, {T, HV}),
-                          tensor(b, GDN_BF16, {T, HV}),
+                          tensor(a, kInputType, {T, HV}),
+                          tensor(b, kInputType, {T, HV}),
                           tensor(aLog, GDN_F32, {HV}),
                           tensor(dtBias, GDN_F32, {HV}),
                           tensor(dcu, GDN_I32, {(int64_t)cu.size()})};
@@ -163,7 +187,7 @@ int main(int argc, char **argv) {
       std::exit(3);
     }
   };
-  const size_t moved = (size_t)T * C * 2 + C * 4 * 2 + (size_t)T * HV * 4 +
+  const size_t moved = (size_t)T * C * in + C * 4 * 2 + (size_t)T * HV * 2 * in +
                        HV * 8 + cu.size() * 4 + (size_t)T * C * 2 +
                        (size_t)T * HV * 8;
   const size_t copyBytes = moved / 2;
