@@ -418,62 +418,43 @@ TEST(ApiTest, LinearGradHalvesCheckWhatTheyTake) {
                w = tensor({12, 32}, GDN_BF16, at(3)),
                dx = tensor({16, 4, 8}, GDN_BF16, at(4)),
                dw = tensor({12, 32}, GDN_BF16, at(5));
-  EXPECT_EQ(gdnrt_linear_data_grad(nullptr, &dy, &w, &dx),
-            GDN_ERROR_INVALID_ARGUMENT);
-  EXPECT_STREQ(gdnrt_last_error(),
-               "gdnrt_linear_data_grad: the context is null");
-  EXPECT_EQ(gdnrt_linear_data_grad(&context, &dy, nullptr, &dx),
-            GDN_ERROR_INVALID_ARGUMENT);
-  EXPECT_STREQ(gdnrt_last_error(),
-               "gdnrt_linear_data_grad: the weight is a null pointer");
+  auto refused = [](int status, const std::string &message) {
+    EXPECT_EQ(status, GDN_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(std::string(gdnrt_last_error()), message);
+  };
+  const std::string data = "gdnrt_linear_data_grad: ",
+                    weights = "gdnrt_linear_weight_grad: ";
+  refused(gdnrt_linear_data_grad(nullptr, &dy, &w, &dx), data + "the context is null");
+  refused(gdnrt_linear_data_grad(&context, &dy, nullptr, &dx),
+          data + "the weight is a null pointer");
   gdn_tensor_t narrow = tensor({16, 4, 7}, GDN_BF16, at(4));
-  EXPECT_EQ(gdnrt_linear_data_grad(&context, &dy, &w, &narrow),
-            GDN_ERROR_INVALID_ARGUMENT);
-  EXPECT_STREQ(gdnrt_last_error(),
-               "gdnrt_linear_data_grad: the weight has 32 input features but "
-               "every token of dx has 28");
-  gdn_tensor_t dx32 = tensor({16, 4, 8}, GDN_F32, at(4));
-  EXPECT_EQ(gdnrt_linear_data_grad(&context, &dy, &w, &dx32),
-            GDN_ERROR_INVALID_ARGUMENT);
-  EXPECT_STREQ(gdnrt_last_error(),
-               "gdnrt_linear_data_grad: dy, the weight and dx must share one "
-               "dtype among bf16, f16 and f32");
+  refused(gdnrt_linear_data_grad(&context, &dy, &w, &narrow),
+          data + "the weight has 32 input features but every token of dx has 28");
   gdn_tensor_t fewTokens = tensor({15, 4, 8}, GDN_BF16, at(4));
-  EXPECT_EQ(gdnrt_linear_data_grad(&context, &dy, &w, &fewTokens),
-            GDN_ERROR_INVALID_ARGUMENT);
-  EXPECT_STREQ(gdnrt_last_error(),
-               "gdnrt_linear_data_grad: dy has 16 tokens of 12 features but dx "
-               "has 15 tokens and the weight 12 outputs");
+  refused(gdnrt_linear_data_grad(&context, &dy, &w, &fewTokens),
+          data + "dy has 16 tokens of 12 features but dx has 15 tokens and the "
+                 "weight 12 outputs");
+  gdn_tensor_t dx32 = tensor({16, 4, 8}, GDN_F32, at(4));
+  refused(gdnrt_linear_data_grad(&context, &dy, &w, &dx32),
+          data + "dy, the weight and dx must share one dtype among bf16, f16 "
+                 "and f32");
   gdn_tensor_t dxOverDy = tensor({16, 4, 8}, GDN_BF16, at(1));
-  EXPECT_EQ(gdnrt_linear_data_grad(&context, &dy, &w, &dxOverDy),
-            GDN_ERROR_INVALID_ARGUMENT);
-  EXPECT_STREQ(gdnrt_last_error(),
-               "gdnrt_linear_data_grad: dx overlaps dy in memory; give each "
-               "gradient a buffer of its own");
+  refused(gdnrt_linear_data_grad(&context, &dy, &w, &dxOverDy),
+          data + "dx overlaps dy in memory; give each gradient a buffer of its own");
 
-  EXPECT_EQ(gdnrt_linear_weight_grad(&context, &dy, &x, nullptr),
-            GDN_ERROR_INVALID_ARGUMENT);
-  EXPECT_STREQ(gdnrt_last_error(),
-               "gdnrt_linear_weight_grad: the weight gradient dweight is a "
-               "null pointer");
+  refused(gdnrt_linear_weight_grad(&context, &dy, &x, nullptr),
+          weights + "the weight gradient dweight is a null pointer");
   gdn_tensor_t dwWide = tensor({12, 33}, GDN_BF16, at(5));
-  EXPECT_EQ(gdnrt_linear_weight_grad(&context, &dy, &x, &dwWide),
-            GDN_ERROR_INVALID_ARGUMENT);
-  EXPECT_STREQ(gdnrt_last_error(),
-               "gdnrt_linear_weight_grad: dweight has 33 input features but "
-               "every token of x has 32");
+  refused(gdnrt_linear_weight_grad(&context, &dy, &x, &dwWide),
+          weights + "dweight has 33 input features but every token of x has 32");
   gdn_tensor_t dy16 = tensor({16, 12}, GDN_F16, at(1));
-  EXPECT_EQ(gdnrt_linear_weight_grad(&context, &dy16, &x, &dw),
-            GDN_ERROR_INVALID_ARGUMENT);
-  EXPECT_STREQ(gdnrt_last_error(),
-               "gdnrt_linear_weight_grad: dy, x and dweight must share one "
-               "dtype among bf16, f16 and f32");
+  refused(gdnrt_linear_weight_grad(&context, &dy16, &x, &dw),
+          weights + "dy, x and dweight must share one dtype among bf16, f16 and "
+                    "f32");
   gdn_tensor_t dwOverX = tensor({12, 32}, GDN_BF16, at(2));
-  EXPECT_EQ(gdnrt_linear_weight_grad(&context, &dy, &x, &dwOverX),
-            GDN_ERROR_INVALID_ARGUMENT);
-  EXPECT_STREQ(gdnrt_last_error(),
-               "gdnrt_linear_weight_grad: dweight overlaps x in memory; give "
-               "each gradient a buffer of its own");
+  refused(gdnrt_linear_weight_grad(&context, &dy, &x, &dwOverX),
+          weights + "dweight overlaps x in memory; give each gradient a buffer "
+                    "of its own");
 }
 
 TEST(ApiTest, CommunicatorSetUpErrors) {

@@ -55,15 +55,19 @@ __global__ void copyKernel(const uint4 *__restrict__ src,
     dst[i] = src[i];
 }
 
+// A value in [-2, 2) from an element's index (the same on every run).
+__device__ float hashedValue(size_t i, unsigned seed) {
+  unsigned h = (unsigned)i * 2654435761u ^ seed;
+  h ^= h >> 13;
+  h *= 0x5bd1e995u;
+  h ^= h >> 15;
+  return ((h & 0xffff) / 65536.0f - 0.5f) * 4.0f;
+}
+
 __global__ void fillBf16(__nv_bfloat16 *p, size_t n, unsigned seed) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-       i += (size_t)gridDim.x * blockDim.x) {
-    unsigned h = (unsigned)i * 2654435761u ^ seed;
-    h ^= h >> 13;
-    h *= 0x5bd1e995u;
-    h ^= h >> 15;
-    p[i] = __float2bfloat16(((h & 0xffff) / 65536.0f - 0.5f) * 4.0f);
-  }
+       i += (size_t)gridDim.x * blockDim.x)
+    p[i] = __float2bfloat16(hashedValue(i, seed));
 }
 
 #if PB_INPUT_F32
@@ -71,13 +75,8 @@ using Input = float;
 constexpr gdn_dtype_t kInputType = GDN_F32;
 __global__ void fillInput(float *p, size_t n, unsigned seed) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-       i += (size_t)gridDim.x * blockDim.x) {
-    unsigned h = (unsigned)i * 2654435761u ^ seed;
-    h ^= h >> 13;
-    h *= 0x5bd1e995u;
-    h ^= h >> 15;
-    p[i] = ((h & 0xffff) / 65536.0f - 0.5f) * 4.0f;
-  }
+       i += (size_t)gridDim.x * blockDim.x)
+    p[i] = hashedValue(i, seed);
 }
 #else
 using Input = __nv_bfloat16;
