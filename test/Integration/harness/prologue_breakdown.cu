@@ -12,8 +12,8 @@
 // grid-stride copy kernel. Median of ITERS; random bf16 inputs. Last, an
 // FNV-1a hash of every output byte: tile variants must agree bit for bit.
 // With -DPB_INPUT_F32=1 the conv input and a, b are f32, as in the layers
-// gdn_torch compiles with f32 projection outputs (kernels.cu from the same
-// case with f32 mixed, a and b).
+// gdn_torch compiles with f32 projection outputs (kernels.cu of
+// test/Target/CUDA/Inputs/prologue_f32_input.mlir).
 // One translation unit with kernels.cu; needs no gdnrt (the entry's stream
 // query is stubbed).
 //
