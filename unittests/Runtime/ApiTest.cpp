@@ -334,16 +334,23 @@ TEST(ApiTest, LinearChecksDtypesAndFeatures) {
   EXPECT_STREQ(gdnrt_last_error(), dtypes);
 }
 
-TEST(ApiTest, LinearGradChecksShapesDtypesAndAliasing) {
-  // out_proj's backward: x [T, 4, 8] per head, W [12, 32], dy [T, 12].
-  gdnrt_context context;
-  // Fake device addresses 64 KiB apart: nothing is dereferenced.
-  auto at = [](uintptr_t slot) { return reinterpret_cast<void *>(slot << 16); };
+/// out_proj's backward: x [T, 4, 8] per head, W [12, 32], dy [T, 12], at
+/// fake device addresses 64 KiB apart (slot n at n << 16): the argument
+/// checks dereference nothing.
+struct OutProjGradient {
+  static void *at(uintptr_t slot) { return reinterpret_cast<void *>(slot << 16); }
   gdn_tensor_t dy = tensor({16, 12}, GDN_BF16, at(1)),
                x = tensor({16, 4, 8}, GDN_BF16, at(2)),
                w = tensor({12, 32}, GDN_BF16, at(3)),
                dx = tensor({16, 4, 8}, GDN_BF16, at(4)),
                dw = tensor({12, 32}, GDN_BF16, at(5));
+};
+
+TEST(ApiTest, LinearGradChecksShapesDtypesAndAliasing) {
+  gdnrt_context context;
+  OutProjGradient g;
+  auto at = &OutProjGradient::at;
+  auto &[dy, x, w, dx, dw] = g;
   auto expectError = [&](const gdn_tensor_t &dyArg, const gdn_tensor_t &xArg,
                          const gdn_tensor_t &wArg, const gdn_tensor_t &dxArg,
                          const gdn_tensor_t &dwArg, const char *message) {
@@ -412,12 +419,9 @@ TEST(ApiTest, LinearGradHalvesCheckWhatTheyTake) {
   // The halves take what their GEMM reads and writes, x's shape from dx and
   // the weight's from dweight, and name themselves in their errors.
   gdnrt_context context;
-  auto at = [](uintptr_t slot) { return reinterpret_cast<void *>(slot << 16); };
-  gdn_tensor_t dy = tensor({16, 12}, GDN_BF16, at(1)),
-               x = tensor({16, 4, 8}, GDN_BF16, at(2)),
-               w = tensor({12, 32}, GDN_BF16, at(3)),
-               dx = tensor({16, 4, 8}, GDN_BF16, at(4)),
-               dw = tensor({12, 32}, GDN_BF16, at(5));
+  OutProjGradient g;
+  auto at = &OutProjGradient::at;
+  auto &[dy, x, w, dx, dw] = g;
   auto refused = [](int status, const std::string &message) {
     EXPECT_EQ(status, GDN_ERROR_INVALID_ARGUMENT);
     EXPECT_EQ(std::string(gdnrt_last_error()), message);
