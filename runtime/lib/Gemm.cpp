@@ -249,10 +249,11 @@ int runGemm(gdnrt_context_t *context, const ColumnMajorGemm &gemm,
 }
 
 bool checkProjectionShapes(const Shape &x, const Shape &weight, const Shape &y,
-                           const char *yName, ProjectionSizes &sizes,
+                           const ProjectionNames &names, ProjectionSizes &sizes,
                            std::string &error) {
+  const std::string xName = names.x, weightName = names.weight;
   if (weight.dims.size() != 2) {
-    error = "the weight has rank " + std::to_string(weight.dims.size()) +
+    error = weightName + " has rank " + std::to_string(weight.dims.size()) +
             "; it must be [Out, In]";
     return false;
   }
@@ -260,16 +261,16 @@ bool checkProjectionShapes(const Shape &x, const Shape &weight, const Shape &y,
   sizes.in = x.product(1, x.dims.size());
   sizes.out = y.product(1, y.dims.size());
   if (weight.dims[1] != sizes.in) {
-    error = "the weight has " + std::to_string(weight.dims[1]) +
-            " input features but every token of x has " +
+    error = weightName + " has " + std::to_string(weight.dims[1]) +
+            " input features but every token of " + xName + " has " +
             std::to_string(sizes.in);
     return false;
   }
   if (y.dims[0] != sizes.tokens || weight.dims[0] != sizes.out) {
-    error = std::string(yName) + " has " + std::to_string(y.dims[0]) +
-            " tokens of " + std::to_string(sizes.out) + " features but x has " +
-            std::to_string(sizes.tokens) + " tokens and the weight " +
-            std::to_string(weight.dims[0]) + " outputs";
+    error = std::string(names.y) + " has " + std::to_string(y.dims[0]) +
+            " tokens of " + std::to_string(sizes.out) + " features but " + xName +
+            " has " + std::to_string(sizes.tokens) + " tokens and " + weightName +
+            " " + std::to_string(weight.dims[0]) + " outputs";
     return false;
   }
   return true;

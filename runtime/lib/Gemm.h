@@ -57,11 +57,17 @@ struct ProjectionSizes {
   int64_t tokens, in, out;
 };
 
-/// Checks that the weight is [Out, In] for x's features and y's (named
-/// `yName`: y of gdnrt_linear, dy of its backward); false with a message
-/// naming the mismatch otherwise.
+/// What the messages of checkProjectionShapes call the three tensors: the
+/// caller's names (y of gdnrt_linear is dy in its backward; a half of the
+/// backward takes x's shape from dx and the weight's from dweight).
+struct ProjectionNames {
+  const char *x, *weight, *y;
+};
+
+/// Checks that the weight is [Out, In] for x's features and y's; false with
+/// a message naming the mismatch otherwise.
 bool checkProjectionShapes(const Shape &x, const Shape &weight, const Shape &y,
-                           const char *yName, ProjectionSizes &sizes,
+                           const ProjectionNames &names, ProjectionSizes &sizes,
                            std::string &error);
 
 } // namespace gdnrt

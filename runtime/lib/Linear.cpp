@@ -32,7 +32,7 @@ extern "C" int gdnrt_linear(gdnrt_context_t *context, const gdn_tensor_t *x,
                 "f32, and y must have it too or be f32");
   const Shape xs = Shape::of(*x), ws = Shape::of(*weight), ys = Shape::of(*y);
   ProjectionSizes sizes;
-  if (!checkProjectionShapes(xs, ws, ys, "y", sizes, error))
+  if (!checkProjectionShapes(xs, ws, ys, {"x", "the weight", "y"}, sizes, error))
     return fail(GDN_ERROR_INVALID_ARGUMENT, call, error);
   const int64_t tokens = sizes.tokens, in = sizes.in, out = sizes.out;
   if (tokens > 0 && out > 0 && in == 0) {

@@ -40,14 +40,6 @@ bool overlaps(const gdn_tensor_t &a, const gdn_tensor_t &b) {
   return aBegin < bBegin + bBytes && bBegin < aBegin + aBytes;
 }
 
-std::string replaceAll(std::string text, const std::string &from,
-                       const std::string &to) {
-  for (size_t at = text.find(from); at != std::string::npos;
-       at = text.find(from, at + to.size()))
-    text.replace(at, from.size(), to);
-  return text;
-}
-
 /// Which GEMMs a call runs: both (gdnrt_linear_grad), or one half, for a
 /// caller that needs dx before x exists (the generated backward folds the
 /// gated RMSNorm's recomputation into the norm's backward, which reads dx
@@ -87,14 +79,11 @@ int linearGrad(gdnrt_context_t *context, const gdn_tensor_t *dy,
   const Shape dys = Shape::of(*dy), xs = Shape::of(*xLike),
               ws = Shape::of(*weightLike);
   ProjectionSizes sizes;
-  if (!checkProjectionShapes(xs, ws, dys, "dy", sizes, error)) {
-    // The message names x and the weight; a half names what it was given.
-    if (!data)
-      error = replaceAll(error, "the weight", "dweight");
-    if (!weights)
-      error = replaceAll(replaceAll(error, " x has", " dx has"), " of x ", " of dx ");
+  // A half names the tensor it was given for each shape.
+  const ProjectionNames names = {weights ? "x" : "dx",
+                                 data ? "the weight" : "dweight", "dy"};
+  if (!checkProjectionShapes(xs, ws, dys, names, sizes, error))
     return fail(GDN_ERROR_INVALID_ARGUMENT, call, error);
-  }
   const int64_t tokens = sizes.tokens, in = sizes.in, out = sizes.out;
   if (parts == Parts::kBoth) {
     const Shape dxs = Shape::of(*dx), dws = Shape::of(*dweight);
