@@ -657,8 +657,15 @@ void printRun(const FunctionPlan &plan, const FunctionLayout &layout,
       os << ", " << scratchOf.lookup(&k);
     os << (launch ? ", stream" : "") << "))\n      return error;\n  }\n";
   };
+  // A recomputed norm that its backward writes (NormRecomputation.h) does
+  // not run: nothing to check.
+  auto runs = [](const KernelContext &k) {
+    auto norm = dyn_cast<kernel::GatedRMSNormOp>(k.op);
+    return !norm || !getFoldingBackward(norm);
+  };
   for (const KernelContext &k : plan.kernels)
-    printKernelCall(k, /*launch=*/false);
+    if (runs(k))
+      printKernelCall(k, /*launch=*/false);
   // The packing's first consumer validates the offsets and writes the status
   // record that later kernels read: the prologue kernel and its backward do
   // both themselves (in every block, docs/codegen.md), which saves a launch
@@ -687,13 +694,13 @@ void printRun(const FunctionPlan &plan, const FunctionLayout &layout,
   }
   auto place = [&](Value value) { return layout.places.lookup(value); };
   for (Operation *op : plan.steps) {
-    if (auto norm = dyn_cast<kernel::GatedRMSNormOp>(op);
-        norm && getFoldingBackward(norm)) {
-      os << "  // " << layout.kernelOf.lookup(op)->entryName
+    const KernelContext *k = layout.kernelOf.lookup(op);
+    if (k && !runs(*k)) {
+      os << "  // " << k->entryName
          << " does not run: the norm backward below writes its output\n";
       continue;
     }
-    if (const KernelContext *k = layout.kernelOf.lookup(op))
+    if (k)
       printKernelCall(*k, /*launch=*/true);
     else
       printRuntimeCall(op, place, stagingOf.lookup(op), os);

@@ -19,6 +19,7 @@
 // CHECK:   args.dweight = static_cast<__nv_bfloat16 *>(results[2].data);
 // CHECK-NEXT:   args.y = static_cast<__nv_bfloat16 *>(results[3].data);
 // CHECK: extern "C" int gdn_out_proj_backward(
+// CHECK-NOT: gdn_out_proj_backward_k0_gated_rmsnorm_validate(
 // CHECK:     const gdn_tensor_t outputs[] = {results[0], results[1], results[2], temp0};
 // CHECK-NEXT:     if (int error = gdn_out_proj_backward_k1_gated_rmsnorm_grad_validate(
 // CHECK:   // gdn_out_proj_backward_k0_gated_rmsnorm does not run: the norm backward below writes its output
