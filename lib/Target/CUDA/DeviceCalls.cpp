@@ -14,6 +14,7 @@
 #include "GradientSums.h"
 #include "InsertChains.h"
 #include "RuntimeCalls.h"
+#include "SliceViews.h"
 
 #include "gdn/Dialect/Gdn/IR/GdnOps.h"
 #include "gdn/Dialect/Gdn/IR/SequenceLayout.h"
@@ -572,6 +573,10 @@ void mlir::gdn::cuda::printDeviceCall(
       .Case([&](tensor::ExtractSliceOp slice) {
         const std::string out = place(slice.getResult());
         const std::string from = place(slice.getSource());
+        if (isSliceView(slice)) {
+          os << "  // " << out << ": rows of " << from << ", read in place\n";
+          return;
+        }
         const int64_t row = rowBytes(slice.getSource());
         os << "  if (cudaMemcpyAsync(" << out << ".data, static_cast<const "
            << "char *>(" << from << ".data) + "

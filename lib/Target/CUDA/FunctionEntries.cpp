@@ -17,6 +17,7 @@
 #include "InsertChains.h"
 #include "NormRecomputation.h"
 #include "RuntimeCalls.h"
+#include "SliceViews.h"
 
 #include "gdn/Dialect/Gdn/IR/SequenceLayout.h"
 #include "gdn/Dialect/GdnKernel/IR/GdnKernelDialect.h"
@@ -120,6 +121,14 @@ public:
         shapes[result] = dims;
         if (places.count(result))
           continue;
+        // A slice read in place of its source takes no workspace
+        // (SliceViews.h).
+        if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op);
+            slice && isSliceView(slice)) {
+          places[result] = "view" + std::to_string(views.size());
+          views.push_back(slice);
+          continue;
+        }
         // The terms of a folded sum of input gradients are written where the
         // sum lives (GradientSums.h), and a zero fill and the insertions that
         // continue it where the last insertion lives (InsertChains.h); the
@@ -254,6 +263,9 @@ public:
   llvm::DenseMap<Value, std::string> places;
   llvm::DenseMap<Operation *, const KernelContext *> kernelOf;
   std::vector<Value> temps;
+  /// Slices read in place (SliceViews.h), in program order: each one's
+  /// source has its place before it.
+  std::vector<tensor::ExtractSliceOp> views;
   /// Kernels that take scratch, in the order of their workspace slots.
   std::vector<const KernelContext *> scratch;
   /// The rows (first dimension of the first operand) of each of them.
@@ -597,6 +609,15 @@ void printRun(const FunctionPlan &plan, const FunctionLayout &layout,
     os << "  gdn_tensor_t " << name << " = {base + offsets[" << slot++
        << "], {";
     llvm::interleaveComma(layout.shapes.lookup(temp), os);
+    os << "}, " << type.getRank() << ", " << getAbiDtype(type.getElementType())
+       << "};\n";
+  }
+  for (tensor::ExtractSliceOp view : layout.views) {
+    auto type = cast<RankedTensorType>(view.getType());
+    os << "  gdn_tensor_t " << layout.places.lookup(view.getResult())
+       << " = {static_cast<char *>(" << layout.places.lookup(view.getSource())
+       << ".data) + " << getSliceViewOffsetBytes(view) << ", {";
+    llvm::interleaveComma(layout.shapes.lookup(view.getResult()), os);
     os << "}, " << type.getRank() << ", " << getAbiDtype(type.getElementType())
        << "};\n";
   }

@@ -37,6 +37,10 @@
 // LAYER: gdn_packing_t p0 = {static_cast<const int32_t *>(args[1].data), nullptr, static_cast<int32_t>(args[1].shape[0] - 1), static_cast<int32_t>((args[0].shape[0] * 2)), base + offsets[0]};
 // LAYER-NEXT: gdn_packing_t p1 = {gdn::device::DerivedPackingWorkspace::cuSeqlens(base + offsets[1]), nullptr, static_cast<int32_t>((args[1].shape[0] - 1)), static_cast<int32_t>(args[0].shape[0]), base + offsets[1]};
 // LAYER-NEXT: gdn_packing_t p2 = {gdn::device::DerivedPackingWorkspace::cuSeqlens(base + offsets[2]), gdn::device::DerivedPackingWorkspace::cuPadded(base + offsets[2], 2), static_cast<int32_t>(2), static_cast<int32_t>(args[0].shape[0]), base + offsets[2]};
+// The summary run's second sequence: rows of its states and transitions,
+// viewed where they lie (SliceViews.h).
+// LAYER: gdn_tensor_t view{{[0-9]+}} = {static_cast<char *>(temp{{[0-9]+}}.data) + 262144, {4, 128, 128}, 3, GDN_F32};
+// LAYER-NEXT: gdn_tensor_t view{{[0-9]+}} = {static_cast<char *>(temp{{[0-9]+}}.data) + 262144, {4, 128, 128}, 3, GDN_F32};
 // LAYER: {{\[\[}}maybe_unused{{\]\]}} int rank_cp = 0;
 // LAYER-NEXT: if (int error = gdnrt_group_rank(context, GDNRT_GROUP_CP, 2, &rank_cp))
 // LAYER: gdn::device::buildPackingMetadata({p0.cu_seqlens,
@@ -59,9 +63,13 @@
 // LAYER: // tensor.splat at
 // LAYER-NEXT: cudaMemsetAsync(
 // LAYER: _delta_rule(operands, outputs, &p2, scratch{{[0-9]+}}, stream)
+// No copy for them.
 // LAYER: // tensor.extract_slice at
-// LAYER-NEXT: cudaMemcpyAsync(temp{{[0-9]+}}.data, static_cast<const char *>(temp{{[0-9]+}}.data) + 262144, 262144, cudaMemcpyDeviceToDevice, stream)
+// LAYER-NEXT: // [[STATES:view[0-9]+]]: rows of temp{{[0-9]+}}, read in place
+// LAYER: // tensor.extract_slice at
+// LAYER-NEXT: // [[TRANSITIONS:view[0-9]+]]: rows of temp{{[0-9]+}}, read in place
 // LAYER: // gdn_comm.state_exchange at
+// LAYER-NEXT: gdnrt_state_exchange(context, GDNRT_GROUP_CP, 2, &[[STATES]], &[[TRANSITIONS]],
 // LAYER: // gdn_comm.continue_state at
 // LAYER: gdn::device::continueState(step, stream)
 // LAYER: _delta_rule(operands, outputs, &p1, scratch{{[0-9]+}}, stream)

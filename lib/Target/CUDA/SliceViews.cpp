@@ -1,0 +1,73 @@
+//===- SliceViews.cpp - leading-row slices read in place ------------------===//
+//
+// See SliceViews.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SliceViews.h"
+#include "GradientSums.h"
+#include "InsertChains.h"
+#include "NormRecomputation.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+using namespace mlir;
+using namespace mlir::gdn;
+using namespace mlir::gdn::cuda;
+
+namespace {
+
+/// True when `value`'s buffer is its own: no folded sum accumulates into
+/// it, no in-place insertion chain shares it, and no norm backward writes
+/// it later (NormRecomputation.h).
+bool ownsItsBuffer(Value value) {
+  // A chain's fill or link that another insertion continues has the
+  // chain's end as its storage, and a sum's term the sum.
+  if (getGradientSumStorage(getInsertChainStorage(value)) != value)
+    return false;
+  if (auto norm = value.getDefiningOp<kernel::GatedRMSNormOp>())
+    return !getFoldingBackward(norm);
+  return true;
+}
+
+constexpr int64_t kViewAlignment = 256;
+
+bool isReturned(Value value) {
+  return llvm::any_of(value.getUsers(), [](Operation *user) {
+    return isa<func::ReturnOp>(user);
+  });
+}
+
+} // namespace
+
+bool mlir::gdn::cuda::isSliceView(tensor::ExtractSliceOp slice) {
+  RankedTensorType source = slice.getSourceType();
+  ArrayRef<int64_t> offsets = slice.getStaticOffsets(),
+                    sizes = slice.getStaticSizes(),
+                    strides = slice.getStaticStrides();
+  if (source.getRank() == 0 ||
+      offsets.size() != static_cast<size_t>(source.getRank()))
+    return false;
+  for (int64_t d = 0; d < source.getRank(); ++d) {
+    if (ShapedType::isDynamic(offsets[d]) || ShapedType::isDynamic(sizes[d]) ||
+        strides[d] != 1)
+      return false;
+    if (d > 0 && (offsets[d] != 0 || ShapedType::isDynamic(source.getDimSize(d)) ||
+                  sizes[d] != source.getDimSize(d)))
+      return false;
+  }
+  // Workspace pieces start on 256-byte boundaries, which the kernels'
+  // vector loads and TMA rely on; a view keeps its source's alignment.
+  if (getSliceViewOffsetBytes(slice) % kViewAlignment != 0)
+    return false;
+  return !isReturned(slice.getResult()) && ownsItsBuffer(slice.getResult()) &&
+         ownsItsBuffer(slice.getSource());
+}
+
+int64_t mlir::gdn::cuda::getSliceViewOffsetBytes(tensor::ExtractSliceOp slice) {
+  RankedTensorType source = slice.getSourceType();
+  int64_t rowBytes = source.getElementTypeBitWidth() / 8;
+  for (int64_t d = 1; d < source.getRank(); ++d)
+    rowBytes *= source.getDimSize(d);
+  return slice.getStaticOffsets()[0] * rowBytes;
+}

@@ -1,0 +1,34 @@
+//===- SliceViews.h - leading-row slices read in place ----------*- C++ -*-===//
+//
+// gdn-split-projections slices each regrouped weight into its parts'
+// rows (Qwen3-Next: the mixed and z rows of the 50 MB qkvz weight, the b
+// and a rows of ba), and every slice ran as a device-to-device copy: 48 MB
+// copied in the forward and again in the backward a step. A block of
+// leading rows of a row-major tensor is contiguous, so where nothing writes
+// the sliced buffer or the slice afterwards, the slice is a view: a tensor
+// at an offset into its source's buffer, with no workspace and no copy.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GDN_LIB_TARGET_CUDA_SLICEVIEWS_H
+#define GDN_LIB_TARGET_CUDA_SLICEVIEWS_H
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+namespace mlir::gdn::cuda {
+
+/// True when `slice` is read in place of its source: a block of leading
+/// rows (static, every later dimension whole) at a multiple of 256 bytes
+/// (the alignment of workspace pieces), not returned (results live
+/// in the caller's buffers), and neither it nor its source shares its
+/// buffer with values written later (a term of a folded gradient sum, a
+/// link of an in-place insertion chain, a recomputed norm that its backward
+/// writes).
+bool isSliceView(tensor::ExtractSliceOp slice);
+
+/// The byte offset of a view's rows in its source's buffer.
+int64_t getSliceViewOffsetBytes(tensor::ExtractSliceOp slice);
+
+} // namespace mlir::gdn::cuda
+
+#endif // GDN_LIB_TARGET_CUDA_SLICEVIEWS_H
