@@ -597,6 +597,11 @@ void mlir::gdn::cuda::printDeviceCall(
                            std::to_string(slice.getStaticOffsets()[0] * row) + ", " + from +
                            ".data, " + std::to_string(slice.getStaticSizes()[0] * row) +
                            ", cudaMemcpyDeviceToDevice, stream) != cudaSuccess";
+        if (isWrittenByProducer(slice)) {
+          os << "  // " << from << ": rows of " << out
+             << ", written in place by its op\n";
+          return;
+        }
         if (insertsInPlace(slice))
           os << "  // in place\n  if (" << rows << ")\n";
         else

@@ -37,6 +37,12 @@ namespace {
 /// Where every tensor of the function lives at run time, and its shape.
 class FunctionLayout {
 public:
+  /// A value that lives at an offset into another value's buffer.
+  struct View {
+    Value value, buffer;
+    int64_t offsetBytes;
+  };
+
   explicit FunctionLayout(const FunctionPlan &plan) : plan(plan) {
     Block &body = plan.function.getBody().front();
     for (auto [index, argument] : llvm::enumerate(body.getArguments())) {
@@ -121,12 +127,12 @@ public:
         shapes[result] = dims;
         if (places.count(result))
           continue;
-        // A slice read in place of its source takes no workspace
-        // (SliceViews.h).
-        if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op);
-            slice && isSliceView(slice)) {
+        // A slice read in place of its source, and a part that its op
+        // writes straight into an insertion chain's rows, take no
+        // workspace of their own (SliceViews.h, InsertChains.h).
+        if (std::optional<View> view = getView(result)) {
           places[result] = "view" + std::to_string(views.size());
-          views.push_back(slice);
+          views.push_back(*view);
           continue;
         }
         // The terms of a folded sum of input gradients are written where the
@@ -244,6 +250,19 @@ public:
     return "(" + shapes.lookup(op.getCuSeqlens())[0] + " - 1)";
   }
 
+  /// Where `value` lives in another value's buffer, if it does.
+  static std::optional<View> getView(Value value) {
+    if (auto slice = value.getDefiningOp<tensor::ExtractSliceOp>();
+        slice && isSliceView(slice))
+      return View{value, slice.getSource(), getSliceViewOffsetBytes(slice)};
+    if (value.hasOneUse())
+      if (auto insert = dyn_cast<tensor::InsertSliceOp>(*value.getUsers().begin());
+          insert && insert.getSource() == value && isWrittenByProducer(insert))
+        return View{value, getInsertChainStorage(insert.getResult()),
+                    getInsertOffsetBytes(insert)};
+    return std::nullopt;
+  }
+
   size_t getNumSlots() const {
     return packings.size() + temps.size() + scratch.size() + staging.size();
   }
@@ -263,9 +282,9 @@ public:
   llvm::DenseMap<Value, std::string> places;
   llvm::DenseMap<Operation *, const KernelContext *> kernelOf;
   std::vector<Value> temps;
-  /// Slices read in place (SliceViews.h), in program order: each one's
-  /// source has its place before it.
-  std::vector<tensor::ExtractSliceOp> views;
+  /// Values that live at an offset into another's buffer, in program
+  /// order: each one's buffer has its place before it.
+  std::vector<View> views;
   /// Kernels that take scratch, in the order of their workspace slots.
   std::vector<const KernelContext *> scratch;
   /// The rows (first dimension of the first operand) of each of them.
@@ -612,12 +631,12 @@ void printRun(const FunctionPlan &plan, const FunctionLayout &layout,
     os << "}, " << type.getRank() << ", " << getAbiDtype(type.getElementType())
        << "};\n";
   }
-  for (tensor::ExtractSliceOp view : layout.views) {
-    auto type = cast<RankedTensorType>(view.getType());
-    os << "  gdn_tensor_t " << layout.places.lookup(view.getResult())
-       << " = {static_cast<char *>(" << layout.places.lookup(view.getSource())
-       << ".data) + " << getSliceViewOffsetBytes(view) << ", {";
-    llvm::interleaveComma(layout.shapes.lookup(view.getResult()), os);
+  for (const FunctionLayout::View &view : layout.views) {
+    auto type = cast<RankedTensorType>(view.value.getType());
+    os << "  gdn_tensor_t " << layout.places.lookup(view.value)
+       << " = {static_cast<char *>(" << layout.places.lookup(view.buffer)
+       << ".data) + " << view.offsetBytes << ", {";
+    llvm::interleaveComma(layout.shapes.lookup(view.value), os);
     os << "}, " << type.getRank() << ", " << getAbiDtype(type.getElementType())
        << "};\n";
   }

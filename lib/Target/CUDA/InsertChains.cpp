@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "InsertChains.h"
+#include "GradientSums.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
@@ -84,4 +85,60 @@ bool mlir::gdn::cuda::isOverwrittenFill(Operation *fill) {
     covered = std::max(covered, end);
   }
   return covered >= type.getDimSize(0);
+}
+
+int64_t mlir::gdn::cuda::getInsertOffsetBytes(tensor::InsertSliceOp insert) {
+  RankedTensorType dest = insert.getDestType();
+  int64_t rowBytes = dest.getElementTypeBitWidth() / 8;
+  for (int64_t d = 1; d < dest.getRank(); ++d)
+    rowBytes *= dest.getDimSize(d);
+  return insert.getStaticOffsets()[0] * rowBytes;
+}
+
+bool mlir::gdn::cuda::isWrittenByProducer(tensor::InsertSliceOp insert) {
+  if (!insertsInPlace(insert))
+    return false;
+  RankedTensorType dest = insert.getDestType();
+  ArrayRef<int64_t> offsets = insert.getStaticOffsets(),
+                    sizes = insert.getStaticSizes();
+  if (!dest.hasStaticShape() || dest.getRank() == 0 ||
+      ShapedType::isDynamic(offsets[0]) || ShapedType::isDynamic(sizes[0]))
+    return false;
+  for (int64_t d = 1; d < dest.getRank(); ++d)
+    if (offsets[d] != 0 || sizes[d] != dest.getDimSize(d))
+      return false;
+  // Workspace pieces start on 256-byte boundaries, which kernels rely on.
+  if (getInsertOffsetBytes(insert) % 256 != 0)
+    return false;
+  Value source = insert.getSource();
+  Operation *producer = source.getDefiningOp();
+  // Fills, slices and insertions are places of other buffers, not writers.
+  if (!source.hasOneUse() || !producer ||
+      isa<tensor::ExtractSliceOp, tensor::InsertSliceOp>(producer) ||
+      isFill(producer) || producer->getBlock() != insert->getBlock())
+    return false;
+  if (getGradientSumStorage(source) != source)
+    return false;
+  // The rows may be written before the insertion's turn in the chain, so
+  // nothing else may write them: the chain's insertions write disjoint
+  // rows, and its fill is skipped or runs before the producer.
+  Operation *fill = insert.getDest().getDefiningOp();
+  while (auto previous = dyn_cast_or_null<tensor::InsertSliceOp>(fill))
+    fill = previous.getDest().getDefiningOp();
+  if (!isFill(fill) || fill->getBlock() != producer->getBlock() ||
+      !(isOverwrittenFill(fill) || fill->isBeforeInBlock(producer)))
+    return false;
+  std::vector<std::pair<int64_t, int64_t>> written;
+  for (tensor::InsertSliceOp link = continuation(fill->getResult(0)); link;
+       link = continuation(link.getResult())) {
+    ArrayRef<int64_t> at = link.getStaticOffsets(), size = link.getStaticSizes();
+    if (ShapedType::isDynamic(at[0]) || ShapedType::isDynamic(size[0]))
+      return false;
+    written.emplace_back(at[0], at[0] + size[0]);
+  }
+  std::sort(written.begin(), written.end());
+  for (size_t i = 1; i < written.size(); ++i)
+    if (written[i].first < written[i - 1].second)
+      return false;
+  return true;
 }

@@ -32,6 +32,17 @@ Value getInsertChainStorage(Value value);
 /// write all of its rows (static sizes): nothing reads its zeros.
 bool isOverwrittenFill(Operation *fill);
 
+/// True when `insert` (in place, leading rows at a multiple of 256 bytes)
+/// copies nothing: its source is a result that the insertion alone uses,
+/// that shares its buffer with nothing (GradientSums.h), and whose op runs
+/// after the insertion's destination is complete, so that op writes it
+/// straight into the destination's rows (a weight gradient's parts after
+/// gdn-split-projections).
+bool isWrittenByProducer(tensor::InsertSliceOp insert);
+
+/// The byte offset of `insert`'s rows in its destination's buffer.
+int64_t getInsertOffsetBytes(tensor::InsertSliceOp insert);
+
 } // namespace mlir::gdn::cuda
 
 #endif // GDN_LIB_TARGET_CUDA_INSERTCHAINS_H

@@ -81,26 +81,32 @@ func.func @input_projections(%qkvz: tensor<?x40xbf16>, %ba: tensor<?x12xbf16>, %
 
 // gdn-split-projections' weight gradient: two parts' gradients stacked into
 // zeros, then regrouped; a parameter's gradient, not rows of the pack.
-// The zeros and both insertions share one buffer (InsertChains.h): each
-// insertion copies only its rows, and no fill runs, the two parts covering
-// every row.
+// The zeros and both insertions share one buffer (InsertChains.h), and no
+// fill runs, the two parts covering every row. The first part's GEMM writes
+// its rows there itself (no copy); the second's rows start 128 bytes in,
+// off the 256-byte alignment kernels rely on, so it has its own buffer and
+// its insertion copies only its rows.
 // CHECK-LABEL: // @stacked_weight_grads: 0 kernel(s)
 // CHECK: static const gdn_role_t gdn_stacked_weight_grads_result_roles[] = {GDN_ROLE_TOKENS, GDN_ROLE_PARAMETER};
 // CHECK: static size_t gdn_stacked_weight_grads_layout(
-// CHECK: offsets[2] = bytes; // [[STACK:temp[0-9]+]]
+// CHECK: offsets[0] = bytes; // [[SECOND:temp[0-9]+]]
+// CHECK-NEXT: bytes += gdn::alignWorkspace(sizeof(__nv_bfloat16) * static_cast<size_t>(2) * static_cast<size_t>(32));
+// CHECK-NEXT: offsets[1] = bytes; // [[STACK:temp[0-9]+]]
 // CHECK-NEXT: bytes += gdn::alignWorkspace(sizeof(__nv_bfloat16) * static_cast<size_t>(4) * static_cast<size_t>(32));
-// CHECK-NEXT: offsets[3] = bytes;
+// CHECK-NEXT: offsets[2] = bytes;
 // CHECK-NEXT: return bytes;
 // CHECK: extern "C" int gdn_stacked_weight_grads(
+// CHECK: gdn_tensor_t [[FIRST:view[0-9]+]] = {static_cast<char *>([[STACK]].data) + 0, {2, 32}, 2, GDN_BF16};
 // CHECK-NOT: cudaMemsetAsync
+// CHECK: gdnrt_linear_grad(context, &args[0], &args[2], &args[3], &results[0], &[[FIRST]])
+// CHECK: gdnrt_linear_grad_accumulate(context, &args[1], &args[2], &args[4], &results[0], &[[SECOND]])
 // CHECK: // tensor.splat at
 // CHECK-NEXT: // every row is written by the insertions that follow, in place
 // CHECK-NEXT: // tensor.insert_slice at
+// CHECK-NEXT: // [[FIRST]]: rows of [[STACK]], written in place by its op
+// CHECK-NEXT: // tensor.insert_slice at
 // CHECK-NEXT: // in place
-// CHECK-NEXT: if (cudaMemcpyAsync(static_cast<char *>([[STACK]].data) + 0, temp{{[0-9]+}}.data, 128, cudaMemcpyDeviceToDevice, stream) != cudaSuccess)
-// CHECK: // tensor.insert_slice at
-// CHECK-NEXT: // in place
-// CHECK-NEXT: if (cudaMemcpyAsync(static_cast<char *>([[STACK]].data) + 128, temp{{[0-9]+}}.data, 128, cudaMemcpyDeviceToDevice, stream) != cudaSuccess)
+// CHECK-NEXT: if (cudaMemcpyAsync(static_cast<char *>([[STACK]].data) + 128, [[SECOND]].data, 128, cudaMemcpyDeviceToDevice, stream) != cudaSuccess)
 // CHECK: static_cast<const char *>([[STACK]].data) + 0
 // CHECK: return GDN_SUCCESS;
 func.func @stacked_weight_grads(%db: tensor<?x2xbf16>, %da: tensor<?x2xbf16>, %x: tensor<?x32xbf16>,
