@@ -8,7 +8,8 @@
 // feed nothing but the next insertion, the chain runs in one buffer: each
 // insertion copies only its rows, and the fill is skipped where the
 // insertions write every row. These queries say which ops of a chain do so
-// and where the chain lives.
+// and where the chain lives, and which parts need no copy at all: those
+// whose op writes them into the chain's rows.
 //
 //===----------------------------------------------------------------------===//
 
