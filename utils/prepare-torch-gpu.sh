@@ -15,7 +15,8 @@
 #                   states, with their own L2 norms of q and k);
 #   OUT/python/     the gdn_torch package (its C++ half is built there, by
 #                   torch.utils.cpp_extension, on first use);
-#   OUT/scripts/    torch_compare.py and its cuda_timing.py;
+#   OUT/scripts/    torch_compare.py and its cuda_timing.py, layer_ab.py
+#                   and profile_kernels.py;
 #   OUT/whl/        the wheels given (transformers; FLA's under whl/fla/);
 #   and, where TORCH_PYTHON names a python with the GPU machine's torch
 #   version (CPU-only is fine), the native half prebuilt
@@ -83,7 +84,8 @@ wait
 rm -rf "$out/python/gdn_torch"
 cp -r "$root/python/gdn_torch" "$out/python/"
 find "$out/python" -name __pycache__ -prune -exec rm -rf {} +
-cp "$root/utils/torch_compare.py" "$root/utils/cuda_timing.py" "$out/scripts/"
+cp "$root/utils/torch_compare.py" "$root/utils/cuda_timing.py" "$root/utils/layer_ab.py" \
+  "$root/utils/profile_kernels.py" "$out/scripts/"
 for wheel in "$@"; do
   case "$(basename "$wheel")" in
     fla_core-*|flash_linear_attention-*) cp "$wheel" "$out/whl/fla/" ;;

@@ -19,6 +19,12 @@ says):
         [--save inputs|operands]
 
 --save picks what the layer's forward keeps for its backward (LayerSpec.save).
+--gaps also lists where the GPU idles inside the steps: the largest gaps
+between kernels with the kernels around them, the gaps by size, and the
+host's CUDA runtime calls per step (what the host spends its time on while
+the GPU waits). --graph also times the step captured in a CUDA graph and
+replayed, the step with no host in the way (docs/torch.md: a warm-up on a
+side stream first).
 """
 import argparse
 import collections
@@ -67,6 +73,51 @@ def core_step(gdn_torch, lengths, backward_only):
         gdn_torch.chunk_gated_delta_rule(*leaves, cu_seqlens=cu)[0], leaves, do)
 
 
+def print_gaps(prof, steps):
+    """The idle time between the kernels of `prof` (CUDA and CPU events)."""
+    kernels = sorted((e.time_range.start, e.time_range.end, e.name) for e in prof.events()
+                     if e.device_type == torch.autograd.DeviceType.CUDA)
+    gaps = []
+    busy_end, previous = kernels[0][1], kernels[0][2]
+    for start, end, name in kernels[1:]:
+        if start > busy_end:
+            gaps.append((start - busy_end, previous, name))
+        busy_end = max(busy_end, end)
+        previous = name
+    idle = sum(g for g, _, _ in gaps)
+    print(f"idle between kernels: {idle / steps / 1e3:.3f} ms per step in {len(gaps) / steps:.0f} gaps "
+          f"(the {steps - 1} waits between steps included)")
+    sizes = collections.Counter()
+    for g, _, _ in gaps:
+        sizes["< 5 us" if g < 5 else "< 20 us" if g < 20 else "< 100 us" if g < 100 else ">= 100 us"] += g
+    print("  by size (ms per step): " + ", ".join(
+        f"{k} {v / steps / 1e3:.3f}" for k, v in sorted(sizes.items())))
+    for g, before, after in sorted(gaps, reverse=True)[:15]:
+        print(f"  {g:8.1f} us after {before[:60]}  before {after[:60]}")
+    runtime = collections.defaultdict(lambda: [0, 0.0])
+    for e in prof.events():
+        if e.device_type == torch.autograd.DeviceType.CPU and e.name.startswith("cu"):
+            runtime[e.name][0] += 1
+            runtime[e.name][1] += e.cpu_time_total
+    print("host CUDA runtime calls per step:")
+    for name, (calls, us) in sorted(runtime.items(), key=lambda item: -item[1][1])[:12]:
+        print(f"  {us / steps / 1e3:8.3f} ms {calls / steps:6.1f} calls  {name}")
+
+
+def graph_ms(step):
+    """Median ms of `step` captured in a CUDA graph and replayed."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            step()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        step()
+    return median_ms(graph.replay, iters=10)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("what", choices=["layer", "core"])
@@ -75,6 +126,10 @@ def main():
     parser.add_argument("--lengths", default="8192x4")
     parser.add_argument("--save", default="inputs", choices=["inputs", "operands"],
                         help="layer: what the forward keeps for the backward")
+    parser.add_argument("--gaps", action="store_true",
+                        help="also list where the GPU idles between kernels, and the host's calls")
+    parser.add_argument("--graph", action="store_true",
+                        help="also time the step replayed as a CUDA graph")
     args = parser.parse_args()
     import gdn_torch
     lengths = parse_lengths(args.lengths)
@@ -82,7 +137,8 @@ def main():
             else core_step(gdn_torch, lengths, args.bwd))
     wall = median_ms(step, iters=10)
     torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+    activities = [ProfilerActivity.CUDA] + ([ProfilerActivity.CPU] if args.gaps else [])
+    with profile(activities=activities) as prof:
         for _ in range(args.steps):
             step()
         torch.cuda.synchronize()
@@ -99,6 +155,10 @@ def main():
     print(f"{'ms/step':>8} {'share':>6} {'calls':>5}  kernel")
     for name, (ms, calls) in sorted(per_kernel.items(), key=lambda item: -item[1][0]):
         print(f"{ms:8.3f} {100 * ms / total:5.1f}% {calls // args.steps:5d}  {name[:110]}")
+    if args.gaps:
+        print_gaps(prof, args.steps)
+    if args.graph:
+        print(f"replayed as a CUDA graph: {graph_ms(step):.3f} ms per step (eager {wall:.3f} ms)")
 
 
 if __name__ == "__main__":
