@@ -24,7 +24,7 @@ os.environ.setdefault("FLA_DISABLE_BACKEND_DISPATCH", "1")
 import torch  # noqa: E402
 from fla.ops.gated_delta_rule import chunk_gated_delta_rule  # noqa: E402
 
-from cuda_timing import median_ms  # noqa: E402
+from cuda_timing import graph_median_ms, median_ms  # noqa: E402
 
 SHAPES = [  # name, q/k heads, v heads, lengths, floor (us)
     ("gqa16x32", 16, 32, [8192] * 4, 243),
@@ -92,16 +92,7 @@ def main():
         warm = median_ms(call, iters=50, warmup=5)
         graph_ms = None
         try:
-            stream = torch.cuda.Stream()
-            stream.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(stream):
-                for _ in range(3):
-                    call()
-            torch.cuda.current_stream().wait_stream(stream)
-            graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph):
-                call()
-            graph_ms = median_ms(graph.replay, iters=50, warmup=5)
+            graph_ms = graph_median_ms(call, iters=50, warmup=5)
         except Exception as error:  # noqa: BLE001 (report and keep the warm number)
             print(f"  (CUDA-graph capture failed for {name}: {type(error).__name__}: {error})")
             try:  # a failed capture can leave an error pending on the device

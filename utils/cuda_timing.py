@@ -19,3 +19,19 @@ def median_ms(fn, iters=20, warmup=3):
         end.synchronize()
         times.append(start.elapsed_time(end))
     return statistics.median(times)
+
+
+def graph_median_ms(fn, iters=20, warmup=3):
+    """Median milliseconds of `fn` captured in a CUDA graph and replayed:
+    three calls on a side stream first (what PyTorch's capture asks of
+    code that allocates), then one captured call, replayed."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    return median_ms(graph.replay, iters=iters, warmup=warmup)

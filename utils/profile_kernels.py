@@ -32,7 +32,7 @@ import collections
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-from cuda_timing import median_ms
+from cuda_timing import graph_median_ms, median_ms
 
 
 def parse_lengths(text):
@@ -104,20 +104,6 @@ def print_gaps(prof, steps):
         print(f"  {us / steps / 1e3:8.3f} ms {calls / steps:6.1f} calls  {name}")
 
 
-def graph_ms(step):
-    """Median ms of `step` captured in a CUDA graph and replayed."""
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(3):
-            step()
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        step()
-    return median_ms(graph.replay, iters=10)
-
-
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("what", choices=["layer", "core"])
@@ -158,7 +144,7 @@ def main():
     if args.gaps:
         print_gaps(prof, args.steps)
     if args.graph:
-        print(f"replayed as a CUDA graph: {graph_ms(step):.3f} ms per step (eager {wall:.3f} ms)")
+        print(f"replayed as a CUDA graph: {graph_median_ms(step, iters=10):.3f} ms per step (eager {wall:.3f} ms)")
 
 
 if __name__ == "__main__":

@@ -50,27 +50,6 @@ bool isZeroConstant(Value value) {
   return matchPattern(value, m_AnyZeroFloat());
 }
 
-/// A slice the copies take: a block of leading rows (an offset and extent
-/// along dimension 0 only, unit strides, every later dimension whole), so
-/// its bytes are contiguous.
-bool isLeadingRowsSlice(OffsetSizeAndStrideOpInterface slice,
-                        RankedTensorType whole) {
-  ArrayRef<int64_t> offsets = slice.getStaticOffsets(),
-                    sizes = slice.getStaticSizes(),
-                    strides = slice.getStaticStrides();
-  if (whole.getRank() == 0 ||
-      offsets.size() != static_cast<size_t>(whole.getRank()))
-    return false;
-  for (int64_t d = 0; d < whole.getRank(); ++d) {
-    if (ShapedType::isDynamic(offsets[d]) || ShapedType::isDynamic(sizes[d]) ||
-        strides[d] != 1)
-      return false;
-    if (d > 0 && (offsets[d] != 0 || sizes[d] != whole.getDimSize(d)))
-      return false;
-  }
-  return true;
-}
-
 /// Adds the run-time condition that `rows` (the sliced tensor's leading
 /// size) holds the slice's rows, when the verifier could not check it.
 void rowsHoldSlice(OffsetSizeAndStrideOpInterface slice,

@@ -254,12 +254,13 @@ public:
   static std::optional<View> getView(Value value) {
     if (auto slice = value.getDefiningOp<tensor::ExtractSliceOp>();
         slice && isSliceView(slice))
-      return View{value, slice.getSource(), getSliceViewOffsetBytes(slice)};
+      return View{value, slice.getSource(),
+                  getLeadingRowsOffsetBytes(slice, slice.getSourceType())};
     if (value.hasOneUse())
       if (auto insert = dyn_cast<tensor::InsertSliceOp>(*value.getUsers().begin());
           insert && insert.getSource() == value && isWrittenByProducer(insert))
         return View{value, getInsertChainStorage(insert.getResult()),
-                    getInsertOffsetBytes(insert)};
+                    getLeadingRowsOffsetBytes(insert, insert.getDestType())};
     return std::nullopt;
   }
 

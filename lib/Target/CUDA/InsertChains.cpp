@@ -6,6 +6,7 @@
 
 #include "InsertChains.h"
 #include "GradientSums.h"
+#include "SliceViews.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
@@ -87,28 +88,13 @@ bool mlir::gdn::cuda::isOverwrittenFill(Operation *fill) {
   return covered >= type.getDimSize(0);
 }
 
-int64_t mlir::gdn::cuda::getInsertOffsetBytes(tensor::InsertSliceOp insert) {
-  RankedTensorType dest = insert.getDestType();
-  int64_t rowBytes = dest.getElementTypeBitWidth() / 8;
-  for (int64_t d = 1; d < dest.getRank(); ++d)
-    rowBytes *= dest.getDimSize(d);
-  return insert.getStaticOffsets()[0] * rowBytes;
-}
-
 bool mlir::gdn::cuda::isWrittenByProducer(tensor::InsertSliceOp insert) {
   if (!insertsInPlace(insert))
     return false;
   RankedTensorType dest = insert.getDestType();
-  ArrayRef<int64_t> offsets = insert.getStaticOffsets(),
-                    sizes = insert.getStaticSizes();
-  if (!dest.hasStaticShape() || dest.getRank() == 0 ||
-      ShapedType::isDynamic(offsets[0]) || ShapedType::isDynamic(sizes[0]))
-    return false;
-  for (int64_t d = 1; d < dest.getRank(); ++d)
-    if (offsets[d] != 0 || sizes[d] != dest.getDimSize(d))
-      return false;
   // Workspace pieces start on 256-byte boundaries, which kernels rely on.
-  if (getInsertOffsetBytes(insert) % 256 != 0)
+  if (!dest.hasStaticShape() || !isLeadingRowsSlice(insert, dest) ||
+      getLeadingRowsOffsetBytes(insert, dest) % 256 != 0)
     return false;
   Value source = insert.getSource();
   Operation *producer = source.getDefiningOp();

@@ -41,9 +41,6 @@ bool isOverwrittenFill(Operation *fill);
 /// gdn-split-projections).
 bool isWrittenByProducer(tensor::InsertSliceOp insert);
 
-/// The byte offset of `insert`'s rows in its destination's buffer.
-int64_t getInsertOffsetBytes(tensor::InsertSliceOp insert);
-
 } // namespace mlir::gdn::cuda
 
 #endif // GDN_LIB_TARGET_CUDA_INSERTCHAINS_H

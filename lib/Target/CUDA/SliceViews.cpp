@@ -40,34 +40,39 @@ bool isReturned(Value value) {
 
 } // namespace
 
-bool mlir::gdn::cuda::isSliceView(tensor::ExtractSliceOp slice) {
-  RankedTensorType source = slice.getSourceType();
+bool mlir::gdn::cuda::isLeadingRowsSlice(OffsetSizeAndStrideOpInterface slice,
+                                         RankedTensorType whole) {
   ArrayRef<int64_t> offsets = slice.getStaticOffsets(),
                     sizes = slice.getStaticSizes(),
                     strides = slice.getStaticStrides();
-  if (source.getRank() == 0 ||
-      offsets.size() != static_cast<size_t>(source.getRank()))
+  if (whole.getRank() == 0 ||
+      offsets.size() != static_cast<size_t>(whole.getRank()))
     return false;
-  for (int64_t d = 0; d < source.getRank(); ++d) {
+  for (int64_t d = 0; d < whole.getRank(); ++d) {
     if (ShapedType::isDynamic(offsets[d]) || ShapedType::isDynamic(sizes[d]) ||
         strides[d] != 1)
       return false;
-    if (d > 0 && (offsets[d] != 0 || ShapedType::isDynamic(source.getDimSize(d)) ||
-                  sizes[d] != source.getDimSize(d)))
+    if (d > 0 && (offsets[d] != 0 || sizes[d] != whole.getDimSize(d)))
       return false;
   }
+  return true;
+}
+
+int64_t mlir::gdn::cuda::getLeadingRowsOffsetBytes(
+    OffsetSizeAndStrideOpInterface slice, RankedTensorType whole) {
+  int64_t rowBytes = whole.getElementTypeBitWidth() / 8;
+  for (int64_t d = 1; d < whole.getRank(); ++d)
+    rowBytes *= whole.getDimSize(d);
+  return slice.getStaticOffsets()[0] * rowBytes;
+}
+
+bool mlir::gdn::cuda::isSliceView(tensor::ExtractSliceOp slice) {
+  RankedTensorType source = slice.getSourceType();
   // Workspace pieces start on 256-byte boundaries, which the kernels'
   // vector loads and TMA rely on; a view keeps its source's alignment.
-  if (getSliceViewOffsetBytes(slice) % kViewAlignment != 0)
+  if (!isLeadingRowsSlice(slice, source) ||
+      getLeadingRowsOffsetBytes(slice, source) % kViewAlignment != 0)
     return false;
   return !isReturned(slice.getResult()) && ownsItsBuffer(slice.getResult()) &&
          ownsItsBuffer(slice.getSource());
-}
-
-int64_t mlir::gdn::cuda::getSliceViewOffsetBytes(tensor::ExtractSliceOp slice) {
-  RankedTensorType source = slice.getSourceType();
-  int64_t rowBytes = source.getElementTypeBitWidth() / 8;
-  for (int64_t d = 1; d < source.getRank(); ++d)
-    rowBytes *= source.getDimSize(d);
-  return slice.getStaticOffsets()[0] * rowBytes;
 }

@@ -17,6 +17,16 @@
 
 namespace mlir::gdn::cuda {
 
+/// True for a slice the target runs: a block of leading rows of `whole`
+/// (an offset and extent along dimension 0 only, unit strides, every later
+/// dimension whole), so its bytes are contiguous.
+bool isLeadingRowsSlice(OffsetSizeAndStrideOpInterface slice,
+                        RankedTensorType whole);
+
+/// The byte offset of such a slice's rows in `whole`.
+int64_t getLeadingRowsOffsetBytes(OffsetSizeAndStrideOpInterface slice,
+                                  RankedTensorType whole);
+
 /// True when `slice` is read in place of its source: a block of leading
 /// rows (static, every later dimension whole) at a multiple of 256 bytes
 /// (the alignment of workspace pieces), not returned (results live
@@ -25,9 +35,6 @@ namespace mlir::gdn::cuda {
 /// link of an in-place insertion chain, a recomputed norm that its backward
 /// writes).
 bool isSliceView(tensor::ExtractSliceOp slice);
-
-/// The byte offset of a view's rows in its source's buffer.
-int64_t getSliceViewOffsetBytes(tensor::ExtractSliceOp slice);
 
 } // namespace mlir::gdn::cuda
 
