@@ -2,11 +2,11 @@
 //
 // gdn-split-projections slices each regrouped weight into its parts'
 // rows (Qwen3-Next: the mixed and z rows of the 50 MB qkvz weight, the b
-// and a rows of ba), and every slice ran as a device-to-device copy: 48 MB
-// copied in the forward and again in the backward a step. A block of
-// leading rows of a row-major tensor is contiguous, so where nothing writes
-// the sliced buffer or the slice afterwards, the slice is a view: a tensor
-// at an offset into its source's buffer, with no workspace and no copy.
+// and a rows of ba); as device-to-device copies those slices would move 48
+// MB in the forward and again in the backward a step. A block of leading
+// rows of a row-major tensor is contiguous, so where nothing writes the
+// sliced buffer or the slice afterwards, the slice is a view: a tensor at
+// an offset into its source's buffer, with no workspace and no copy.
 //
 //===----------------------------------------------------------------------===//
 
