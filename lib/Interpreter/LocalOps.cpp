@@ -378,22 +378,30 @@ llvm::Error executeSplat(tensor::SplatOp op, Environment &env) {
   return llvm::Error::success();
 }
 
-/// Visits every element of a static slice of a tensor of `shape`: `visit`
-/// gets the slice element's index (row-major over `sizes`) and the tensor
-/// element's. Unit strides only; false when the slice is not static or not
-/// inside `shape`.
+/// Visits every element of a slice of a tensor of `shape`: `visit` gets
+/// the slice element's index (row-major over `sizes`) and the tensor
+/// element's. Offsets and sizes static or index values of `env`; unit
+/// strides only; false when the slice is not inside `shape`.
 bool forEachSliceElement(OffsetSizeAndStrideOpInterface slice,
-                         ArrayRef<int64_t> shape,
+                         ArrayRef<int64_t> shape, const Environment &env,
                          llvm::function_ref<void(int64_t, int64_t)> visit) {
-  ArrayRef<int64_t> offsets = slice.getStaticOffsets(),
-                    sizes = slice.getStaticSizes(),
-                    strides = slice.getStaticStrides();
+  auto resolve = [&](ArrayRef<OpFoldResult> mixed) {
+    std::vector<int64_t> values;
+    for (OpFoldResult value : mixed)
+      values.push_back(isa<Attribute>(value)
+                           ? cast<IntegerAttr>(cast<Attribute>(value)).getInt()
+                           : env.index(cast<Value>(value)));
+    return values;
+  };
+  const std::vector<int64_t> offsets = resolve(slice.getMixedOffsets()),
+                             sizes = resolve(slice.getMixedSizes());
+  ArrayRef<int64_t> strides = slice.getStaticStrides();
   const size_t rank = shape.size();
   if (offsets.size() != rank || sizes.size() != rank)
     return false;
   for (size_t d = 0; d < rank; ++d)
-    if (ShapedType::isDynamic(offsets[d]) || ShapedType::isDynamic(sizes[d]) ||
-        strides[d] != 1 || offsets[d] < 0 || offsets[d] + sizes[d] > shape[d])
+    if (strides[d] != 1 || offsets[d] < 0 || sizes[d] < 0 ||
+        offsets[d] + sizes[d] > shape[d])
       return false;
   int64_t count = 1;
   for (int64_t size : sizes)
@@ -413,25 +421,29 @@ bool forEachSliceElement(OffsetSizeAndStrideOpInterface slice,
   return true;
 }
 
-/// tensor.extract_slice with static offsets, sizes and unit strides (the
-/// result may drop unit dimensions).
+/// tensor.extract_slice with static sizes and unit strides (the result may
+/// drop unit dimensions).
 llvm::Error executeExtractSlice(tensor::ExtractSliceOp op, Environment &env) {
   const Tensor &source = env.tensor(op.getSource());
   auto type = op.getType();
+  if (!type.hasStaticShape())
+    return makeOpError(op, env.getRank(),
+                       "the interpreter takes slices of static sizes only");
   Tensor result(resultKind(op, 0), std::vector<int64_t>(type.getShape().begin(),
                                                         type.getShape().end()));
-  if (!forEachSliceElement(op, source.getShape(), [&](int64_t i, int64_t from) {
+  if (!forEachSliceElement(op, source.getShape(), env, [&](int64_t i, int64_t from) {
         result.getData()[i] = source.getData()[from];
       }))
     return makeOpError(op, env.getRank(),
-                       "the interpreter takes slices of static offsets and "
-                       "sizes with unit strides inside " +
+                       "the interpreter takes slices with unit strides "
+                       "inside " +
                            source.describe());
   env.bind(op.getResult(), std::move(result));
   return llvm::Error::success();
 }
 
-/// tensor.insert_slice with static offsets, sizes and unit strides.
+/// tensor.insert_slice with unit strides; dynamic offsets and sizes are
+/// index values.
 llvm::Error executeInsertSlice(tensor::InsertSliceOp op, Environment &env) {
   const Tensor &source = env.tensor(op.getSource());
   Tensor result = env.tensor(op.getDest());
@@ -446,13 +458,22 @@ llvm::Error executeInsertSlice(tensor::InsertSliceOp op, Environment &env) {
                        "the inserted " + source.describe() +
                            " does not fill the slice's " +
                            std::to_string(sliceElements) + " elements");
-  if (!forEachSliceElement(op, result.getShape(), [&](int64_t i, int64_t to) {
-        result.getData()[to] = source.getData()[i];
+  // Dynamic sizes are checked as the slice is walked.
+  int64_t visited = 0;
+  if (!forEachSliceElement(op, result.getShape(), env, [&](int64_t i, int64_t to) {
+        if (i < source.getNumElements())
+          result.getData()[to] = source.getData()[i];
+        ++visited;
       }))
     return makeOpError(op, env.getRank(),
-                       "the interpreter inserts slices of static offsets and "
-                       "sizes with unit strides inside " +
+                       "the interpreter inserts slices with unit strides "
+                       "inside " +
                            result.describe());
+  if (visited != source.getNumElements())
+    return makeOpError(op, env.getRank(),
+                       "the inserted " + source.describe() +
+                           " does not fill the slice's " +
+                           std::to_string(visited) + " elements");
   env.bind(op.getResult(), std::move(result));
   return llvm::Error::success();
 }

@@ -5,7 +5,8 @@
 // selection, the delta-rule kernels), so the README's main command keeps
 // meaning "compile this layer". Today: expand, compute chunkwise CP's state
 // summaries with the delta rule, project straight into the split layouts,
-// fuse (and lower the delta rule), select kernel tiles, clean up.
+// fuse (and lower the delta rule), merge the input projections' gradient
+// GEMMs, select kernel tiles, clean up.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +27,7 @@ void mlir::gdn::buildGdnPipeline(OpPassManager &pm,
   pm.addPass(createGdnLowerStateSummaries());
   pm.addPass(createGdnSplitProjections());
   pm.addPass(createGdnFuse());
+  pm.addPass(createGdnMergeProjectionGrads());
   pm.addPass(createGdnSelectKernels());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

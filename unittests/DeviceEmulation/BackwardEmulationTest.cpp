@@ -8,7 +8,7 @@
 // sequences of length 0-3 (with and without padding; up to 2 sequences at
 // every row-block count), and random packs up to 40 rows; initial and final
 // conv states, bias, beta = 2 sigmoid(b); invalid metadata (every gradient
-// NaN). The configurations leave threads inactive (channels that do not fill
+// NaN); dmixed, db and da written as the columns of one stacked tensor. The configurations leave threads inactive (channels that do not fill
 // the last block) and normalise heads of 1, 2 and 4 lanes through warp
 // shuffles. The epilogue, forward and backward, on rows that do not fill
 // the last pass of a block, at several block counts, with z in x's type or
@@ -64,6 +64,14 @@ struct Config {
                         kHasInitialState = States && Width > 1,
                         kHasFinalState = States && Width > 1, kNegEigval = Bias;
   static constexpr float kNormEps = 1e-6f;
+};
+
+/// `Base` with dmixed, db and da written as the columns [0, C), [C, C + HV)
+/// and [C + HV, C + 2 HV) of one tensor whose rows are 32 elements apart
+/// (C = 24, HV = 2, 4 columns unused): the stacked cotangent of the input
+/// projections that one gradient GEMM reads.
+template <class Base> struct StackedGrads : Base {
+  static constexpr int64_t kMixedGradRowStride = 32, kGateGradRowStride = 32;
 };
 
 using gdn::emulation_tests::Pack;
@@ -166,6 +174,15 @@ std::string runPrologueCase(const Pack &pack, int rowBlocks, int gateBlocks,
                  db = output(size_t(tokens) * kHeads);
   std::vector<T> dweight = output(kChannels * kW), dbias = output(kChannels);
   std::vector<float> daLog(kHeads, kUnwritten), ddtBias(kHeads, kUnwritten);
+  // With row strides (StackedGrads) the kernels write dmixed, db and da into
+  // the columns of one stacked tensor instead, compared below column by
+  // column; its unused columns must keep the sentinel.
+  constexpr int64_t kStride = S::kMixedGradRowStride;
+  constexpr bool kStacked = kStride != kChannels;
+  static_assert(!kStacked || (S::kGateGradRowStride == kStride &&
+                              kStride >= kChannels + 2 * kHeads),
+                "StackedGrads: dmixed, db, da side by side in one row");
+  std::vector<T> stacked = output(kStacked ? size_t(tokens) * kStride : 0);
   std::vector<float> convPartials(size_t(rowBlocks) * kChannels * kW, NAN),
       biasPartials(size_t(rowBlocks) * kChannels, NAN),
       gatePartials(size_t(gateBlocks) * 2 * kHeads, NAN);
@@ -191,12 +208,12 @@ std::string runPrologueCase(const Pack &pack, int rowBlocks, int gateBlocks,
   args.dg = dg.elements.data();
   args.dbeta = dbeta.elements.data();
   args.dfinalState = C::kHasFinalState ? dfinal.elements.data() : nullptr;
-  args.dmixed = dmixed.data();
+  args.dmixed = kStacked ? stacked.data() : dmixed.data();
   args.dweight = dweight.data();
   args.dbias = C::kHasBias ? dbias.data() : nullptr;
   args.dinitialState = C::kHasInitialState ? dinitial.data() : nullptr;
-  args.da = da.data();
-  args.db = db.data();
+  args.da = kStacked ? stacked.data() + kChannels + kHeads : da.data();
+  args.db = kStacked ? stacked.data() + kChannels : db.data();
   args.daLog = daLog.data();
   args.ddtBias = ddtBias.data();
   args.packing = {cu.data(), pack.padded ? cuPadded.data() : nullptr, n,
@@ -226,6 +243,19 @@ std::string runPrologueCase(const Pack &pack, int rowBlocks, int gateBlocks,
   emulation::runGrid(dim3{2, unsigned(count), 1}, 8,
                      [&] { sumPartialsKernel(job); });
 
+  if (kStacked)
+    for (int t = 0; t < tokens; ++t) {
+      const T *row = stacked.data() + size_t(t) * kStride;
+      std::copy(row, row + kChannels, dmixed.begin() + size_t(t) * kChannels);
+      std::copy(row + kChannels, row + kChannels + kHeads,
+                db.begin() + size_t(t) * kHeads);
+      std::copy(row + kChannels + kHeads, row + kChannels + 2 * kHeads,
+                da.begin() + size_t(t) * kHeads);
+      for (int64_t c = kChannels + 2 * kHeads; c < kStride; ++c)
+        if (Element<T>::load(row[c]) != Element<T>::load(Element<T>::store(kUnwritten)))
+          return "row " + std::to_string(t) + " of the stacked gradients: column " +
+                 std::to_string(c) + " (none of dmixed, db, da) was written";
+    }
   const int32_t expectedCode =
       pack.invalid ? GDN_STATUS_FIRST_NOT_ZERO : GDN_STATUS_OK;
   if (status.code != expectedCode)
@@ -364,6 +394,14 @@ TEST(PrologueBackwardEmulation, Bf16WithF32ConvInput) {
 TEST(PrologueBackwardEmulation, Bf16EightByteVectorsWithF32ConvInput) {
   runAll<Config<__nv_bfloat16, 3, 8, true, false, 2, float>>(2, 1, 20, 2e-2);
 }
+// dmixed, db and da as columns of one stacked tensor (row strides in the
+// Config), as the merged input-projection gradient reads them.
+TEST(PrologueBackwardEmulation, StackedGradients) {
+  runAll<StackedGrads<Config<float, 4, 16, true, true>>>(2, 1, 20, 1e-4);
+}
+TEST(PrologueBackwardEmulation, Bf16StackedGradientsWithF32ConvInput) {
+  runAll<StackedGrads<Config<__nv_bfloat16, 4, 16, true, true, 3, float>>>(2, 1, 20, 2e-2);
+}
 
 template <typename T, typename GateT = T> struct EpilogueConfig {
   using Input = T;
@@ -378,12 +416,22 @@ template <typename T, typename GateT = T> struct EpilogueConfig {
   static constexpr float kEps = 1e-6f;
 };
 
+/// `Base` writing dz as the first 2 x V columns of a stacked tensor whose
+/// tokens (two rows each) are 40 elements apart, 8 columns unused.
+template <class Base> struct StackedGateGrad : Base {
+  static constexpr int64_t kGateGradTokenStride = 40, kGateGradHeads = 2;
+};
+
 template <class C> void runEpilogue(double tolerance) {
   using S = EpilogueBackwardShape<C>;
   using T = typename C::Input;
   constexpr int kV = C::kHeadDimV;
+  constexpr int64_t kHeads = S::kGateGradHeads;
+  constexpr bool kStacked = S::kGateGradTokenStride != 0;
   std::mt19937 random(99);
   for (int64_t rows : {0, 1, 3, 7, 16, 45, 130}) {
+    if (rows % kHeads != 0)
+      continue; // whole tokens only
     for (int blocks : {1, 2, int(S::blocks(rows))}) {
       auto x = randomStored<T>(size_t(rows) * kV, random);
       auto z = randomStored<typename C::Gate>(size_t(rows) * kV, random, 6.0f);
@@ -406,7 +454,14 @@ template <class C> void runEpilogue(double tolerance) {
       args.weight = weight.elements.data();
       args.dy = dy.elements.data();
       args.dx = dx.data();
-      args.dz = dz.data();
+      // Stacked (StackedGateGrad): dz's rows at their place in the
+      // tokens' rows, compared after unpacking; the other columns must
+      // keep the sentinel.
+      const int64_t tokens = rows / kHeads;
+      std::vector<T> stacked(
+          kStacked ? std::max<int64_t>(tokens * S::kGateGradTokenStride, 1) : 1,
+          Element<T>::store(kUnwritten));
+      args.dz = kStacked ? stacked.data() : dz.data();
       args.dweight = dweight.data();
       args.rows = rows;
       args.partials = partials.data();
@@ -416,6 +471,13 @@ template <class C> void runEpilogue(double tolerance) {
       PartialSums job = epilogueBackwardSums(args);
       job.sums[0].parts = blocks;
       emulation::runGrid(dim3{1, 1, 1}, 8, [&] { sumPartialsKernel(job); });
+      for (int64_t t = 0; kStacked && t < tokens; ++t) {
+        const T *row = stacked.data() + t * S::kGateGradTokenStride;
+        std::copy(row, row + kHeads * kV, dz.begin() + t * kHeads * kV);
+        for (int64_t c = kHeads * kV; c < S::kGateGradTokenStride; ++c)
+          ASSERT_EQ(Element<T>::load(row[c]), Element<T>::load(Element<T>::store(kUnwritten)))
+              << "token " << t << ": column " << c << " of the stack is not dz's";
+      }
       gdn::test::EpilogueGradients want = gdn::test::epilogueGradients(
           x.values, z.values, weight.values, dy.values, kV, C::kEps);
       std::string mismatch;
@@ -516,6 +578,14 @@ TEST(EpilogueBackwardEmulation, Bf16) {
 // in 32-byte vectors.
 TEST(EpilogueBackwardEmulation, Bf16WithF32Gate) {
   runEpilogue<EpilogueConfig<__nv_bfloat16, float>>(2e-2);
+}
+// dz as columns of the stacked cotangent that the merged input-projection
+// gradient reads (token stride and heads in the Config).
+TEST(EpilogueBackwardEmulation, StackedGateGradient) {
+  runEpilogue<StackedGateGrad<EpilogueConfig<float>>>(1e-4);
+}
+TEST(EpilogueBackwardEmulation, Bf16StackedGateGradientWithF32Gate) {
+  runEpilogue<StackedGateGrad<EpilogueConfig<__nv_bfloat16, float>>>(2e-2);
 }
 
 } // namespace

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "EntryPrinting.h"
+#include "InsertChains.h"
 #include "NormRecomputation.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -199,8 +200,16 @@ void mlir::gdn::cuda::printPrologueGradConfig(kernel::PrologueGradOp op,
      << "  static constexpr bool kNegEigval = "
      << boolText(op.getAllowNegEigval()) << ";\n"
      << llvm::formatv("  static constexpr float kNormEps = {0:e}f;\n",
-                      op.getL2normEps().convertToDouble())
-     << "};\n\n";
+                      op.getL2normEps().convertToDouble());
+  // Gradients written in place as columns of a stacked cotangent
+  // (gdn-merge-projection-grads; InsertChains.h): their rows' stride.
+  if (std::optional<int64_t> stride = getStridedRowElements(op.getMixedQkvGrad()))
+    os << "  static constexpr int64_t kMixedGradRowStride = " << *stride
+       << "; // dmixed: columns of a stacked cotangent\n";
+  if (std::optional<int64_t> stride = getStridedRowElements(op.getAGrad()))
+    os << "  static constexpr int64_t kGateGradRowStride = " << *stride
+       << "; // da, db: columns of a stacked cotangent\n";
+  os << "};\n\n";
 }
 
 void mlir::gdn::cuda::printPrologueGradEntry(kernel::PrologueGradOp op,
@@ -331,8 +340,15 @@ void mlir::gdn::cuda::printRMSNormGradConfig(kernel::GatedRMSNormGradOp op,
      << "  static constexpr int kThreads = " << op.getThreads() << ";\n"
      << "  static constexpr int kBlocks = " << op.getBlocks() << ";\n"
      << llvm::formatv("  static constexpr float kEps = {0:e}f;\n",
-                      op.getEps().convertToDouble())
-     << "};\n\n";
+                      op.getEps().convertToDouble());
+  // dz written in place as columns of a stacked cotangent
+  // (gdn-merge-projection-grads; InsertChains.h).
+  if (std::optional<int64_t> stride = getStridedRowElements(op.getZGrad()))
+    os << "  static constexpr int64_t kGateGradTokenStride = " << *stride
+       << "; // dz: columns of a stacked cotangent\n"
+       << "  static constexpr int64_t kGateGradHeads = " << type.getDimSize(1)
+       << ";\n";
+  os << "};\n\n";
 }
 
 void mlir::gdn::cuda::printRMSNormGradEntry(kernel::GatedRMSNormGradOp op,

@@ -62,6 +62,14 @@ void rowsHoldSlice(OffsetSizeAndStrideOpInterface slice,
   conditions.push_back(std::to_string(end) + " <= " + rows);
 }
 
+/// A block of columns inserted into a tensor spans all of its rows: a
+/// run-time condition where either count is dynamic.
+void columnsSpanRows(const std::string &sourceRows, const std::string &destRows,
+              std::vector<std::string> &conditions) {
+  if (sourceRows != destRows)
+    conditions.push_back(sourceRows + " == " + destRows);
+}
+
 /// `gdn::device::PackingView{...}` of a gdn_packing_t.
 std::string packingView(const std::string &p) {
   return "gdn::device::PackingView{" + p + ".cu_seqlens, " + p +
@@ -140,7 +148,8 @@ bool mlir::gdn::cuda::isDeviceCall(Operation *op) {
              comm::SummaryInitialStatesOp, comm::SummaryInitialStatesGradOp,
              comm::GatherSequenceStatesOp, comm::ReduceSequenceStatesOp,
              ConvertLayoutOp, L2NormOp, L2NormGradOp, tensor::SplatOp,
-             tensor::ExtractSliceOp, tensor::InsertSliceOp>(op);
+             tensor::ExtractSliceOp, tensor::InsertSliceOp,
+             tensor::CollapseShapeOp>(op);
 }
 
 bool mlir::gdn::cuda::isShapeHelper(Operation *op) {
@@ -181,11 +190,21 @@ std::string mlir::gdn::cuda::getDeviceCallLimitation(Operation *op) {
     os << name << " " << slice.getType()
        << " has no CUDA lowering (slices run as copies of leading rows: an "
           "offset and extent along dimension 0 only)";
+  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op)) {
+    SmallVector<ReassociationIndices> groups = collapse.getReassociationIndices();
+    if (groups.size() != 2 || groups[0].size() != 1 ||
+        ShapedType::isDynamic(collapse.getResultType().getDimSize(1)))
+      os << name << " " << collapse.getSrcType()
+         << " has no CUDA lowering (collapses run as a token's features "
+            "flattened into one row: [[0], [1, ...]], static)";
+  }
   if (auto slice = dyn_cast<tensor::InsertSliceOp>(op);
-      slice && !isLeadingRowsSlice(slice, slice.getDestType()))
+      slice && !isLeadingRowsSlice(slice, slice.getDestType()) &&
+      !isColumnsSlice(slice, slice.getDestType()))
     os << name << " " << slice.getDestType()
-       << " has no CUDA lowering (slices run as copies of leading rows: an "
-          "offset and extent along dimension 0 only)";
+       << " has no CUDA lowering (insertions run as copies of leading rows, an "
+          "offset and extent along dimension 0 only, or of a block of columns "
+          "of a 2-D tensor, every row)";
   if (isa<comm::ContinueStateGradOp, comm::ContinueConvStateGradOp>(op) &&
       !tensorType(op->getResult(0)).hasStaticShape())
     os << name << " returning " << op->getResult(0).getType()
@@ -293,8 +312,16 @@ std::vector<ShapeExprs> mlir::gdn::cuda::getDeviceCallShapes(
         rowsHoldSlice(slice, operands[0][0], conditions);
         return std::vector<ShapeExprs>{staticShape(slice.getResult())};
       })
+      .Case([&](tensor::CollapseShapeOp collapse) {
+        // A token's features into one row (getDeviceCallLimitation).
+        return std::vector<ShapeExprs>{
+            {operands[0][0], std::to_string(staticElements(collapse.getResult(), 1))}};
+      })
       .Case([&](tensor::InsertSliceOp slice) {
-        rowsHoldSlice(slice, operands[1][0], conditions);
+        if (isColumnsSlice(slice, slice.getDestType()))
+          columnsSpanRows(operands[0][0], operands[1][0], conditions);
+        else
+          rowsHoldSlice(slice, operands[1][0], conditions);
         return std::vector<ShapeExprs>{operands[1]};
       })
       .Case([&](arith::AddFOp) {
@@ -564,21 +591,43 @@ void mlir::gdn::cuda::printDeviceCall(
            << ", cudaMemcpyDeviceToDevice, stream) != cudaSuccess)\n"
            << "    return GDN_ERROR_CUDA;\n";
       })
+      .Case([&](tensor::CollapseShapeOp collapse) {
+        const std::string out = place(collapse.getResult());
+        const std::string from = place(collapse.getSrc());
+        if (isReshapeView(collapse)) {
+          os << "  // " << out << ": the rows of " << from << ", flattened, in place\n";
+          return;
+        }
+        os << "  if (cudaMemcpyAsync(" << out << ".data, " << from << ".data, "
+           << bytesOf(collapse.getSrc(), from)
+           << ", cudaMemcpyDeviceToDevice, stream) != cudaSuccess)\n"
+           << "    return GDN_ERROR_CUDA;\n";
+      })
       .Case([&](tensor::InsertSliceOp slice) {
         const std::string out = place(slice.getResult());
         const std::string dest = place(slice.getDest());
         const std::string from = place(slice.getSource());
         const int64_t row = rowBytes(slice.getDest());
-        // The source's rows into the result; in place (InsertChains.h) the
+        const bool columns = isColumnsSlice(slice, slice.getDestType());
+        // The source's rows into the result (a block of columns: each row
+        // at its place in the result's rows); in place (InsertChains.h) the
         // destination's buffer is the result's, else the destination is
         // copied first.
-        std::string rows = "cudaMemcpyAsync(static_cast<char *>(" + out + ".data) + " +
-                           std::to_string(slice.getStaticOffsets()[0] * row) + ", " + from +
-                           ".data, " + std::to_string(slice.getStaticSizes()[0] * row) +
-                           ", cudaMemcpyDeviceToDevice, stream) != cudaSuccess";
+        std::string rows =
+            columns
+                ? "cudaMemcpy2DAsync(static_cast<char *>(" + out + ".data) + " +
+                      std::to_string(getColumnsOffsetBytes(slice, slice.getDestType())) +
+                      ", " + std::to_string(row) + ", " + from + ".data, " +
+                      std::to_string(rowBytes(slice.getSource())) + ", " +
+                      std::to_string(rowBytes(slice.getSource())) + ", " + from +
+                      ".shape[0], cudaMemcpyDeviceToDevice, stream) != cudaSuccess"
+                : "cudaMemcpyAsync(static_cast<char *>(" + out + ".data) + " +
+                      std::to_string(slice.getStaticOffsets()[0] * row) + ", " + from +
+                      ".data, " + std::to_string(slice.getStaticSizes()[0] * row) +
+                      ", cudaMemcpyDeviceToDevice, stream) != cudaSuccess";
         if (isWrittenByProducer(slice)) {
-          os << "  // " << from << ": rows of " << out
-             << ", written in place by its op\n";
+          os << "  // " << from << ": " << (columns ? "columns" : "rows") << " of "
+             << out << ", written in place by its op\n";
           return;
         }
         if (insertsInPlace(slice))

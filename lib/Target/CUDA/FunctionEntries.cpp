@@ -256,11 +256,16 @@ public:
         slice && isSliceView(slice))
       return View{value, slice.getSource(),
                   getLeadingRowsOffsetBytes(slice, slice.getSourceType())};
-    if (value.hasOneUse())
-      if (auto insert = dyn_cast<tensor::InsertSliceOp>(*value.getUsers().begin());
-          insert && insert.getSource() == value && isWrittenByProducer(insert))
-        return View{value, getInsertChainStorage(insert.getResult()),
-                    getLeadingRowsOffsetBytes(insert, insert.getDestType())};
+    if (tensor::InsertSliceOp insert = getInsertionOf(value);
+        insert && isWrittenByProducer(insert))
+      return View{value, getInsertChainStorage(insert.getResult()),
+                  isColumnsSlice(insert, insert.getDestType())
+                      ? getColumnsOffsetBytes(insert, insert.getDestType())
+                      : getLeadingRowsOffsetBytes(insert, insert.getDestType())};
+    // Flattened rows, where they are a view (SliceViews.h).
+    if (auto collapse = value.getDefiningOp<tensor::CollapseShapeOp>();
+        collapse && isReshapeView(collapse))
+      return View{value, collapse.getSrc(), 0};
     return std::nullopt;
   }
 
@@ -634,7 +639,12 @@ void printRun(const FunctionPlan &plan, const FunctionLayout &layout,
   }
   for (const FunctionLayout::View &view : layout.views) {
     auto type = cast<RankedTensorType>(view.value.getType());
-    os << "  gdn_tensor_t " << layout.places.lookup(view.value)
+    // The flattened rows of a part written in place: only an insertion
+    // that copies nothing names them.
+    os << (view.value.getDefiningOp<tensor::CollapseShapeOp>()
+               ? "  [[maybe_unused]] gdn_tensor_t "
+               : "  gdn_tensor_t ")
+       << layout.places.lookup(view.value)
        << " = {static_cast<char *>(" << layout.places.lookup(view.buffer)
        << ".data) + " << view.offsetBytes << ", {";
     llvm::interleaveComma(layout.shapes.lookup(view.value), os);

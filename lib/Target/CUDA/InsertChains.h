@@ -18,6 +18,8 @@
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include <optional>
+
 namespace mlir::gdn::cuda {
 
 /// True when `insert` writes into its destination's buffer: the destination
@@ -33,13 +35,28 @@ Value getInsertChainStorage(Value value);
 /// write all of its rows (static sizes): nothing reads its zeros.
 bool isOverwrittenFill(Operation *fill);
 
-/// True when `insert` (in place, leading rows at a multiple of 256 bytes)
-/// copies nothing: its source is a result that the insertion alone uses,
+/// True when `insert` (in place: leading rows at a multiple of 256 bytes,
+/// or a block of columns whose source a kernel writes with a row stride,
+/// its first column and the rows on the boundaries that kernel stores at)
+/// copies nothing: its source is a result that
+/// the insertion alone uses,
 /// that shares its buffer with nothing (GradientSums.h), and whose op runs
 /// after the insertion's destination is complete, so that op writes it
 /// straight into the destination's rows (a weight gradient's parts after
 /// gdn-split-projections).
 bool isWrittenByProducer(tensor::InsertSliceOp insert);
+
+/// The insertion into a chain whose source `value` is (through the
+/// tensor.collapse_shape that flattens a token's features into one row,
+/// which gdn-merge-projection-grads makes), when it is `value`'s one use.
+tensor::InsertSliceOp getInsertionOf(Value value);
+
+/// For a kernel result written in place as a block of columns of a chain
+/// (gdn-merge-projection-grads' stacked cotangents; isWrittenByProducer),
+/// the elements between its rows: the chain's width, which the kernel's
+/// Config then names. Results whose Config member is shared (the prologue
+/// backward's a and b gradients) are written so together or not at all.
+std::optional<int64_t> getStridedRowElements(Value result);
 
 } // namespace mlir::gdn::cuda
 

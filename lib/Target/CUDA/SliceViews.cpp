@@ -66,6 +66,24 @@ int64_t mlir::gdn::cuda::getLeadingRowsOffsetBytes(
   return slice.getStaticOffsets()[0] * rowBytes;
 }
 
+bool mlir::gdn::cuda::isColumnsSlice(OffsetSizeAndStrideOpInterface slice,
+                                     RankedTensorType whole) {
+  ArrayRef<int64_t> offsets = slice.getStaticOffsets(),
+                    sizes = slice.getStaticSizes(),
+                    strides = slice.getStaticStrides();
+  if (whole.getRank() != 2 || offsets.size() != 2 || offsets[0] != 0 ||
+      ShapedType::isDynamic(offsets[1]) || ShapedType::isDynamic(sizes[1]) ||
+      strides[0] != 1 || strides[1] != 1)
+    return false;
+  return ShapedType::isDynamic(sizes[0]) ? whole.isDynamicDim(0)
+                                         : sizes[0] == whole.getDimSize(0);
+}
+
+int64_t mlir::gdn::cuda::getColumnsOffsetBytes(
+    OffsetSizeAndStrideOpInterface slice, RankedTensorType whole) {
+  return slice.getStaticOffsets()[1] * whole.getElementTypeBitWidth() / 8;
+}
+
 bool mlir::gdn::cuda::isSliceView(tensor::ExtractSliceOp slice) {
   RankedTensorType source = slice.getSourceType();
   // Workspace pieces start on 256-byte boundaries, which the kernels'
@@ -75,4 +93,13 @@ bool mlir::gdn::cuda::isSliceView(tensor::ExtractSliceOp slice) {
     return false;
   return !isReturned(slice.getResult()) && ownsItsBuffer(slice.getResult()) &&
          ownsItsBuffer(slice.getSource());
+}
+
+bool mlir::gdn::cuda::isReshapeView(tensor::CollapseShapeOp collapse) {
+  if (tensor::InsertSliceOp insert = getInsertionOf(collapse.getSrc());
+      insert && insert.getSource() == collapse.getResult() &&
+      isWrittenByProducer(insert))
+    return true;
+  return !isReturned(collapse.getResult()) && ownsItsBuffer(collapse.getResult()) &&
+         ownsItsBuffer(collapse.getSrc());
 }

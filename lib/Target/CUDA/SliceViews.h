@@ -27,6 +27,18 @@ bool isLeadingRowsSlice(OffsetSizeAndStrideOpInterface slice,
 int64_t getLeadingRowsOffsetBytes(OffsetSizeAndStrideOpInterface slice,
                                   RankedTensorType whole);
 
+/// True for a block of columns of a 2-D `whole` (every row, static
+/// columns, unit strides): gdn-merge-projection-grads stacks cotangents so,
+/// and the target writes them in place or copies them row by row
+/// (cudaMemcpy2DAsync). Its rows are `whole`'s, so a dynamic extent along
+/// dimension 0 is every row.
+bool isColumnsSlice(OffsetSizeAndStrideOpInterface slice,
+                    RankedTensorType whole);
+
+/// The byte offset of such a slice's first column in a row of `whole`.
+int64_t getColumnsOffsetBytes(OffsetSizeAndStrideOpInterface slice,
+                              RankedTensorType whole);
+
 /// True when `slice` is read in place of its source: a block of leading
 /// rows (static, every later dimension whole) at a multiple of 256 bytes
 /// (the alignment of workspace pieces), not returned (results live
@@ -35,6 +47,12 @@ int64_t getLeadingRowsOffsetBytes(OffsetSizeAndStrideOpInterface slice,
 /// link of an in-place insertion chain, a recomputed norm that its backward
 /// writes).
 bool isSliceView(tensor::ExtractSliceOp slice);
+
+/// True when `collapse` (a tensor.collapse_shape) is a view of its source:
+/// the flattened rows of a part its kernel writes in place as columns of a
+/// stack (InsertChains.h), which only that insertion names, or of a source
+/// that owns its buffer, the result not returned. Else it is a copy.
+bool isReshapeView(tensor::CollapseShapeOp collapse);
 
 } // namespace mlir::gdn::cuda
 

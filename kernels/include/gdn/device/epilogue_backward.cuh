@@ -41,6 +41,14 @@ template <class C> struct NormOutputOf<C, std::void_t<typename C::Output>> {
   using type = typename C::Output;
 };
 
+/// Optional Config members kGateGradTokenStride and kGateGradHeads: dz
+/// written as the columns of a wider tensor (the stacked cotangent of the
+/// input projections, which one gradient GEMM reads: docs/codegen.md), the
+/// tokens' rows kGateGradTokenStride elements apart, each kGateGradHeads
+/// rows of V; 0, the default: dz is [rows, V] like x.
+GDN_OPTIONAL_CONFIG_MEMBER(GateGradTokenStrideOf, kGateGradTokenStride, int64_t{0})
+GDN_OPTIONAL_CONFIG_MEMBER(GateGradHeadsOf, kGateGradHeads, int64_t{1})
+
 /// Config adds to the forward's (epilogue.cuh: Input, Gate, Weight,
 /// kHeadDimV, kThreads, kEps) the gradient types OutputGrad (dy), InputGrad
 /// (dx), GateGrad (dz), WeightGrad (dw: summed in fp32, stored once in
@@ -71,6 +79,20 @@ template <class Config> struct EpilogueBackwardShape {
       sizeof(float) * kGroups * Config::kHeadDimV;
   static constexpr int64_t blocks(int64_t rows) {
     return backwardBlocks(rows, kMinRowsPerBlock, Config::kBlocks);
+  }
+  static constexpr int64_t kGateGradTokenStride = GateGradTokenStrideOf<Config>::value;
+  static constexpr int64_t kGateGradHeads = GateGradHeadsOf<Config>::value;
+  static_assert(kGateGradTokenStride == 0 ||
+                    (kGateGradHeads > 0 &&
+                     kGateGradTokenStride >= kGateGradHeads * Config::kHeadDimV &&
+                     kGateGradTokenStride * sizeof(typename Config::GateGrad) % 16 == 0),
+                "dz's tokens: at least heads x V elements apart, on 16-byte boundaries");
+  /// Where row `row`'s dz starts.
+  __host__ __device__ static constexpr int64_t gateGradAt(int64_t row) {
+    return kGateGradTokenStride == 0
+               ? row * Config::kHeadDimV
+               : row / kGateGradHeads * kGateGradTokenStride +
+                     row % kGateGradHeads * Config::kHeadDimV;
   }
 };
 
@@ -145,7 +167,7 @@ __global__ void __launch_bounds__(Config::kThreads)
     for (int i = 0; i < kVec; ++i)
       dx.values[i] = r * (dn[i] - along * x.values[i]);
     dx.store(args.dx + at);
-    dz.store(args.dz + at);
+    dz.store(args.dz + S::gateGradAt(row) + lane * kVec);
     if (args.y)
       y.store(args.y + at);
   }

@@ -74,6 +74,14 @@ namespace device {
 ///   __launch_bounds__), kRowsInFlight, kRowBlocks (the most row blocks;
 ///   each takes at least kMinRowsPerBlock rows) and kGateBlocks.
 /// Parameter gradients are summed in fp32 and stored once in their type.
+/// Optionally kMixedGradRowStride and kGateGradRowStride: the elements
+/// between consecutive tokens of dmixed and of da, db, when they are
+/// columns of a wider tensor (the stacked cotangent of the input
+/// projections, which one gradient GEMM then reads: docs/codegen.md); 0,
+/// the default, is their own width (C, HV).
+GDN_OPTIONAL_CONFIG_MEMBER(MixedGradRowStrideOf, kMixedGradRowStride, int64_t{0})
+GDN_OPTIONAL_CONFIG_MEMBER(GateGradRowStrideOf, kGateGradRowStride, int64_t{0})
+
 template <class Config> struct PrologueBackwardArgs {
   using ActGrad = typename Config::ActivationGrad;
   // The forward's inputs.
@@ -122,6 +130,18 @@ template <class Config> struct PrologueBackwardShape {
   static constexpr int kKeyDim = Config::kKeyHeads * Config::kHeadDimK;
   static constexpr int kChannels =
       2 * kKeyDim + Config::kValueHeads * Config::kHeadDimV;
+  /// Elements between consecutive tokens of dmixed and of da, db.
+  static constexpr int64_t kMixedGradRowStride =
+      MixedGradRowStrideOf<Config>::value ? MixedGradRowStrideOf<Config>::value
+                                          : kChannels;
+  static constexpr int64_t kGateGradRowStride =
+      GateGradRowStrideOf<Config>::value ? GateGradRowStrideOf<Config>::value
+                                         : Config::kValueHeads;
+  static_assert(kMixedGradRowStride >= kChannels &&
+                    kMixedGradRowStride * sizeof(typename Config::ActivationGrad) % 16 == 0,
+                "dmixed's rows: at least C elements apart, on 16-byte boundaries");
+  static_assert(kGateGradRowStride >= Config::kValueHeads,
+                "da's and db's rows: at least HV elements apart");
   static constexpr int kChannelBlocks =
       (kChannels / kVec + Config::kThreads - 1) / Config::kThreads;
   /// Row blocks take at least this many rows: each recomputes up to 2 (W-1)
@@ -344,7 +364,7 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocksPerSM)
     takeRow(x, unused);
     out.fill(invalid ? NAN : 0.0f);
     if (active)
-      out.store(args.dmixed + static_cast<int64_t>(r) * kChannels + c0);
+      out.store(args.dmixed + static_cast<int64_t>(r) * S::kMixedGradRowStride + c0);
   };
 
   for (int32_t r = rangeBegin; r < rangeEnd;) {
@@ -413,7 +433,7 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocksPerSM)
 #pragma unroll
         for (int i = 0; i < kVec; ++i)
           stored.values[i] = out.values[i];
-        stored.store(args.dmixed + static_cast<int64_t>(s) * kChannels + c0);
+        stored.store(args.dmixed + static_cast<int64_t>(s) * S::kMixedGradRowStride + c0);
       } else {
 #pragma unroll
         for (int i = 0; i < kVec; ++i)
@@ -600,9 +620,10 @@ __global__ void __launch_bounds__(Config::kThreads)
     float sumALog = 0.0f, sumDtBias = 0.0f;
     for (int32_t t = begin + lane; t < end; t += kLanes) {
       const int64_t at = static_cast<int64_t>(t) * kHV + h;
+      const int64_t gradAt = static_cast<int64_t>(t) * S::kGateGradRowStride + h;
       if (invalid) {
-        args.da[at] = Element<GradT>::store(NAN);
-        args.db[at] = Element<GradT>::store(NAN);
+        args.da[gradAt] = Element<GradT>::store(NAN);
+        args.db[gradAt] = Element<GradT>::store(NAN);
         continue;
       }
       // g = -exp(A_log) softplus(u), u = a + dt_bias; softplus' is
@@ -614,11 +635,11 @@ __global__ void __launch_bounds__(Config::kThreads)
       const float du = dg * (-rate * slope);
       sumALog += dg * (-rate * softplusU);
       sumDtBias += du;
-      args.da[at] = Element<GradT>::store(du);
+      args.da[gradAt] = Element<GradT>::store(du);
       // beta = c sigmoid(b): dbeta/db = c s (1 - s).
       const float dbeta = args.dbeta ? args.dbeta[at] : 0.0f;
       const float s = sigmoid(loadScalar(args.b + at));
-      args.db[at] = Element<GradT>::store(dbeta * scale * s * (1.0f - s));
+      args.db[gradAt] = Element<GradT>::store(dbeta * scale * s * (1.0f - s));
     }
     sums[slot] = sumALog;
     sums[kSlots + slot] = sumDtBias;

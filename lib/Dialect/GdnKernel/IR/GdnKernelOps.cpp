@@ -33,6 +33,22 @@ int64_t mlir::gdn::kernel::getElementBytes(Type type) {
   return getElementTypeOrSelf(type).getIntOrFloatBitWidth() / 8;
 }
 
+bool mlir::gdn::kernel::writesStridedRows(Value result) {
+  if (auto grad = result.getDefiningOp<PrologueGradOp>())
+    return result == grad.getMixedQkvGrad() || result == grad.getAGrad() ||
+           result == grad.getBGrad();
+  if (auto grad = result.getDefiningOp<GatedRMSNormGradOp>())
+    return result == grad.getZGrad();
+  return false;
+}
+
+int64_t mlir::gdn::kernel::getStridedRowsAlignment(Value result) {
+  if (auto grad = result.getDefiningOp<PrologueGradOp>();
+      grad && (result == grad.getAGrad() || result == grad.getBGrad()))
+    return getElementBytes(result.getType());
+  return 16;
+}
+
 int64_t mlir::gdn::kernel::getLanesPerHead(int64_t headDim, Type elementType) {
   const int64_t perVector = 16 / getElementBytes(elementType);
   if (headDim % perVector != 0)

@@ -43,6 +43,21 @@ int64_t getPrologueGradSharedBytes(int64_t threads, int64_t vectorBytes,
 /// one block of 512 threads, two of 256, three of 128.
 int64_t getPrologueGradBlocksPerSM(int64_t threads, int64_t vectorBytes);
 
+/// True for a kernel result that its kernel can write as the columns of a
+/// wider row-major tensor, each token's features (every dimension after
+/// the first) in one row, the tokens a row stride apart (a Config member
+/// of the kernel): gdn_kernel.prologue_grad's mixed_qkv_grad, a_grad and
+/// b_grad, gdn_kernel.gated_rmsnorm_grad's z_grad. gdn-merge-projection-
+/// grads stacks such cotangents for one gradient GEMM, and the CUDA target
+/// writes them in place.
+bool writesStridedRows(Value result);
+
+/// For such a result, the bytes that its first column and the row stride
+/// must be multiples of: 16 where its kernel stores 16-byte vectors
+/// (mixed_qkv_grad, z_grad), the element's size where it stores elements
+/// (a_grad, b_grad).
+int64_t getStridedRowsAlignment(Value result);
+
 /// The most shared memory a block can opt in to on Hopper (227 KiB).
 constexpr int64_t kMaxSharedBytesPerBlock = 227 * 1024;
 

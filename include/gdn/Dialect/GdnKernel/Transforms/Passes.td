@@ -84,4 +84,44 @@ def GdnSelectKernels : Pass<"gdn-select-kernels"> {
   ];
 }
 
+def GdnMergeProjectionGrads : Pass<"gdn-merge-projection-grads"> {
+  let summary = "One gradient GEMM for the projections of one input whose cotangents a kernel writes";
+  let description = [{
+    The backward of a layer whose input `x` feeds several projections
+    (`gdn-split-projections` makes four of Qwen3-Next's two, and Qwen3.5 has
+    four) sums one `gdn.linear_grad` per projection:
+    `dx = dy_1 W_1 + dy_2 W_2 + ...`, each term a GEMM that reads and
+    writes all of `dx` again (on the GPU: 256 MB at 32K tokens of hidden
+    2048) and whose weight gradient reads all of `x` again. Since
+
+    ```
+    dy_1 W_1 + dy_2 W_2 = [dy_1 | dy_2] [W_1; W_2]
+    [dy_1 | dy_2]^T x   = [dW_1; dW_2]
+    ```
+
+    the linear_grads of one `x` whose `dx` are only added together become
+    one `gdn.linear_grad` of the cotangents stacked as columns
+    (`tensor.insert_slice` into a `[T, sum of features]` zero tensor) and
+    the weights stacked as rows; each weight gradient is a row slice of
+    its result. Only cotangents that their kernel can write as columns of
+    the stack in place join (`gdn_kernel.prologue_grad`'s mixed_qkv, a and
+    b gradients, `gdn_kernel.gated_rmsnorm_grad`'s z gradient, flattened
+    to one row a token by `tensor.collapse_shape`: `writesStridedRows`),
+    so the stack costs no copy on the GPU; where two or more such terms
+    share `x`, they merge and the others stay as they were, provided each
+    one's columns start where its kernel can store
+    (`getStridedRowsAlignment`: 16 bytes for vector stores). Weights that are consecutive row slices of one
+    tensor (the parts `gdn-split-projections` slices out of a regrouped
+    weight) stack as one slice of it, and a stack of whole row slices of
+    the merged weight gradient inserted back into a zero tensor becomes
+    that slice. The arithmetic is the same sums in another order: one
+    bf16 rounding of `dx` instead of one per term. Runs after `gdn-fuse`.
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numMerged", "merged", "gdn.linear_grad ops merged into stacked ones">
+  ];
+}
+
 #endif // GDN_DIALECT_GDNKERNEL_TRANSFORMS_PASSES_TD
