@@ -431,9 +431,10 @@ llvm::Error executeExtractSlice(tensor::ExtractSliceOp op, Environment &env) {
                        "the interpreter takes slices of static sizes only");
   Tensor result(resultKind(op, 0), std::vector<int64_t>(type.getShape().begin(),
                                                         type.getShape().end()));
-  if (!forEachSliceElement(op, source.getShape(), env, [&](int64_t i, int64_t from) {
-        result.getData()[i] = source.getData()[from];
-      }))
+  if (!forEachSliceElement(op, source.getShape(), env,
+                           [&](int64_t i, int64_t from) {
+                             result.getData()[i] = source.getData()[from];
+                           }))
     return makeOpError(op, env.getRank(),
                        "the interpreter takes slices with unit strides "
                        "inside " +
@@ -460,11 +461,12 @@ llvm::Error executeInsertSlice(tensor::InsertSliceOp op, Environment &env) {
                            std::to_string(sliceElements) + " elements");
   // Dynamic sizes are checked as the slice is walked.
   int64_t visited = 0;
-  if (!forEachSliceElement(op, result.getShape(), env, [&](int64_t i, int64_t to) {
-        if (i < source.getNumElements())
-          result.getData()[to] = source.getData()[i];
-        ++visited;
-      }))
+  if (!forEachSliceElement(op, result.getShape(), env,
+                           [&](int64_t i, int64_t to) {
+                             if (i < source.getNumElements())
+                               result.getData()[to] = source.getData()[i];
+                             ++visited;
+                           }))
     return makeOpError(op, env.getRank(),
                        "the interpreter inserts slices with unit strides "
                        "inside " +

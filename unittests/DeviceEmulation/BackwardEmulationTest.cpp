@@ -8,13 +8,14 @@
 // sequences of length 0-3 (with and without padding; up to 2 sequences at
 // every row-block count), and random packs up to 40 rows; initial and final
 // conv states, bias, beta = 2 sigmoid(b); invalid metadata (every gradient
-// NaN); dmixed, db and da written as the columns of one stacked tensor. The configurations leave threads inactive (channels that do not fill
+// NaN); dmixed, db and da written as the columns of one stacked tensor.
+// The configurations leave threads inactive (channels that do not fill
 // the last block) and normalise heads of 1, 2 and 4 lanes through warp
 // shuffles. The epilogue, forward and backward, on rows that do not fill
 // the last pass of a block, at several block counts, with z in x's type or
-// in fp32. The standalone L2 norm and its cotangent (l2norm.cuh) on rows
-// shorter, as long as and longer than a warp, more rows than warps, a zero
-// row.
+// in fp32, and dz written into a stacked tensor. The standalone L2 norm and its
+// cotangent (l2norm.cuh) on rows shorter, as long as and longer than a warp,
+// more rows than warps, a zero row.
 //
 //===----------------------------------------------------------------------===//
 
@@ -252,9 +253,11 @@ std::string runPrologueCase(const Pack &pack, int rowBlocks, int gateBlocks,
       std::copy(row + kChannels + kHeads, row + kChannels + 2 * kHeads,
                 da.begin() + size_t(t) * kHeads);
       for (int64_t c = kChannels + 2 * kHeads; c < kStride; ++c)
-        if (Element<T>::load(row[c]) != Element<T>::load(Element<T>::store(kUnwritten)))
-          return "row " + std::to_string(t) + " of the stacked gradients: column " +
-                 std::to_string(c) + " (none of dmixed, db, da) was written";
+        if (Element<T>::load(row[c]) !=
+            Element<T>::load(Element<T>::store(kUnwritten)))
+          return "row " + std::to_string(t) +
+                 " of the stacked gradients: column " + std::to_string(c) +
+                 " (none of dmixed, db, da) was written";
     }
   const int32_t expectedCode =
       pack.invalid ? GDN_STATUS_FIRST_NOT_ZERO : GDN_STATUS_OK;
@@ -400,7 +403,8 @@ TEST(PrologueBackwardEmulation, StackedGradients) {
   runAll<StackedGrads<Config<float, 4, 16, true, true>>>(2, 1, 20, 1e-4);
 }
 TEST(PrologueBackwardEmulation, Bf16StackedGradientsWithF32ConvInput) {
-  runAll<StackedGrads<Config<__nv_bfloat16, 4, 16, true, true, 3, float>>>(2, 1, 20, 2e-2);
+  runAll<StackedGrads<Config<__nv_bfloat16, 4, 16, true, true, 3, float>>>(
+      2, 1, 20, 2e-2);
 }
 
 template <typename T, typename GateT = T> struct EpilogueConfig {
@@ -475,8 +479,10 @@ template <class C> void runEpilogue(double tolerance) {
         const T *row = stacked.data() + t * S::kGateGradTokenStride;
         std::copy(row, row + kHeads * kV, dz.begin() + t * kHeads * kV);
         for (int64_t c = kHeads * kV; c < S::kGateGradTokenStride; ++c)
-          ASSERT_EQ(Element<T>::load(row[c]), Element<T>::load(Element<T>::store(kUnwritten)))
-              << "token " << t << ": column " << c << " of the stack is not dz's";
+          ASSERT_EQ(Element<T>::load(row[c]),
+                    Element<T>::load(Element<T>::store(kUnwritten)))
+              << "token " << t << ": column " << c
+              << " of the stack is not dz's";
       }
       gdn::test::EpilogueGradients want = gdn::test::epilogueGradients(
           x.values, z.values, weight.values, dy.values, kV, C::kEps);

@@ -203,7 +203,8 @@ void mlir::gdn::cuda::printPrologueGradConfig(kernel::PrologueGradOp op,
                       op.getL2normEps().convertToDouble());
   // Gradients written in place as columns of a stacked cotangent
   // (gdn-merge-projection-grads; InsertChains.h): their rows' stride.
-  if (std::optional<int64_t> stride = getStridedRowElements(op.getMixedQkvGrad()))
+  if (std::optional<int64_t> stride =
+          getStridedRowElements(op.getMixedQkvGrad()))
     os << "  static constexpr int64_t kMixedGradRowStride = " << *stride
        << "; // dmixed: columns of a stacked cotangent\n";
   if (std::optional<int64_t> stride = getStridedRowElements(op.getAGrad()))

@@ -65,7 +65,7 @@ void rowsHoldSlice(OffsetSizeAndStrideOpInterface slice,
 /// A block of columns inserted into a tensor spans all of its rows: a
 /// run-time condition where either count is dynamic.
 void columnsSpanRows(const std::string &sourceRows, const std::string &destRows,
-              std::vector<std::string> &conditions) {
+                     std::vector<std::string> &conditions) {
   if (sourceRows != destRows)
     conditions.push_back(sourceRows + " == " + destRows);
 }
@@ -191,7 +191,8 @@ std::string mlir::gdn::cuda::getDeviceCallLimitation(Operation *op) {
        << " has no CUDA lowering (slices run as copies of leading rows: an "
           "offset and extent along dimension 0 only)";
   if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op)) {
-    SmallVector<ReassociationIndices> groups = collapse.getReassociationIndices();
+    SmallVector<ReassociationIndices> groups =
+        collapse.getReassociationIndices();
     if (groups.size() != 2 || groups[0].size() != 1 ||
         ShapedType::isDynamic(collapse.getResultType().getDimSize(1)))
       os << name << " " << collapse.getSrcType()
@@ -315,7 +316,8 @@ std::vector<ShapeExprs> mlir::gdn::cuda::getDeviceCallShapes(
       .Case([&](tensor::CollapseShapeOp collapse) {
         // A token's features into one row (getDeviceCallLimitation).
         return std::vector<ShapeExprs>{
-            {operands[0][0], std::to_string(staticElements(collapse.getResult(), 1))}};
+            {operands[0][0],
+             std::to_string(staticElements(collapse.getResult(), 1))}};
       })
       .Case([&](tensor::InsertSliceOp slice) {
         if (isColumnsSlice(slice, slice.getDestType()))
@@ -595,7 +597,8 @@ void mlir::gdn::cuda::printDeviceCall(
         const std::string out = place(collapse.getResult());
         const std::string from = place(collapse.getSrc());
         if (isReshapeView(collapse)) {
-          os << "  // " << out << ": the rows of " << from << ", flattened, in place\n";
+          os << "  // " << out << ": the rows of " << from
+             << ", flattened, in place\n";
           return;
         }
         os << "  if (cudaMemcpyAsync(" << out << ".data, " << from << ".data, "
@@ -616,18 +619,22 @@ void mlir::gdn::cuda::printDeviceCall(
         std::string rows =
             columns
                 ? "cudaMemcpy2DAsync(static_cast<char *>(" + out + ".data) + " +
-                      std::to_string(getColumnsOffsetBytes(slice, slice.getDestType())) +
+                      std::to_string(
+                          getColumnsOffsetBytes(slice, slice.getDestType())) +
                       ", " + std::to_string(row) + ", " + from + ".data, " +
                       std::to_string(rowBytes(slice.getSource())) + ", " +
-                      std::to_string(rowBytes(slice.getSource())) + ", " + from +
-                      ".shape[0], cudaMemcpyDeviceToDevice, stream) != cudaSuccess"
+                      std::to_string(rowBytes(slice.getSource())) + ", " +
+                      from +
+                      ".shape[0], cudaMemcpyDeviceToDevice, stream) != "
+                      "cudaSuccess"
                 : "cudaMemcpyAsync(static_cast<char *>(" + out + ".data) + " +
-                      std::to_string(slice.getStaticOffsets()[0] * row) + ", " + from +
-                      ".data, " + std::to_string(slice.getStaticSizes()[0] * row) +
+                      std::to_string(slice.getStaticOffsets()[0] * row) + ", " +
+                      from + ".data, " +
+                      std::to_string(slice.getStaticSizes()[0] * row) +
                       ", cudaMemcpyDeviceToDevice, stream) != cudaSuccess";
         if (isWrittenByProducer(slice)) {
-          os << "  // " << from << ": " << (columns ? "columns" : "rows") << " of "
-             << out << ", written in place by its op\n";
+          os << "  // " << from << ": " << (columns ? "columns" : "rows")
+             << " of " << out << ", written in place by its op\n";
           return;
         }
         if (insertsInPlace(slice))

@@ -258,10 +258,11 @@ public:
                   getLeadingRowsOffsetBytes(slice, slice.getSourceType())};
     if (tensor::InsertSliceOp insert = getInsertionOf(value);
         insert && isWrittenByProducer(insert))
-      return View{value, getInsertChainStorage(insert.getResult()),
-                  isColumnsSlice(insert, insert.getDestType())
-                      ? getColumnsOffsetBytes(insert, insert.getDestType())
-                      : getLeadingRowsOffsetBytes(insert, insert.getDestType())};
+      return View{
+          value, getInsertChainStorage(insert.getResult()),
+          isColumnsSlice(insert, insert.getDestType())
+              ? getColumnsOffsetBytes(insert, insert.getDestType())
+              : getLeadingRowsOffsetBytes(insert, insert.getDestType())};
     // Flattened rows, where they are a view (SliceViews.h).
     if (auto collapse = value.getDefiningOp<tensor::CollapseShapeOp>();
         collapse && isReshapeView(collapse))
@@ -644,9 +645,9 @@ void printRun(const FunctionPlan &plan, const FunctionLayout &layout,
     os << (view.value.getDefiningOp<tensor::CollapseShapeOp>()
                ? "  [[maybe_unused]] gdn_tensor_t "
                : "  gdn_tensor_t ")
-       << layout.places.lookup(view.value)
-       << " = {static_cast<char *>(" << layout.places.lookup(view.buffer)
-       << ".data) + " << view.offsetBytes << ", {";
+       << layout.places.lookup(view.value) << " = {static_cast<char *>("
+       << layout.places.lookup(view.buffer) << ".data) + " << view.offsetBytes
+       << ", {";
     llvm::interleaveComma(layout.shapes.lookup(view.value), os);
     os << "}, " << type.getRank() << ", " << getAbiDtype(type.getElementType())
        << "};\n";

@@ -122,7 +122,8 @@ namespace {
 Value getInsertedResult(tensor::InsertSliceOp insert) {
   Value source = insert.getSource();
   if (auto collapse = source.getDefiningOp<tensor::CollapseShapeOp>();
-      collapse && source.hasOneUse() && collapse.getReassociationIndices().size() == 2 &&
+      collapse && source.hasOneUse() &&
+      collapse.getReassociationIndices().size() == 2 &&
       collapse.getReassociationIndices()[0].size() == 1)
     return collapse.getSrc();
   return source;
@@ -210,11 +211,13 @@ bool mlir::gdn::cuda::isWrittenByProducer(tensor::InsertSliceOp insert) {
   // Results that share a row stride are written in place into chains of
   // the same width, or none of them is.
   const int64_t width = insert.getDestType().getDimSize(1);
-  return llvm::all_of(getStridePartners(getInsertedResult(insert)), [&](Value partner) {
-    tensor::InsertSliceOp other = getInsertionOf(partner);
-    return other && isColumnsSlice(other, other.getDestType()) &&
-           other.getDestType().getDimSize(1) == width && isWrittenInPlace(other);
-  });
+  return llvm::all_of(
+      getStridePartners(getInsertedResult(insert)), [&](Value partner) {
+        tensor::InsertSliceOp other = getInsertionOf(partner);
+        return other && isColumnsSlice(other, other.getDestType()) &&
+               other.getDestType().getDimSize(1) == width &&
+               isWrittenInPlace(other);
+      });
 }
 
 std::optional<int64_t> mlir::gdn::cuda::getStridedRowElements(Value result) {

@@ -79,8 +79,9 @@ bool mlir::gdn::cuda::isColumnsSlice(OffsetSizeAndStrideOpInterface slice,
                                          : sizes[0] == whole.getDimSize(0);
 }
 
-int64_t mlir::gdn::cuda::getColumnsOffsetBytes(
-    OffsetSizeAndStrideOpInterface slice, RankedTensorType whole) {
+int64_t
+mlir::gdn::cuda::getColumnsOffsetBytes(OffsetSizeAndStrideOpInterface slice,
+                                       RankedTensorType whole) {
   return slice.getStaticOffsets()[1] * whole.getElementTypeBitWidth() / 8;
 }
 
@@ -100,6 +101,7 @@ bool mlir::gdn::cuda::isReshapeView(tensor::CollapseShapeOp collapse) {
       insert && insert.getSource() == collapse.getResult() &&
       isWrittenByProducer(insert))
     return true;
-  return !isReturned(collapse.getResult()) && ownsItsBuffer(collapse.getResult()) &&
+  return !isReturned(collapse.getResult()) &&
+         ownsItsBuffer(collapse.getResult()) &&
          ownsItsBuffer(collapse.getSrc());
 }

@@ -79,10 +79,10 @@ Value sliceRows(OpBuilder &builder, Location loc, Value source, int64_t offset,
   auto type = cast<RankedTensorType>(source.getType());
   if (offset == 0 && count == type.getDimSize(0))
     return source;
-  auto result = RankedTensorType::get({count, type.getDimSize(1)},
-                                      type.getElementType());
-  SmallVector<int64_t> offsets = {offset, 0}, sizes = {count, type.getDimSize(1)},
-                       strides = {1, 1};
+  auto result =
+      RankedTensorType::get({count, type.getDimSize(1)}, type.getElementType());
+  SmallVector<int64_t> offsets = {offset, 0},
+                       sizes = {count, type.getDimSize(1)}, strides = {1, 1};
   return tensor::ExtractSliceOp::create(builder, loc, result, source,
                                         ValueRange{}, ValueRange{},
                                         ValueRange{}, offsets, sizes, strides);
@@ -173,7 +173,8 @@ bool Merger::isAligned() const {
 }
 
 SmallVector<std::pair<LinearGradOp, RowRange>> Merger::ordered() const {
-  llvm::MapVector<Value, SmallVector<std::pair<LinearGradOp, RowRange>>> bySource;
+  llvm::MapVector<Value, SmallVector<std::pair<LinearGradOp, RowRange>>>
+      bySource;
   for (LinearGradOp grad : group) {
     RowRange rows = getRowRange(grad.getWeight());
     bySource[rows.source].push_back({grad, rows});
@@ -188,8 +189,9 @@ SmallVector<std::pair<LinearGradOp, RowRange>> Merger::ordered() const {
   return members;
 }
 
-Value Merger::stackWeights(OpBuilder &builder, Location loc,
-                           ArrayRef<std::pair<LinearGradOp, RowRange>> members) {
+Value Merger::stackWeights(
+    OpBuilder &builder, Location loc,
+    ArrayRef<std::pair<LinearGradOp, RowRange>> members) {
   // Runs of consecutive rows of one tensor are one slice of it.
   SmallVector<RowRange> runs;
   for (const auto &[grad, rows] : members) {
@@ -200,7 +202,8 @@ Value Merger::stackWeights(OpBuilder &builder, Location loc,
     }
     runs.push_back(rows);
   }
-  auto weightType = cast<RankedTensorType>(LinearGradOp(members.front().first).getWeight().getType());
+  auto weightType = cast<RankedTensorType>(
+      LinearGradOp(members.front().first).getWeight().getType());
   if (runs.size() == 1)
     return sliceRows(builder, loc, runs.front().source, runs.front().offset,
                      runs.front().count);
@@ -217,9 +220,9 @@ Value Merger::stackWeights(OpBuilder &builder, Location loc,
     SmallVector<int64_t> offsets = {row, 0},
                          sizes = {run.count, weightType.getDimSize(1)},
                          strides = {1, 1};
-    stacked = tensor::InsertSliceOp::create(builder, loc, part, stacked,
-                                            ValueRange{}, ValueRange{},
-                                            ValueRange{}, offsets, sizes, strides);
+    stacked = tensor::InsertSliceOp::create(
+        builder, loc, part, stacked, ValueRange{}, ValueRange{}, ValueRange{},
+        offsets, sizes, strides);
     row += run.count;
   }
   return stacked;
@@ -244,11 +247,12 @@ Value Merger::stackCotangents(
     tokens = dim;
   }
   // The stack keeps the cotangents' sequence layout (their encoding).
-  Value stacked = zeros(
-      builder, loc,
-      RankedTensorType::get({firstType.getDimSize(0), columns},
-                            firstType.getElementType(), firstType.getEncoding()),
-      dynamicSizes);
+  Value stacked =
+      zeros(builder, loc,
+            RankedTensorType::get({firstType.getDimSize(0), columns},
+                                  firstType.getElementType(),
+                                  firstType.getEncoding()),
+            dynamicSizes);
   int64_t column = 0;
   for (const auto &member : members) {
     Value cotangent = LinearGradOp(member.first).getYGrad();
@@ -261,8 +265,8 @@ Value Merger::stackCotangents(
         features.push_back(d);
       cotangent = tensor::CollapseShapeOp::create(
           builder, loc,
-          RankedTensorType::get({type.getDimSize(0), width}, type.getElementType(),
-                                type.getEncoding()),
+          RankedTensorType::get({type.getDimSize(0), width},
+                                type.getElementType(), type.getEncoding()),
           cotangent, ArrayRef<ReassociationIndices>{{0}, features});
     }
     SmallVector<OpFoldResult> offsets = {builder.getIndexAttr(0),
@@ -312,7 +316,8 @@ Value Merger::run() {
   builder.setInsertionPoint(root.getDefiningOp());
   Value sum = merged.getXGrad();
   for (Value term : terms)
-    if (!llvm::any_of(group, [&](LinearGradOp g) { return g.getXGrad() == term; }))
+    if (!llvm::any_of(group,
+                      [&](LinearGradOp g) { return g.getXGrad() == term; }))
       sum = arith::AddFOp::create(builder, root.getLoc(), sum, term);
   root.replaceAllUsesWith(sum);
   for (arith::AddFOp add : adds) // root first: users before their operands
@@ -378,7 +383,8 @@ bool foldRestackedRows(tensor::InsertSliceOp last,
 }
 
 struct MergeProjectionGradsPass
-    : public mlir::gdn::impl::GdnMergeProjectionGradsBase<MergeProjectionGradsPass> {
+    : public mlir::gdn::impl::GdnMergeProjectionGradsBase<
+          MergeProjectionGradsPass> {
   void runOnOperation() override {
     // Groups: the stackable linear_grads of one x whose x gradients are
     // terms of one sum.
@@ -406,7 +412,8 @@ struct MergeProjectionGradsPass
       SmallVector<tensor::InsertSliceOp> lasts;
       for (auto insert : block->getOps<tensor::InsertSliceOp>())
         if (!(insert.getResult().hasOneUse() &&
-              isa<tensor::InsertSliceOp>(*insert.getResult().getUsers().begin())))
+              isa<tensor::InsertSliceOp>(
+                  *insert.getResult().getUsers().begin())))
           lasts.push_back(insert);
       for (tensor::InsertSliceOp last : lasts)
         foldRestackedRows(last, mergedWeightGrads);
