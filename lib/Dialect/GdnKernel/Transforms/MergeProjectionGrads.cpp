@@ -129,7 +129,9 @@ bool areCompatible(LinearGradOp a, LinearGradOp b) {
          dyA.getEncoding() == dyB.getEncoding() &&
          dyA.getDimSize(0) == dyB.getDimSize(0) &&
          wA.getElementType() == wB.getElementType() &&
-         wA.getDimSize(1) == wB.getDimSize(1);
+         wA.getDimSize(1) == wB.getDimSize(1) &&
+         a.getWeightGrad().getType().getElementType() ==
+             b.getWeightGrad().getType().getElementType();
 }
 
 class Merger {
