@@ -89,3 +89,45 @@ func.func @not_stackable(%dy1: tensor<?x8xf32>, %dy2: tensor<?x4xf32>, %x: tenso
   %dx = arith.addf %dx1, %dx2 : tensor<?x16xf32>
   return %dx, %dw1, %dw2 : tensor<?x16xf32>, tensor<8x16xf32>, tensor<4x16xf32>
 }
+
+// Two gated RMSNorm backwards' z gradients, [T, 2, 8] each, stack as
+// flattened columns of one [T, 32] cotangent; the merged function computes
+// the same gradients.
+// RUN: gdn-opt --gdn-merge-projection-grads %s -o %t/hand.mlir
+// RUN: FileCheck %s --check-prefix=HAND < %t/hand.mlir
+// RUN: gdn-run --compare %s %t/hand.mlir --entry=independent --seqlens=5,12 --seed=2 --rtol=8e-3 | FileCheck %s --check-prefix=SAME
+// HAND-LABEL: func.func @independent(
+// HAND-COUNT-2: tensor.collapse_shape
+// HAND:         gdn.linear_grad %{{.+}}, %arg0, %{{.+}} : (tensor<?x32xbf16>, tensor<?x16xbf16>, tensor<32x16xbf16>)
+// HAND-NOT:     gdn.linear_grad
+// HAND-LABEL: func.func @dependent(
+// A member that reads another member's weight gradient (here through a
+// projection) cannot join it: the merged op would need its own result.
+// HAND-COUNT-2: gdn.linear_grad %{{.+}}, %arg0, %{{.+}} : (tensor<?x2x8xbf16>
+// HAND:         arith.addf
+
+func.func @independent(%x: tensor<?x16xbf16>, %dy1: tensor<?x2x8xbf16>, %dy2: tensor<?x2x8xbf16>,
+    %o: tensor<?x2x8xbf16>, %z: tensor<?x2x8xbf16>, %wn: tensor<8xbf16>,
+    %w1: tensor<16x16xbf16>, %w2: tensor<16x16xbf16>) -> (tensor<?x16xbf16>, tensor<16x16xbf16>, tensor<16x16xbf16>) {
+  %a:3 = gdn_kernel.gated_rmsnorm_grad %dy1, %o, %z, %wn {eps = 1.0e-06 : f64, threads = 256 : i64, blocks = 8 : i64}
+      : (tensor<?x2x8xbf16>, tensor<?x2x8xbf16>, tensor<?x2x8xbf16>, tensor<8xbf16>) -> (tensor<?x2x8xbf16>, tensor<?x2x8xbf16>, tensor<8xbf16>)
+  %dx1, %dw1 = gdn.linear_grad %a#1, %x, %w1 : (tensor<?x2x8xbf16>, tensor<?x16xbf16>, tensor<16x16xbf16>) -> (tensor<?x16xbf16>, tensor<16x16xbf16>)
+  %b:3 = gdn_kernel.gated_rmsnorm_grad %dy2, %o, %z, %wn {eps = 1.0e-06 : f64, threads = 256 : i64, blocks = 8 : i64}
+      : (tensor<?x2x8xbf16>, tensor<?x2x8xbf16>, tensor<?x2x8xbf16>, tensor<8xbf16>) -> (tensor<?x2x8xbf16>, tensor<?x2x8xbf16>, tensor<8xbf16>)
+  %dx2, %dw2 = gdn.linear_grad %b#1, %x, %w2 : (tensor<?x2x8xbf16>, tensor<?x16xbf16>, tensor<16x16xbf16>) -> (tensor<?x16xbf16>, tensor<16x16xbf16>)
+  %dx = arith.addf %dx1, %dx2 : tensor<?x16xbf16>
+  return %dx, %dw1, %dw2 : tensor<?x16xbf16>, tensor<16x16xbf16>, tensor<16x16xbf16>
+}
+func.func @dependent(%x: tensor<?x16xbf16>, %dy1: tensor<?x2x8xbf16>,
+    %o: tensor<?x2x8xbf16>, %z: tensor<?x2x8xbf16>, %wn: tensor<8xbf16>,
+    %w1: tensor<16x16xbf16>, %w2: tensor<16x16xbf16>) -> (tensor<?x16xbf16>, tensor<16x16xbf16>) {
+  %a:3 = gdn_kernel.gated_rmsnorm_grad %dy1, %o, %z, %wn {eps = 1.0e-06 : f64, threads = 256 : i64, blocks = 8 : i64}
+      : (tensor<?x2x8xbf16>, tensor<?x2x8xbf16>, tensor<?x2x8xbf16>, tensor<8xbf16>) -> (tensor<?x2x8xbf16>, tensor<?x2x8xbf16>, tensor<8xbf16>)
+  %dx1, %dw1 = gdn.linear_grad %a#1, %x, %w1 : (tensor<?x2x8xbf16>, tensor<?x16xbf16>, tensor<16x16xbf16>) -> (tensor<?x16xbf16>, tensor<16x16xbf16>)
+  %y2 = gdn.linear %x, %dw1 : (tensor<?x16xbf16>, tensor<16x16xbf16>) -> tensor<?x2x8xbf16>
+  %b:3 = gdn_kernel.gated_rmsnorm_grad %y2, %o, %z, %wn {eps = 1.0e-06 : f64, threads = 256 : i64, blocks = 8 : i64}
+      : (tensor<?x2x8xbf16>, tensor<?x2x8xbf16>, tensor<?x2x8xbf16>, tensor<8xbf16>) -> (tensor<?x2x8xbf16>, tensor<?x2x8xbf16>, tensor<8xbf16>)
+  %dx2, %dw2 = gdn.linear_grad %b#1, %x, %w2 : (tensor<?x2x8xbf16>, tensor<?x16xbf16>, tensor<16x16xbf16>) -> (tensor<?x16xbf16>, tensor<16x16xbf16>)
+  %dx = arith.addf %dx1, %dx2 : tensor<?x16xbf16>
+  return %dx, %dw2 : tensor<?x16xbf16>, tensor<16x16xbf16>
+}
