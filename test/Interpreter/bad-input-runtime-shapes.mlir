@@ -15,6 +15,10 @@
 // RUN: not gdn-run %s --entry=declared 2>&1 | FileCheck %s --check-prefix=DECL
 // RUN: not gdn-run %s --entry=conv --seqlens=3,-1 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // RUN: not gdn-run %s --entry=conv --ranks=-2 --seqlens=3,5 2>&1 | FileCheck %s --check-prefix=RANKS
+// RUN: mkdir -p %t/slice && %make_npy %t/slice/arg1.npy '<f8' 5,2 1 2 3 4 5 6 7 8 9 10
+// RUN: %make_npy %t/slice/arg0.npy '<f8' 3,2 1 2 3 4 5 6
+// RUN: not gdn-run %s --entry=insert_rows --inputs=%t/slice 2>&1 | FileCheck %s --check-prefix=INSERT
+// RUN: not gdn-run %s --entry=extract_rows --inputs=%t/slice 2>&1 | FileCheck %s --check-prefix=EXTRACT
 
 // WIDTH: 'gdn.causal_conv1d' at {{.*}} on rank 0: weight dimension 1 (width) is 2 at run time but must be 4
 // STATE: 'gdn.causal_conv1d' at {{.*}} on rank 0: initial_state dimension 2 (width - 1) is 1 at run time but must be 3
@@ -23,6 +27,24 @@
 // DECL: {{.*}}bad-input-runtime-shapes.mlir: @declared is a declaration without a body; give the function a body to run
 // NEGATIVE: --seqlens must be lengths >= 0, found -1
 // RANKS: --ranks must be between 1 and 4096, found -2
+// INSERT: 'tensor.insert_slice' at {{.*}} on rank 0: the inserted {{.*}} does not fill the slice's 10 elements
+// EXTRACT: 'tensor.extract_slice' at {{.*}} on rank 0: the interpreter takes slices of static sizes only
+
+// A slice whose size is the destination's run-time rows (5) that the
+// 3-row source does not fill; an extraction of run-time size.
+func.func @insert_rows(%src: tensor<?x2xf64>, %dst: tensor<?x2xf64>) -> tensor<?x2xf64> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %dst, %c0 : tensor<?x2xf64>
+  %r = tensor.insert_slice %src into %dst[0, 0] [%n, 2] [1, 1] : tensor<?x2xf64> into tensor<?x2xf64>
+  return %r : tensor<?x2xf64>
+}
+
+func.func @extract_rows(%unused: tensor<?x2xf64>, %src: tensor<?x2xf64>) -> tensor<?x2xf64> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %src, %c0 : tensor<?x2xf64>
+  %r = tensor.extract_slice %src[0, 0] [%n, 2] [1, 1] : tensor<?x2xf64> to tensor<?x2xf64>
+  return %r : tensor<?x2xf64>
+}
 
 func.func @conv(%x: tensor<?x4xf64>, %w: tensor<4x?xf64>, %h0: tensor<?x4x?xf64>,
                 %cu: tensor<?xi32>) -> tensor<?x4xf64> {

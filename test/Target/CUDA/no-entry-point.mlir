@@ -154,6 +154,13 @@ func.func @column_slice(%a: tensor<4x8xf32>) -> tensor<4x4xf32> {
   return %s : tensor<4x4xf32>
 }
 
+// SOURCE-LABEL: // @interior_block: 0 kernel(s)
+// SOURCE: // No whole-function entry point: tensor.insert_slice tensor<4x8xf32> has no CUDA lowering (insertions run as copies of leading rows, an offset and extent along dimension 0 only, or of a block of columns of a 2-D tensor, every row).
+func.func @interior_block(%a: tensor<4x8xf32>, %b: tensor<2x4xf32>) -> tensor<4x8xf32> {
+  %s = tensor.insert_slice %b into %a[1, 4] [2, 4] [1, 1] : tensor<2x4xf32> into tensor<4x8xf32>
+  return %s : tensor<4x8xf32>
+}
+
 // Shapes are C expressions of the arguments' token counts; other sizes must
 // be static, as for the kernels.
 // SOURCE-LABEL: // @gather_dynamic_features: 0 kernel(s)
