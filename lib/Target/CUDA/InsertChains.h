@@ -9,7 +9,11 @@
 // insertion copies only its rows, and the fill is skipped where the
 // insertions write every row. These queries say which ops of a chain do so
 // and where the chain lives, and which parts need no copy at all: those
-// whose op writes them into the chain's rows.
+// whose op writes them into the chain's rows. gdn-merge-projection-grads
+// builds the same chains out of blocks of columns (the input projections'
+// cotangents side by side): there a part needs no copy where its kernel
+// writes its rows with the chain's row stride, which the kernel's Config
+// then names (getStridedRowElements); else it is copied row by row.
 //
 //===----------------------------------------------------------------------===//
 

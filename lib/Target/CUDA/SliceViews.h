@@ -6,7 +6,11 @@
 // MB in the forward and again in the backward a step. A block of leading
 // rows of a row-major tensor is contiguous, so where nothing writes the
 // sliced buffer or the slice afterwards, the slice is a view: a tensor at
-// an offset into its source's buffer, with no workspace and no copy.
+// an offset into its source's buffer, with no workspace and no copy. The
+// same holds for a tensor.collapse_shape that flattens a token's features
+// into one row (isReshapeView). Blocks of columns, which are not
+// contiguous, are only recognised here (isColumnsSlice); InsertChains.h
+// says when they are written in place.
 //
 //===----------------------------------------------------------------------===//
 
