@@ -525,6 +525,10 @@ def main():
     parser.add_argument("--save-operands", action="store_true",
                         help="also time the layer compiled with save=operands (docs/backward.md) "
                              "and check its gradients equal the default's bit for bit")
+    parser.add_argument("--only", default=None, metavar="SECTION[,SECTION]",
+                        help="run these sections alone (qwen3_next, qwen3_5, train, fla-sig, "
+                             "time-core, time-layer and the -bf16p ones): e.g. --only time-layer "
+                             "times the layer against PyTorch + FLA without the float64 checks")
     parser.add_argument("--device", default="cuda",
                         help="cpu: run the compiled programs in gdn-run instead (no GPU, no "
                              "timing, no FLA): checks the extension's Python half")
@@ -594,6 +598,13 @@ def main():
         steps.append(("time-layer", lambda: time_layer(device, gdn_torch, fla,
                                                        args.bf16_projections,
                                                        args.save_operands)))
+    if args.only:
+        wanted = set(args.only.split(","))
+        unknown = wanted - {name for name, _ in steps}
+        if unknown:
+            parser.error(f"--only: no section {', '.join(sorted(unknown))} in this run; it has "
+                         f"{', '.join(name for name, _ in steps)}")
+        steps = [(name, step) for name, step in steps if name in wanted]
     for name, step in steps:
         t0 = time.time()
         print(f"== {name}", flush=True)
