@@ -140,7 +140,7 @@ template <class C> std::string runCase(const Pack &pack, int rowBlocks,
   emulation::setCopySource(mixed.data(),
                            mixed.data() + size_t(tokens) * kChannels);
   constexpr unsigned kChannelBlocks =
-      (kChannels / Vector16<Act>::kWidth + C::kThreads - 1) / C::kThreads;
+      (kChannels / PrologueVector<C>::kWidth + C::kThreads - 1) / C::kThreads;
   // With the dynamic shared memory launchPrologue reserves: the ring and
   // the check's word must fit in it.
   emulation::runGrid(dim3{kChannelBlocks, unsigned(rowBlocks), 1}, C::kThreads,
@@ -274,6 +274,19 @@ TEST(PrologueEmulation, Bf16OutputsFromF32Input) {
 }
 TEST(PrologueEmulation, Bf16OutputsFromF32InputWidth2OneRowInFlight) {
   runAll<Config<2, 1, 32, true, false, __nv_bfloat16, float>>(20);
+}
+// The same with 8-byte vectors (Config::kVectorBytes): 4 channels a thread,
+// one 16-byte word of f32 input a row; q and k heads of two lanes.
+template <class Base> struct EightByteVectors : Base {
+  static constexpr int kVectorBytes = 8;
+};
+TEST(PrologueEmulation, Bf16OutputsFromF32InputEightByteVectors) {
+  runAll<EightByteVectors<Config<4, 3, 3, true, true, __nv_bfloat16, float>>>(
+      40);
+}
+TEST(PrologueEmulation, Bf16OutputsFromF32InputEightByteVectorsWidth3) {
+  runAll<EightByteVectors<Config<3, 8, 32, false, false, __nv_bfloat16, float>>>(
+      20);
 }
 
 } // namespace

@@ -397,8 +397,7 @@ struct GdnFusePass : public mlir::gdn::impl::GdnFuseBase<GdnFusePass> {
     // than the pass-level check of the tile assumed: an error, not a
     // silently unfused prologue.
     const int64_t inputWords =
-        kernel::getElementBytes(m.conv.getX().getType()) /
-        kernel::getElementBytes(element);
+        kernel::getPrologueInputWords(m.conv.getX().getType(), element, 16);
     const int64_t sharedBytes =
         kernel::getPrologueSharedBytes(threads, rowsInFlight, tokensPerBlock,
                                        std::max<int64_t>(inputWords, 1));

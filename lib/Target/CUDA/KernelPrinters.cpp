@@ -205,8 +205,8 @@ static void printPrologueConfig(kernel::PrologueOp op, const KernelContext &k,
      << "//   key heads " << op.getKeyHeads() << " x " << op.getHeadDimK()
      << ", value heads " << op.getValueHeads() << " x " << op.getHeadDimV()
      << ", l2norm eps " << op.getL2normEps().convertToDouble() << "\n"
-     << "//   tile: " << op.getThreads() << " threads x 16-byte channel "
-     << "slices, " << op.getTokensPerBlock() << "-row chunks, "
+     << "//   tile: " << op.getThreads() << " threads x "
+     << op.getVectorBytes() << "-byte channel slices, " << op.getTokensPerBlock() << "-row chunks, "
      << op.getRowsInFlight() << " rows in flight per thread\n"
      << "//   bias " << (op.getConvBias() ? "yes" : "no") << ", initial conv "
      << "state " << (op.getConvInitialState() ? "yes" : "no")
@@ -232,6 +232,7 @@ static void printPrologueConfig(kernel::PrologueOp op, const KernelContext &k,
   printHeadConstants(op, os);
   os << "  static constexpr int kConvWidth = " << op.getConvWidth() << ";\n"
      << "  static constexpr int kThreads = " << op.getThreads() << ";\n"
+     << "  static constexpr int kVectorBytes = " << op.getVectorBytes() << ";\n"
      << "  static constexpr int kTokensPerBlock = " << op.getTokensPerBlock()
      << ";\n"
      << "  static constexpr int kRowsInFlight = " << op.getRowsInFlight()

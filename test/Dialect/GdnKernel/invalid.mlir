@@ -375,6 +375,43 @@ func.func @key_head_partial_vector(%mixed: tensor<?x368xbf16>, %w: tensor<368x4x
 
 // -----
 
+// 8-byte vectors: only 8 or 16 bytes a thread.
+func.func @vector_bytes_twelve(%mixed: tensor<?x384xf32>, %w: tensor<384x4xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
+  // expected-error @+1 {{vector_bytes = 12 must be 8 or 16}}
+  %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64, vector_bytes = 12 : i64}
+      : (tensor<?x384xf32>, tensor<384x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?>)
+      -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>)
+  return
+}
+
+// -----
+
+// 8-byte vectors of bf16 over bf16 input: 8 bytes of input a thread and row,
+// which the 16-byte copies cannot move.
+func.func @vector_bytes_eight_bf16_input(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
+  // expected-error @+1 {{vector_bytes = 8 of 'bf16' takes 'bf16' conv input that is not whole 16-byte words; 8-byte vectors need a conv input twice as wide as q, k and v (f32 beside bf16)}}
+  %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64, vector_bytes = 8 : i64}
+      : (tensor<?x384xbf16>, tensor<384x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?>)
+      -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>)
+  return
+}
+
+// -----
+
+// 256 bf16 channels are 32 lanes of 16 bytes but 64 of 8.
+func.func @key_head_over_a_warp_of_eight_byte_vectors(%mixed: tensor<?x1152xf32>, %w: tensor<1152x4xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
+  // expected-error @+1 {{a key head (256 x 'bf16') must fill a power-of-two group of at most 32 lanes of 8 bytes}}
+  %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 256 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64, vector_bytes = 8 : i64}
+      : (tensor<?x1152xf32>, tensor<1152x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?>)
+      -> (tensor<?x2x256xbf16>, tensor<?x2x256xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>)
+  return
+}
+
+// -----
+
 // 96 bf16 channels are 12 lanes.
 func.func @key_head_not_power_of_two(%mixed: tensor<?x512xbf16>, %w: tensor<512x4xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
   // expected-error @+1 {{a key head (96 x 'bf16') must fill a power-of-two group of at most 32 lanes of 16 bytes}}

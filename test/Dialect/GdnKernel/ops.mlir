@@ -38,6 +38,28 @@ func.func @prologue_qwen3_next_static(%mixed: tensor<8192x8192xbf16>, %w: tensor
   return %q : tensor<8192x16x128xbf16>
 }
 
+// An f32 conv input beside bf16 q, k, v with 8-byte vectors (printed: not
+// the default 16).
+// CHECK-LABEL: func.func @prologue_f32_input_eight_byte_vectors
+// CHECK: gdn_kernel.prologue
+// CHECK-SAME: vector_bytes = 8 : i64
+// GENERIC-LABEL: sym_name = "prologue_f32_input_eight_byte_vectors"
+// GENERIC: vector_bytes = 8 : i64
+func.func @prologue_f32_input_eight_byte_vectors(%mixed: tensor<?x384xf32>, %w: tensor<384x4xbf16>,
+    %a: tensor<?x4xf32>, %b: tensor<?x4xf32>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>,
+    %p: !Pd) -> tensor<?x2x64xbf16> {
+  %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
+      {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64,
+       head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>,
+       l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false,
+       threads = 128 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64,
+       vector_bytes = 8 : i64}
+      : (tensor<?x384xf32>, tensor<384x4xbf16>, tensor<?x4xf32>, tensor<?x4xf32>,
+         tensor<4xf32>, tensor<4xf32>, !Pd)
+      -> (tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?x4x32xbf16>, tensor<?x4xf32>, tensor<?x4xf32>)
+  return %q : tensor<?x2x64xbf16>
+}
+
 // Dynamic tokens and a conv bias only.
 // CHECK-LABEL: func.func @prologue_bias_dynamic
 // CHECK: gdn_kernel.prologue %{{[^ ,]+}}, %{{[^ ,]+}}, %{{[^ ,]+}}, %{{[^ ,]+}}, %{{[^ ,]+}}, %{{[^ ,]+}}, %{{[^ ,]+}} bias(%[[BIAS:[^ )]+]]) {

@@ -45,6 +45,7 @@
 // CHECK-NEXT:   static constexpr int kHeadDimV = 128;
 // CHECK-NEXT:   static constexpr int kConvWidth = 4;
 // CHECK-NEXT:   static constexpr int kThreads = 256;
+// CHECK-NEXT:   static constexpr int kVectorBytes = 16;
 // CHECK-NEXT:   static constexpr int kTokensPerBlock = 32;
 // CHECK-NEXT:   static constexpr int kRowsInFlight = 8;
 // CHECK-NEXT:   static constexpr bool kSilu = true;
@@ -163,6 +164,7 @@
 // TILE: //   tile: 128 threads x 16-byte channel slices, 64-row chunks, 4 rows in flight per thread
 // TILE: struct gdn_qwen3_next_k0_prologue_config {
 // TILE:   static constexpr int kThreads = 128;
+// TILE-NEXT:   static constexpr int kVectorBytes = 16;
 // TILE-NEXT:   static constexpr int kTokensPerBlock = 64;
 // TILE-NEXT:   static constexpr int kRowsInFlight = 4;
 func.func @qwen3_next(%mixed: tensor<8192x8192xbf16>, %conv: tensor<8192x4xbf16>,

@@ -5,6 +5,7 @@
 // CHECK-NOT: No whole-function entry point
 // CHECK: struct gdn_prologue_then_rmsnorm_k0_prologue_config {
 // CHECK:   static constexpr int kThreads = 64;
+// CHECK-NEXT:   static constexpr int kVectorBytes = 16;
 // CHECK-NEXT:   static constexpr int kTokensPerBlock = 32;
 // CHECK-NEXT:   static constexpr int kRowsInFlight = 1;
 // CHECK: struct gdn_prologue_then_rmsnorm_k1_gated_rmsnorm_config {

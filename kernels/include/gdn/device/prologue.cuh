@@ -7,8 +7,9 @@
 // in the layout the delta-rule kernel reads, which is what makes the fused
 // prologue cheaper than the conv alone.
 //
-// Mapping: each thread owns one 16-byte slice of q/k/v channels (their conv
-// input may be wider, Config::ConvInput: 32 bytes of f32 beside 8 bf16) and
+// Mapping: each thread owns one 16-byte (or 8-byte, Config::kVectorBytes)
+// slice of q/k/v channels (their conv input may be wider,
+// Config::ConvInput: 32 bytes of f32 beside 8 bf16, 16 beside 4) and
 // walks its block's rows, keeping the previous W-1 inputs in registers (a sliding
 // window), so every row is read once (plus W-1 halo rows per row block).
 // Rows arrive through a per-thread ring of asynchronous copies in shared
@@ -54,14 +55,30 @@ template <class Config> struct PrologueArgs {
   PackingWorkspace workspace; ///< the status record: block (0, 0) writes it
 };
 
-/// The 16-byte words of conv input a thread reads per row: one 16-byte
-/// vector of Activation's element count, in the input's type (2 for an f32
-/// input beside bf16 q, k, v).
+/// Optional Config member kVectorBytes: the bytes of q, k or v a thread
+/// owns per row, 16 (the default) or 8. The loop over rows is bound by the
+/// latency of its instructions (16 warps an SM at 512 threads): over an f32
+/// conv input, 16-byte vectors of bf16 (8 channels, two words of input a
+/// row) need more than the 128 registers a thread may hold and spill,
+/// while 8-byte ones (4 channels, one word) take about 90 and do not.
+GDN_OPTIONAL_CONFIG_MEMBER(PrologueVectorBytesOf, kVectorBytes, 16)
+
+/// A thread's channels of one row of q, k or v.
+template <class Config>
+using PrologueVector = PackedVector<typename Config::Activation,
+                                    PrologueVectorBytesOf<Config>::value>;
+
+/// The 16-byte words of conv input a thread reads per row: one vector of
+/// PrologueVector's element count, in the input's type (2 for an f32 input
+/// beside 16-byte vectors of bf16 q, k, v).
 template <class Config> __host__ __device__ constexpr int prologueInputWords() {
   using Input = typename ConvInputOf<Config>::type;
-  constexpr int kVec = Vector16<typename Config::Activation>::kWidth;
+  constexpr int kVec = PrologueVector<Config>::kWidth;
   static_assert(sizeof(Input) >= sizeof(typename Config::Activation),
                 "the conv input must be at least as wide as q, k and v");
+  static_assert(kVec * sizeof(Input) % 16 == 0,
+                "a thread's conv input per row must be whole 16-byte words "
+                "(8-byte vectors need an fp32 conv input)");
   return kVec * static_cast<int>(sizeof(Input)) / 16;
 }
 
@@ -77,7 +94,7 @@ template <class Config>
 __global__ void __launch_bounds__(Config::kThreads)
     prologueKernel(PrologueArgs<Config> args) {
   using Act = typename Config::Activation;
-  using Vec = Vector16<Act>;
+  using Vec = PrologueVector<Config>;
   constexpr int kVec = Vec::kWidth;
   using Input = typename ConvInputOf<Config>::type;
   using InVec = VectorOf<Input, kVec>;
@@ -97,7 +114,7 @@ __global__ void __launch_bounds__(Config::kThreads)
   static_assert(Config::kHeadDimK % kVec == 0 && kHeadLanes <= 32 &&
                     (kHeadLanes & (kHeadLanes - 1)) == 0,
                 "a head must be a power-of-two group of at most 32 lanes");
-  static_assert(kChannels % kVec == 0, "channels must fill 16-byte vectors");
+  static_assert(kChannels % kVec == 0, "channels must fill whole vectors");
   static_assert(kW <= 4, "the prologue kernel supports conv widths up to 4");
   static_assert(kRows >= 1 && kRows <= 16, "1 to 16 rows in flight");
 
@@ -436,7 +453,7 @@ __global__ void __launch_bounds__(Config::kThreads)
 template <class Config>
 inline cudaError_t launchPrologue(const PrologueArgs<Config> &args,
                                   cudaStream_t stream) {
-  constexpr int kVec = Vector16<typename Config::Activation>::kWidth;
+  constexpr int kVec = PrologueVector<Config>::kWidth;
   constexpr int kChannels = 2 * Config::kKeyHeads * Config::kHeadDimK +
                             Config::kValueHeads * Config::kHeadDimV;
   constexpr size_t bytes = prologueSharedBytes<Config>();

@@ -49,11 +49,19 @@ int64_t mlir::gdn::kernel::getStridedRowsAlignment(Value result) {
   return 16;
 }
 
-int64_t mlir::gdn::kernel::getLanesPerHead(int64_t headDim, Type elementType) {
-  const int64_t perVector = 16 / getElementBytes(elementType);
-  if (headDim % perVector != 0)
+int64_t mlir::gdn::kernel::getLanesPerHead(int64_t headDim, Type elementType,
+                                           int64_t vectorBytes) {
+  const int64_t perVector = vectorBytes / getElementBytes(elementType);
+  if (perVector == 0 || headDim % perVector != 0)
     return 0;
   return headDim / perVector;
+}
+
+int64_t mlir::gdn::kernel::getPrologueInputWords(Type input, Type activation,
+                                                 int64_t vectorBytes) {
+  const int64_t perVector = vectorBytes / getElementBytes(activation);
+  const int64_t bytes = perVector * getElementBytes(input);
+  return bytes % 16 == 0 ? bytes / 16 : 0;
 }
 
 int64_t mlir::gdn::kernel::getPrologueSharedBytes(int64_t threads,
@@ -84,13 +92,14 @@ static LogicalResult expectShape(Operation *op, Value value, StringRef name,
 }
 
 static LogicalResult checkLaneGroup(Operation *op, int64_t headDim, Type type,
-                                    StringRef what) {
-  int64_t lanes = getLanesPerHead(headDim, type);
+                                    StringRef what, int64_t vectorBytes = 16) {
+  int64_t lanes = getLanesPerHead(headDim, type, vectorBytes);
   if (lanes >= 1 && lanes <= 32 && (lanes & (lanes - 1)) == 0)
     return success();
   return op->emitOpError()
          << what << " (" << headDim << " x " << getElementTypeOrSelf(type)
-         << ") must fill a power-of-two group of at most 32 lanes of 16 bytes";
+         << ") must fill a power-of-two group of at most 32 lanes of "
+         << vectorBytes << " bytes";
 }
 
 static LogicalResult checkThreads(Operation *op, int64_t threads) {
@@ -189,12 +198,25 @@ LogicalResult kernel::PrologueOp::verify() {
       return failure();
   if (getConvFinalState() && width < 2)
     return emitOpError() << "a width-1 conv has no final state";
-  if (failed(checkLaneGroup(*this, headDimK, element, "a key head")) ||
+  const int64_t vectorBytes = getVectorBytes();
+  if (vectorBytes != 8 && vectorBytes != 16)
+    return emitOpError() << "vector_bytes = " << vectorBytes
+                         << " must be 8 or 16";
+  const int64_t inputWords =
+      getPrologueInputWords(mixedType, element, vectorBytes);
+  if (inputWords == 0)
+    return emitOpError() << "vector_bytes = " << vectorBytes << " of "
+                         << element << " takes "
+                         << getElementTypeOrSelf(mixedType)
+                         << " conv input that is not whole 16-byte words; "
+                            "8-byte vectors need a conv input twice as wide "
+                            "as q, k and v (f32 beside bf16)";
+  if (failed(checkLaneGroup(*this, headDimK, element, "a key head",
+                            vectorBytes)) ||
       failed(checkThreads(*this, getThreads())))
     return failure();
   const int64_t sharedBytes = getPrologueSharedBytes(
-      getThreads(), getRowsInFlight(), getTokensPerBlock(),
-      getElementBytes(mixedType) / getElementBytes(element));
+      getThreads(), getRowsInFlight(), getTokensPerBlock(), inputWords);
   if (sharedBytes > kMaxSharedBytesPerBlock)
     return emitOpError() << "threads = " << getThreads()
                          << " with rows_in_flight = " << getRowsInFlight()
@@ -207,9 +229,10 @@ LogicalResult kernel::PrologueOp::verify() {
     return emitOpError() << "rows_in_flight (" << getRowsInFlight()
                          << ") must be at most 16 and tokens_per_block ("
                          << getTokensPerBlock() << ") at most 1024";
-  if ((channels * getElementBytes(element)) % 16 != 0)
+  if ((channels * getElementBytes(element)) % vectorBytes != 0)
     return emitOpError() << "the " << channels
-                         << " conv channels must fill whole 16-byte vectors";
+                         << " conv channels must fill whole " << vectorBytes
+                         << "-byte vectors";
   if (!(getL2normEps().convertToDouble() >= 0.0))
     return emitOpError() << "l2norm_eps must be >= 0";
   return success();

@@ -121,18 +121,38 @@ StringRef chooseScores(kernel::DeltaRuleOp op, const Tile &tile) {
   return "producer";
 }
 
-/// Prologue threads per block: 512 (one block of 16 warps per SM at 128
-/// registers, one row range per SM) when whole blocks cover the channels'
-/// 16-byte lanes and the ring fits in shared memory, else 256 when that
-/// does, else the op's own.
-int64_t choosePrologueThreads(kernel::PrologueOp op) {
+/// The prologue's vector: 8 bytes of q, k, v a thread where its conv input
+/// is twice as wide (an f32 projection output beside bf16 q, k, v) and a
+/// key head still fits a warp's lanes, else the op's own. The loop over rows
+/// is bound by its instructions' latency (16 warps an SM): 16-byte vectors
+/// of bf16 over f32 input need more than the 128 registers a thread 512
+/// threads allow and spill, a warp issuing every 18.9 cycles; 8-byte ones
+/// take 90 registers, no spills, every 10.7 cycles, and run at 92% of
+/// device copy against 68% (H100, 2026-12-07, gqa16x32 at T = 32768;
+/// docs/performance.md, "Fused prologue").
+int64_t choosePrologueVectorBytes(kernel::PrologueOp op) {
+  Type activation = getElementTypeOrSelf(op.getQ().getType());
+  Type input = getElementTypeOrSelf(op.getMixedQkv().getType());
+  const int64_t lanes = kernel::getLanesPerHead(op.getHeadDimK(), activation, 8);
+  if (kernel::getElementBytes(input) == 2 * kernel::getElementBytes(activation) &&
+      kernel::getPrologueInputWords(input, activation, 8) == 1 && lanes >= 1 &&
+      lanes <= 32 && (lanes & (lanes - 1)) == 0)
+    return 8;
+  return op.getVectorBytes();
+}
+
+/// Prologue threads per block: 512 (one block of 16 warps per SM, one row
+/// range per SM) when whole blocks cover the channels' lanes and the ring
+/// fits in shared memory, else 256 when that does, else the op's own.
+int64_t choosePrologueThreads(kernel::PrologueOp op, int64_t vectorBytes) {
   const int64_t channels = 2 * op.getKeyHeads() * op.getHeadDimK() +
                            op.getValueHeads() * op.getHeadDimV();
-  // Lanes hold 16 bytes of q, k, v; the conv input may take more words.
-  const int64_t activationBytes = kernel::getElementBytes(op.getQ().getType());
-  const int64_t lanes = channels * activationBytes / 16;
-  const int64_t inputWords =
-      kernel::getElementBytes(op.getMixedQkv().getType()) / activationBytes;
+  Type activation = getElementTypeOrSelf(op.getQ().getType());
+  const int64_t lanes =
+      channels * kernel::getElementBytes(activation) / vectorBytes;
+  // The conv input may take more words than a lane's q, k, v.
+  const int64_t inputWords = kernel::getPrologueInputWords(
+      op.getMixedQkv().getType(), activation, vectorBytes);
   for (int64_t threads : {512, 256})
     if (lanes % threads == 0 &&
         kernel::getPrologueSharedBytes(threads, op.getRowsInFlight(),
@@ -234,7 +254,10 @@ struct GdnSelectKernelsPass
       op.setWarmupBitsAttr(builder.getI64IntegerAttr(warmupBits));
     });
     getOperation()->walk([&](kernel::PrologueOp op) {
-      op.setThreadsAttr(builder.getI64IntegerAttr(choosePrologueThreads(op)));
+      const int64_t vectorBytes = choosePrologueVectorBytes(op);
+      op.setVectorBytes(vectorBytes);
+      op.setThreadsAttr(
+          builder.getI64IntegerAttr(choosePrologueThreads(op, vectorBytes)));
     });
   }
 };

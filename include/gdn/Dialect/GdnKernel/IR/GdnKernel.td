@@ -52,14 +52,16 @@ def GdnKernel_PrologueOp : GdnKernel_Op<"prologue",
       `beta = sigmoid(b)` (times 2 with `allow_neg_eigval`), in fp32.
 
     Padding rows of q, k and v are 0. The tile: each of `threads` threads
-    owns 16 bytes of channels; the grid is persistent, and each row block
-    walks one balanced range of rows (plus `conv_width - 1` halo rows) in
-    chunks of `tokens_per_block` rows (the size of its row -> sequence
-    table; there is at most one row block per `tokens_per_block` rows);
-    each thread keeps
-    `rows_in_flight` rows in flight through asynchronous copies into shared
-    memory. The verifier checks that the block's shared memory (the ring of
-    rows and the row table) fits Hopper's 227 KiB.
+    owns `vector_bytes` bytes of q, k, v channels (16, the default, or 8,
+    which needs a conv input twice as wide as q, k and v: f32 beside bf16,
+    one 16-byte word of input a thread and row); the grid is persistent,
+    and each row block walks one balanced range of rows (plus
+    `conv_width - 1` halo rows) in chunks of `tokens_per_block` rows (the
+    size of its row -> sequence table; there is at most one row block per
+    `tokens_per_block` rows); each thread keeps `rows_in_flight` rows in
+    flight through asynchronous copies into shared memory. The verifier
+    checks that the block's shared memory (the ring of rows and the row
+    table) fits Hopper's 227 KiB.
 
     ```mlir
     %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %conv, %a, %b, %a_log, %dt_bias, %p
@@ -86,7 +88,9 @@ def GdnKernel_PrologueOp : GdnKernel_Op<"prologue",
                        BoolAttr:$allow_neg_eigval,
                        ConfinedAttr<I64Attr, [IntPositive]>:$threads,
                        ConfinedAttr<I64Attr, [IntPositive]>:$tokens_per_block,
-                       ConfinedAttr<I64Attr, [IntPositive]>:$rows_in_flight);
+                       ConfinedAttr<I64Attr, [IntPositive]>:$rows_in_flight,
+                       DefaultValuedAttr<ConfinedAttr<I64Attr, [IntPositive]>,
+                                         "16">:$vector_bytes);
   let results = (outs GdnKernel_Tensor:$q, GdnKernel_Tensor:$k,
                       GdnKernel_Tensor:$v, GdnKernel_F32Tensor:$g,
                       GdnKernel_F32Tensor:$beta,

@@ -20,13 +20,23 @@ namespace mlir::gdn::kernel {
 int64_t getElementBytes(Type type);
 
 /// Lanes that share one head of `headDim` elements of `elementType` when
-/// each lane holds 16 bytes; 0 when the head does not fill whole vectors.
-int64_t getLanesPerHead(int64_t headDim, Type elementType);
+/// each lane holds `vectorBytes` bytes; 0 when the head does not fill whole
+/// vectors.
+int64_t getLanesPerHead(int64_t headDim, Type elementType,
+                        int64_t vectorBytes = 16);
+
+/// The 16-byte words of conv input (`input`'s element type) a prologue
+/// thread reads per row when it owns `vectorBytes` bytes of q, k, v
+/// (`activation`'s element type), as the device header's
+/// prologueInputWords(): 2 for an f32 input beside 16-byte vectors of bf16,
+/// 1 beside 8-byte ones; 0 when that is not a whole number of words.
+int64_t getPrologueInputWords(Type input, Type activation,
+                              int64_t vectorBytes);
 
 /// Shared memory of one prologue block, as the device header's
 /// prologueSharedBytes() computes it: the ring of rows in flight
-/// (`inputWords` 16-byte words per thread and row: 2 for an f32 conv input
-/// beside bf16 q, k, v) and the chunk's row table (4 bytes per row).
+/// (`inputWords` 16-byte words per thread and row, getPrologueInputWords)
+/// and the chunk's row table (4 bytes per row).
 int64_t getPrologueSharedBytes(int64_t threads, int64_t rowsInFlight,
                                int64_t tokensPerBlock, int64_t inputWords = 1);
 

@@ -49,11 +49,14 @@ def GdnSelectKernels : Pass<"gdn-select-kernels"> {
     that computes `P`; on the H200 faster than the alternatives for one,
     two and four value heads per key head, whole or split chains), else
     the prepare kernel's `P`; the `scores` option forces one choice. Every
-    `gdn_kernel.prologue` gets blocks of 512 threads when whole blocks cover
-    its channels' 16-byte lanes (one block of 16 warps per SM, measured
-    faster than two of 256 on the H200), else 256 when they do, else keeps
-    its own. The choice is the op's attributes, which the emitted kernel's
-    banner repeats.
+    `gdn_kernel.prologue` gets 8-byte vectors (`vector_bytes = 8`) where its
+    conv input is twice as wide as q, k and v (f32 beside bf16) and a key
+    head still fits a warp's lanes (16-byte vectors there need more than
+    the 128 registers a thread of 512 may hold and spill), and blocks of
+    512 threads when whole blocks cover its channels' lanes (one block of
+    16 warps per SM, measured faster than two of 256 on the H200), else 256
+    when they do, else keeps its own. The choice is the op's attributes,
+    which the emitted kernel's banner repeats.
   }];
   let dependentDialects = ["::mlir::gdn::kernel::GdnKernelDialect"];
   let options = [
