@@ -8,7 +8,7 @@
 // An f32 conv input (f32-projections) doubles the prologue's ring: a tile the
 // pass-level check accepts can be too large for it, and says so on the conv.
 // RUN: not gdn-opt %S/../Integration/Inputs/layer_qwen3_next_small.mlir --gdn-expand-layer=f32-projections=true --gdn-fuse="threads=512 rows-in-flight=16" 2>&1 | FileCheck %s --check-prefix=WIDE-INPUT
-// WIDE-INPUT: error: gdn-fuse: threads (512) x rows-in-flight (16) needs 262272 bytes of shared memory per prologue block for its 'f32' conv input, above 232448; use fewer threads or rows in flight
+// WIDE-INPUT: error: gdn-fuse: threads (512) x rows-in-flight (16) needs 262160 bytes of shared memory per prologue block for its 'f32' conv input, above 232448; use fewer threads or rows in flight
 // The limits themselves are accepted.
 // RUN: gdn-opt %s --gdn-fuse="threads=1024 tokens-per-block=1024 rows-in-flight=13" | FileCheck %s --check-prefix=LIMITS
 
@@ -16,7 +16,7 @@
 // THREADS-MAX: error: gdn-fuse: threads (2048) must be
 // TOKENS: error: gdn-fuse: {{.*}}tokens-per-block (4096) in [1, 1024]
 // UNROLL: error: gdn-fuse: {{.*}}rows-in-flight (0) in [1, 16]
-// SHARED: error: gdn-fuse: threads (1024) x rows-in-flight (16) needs 262272 bytes of shared memory per prologue block, above 232448; use fewer threads or rows in flight
+// SHARED: error: gdn-fuse: threads (1024) x rows-in-flight (16) needs 262160 bytes of shared memory per prologue block, above 232448; use fewer threads or rows in flight
 // UNROLL-MAX: error: gdn-fuse: {{.*}}rows-in-flight (17) in [1, 16]
 // LIMITS: gdn_kernel.gated_rmsnorm {{.*}} {eps = 9.9999999999999995E-7 : f64, threads = 1024 : i64}
 

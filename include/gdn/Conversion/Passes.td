@@ -52,8 +52,8 @@ def GdnFuse : Pass<"gdn-fuse"> {
     Option<"threads", "threads", "int64_t", /*default=*/"256",
            "Threads per block of the generated kernels">,
     Option<"tokensPerBlock", "tokens-per-block", "int64_t", /*default=*/"32",
-           "Rows per chunk of a prologue block (its row table); at most "
-           "one row block per this many rows">,
+           "Rows per chunk of a prologue block (the gates are shared out "
+           "per chunk); at most one row block per this many rows">,
     Option<"rowsInFlight", "rows-in-flight", "int64_t", /*default=*/"8",
            "Rows each prologue thread keeps in flight (asynchronous copies "
            "into shared memory)">

@@ -235,7 +235,7 @@ struct GdnFusePass : public mlir::gdn::impl::GdnFuseBase<GdnFusePass> {
       return signalPassFailure();
     }
     const int64_t sharedBytes =
-        kernel::getPrologueSharedBytes(threads, rowsInFlight, tokensPerBlock);
+        kernel::getPrologueSharedBytes(threads, rowsInFlight);
     if (sharedBytes > kernel::kMaxSharedBytesPerBlock) {
       emitError(getOperation()->getLoc())
           << "gdn-fuse: threads (" << static_cast<int64_t>(threads)
@@ -399,7 +399,7 @@ struct GdnFusePass : public mlir::gdn::impl::GdnFuseBase<GdnFusePass> {
     const int64_t inputWords =
         kernel::getPrologueInputWords(m.conv.getX().getType(), element, 16);
     const int64_t sharedBytes =
-        kernel::getPrologueSharedBytes(threads, rowsInFlight, tokensPerBlock,
+        kernel::getPrologueSharedBytes(threads, rowsInFlight,
                                        std::max<int64_t>(inputWords, 1));
     if (sharedBytes > kernel::kMaxSharedBytesPerBlock) {
       m.conv.emitError()

@@ -206,7 +206,8 @@ static void printPrologueConfig(kernel::PrologueOp op, const KernelContext &k,
      << ", value heads " << op.getValueHeads() << " x " << op.getHeadDimV()
      << ", l2norm eps " << op.getL2normEps().convertToDouble() << "\n"
      << "//   tile: " << op.getThreads() << " threads x "
-     << op.getVectorBytes() << "-byte channel slices, " << op.getTokensPerBlock() << "-row chunks, "
+     << op.getVectorBytes() << "-byte channel slices, "
+     << op.getTokensPerBlock() << "-row chunks, "
      << op.getRowsInFlight() << " rows in flight per thread\n"
      << "//   bias " << (op.getConvBias() ? "yes" : "no") << ", initial conv "
      << "state " << (op.getConvInitialState() ? "yes" : "no")
@@ -308,7 +309,8 @@ static void printPrologueEntry(kernel::PrologueOp op, const KernelContext &k,
     return text;
   };
   auto operandIndex = [&](Value value) { return getOperandIndex(op, value); };
-  // Rows move in 16-byte vectors: a misaligned view would fault on the GPU.
+  // The input moves in 16-byte words and q, k, v in 8- or 16-byte vectors:
+  // a view off 16 bytes would fault on the GPU.
   os << "  if (!gdn::isVectorAligned(operands["
      << operandIndex(op.getMixedQkv()) << "]) ||\n"
      << "      !gdn::isVectorAligned(results[0]) ||\n"

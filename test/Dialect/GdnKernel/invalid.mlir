@@ -390,7 +390,7 @@ func.func @vector_bytes_twelve(%mixed: tensor<?x384xf32>, %w: tensor<384x4xbf16>
 // 8-byte vectors of bf16 over bf16 input: 8 bytes of input a thread and row,
 // which the 16-byte copies cannot move.
 func.func @vector_bytes_eight_bf16_input(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
-  // expected-error @+1 {{vector_bytes = 8 of 'bf16' takes 'bf16' conv input that is not whole 16-byte words; 8-byte vectors need a conv input twice as wide as q, k and v (f32 beside bf16)}}
+  // expected-error @+1 {{vector_bytes = 8 of 'bf16' takes 'bf16' conv input that is not whole 16-byte words; 8-byte vectors need a conv input twice as wide as q, k and v (f32 beside bf16 or f16)}}
   %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
       {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 256 : i64, tokens_per_block = 128 : i64, rows_in_flight = 2 : i64, vector_bytes = 8 : i64}
       : (tensor<?x384xbf16>, tensor<384x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?>)
@@ -612,7 +612,7 @@ func.func @rms_eps_negative(%x: tensor<?x4x32xbf16>, %z: tensor<?x4x32xbf16>, %w
 // -----
 
 func.func @shared_memory_too_large(%mixed: tensor<?x384xbf16>, %w: tensor<384x4xbf16>, %a: tensor<?x4xbf16>, %b: tensor<?x4xbf16>, %a_log: tensor<4xf32>, %dt_bias: tensor<4xf32>, %p: !gdn.packing<seqs = ?, tokens = ?>) {
-  // expected-error @+1 {{threads = 1024 with rows_in_flight = 16 and tokens_per_block = 128 needs 262656 bytes of shared memory, above 232448; use fewer threads or rows in flight}}
+  // expected-error @+1 {{threads = 1024 with rows_in_flight = 16 needs 262160 bytes of shared memory (16-byte words of conv input a thread and row: 1), above 232448; use fewer threads or rows in flight}}
   %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %w, %a, %b, %a_log, %dt_bias, %p
       {key_heads = 2 : i64, value_heads = 4 : i64, head_dim_k = 64 : i64, head_dim_v = 32 : i64, conv_width = 4 : i64, activation = #gdn.act<silu>, l2norm_eps = 1.0e-06 : f64, allow_neg_eigval = false, threads = 1024 : i64, tokens_per_block = 128 : i64, rows_in_flight = 16 : i64}
       : (tensor<?x384xbf16>, tensor<384x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>, !gdn.packing<seqs = ?, tokens = ?>)

@@ -84,8 +84,9 @@ struct alignas(16) Words32 {
 /// access (two for 32 bytes) and unpacked to fp32 registers (`unpack`
 /// converts bytes already in registers, for loads issued ahead of use). 8
 /// bytes halve the registers a thread spends on its channels (the prologue
-/// backward); 32 bytes carry fp32 values beside 16-byte bf16 vectors of the
-/// same element count (an f32 projection output read with bf16 results).
+/// backward, and the prologue on f32 input); 32 bytes carry fp32 values
+/// beside 16-byte bf16 vectors of the same element count (an f32 projection
+/// output read with bf16 results).
 template <typename T, int kBytes> struct PackedVector {
   static_assert(kBytes == 8 || kBytes == 16 || kBytes == 32,
                 "8-, 16- or 32-byte vectors");
@@ -118,7 +119,7 @@ template <typename T, int kBytes> struct PackedVector {
   }
 };
 
-/// The 16-byte vector every forward kernel moves its rows in.
+/// The 16-byte vector most kernels move their rows in.
 template <typename T> using Vector16 = PackedVector<T, 16>;
 
 /// The vector of `kWidth` elements of T: what a kernel that moves another

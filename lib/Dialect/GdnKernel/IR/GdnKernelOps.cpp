@@ -1,9 +1,10 @@
 //===- GdnKernelOps.cpp - kernel-level op verifiers -----------------------===//
 //
 // A kernel op must describe a kernel the device header library can run: the
-// shapes agree with each other, heads fill whole 16-byte vectors in a
-// power-of-two lane group of at most a warp, and the tile fits a block. These
-// are the conditions the emitter relies on, checked once here.
+// shapes agree with each other, heads fill whole vectors (16 bytes, or the
+// op's vector_bytes) in a power-of-two lane group of at most a warp, and the
+// tile fits a block. These are the conditions the emitter relies on, checked
+// once here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -66,9 +67,8 @@ int64_t mlir::gdn::kernel::getPrologueInputWords(Type input, Type activation,
 
 int64_t mlir::gdn::kernel::getPrologueSharedBytes(int64_t threads,
                                                   int64_t rowsInFlight,
-                                                  int64_t tokensPerBlock,
                                                   int64_t inputWords) {
-  return threads * rowsInFlight * 16 * inputWords + tokensPerBlock * 4;
+  return (threads * rowsInFlight * inputWords + 1) * 16;
 }
 
 /// Checks that `type` has `shape` (dynamic entries of either side match).
@@ -210,19 +210,20 @@ LogicalResult kernel::PrologueOp::verify() {
                          << getElementTypeOrSelf(mixedType)
                          << " conv input that is not whole 16-byte words; "
                             "8-byte vectors need a conv input twice as wide "
-                            "as q, k and v (f32 beside bf16)";
+                            "as q, k and v (f32 beside bf16 or f16)";
   if (failed(checkLaneGroup(*this, headDimK, element, "a key head",
                             vectorBytes)) ||
       failed(checkThreads(*this, getThreads())))
     return failure();
-  const int64_t sharedBytes = getPrologueSharedBytes(
-      getThreads(), getRowsInFlight(), getTokensPerBlock(), inputWords);
+  const int64_t sharedBytes =
+      getPrologueSharedBytes(getThreads(), getRowsInFlight(), inputWords);
   if (sharedBytes > kMaxSharedBytesPerBlock)
     return emitOpError() << "threads = " << getThreads()
                          << " with rows_in_flight = " << getRowsInFlight()
-                         << " and tokens_per_block = " << getTokensPerBlock()
                          << " needs " << sharedBytes
-                         << " bytes of shared memory, above "
+                         << " bytes of shared memory (16-byte words of conv "
+                            "input a thread and row: "
+                         << inputWords << "), above "
                          << kMaxSharedBytesPerBlock
                          << "; use fewer threads or rows in flight";
   if (getRowsInFlight() > 16 || getTokensPerBlock() > 1024)

@@ -122,23 +122,26 @@ StringRef chooseScores(kernel::DeltaRuleOp op, const Tile &tile) {
 }
 
 /// The prologue's vector: 8 bytes of q, k, v a thread where its conv input
-/// is twice as wide (an f32 projection output beside bf16 q, k, v) and a
-/// key head still fits a warp's lanes, else the op's own. The loop over rows
+/// is twice as wide (an f32 projection output beside bf16 or f16 q, k, v)
+/// and a key head still fits a warp's lanes, else 16. The loop over rows
 /// is bound by its instructions' latency (16 warps an SM): 16-byte vectors
 /// of bf16 over f32 input need more than the 128 registers a thread 512
 /// threads allow and spill, a warp issuing every 18.9 cycles; 8-byte ones
 /// take 90 registers, no spills, every 10.7 cycles, and run at 92% of
 /// device copy against 68% (H100, 2026-12-07, gqa16x32 at T = 32768;
-/// docs/performance.md, "Fused prologue").
-int64_t choosePrologueVectorBytes(kernel::PrologueOp op) {
+/// docs/performance.md, "Fused prologue"). `forced` (the pass option, 0
+/// when unset) overrides the rule: 16, or 8 where the op can take it.
+int64_t choosePrologueVectorBytes(kernel::PrologueOp op, int64_t forced) {
   Type activation = getElementTypeOrSelf(op.getQ().getType());
   Type input = getElementTypeOrSelf(op.getMixedQkv().getType());
-  const int64_t lanes = kernel::getLanesPerHead(op.getHeadDimK(), activation, 8);
-  if (kernel::getElementBytes(input) == 2 * kernel::getElementBytes(activation) &&
+  // One 16-byte word of input a thread and row (4 channels of f32 beside
+  // 16-bit q, k, v), and a key head within a warp's lanes.
+  const int64_t lanes =
+      kernel::getLanesPerHead(op.getHeadDimK(), activation, 8);
+  const bool eightFits =
       kernel::getPrologueInputWords(input, activation, 8) == 1 && lanes >= 1 &&
-      lanes <= 32 && (lanes & (lanes - 1)) == 0)
-    return 8;
-  return op.getVectorBytes();
+      lanes <= 32 && (lanes & (lanes - 1)) == 0;
+  return forced == 16 || !eightFits ? 16 : 8;
 }
 
 /// Prologue threads per block: 512 (one block of 16 warps per SM, one row
@@ -156,7 +159,7 @@ int64_t choosePrologueThreads(kernel::PrologueOp op, int64_t vectorBytes) {
   for (int64_t threads : {512, 256})
     if (lanes % threads == 0 &&
         kernel::getPrologueSharedBytes(threads, op.getRowsInFlight(),
-                                       op.getTokensPerBlock(), inputWords) <=
+                                       inputWords) <=
             kernel::kMaxSharedBytesPerBlock)
       return threads;
   return op.getThreads();
@@ -173,6 +176,14 @@ struct GdnSelectKernelsPass
           << "gdn-select-kernels: scores must be auto, prepare, scan or "
              "producer, found '"
           << scores << "'";
+      return signalPassFailure();
+    }
+    if (prologueVectorBytes != 0 && prologueVectorBytes != 8 &&
+        prologueVectorBytes != 16) {
+      emitError(getOperation()->getLoc())
+          << "gdn-select-kernels: prologue-vector-bytes must be 0 (chosen), 8 "
+             "or 16, found "
+          << static_cast<int64_t>(prologueVectorBytes);
       return signalPassFailure();
     }
     if (smCount <= 0 || expectedSeqs < 0 || warmupBits < 0 ||
@@ -254,7 +265,8 @@ struct GdnSelectKernelsPass
       op.setWarmupBitsAttr(builder.getI64IntegerAttr(warmupBits));
     });
     getOperation()->walk([&](kernel::PrologueOp op) {
-      const int64_t vectorBytes = choosePrologueVectorBytes(op);
+      const int64_t vectorBytes =
+          choosePrologueVectorBytes(op, prologueVectorBytes);
       op.setVectorBytes(vectorBytes);
       op.setThreadsAttr(
           builder.getI64IntegerAttr(choosePrologueThreads(op, vectorBytes)));

@@ -53,15 +53,17 @@ def GdnKernel_PrologueOp : GdnKernel_Op<"prologue",
 
     Padding rows of q, k and v are 0. The tile: each of `threads` threads
     owns `vector_bytes` bytes of q, k, v channels (16, the default, or 8,
-    which needs a conv input twice as wide as q, k and v: f32 beside bf16,
-    one 16-byte word of input a thread and row); the grid is persistent,
-    and each row block walks one balanced range of rows (plus
+    which needs a conv input twice as wide as q, k and v: f32 beside bf16
+    or f16, one 16-byte word of input a thread and row); the grid is
+    persistent, and each row block walks one balanced range of rows (plus
     `conv_width - 1` halo rows) in chunks of `tokens_per_block` rows (the
-    size of its row -> sequence table; there is at most one row block per
+    gates are shared out per chunk; there is at most one row block per
     `tokens_per_block` rows); each thread keeps `rows_in_flight` rows in
     flight through asynchronous copies into shared memory. The verifier
-    checks that the block's shared memory (the ring of rows and the row
-    table) fits Hopper's 227 KiB.
+    checks that the block's shared memory (the ring of rows and a word for
+    the offsets' check) fits Hopper's 227 KiB. The vector changes which
+    lanes sum a head's squares for its L2 norm, so the two vectors' outputs
+    may differ in their last bits.
 
     ```mlir
     %q, %k, %v, %g, %beta = gdn_kernel.prologue %mixed, %conv, %a, %b, %a_log, %dt_bias, %p

@@ -36,9 +36,9 @@ int64_t getPrologueInputWords(Type input, Type activation,
 /// Shared memory of one prologue block, as the device header's
 /// prologueSharedBytes() computes it: the ring of rows in flight
 /// (`inputWords` 16-byte words per thread and row, getPrologueInputWords)
-/// and the chunk's row table (4 bytes per row).
+/// and one 16-byte word for the offsets' check.
 int64_t getPrologueSharedBytes(int64_t threads, int64_t rowsInFlight,
-                               int64_t tokensPerBlock, int64_t inputWords = 1);
+                               int64_t inputWords = 1);
 
 /// Shared memory of one prologue backward block, as the device header's
 /// PrologueBackwardShape::kSharedBytes: the ring of (x, dy) vectors per row

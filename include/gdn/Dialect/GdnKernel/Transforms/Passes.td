@@ -50,13 +50,14 @@ def GdnSelectKernels : Pass<"gdn-select-kernels"> {
     two and four value heads per key head, whole or split chains), else
     the prepare kernel's `P`; the `scores` option forces one choice. Every
     `gdn_kernel.prologue` gets 8-byte vectors (`vector_bytes = 8`) where its
-    conv input is twice as wide as q, k and v (f32 beside bf16) and a key
-    head still fits a warp's lanes (16-byte vectors there need more than
-    the 128 registers a thread of 512 may hold and spill), and blocks of
-    512 threads when whole blocks cover its channels' lanes (one block of
-    16 warps per SM, measured faster than two of 256 on the H200), else 256
-    when they do, else keeps its own. The choice is the op's attributes,
-    which the emitted kernel's banner repeats.
+    conv input is twice as wide as q, k and v (f32 beside bf16 or f16) and
+    a key head still fits a warp's lanes (16-byte vectors there need more
+    than the 128 registers a thread of 512 may hold and spill), else 16
+    (`prologue-vector-bytes` forces one), and blocks of 512 threads when
+    whole blocks cover its channels' lanes (one block of 16 warps per SM,
+    measured faster than two of 256 on the H200), else 256 when they do,
+    else keeps its own. The choice is the op's attributes, which the
+    emitted kernel's banner repeats.
   }];
   let dependentDialects = ["::mlir::gdn::kernel::GdnKernelDialect"];
   let options = [
@@ -83,7 +84,12 @@ def GdnSelectKernels : Pass<"gdn-select-kernels"> {
     Option<"scores", "scores", "std::string", /*default=*/"\"auto\"",
            "Which kernel computes each chunk's P: auto (the rule above), or "
            "prepare, scan or producer for every delta rule (a choice its "
-           "tile cannot take is an error of the op's verifier)">
+           "tile cannot take is an error of the op's verifier)">,
+    Option<"prologueVectorBytes", "prologue-vector-bytes", "int64_t",
+           /*default=*/"0",
+           "Bytes of q, k, v a prologue thread owns: 0 (the rule above), or "
+           "8 or 16 for every prologue (8 where the op's verifier allows "
+           "it, else 16)">
   ];
 }
 
