@@ -398,9 +398,8 @@ struct GdnFusePass : public mlir::gdn::impl::GdnFuseBase<GdnFusePass> {
     // silently unfused prologue.
     const int64_t inputWords =
         kernel::getPrologueInputWords(m.conv.getX().getType(), element, 16);
-    const int64_t sharedBytes =
-        kernel::getPrologueSharedBytes(threads, rowsInFlight,
-                                       std::max<int64_t>(inputWords, 1));
+    const int64_t sharedBytes = kernel::getPrologueSharedBytes(
+        threads, rowsInFlight, std::max<int64_t>(inputWords, 1));
     if (sharedBytes > kernel::kMaxSharedBytesPerBlock) {
       m.conv.emitError()
           << "gdn-fuse: threads (" << static_cast<int64_t>(threads)

@@ -205,9 +205,8 @@ static void printPrologueConfig(kernel::PrologueOp op, const KernelContext &k,
      << "//   key heads " << op.getKeyHeads() << " x " << op.getHeadDimK()
      << ", value heads " << op.getValueHeads() << " x " << op.getHeadDimV()
      << ", l2norm eps " << op.getL2normEps().convertToDouble() << "\n"
-     << "//   tile: " << op.getThreads() << " threads x "
-     << op.getVectorBytes() << "-byte channel slices, "
-     << op.getTokensPerBlock() << "-row chunks, "
+     << "//   tile: " << op.getThreads() << " threads x " << op.getVectorBytes()
+     << "-byte channel slices, " << op.getTokensPerBlock() << "-row chunks, "
      << op.getRowsInFlight() << " rows in flight per thread\n"
      << "//   bias " << (op.getConvBias() ? "yes" : "no") << ", initial conv "
      << "state " << (op.getConvInitialState() ? "yes" : "no")

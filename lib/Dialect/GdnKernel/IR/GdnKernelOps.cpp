@@ -223,8 +223,7 @@ LogicalResult kernel::PrologueOp::verify() {
                          << " needs " << sharedBytes
                          << " bytes of shared memory (16-byte words of conv "
                             "input a thread and row: "
-                         << inputWords << "), above "
-                         << kMaxSharedBytesPerBlock
+                         << inputWords << "), above " << kMaxSharedBytesPerBlock
                          << "; use fewer threads or rows in flight";
   if (getRowsInFlight() > 16 || getTokensPerBlock() > 1024)
     return emitOpError() << "rows_in_flight (" << getRowsInFlight()
