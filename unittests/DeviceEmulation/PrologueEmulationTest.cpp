@@ -284,6 +284,10 @@ TEST(PrologueEmulation, Bf16OutputsFromF32InputEightByteVectors) {
   runAll<EightByteVectors<Config<4, 3, 3, true, true, __nv_bfloat16, float>>>(
       40);
 }
+// f16 q, k, v beside f32 input take 8-byte vectors as bf16 ones do.
+TEST(PrologueEmulation, F16OutputsFromF32InputEightByteVectors) {
+  runAll<EightByteVectors<Config<4, 3, 3, true, true, __half, float>>>(20);
+}
 TEST(PrologueEmulation, Bf16OutputsFromF32InputEightByteVectorsWidth3) {
   runAll<EightByteVectors<Config<3, 8, 32, false, false, __nv_bfloat16, float>>>(
       20);
