@@ -58,6 +58,12 @@ int64_t mlir::gdn::kernel::getLanesPerHead(int64_t headDim, Type elementType,
   return headDim / perVector;
 }
 
+bool mlir::gdn::kernel::isLaneGroup(int64_t headDim, Type elementType,
+                                    int64_t vectorBytes) {
+  const int64_t lanes = getLanesPerHead(headDim, elementType, vectorBytes);
+  return lanes >= 1 && lanes <= 32 && (lanes & (lanes - 1)) == 0;
+}
+
 int64_t mlir::gdn::kernel::getPrologueInputWords(Type input, Type activation,
                                                  int64_t vectorBytes) {
   const int64_t perVector = vectorBytes / getElementBytes(activation);
@@ -93,8 +99,7 @@ static LogicalResult expectShape(Operation *op, Value value, StringRef name,
 
 static LogicalResult checkLaneGroup(Operation *op, int64_t headDim, Type type,
                                     StringRef what, int64_t vectorBytes = 16) {
-  int64_t lanes = getLanesPerHead(headDim, type, vectorBytes);
-  if (lanes >= 1 && lanes <= 32 && (lanes & (lanes - 1)) == 0)
+  if (isLaneGroup(headDim, type, vectorBytes))
     return success();
   return op->emitOpError()
          << what << " (" << headDim << " x " << getElementTypeOrSelf(type)

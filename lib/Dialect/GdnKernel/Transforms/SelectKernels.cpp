@@ -136,11 +136,9 @@ int64_t choosePrologueVectorBytes(kernel::PrologueOp op, int64_t forced) {
   Type input = getElementTypeOrSelf(op.getMixedQkv().getType());
   // One 16-byte word of input a thread and row (4 channels of f32 beside
   // 16-bit q, k, v), and a key head within a warp's lanes.
-  const int64_t lanes =
-      kernel::getLanesPerHead(op.getHeadDimK(), activation, 8);
   const bool eightFits =
-      kernel::getPrologueInputWords(input, activation, 8) == 1 && lanes >= 1 &&
-      lanes <= 32 && (lanes & (lanes - 1)) == 0;
+      kernel::getPrologueInputWords(input, activation, 8) == 1 &&
+      kernel::isLaneGroup(op.getHeadDimK(), activation, 8);
   return forced == 16 || !eightFits ? 16 : 8;
 }
 

@@ -25,6 +25,10 @@ int64_t getElementBytes(Type type);
 int64_t getLanesPerHead(int64_t headDim, Type elementType,
                         int64_t vectorBytes = 16);
 
+/// True when those lanes are a power-of-two group of at most a warp (32):
+/// what the kernels' L2 norms reduce over with shuffles.
+bool isLaneGroup(int64_t headDim, Type elementType, int64_t vectorBytes = 16);
+
 /// The 16-byte words of conv input (`input`'s element type) a prologue
 /// thread reads per row when it owns `vectorBytes` bytes of q, k, v
 /// (`activation`'s element type), as the device header's
