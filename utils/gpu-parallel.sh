@@ -21,6 +21,12 @@
 # shows how far it got); exits non-zero if any fails.
 # GDN_PREBUILT as in gpu-integration.sh.
 #
+# GDN_PARALLEL_LAUNCH=processes runs each case's ranks as processes of
+# gdnrt-launch instead, one GPU each, joined by NCCL (the checks, the
+# gathers and the faults as above; the cases need as many GPUs as ranks,
+# four for the widest). gdnrt-launch is built here from runtime/tools/
+# (GDNRT_LAUNCH names another).
+#
 #===------------------------------------------------------------------------===#
 set -uo pipefail
 
@@ -46,6 +52,38 @@ elif ! bash "$root/runtime/build.sh" "$gdnrt" >"$work/gdnrt.build.log" 2>&1; the
   exit 1
 fi
 link=(-cudart shared -L "$gdnrt" -lgdnrt -Xlinker "-rpath=$gdnrt")
+
+# How a case's ranks start: threads of the harness's process, or processes
+# of gdnrt-launch (ranks RANKS: the prefix of a case's command).
+launch_mode=${GDN_PARALLEL_LAUNCH:-threads}
+case "$launch_mode" in
+  threads) ;;
+  processes)
+    launch=${GDNRT_LAUNCH:-$work/gdnrt-launch}
+    if [ -z "${GDNRT_LAUNCH:-}" ] &&
+        ! ${CXX:-g++} -std=c++17 -O2 "$root/runtime/tools/gdnrt-launch.cpp" -o "$launch" \
+          >"$work/gdnrt-launch.build.log" 2>&1; then
+      cat "$work/gdnrt-launch.build.log"
+      echo "FAIL build gdnrt-launch"
+      exit 1
+    fi
+    gpus=$(nvidia-smi --list-gpus 2>/dev/null | wc -l)
+    echo "ranks as processes of $launch, NCCL, $gpus GPU(s)"
+    ;;
+  *) echo "error: GDN_PARALLEL_LAUNCH must be threads or processes, got '$launch_mode'" >&2; exit 2 ;;
+esac
+rank_count() { # dir -> how many ranks its program runs on
+  local count
+  count=$(find "$1/ranks" -maxdepth 1 -name 'rank[0-9]*' -type d | wc -l)
+  echo $((count > 0 ? count : 1))
+}
+ranks() { # dir -> the command prefix that starts its ranks
+  [ "$launch_mode" = processes ] || return 0
+  echo "$launch -n $(rank_count "$1") --timeout 600 --"
+}
+too_wide() { # dir -> true when its ranks, as processes, need more GPUs than there are
+  [ "$launch_mode" = processes ] && [ "$(rank_count "$1")" -gt "$gpus" ]
+}
 
 build() { # dir exe
   if [ -n "${GDN_PREBUILT:-}" ] && [ -x "$GDN_PREBUILT/$(basename "$2")" ]; then
@@ -79,11 +117,17 @@ run_case() { # dir
     return
   fi
   mode=check; [ -f "$dir/backward" ] && mode=train
+  if too_wide "$dir"; then
+    result "SKIP $mode $name: $(rank_count "$dir") ranks as processes need as many GPUs, this machine has $gpus"
+    return
+  fi
   rtol=$(cat "$dir/rtol")
   local gap
   gap=$(awk -v c="$name" '$1 == c { print $2 }' "$root/test/Integration/known-gaps.txt")
   rm -rf "$work/$name-out" && mkdir -p "$work/$name-out"
-  if "$exe" "$mode" "$dir/ranks" "$dir/ranks" "$work/$name-out" "$rtol" \
+  local start
+  start=$(ranks "$dir")
+  if $start "$exe" "$mode" "$dir/ranks" "$dir/ranks" "$work/$name-out" "$rtol" \
       >"$work/$name.log" 2>&1; then
     if [ -n "$gap" ]; then
       result "XPASS $mode $name: within $rtol now, remove it from test/Integration/known-gaps.txt"
@@ -91,7 +135,7 @@ run_case() { # dir
     else
       result "PASS $mode $name"
     fi
-  elif [ -n "$gap" ] && "$exe" "$mode" "$dir/ranks" "$dir/ranks" "$work/$name-out" "$gap" \
+  elif [ -n "$gap" ] && $start "$exe" "$mode" "$dir/ranks" "$dir/ranks" "$work/$name-out" "$gap" \
       >"$work/$name.gap.log" 2>&1; then
     result "XFAIL $mode $name: over $rtol, within its known-gap bound $gap (test/Integration/known-gaps.txt)"
   else
@@ -124,8 +168,10 @@ done
 # collective and the rank, on a chunkwise and a headwise program.
 for name in layer_qwen3_next_small_cw2_forward layer_qwen3_next_small_hw2_forward; do
   [ -x "$work/$name" ] || continue
+  too_wide "$cases/$name" && continue
   for kind in absent abort; do
-    if GDN_HARNESS_TIMEOUT_MS=2000 timeout 120 "$work/$name" fault "$cases/$name/ranks" "$kind" \
+    if GDN_HARNESS_TIMEOUT_MS=2000 timeout 120 $(ranks "$cases/$name") "$work/$name" fault \
+        "$cases/$name/ranks" "$kind" \
         >"$work/$name.fault-$kind.log" 2>&1; then
       result "PASS fault $kind $name"
     else

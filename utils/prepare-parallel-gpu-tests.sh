@@ -44,7 +44,7 @@ rm -rf "$out"
 mkdir -p "$out"
 touch "$out/.prepared-parallel-cases"
 
-# A packing for contiguous shards (total 480: P = 2, 3, 4 and 2 x 2 divide
+# A packing for contiguous shards (total 480: P = 2, 3, 4, 8 and 2 x 2 divide
 # it; a sequence of 300 spans a whole shard at P = 4, so a rank both
 # receives and hands on a state) and one for zigzag shards (every slot a
 # multiple of 2P = 4). Lengths 0, 1, 63, 64 sit on and across shard edges.
@@ -71,6 +71,8 @@ distributions=(
   "cw4scan|contiguous|--gdn-context-parallel=ranks=4 mode=chunkwise chain=scan"
   "auto4|contiguous|--gdn-context-parallel=ranks=4 mode=auto"
   "sp2cw2|contiguous|--gdn-sequence-parallel=ranks=2|--gdn-context-parallel=ranks=2 mode=chunkwise"
+  # Eight ranks of 60 tokens, what a node of eight GPUs runs.
+  "cw8|contiguous|--gdn-context-parallel=ranks=8 mode=chunkwise"
   "p1z|zigzag|"
   "hwz2|zigzag|--gdn-context-parallel=ranks=2 mode=headwise layout=zigzag"
   "cwz2|zigzag|--gdn-context-parallel=ranks=2 mode=chunkwise layout=zigzag"

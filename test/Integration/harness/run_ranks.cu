@@ -6,7 +6,12 @@
 // (gdn_<f>_signature says which) runs on S x P ranks: threads of this
 // process, each with its own gdnrt context and stream on device 0, joined
 // by gdnrt's threads backend (or, for a world of one rank, a one-rank NCCL
-// communicator: GDN_HARNESS_BACKEND=nccl). Each rank takes its own inputs,
+// communicator: GDN_HARNESS_BACKEND=nccl). Under `gdnrt-launch -n P` (one
+// process a rank, GDNRT_RANK set) this process runs its own rank alone, on
+// device GDNRT_LOCAL_RANK, joined to the others through
+// gdnrt_comm_from_environment (NCCL across processes, one GPU each): check,
+// train and fault then test the programs under real NCCL, each process
+// printing its own rank's lines. Each rank takes its own inputs,
 // as gdn-run --rank-files cut them (IN/rank<r>/, and IN/all/ for values
 // without a layout, which every rank holds), and is checked against
 // gdn-run's float64 result for that rank. Modes:
@@ -52,7 +57,8 @@
 //                               among the forward's, default 1), and counts
 //                               the bytes each
 //                               rank's collectives send
-//                               (gdnrt_comm_bytes_sent)
+//                               (gdnrt_comm_bytes_sent); ranks as threads
+//                               only (a host barrier lines them up)
 //
 // RTOL bounds every relative RMS error but those EXPECTED/tolerances names
 // (lines "gradN BOUND": docs/spec.md's looser bound of the gates'
@@ -245,6 +251,12 @@ struct World {
   int size = 1;
   std::string rendezvous;
   bool nccl = false;
+  /// Under gdnrt-launch -n P: this process's rank (GDNRT_RANK), the only
+  /// one it runs; -1 when the ranks are threads of this process.
+  int processRank = -1;
+  /// The device this process's ranks run on (GDNRT_LOCAL_RANK under
+  /// gdnrt-launch, else 0).
+  int device = 0;
   /// Every rank's context timeout: GDN_HARNESS_TIMEOUT_MS, else the mode's
   /// default (makeWorld).
   int64_t timeoutMs = 120000;
@@ -255,7 +267,7 @@ struct World {
 bool openRank(const World &world, int rank, gdnrt_context_t **context,
               std::vector<gdnrt_comm_t *> &comms, cudaStream_t *stream,
               Report &report) {
-  CUDA_OK(cudaSetDevice(0));
+  CUDA_OK(cudaSetDevice(world.device));
   CUDA_OK(cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking));
   if (gdnrt_context_create(0, *stream, context) != GDN_SUCCESS) {
     report.expect(false,
@@ -267,7 +279,9 @@ bool openRank(const World &world, int rank, gdnrt_context_t **context,
     return true;
   gdnrt_comm_t *comm = nullptr;
   int status;
-  if (world.nccl) {
+  if (world.processRank >= 0) {
+    status = gdnrt_comm_from_environment(*context, &comm);
+  } else if (world.nccl) {
     gdnrt_unique_id_t id;
     status = gdnrt_unique_id(&id);
     if (status == GDN_SUCCESS)
@@ -554,10 +568,19 @@ void faultRank(const World &world, int rank, const std::string &in,
   closeRank(context, comms, stream, report);
 }
 
-/// Runs `body` on every rank of `world`, one thread each, and prints the
-/// ranks' reports in rank order. Returns the number of failed checks.
+/// Runs `body` on every rank of `world`, one thread each (under
+/// gdnrt-launch, on this process's rank alone), and prints the ranks'
+/// reports in rank order. Returns the number of failed checks.
 int runRanks(const World &world,
              const std::function<void(int, Report &)> &body) {
+  if (world.processRank >= 0) {
+    Report report;
+    report.rank = world.processRank;
+    body(world.processRank, report);
+    for (const std::string &line : report.lines)
+      std::printf("%s\n", line.c_str());
+    return report.failures;
+  }
   std::vector<Report> reports(world.size);
   std::vector<std::thread> threads;
   for (int rank = 0; rank < world.size; ++rank) {
@@ -585,6 +608,34 @@ World makeWorld(const std::string &out, int64_t defaultTimeoutMs = 120000) {
   const char *backend = std::getenv("GDN_HARNESS_BACKEND");
   world.nccl = backend && std::string(backend) == "nccl";
   world.rendezvous = "threads:run_ranks-" + std::to_string(getpid());
+  if (const char *rank = std::getenv("GDNRT_RANK")) {
+    // One process a rank (gdnrt-launch -n P): the launch must be as wide
+    // as the program, and each process needs a GPU of its own.
+    const char *size = std::getenv("GDNRT_WORLD_SIZE");
+    const char *local = std::getenv("GDNRT_LOCAL_RANK");
+    world.processRank = std::atoi(rank);
+    world.device = local ? std::atoi(local) : 0;
+    if (!size || std::atoi(size) != world.size) {
+      std::fprintf(stderr,
+                   "%s runs on SP %d x CP %d = %d ranks, but gdnrt-launch "
+                   "started %s: launch it with -n %d\n",
+                   FN_SIGNATURE.name, std::max(world.spRanks, 1),
+                   std::max(world.cpRanks, 1), world.size,
+                   size ? size : "an unknown number", world.size);
+      std::exit(2);
+    }
+    int devices = 0;
+    CUDA_OK(cudaGetDeviceCount(&devices));
+    if (world.device < 0 || world.device >= devices) {
+      std::fprintf(stderr,
+                   "rank %d's GDNRT_LOCAL_RANK is %d, but this machine has "
+                   "%d GPU(s): NCCL needs a GPU per rank; launch at most %d "
+                   "ranks a machine, or run the ranks as threads (without "
+                   "gdnrt-launch)\n",
+                   world.processRank, world.device, devices, devices);
+      std::exit(2);
+    }
+  }
   if (!out.empty())
     for (int rank = 0; rank < world.size; ++rank)
       mkdir(rankDir(out, rank).c_str(), 0755);
@@ -1004,8 +1055,8 @@ int main(int argc, char **argv) {
   if (faultMode) {
     const World world = makeWorld("", /*defaultTimeoutMs=*/2000);
     if (world.size < 2 || world.nccl) {
-      std::fprintf(stderr, "fault needs a program of several ranks on the "
-                           "threads backend\n");
+      std::fprintf(stderr, "fault needs a program of several ranks, as "
+                           "threads or under gdnrt-launch\n");
       return 2;
     }
     std::printf("%s on %d rank(s), rank %d %s\n", FN_SIGNATURE.name,
@@ -1019,6 +1070,12 @@ int main(int argc, char **argv) {
   }
   if (mode == "bench") {
     const World world = makeWorld("");
+    if (world.processRank >= 0) {
+      std::fprintf(stderr, "bench runs the ranks as threads of one process "
+                           "(a host barrier lines them up): run it without "
+                           "gdnrt-launch\n");
+      return 2;
+    }
     return bench(world, argv[2], std::atoi(argv[3]));
   }
   if (mode == "gather")
@@ -1034,9 +1091,15 @@ int main(int argc, char **argv) {
                  FN_SIGNATURE.name, world.size);
     return 2;
   }
-  std::printf("%s on %d rank(s) (SP %d x CP %d, %s backend)\n",
-              FN_SIGNATURE.name, world.size, world.spRanks, world.cpRanks,
-              world.nccl ? "NCCL" : "threads");
+  if (world.processRank >= 0)
+    std::printf("%s on %d rank(s) (SP %d x CP %d), rank %d in this process "
+                "(gdnrt-launch), device %d\n",
+                FN_SIGNATURE.name, world.size, world.spRanks, world.cpRanks,
+                world.processRank, world.device);
+  else
+    std::printf("%s on %d rank(s) (SP %d x CP %d, %s backend)\n",
+                FN_SIGNATURE.name, world.size, world.spRanks, world.cpRanks,
+                world.nccl ? "NCCL" : "threads");
   int failures;
   if (mode == "check") {
     failures = runRanks(world, [&](int rank, Report &report) {
