@@ -81,6 +81,10 @@ if _cuda_device_present():
         _gpus = 0
     if _gpus >= 2:
         config.available_features.add("multi-gpu")
+    # Tests whose widest job needs four or eight GPUs.
+    for _count in (4, 8):
+        if _gpus >= _count:
+            config.available_features.add(f"gpus-{_count}")
 
 
 # A tree built with ASan and UBSan (utils/build-sanitized.sh): tests that
