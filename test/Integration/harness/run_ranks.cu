@@ -163,6 +163,10 @@ Call callEntry(const Entry &entry, const std::vector<gdn_tensor_t> &args,
         entry.check(args.data(), workspace, context, message, sizeof(message));
   else
     std::snprintf(message, sizeof(message), "%s", gdnrt_last_error());
+  // A collective that failed while the stream ran (NCCL: the entry point
+  // only enqueues it) shows in the check's status; its reason is gdnrt's.
+  if (call.status != GDN_SUCCESS && message[0] == '\0')
+    std::snprintf(message, sizeof(message), "%s", gdnrt_last_error());
   call.message = message;
   CUDA_OK(cudaStreamSynchronize(stream));
   for (gdn_tensor_t &r : call.results) {
@@ -262,14 +266,15 @@ struct World {
   int64_t timeoutMs = 120000;
 };
 
-/// Creates rank `rank`'s context on device 0 with its own stream and binds
-/// the function's groups; false (with a failed check) when that fails.
+/// Creates rank `rank`'s context on the world's device with its own stream
+/// and binds the function's groups; false (with a failed check) when that
+/// fails.
 bool openRank(const World &world, int rank, gdnrt_context_t **context,
               std::vector<gdnrt_comm_t *> &comms, cudaStream_t *stream,
               Report &report) {
   CUDA_OK(cudaSetDevice(world.device));
   CUDA_OK(cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking));
-  if (gdnrt_context_create(0, *stream, context) != GDN_SUCCESS) {
+  if (gdnrt_context_create(world.device, *stream, context) != GDN_SUCCESS) {
     report.expect(false,
                   std::string("gdnrt_context_create: ") + gdnrt_last_error());
     return false;
@@ -537,7 +542,10 @@ void faultRank(const World &world, int rank, const std::string &in,
   if (rank == culprit) {
     if (kind == "absent") // outlive the others' timeout, then leave
       std::this_thread::sleep_for(std::chrono::milliseconds(timeoutMs + 1000));
-    closeRank(context, comms, stream, report);
+    // Its own teardown, after the peers gave up on it, is not what is
+    // checked (under NCCL the finalize may report the peers' abort).
+    Report teardown;
+    closeRank(context, comms, stream, teardown);
     return;
   }
   const Entry entry = forwardEntry();
@@ -614,7 +622,6 @@ World makeWorld(const std::string &out, int64_t defaultTimeoutMs = 120000) {
     const char *size = std::getenv("GDNRT_WORLD_SIZE");
     const char *local = std::getenv("GDNRT_LOCAL_RANK");
     world.processRank = std::atoi(rank);
-    world.device = local ? std::atoi(local) : 0;
     if (!size || std::atoi(size) != world.size) {
       std::fprintf(stderr,
                    "%s runs on SP %d x CP %d = %d ranks, but gdnrt-launch "
@@ -626,6 +633,10 @@ World makeWorld(const std::string &out, int64_t defaultTimeoutMs = 120000) {
     }
     int devices = 0;
     CUDA_OK(cudaGetDeviceCount(&devices));
+    // gdnrt-launch sets the local rank; without it, ranks take the GPUs in
+    // turn.
+    world.device = local ? std::atoi(local)
+                         : (devices > 0 ? world.processRank % devices : 0);
     if (world.device < 0 || world.device >= devices) {
       std::fprintf(stderr,
                    "rank %d's GDNRT_LOCAL_RANK is %d, but this machine has "
@@ -1037,6 +1048,9 @@ int bench(const World &world, const std::string &lengthsText, int iterations) {
 } // namespace
 
 int main(int argc, char **argv) {
+  // Line by line: under gdnrt-launch a rank stopped after a peer failed
+  // still shows what it printed.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   const std::string mode = argc > 1 ? argv[1] : "";
   const bool rankMode = (mode == "check" || mode == "train") && argc == 6;
   const bool faultMode = mode == "fault" && argc == 4 &&
@@ -1055,8 +1069,10 @@ int main(int argc, char **argv) {
   if (faultMode) {
     const World world = makeWorld("", /*defaultTimeoutMs=*/2000);
     if (world.size < 2 || world.nccl) {
-      std::fprintf(stderr, "fault needs a program of several ranks, as "
-                           "threads or under gdnrt-launch\n");
+      std::fprintf(stderr,
+                   "fault needs a program of several ranks, as threads of "
+                   "this process or as processes under gdnrt-launch (not "
+                   "GDN_HARNESS_BACKEND=nccl, a world of one rank)\n");
       return 2;
     }
     std::printf("%s on %d rank(s), rank %d %s\n", FN_SIGNATURE.name,
@@ -1069,13 +1085,13 @@ int main(int argc, char **argv) {
                : 0;
   }
   if (mode == "bench") {
-    const World world = makeWorld("");
-    if (world.processRank >= 0) {
+    if (std::getenv("GDNRT_RANK")) {
       std::fprintf(stderr, "bench runs the ranks as threads of one process "
                            "(a host barrier lines them up): run it without "
                            "gdnrt-launch\n");
       return 2;
     }
+    const World world = makeWorld("");
     return bench(world, argv[2], std::atoi(argv[3]));
   }
   if (mode == "gather")
