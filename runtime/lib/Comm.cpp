@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Internal.h"
+#include "PendingCollectives.h"
 #include "Rendezvous.h"
 
 #include <chrono>
@@ -363,15 +364,23 @@ extern "C" int gdnrt_comm_wait(gdnrt_comm_t *comm, gdnrt_context_t *context) {
       abortComm(comm, reason);
       return fail(GDN_ERROR_NCCL, call, reason);
     }
-    if (state == cudaSuccess)
+    if (state == cudaSuccess) {
+      if (comm->pending)
+        comm->pending->clear();
       return succeed();
+    }
     if (state != cudaErrorNotReady)
       return fail(GDN_ERROR_CUDA, call, describeCuda("cudaStreamQuery", state));
     if (std::chrono::steady_clock::now() >= deadline) {
-      std::string reason = who + ": the stream did not finish within " +
-                           std::to_string(comm->timeoutMs) +
-                           " ms (a peer is missing or stuck); the "
-                           "communicator was aborted";
+      const std::string stuck =
+          comm->pending ? comm->pending->firstUnfinished() : "";
+      std::string reason =
+          who + ": " +
+          (stuck.empty() ? std::string("the stream")
+                         : "the stream, at " + stuck + ",") +
+          " did not finish within " + std::to_string(comm->timeoutMs) +
+          " ms (a peer is missing or stuck; NCCL does not say which); the "
+          "communicator was aborted";
       abortComm(comm, reason);
       return fail(GDN_ERROR_TIMEOUT, call, reason);
     }

@@ -3,6 +3,7 @@
 #include "Executor.h"
 
 #include "Gemm.h"
+#include "PendingCollectives.h"
 
 namespace gdnrt {
 namespace {
@@ -75,7 +76,12 @@ int communicate(const Group &group, gdnrt_context_t *context,
     result = ended;
     failed = "ncclGroupEnd";
   }
-  return settle(comm, result, call, failed.c_str());
+  if (int error = settle(comm, result, call, failed.c_str()))
+    return error;
+  if (!comm->pending)
+    comm->pending = std::make_shared<PendingCollectives>(context->device);
+  comm->pending->record(call, stream);
+  return GDN_SUCCESS;
 }
 
 /// Row-major D = op(A) op(B) (+ C) is column-major D^T = op(B)^T op(A)^T:

@@ -13,6 +13,7 @@
 #include "gdn/runtime/gdnrt.h"
 
 #include <cublasLt.h>
+#include <cuda_runtime.h>
 #include <nccl.h>
 
 #include <cstdint>
@@ -24,6 +25,7 @@
 
 namespace gdnrt {
 struct ThreadsRank;
+class PendingCollectives;
 } // namespace gdnrt
 
 struct gdnrt_comm {
@@ -41,9 +43,28 @@ struct gdnrt_comm {
   /// membership of the group its thread ranks share, and its scratch
   /// (ThreadsComm.cpp). Null for NCCL communicators.
   std::shared_ptr<gdnrt::ThreadsRank> threads;
+  /// An NCCL communicator's collectives that may not have run yet
+  /// (PendingCollectives.h): a timed-out wait names the one it is stuck in.
+  /// Made by the first collective.
+  std::shared_ptr<gdnrt::PendingCollectives> pending;
 };
 
 namespace gdnrt {
+/// Makes `device` current for a scope and restores the caller's.
+struct DeviceGuard {
+  int previous = -1;
+  explicit DeviceGuard(int device) {
+    if (cudaGetDevice(&previous) != cudaSuccess || previous == device)
+      previous = -1;
+    else
+      cudaSetDevice(device);
+  }
+  ~DeviceGuard() {
+    if (previous >= 0)
+      cudaSetDevice(previous);
+  }
+};
+
 /// A cuBLASLt algorithm chosen for one GEMM problem.
 using GemmKey = std::tuple<int, int64_t, int64_t, int64_t, int64_t>;
 } // namespace gdnrt

@@ -42,21 +42,6 @@ struct ThreadsRank {
 
 namespace {
 
-/// Makes `device` current for a scope and restores the caller's.
-struct DeviceGuard {
-  int previous = -1;
-  explicit DeviceGuard(int device) {
-    if (cudaGetDevice(&previous) != cudaSuccess || previous == device)
-      previous = -1;
-    else
-      cudaSetDevice(device);
-  }
-  ~DeviceGuard() {
-    if (previous >= 0)
-      cudaSetDevice(previous);
-  }
-};
-
 /// The protocol's device side on one rank's stream.
 class CudaStream : public threads::Stream {
 public:

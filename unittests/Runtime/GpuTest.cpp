@@ -7,7 +7,9 @@
 //    outputs, the same bits on every run) against host GEMMs, communicators
 //    made every way, and the error paths: an unreachable peer times out, a
 //    failed NCCL call names itself and aborts the communicator, a wrapped
-//    communicator is left to its owner.
+//    communicator is left to its owner, and the collective a timed-out wait
+//    is stuck in is the first whose event has not fired
+//    (PendingCollectives.h).
 //  - Threads.*: P = 1..4 ranks as threads of this process on device 0 (the
 //    threads backend): every collective against CollectiveReference.h,
 //    all_reduce bit-identical across ranks and runs (bf16, f16, f32, f64),
@@ -27,6 +29,7 @@
 #include "CollectiveReference.h"
 #include "Executor.h"
 #include "Internal.h"
+#include "PendingCollectives.h"
 
 #include <gtest/gtest.h>
 
@@ -1236,6 +1239,32 @@ TEST(Threads, AllReduceIsBitIdenticalAcrossRanksAndRuns) {
 void CUDART_CB sleepOnStream(void *milliseconds) {
   std::this_thread::sleep_for(
       std::chrono::milliseconds(*static_cast<const int *>(milliseconds)));
+}
+
+TEST_F(OneRank, PendingCollectivesNameTheFirstUnfinished) {
+  // The stream held by the host for 500 ms; three collectives noted behind
+  // it (what communicate() does after each NCCL group) are all pending,
+  // and the first is the one a timed-out wait names.
+  static const int busy500 = 500;
+  gdnrt::PendingCollectives pending(device);
+  CUDA_OK(cudaLaunchHostFunc(stream, sleepOnStream,
+                             const_cast<int *>(&busy500)));
+  pending.record("gdnrt_all_gather", stream);
+  pending.record("gdnrt_reduce_scatter", stream);
+  pending.record("gdnrt_all_reduce", stream);
+  EXPECT_EQ(pending.firstUnfinished(),
+            "gdnrt_all_gather (collective 1 of this communicator)");
+  CUDA_OK(cudaStreamSynchronize(stream));
+  EXPECT_EQ(pending.firstUnfinished(), "");
+  // The ones that ran are forgotten as the next arrives; the count goes on.
+  CUDA_OK(cudaLaunchHostFunc(stream, sleepOnStream,
+                             const_cast<int *>(&busy500)));
+  pending.record("gdnrt_halo_exchange", stream);
+  EXPECT_EQ(pending.firstUnfinished(),
+            "gdnrt_halo_exchange (collective 4 of this communicator)");
+  CUDA_OK(cudaStreamSynchronize(stream));
+  pending.clear();
+  EXPECT_EQ(pending.firstUnfinished(), "");
 }
 
 TEST(Threads, StreamOrderHoldsOnBothSides) {
