@@ -14,9 +14,7 @@ PendingCollectives::~PendingCollectives() {
     cudaEventDestroy(event);
 }
 
-void PendingCollectives::retire(Entry &entry) {
-  spare.push_back(entry.event);
-}
+void PendingCollectives::retire(Entry &entry) { spare.push_back(entry.event); }
 
 void PendingCollectives::record(const std::string &call, cudaStream_t stream) {
   ++recorded;

@@ -1247,8 +1247,8 @@ TEST_F(OneRank, PendingCollectivesNameTheFirstUnfinished) {
   // and the first is the one a timed-out wait names.
   static const int busy500 = 500;
   gdnrt::PendingCollectives pending(device);
-  CUDA_OK(cudaLaunchHostFunc(stream, sleepOnStream,
-                             const_cast<int *>(&busy500)));
+  CUDA_OK(
+      cudaLaunchHostFunc(stream, sleepOnStream, const_cast<int *>(&busy500)));
   pending.record("gdnrt_all_gather", stream);
   pending.record("gdnrt_reduce_scatter", stream);
   pending.record("gdnrt_all_reduce", stream);
@@ -1257,8 +1257,8 @@ TEST_F(OneRank, PendingCollectivesNameTheFirstUnfinished) {
   CUDA_OK(cudaStreamSynchronize(stream));
   EXPECT_EQ(pending.firstUnfinished(), "");
   // The ones that ran are forgotten as the next arrives; the count goes on.
-  CUDA_OK(cudaLaunchHostFunc(stream, sleepOnStream,
-                             const_cast<int *>(&busy500)));
+  CUDA_OK(
+      cudaLaunchHostFunc(stream, sleepOnStream, const_cast<int *>(&busy500)));
   pending.record("gdnrt_halo_exchange", stream);
   EXPECT_EQ(pending.firstUnfinished(),
             "gdnrt_halo_exchange (collective 4 of this communicator)");
