@@ -9,9 +9,11 @@
 // communicator: GDN_HARNESS_BACKEND=nccl). Under `gdnrt-launch -n P` (one
 // process a rank, GDNRT_RANK set) this process runs its own rank alone, on
 // device GDNRT_LOCAL_RANK, joined to the others through
-// gdnrt_comm_from_environment (NCCL across processes, one GPU each): check,
-// train and fault then test the programs under real NCCL, each process
-// printing its own rank's lines. Each rank takes its own inputs,
+// gdnrt_comm_from_environment (NCCL across processes, one GPU each): check
+// and train then test the programs under real NCCL, each process printing
+// its own rank's lines (fault runs too, but under NCCL a missing peer shows
+// as a timeout that does not name it, which its checks ask for). Each rank
+// takes its own inputs,
 // as gdn-run --rank-files cut them (IN/rank<r>/, and IN/all/ for values
 // without a layout, which every rank holds), and is checked against
 // gdn-run's float64 result for that rank. Modes:
