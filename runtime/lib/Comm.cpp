@@ -12,6 +12,7 @@
 
 #include "Internal.h"
 #include "PendingCollectives.h"
+#include "ProgressBoard.h"
 #include "Rendezvous.h"
 
 #include <chrono>
@@ -210,7 +211,13 @@ extern "C" int gdnrt_comm_bootstrap(gdnrt_context_t *context,
   if (int error = exchangeUniqueId(rendezvous, rank, size, context->timeoutMs,
                                    id.bytes, message))
     return fail(error, call, message);
-  return gdnrt_comm_init(context, &id, rank, size, comm);
+  if (int error = gdnrt_comm_init(context, &id, rank, size, comm))
+    return error;
+  // Diagnostics only: without a board a timed-out wait names no peer.
+  const std::string board = ProgressBoard::pathFor(rendezvous);
+  if (size > 1 && !board.empty())
+    (*comm)->board = ProgressBoard::open(board, rank, size, message);
+  return succeed();
 }
 
 extern "C" int gdnrt_comm_from_environment(gdnrt_context_t *context,
@@ -340,6 +347,26 @@ extern "C" void *gdnrt_comm_nccl(const gdnrt_comm_t *comm) {
   return comm ? comm->nccl : nullptr;
 }
 
+/// Where `comm`'s stream stopped, as far as gdnrt can tell: ", at CALL
+/// (collective N of this communicator)" and the ranks that never entered
+/// that collective (PendingCollectives, ProgressBoard), or "" when it
+/// cannot tell.
+static std::string describeStall(gdnrt_comm_t *comm) {
+  const PendingCollectives::Unfinished stuck =
+      comm->pending ? comm->pending->firstUnfinished()
+                    : PendingCollectives::Unfinished{};
+  if (stuck.number == 0)
+    return "";
+  std::string where = ", at " + stuck.call + " (collective " +
+                      std::to_string(stuck.number) + " of this communicator)";
+  if (!comm->board)
+    return where + " (NCCL does not say which peer is missing)";
+  const std::string missing = comm->board->missing(stuck.number);
+  return where + (missing.empty()
+                      ? ", which every rank had entered (a peer is stuck in it)"
+                      : ", which these ranks never entered: " + missing);
+}
+
 extern "C" int gdnrt_comm_wait(gdnrt_comm_t *comm, gdnrt_context_t *context) {
   const char *call = "gdnrt_comm_wait";
   if (!comm || !context)
@@ -359,8 +386,9 @@ extern "C" int gdnrt_comm_wait(gdnrt_comm_t *comm, gdnrt_context_t *context) {
     ncclResult_t async = ncclSuccess;
     ncclCommGetAsyncError(comm->nccl, &async);
     if (async != ncclSuccess && async != ncclInProgress) {
-      std::string reason = who + ": " + describeNccl("an NCCL operation", async,
-                                                     comm->nccl);
+      std::string reason =
+          who + ": " + describeNccl("an NCCL operation", async, comm->nccl) +
+          describeStall(comm);
       abortComm(comm, reason);
       return fail(GDN_ERROR_NCCL, call, reason);
     }
@@ -372,15 +400,14 @@ extern "C" int gdnrt_comm_wait(gdnrt_comm_t *comm, gdnrt_context_t *context) {
     if (state != cudaErrorNotReady)
       return fail(GDN_ERROR_CUDA, call, describeCuda("cudaStreamQuery", state));
     if (std::chrono::steady_clock::now() >= deadline) {
-      const std::string stuck =
-          comm->pending ? comm->pending->firstUnfinished() : "";
+      const std::string stall = describeStall(comm);
       std::string reason =
-          who + ": " +
-          (stuck.empty() ? std::string("the stream")
-                         : "the stream, at " + stuck + ",") +
-          " did not finish within " + std::to_string(comm->timeoutMs) +
-          " ms (a peer is missing or stuck; NCCL does not say which); the "
-          "communicator was aborted";
+          who + ": the stream did not finish within " +
+          std::to_string(comm->timeoutMs) + " ms" +
+          (stall.empty() ? " (a peer is missing or stuck; NCCL does not say "
+                           "which)"
+                         : stall) +
+          "; the communicator was aborted";
       abortComm(comm, reason);
       return fail(GDN_ERROR_TIMEOUT, call, reason);
     }

@@ -4,6 +4,7 @@
 
 #include "Gemm.h"
 #include "PendingCollectives.h"
+#include "ProgressBoard.h"
 
 namespace gdnrt {
 namespace {
@@ -32,6 +33,9 @@ int communicate(const Group &group, gdnrt_context_t *context,
   if (group.messages.empty())
     return GDN_SUCCESS;
   cudaStream_t stream = context->stream;
+  const uint64_t number = ++comm->entered;
+  if (comm->board)
+    comm->board->enter(number);
   ncclResult_t result = ncclGroupStart();
   std::string failed; // the call that failed, for the message
   for (const Message &message : group.messages) {
@@ -80,7 +84,7 @@ int communicate(const Group &group, gdnrt_context_t *context,
     return error;
   if (!comm->pending)
     comm->pending = std::make_shared<PendingCollectives>(context->device);
-  comm->pending->record(call, stream);
+  comm->pending->record(call, stream, number);
   return GDN_SUCCESS;
 }
 

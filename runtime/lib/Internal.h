@@ -26,6 +26,7 @@
 namespace gdnrt {
 struct ThreadsRank;
 class PendingCollectives;
+class ProgressBoard;
 } // namespace gdnrt
 
 struct gdnrt_comm {
@@ -47,6 +48,13 @@ struct gdnrt_comm {
   /// (PendingCollectives.h): a timed-out wait names the one it is stuck in.
   /// Made by the first collective.
   std::shared_ptr<gdnrt::PendingCollectives> pending;
+  /// Collective groups this communicator has entered (numbered from 1, the
+  /// same numbers on every rank).
+  uint64_t entered = 0;
+  /// Where the ranks post `entered` (ProgressBoard.h): a communicator made
+  /// through a file rendezvous has one, so a timed-out wait names the ranks
+  /// that never entered the collective it is stuck in.
+  std::shared_ptr<gdnrt::ProgressBoard> board;
 };
 
 namespace gdnrt {

@@ -16,8 +16,8 @@ PendingCollectives::~PendingCollectives() {
 
 void PendingCollectives::retire(Entry &entry) { spare.push_back(entry.event); }
 
-void PendingCollectives::record(const std::string &call, cudaStream_t stream) {
-  ++recorded;
+void PendingCollectives::record(const std::string &call, cudaStream_t stream,
+                                uint64_t number) {
   while (!entries.empty() &&
          cudaEventQuery(entries.front().event) == cudaSuccess) {
     retire(entries.front());
@@ -40,17 +40,16 @@ void PendingCollectives::record(const std::string &call, cudaStream_t stream) {
     spare.push_back(event);
     return;
   }
-  entries.push_back({event, call, recorded});
+  entries.push_back({event, call, number});
 }
 
-std::string PendingCollectives::firstUnfinished() {
+PendingCollectives::Unfinished PendingCollectives::firstUnfinished() {
   for (const Entry &entry : entries)
     if (cudaEventQuery(entry.event) != cudaSuccess) {
       cudaGetLastError();
-      return entry.call + " (collective " + std::to_string(entry.number) +
-             " of this communicator)";
+      return {entry.call, entry.number};
     }
-  return "";
+  return {};
 }
 
 void PendingCollectives::clear() {

@@ -6,8 +6,8 @@
 // say which collective the ranks are stuck in, nor which peer is missing.
 // The first it can say here: an event recorded on the stream after each
 // collective group, and at the timeout the first collective whose event has
-// not fired is the one the stream stopped in. (Naming the peer needs word
-// from the peers themselves, outside NCCL: docs/reliability.md.)
+// not fired is the one the stream stopped in. (The peer it waits for comes
+// from the peers themselves, outside NCCL: ProgressBoard.h.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,15 +32,21 @@ public:
   PendingCollectives(const PendingCollectives &) = delete;
   PendingCollectives &operator=(const PendingCollectives &) = delete;
 
-  /// Notes that `call` was just enqueued on `stream`: forgets the
-  /// collectives already done, then records an event behind this one.
-  /// Diagnostics only: when no event can be made (or more than kLimit are
-  /// pending) the collective goes unnamed, never failed.
-  void record(const std::string &call, cudaStream_t stream);
+  /// Notes that `call`, the communicator's collective number `number`, was
+  /// just enqueued on `stream`: forgets the collectives already done, then
+  /// records an event behind this one. Diagnostics only: when no event can
+  /// be made (or more than kLimit are pending) the collective goes unnamed,
+  /// never failed.
+  void record(const std::string &call, cudaStream_t stream, uint64_t number);
 
-  /// "CALL (collective N of this communicator)" for the oldest collective
-  /// whose event has not fired, or "" when every recorded one has run.
-  std::string firstUnfinished();
+  /// A collective the stream has not finished: its call and number (0:
+  /// none).
+  struct Unfinished {
+    std::string call;
+    uint64_t number = 0;
+  };
+  /// The oldest collective whose event has not fired.
+  Unfinished firstUnfinished();
 
   /// Every recorded collective has run (the stream was found idle).
   void clear();
@@ -57,7 +63,6 @@ private:
   void retire(Entry &entry);
 
   int device;
-  uint64_t recorded = 0;
   std::deque<Entry> entries;
   std::vector<cudaEvent_t> spare; ///< events to record again
 };

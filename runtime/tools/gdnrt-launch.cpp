@@ -245,7 +245,10 @@ int main(int argc, char **argv) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   if (!directory.empty()) {
+    // The rendezvous file and the ranks' progress board beside it
+    // (ProgressBoard.h).
     std::remove((directory + "/nccl-id").c_str());
+    std::remove((directory + "/nccl-id.progress").c_str());
     rmdir(directory.c_str());
   }
   return result;

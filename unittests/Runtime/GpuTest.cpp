@@ -1249,22 +1249,24 @@ TEST_F(OneRank, PendingCollectivesNameTheFirstUnfinished) {
   gdnrt::PendingCollectives pending(device);
   CUDA_OK(
       cudaLaunchHostFunc(stream, sleepOnStream, const_cast<int *>(&busy500)));
-  pending.record("gdnrt_all_gather", stream);
-  pending.record("gdnrt_reduce_scatter", stream);
-  pending.record("gdnrt_all_reduce", stream);
-  EXPECT_EQ(pending.firstUnfinished(),
-            "gdnrt_all_gather (collective 1 of this communicator)");
+  pending.record("gdnrt_all_gather", stream, 1);
+  pending.record("gdnrt_reduce_scatter", stream, 2);
+  pending.record("gdnrt_all_reduce", stream, 3);
+  gdnrt::PendingCollectives::Unfinished stuck = pending.firstUnfinished();
+  EXPECT_EQ(stuck.call, "gdnrt_all_gather");
+  EXPECT_EQ(stuck.number, 1u);
   CUDA_OK(cudaStreamSynchronize(stream));
-  EXPECT_EQ(pending.firstUnfinished(), "");
-  // The ones that ran are forgotten as the next arrives; the count goes on.
+  EXPECT_EQ(pending.firstUnfinished().number, 0u);
+  // The ones that ran are forgotten as the next arrives.
   CUDA_OK(
       cudaLaunchHostFunc(stream, sleepOnStream, const_cast<int *>(&busy500)));
-  pending.record("gdnrt_halo_exchange", stream);
-  EXPECT_EQ(pending.firstUnfinished(),
-            "gdnrt_halo_exchange (collective 4 of this communicator)");
+  pending.record("gdnrt_halo_exchange", stream, 4);
+  stuck = pending.firstUnfinished();
+  EXPECT_EQ(stuck.call, "gdnrt_halo_exchange");
+  EXPECT_EQ(stuck.number, 4u);
   CUDA_OK(cudaStreamSynchronize(stream));
   pending.clear();
-  EXPECT_EQ(pending.firstUnfinished(), "");
+  EXPECT_EQ(pending.firstUnfinished().number, 0u);
 }
 
 TEST(Threads, StreamOrderHoldsOnBothSides) {

@@ -11,9 +11,9 @@
 // device GDNRT_LOCAL_RANK, joined to the others through
 // gdnrt_comm_from_environment (NCCL across processes, one GPU each): check
 // and train then test the programs under real NCCL, each process printing
-// its own rank's lines (fault runs too, but under NCCL a missing peer shows
-// as a timeout that does not name it, which its checks ask for). Each rank
-// takes its own inputs,
+// its own rank's lines, and fault too (there the check's wait on the
+// stream fails, naming the collective and, from the ranks' progress board,
+// the peer). Each rank takes its own inputs,
 // as gdn-run --rank-files cut them (IN/rank<r>/, and IN/all/ for values
 // without a layout, which every rank holds), and is checked against
 // gdn-run's float64 result for that rank. Modes:
