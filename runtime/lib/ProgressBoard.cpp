@@ -1,4 +1,5 @@
-//===- ProgressBoard.cpp - which peer a stuck NCCL collective waits for ----===//
+//===- ProgressBoard.cpp - which peer a stuck NCCL collective waits for
+//----===//
 
 #include "ProgressBoard.h"
 
@@ -61,8 +62,8 @@ std::string ProgressBoard::missing(uint64_t collective) const {
     if (entered >= collective)
       continue;
     ranks += (ranks.empty() ? "" : ", ") + std::string("rank ") +
-             std::to_string(peer) + " (had entered " +
-             std::to_string(entered) + ")";
+             std::to_string(peer) + " (had entered " + std::to_string(entered) +
+             ")";
   }
   return ranks;
 }

@@ -1,4 +1,5 @@
-//===- ProgressBoardTest.cpp - the ranks' progress board, on the CPU -------===//
+//===- ProgressBoardTest.cpp - the ranks' progress board, on the CPU
+//-------===//
 
 #include "ProgressBoard.h"
 
