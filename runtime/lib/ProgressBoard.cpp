@@ -1,5 +1,4 @@
-//===- ProgressBoard.cpp - which peer a stuck NCCL collective waits for
-//----===//
+//===- ProgressBoard.cpp - the ranks' collectives entered -----------------===//
 
 #include "ProgressBoard.h"
 

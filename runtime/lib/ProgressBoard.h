@@ -1,5 +1,4 @@
-//===- ProgressBoard.h - which peer a stuck NCCL collective waits for
-//------===//
+//===- ProgressBoard.h - the ranks' collectives entered -------------------===//
 //
 // NCCL does not say which peer a stuck collective waits for. The ranks of a
 // job started through a file rendezvous (gdnrt-launch's default) share a

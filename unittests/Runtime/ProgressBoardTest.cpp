@@ -1,5 +1,4 @@
-//===- ProgressBoardTest.cpp - the ranks' progress board, on the CPU
-//-------===//
+//===- ProgressBoardTest.cpp - the progress board, on the CPU -------------===//
 
 #include "ProgressBoard.h"
 
