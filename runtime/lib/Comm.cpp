@@ -39,12 +39,26 @@ void abortComm(gdnrt_comm_t *comm, const std::string &reason) {
   comm->nccl = nullptr;
 }
 
+std::string describePeers(const gdnrt_comm_t *comm, uint64_t collective) {
+  if (comm->size == 1)
+    return "";
+  if (!comm->board)
+    return " (NCCL does not say which peer is missing)";
+  const std::string missing = comm->board->missing(collective);
+  return missing.empty()
+             ? ", which every rank had entered (a peer may be stuck in it, "
+               "or have died in it)"
+             : ", which these ranks had not entered: " + missing;
+}
+
 int settle(gdnrt_comm_t *comm, ncclResult_t issued, const std::string &call,
-           const char *what) {
+           const char *what, const std::function<std::string()> &detail) {
   const std::string who = "rank " + std::to_string(comm->rank) + " of " +
                           std::to_string(comm->size);
+  auto peers = [&] { return detail ? detail() : std::string(); };
   if (issued != ncclSuccess && issued != ncclInProgress) {
-    std::string reason = who + ": " + describeNccl(what, issued, comm->nccl);
+    std::string reason =
+        who + ": " + describeNccl(what, issued, comm->nccl) + peers();
     abortComm(comm, reason);
     return fail(GDN_ERROR_NCCL, call, reason);
   }
@@ -56,10 +70,12 @@ int settle(gdnrt_comm_t *comm, ncclResult_t issued, const std::string &call,
       state = queried;
     if (state == ncclInProgress) {
       if (std::chrono::steady_clock::now() >= deadline) {
-        std::string reason = who + ": " + what + " did not complete within " +
-                             std::to_string(comm->timeoutMs) +
-                             " ms (a peer is missing or stuck); the "
-                             "communicator was aborted";
+        const std::string known = peers();
+        std::string reason =
+            who + ": " + what + " did not complete within " +
+            std::to_string(comm->timeoutMs) + " ms" +
+            (known.empty() ? " (a peer is missing or stuck)" : known) +
+            "; the communicator was aborted";
         abortComm(comm, reason);
         return fail(GDN_ERROR_TIMEOUT, call, reason);
       }
@@ -67,7 +83,8 @@ int settle(gdnrt_comm_t *comm, ncclResult_t issued, const std::string &call,
     }
   }
   if (state != ncclSuccess) {
-    std::string reason = who + ": " + describeNccl(what, state, comm->nccl);
+    std::string reason =
+        who + ": " + describeNccl(what, state, comm->nccl) + peers();
     abortComm(comm, reason);
     return fail(GDN_ERROR_NCCL, call, reason);
   }
@@ -207,6 +224,12 @@ extern "C" int gdnrt_comm_bootstrap(gdnrt_context_t *context,
   if (rank == 0)
     if (int error = gdnrt_unique_id(&id))
       return error;
+  // A board left by an earlier job at this path would show its counts:
+  // rank 0 removes it before it publishes the id, which the others wait
+  // for before they open theirs.
+  const std::string board = ProgressBoard::pathFor(rendezvous);
+  if (rank == 0 && size > 1 && !board.empty())
+    std::remove(board.c_str());
   std::string message;
   if (int error = exchangeUniqueId(rendezvous, rank, size, context->timeoutMs,
                                    id.bytes, message))
@@ -214,7 +237,6 @@ extern "C" int gdnrt_comm_bootstrap(gdnrt_context_t *context,
   if (int error = gdnrt_comm_init(context, &id, rank, size, comm))
     return error;
   // Diagnostics only: without a board a timed-out wait names no peer.
-  const std::string board = ProgressBoard::pathFor(rendezvous);
   if (size > 1 && !board.empty())
     (*comm)->board = ProgressBoard::open(board, rank, size, message);
   return succeed();
@@ -347,24 +369,24 @@ extern "C" void *gdnrt_comm_nccl(const gdnrt_comm_t *comm) {
   return comm ? comm->nccl : nullptr;
 }
 
-/// Where `comm`'s stream stopped, as far as gdnrt can tell: ", at CALL
-/// (collective N of this communicator)" and the ranks that never entered
-/// that collective (PendingCollectives, ProgressBoard), or "" when it
-/// cannot tell.
+/// Where `comm`'s stream stopped, as far as gdnrt can tell (", in CALL
+/// (collective N of this communicator)" and the ranks that had not entered
+/// it, from PendingCollectives and ProgressBoard), or "" when it cannot
+/// tell.
 static std::string describeStall(gdnrt_comm_t *comm) {
   const PendingCollectives::Unfinished stuck =
       comm->pending ? comm->pending->firstUnfinished()
                     : PendingCollectives::Unfinished{};
   if (stuck.number == 0)
     return "";
-  std::string where = ", at " + stuck.call + " (collective " +
-                      std::to_string(stuck.number) + " of this communicator)";
-  if (!comm->board)
-    return where + " (NCCL does not say which peer is missing)";
-  const std::string missing = comm->board->missing(stuck.number);
-  return where + (missing.empty()
-                      ? ", which every rank had entered (a peer is stuck in it)"
-                      : ", which these ranks never entered: " + missing);
+  const std::string which =
+      stuck.call + " (collective " + std::to_string(stuck.number) +
+      " of this communicator)";
+  if (!stuck.reached)
+    return ", before " + which +
+           " (the stream had not reached it: other work on the stream is "
+           "stuck)";
+  return ", in " + which + describePeers(comm, stuck.number);
 }
 
 extern "C" int gdnrt_comm_wait(gdnrt_comm_t *comm, gdnrt_context_t *context) {

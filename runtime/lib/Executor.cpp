@@ -30,12 +30,17 @@ ncclDataType_t ncclType(gdn_dtype_t dtype) {
 int communicate(const Group &group, gdnrt_context_t *context,
                 gdnrt_comm_t *comm, const Resolver &at,
                 const std::string &call) {
-  if (group.messages.empty())
-    return GDN_SUCCESS;
-  cudaStream_t stream = context->stream;
+  // Every rank runs the same groups, some of them empty on some ranks:
+  // each is numbered, empty or not, so that the numbers agree across ranks.
   const uint64_t number = ++comm->entered;
   if (comm->board)
     comm->board->enter(number);
+  if (group.messages.empty())
+    return GDN_SUCCESS;
+  cudaStream_t stream = context->stream;
+  if (!comm->pending)
+    comm->pending = std::make_shared<PendingCollectives>(context->device);
+  comm->pending->begin(stream);
   ncclResult_t result = ncclGroupStart();
   std::string failed; // the call that failed, for the message
   for (const Message &message : group.messages) {
@@ -80,11 +85,14 @@ int communicate(const Group &group, gdnrt_context_t *context,
     result = ended;
     failed = "ncclGroupEnd";
   }
-  if (int error = settle(comm, result, call, failed.c_str()))
+  // A peer missing at the communicator's first use shows here: NCCL
+  // connects the ranks inside ncclGroupEnd.
+  if (int error = settle(comm, result, call, failed.c_str(), [&] {
+        return ", in " + call + " (collective " + std::to_string(number) +
+               " of this communicator)" + describePeers(comm, number);
+      }))
     return error;
-  if (!comm->pending)
-    comm->pending = std::make_shared<PendingCollectives>(context->device);
-  comm->pending->record(call, stream, number);
+  comm->pending->end(call, stream, number);
   return GDN_SUCCESS;
 }
 

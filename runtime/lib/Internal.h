@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -111,9 +112,16 @@ const char *groupName(gdnrt_group_t group);
 
 /// Waits until a non-blocking communicator has finished its last call
 /// (ncclInProgress) or its timeout passes; aborts it on error or timeout.
-/// Returns GDN_SUCCESS or fails with a message naming `call`.
+/// Returns GDN_SUCCESS or fails with a message naming `call`, to which
+/// `detail` (when given) adds what gdnrt knows of the peers at that moment.
 int settle(gdnrt_comm_t *comm, ncclResult_t issued, const std::string &call,
-           const char *what);
+           const char *what,
+           const std::function<std::string()> &detail = nullptr);
+
+/// What the progress board (ProgressBoard.h) says of the peers of `comm`
+/// in its collective number `collective`: ", which these ranks had not
+/// entered: ..." or another clause saying what is known; "" for one rank.
+std::string describePeers(const gdnrt_comm_t *comm, uint64_t collective);
 
 /// Aborts `comm` (once) and remembers `reason`.
 void abortComm(gdnrt_comm_t *comm, const std::string &reason);

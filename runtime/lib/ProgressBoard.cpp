@@ -4,12 +4,19 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <new>
 
 namespace gdnrt {
+
+// The slots are shared between processes: their atomics must not take a
+// lock of the process's own.
+static_assert(__atomic_always_lock_free(sizeof(uint64_t), 0),
+              "the board's slots need lock-free 8-byte atomics");
 
 std::string ProgressBoard::pathFor(const std::string &rendezvous) {
   if (rendezvous.rfind("file:", 0) != 0 || rendezvous.size() == 5)
@@ -25,44 +32,66 @@ std::shared_ptr<ProgressBoard> ProgressBoard::open(const std::string &path,
             " is not a rank of the job";
     return nullptr;
   }
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  const int fd =
+      ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) {
     error = "cannot open " + path + ": " + std::strerror(errno);
     return nullptr;
   }
-  // Every rank sizes the file alike; growing it to a length it has already
-  // keeps what a faster rank wrote.
   const off_t bytes = static_cast<off_t>(size) * sizeof(uint64_t);
+  struct stat status {};
   void *mapped = MAP_FAILED;
-  if (ftruncate(fd, bytes) == 0)
+  if (fstat(fd, &status) != 0) {
+    error = "cannot read " + path + ": " + std::strerror(errno);
+  } else if (!S_ISREG(status.st_mode) ||
+             (status.st_size != 0 && status.st_size != bytes)) {
+    error = path + " is not the board of a job of " + std::to_string(size) +
+            " ranks";
+  } else if (int failed = posix_fallocate(fd, 0, bytes)) {
+    // Allocated, not sparse: a store to the mapping cannot fault for want
+    // of disk. Every rank allocates the same length, keeping what a faster
+    // rank wrote.
+    error = "cannot allocate " + path + ": " + std::strerror(failed);
+  } else {
     mapped = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (mapped == MAP_FAILED) {
-    error = "cannot map " + path + ": " + std::strerror(errno);
-    ::close(fd);
+    if (mapped == MAP_FAILED)
+      error = "cannot map " + path + ": " + std::strerror(errno);
+  }
+  ::close(fd); // the mapping keeps the file
+  if (mapped == MAP_FAILED)
+    return nullptr;
+  auto *board = new (std::nothrow)
+      ProgressBoard(static_cast<uint64_t *>(mapped), rank, size);
+  if (!board) {
+    munmap(mapped, bytes);
+    error = "out of host memory";
     return nullptr;
   }
-  return std::shared_ptr<ProgressBoard>(
-      new ProgressBoard(fd, static_cast<uint64_t *>(mapped), rank, size));
+  board->enter(0); // joined, no collective entered yet
+  return std::shared_ptr<ProgressBoard>(board);
 }
 
 ProgressBoard::~ProgressBoard() {
   munmap(slots, static_cast<size_t>(size) * sizeof(uint64_t));
-  ::close(fd);
 }
 
 void ProgressBoard::enter(uint64_t collective) {
-  __atomic_store_n(&slots[rank], collective, __ATOMIC_RELEASE);
+  __atomic_store_n(&slots[rank], collective + 1, __ATOMIC_RELEASE);
 }
 
 std::string ProgressBoard::missing(uint64_t collective) const {
   std::string ranks;
   for (int peer = 0; peer < size; ++peer) {
-    const uint64_t entered = __atomic_load_n(&slots[peer], __ATOMIC_ACQUIRE);
-    if (entered >= collective)
+    const uint64_t slot = __atomic_load_n(&slots[peer], __ATOMIC_ACQUIRE);
+    if (slot > collective)
       continue;
-    ranks += (ranks.empty() ? "" : ", ") + std::string("rank ") +
-             std::to_string(peer) + " (had entered " + std::to_string(entered) +
-             ")";
+    ranks += (ranks.empty() ? "rank " : ", rank ") + std::to_string(peer);
+    if (slot == 0)
+      ranks += " (posted nothing: not started yet, or without the board)";
+    else if (slot == 1)
+      ranks += " (had entered no collective)";
+    else
+      ranks += " (its last was collective " + std::to_string(slot - 1) + ")";
   }
   return ranks;
 }

@@ -1242,31 +1242,57 @@ void CUDART_CB sleepOnStream(void *milliseconds) {
 }
 
 TEST_F(OneRank, PendingCollectivesNameTheFirstUnfinished) {
-  // The stream held by the host for 500 ms; three collectives noted behind
-  // it (what communicate() does after each NCCL group) are all pending,
-  // and the first is the one a timed-out wait names.
+  // What communicate() does around each NCCL group (begin before, end
+  // after), with the stream held by the host instead of by a missing peer.
   static const int busy500 = 500;
   gdnrt::PendingCollectives pending(device);
+  // (a) Stuck in a group: the stream passed its beginning, not its end.
+  pending.begin(stream);
   CUDA_OK(
       cudaLaunchHostFunc(stream, sleepOnStream, const_cast<int *>(&busy500)));
-  pending.record("gdnrt_all_gather", stream, 1);
-  pending.record("gdnrt_reduce_scatter", stream, 2);
-  pending.record("gdnrt_all_reduce", stream, 3);
+  pending.end("gdnrt_all_gather", stream, 1);
+  pending.begin(stream);
+  pending.end("gdnrt_reduce_scatter", stream, 2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
   gdnrt::PendingCollectives::Unfinished stuck = pending.firstUnfinished();
   EXPECT_EQ(stuck.call, "gdnrt_all_gather");
   EXPECT_EQ(stuck.number, 1u);
+  EXPECT_TRUE(stuck.reached);
   CUDA_OK(cudaStreamSynchronize(stream));
   EXPECT_EQ(pending.firstUnfinished().number, 0u);
-  // The ones that ran are forgotten as the next arrives.
+  // (b) Stuck before a group, in other work on the stream: the ones that
+  // ran are forgotten as the next begins.
   CUDA_OK(
       cudaLaunchHostFunc(stream, sleepOnStream, const_cast<int *>(&busy500)));
-  pending.record("gdnrt_halo_exchange", stream, 4);
+  pending.begin(stream);
+  pending.end("gdnrt_halo_exchange", stream, 4);
   stuck = pending.firstUnfinished();
   EXPECT_EQ(stuck.call, "gdnrt_halo_exchange");
   EXPECT_EQ(stuck.number, 4u);
+  EXPECT_FALSE(stuck.reached);
   CUDA_OK(cudaStreamSynchronize(stream));
   pending.clear();
+  // (c) A stream being captured into a CUDA graph records nothing (its
+  // events must not be queried), leaves no error behind, and names nothing
+  // until the stream is found idle.
+  cudaStream_t captured = nullptr;
+  CUDA_OK(cudaStreamCreateWithFlags(&captured, cudaStreamNonBlocking));
+  CUDA_OK(cudaStreamBeginCapture(captured, cudaStreamCaptureModeThreadLocal));
+  pending.begin(captured);
+  pending.end("gdnrt_all_reduce", captured, 5);
+  cudaGraph_t graph = nullptr;
+  CUDA_OK(cudaStreamEndCapture(captured, &graph));
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
   EXPECT_EQ(pending.firstUnfinished().number, 0u);
+  CUDA_OK(cudaGraphDestroy(graph));
+  CUDA_OK(cudaStreamDestroy(captured));
+  pending.clear();
+  CUDA_OK(
+      cudaLaunchHostFunc(stream, sleepOnStream, const_cast<int *>(&busy500)));
+  pending.begin(stream);
+  pending.end("gdnrt_all_to_all", stream, 6);
+  EXPECT_EQ(pending.firstUnfinished().number, 6u);
+  CUDA_OK(cudaStreamSynchronize(stream));
 }
 
 TEST(Threads, StreamOrderHoldsOnBothSides) {
