@@ -379,9 +379,9 @@ static std::string describeStall(gdnrt_comm_t *comm) {
                     : PendingCollectives::Unfinished{};
   if (stuck.number == 0)
     return "";
-  const std::string which =
-      stuck.call + " (collective " + std::to_string(stuck.number) +
-      " of this communicator)";
+  const std::string which = stuck.call + " (collective " +
+                            std::to_string(stuck.number) +
+                            " of this communicator)";
   if (!stuck.reached)
     return ", before " + which +
            " (the stream had not reached it: other work on the stream is "

@@ -48,7 +48,7 @@ public:
   /// Where the stream stopped among the recorded groups.
   struct Unfinished {
     std::string call;
-    uint64_t number = 0; ///< 0: every recorded group ran, or unknown
+    uint64_t number = 0;  ///< 0: every recorded group ran, or unknown
     bool reached = false; ///< the stream had begun the group
   };
   Unfinished firstUnfinished();
