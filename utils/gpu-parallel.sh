@@ -59,7 +59,7 @@ fi
 link=(-cudart shared -L "$gdnrt" -lgdnrt -Xlinker "-rpath=$gdnrt")
 
 # How a case's ranks start: threads of the harness's process, or processes
-# of gdnrt-launch (ranks RANKS: the prefix of a case's command).
+# of gdnrt-launch (set_start: the prefix of a case's command).
 launch_mode=${GDN_PARALLEL_LAUNCH:-threads}
 case "$launch_mode" in
   threads) ;;
