@@ -48,16 +48,6 @@ flags=(-std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -I "$root/kernels/in
 result() { echo "$1"; }
 status=0
 
-gdnrt="$work/gdnrt"
-if [ -n "${GDN_PREBUILT:-}" ] && [ -f "$GDN_PREBUILT/gdnrt/libgdnrt.so" ]; then
-  mkdir -p "$gdnrt" && cp "$GDN_PREBUILT/gdnrt/libgdnrt.so" "$gdnrt/"
-elif ! bash "$root/runtime/build.sh" "$gdnrt" >"$work/gdnrt.build.log" 2>&1; then
-  cat "$work/gdnrt.build.log"
-  echo "FAIL build gdnrt"
-  exit 1
-fi
-link=(-cudart shared -L "$gdnrt" -lgdnrt -Xlinker "-rpath=$gdnrt")
-
 # How a case's ranks start: threads of the harness's process, or processes
 # of gdnrt-launch (set_start: the prefix of a case's command).
 launch_mode=${GDN_PARALLEL_LAUNCH:-threads}
@@ -82,6 +72,17 @@ case "$launch_mode" in
     ;;
   *) echo "error: GDN_PARALLEL_LAUNCH must be threads or processes, got '$launch_mode'" >&2; exit 2 ;;
 esac
+
+gdnrt="$work/gdnrt"
+if [ -n "${GDN_PREBUILT:-}" ] && [ -f "$GDN_PREBUILT/gdnrt/libgdnrt.so" ]; then
+  mkdir -p "$gdnrt" && cp "$GDN_PREBUILT/gdnrt/libgdnrt.so" "$gdnrt/"
+elif ! bash "$root/runtime/build.sh" "$gdnrt" >"$work/gdnrt.build.log" 2>&1; then
+  cat "$work/gdnrt.build.log"
+  echo "FAIL build gdnrt"
+  exit 1
+fi
+link=(-cudart shared -L "$gdnrt" -lgdnrt -Xlinker "-rpath=$gdnrt")
+
 rank_count() { # dir -> how many ranks its program runs on
   local count
   count=$(find "$1/ranks" -maxdepth 1 -name 'rank[0-9]*' -type d | wc -l)
