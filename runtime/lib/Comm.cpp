@@ -39,16 +39,23 @@ void abortComm(gdnrt_comm_t *comm, const std::string &reason) {
   comm->nccl = nullptr;
 }
 
-std::string describePeers(const gdnrt_comm_t *comm, uint64_t collective) {
+std::string describeCollective(const std::string &call, uint64_t number) {
+  return call + " (collective " + std::to_string(number) +
+         " of this communicator)";
+}
+
+std::string describeStuckIn(const gdnrt_comm_t *comm, const std::string &call,
+                            uint64_t number) {
+  const std::string in = ", in " + describeCollective(call, number);
   if (comm->size == 1)
-    return "";
+    return in;
   if (!comm->board)
-    return " (NCCL does not say which peer is missing)";
-  const std::string missing = comm->board->missing(collective);
-  return missing.empty()
-             ? ", which every rank had entered (a peer may be stuck in it, "
-               "or have died in it)"
-             : ", which these ranks had not entered: " + missing;
+    return in + " (NCCL does not say which peer is missing)";
+  const std::string missing = comm->board->missing(number);
+  return in + (missing.empty()
+                   ? ", which every rank had entered (a peer may be stuck in "
+                     "it, or have died in it)"
+                   : ", which these ranks had not entered: " + missing);
 }
 
 int settle(gdnrt_comm_t *comm, ncclResult_t issued, const std::string &call,
@@ -379,14 +386,11 @@ static std::string describeStall(gdnrt_comm_t *comm) {
                     : PendingCollectives::Unfinished{};
   if (stuck.number == 0)
     return "";
-  const std::string which = stuck.call + " (collective " +
-                            std::to_string(stuck.number) +
-                            " of this communicator)";
   if (!stuck.reached)
-    return ", before " + which +
+    return ", before " + describeCollective(stuck.call, stuck.number) +
            " (the stream had not reached it: other work on the stream is "
            "stuck)";
-  return ", in " + which + describePeers(comm, stuck.number);
+  return describeStuckIn(comm, stuck.call, stuck.number);
 }
 
 extern "C" int gdnrt_comm_wait(gdnrt_comm_t *comm, gdnrt_context_t *context) {

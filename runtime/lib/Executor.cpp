@@ -88,8 +88,7 @@ int communicate(const Group &group, gdnrt_context_t *context,
   // A peer missing at the communicator's first use shows here: NCCL
   // connects the ranks inside ncclGroupEnd.
   if (int error = settle(comm, result, call, failed.c_str(), [&] {
-        return ", in " + call + " (collective " + std::to_string(number) +
-               " of this communicator)" + describePeers(comm, number);
+        return describeStuckIn(comm, call, number);
       }))
     return error;
   comm->pending->end(call, stream, number);

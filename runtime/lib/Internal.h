@@ -118,10 +118,15 @@ int settle(gdnrt_comm_t *comm, ncclResult_t issued, const std::string &call,
            const char *what,
            const std::function<std::string()> &detail = nullptr);
 
-/// What the progress board (ProgressBoard.h) says of the peers of `comm`
-/// in its collective number `collective`: ", which these ranks had not
-/// entered: ..." or another clause saying what is known; "" for one rank.
-std::string describePeers(const gdnrt_comm_t *comm, uint64_t collective);
+/// "CALL (collective N of this communicator)": a collective group of a
+/// communicator, by the numbers every rank gives its groups alike.
+std::string describeCollective(const std::string &call, uint64_t number);
+
+/// ", in " that collective and what the progress board (ProgressBoard.h)
+/// says of `comm`'s peers there: ", which these ranks had not entered: ..."
+/// or another clause saying what is known (nothing more for one rank).
+std::string describeStuckIn(const gdnrt_comm_t *comm, const std::string &call,
+                            uint64_t number);
 
 /// Aborts `comm` (once) and remembers `reason`.
 void abortComm(gdnrt_comm_t *comm, const std::string &reason);
