@@ -87,9 +87,8 @@ int communicate(const Group &group, gdnrt_context_t *context,
   }
   // A peer missing at the communicator's first use shows here: NCCL
   // connects the ranks inside ncclGroupEnd.
-  if (int error = settle(comm, result, call, failed.c_str(), [&] {
-        return describeStuckIn(comm, call, number);
-      }))
+  if (int error = settle(comm, result, call, failed.c_str(),
+                         [&] { return describeStuckIn(comm, call, number); }))
     return error;
   comm->pending->end(call, stream, number);
   return GDN_SUCCESS;
