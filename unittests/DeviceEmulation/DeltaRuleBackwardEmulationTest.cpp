@@ -112,7 +112,23 @@ Gradients<float> runBackward(const Problem &p, const Cotangents &cot, float scal
   args.reverseSegmentChunks = split.reverseSegmentChunks;
   args.warmupLogBound = split.warmupLogBound;
 
-  DeltaRuleArgs<C> forward = recomputationArgs(args);
+  DeltaRuleArgs<C> forward = {};
+  forward.q = q.data();
+  forward.k = k.data();
+  forward.v = v.data();
+  forward.g = p.g.data();
+  forward.beta = p.beta.data();
+  forward.initialState = args.initialState;
+  forward.scale = scale;
+  forward.packing = packing;
+  forward.status = status;
+  forward.workspace = args.workspace.forward;
+  forward.savedStates = args.workspace.states;
+  forward.savedNew = args.workspace.fresh;
+  forward.warmupLogBound = split.warmupLogBound;
+  // The prepare kernel writes the transition bounds when either scan splits
+  // (as launchDeltaRuleBackward does).
+  forward.segmentChunks = std::max(split.forwardSegmentChunks, split.reverseSegmentChunks);
 
   emulation::setCopyOwnership(false);
   emulation::setCopySource(q.data(), q.data() + q.size());
@@ -121,21 +137,8 @@ Gradients<float> runBackward(const Problem &p, const Cotangents &cot, float scal
   emulation::addCopySource(dO.data(), dO.data() + dO.size());
   emulation::addCopySource(workspace.data(), workspace.data() + workspace.size());
   const unsigned slots = static_cast<unsigned>(DeltaRuleWorkspace::slots(packing));
-  const dim3 prepareGrid{slots, unsigned(C::kValueHeads / S::kPrepareHeads), 1};
-  if constexpr (ScanWgmmaOf<C>::value) {
-    // As launchDeltaRuleBackward (PrepareLaunch): Q and K by TMA.
-    DeltaRuleTensorMaps maps = {};
-    const int32_t rows = packing.bufferTokens;
-    EXPECT_EQ(encodeTensorMap2D(&maps.q, forward.q, S::kH * S::kK, rows, S::kH * S::kK),
-              cudaSuccess);
-    EXPECT_EQ(encodeTensorMap2D(&maps.k, forward.k, S::kH * S::kK, rows, S::kH * S::kK),
-              cudaSuccess);
-    emulation::runGrid(prepareGrid, S::kThreads,
-                       [&] { deltaChunkPrepareTmaKernel<C, true>(forward, maps); },
-                       S::prepareTmaBytes(true) + 1024);
-  } else {
-    emulation::runGrid(prepareGrid, S::kThreads, [&] { deltaChunkPrepareKernel<C>(forward); });
-  }
+  emulation::runGrid(dim3{slots, unsigned(C::kValueHeads / S::kPrepareHeads), 1},
+                     S::kThreads, [&] { deltaChunkPrepareKernel<C>(forward); });
   forward.segmentChunks = split.forwardSegmentChunks;
   const dim3 scanGrid{unsigned(deltaRuleScanBlocks<C>(packing, split.forwardSegmentChunks)),
                       1, 1};

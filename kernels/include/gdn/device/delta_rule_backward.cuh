@@ -31,9 +31,7 @@
 //
 // Five kernels, all launched by launchDeltaRuleBackward with no host
 // synchronisation:
-// 1. the forward's prepare kernel (M, P, G), also writing N: the TMA and
-//    wgmma one (deltaChunkPrepareTmaKernel) where the Config selects the
-//    wgmma scan, as the forward (PrepareLaunch);
+// 1. the forward's prepare kernel (M, P, G), also writing N;
 // 2. the forward's scan instantiated with kSave: S at every chunk start and
 //    Vn, in bf16 (exactly the values the forward's products read); the
 //    wgmma scan (no Q, no P) where the Config selects kScanWgmma, else the
@@ -52,12 +50,6 @@
 //    where the Config selects kChunkGradWgmma;
 // 5. deltaRuleBackwardFinishKernel: NaN in every gradient when the packing
 //    status holds a violation (nothing otherwise).
-//
-// On the wgmma path the reverse scan, which reads nothing the recomputation
-// writes, is a programmatic dependent of it (grid_dependency.cuh): its
-// blocks take the SMs the recomputation's last blocks leave free; and the
-// chunk-gradient kernel is one of the reverse scan, its blocks set up
-// before they wait for it.
 //
 // Both scans split long chains (deltaRuleBackwardSplit) as the forward does:
 // a segment's block warms its state up from zero over the chunks before it
@@ -1074,32 +1066,6 @@ inline void deltaRuleBackwardSplit(DeltaRuleBackwardArgs<Config> &args, int64_t 
   args.warmupLogBound = warmupLogBound;
 }
 
-/// The forward's arguments for the backward's prepare kernel and its
-/// recomputation (args.workspace carved): the workspace's forward part, S
-/// and Vn saved. segmentChunks is the prepare kernel's: it writes the
-/// transition bounds when either scan splits (for any positive segment
-/// length); the recomputation takes forwardSegmentChunks.
-template <class Config>
-inline DeltaRuleArgs<Config> recomputationArgs(const DeltaRuleBackwardArgs<Config> &args) {
-  DeltaRuleArgs<Config> forward = {};
-  forward.q = args.q;
-  forward.k = args.k;
-  forward.v = args.v;
-  forward.g = args.g;
-  forward.beta = args.beta;
-  forward.initialState = args.initialState;
-  forward.scale = args.scale;
-  forward.packing = args.packing;
-  forward.status = args.status;
-  forward.workspace = args.workspace.forward;
-  forward.savedStates = args.workspace.states;
-  forward.savedNew = args.workspace.fresh;
-  forward.warmupLogBound = args.warmupLogBound;
-  forward.segmentChunks = args.forwardSegmentChunks > 0 ? args.forwardSegmentChunks
-                                                        : args.reverseSegmentChunks;
-  return forward;
-}
-
 #ifndef GDN_DEVICE_EMULATION // host emulation runs the kernel bodies itself
 /// Workspace bytes for a packing (host side; no device access).
 template <class Config>
@@ -1138,19 +1104,13 @@ inline cudaError_t launchDeltaRuleBackward(DeltaRuleBackwardArgs<Config> args,
       error = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                    static_cast<int>(bytes));
   };
-  // The prepare kernel the Config's scan brings (PrepareLaunch: on the
-  // wgmma path the TMA and wgmma one, which copies Q and K by TMA instead of
-  // per-thread cp.async), with Q K^T for P and the backward's N.
-  const DeltaRuleArgs<Config> forward = recomputationArgs(args);
-  PrepareLaunch<Config, true> prepare;
-  error = prepare.setup(forward);
+  allow(deltaChunkPrepareKernel<Config>, S::kPrepareBytes);
   // The recomputation: the wgmma scan with kSave where the Config selects
   // it (sm_90a; tensor maps of k, v, M and the saved states), else the
   // mma.sync one.
   DeltaRuleTensorMaps maps = {};
   if constexpr (ScanWgmmaOf<Config>::value) {
-    if (error == cudaSuccess)
-      error = encodeRecomputationMaps(maps, args);
+    error = encodeRecomputationMaps(maps, args);
     allow(deltaChunkScanWgmmaKernel<Config, true>, DeltaRuleWgmmaShape<Config>::kBytes);
   } else {
     allow(deltaChunkScanKernel<Config, true>, S::kScanBytes);
@@ -1184,34 +1144,49 @@ inline cudaError_t launchDeltaRuleBackward(DeltaRuleBackwardArgs<Config> args,
   if (error != cudaSuccess)
     return error;
   if (packing.numSeqs > 0) {
+    DeltaRuleArgs<Config> forward = {};
+    forward.q = args.q;
+    forward.k = args.k;
+    forward.v = args.v;
+    forward.g = args.g;
+    forward.beta = args.beta;
+    forward.initialState = args.initialState;
+    forward.scale = args.scale;
+    forward.packing = packing;
+    forward.status = args.status;
+    forward.workspace = args.workspace.forward;
+    forward.savedStates = args.workspace.states;
+    forward.savedNew = args.workspace.fresh;
+    forward.warmupLogBound = args.warmupLogBound;
     const int64_t slots = DeltaRuleWorkspace::slots(packing);
+    // The prepare kernel writes the transition bounds when either scan
+    // splits (it writes them for any positive segment length).
+    forward.segmentChunks =
+        args.forwardSegmentChunks > 0 ? args.forwardSegmentChunks
+                                      : args.reverseSegmentChunks;
     if (phases & kBackwardPrepare)
-      prepare.launch(forward, stream);
+      deltaChunkPrepareKernel<Config>
+          <<<dim3(static_cast<unsigned>(slots), S::kHV / S::kPrepareHeads), S::kThreads,
+             S::kPrepareBytes, stream>>>(forward);
+    forward.segmentChunks = args.forwardSegmentChunks;
     if (phases & kBackwardForwardScan) {
-      DeltaRuleArgs<Config> scan = forward;
-      scan.segmentChunks = args.forwardSegmentChunks;
       const unsigned blocks =
-          static_cast<unsigned>(deltaRuleScanBlocks<Config>(packing, scan.segmentChunks));
+          static_cast<unsigned>(deltaRuleScanBlocks<Config>(packing, forward.segmentChunks));
       if constexpr (ScanWgmmaOf<Config>::value)
         deltaChunkScanWgmmaKernel<Config, true>
             <<<blocks, DeltaRuleWgmmaShape<Config>::kThreads,
-               DeltaRuleWgmmaShape<Config>::kBytes, stream>>>(scan, maps);
+               DeltaRuleWgmmaShape<Config>::kBytes, stream>>>(forward, maps);
       else
         deltaChunkScanKernel<Config, true>
-            <<<blocks, S::kScanThreads, S::kScanBytes, stream>>>(scan);
+            <<<blocks, S::kScanThreads, S::kScanBytes, stream>>>(forward);
     }
     if (phases & kBackwardReverseScan) {
       const unsigned blocks = static_cast<unsigned>(
           deltaRuleReverseScanBlocks<Config>(packing, args.reverseSegmentChunks));
-      // A programmatic dependent of the recomputation, which it does not
-      // read (deltaChunkReverseScanWgmmaKernel says how the order is kept);
-      // in stream order when the call starts no recomputation (the prepare
-      // kernel, whose results it reads, lets its dependents start at once).
       if constexpr (ReverseScanWgmmaOf<Config>::value)
-        error = launchMaybeDependent(
-            (phases & kBackwardForwardScan) != 0, deltaChunkReverseScanWgmmaKernel<Config>,
-            dim3(blocks), dim3(ReverseScanWgmmaShape<Config>::kThreads),
-            ReverseScanWgmmaShape<Config>::kBytes, stream, args, reverseMaps);
+        deltaChunkReverseScanWgmmaKernel<Config>
+            <<<blocks, ReverseScanWgmmaShape<Config>::kThreads,
+               ReverseScanWgmmaShape<Config>::kBytes, stream>>>(args, reverseMaps);
       else
         deltaChunkReverseScanKernel<Config><<<blocks, B::kThreads, B::kRevBytes, stream>>>(args);
     }
@@ -1220,14 +1195,9 @@ inline cudaError_t launchDeltaRuleBackward(DeltaRuleBackwardArgs<Config> args,
         const int64_t units = chunkGradUnits<Config>(packing);
         const unsigned blocks =
             static_cast<unsigned>(units < chunkBlocks ? units : chunkBlocks);
-        // A programmatic dependent of the reverse scan: its blocks set up
-        // while the scan's last blocks run, then wait for it (in stream
-        // order when the call starts no reverse scan).
-        if (error == cudaSuccess)
-          error = launchMaybeDependent(
-              (phases & kBackwardReverseScan) != 0, deltaChunkGradWgmmaKernel<Config>,
-              dim3(blocks), dim3(ChunkGradWgmmaShape<Config>::kThreads),
-              ChunkGradWgmmaShape<Config>::kBytes, stream, args, chunkMaps);
+        deltaChunkGradWgmmaKernel<Config>
+            <<<blocks, ChunkGradWgmmaShape<Config>::kThreads,
+               ChunkGradWgmmaShape<Config>::kBytes, stream>>>(args, chunkMaps);
       } else {
         deltaChunkGradKernel<Config>
             <<<dim3(static_cast<unsigned>(slots), B::kH), B::kThreads, B::kGradBytes,
@@ -1240,8 +1210,7 @@ inline cudaError_t launchDeltaRuleBackward(DeltaRuleBackwardArgs<Config> args,
       work / 256 + 1 < 4096 ? work / 256 + 1 : 4096);
   if (phases & kBackwardFinish)
     deltaRuleBackwardFinishKernel<Config><<<blocks, 256, 0, stream>>>(args);
-  const cudaError_t launched = cudaGetLastError();
-  return error != cudaSuccess ? error : launched;
+  return cudaGetLastError();
 }
 #endif // GDN_DEVICE_EMULATION
 

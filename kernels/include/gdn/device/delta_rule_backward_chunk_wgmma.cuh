@@ -255,11 +255,6 @@ __global__ void __launch_bounds__(ChunkGradWgmmaShape<Config>::kThreads, 1)
       mbarrierInit(unitEmpty + b, W::kConsumerThreads);
     }
   }
-  // Launched as a programmatic dependent of the reverse scan
-  // (launchDeltaRuleBackward): everything below reads what it and the
-  // recomputation wrote, and the reverse scan's grid completes only after
-  // the recomputation's.
-  waitForPrerequisiteGrid();
   __syncthreads();
 
   if (thread / 128 == 2) {

@@ -137,11 +137,10 @@ inline cudaError_t encodeReverseScanMaps(DeltaRuleTensorMaps &maps,
              : encodeChunkStateMap<Config>(&maps.o, args.workspace.stateGrads, args.packing);
 }
 
-/// One block of the reverse scan (deltaChunkReverseScanWgmmaKernel below).
 template <class Config>
-__device__ __forceinline__ void
-reverseScanWgmmaBlock(const DeltaRuleBackwardArgs<Config> &args,
-                      const DeltaRuleTensorMaps &maps) {
+__global__ void __launch_bounds__(ReverseScanWgmmaShape<Config>::kThreads, 1)
+    deltaChunkReverseScanWgmmaKernel(DeltaRuleBackwardArgs<Config> args,
+                                     const __grid_constant__ DeltaRuleTensorMaps maps) {
   using B = DeltaRuleBackwardShape<Config>;
   using R = ReverseScanWgmmaShape<Config>;
   using Element = typename Config::Element;
@@ -438,24 +437,6 @@ reverseScanWgmmaBlock(const DeltaRuleBackwardArgs<Config> &args,
       for (int e = 0; e < 4; ++e)
         args.dInitialState[stateBase + stateOffset(j, e)] = grad[4 * j + e];
   }
-}
-
-/// The reverse scan's kernel. launchDeltaRuleBackward starts it as a
-/// programmatic dependent of the recomputation, which it does not read, so
-/// that its blocks fill the SMs the recomputation's last blocks leave free.
-/// Its last block then waits for the recomputation's grid before it exits,
-/// so that this grid completes only after the recomputation has: the
-/// chunk-gradient kernel after it on the stream reads both.
-template <class Config>
-__global__ void __launch_bounds__(ReverseScanWgmmaShape<Config>::kThreads, 1)
-    deltaChunkReverseScanWgmmaKernel(DeltaRuleBackwardArgs<Config> args,
-                                     const __grid_constant__ DeltaRuleTensorMaps maps) {
-  // The chunk-gradient kernel may launch once every block has started; it
-  // waits for this grid before it reads anything.
-  allowDependentLaunch();
-  reverseScanWgmmaBlock(args, maps);
-  if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0)
-    waitForPrerequisiteGrid();
 }
 
 } // namespace device

@@ -356,12 +356,6 @@ __global__ void __launch_bounds__(DeltaRuleWgmmaShape<Config>::kThreads, 1)
   // Launched as a dependent of the prepare kernel (kProgrammaticLaunch):
   // everything below reads its workspace.
   waitForPrerequisiteGrid();
-  // kSave: the backward's reverse scan, which reads none of this kernel's
-  // results, may start on the SMs this grid's last blocks leave free
-  // (launchDeltaRuleBackward). After the wait, so that it starts only once
-  // the prepare kernel, whose results it reads, has completed.
-  if constexpr (kSave)
-    allowDependentLaunch();
   // Chunks start .. first - 1 only warm the state up (no output).
   const int32_t start =
       warmupStart(args.workspace.transitionBound, slot0, S::kHV, head,

@@ -49,15 +49,13 @@ __device__ __forceinline__ void waitForPrerequisiteGrid() {
 }
 
 #ifndef GDN_DEVICE_EMULATION // the emulator runs grids one after another
-/// Launches `kernel` on `stream`, with `dependent` so that it may begin
-/// before the previous kernel on the stream ends (see above; the kernel
-/// must then call waitForPrerequisiteGrid before reading that kernel's
-/// outputs), without it in plain stream order: for a kernel whose
-/// predecessor on the stream depends on which kernels a call starts.
+/// Launches `kernel` on `stream` so that it may begin before the previous
+/// kernel on the stream ends (see above). The kernel must call
+/// waitForPrerequisiteGrid before reading that kernel's outputs.
 template <class... Params, class... Args>
-inline cudaError_t launchMaybeDependent(bool dependent, void (*kernel)(Params...),
-                                        dim3 grid, dim3 block, size_t sharedBytes,
-                                        cudaStream_t stream, Args &&...args) {
+inline cudaError_t launchDependent(void (*kernel)(Params...), dim3 grid,
+                                   dim3 block, size_t sharedBytes,
+                                   cudaStream_t stream, Args &&...args) {
   cudaLaunchAttribute attribute = {};
   attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attribute.val.programmaticStreamSerializationAllowed = 1;
@@ -66,18 +64,9 @@ inline cudaError_t launchMaybeDependent(bool dependent, void (*kernel)(Params...
   config.blockDim = block;
   config.dynamicSmemBytes = sharedBytes;
   config.stream = stream;
-  config.attrs = dependent ? &attribute : nullptr;
-  config.numAttrs = dependent ? 1 : 0;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
   return cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
-}
-
-/// launchMaybeDependent with `dependent`.
-template <class... Params, class... Args>
-inline cudaError_t launchDependent(void (*kernel)(Params...), dim3 grid,
-                                   dim3 block, size_t sharedBytes,
-                                   cudaStream_t stream, Args &&...args) {
-  return launchMaybeDependent(true, kernel, grid, block, sharedBytes, stream,
-                              std::forward<Args>(args)...);
 }
 #endif // GDN_DEVICE_EMULATION
 
