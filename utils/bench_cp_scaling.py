@@ -27,7 +27,10 @@ where it is: `python3 python/gdn_torch/compiler.py compile layer --cp-ranks P
 FLA's backward refuses Hopper with Triton < 3.7.1 (FLA #640); it is timed
 past that guard, as torch_compare.py --fla-unguarded-backward does.
 A failure (memory, a missing compiled layer) stops the job with its
-message: the ranks' collectives cannot go on without the failed one.
+message: the ranks' collectives cannot go on without the failed one. The
+arguments are checked first, on every rank, against torchrun's WORLD_SIZE
+and before torch is imported, so a wrong one fails at once with the value
+and the fix instead of after the GPUs have joined.
 """
 import argparse
 import datetime
@@ -36,13 +39,14 @@ import statistics
 import sys
 import time
 
-import torch
-import torch.distributed as dist
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 
 HIDDEN, KEY_HEADS, VALUE_HEADS, HEAD_DIM = 2048, 16, 32, 128
+MODES = ("headwise", "chunkwise", "auto")
+
+# Imported by main once the arguments are checked.
+torch = dist = None
 
 
 def slowest_ms(step, iters, warmup=2):
@@ -159,27 +163,64 @@ def flashqla_cp(cu):
     return run
 
 
-def main():
+def parse_args(argv, environ):
+    """The command line, checked against the world size torchrun gives
+    (WORLD_SIZE) without torch: the token counts, modes and the sites."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tokens", default="131072,524288,1048576",
                         help="total tokens of the pack, comma-separated")
     parser.add_argument("--sequence", type=int, default=0,
                         help="tokens a sequence (0: the pack is one sequence)")
-    parser.add_argument("--modes", default="headwise,chunkwise,auto")
+    parser.add_argument("--modes", default=",".join(MODES),
+                        help="CP modes of the layer, comma-separated: " + ", ".join(MODES))
     parser.add_argument("--iters", type=int, default=10)
     parser.add_argument("--fla-site", help="a folder FLA is installed in (pip --target)")
     parser.add_argument("--flashqla-site", help="a folder FlashQLA is installed in (pip --target)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    world = environ.get("WORLD_SIZE")
+    if not world or not world.isdigit() or int(world) < 1:
+        parser.error(f"WORLD_SIZE is {world!r}: start this under torchrun "
+                     "(torchrun --standalone --nproc-per-node P utils/bench_cp_scaling.py ...)")
+    ranks = int(world)
+    try:
+        args.token_counts = [int(t) for t in args.tokens.split(",")]
+    except ValueError:
+        parser.error(f"--tokens {args.tokens!r}: give token counts separated by commas, "
+                     "such as 131072,524288")
+    if args.sequence < 0:
+        parser.error(f"--sequence {args.sequence}: give 0 (one sequence) or a positive length")
+    for tokens in args.token_counts:
+        if tokens < 1 or tokens % ranks or (args.sequence and tokens % args.sequence):
+            parser.error(f"--tokens: {tokens} must be positive and split evenly over the "
+                         f"{ranks} ranks"
+                         + (f" and into sequences of {args.sequence}" if args.sequence else ""))
+    args.mode_list = args.modes.split(",")
+    for mode in args.mode_list:
+        if mode not in MODES:
+            parser.error(f"--modes: {mode!r} is not a CP mode; give some of " + ", ".join(MODES))
+    if "headwise" in args.mode_list and KEY_HEADS % ranks:
+        parser.error(f"--modes headwise: {KEY_HEADS} key heads do not split over {ranks} "
+                     "ranks; leave headwise out or run on a divisor of them")
+    if args.iters < 1:
+        parser.error(f"--iters {args.iters}: time at least one call")
+    for flag, site in (("--fla-site", args.fla_site), ("--flashqla-site", args.flashqla_site)):
+        if site and not os.path.isdir(site):
+            parser.error(f"{flag} {site}: no such folder")
+    args.ranks = ranks
+    return args
+
+
+def main():
+    args = parse_args(sys.argv[1:], os.environ)
+    global torch, dist
+    import torch
+    import torch.distributed as dist
     local = int(os.environ.get("LOCAL_RANK", "0"))
     torch.cuda.set_device(local)
     dist.init_process_group("nccl", device_id=torch.device("cuda", local),
                             timeout=datetime.timedelta(minutes=10))
     ranks = dist.get_world_size()
-    token_counts = [int(t) for t in args.tokens.split(",")]
-    for tokens in token_counts:
-        if tokens % ranks or (args.sequence and tokens % args.sequence):
-            parser.error(f"{tokens} tokens must split evenly over {ranks} ranks"
-                         + (f" and into sequences of {args.sequence}" if args.sequence else ""))
+    token_counts = args.token_counts
     for site in (args.fla_site, args.flashqla_site):
         if site:
             sys.path.insert(0, site)
@@ -192,7 +233,7 @@ def main():
               + f", T / {ranks} contiguous rows a rank", flush=True)
     for tokens in token_counts:
         cu = global_offsets(tokens, args.sequence)
-        for mode in args.modes.split(","):
+        for mode in args.mode_list:
             bench_ours(tokens, cu, mode, args.iters)
             torch.cuda.empty_cache()
         if args.fla_site:
