@@ -206,7 +206,6 @@ def parse_args(argv, environ):
     for flag, site in (("--fla-site", args.fla_site), ("--flashqla-site", args.flashqla_site)):
         if site and not os.path.isdir(site):
             parser.error(f"{flag} {site}: no such folder")
-    args.ranks = ranks
     return args
 
 
