@@ -18,11 +18,7 @@ packings="${PACKINGS:-4096,4096,4096,4096,4096,4096,4096,4096 8192,8192,8192,819
 mkdir -p "$work"
 nvcc=${NVCC:-nvcc}
 gdnrt="$work/gdnrt"
-if ! bash "$root/runtime/build.sh" "$gdnrt" >"$work/gdnrt.build.log" 2>&1; then
-  cat "$work/gdnrt.build.log"
-  echo "FAIL build gdnrt"
-  exit 1
-fi
+GDN_PREBUILT= bash "$root/utils/gpu-gdnrt.sh" "$gdnrt" || exit 1
 for dir in "$benches"/*/; do
   name=$(basename "$dir")
   "$nvcc" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -I "$root/kernels/include" -I "$root/runtime/include" \

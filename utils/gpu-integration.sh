@@ -27,13 +27,7 @@ status=0
 # instead of building here (device time is scarcer than time on the host).
 prebuilt="${GDN_PREBUILT:-}"
 gdnrt="$work/gdnrt"
-if [ -n "$prebuilt" ] && [ -f "$prebuilt/gdnrt/libgdnrt.so" ]; then
-  mkdir -p "$gdnrt" && cp "$prebuilt/gdnrt/libgdnrt.so" "$gdnrt/"
-elif ! bash "$root/runtime/build.sh" "$gdnrt" >"$work/gdnrt.build.log" 2>&1; then
-  cat "$work/gdnrt.build.log"
-  echo "FAIL build gdnrt"
-  exit 1
-fi
+bash "$root/utils/gpu-gdnrt.sh" "$gdnrt" || exit 1
 link=(-cudart shared -L "$gdnrt" -lgdnrt -Xlinker "-rpath=$gdnrt")
 
 # Builds every case and variant at once (nvcc is the slow part of a run;

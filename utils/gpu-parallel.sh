@@ -74,13 +74,7 @@ case "$launch_mode" in
 esac
 
 gdnrt="$work/gdnrt"
-if [ -n "${GDN_PREBUILT:-}" ] && [ -f "$GDN_PREBUILT/gdnrt/libgdnrt.so" ]; then
-  mkdir -p "$gdnrt" && cp "$GDN_PREBUILT/gdnrt/libgdnrt.so" "$gdnrt/"
-elif ! bash "$root/runtime/build.sh" "$gdnrt" >"$work/gdnrt.build.log" 2>&1; then
-  cat "$work/gdnrt.build.log"
-  echo "FAIL build gdnrt"
-  exit 1
-fi
+bash "$root/utils/gpu-gdnrt.sh" "$gdnrt" || exit 1
 link=(-cudart shared -L "$gdnrt" -lgdnrt -Xlinker "-rpath=$gdnrt")
 
 rank_count() { # dir -> how many ranks its program runs on
