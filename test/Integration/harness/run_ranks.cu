@@ -529,7 +529,6 @@ void trainRank(const World &world, int rank, const std::string &in,
 }
 #endif
 
-/// fault mode, on one rank (see the header).
 /// True when `message` names one of gdnrt's collectives: a "gdnrt_" call
 /// other than the wait that reported it.
 bool namesCollective(const std::string &message) {
@@ -540,6 +539,7 @@ bool namesCollective(const std::string &message) {
   return false;
 }
 
+/// fault mode, on one rank (see the header).
 void faultRank(const World &world, int rank, const std::string &in,
                const std::string &kind, Report &report) {
   gdnrt_context_t *context = nullptr;
