@@ -83,9 +83,10 @@ Gradients<float> runBackward(const Problem &p, const Cotangents &cot, float scal
 
   PackingView packing{p.cu.data(), padded ? p.cuPadded.data() : nullptr, n,
                       p.tokens};
+  using Layout = BackwardWorkspaceLayout<C>;
   std::vector<uint4> workspace(
-      DeltaRuleBackwardWorkspace::bytes(packing, C::kValueHeads, C::kHeadDimK,
-                                        C::kHeadDimV) /
+      DeltaRuleBackwardWorkspace::bytes(packing, C::kValueHeads, C::kHeadDimK, C::kHeadDimV,
+                                        Layout::kFused, Layout::kPerValueHeadKeyGrads) /
           16 +
       16);
   DeltaRuleBackwardArgs<C> args = {};
@@ -107,7 +108,8 @@ Gradients<float> runBackward(const Problem &p, const Cotangents &cot, float scal
   args.packing = packing;
   args.status = status;
   args.workspace = DeltaRuleBackwardWorkspace::carve(
-      workspace.data(), packing, C::kValueHeads, C::kHeadDimK, C::kHeadDimV);
+      workspace.data(), packing, C::kValueHeads, C::kHeadDimK, C::kHeadDimV, Layout::kFused,
+      Layout::kPerValueHeadKeyGrads);
   args.forwardSegmentChunks = split.forwardSegmentChunks;
   args.reverseSegmentChunks = split.reverseSegmentChunks;
   args.warmupLogBound = split.warmupLogBound;
@@ -156,7 +158,17 @@ Gradients<float> runBackward(const Problem &p, const Cotangents &cot, float scal
   }
   const dim3 reverseGrid{
       unsigned(deltaRuleReverseScanBlocks<C>(packing, split.reverseSegmentChunks)), 1, 1};
-  if constexpr (ReverseScanWgmmaOf<C>::value) {
+  if constexpr (FusedBackwardWgmmaOf<C>::value) {
+    // As launchDeltaRuleBackward: the fused kernel, then (GQA) the sums of
+    // its per-value-head dq and dk.
+    using F = FusedBackwardShape<C>;
+    FusedBackwardTensorMaps maps = {};
+    EXPECT_EQ(encodeFusedBackwardMaps(maps, args), cudaSuccess);
+    emulation::runGrid(reverseGrid, F::kThreads,
+                       [&] { deltaChunkFusedBackwardKernel<C>(args, maps); }, F::kBytes);
+    if constexpr (Layout::kPerValueHeadKeyGrads)
+      emulation::runGrid(dim3{4, 1, 1}, 64, [&] { deltaRuleKeyGradSumKernel<C>(args); });
+  } else if constexpr (ReverseScanWgmmaOf<C>::value) {
     // As launchDeltaRuleBackward: the wgmma reverse scan from q, k, dO, N, P.
     using R = ReverseScanWgmmaShape<C>;
     DeltaRuleTensorMaps maps = {};
@@ -166,7 +178,9 @@ Gradients<float> runBackward(const Problem &p, const Cotangents &cot, float scal
   } else {
     emulation::runGrid(reverseGrid, B::kThreads, [&] { deltaChunkReverseScanKernel<C>(args); });
   }
-  if constexpr (ChunkGradWgmmaOf<C>::value) {
+  if constexpr (FusedBackwardWgmmaOf<C>::value) {
+    // (in the fused kernel)
+  } else if constexpr (ChunkGradWgmmaOf<C>::value) {
     // As launchDeltaRuleBackward, on a GPU of three SMs: persistent blocks
     // that each walk several units.
     using K = ChunkGradWgmmaShape<C>;
@@ -385,6 +399,24 @@ TEST(DeltaRuleBackwardEmulation, WgmmaChunkGradients) {
 // TMA coordinates are 32-bit: the wgmma chunk-gradient kernel's tensor
 // maps refuse a packing whose saved states would pass 2^31 - 1 rows
 // (slots x value heads x K) rather than wrap, and take one just below.
+template <class Base> struct FusedConfig : WgmmaChunkGradConfig<Base> {
+  static constexpr bool kFusedBackwardWgmma = true;
+};
+
+// The fused reverse kernel (K = V = 128): MHA writes dq and dk itself, GQA
+// through per-value-head partials and their sums; a partial last chunk,
+// empty sequences, padding, states.
+TEST(DeltaRuleBackwardEmulation, FusedBackwardMha) {
+  checkBackward<FusedConfig<Config<1, 1, 128, true>>>({70, 0, 130}, {2, 0, 1}, true, 21,
+                                                      true);
+}
+
+TEST(DeltaRuleBackwardEmulation, FusedBackwardGqa) {
+  checkBackward<FusedConfig<Config<1, 2, 128, true>>>({65, 3, 128}, {1, 0, 0}, true, 22,
+                                                      true);
+  checkBackward<FusedConfig<Config<1, 2, 128, false>>>({129}, {0}, false, 23, false);
+}
+
 TEST(DeltaRuleBackwardEmulation, ChunkGradMapsRefuseStateRowsPast32Bits) {
   using C = WgmmaChunkGradConfig<Config<1, 2, 64, true>>; // 128 state rows a slot
   const int32_t offsets[2] = {0, 0};
@@ -496,7 +528,8 @@ bool sameGradients(const Gradients<float> &a, const Gradients<float> &b) {
 template <class C>
 void checkSplitAgainstReference(unsigned seed, const char *what, bool againstUnsplit) {
   std::mt19937 random(seed);
-  const Problem p = makeProblem(1, 2, 64, 64, {300, 0, 65}, {1, 2, 0}, true, random);
+  const Problem p = makeProblem(C::kKeyHeads, C::kValueHeads, C::kHeadDimK, C::kHeadDimV,
+                                {300, 0, 65}, {1, 2, 0}, true, random);
   const Cotangents cot = makeCotangents(p, true, random);
   const Gradients<double> want = referenceGradients(p, cot, 0.125f);
   BackwardSplit split;
@@ -534,6 +567,12 @@ TEST(DeltaRuleBackwardSplit, WgmmaReverseScanSegments) {
 TEST(DeltaRuleBackwardSplit, WgmmaChunkGradientsWithSegments) {
   checkSplitAgainstReference<WgmmaChunkGradConfig<Config<1, 2, 64, true>>>(
       34, "wgmma chunk gradients", true);
+}
+
+// The fused kernel with split chains: warm-up chunks run the chain and the
+// carrier only, then the segment's own chunks everything.
+TEST(DeltaRuleBackwardSplit, FusedBackwardSegments) {
+  checkSplitAgainstReference<FusedConfig<Config<1, 2, 128, true>>>(35, "fused backward", true);
 }
 
 TEST(DeltaRuleBackwardSplit, SegmentsAgainstReferenceAndUnsplit) {

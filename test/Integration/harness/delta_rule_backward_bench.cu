@@ -24,7 +24,9 @@
 //   test/Integration/harness/delta_rule_backward_bench.cu
 // (-DGDN_BENCH_SCAN_WGMMA=1, -DGDN_BENCH_REVERSE_WGMMA=1,
 // -DGDN_BENCH_CHUNK_WGMMA=1: the kernels on wgmma, as sm_90a's generated
-// code runs them; -DGDN_BENCH_BF16_GRADIENTS=1: dq, dk, dv in bf16, as
+// code runs them; -DGDN_BENCH_FUSED_BACKWARD=1 with them: the reverse scan
+// and the chunk gradients as the fused kernel at K = V = 128;
+// -DGDN_BENCH_BF16_GRADIENTS=1: dq, dk, dv in bf16, as
 // generated code writes them for bf16 programs; default fp32.)
 //
 //===----------------------------------------------------------------------===//
@@ -63,6 +65,9 @@ using namespace harness;
 #ifndef GDN_BENCH_CHUNK_WGMMA
 #define GDN_BENCH_CHUNK_WGMMA 0
 #endif
+#ifndef GDN_BENCH_FUSED_BACKWARD
+#define GDN_BENCH_FUSED_BACKWARD 0
+#endif
 #ifndef GDN_BENCH_BF16_GRADIENTS
 #define GDN_BENCH_BF16_GRADIENTS 0
 #endif
@@ -80,6 +85,9 @@ template <int H, int HV, int D, bool Initial> struct Config {
   static constexpr bool kReverseScanWgmma = GDN_BENCH_REVERSE_WGMMA;
   /// -DGDN_BENCH_CHUNK_WGMMA=1: the chunk gradients on wgmma.
   static constexpr bool kChunkGradWgmma = GDN_BENCH_CHUNK_WGMMA;
+  /// -DGDN_BENCH_FUSED_BACKWARD=1: the reverse scan and the chunk gradients
+  /// as one fused kernel (K = V = 128 only; others as above).
+  static constexpr bool kFusedBackwardWgmma = GDN_BENCH_FUSED_BACKWARD && D == 128;
   using Gradient = BenchGradient;
 };
 
@@ -107,6 +115,7 @@ struct DeviceCase {
   int h = 0, hv = 0, dk = 0, dv = 0, seqs = 0;
   int64_t tokens = 0;
   bool padded = false, withFinal = false;
+  bool fused = false, perValueHeadKeyGrads = false; // BackwardWorkspaceLayout
   __nv_bfloat16 *q = nullptr, *k = nullptr, *v = nullptr, *dO = nullptr;
   float *g = nullptr, *beta = nullptr, *state0 = nullptr, *dFinal = nullptr;
   int32_t *cu = nullptr, *cuPadded = nullptr;
@@ -118,6 +127,13 @@ struct DeviceCase {
   size_t valueCount() const { return size_t(tokens) * hv * dv; }
   size_t gateCount() const { return size_t(tokens) * hv; }
   size_t stateCount() const { return size_t(seqs) * hv * dk * dv; }
+  size_t workspaceBytes() const {
+    return DeltaRuleBackwardWorkspace::bytes(packing(), hv, dk, dv, fused, perValueHeadKeyGrads);
+  }
+  template <class C> void setLayout() {
+    fused = BackwardWorkspaceLayout<C>::kFused;
+    perValueHeadKeyGrads = BackwardWorkspaceLayout<C>::kPerValueHeadKeyGrads;
+  }
   PackingView packing() const {
     return {cu, padded ? cuPadded : nullptr, seqs, static_cast<int32_t>(tokens)};
   }
@@ -128,7 +144,7 @@ struct DeviceCase {
     dg = deviceAlloc<float>(gateCount());
     dbeta = deviceAlloc<float>(gateCount());
     dstate = deviceAlloc<float>(stateCount());
-    CUDA_OK(cudaMalloc(&workspace, DeltaRuleBackwardWorkspace::bytes(packing(), hv, dk, dv)));
+    CUDA_OK(cudaMalloc(&workspace, workspaceBytes()));
   }
   /// NaN bytes in every output: an element no thread writes cannot pass.
   void poisonOutputs() {
@@ -158,8 +174,10 @@ struct DeviceCase {
   }
 };
 
+template <class C>
 DeviceCase uploadCase(const Problem &p, const Cotangents &c, bool withFinal) {
   DeviceCase d;
+  d.setLayout<C>();
   d.h = p.h;
   d.hv = p.hv;
   d.dk = p.dk;
@@ -237,7 +255,7 @@ void checkCase(const char *name, std::vector<int> lengths, std::vector<int> padd
   const Cotangents cot = makeCotangents(p, withFinal, random);
   const std::string what = name + describeLengths(p.lengths, p.cuPadded);
 
-  DeviceCase d = uploadCase(p, cot, withFinal);
+  DeviceCase d = uploadCase<C>(p, cot, withFinal);
   d.poisonOutputs();
   run<C>(d, 0, kBackwardAll, split);
   CUDA_OK(cudaDeviceSynchronize());
@@ -295,7 +313,7 @@ void checkCase(const char *name, std::vector<int> lengths, std::vector<int> padd
     Cotangents oneCot;
     oneCot.dO = rowsOf(cot.dO, p, s, size_t(p.hv) * p.dv);
     oneCot.dFinal.assign(cot.dFinal.begin() + s * state, cot.dFinal.begin() + (s + 1) * state);
-    DeviceCase od = uploadCase(one, oneCot, withFinal);
+    DeviceCase od = uploadCase<C>(one, oneCot, withFinal);
     run<C>(od, 0, kBackwardAll, split);
     CUDA_OK(cudaDeviceSynchronize());
     const Gradients<float> g = od.gradients(C::kHasInitialState);
@@ -322,7 +340,7 @@ template <class C> void checkSplitExact(std::vector<int> lengths, unsigned seed)
   const Problem p = makeProblem(C::kKeyHeads, C::kValueHeads, C::kHeadDimK, C::kHeadDimV,
                                 lengths, {}, C::kHasInitialState, random);
   const Cotangents cot = makeCotangents(p, true, random);
-  DeviceCase d = uploadCase(p, cot, true);
+  DeviceCase d = uploadCase<C>(p, cot, true);
   run<C>(d, 0);
   CUDA_OK(cudaDeviceSynchronize());
   const Gradients<float> whole = d.gradients(C::kHasInitialState);
@@ -390,6 +408,7 @@ void benchCase(const char *name, std::vector<int> lengths, int iterations, doubl
   fillNormal<<<1024, 256>>>(d.state0, int64_t(d.stateCount()), 0.5f, 7);
   fillNormal<<<1024, 256>>>(d.dFinal, int64_t(d.stateCount()), 0.5f, 8);
   CUDA_OK(cudaGetLastError());
+  d.setLayout<C>();
   d.allocateOutputs();
   float *o = deviceAlloc<float>(d.valueCount()); // bf16 o fits in half of it
   float *final = deviceAlloc<float>(d.stateCount());
@@ -442,7 +461,7 @@ void benchCase(const char *name, std::vector<int> lengths, int iterations, doubl
               "unsplit %.4f ms\n",
               name, lens.c_str(), backward, floorUs, 100.0 * floorUs / (backward * 1000.0),
               2.69 * forwardFlop / (backward * 1e-3) / 1e12, forwardMs, backward / forwardMs,
-              DeltaRuleBackwardWorkspace::bytes(d.packing(), d.hv, d.dk, d.dv) / 1048576.0,
+              d.workspaceBytes() / 1048576.0,
               GDN_BENCH_BF16_GRADIENTS ? "bf16" : "fp32", phase[0], phase[1], phase[2], phase[3],
               phase[4], chosen.forwardSegmentChunks,
               chosen.reverseSegmentChunks, whole);

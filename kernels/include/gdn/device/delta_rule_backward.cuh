@@ -186,38 +186,48 @@ __device__ __forceinline__ float gateGradientOfRow(const float *sums, int i) {
 
 /// Workspace of the backward: the forward's tiles plus N, the saved states
 /// and state gradients per chunk, and Vn and W per row. Every region starts
-/// 256-byte aligned.
+/// 256-byte aligned. The fused reverse kernel (`fused`) passes dS' and W
+/// through shared memory, so it has no state gradients and no W; with GQA it
+/// writes dq and dk per value head instead, fp32 partials that
+/// deltaRuleKeyGradSumKernel sums.
 struct DeltaRuleBackwardWorkspace {
   DeltaRuleWorkspace forward; ///< M, P, G and N
   __nv_bfloat16 *states;      ///< S at each chunk start, [slots][HV][K][V]
   __nv_bfloat16 *stateGrads;  ///< dS after each chunk, [slots][HV][K][V]
   __nv_bfloat16 *fresh;       ///< Vn, [buffer rows][HV][V]
   __nv_bfloat16 *weighted;    ///< W = N^T dVn, [buffer rows][HV][V]
+  float *queryGrads;          ///< fused, GQA: dq per value head, [buffer rows][HV][K]
+  float *keyGrads;            ///< fused, GQA: dk per value head, [buffer rows][HV][K]
 
   struct Sizes {
-    size_t forward, inverse, states, rows;
+    size_t forward, inverse, states, stateGrads, rows, weighted, keyGrads;
   };
   static size_t align(size_t bytes) { return (bytes + 255) / 256 * 256; }
-  static Sizes sizes(const PackingView &p, int valueHeads, int headDimK,
-                     int headDimV) {
+  static Sizes sizes(const PackingView &p, int valueHeads, int headDimK, int headDimV,
+                     bool fused, bool perValueHeadKeyGrads) {
     const int64_t slots = DeltaRuleWorkspace::slots(p);
     const size_t rows = static_cast<size_t>(p.bufferTokens) * valueHeads;
+    const size_t states = align(static_cast<size_t>(slots) * valueHeads * headDimK * headDimV * 2);
+    const size_t values = align(rows * headDimV * 2);
     return {align(DeltaRuleWorkspace::bytes(p, valueHeads)),
             align(DeltaRuleWorkspace::tileBytes(slots, valueHeads)),
-            align(static_cast<size_t>(slots) * valueHeads * headDimK *
-                  headDimV * 2),
-            align(rows * headDimV * 2)};
+            states,
+            fused ? 0 : states,
+            values,
+            fused ? 0 : values,
+            fused && perValueHeadKeyGrads ? align(rows * headDimK * 4) : 0};
   }
   /// Bytes for a packing (host side, before launching).
-  static size_t bytes(const PackingView &p, int valueHeads, int headDimK,
-                      int headDimV) {
-    const Sizes s = sizes(p, valueHeads, headDimK, headDimV);
-    return s.forward + s.inverse + 2 * s.states + 2 * s.rows;
+  static size_t bytes(const PackingView &p, int valueHeads, int headDimK, int headDimV,
+                      bool fused = false, bool perValueHeadKeyGrads = false) {
+    const Sizes s = sizes(p, valueHeads, headDimK, headDimV, fused, perValueHeadKeyGrads);
+    return s.forward + s.inverse + s.states + s.stateGrads + s.rows + s.weighted +
+           2 * s.keyGrads;
   }
-  static DeltaRuleBackwardWorkspace carve(void *base, const PackingView &p,
-                                          int valueHeads, int headDimK,
-                                          int headDimV) {
-    const Sizes s = sizes(p, valueHeads, headDimK, headDimV);
+  static DeltaRuleBackwardWorkspace carve(void *base, const PackingView &p, int valueHeads,
+                                          int headDimK, int headDimV, bool fused = false,
+                                          bool perValueHeadKeyGrads = false) {
+    const Sizes s = sizes(p, valueHeads, headDimK, headDimV, fused, perValueHeadKeyGrads);
     char *at = static_cast<char *>(base);
     DeltaRuleBackwardWorkspace w;
     w.forward = DeltaRuleWorkspace::carve(at, p, valueHeads);
@@ -226,11 +236,15 @@ struct DeltaRuleBackwardWorkspace {
     at += s.inverse;
     w.states = reinterpret_cast<__nv_bfloat16 *>(at);
     at += s.states;
-    w.stateGrads = reinterpret_cast<__nv_bfloat16 *>(at);
-    at += s.states;
+    w.stateGrads = s.stateGrads ? reinterpret_cast<__nv_bfloat16 *>(at) : nullptr;
+    at += s.stateGrads;
     w.fresh = reinterpret_cast<__nv_bfloat16 *>(at);
     at += s.rows;
-    w.weighted = reinterpret_cast<__nv_bfloat16 *>(at);
+    w.weighted = s.weighted ? reinterpret_cast<__nv_bfloat16 *>(at) : nullptr;
+    at += s.weighted;
+    w.queryGrads = s.keyGrads ? reinterpret_cast<float *>(at) : nullptr;
+    at += s.keyGrads;
+    w.keyGrads = s.keyGrads ? reinterpret_cast<float *>(at) : nullptr;
     return w;
   }
 };
@@ -596,6 +610,7 @@ __global__ void __launch_bounds__(DeltaRuleBackwardShape<Config>::kThreads,
 // The reverse scan's sm_90a variant, built on the definitions above.
 #include "gdn/device/delta_rule_backward_wgmma.cuh"
 #include "gdn/device/delta_rule_backward_chunk_wgmma.cuh"
+#include "gdn/device/delta_rule_backward_fused_wgmma.cuh"
 namespace gdn {
 namespace device {
 
@@ -1034,15 +1049,31 @@ __global__ void deltaRuleBackwardFinishKernel(DeltaRuleBackwardArgs<Config> args
     args.dInitialState[i] = NAN;
 }
 
+/// Whether the reverse walk's block holds a whole value head (the wgmma
+/// reverse scan, the fused kernel) rather than one V tile of it.
+template <class Config>
+struct WholeHeadReverseOf
+    : std::integral_constant<bool, ReverseScanWgmmaOf<Config>::value ||
+                                       FusedBackwardWgmmaOf<Config>::value> {};
+
+/// The workspace layout a Config's backward uses (DeltaRuleBackwardWorkspace):
+/// fused, and then with per-value-head dq and dk under GQA.
+template <class Config> struct BackwardWorkspaceLayout {
+  static constexpr bool kFused = FusedBackwardWgmmaOf<Config>::value;
+  static constexpr bool kPerValueHeadKeyGrads =
+      kFused && Config::kValueHeads != Config::kKeyHeads;
+};
+
 /// Reverse scan blocks of a launch: one per (segment slot, value head, V
 /// tile), as deltaRuleScanBlocks counts the forward's.
 template <class Config>
 inline int64_t deltaRuleReverseScanBlocks(const PackingView &packing,
                                           int32_t segmentChunks) {
   using B = DeltaRuleBackwardShape<Config>;
-  // The wgmma scan's block holds every V column of its head.
+  // The wgmma scan's block holds every V column of its head, as the fused
+  // kernel's does.
   return chainSlots(packing, segmentChunks) * B::kHV *
-         (ReverseScanWgmmaOf<Config>::value ? 1 : B::kRevTiles);
+         (WholeHeadReverseOf<Config>::value ? 1 : B::kRevTiles);
 }
 
 /// Splits the backward's two sequential scans for a GPU of `smCount` SMs
@@ -1058,8 +1089,9 @@ inline void deltaRuleBackwardSplit(DeltaRuleBackwardArgs<Config> &args, int64_t 
   const int64_t forwardBlocksPerSM = ScanWgmmaOf<Config>::value ? 1 : S::kScanBlocksPerSM;
   args.forwardSegmentChunks = chainSegmentChunks(
       args.packing, int64_t(S::kHV) * S::kValueTiles, smCount * forwardBlocksPerSM);
-  // The wgmma reverse scan runs one block per head and SM.
-  constexpr bool kReverseWgmma = ReverseScanWgmmaOf<Config>::value;
+  // The wgmma reverse scan and the fused kernel run one block per head and
+  // SM.
+  constexpr bool kReverseWgmma = WholeHeadReverseOf<Config>::value;
   args.reverseSegmentChunks = chainSegmentChunks(
       args.packing, int64_t(B::kHV) * (kReverseWgmma ? 1 : B::kRevTiles),
       smCount * (kReverseWgmma ? 1 : B::kRevBlocksPerSM));
@@ -1070,8 +1102,10 @@ inline void deltaRuleBackwardSplit(DeltaRuleBackwardArgs<Config> &args, int64_t 
 /// Workspace bytes for a packing (host side; no device access).
 template <class Config>
 inline size_t deltaRuleBackwardWorkspaceBytes(const PackingView &packing) {
-  return DeltaRuleBackwardWorkspace::bytes(packing, Config::kValueHeads,
-                                           Config::kHeadDimK, Config::kHeadDimV);
+  using L = BackwardWorkspaceLayout<Config>;
+  return DeltaRuleBackwardWorkspace::bytes(packing, Config::kValueHeads, Config::kHeadDimK,
+                                           Config::kHeadDimV, L::kFused,
+                                           L::kPerValueHeadKeyGrads);
 }
 
 /// Which kernels launchDeltaRuleBackward starts: all in normal use; some at
@@ -1096,8 +1130,10 @@ inline cudaError_t launchDeltaRuleBackward(DeltaRuleBackwardArgs<Config> args,
   using S = DeltaRuleShape<Config>;
   using B = DeltaRuleBackwardShape<Config>;
   const PackingView &packing = args.packing;
-  args.workspace = DeltaRuleBackwardWorkspace::carve(
-      workspace, packing, Config::kValueHeads, Config::kHeadDimK, Config::kHeadDimV);
+  using L = BackwardWorkspaceLayout<Config>;
+  args.workspace = DeltaRuleBackwardWorkspace::carve(workspace, packing, Config::kValueHeads,
+                                                     Config::kHeadDimK, Config::kHeadDimV,
+                                                     L::kFused, L::kPerValueHeadKeyGrads);
   cudaError_t error = cudaSuccess;
   auto allow = [&](auto kernel, size_t bytes) {
     if (error == cudaSuccess)
@@ -1115,10 +1151,16 @@ inline cudaError_t launchDeltaRuleBackward(DeltaRuleBackwardArgs<Config> args,
   } else {
     allow(deltaChunkScanKernel<Config, true>, S::kScanBytes);
   }
-  // The reverse scan: on wgmma where the Config selects it (tensor maps of
-  // q, k, dO, N and P), else on mma.sync.
+  // The reverse scan: fused with the chunk gradients where the Config
+  // selects it, else on wgmma where it selects that (tensor maps of q, k,
+  // dO, N and P), else on mma.sync.
   DeltaRuleTensorMaps reverseMaps = {};
-  if constexpr (ReverseScanWgmmaOf<Config>::value) {
+  FusedBackwardTensorMaps fusedMaps = {};
+  if constexpr (FusedBackwardWgmmaOf<Config>::value) {
+    if (error == cudaSuccess)
+      error = encodeFusedBackwardMaps(fusedMaps, args);
+    allow(deltaChunkFusedBackwardKernel<Config>, FusedBackwardShape<Config>::kBytes);
+  } else if constexpr (ReverseScanWgmmaOf<Config>::value) {
     if (error == cudaSuccess)
       error = encodeReverseScanMaps(reverseMaps, args);
     allow(deltaChunkReverseScanWgmmaKernel<Config>, ReverseScanWgmmaShape<Config>::kBytes);
@@ -1129,7 +1171,9 @@ inline cudaError_t launchDeltaRuleBackward(DeltaRuleBackwardArgs<Config> args,
   // of q, k, v, dO and the workspace's Vn, W, S, dS'; one block per SM).
   ChunkGradTensorMaps chunkMaps = {};
   int chunkBlocks = 0;
-  if constexpr (ChunkGradWgmmaOf<Config>::value) {
+  if constexpr (FusedBackwardWgmmaOf<Config>::value) {
+    // (in the fused kernel)
+  } else if constexpr (ChunkGradWgmmaOf<Config>::value) {
     if (error == cudaSuccess)
       error = encodeChunkGradMaps(chunkMaps, args);
     int device = 0;
@@ -1183,7 +1227,11 @@ inline cudaError_t launchDeltaRuleBackward(DeltaRuleBackwardArgs<Config> args,
     if (phases & kBackwardReverseScan) {
       const unsigned blocks = static_cast<unsigned>(
           deltaRuleReverseScanBlocks<Config>(packing, args.reverseSegmentChunks));
-      if constexpr (ReverseScanWgmmaOf<Config>::value)
+      if constexpr (FusedBackwardWgmmaOf<Config>::value)
+        deltaChunkFusedBackwardKernel<Config>
+            <<<blocks, FusedBackwardShape<Config>::kThreads,
+               FusedBackwardShape<Config>::kBytes, stream>>>(args, fusedMaps);
+      else if constexpr (ReverseScanWgmmaOf<Config>::value)
         deltaChunkReverseScanWgmmaKernel<Config>
             <<<blocks, ReverseScanWgmmaShape<Config>::kThreads,
                ReverseScanWgmmaShape<Config>::kBytes, stream>>>(args, reverseMaps);
@@ -1191,7 +1239,16 @@ inline cudaError_t launchDeltaRuleBackward(DeltaRuleBackwardArgs<Config> args,
         deltaChunkReverseScanKernel<Config><<<blocks, B::kThreads, B::kRevBytes, stream>>>(args);
     }
     if (phases & kBackwardChunkGrad) {
-      if constexpr (ChunkGradWgmmaOf<Config>::value) {
+      if constexpr (FusedBackwardWgmmaOf<Config>::value) {
+        // The fused kernel wrote dq and dk, or with GQA their per-value-head
+        // partials, summed here.
+        if constexpr (BackwardWorkspaceLayout<Config>::kPerValueHeadKeyGrads) {
+          const int64_t quads = int64_t(packing.bufferTokens) * B::kH * (B::kK / 4);
+          const unsigned sumBlocks =
+              static_cast<unsigned>(quads / 256 + 1 < 4096 ? quads / 256 + 1 : 4096);
+          deltaRuleKeyGradSumKernel<Config><<<sumBlocks, 256, 0, stream>>>(args);
+        }
+      } else if constexpr (ChunkGradWgmmaOf<Config>::value) {
         const int64_t units = chunkGradUnits<Config>(packing);
         const unsigned blocks =
             static_cast<unsigned>(units < chunkBlocks ? units : chunkBlocks);

@@ -193,6 +193,131 @@ __device__ __forceinline__ void consumerBarrier() {
 #endif
 }
 
+/// One warpgroup's score tiles of a chunk and value head, token columns
+/// column0 .. + 31 (qk = Q K^T, kk = K K^T, dp = dO Vn^T, wv = W Vn^T there;
+/// rows rowOf, as wgmma's accumulators): masked into the bf16 tiles E1 and
+/// F = E2 + E2^T (Swizzle128Tile; E2 is strictly lower, so the two never
+/// overlap and F K is E2 K + E2^T K with the same roundings), with their row
+/// sums, -sum_j (W Vn^T) A for dbeta and the column sums over the warp's 16
+/// rows into `sums` (GradSums rows; `warp` numbers the 8 warps of the two
+/// warpgroups that split the columns).
+template <class Element>
+__device__ __forceinline__ void
+maskScores(const float (&qk)[16], const float (&kk)[16], const float (&dp)[16],
+           const float (&wv)[16], const float *gate, const int (&rowOf)[2],
+           const float (&rowBeta)[2], int column0, int pairColumn, int lane, int warp,
+           float scale, char *e1, char *mirrored, float *sums) {
+  using Tile = Swizzle128Tile<64>;
+  constexpr int kC = 64;
+  const int group = column0 / 32;
+  float rowScore[2] = {0.0f, 0.0f}, rowBetaA[2] = {0.0f, 0.0f};
+  float columnScore[4][2];
+  auto element = [](char *t, int row, int column) {
+    return reinterpret_cast<Element *>(t + Tile::offset(row, column));
+  };
+#pragma unroll
+  for (int n = 0; n < 4; ++n) {
+    columnScore[n][0] = columnScore[n][1] = 0.0f;
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int i = rowOf[half];
+      float out1[2];
+#pragma unroll
+      for (int jj = 0; jj < 2; ++jj) {
+        const int e = 2 * half + jj;
+        const int j = column0 + 8 * n + pairColumn + jj;
+        // exp(G_i - G_j) only where j <= i (elsewhere it could overflow).
+        const float d = j <= i ? decay(gate[i] - gate[j]) : 0.0f;
+        const float dP = j <= i ? scale * dp[4 * n + e] : 0.0f;
+        float score = dP * d * qk[4 * n + e];
+        out1[jj] = dP * d;
+        if (j < i) {
+          const float a = d * kk[4 * n + e];
+          const float dA = -rowBeta[half] * wv[4 * n + e];
+          score += dA * a;
+          rowBetaA[half] -= wv[4 * n + e] * a;
+          // F = E2 + E2^T: both places, once each.
+          const Element e2 = __float2bfloat16_rn(dA * d);
+          *element(mirrored, i, j) = e2;
+          *element(mirrored, j, i) = e2;
+        } else if (j == i) {
+          *element(mirrored, i, i) = __float2bfloat16_rn(0.0f);
+        }
+        rowScore[half] += score;
+        columnScore[n][jj] += score;
+      }
+      *reinterpret_cast<uint32_t *>(element(e1, i, column0 + 8 * n + pairColumn)) =
+          packBf16(out1[0], out1[1]);
+    }
+  }
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const float score = quadSum(rowScore[half]), betaA = quadSum(rowBetaA[half]);
+    if (lane % 4 == 0) {
+      sums[(kSumRowScore + group) * kC + rowOf[half]] = score;
+      sums[(kSumRowBetaA + group) * kC + rowOf[half]] = betaA;
+    }
+  }
+  // Column sums over the warp's 16 rows.
+#pragma unroll
+  for (int n = 0; n < 4; ++n)
+#pragma unroll
+    for (int jj = 0; jj < 2; ++jj) {
+      const float x = columnSum(columnScore[n][jj]);
+      if (lane < 4)
+        sums[(kSumColScore + warp % 4) * kC + column0 + 8 * n + 2 * lane + jj] = x;
+    }
+}
+
+/// dg and dbeta of a chunk and value head from its complete GradSums rows
+/// (`threads` threads of which this is `tid`, `barrier` their barrier): dG
+/// per row (threads 0 .. 63) and the G_last term (the chunk decay of S and
+/// the decays to the chunk end, warp 2), then dg as dG's reverse cumulative
+/// sum plus that term, by warp scans in a fixed order; `store(t, dg,
+/// dbeta)` for each of the `rows` real tokens.
+template <class Barrier, class Store>
+__device__ __forceinline__ void chunkGateGradients(float *sums, int tid, int warp, int lane,
+                                                   int rows, float chunkDecay, int threads,
+                                                   Barrier barrier, Store store) {
+  constexpr int kC = 64;
+  float *lastTerm = sums + kSumTotal * kC + threads / 32;
+  if (tid < kC) {
+    const int i = tid;
+    sums[kSumDG * kC + i] = i < rows ? gateGradientOfRow(sums, i) : 0.0f;
+  } else if (warp == kC / 32) {
+    float dot = lane < threads / 32 ? sums[kSumTotal * kC + lane] : 0.0f;
+    float toEndTotal = 0.0f;
+#pragma unroll
+    for (int r = lane; r < kC; r += 32)
+      toEndTotal += r < rows ? sums[kSumRowT * kC + r] + sums[(kSumRowT + 1) * kC + r] : 0.0f;
+    dot = groupSum<32>(dot);
+    toEndTotal = groupSum<32>(toEndTotal);
+    if (lane == 0)
+      *lastTerm = chunkDecay * dot + toEndTotal;
+  }
+  barrier();
+  if (tid < kC) {
+    // Suffix sums within the warp's 32 rows, then the rows after them.
+    const int t = tid;
+    float dg = sums[kSumDG * kC + t];
+#pragma unroll
+    for (int offset = 1; offset < 32; offset *= 2) {
+      const bool inside = lane + offset < 32;
+      const float after = __shfl_sync(0xffffffffu, dg, inside ? lane + offset : lane);
+      if (inside)
+        dg += after;
+    }
+    float later = warp == 0 ? sums[kSumDG * kC + 32 + lane] : 0.0f;
+    later = groupSum<32>(later);
+    dg += later + *lastTerm;
+    if (t < rows) {
+      const float dbeta = sums[kSumRowBetaR * kC + t] + sums[(kSumRowBetaR + 1) * kC + t] +
+                          sums[kSumRowBetaA * kC + t] + sums[(kSumRowBetaA + 1) * kC + t];
+      store(t, dg, dbeta);
+    }
+  }
+}
+
 template <class Config>
 __global__ void __launch_bounds__(ChunkGradWgmmaShape<Config>::kThreads, 1)
     deltaChunkGradWgmmaKernel(DeltaRuleBackwardArgs<Config> args,
@@ -573,58 +698,8 @@ __global__ void __launch_bounds__(ChunkGradWgmmaShape<Config>::kThreads, 1)
         mbarrierArrive(empty + kTileWeighted);
         mbarrierArrive(empty + kTileFresh);
 
-        float rowScore[2] = {0.0f, 0.0f}, rowBetaA[2] = {0.0f, 0.0f};
-        float columnScore[4][2];
-        auto element = [](char *t, int row, int column) {
-          return reinterpret_cast<Element *>(t + Tile::offset(row, column));
-        };
-#pragma unroll
-        for (int n = 0; n < 4; ++n) {
-          columnScore[n][0] = columnScore[n][1] = 0.0f;
-#pragma unroll
-          for (int half = 0; half < 2; ++half) {
-            const int i = rowOf[half];
-            float out1[2];
-#pragma unroll
-            for (int jj = 0; jj < 2; ++jj) {
-              const int e = 2 * half + jj;
-              const int j = column0 + 8 * n + pairColumn + jj;
-              // exp(G_i - G_j) only where j <= i (elsewhere it could
-              // overflow).
-              const float d = j <= i ? decay(gate[i] - gate[j]) : 0.0f;
-              const float dP = j <= i ? args.scale * dp[4 * n + e] : 0.0f;
-              float score = dP * d * qk[4 * n + e];
-              out1[jj] = dP * d;
-              if (j < i) {
-                const float a = d * kk[4 * n + e];
-                const float dA = -rowBeta[half] * wv[4 * n + e];
-                score += dA * a;
-                rowBetaA[half] -= wv[4 * n + e] * a;
-                // F = E2 + E2^T: both places, once each.
-                const Element e2 = __float2bfloat16_rn(dA * d);
-                *element(mirrored, i, j) = e2;
-                *element(mirrored, j, i) = e2;
-              } else if (j == i) {
-                *element(mirrored, i, i) = __float2bfloat16_rn(0.0f);
-              }
-              rowScore[half] += score;
-              columnScore[n][jj] += score;
-            }
-            *reinterpret_cast<uint32_t *>(element(e1, i, column0 + 8 * n + pairColumn)) =
-                packBf16(out1[0], out1[1]);
-          }
-        }
-        storeRowSums(kSumRowScore + group, rowScore);
-        storeRowSums(kSumRowBetaA + group, rowBetaA);
-        // Column sums over the warp's 16 rows.
-#pragma unroll
-        for (int n = 0; n < 4; ++n)
-#pragma unroll
-          for (int jj = 0; jj < 2; ++jj) {
-            const float x = columnSum(columnScore[n][jj]);
-            if (lane < 4)
-              sums[(kSumColScore + warp % 4) * kC + column0 + 8 * n + 2 * lane + jj] = x;
-          }
+        maskScores<Element>(qk, kk, dp, wv, gate, rowOf, rowBeta, column0, pairColumn, lane,
+                            warp, args.scale, e1, mirrored, sums);
       }
       fenceSharedForAsyncProxy();
       consumerBarrier(); // E1, F and every partial sum are complete
@@ -645,49 +720,15 @@ __global__ void __launch_bounds__(ChunkGradWgmmaShape<Config>::kThreads, 1)
         wgmmaCommit();
       }
 
-      // dG per row (warps 0, 1: one thread per row) and the G_last term,
-      // the chunk decay of S and the decays to the chunk end (warp 2), then
-      // dg as dG's reverse cumsum plus that term, and dbeta; warp sums and
-      // shuffle scans in a fixed order, under the products.
-      float *lastTerm = sums + kSumTotal * kC + W::kConsumerThreads / 32;
+      // dg and dbeta under the products; warps 6 and 7 fetch the next
+      // head's betas first.
       if (tid >= kBetaFetchers && member + 1 < kGroup)
         fetchBetas(betaBuffers + ((heads + 1) % 2) * kC, unit, head + 1, tid - kBetaFetchers);
-      if (tid < kC) {
-        const int i = tid;
-        sums[kSumDG * kC + i] = i < rows ? gateGradientOfRow(sums, i) : 0.0f;
-      } else if (warp == kC / 32) {
-        float dot = lane < W::kConsumerThreads / 32 ? sums[kSumTotal * kC + lane] : 0.0f;
-        float toEndTotal = 0.0f;
-#pragma unroll
-        for (int r = lane; r < kC; r += 32)
-          toEndTotal += r < rows ? sums[kSumRowT * kC + r] + sums[(kSumRowT + 1) * kC + r] : 0.0f;
-        dot = groupSum<32>(dot);
-        toEndTotal = groupSum<32>(toEndTotal);
-        if (lane == 0)
-          *lastTerm = chunkDecay * dot + toEndTotal;
-      }
-      consumerBarrier();
-      if (tid < kC) {
-        // Suffix sums within the warp's 32 rows, then the rows after them.
-        const int t = tid;
-        float dg = sums[kSumDG * kC + t];
-#pragma unroll
-        for (int offset = 1; offset < 32; offset *= 2) {
-          const bool inside = lane + offset < 32;
-          const float after = __shfl_sync(0xffffffffu, dg, inside ? lane + offset : lane);
-          if (inside)
-            dg += after;
-        }
-        float later = warp == 0 ? sums[kSumDG * kC + 32 + lane] : 0.0f;
-        later = groupSum<32>(later);
-        dg += later + *lastTerm;
-        if (t < rows) {
-          const float dbeta = sums[kSumRowBetaR * kC + t] + sums[(kSumRowBetaR + 1) * kC + t] +
-                              sums[kSumRowBetaA * kC + t] + sums[(kSumRowBetaA + 1) * kC + t];
-          args.dg[(unit.row0 + t) * B::kHV + head] = dg;
-          args.dbeta[(unit.row0 + t) * B::kHV + head] = dbeta;
-        }
-      }
+      chunkGateGradients(sums, tid, warp, lane, rows, chunkDecay, W::kConsumerThreads,
+                         consumerBarrier, [&](int t, float dg, float dbeta) {
+                           args.dg[(unit.row0 + t) * B::kHV + head] = dg;
+                           args.dbeta[(unit.row0 + t) * B::kHV + head] = dbeta;
+                         });
       wgmmaWait<0>();
       wgmmaSettle(dq);
       wgmmaSettle(dk);
