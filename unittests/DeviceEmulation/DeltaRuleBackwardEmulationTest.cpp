@@ -86,7 +86,7 @@ Gradients<float> runBackward(const Problem &p, const Cotangents &cot, float scal
   using Layout = BackwardWorkspaceLayout<C>;
   std::vector<uint4> workspace(
       DeltaRuleBackwardWorkspace::bytes(packing, C::kValueHeads, C::kHeadDimK, C::kHeadDimV,
-                                        Layout::kFused, Layout::kPerValueHeadKeyGrads) /
+                                        Layout::kFused, Layout::kKeyGradBytes) /
           16 +
       16);
   DeltaRuleBackwardArgs<C> args = {};
@@ -109,7 +109,7 @@ Gradients<float> runBackward(const Problem &p, const Cotangents &cot, float scal
   args.status = status;
   args.workspace = DeltaRuleBackwardWorkspace::carve(
       workspace.data(), packing, C::kValueHeads, C::kHeadDimK, C::kHeadDimV, Layout::kFused,
-      Layout::kPerValueHeadKeyGrads);
+      Layout::kKeyGradBytes);
   args.forwardSegmentChunks = split.forwardSegmentChunks;
   args.reverseSegmentChunks = split.reverseSegmentChunks;
   args.warmupLogBound = split.warmupLogBound;
@@ -442,6 +442,9 @@ TEST(DeltaRuleBackwardEmulation, Bf16Gradients) {
   // What sm_90a's generated code runs for a bf16 program: the three wgmma
   // kernels writing bf16 gradients.
   checkBackward<Bf16GradientConfig<WgmmaChunkGradConfig<Config<2, 4, 128, true>>>>(
+      {70, 0, 130}, {2, 0, 0}, true, 20, false);
+  // The fused kernel with bf16 gradients: per-value-head partials in bf16.
+  checkBackward<Bf16GradientConfig<FusedConfig<Config<2, 4, 128, true>>>>(
       {70, 0, 130}, {2, 0, 0}, true, 20, false);
 }
 

@@ -115,7 +115,8 @@ struct DeviceCase {
   int h = 0, hv = 0, dk = 0, dv = 0, seqs = 0;
   int64_t tokens = 0;
   bool padded = false, withFinal = false;
-  bool fused = false, perValueHeadKeyGrads = false; // BackwardWorkspaceLayout
+  bool fused = false; // BackwardWorkspaceLayout
+  int keyGradBytes = 0;
   __nv_bfloat16 *q = nullptr, *k = nullptr, *v = nullptr, *dO = nullptr;
   float *g = nullptr, *beta = nullptr, *state0 = nullptr, *dFinal = nullptr;
   int32_t *cu = nullptr, *cuPadded = nullptr;
@@ -128,11 +129,11 @@ struct DeviceCase {
   size_t gateCount() const { return size_t(tokens) * hv; }
   size_t stateCount() const { return size_t(seqs) * hv * dk * dv; }
   size_t workspaceBytes() const {
-    return DeltaRuleBackwardWorkspace::bytes(packing(), hv, dk, dv, fused, perValueHeadKeyGrads);
+    return DeltaRuleBackwardWorkspace::bytes(packing(), hv, dk, dv, fused, keyGradBytes);
   }
   template <class C> void setLayout() {
     fused = BackwardWorkspaceLayout<C>::kFused;
-    perValueHeadKeyGrads = BackwardWorkspaceLayout<C>::kPerValueHeadKeyGrads;
+    keyGradBytes = BackwardWorkspaceLayout<C>::kKeyGradBytes;
   }
   PackingView packing() const {
     return {cu, padded ? cuPadded : nullptr, seqs, static_cast<int32_t>(tokens)};

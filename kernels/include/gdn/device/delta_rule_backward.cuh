@@ -188,23 +188,24 @@ __device__ __forceinline__ float gateGradientOfRow(const float *sums, int i) {
 /// and state gradients per chunk, and Vn and W per row. Every region starts
 /// 256-byte aligned. The fused reverse kernel (`fused`) passes dS' and W
 /// through shared memory, so it has no state gradients and no W; with GQA it
-/// writes dq and dk per value head instead, fp32 partials that
-/// deltaRuleKeyGradSumKernel sums.
+/// writes dq and dk per value head instead (`keyGradBytes` bytes an
+/// element: the gradients' type), partials that deltaRuleKeyGradSumKernel
+/// sums.
 struct DeltaRuleBackwardWorkspace {
   DeltaRuleWorkspace forward; ///< M, P, G and N
   __nv_bfloat16 *states;      ///< S at each chunk start, [slots][HV][K][V]
   __nv_bfloat16 *stateGrads;  ///< dS after each chunk, [slots][HV][K][V]
   __nv_bfloat16 *fresh;       ///< Vn, [buffer rows][HV][V]
   __nv_bfloat16 *weighted;    ///< W = N^T dVn, [buffer rows][HV][V]
-  float *queryGrads;          ///< fused, GQA: dq per value head, [buffer rows][HV][K]
-  float *keyGrads;            ///< fused, GQA: dk per value head, [buffer rows][HV][K]
+  void *queryGrads;           ///< fused, GQA: dq per value head, [buffer rows][HV][K]
+  void *keyGrads;             ///< fused, GQA: dk per value head, [buffer rows][HV][K]
 
   struct Sizes {
     size_t forward, inverse, states, stateGrads, rows, weighted, keyGrads;
   };
   static size_t align(size_t bytes) { return (bytes + 255) / 256 * 256; }
   static Sizes sizes(const PackingView &p, int valueHeads, int headDimK, int headDimV,
-                     bool fused, bool perValueHeadKeyGrads) {
+                     bool fused, int keyGradBytes) {
     const int64_t slots = DeltaRuleWorkspace::slots(p);
     const size_t rows = static_cast<size_t>(p.bufferTokens) * valueHeads;
     const size_t states = align(static_cast<size_t>(slots) * valueHeads * headDimK * headDimV * 2);
@@ -215,19 +216,19 @@ struct DeltaRuleBackwardWorkspace {
             fused ? 0 : states,
             values,
             fused ? 0 : values,
-            fused && perValueHeadKeyGrads ? align(rows * headDimK * 4) : 0};
+            fused ? align(rows * headDimK * keyGradBytes) : 0};
   }
   /// Bytes for a packing (host side, before launching).
   static size_t bytes(const PackingView &p, int valueHeads, int headDimK, int headDimV,
-                      bool fused = false, bool perValueHeadKeyGrads = false) {
-    const Sizes s = sizes(p, valueHeads, headDimK, headDimV, fused, perValueHeadKeyGrads);
+                      bool fused = false, int keyGradBytes = 0) {
+    const Sizes s = sizes(p, valueHeads, headDimK, headDimV, fused, keyGradBytes);
     return s.forward + s.inverse + s.states + s.stateGrads + s.rows + s.weighted +
            2 * s.keyGrads;
   }
   static DeltaRuleBackwardWorkspace carve(void *base, const PackingView &p, int valueHeads,
                                           int headDimK, int headDimV, bool fused = false,
-                                          bool perValueHeadKeyGrads = false) {
-    const Sizes s = sizes(p, valueHeads, headDimK, headDimV, fused, perValueHeadKeyGrads);
+                                          int keyGradBytes = 0) {
+    const Sizes s = sizes(p, valueHeads, headDimK, headDimV, fused, keyGradBytes);
     char *at = static_cast<char *>(base);
     DeltaRuleBackwardWorkspace w;
     w.forward = DeltaRuleWorkspace::carve(at, p, valueHeads);
@@ -242,9 +243,9 @@ struct DeltaRuleBackwardWorkspace {
     at += s.rows;
     w.weighted = s.weighted ? reinterpret_cast<__nv_bfloat16 *>(at) : nullptr;
     at += s.weighted;
-    w.queryGrads = s.keyGrads ? reinterpret_cast<float *>(at) : nullptr;
+    w.queryGrads = s.keyGrads ? at : nullptr;
     at += s.keyGrads;
-    w.keyGrads = s.keyGrads ? reinterpret_cast<float *>(at) : nullptr;
+    w.keyGrads = s.keyGrads ? at : nullptr;
     return w;
   }
 };
@@ -1057,11 +1058,14 @@ struct WholeHeadReverseOf
                                        FusedBackwardWgmmaOf<Config>::value> {};
 
 /// The workspace layout a Config's backward uses (DeltaRuleBackwardWorkspace):
-/// fused, and then with per-value-head dq and dk under GQA.
+/// fused, and then with per-value-head dq and dk under GQA (in the
+/// gradients' type).
 template <class Config> struct BackwardWorkspaceLayout {
   static constexpr bool kFused = FusedBackwardWgmmaOf<Config>::value;
   static constexpr bool kPerValueHeadKeyGrads =
       kFused && Config::kValueHeads != Config::kKeyHeads;
+  static constexpr int kKeyGradBytes =
+      kPerValueHeadKeyGrads ? int(sizeof(typename GradientOf<Config>::type)) : 0;
 };
 
 /// Reverse scan blocks of a launch: one per (segment slot, value head, V
@@ -1105,7 +1109,7 @@ inline size_t deltaRuleBackwardWorkspaceBytes(const PackingView &packing) {
   using L = BackwardWorkspaceLayout<Config>;
   return DeltaRuleBackwardWorkspace::bytes(packing, Config::kValueHeads, Config::kHeadDimK,
                                            Config::kHeadDimV, L::kFused,
-                                           L::kPerValueHeadKeyGrads);
+                                           L::kKeyGradBytes);
 }
 
 /// Which kernels launchDeltaRuleBackward starts: all in normal use; some at
@@ -1133,7 +1137,7 @@ inline cudaError_t launchDeltaRuleBackward(DeltaRuleBackwardArgs<Config> args,
   using L = BackwardWorkspaceLayout<Config>;
   args.workspace = DeltaRuleBackwardWorkspace::carve(workspace, packing, Config::kValueHeads,
                                                      Config::kHeadDimK, Config::kHeadDimV,
-                                                     L::kFused, L::kPerValueHeadKeyGrads);
+                                                     L::kFused, L::kKeyGradBytes);
   cudaError_t error = cudaSuccess;
   auto allow = [&](auto kernel, size_t bytes) {
     if (error == cudaSuccess)

@@ -32,11 +32,14 @@
 //
 // The algebra and its bf16 roundings are those of the two kernels it
 // replaces (delta_rule_backward_wgmma.cuh, delta_rule_backward_chunk_wgmma.cuh):
-// dS' rounded to bf16 once for every product that reads it, W once, so
-// without GQA the gradients equal theirs bit for bit (the emulator tests
-// check it). With GQA a block walks one value head, so dq and dk come per
-// value head: fp32 partials in the workspace, summed over each key head's
-// value heads in head order by deltaRuleKeyGradSumKernel (no atomics).
+// dS' rounded to bf16 once for every product that reads it, W once. One
+// rounding differs: Y^T is built from the bf16 W tile, scaled by -beta e,
+// where the reverse scan scales W's fp32 accumulator, so the bits differ
+// while the precision is the same (the emulator tests hold both to the
+// float64 reference). With GQA a block walks one value head, so dq and dk
+// come per value head: partials in the workspace in the gradients' type,
+// summed over each key head's value heads in head order by
+// deltaRuleKeyGradSumKernel (no atomics).
 //
 // Warm-up chunks of a split chain (delta_rule_backward.cuh) run the chain
 // and the carrier only; their S, V and Vn are not copied.
@@ -96,7 +99,7 @@ template <class Config> struct FusedBackwardShape {
   // setmaxnreg per warpgroup, 512 registers a lane in all (4 x 128 at
   // launch): the carrier's 128 accumulators and the A fragments of its
   // updates; the math warpgroups' dq, dk and one product in flight.
-  static constexpr int kCarrierRegisters = 168, kMathRegisters = 152;
+  static constexpr int kCarrierRegisters = 192, kMathRegisters = 144;
   static constexpr int kProducerRegisters = 4 * 128 - kCarrierRegisters - 2 * kMathRegisters;
   static_assert(kProducerRegisters >= 24 && kProducerRegisters % 8 == 0,
                 "delta rule backward (fused): setmaxnreg within the launch's registers");
@@ -194,7 +197,8 @@ __global__ void __launch_bounds__(FusedBackwardShape<Config>::kThreads, 1)
   using B = DeltaRuleBackwardShape<Config>;
   using F = FusedBackwardShape<Config>;
   using Element = typename Config::Element;
-  using Store = gdn::device::Element<typename GradientOf<Config>::type>;
+  using Gradient = typename GradientOf<Config>::type;
+  using Store = gdn::device::Element<Gradient>;
   using Tile = typename F::Tile;
   using StateTile = typename F::StateTile;
   constexpr int kC = F::kChunk, kK = B::kK, kV = B::kV, kGroup = F::kGroup;
@@ -245,7 +249,8 @@ __global__ void __launch_bounds__(FusedBackwardShape<Config>::kThreads, 1)
         args.dq[at] = args.dk[at] = Store::store(0.0f);
       } else {
         const int64_t at = ((end + i / kK) * B::kHV + head) * kK + i % kK;
-        ws.queryGrads[at] = ws.keyGrads[at] = 0.0f;
+        static_cast<Gradient *>(ws.queryGrads)[at] = static_cast<Gradient *>(ws.keyGrads)[at] =
+            Store::store(0.0f);
       }
     }
   }
@@ -615,140 +620,18 @@ __global__ void __launch_bounds__(FusedBackwardShape<Config>::kThreads, 1)
     mathBarrier(); // both halves of W are staged
 
     //===---- The chunk's products (delta_rule_backward_chunk_wgmma.cuh) ----===//
+    // In an order that keeps few accumulators alive: the scores first
+    // (nothing else held), then T1 and T2 as dq and dk, then T3.
     const int kc0 = lanes.kc0;
     const int(&rowOf)[2] = lanes.rowOf;
     const unsigned parity = k.emitted & 1;
     mbarrierWait(full + kFusedQ, k.local & 1);
-    const float chunkDecay = decay(lastGate);
-    float rowDecay[2], toEnd[2], rowBeta[2];
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      rowDecay[half] = decay(gate[rowOf[half]]);
-      toEnd[half] = decay(lastGate - gate[rowOf[half]]);
-      rowBeta[half] = betas[rowOf[half]];
-    }
-    auto storeRowSums = [&](int sumRow, const float (&value)[2]) {
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const float total = quadSum(value[half]);
-        if (lane % 4 == 0)
-          sums[sumRow * kC + rowOf[half]] = total;
-      }
-    };
-    auto rowDot = [&](const char *x, const float (&t)[kHalf / 2], float (&out)[2]) {
-#pragma unroll
-      for (int j = 0; j < kHalf / 8; ++j)
-#pragma unroll
-        for (int half = 0; half < 2; ++half) {
-          const float2 v = loadPairAsFloats(reinterpret_cast<const Element *>(
-              x + Tile::offset(rowOf[half], kc0 + 8 * j + pairColumn)));
-          out[half] += v.x * t[4 * j + 2 * half] + v.y * t[4 * j + 2 * half + 1];
-        }
-    };
-    const char *state = base + F::kState;
-    const char *stateB = state + kc0 * 128; // rows kc0 .. of S
-    const char *stateGradB = stateGrad + kc0 * 128;
-    float dq[kHalf / 2], dk[kHalf / 2];
-
-    // T1 = dO S^T and T2 = W S^T.
-    mbarrierWait(full + kFusedState, parity);
-    wgmmaFence();
-    wgmmaSwizzledOperands<kHalf, kV / 16, 0, 0>(dq, output, Tile::kBlockBytes, stateB,
-                                                StateTile::kBlockBytes, false);
-    wgmmaCommit();
-    wgmmaSwizzledOperands<kHalf, kV / 16, 0, 0>(dk, weighted, Tile::kBlockBytes, stateB,
-                                                StateTile::kBlockBytes, false);
-    wgmmaCommit();
-    float rowG[2] = {0.0f, 0.0f}, rowBetaR[2] = {0.0f, 0.0f}, rowT[2] = {0.0f, 0.0f};
-    wgmmaWait<1>();
-    wgmmaSettle(dq);
-    {
-      float qt[2] = {0.0f, 0.0f};
-      rowDot(queries, dq, qt);
-#pragma unroll
-      for (int half = 0; half < 2; ++half)
-        rowG[half] += args.scale * rowDecay[half] * qt[half];
-#pragma unroll
-      for (int i = 0; i < kHalf / 2; ++i)
-        dq[i] *= args.scale * rowDecay[(i % 4) / 2];
-    }
-    wgmmaWait<0>();
-    wgmmaSettle(dk);
-    {
-      float kt[2] = {0.0f, 0.0f};
-      rowDot(keys, dk, kt);
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const float u = rowDecay[half] * kt[half];
-        rowG[half] -= rowBeta[half] * u;
-        rowBetaR[half] -= u;
-      }
-#pragma unroll
-      for (int i = 0; i < kHalf / 2; ++i)
-        dk[i] *= -rowDecay[(i % 4) / 2] * rowBeta[(i % 4) / 2];
-    }
-
-    // <dS', S> over the whole K x V tile: per-warp partials.
-    {
-      float dot = 0.0f;
-      for (int i = tid; i < kK * kV / 8; i += F::kMathThreads) {
-        const uint4 s = reinterpret_cast<const uint4 *>(state)[i];
-        const uint4 d = reinterpret_cast<const uint4 *>(stateGrad)[i];
-        const uint32_t sw[4] = {s.x, s.y, s.z, s.w}, dw[4] = {d.x, d.y, d.z, d.w};
-#pragma unroll
-        for (int w = 0; w < 4; ++w)
-          dot += bf16BitsToFloat(sw[w] & 0xffffu) * bf16BitsToFloat(dw[w] & 0xffffu) +
-                 bf16BitsToFloat(sw[w] >> 16) * bf16BitsToFloat(dw[w] >> 16);
-      }
-      dot = groupSum<32>(dot);
-      if (lane == 0)
-        sums[kSumTotal * kC + warp] = dot;
-    }
-    mbarrierArrive(empty + kFusedState);
-
-    // T3 = Vn dS'^T; under it, this warpgroup's half of sum_v V o W.
-    float t3[kHalf / 2];
     mbarrierWait(full + kFusedFresh, parity);
     const char *fresh = base + F::kFresh;
-    wgmmaFence();
-    wgmmaSwizzledOperands<kHalf, kV / 16, 0, 0>(t3, fresh, Tile::kBlockBytes, stateGradB,
-                                                StateTile::kBlockBytes, false);
-    wgmmaCommit();
-    mbarrierWait(full + kFusedValue, parity);
-    {
-      constexpr int kPieces = kV / 2 / 8 / 4;
+    float rowBeta[2];
 #pragma unroll
-      for (int half = 0; half < 2; ++half)
-#pragma unroll
-        for (int p = 0; p < kPieces; ++p) {
-          const int column = kV / 2 * group + 8 * (lane % 4 + 4 * p);
-          const int offset = Tile::offset(rowOf[half], column);
-          const uint4 v = *reinterpret_cast<const uint4 *>(base + F::kValue + offset);
-          const uint4 w = *reinterpret_cast<const uint4 *>(weighted + offset);
-          const uint32_t vw[4] = {v.x, v.y, v.z, v.w}, ww[4] = {w.x, w.y, w.z, w.w};
-#pragma unroll
-          for (int x = 0; x < 4; ++x)
-            rowBetaR[half] += bf16BitsToFloat(vw[x] & 0xffffu) * bf16BitsToFloat(ww[x] & 0xffffu) +
-                              bf16BitsToFloat(vw[x] >> 16) * bf16BitsToFloat(ww[x] >> 16);
-        }
-    }
-    mbarrierArrive(empty + kFusedValue);
-    wgmmaWait<0>();
-    wgmmaSettle(t3);
-    mbarrierArrive(full + kFusedStateGradFree); // dS' is read: <dS', S>, T3
-    {
-      float kt[2] = {0.0f, 0.0f};
-      rowDot(keys, t3, kt);
-#pragma unroll
-      for (int half = 0; half < 2; ++half)
-        rowT[half] = toEnd[half] * kt[half];
-#pragma unroll
-      for (int i = 0; i < kHalf / 2; ++i)
-        dk[i] += toEnd[(i % 4) / 2] * t3[i];
-    }
-    storeRowSums(kSumRowG + group, rowG);
-    storeRowSums(kSumRowBetaR + group, rowBetaR);
-    storeRowSums(kSumRowT + group, rowT);
+    for (int half = 0; half < 2; ++half)
+      rowBeta[half] = betas[rowOf[half]];
 
     // The scores, token columns 32 group .. + 31, into E1, F and the sums.
     {
@@ -771,12 +654,146 @@ __global__ void __launch_bounds__(FusedBackwardShape<Config>::kThreads, 1)
       wgmmaSettle(kk);
       wgmmaSettle(dp);
       wgmmaSettle(wv);
-      mbarrierArrive(empty + kFusedOutput);
-      mbarrierArrive(empty + kFusedFresh);
       maskScores<Element>(qk, kk, dp, wv, gate, rowOf, rowBeta, column0, pairColumn, lane,
                           warp, args.scale, e1, mirrored, sums);
+      fenceSharedForAsyncProxy(); // E1 and F for the products below
     }
-    fenceSharedForAsyncProxy();
+
+    auto storeRowSums = [&](int sumRow, const float (&value)[2]) {
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const float total = quadSum(value[half]);
+        if (lane % 4 == 0)
+          sums[sumRow * kC + rowOf[half]] = total;
+      }
+    };
+    auto rowDot = [&](const char *x, const float (&t)[kHalf / 2], float (&out)[2]) {
+#pragma unroll
+      for (int j = 0; j < kHalf / 8; ++j)
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const float2 v = loadPairAsFloats(reinterpret_cast<const Element *>(
+              x + Tile::offset(rowOf[half], kc0 + 8 * j + pairColumn)));
+          out[half] += v.x * t[4 * j + 2 * half] + v.y * t[4 * j + 2 * half + 1];
+        }
+    };
+    const char *state = base + F::kState;
+    const char *stateB = state + kc0 * 128; // rows kc0 .. of S
+    const char *stateGradB = stateGrad + kc0 * 128;
+    float dq[kHalf / 2], dk[kHalf / 2];
+    float rowG[2] = {0.0f, 0.0f}, rowBetaR[2] = {0.0f, 0.0f}, rowT[2] = {0.0f, 0.0f};
+
+    // T1 = dO S^T -> dq = scale diag(e) T1; T2 = W S^T -> dk = -diag(e beta) T2.
+    mbarrierWait(full + kFusedState, parity);
+    wgmmaFence();
+    wgmmaSwizzledOperands<kHalf, kV / 16, 0, 0>(dq, output, Tile::kBlockBytes, stateB,
+                                                StateTile::kBlockBytes, false);
+    wgmmaCommit();
+    wgmmaSwizzledOperands<kHalf, kV / 16, 0, 0>(dk, weighted, Tile::kBlockBytes, stateB,
+                                                StateTile::kBlockBytes, false);
+    wgmmaCommit();
+    wgmmaWait<1>();
+    wgmmaSettle(dq);
+    mbarrierArrive(empty + kFusedOutput); // dO's last read
+    {
+      float qt[2] = {0.0f, 0.0f};
+      rowDot(queries, dq, qt);
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const float e = decay(gate[rowOf[half]]);
+        rowG[half] += args.scale * e * qt[half];
+#pragma unroll
+        for (int j = 0; j < kHalf / 8; ++j) {
+          dq[4 * j + 2 * half] *= args.scale * e;
+          dq[4 * j + 2 * half + 1] *= args.scale * e;
+        }
+      }
+    }
+    wgmmaWait<0>();
+    wgmmaSettle(dk);
+    {
+      float kt[2] = {0.0f, 0.0f};
+      rowDot(keys, dk, kt);
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const float e = decay(gate[rowOf[half]]);
+        const float u = e * kt[half];
+        rowG[half] -= rowBeta[half] * u;
+        rowBetaR[half] -= u;
+#pragma unroll
+        for (int j = 0; j < kHalf / 8; ++j) {
+          dk[4 * j + 2 * half] *= -e * rowBeta[half];
+          dk[4 * j + 2 * half + 1] *= -e * rowBeta[half];
+        }
+      }
+    }
+
+    // <dS', S> over the whole K x V tile: per-warp partials.
+    {
+      float dot = 0.0f;
+      for (int i = tid; i < kK * kV / 8; i += F::kMathThreads) {
+        const uint4 s = reinterpret_cast<const uint4 *>(state)[i];
+        const uint4 d = reinterpret_cast<const uint4 *>(stateGrad)[i];
+        const uint32_t sw[4] = {s.x, s.y, s.z, s.w}, dw[4] = {d.x, d.y, d.z, d.w};
+#pragma unroll
+        for (int w = 0; w < 4; ++w)
+          dot += bf16BitsToFloat(sw[w] & 0xffffu) * bf16BitsToFloat(dw[w] & 0xffffu) +
+                 bf16BitsToFloat(sw[w] >> 16) * bf16BitsToFloat(dw[w] >> 16);
+      }
+      dot = groupSum<32>(dot);
+      if (lane == 0)
+        sums[kSumTotal * kC + warp] = dot;
+    }
+    mbarrierArrive(empty + kFusedState);
+
+    // T3 = Vn dS'^T -> dk += diag(f) T3; under it, this warpgroup's half of
+    // sum_v V o W.
+    {
+      float t3[kHalf / 2];
+      wgmmaFence();
+      wgmmaSwizzledOperands<kHalf, kV / 16, 0, 0>(t3, fresh, Tile::kBlockBytes, stateGradB,
+                                                  StateTile::kBlockBytes, false);
+      wgmmaCommit();
+      mbarrierWait(full + kFusedValue, parity);
+      {
+        constexpr int kPieces = kV / 2 / 8 / 4;
+#pragma unroll
+        for (int half = 0; half < 2; ++half)
+#pragma unroll
+          for (int p = 0; p < kPieces; ++p) {
+            const int column = kV / 2 * group + 8 * (lane % 4 + 4 * p);
+            const int offset = Tile::offset(rowOf[half], column);
+            const uint4 v = *reinterpret_cast<const uint4 *>(base + F::kValue + offset);
+            const uint4 w = *reinterpret_cast<const uint4 *>(weighted + offset);
+            const uint32_t vw[4] = {v.x, v.y, v.z, v.w}, ww[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+              rowBetaR[half] +=
+                  bf16BitsToFloat(vw[x] & 0xffffu) * bf16BitsToFloat(ww[x] & 0xffffu) +
+                  bf16BitsToFloat(vw[x] >> 16) * bf16BitsToFloat(ww[x] >> 16);
+          }
+      }
+      mbarrierArrive(empty + kFusedValue);
+      wgmmaWait<0>();
+      wgmmaSettle(t3);
+      mbarrierArrive(full + kFusedStateGradFree); // dS' is read: <dS', S>, T3
+      mbarrierArrive(empty + kFusedFresh);
+      float kt[2] = {0.0f, 0.0f};
+      rowDot(keys, t3, kt);
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const float f = decay(lastGate - gate[rowOf[half]]);
+        rowT[half] = f * kt[half];
+#pragma unroll
+        for (int j = 0; j < kHalf / 8; ++j) {
+          dk[4 * j + 2 * half] += f * t3[4 * j + 2 * half];
+          dk[4 * j + 2 * half + 1] += f * t3[4 * j + 2 * half + 1];
+        }
+      }
+    }
+    storeRowSums(kSumRowG + group, rowG);
+    storeRowSums(kSumRowBetaR + group, rowBetaR);
+    storeRowSums(kSumRowT + group, rowT);
     mathBarrier(); // E1, F and every partial sum are complete
 
     // dq += E1 K; dk += E1^T Q + F K.
@@ -793,8 +810,8 @@ __global__ void __launch_bounds__(FusedBackwardShape<Config>::kThreads, 1)
       wgmmaCommit();
     }
     // dg and dbeta under the products.
-    chunkGateGradients(sums, tid, warp, lane, rows, chunkDecay, F::kMathThreads, mathBarrier,
-                       [&](int t, float dg, float dbeta) {
+    chunkGateGradients(sums, tid, warp, lane, rows, decay(lastGate), F::kMathThreads,
+                       mathBarrier, [&](int t, float dg, float dbeta) {
                          args.dg[(k.row0 + t) * B::kHV + head] = dg;
                          args.dbeta[(k.row0 + t) * B::kHV + head] = dbeta;
                        });
@@ -806,7 +823,7 @@ __global__ void __launch_bounds__(FusedBackwardShape<Config>::kThreads, 1)
     mbarrierArrive(empty + gates);
 
     // dq and dk of this value head: the gradients themselves without GQA,
-    // else fp32 partials for deltaRuleKeyGradSumKernel.
+    // else partials (in the gradients' type) for deltaRuleKeyGradSumKernel.
 #pragma unroll
     for (int j = 0; j < kHalf / 8; ++j)
 #pragma unroll
@@ -822,19 +839,31 @@ __global__ void __launch_bounds__(FusedBackwardShape<Config>::kThreads, 1)
           storeGradientPair(args.dk + at, k2[0], k2[1]);
         } else {
           const int64_t at = ((k.row0 + row) * B::kHV + head) * kK + column;
-          storeGradientPair(ws.queryGrads + at, q2[0], q2[1]);
-          storeGradientPair(ws.keyGrads + at, k2[0], k2[1]);
+          storeGradientPair(static_cast<Gradient *>(ws.queryGrads) + at, q2[0], q2[1]);
+          storeGradientPair(static_cast<Gradient *>(ws.keyGrads) + at, k2[0], k2[1]);
         }
       }
   }
 }
 
+/// Four consecutive partials as floats (fp32 or bf16 storage).
+__device__ __forceinline__ float4 loadFour(const float *p) {
+  return *reinterpret_cast<const float4 *>(p);
+}
+__device__ __forceinline__ float4 loadFour(const __nv_bfloat16 *p) {
+  const uint2 bits = *reinterpret_cast<const uint2 *>(p);
+  return make_float4(bf16BitsToFloat(bits.x & 0xffffu), bf16BitsToFloat(bits.x >> 16),
+                     bf16BitsToFloat(bits.y & 0xffffu), bf16BitsToFloat(bits.y >> 16));
+}
+
 /// dq and dk of every row of the pack from the fused kernel's per-value-head
-/// partials: the sum over each key head's value heads in head order, one
-/// thread per four keys (GQA only; padding rows' partials are zero).
+/// partials: the sum over each key head's value heads in head order, in
+/// fp32, one thread per four keys (GQA only; padding rows' partials are
+/// zero).
 template <class Config>
 __global__ void deltaRuleKeyGradSumKernel(DeltaRuleBackwardArgs<Config> args) {
   using B = DeltaRuleBackwardShape<Config>;
+  using Gradient = typename GradientOf<Config>::type;
   constexpr int kGroup = B::kHV / B::kH, kQuads = B::kK / 4;
   const PackingView &packing = args.packing;
   if (packing.numSeqs <= 0 || packingInvalid(args))
@@ -842,7 +871,8 @@ __global__ void deltaRuleKeyGradSumKernel(DeltaRuleBackwardArgs<Config> args) {
   const int64_t rows = packing.cuPadded ? packing.cuPadded[packing.numSeqs]
                                         : packing.cuSeqlens[packing.numSeqs];
   const int64_t total = rows * B::kH * kQuads;
-  const DeltaRuleBackwardWorkspace &ws = args.workspace;
+  const Gradient *queryGrads = static_cast<const Gradient *>(args.workspace.queryGrads);
+  const Gradient *keyGrads = static_cast<const Gradient *>(args.workspace.keyGrads);
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t row = i / (B::kH * kQuads);
@@ -851,8 +881,7 @@ __global__ void deltaRuleKeyGradSumKernel(DeltaRuleBackwardArgs<Config> args) {
 #pragma unroll
     for (int m = 0; m < kGroup; ++m) {
       const int64_t at = (row * B::kHV + keyHead * kGroup + m) * B::kK + 4 * quad;
-      const float4 pq = *reinterpret_cast<const float4 *>(ws.queryGrads + at);
-      const float4 pk = *reinterpret_cast<const float4 *>(ws.keyGrads + at);
+      const float4 pq = loadFour(queryGrads + at), pk = loadFour(keyGrads + at);
       q = make_float4(q.x + pq.x, q.y + pq.y, q.z + pq.z, q.w + pq.w);
       k = make_float4(k.x + pk.x, k.y + pk.y, k.z + pk.z, k.w + pk.w);
     }
