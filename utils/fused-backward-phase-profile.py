@@ -32,7 +32,8 @@ from marked_headers import copy_headers, patch_header  # noqa: E402
 out = copy_headers(sys.argv, __doc__)
 
 # Slots, kept in step with kPhaseNames in fused_backward_phase_profile.cu:
-# math 0-14, carrier 16-24, producer 26, math's chunk count 31.
+# math 0-15 (15 before 13), carrier 16-24, producer 26, math's chunk count
+# 31.
 MACRO = '''
 #define GDN_PROFILE_MARK(slot)                                                 \\
   do {                                                                         \\
@@ -50,20 +51,18 @@ pairs = [
     # Producer.
     ('''    for (int32_t c = stop - 1; c >= first; --c) {
       const Chunk k = chunkAt(c);
-      const int gates = kFusedGates0 + k.local % 2;
-      release(gates, k.local / 2);''',
-     '''    const bool profLeader = thread == F::kProducer;
+      const int y = static_cast<int>(k.row0);''',
+     '''    const bool profLeader = p == 96; // the thread that copies S, Vn, Q
     unsigned long long profT = clock64();
     for (int32_t c = stop - 1; c >= first; --c) {
       const Chunk k = chunkAt(c);
-      const int gates = kFusedGates0 + k.local % 2;
-      release(gates, k.local / 2);'''),
-    ('''      release(kFusedQ, k.local);
-      tokenTile(kFusedQ, queries, &maps.q, keyHead * kK, kK);
-    }''', '''      release(kFusedQ, k.local);
-      tokenTile(kFusedQ, queries, &maps.q, keyHead * kK, kK);
-      GDN_PROFILE_MARK(26);
-    }'''),
+      const int y = static_cast<int>(k.row0);'''),
+    ('''        release(queryBuffer(k.local), k.local / 2);
+        tokenTile(queryBuffer(k.local), queriesOf(k.local), &maps.q, keyHead * kK, kK);
+      }''', '''        release(queryBuffer(k.local), k.local / 2);
+        tokenTile(queryBuffer(k.local), queriesOf(k.local), &maps.q, keyHead * kK, kK);
+        GDN_PROFILE_MARK(26);
+      }'''),
     # Carrier.
     ('''    for (int32_t c = stop - 1; c >= first; --c) {
       const Chunk k = chunkAt(c);
@@ -98,11 +97,11 @@ pairs = [
     ('''      warpgroupBarrier(2);
       // dS^T += X^T Q.
       mbarrierWait(full + kFusedOutput, k.local & 1);
-      mbarrierWait(full + kFusedQ, k.local & 1);''', '''      warpgroupBarrier(2);
+      mbarrierWait(full + queryBuffer(k.local), (k.local / 2) & 1);''', '''      warpgroupBarrier(2);
       GDN_PROFILE_MARK(20);
       // dS^T += X^T Q.
       mbarrierWait(full + kFusedOutput, k.local & 1);
-      mbarrierWait(full + kFusedQ, k.local & 1);
+      mbarrierWait(full + queryBuffer(k.local), (k.local / 2) & 1);
       GDN_PROFILE_MARK(21);'''),
     ('''      mbarrierArrive(empty + kFusedOutput);
       // dS^T += Y^T K once W is staged.
@@ -174,14 +173,22 @@ pairs = [
     GDN_PROFILE_MARK(11);
     mathBarrier(); // E1, F and every partial sum are complete
     GDN_PROFILE_MARK(12);'''),
+    ('''                                                  Tile::kBlockBytes, true);
+      wgmmaCommit();
+    }
+    // dg and dbeta under the products.''', '''                                                  Tile::kBlockBytes, true);
+      wgmmaCommit();
+    }
+    GDN_PROFILE_MARK(15);
+    // dg and dbeta under the products.'''),
     ('''    wgmmaWait<0>();
     wgmmaSettle(dq);
     wgmmaSettle(dk);
-    mbarrierArrive(empty + kFusedQ);''', '''    GDN_PROFILE_MARK(13);
+    mbarrierArrive(empty + queryBuffer(k.local));''', '''    GDN_PROFILE_MARK(13);
     wgmmaWait<0>();
     wgmmaSettle(dq);
     wgmmaSettle(dk);
-    mbarrierArrive(empty + kFusedQ);'''),
+    mbarrierArrive(empty + queryBuffer(k.local));'''),
     ('''          storeGradientPair(static_cast<Gradient *>(ws.keyGrads) + at, k2[0], k2[1]);
         }
       }''', '''          storeGradientPair(static_cast<Gradient *>(ws.keyGrads) + at, k2[0], k2[1]);

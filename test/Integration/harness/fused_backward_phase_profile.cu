@@ -41,7 +41,7 @@ template <class C> void profile(const char *name) {
       "math: barrier (E1, F, sums)",
       "math: dg, dbeta (under E1 K, E1^T Q, F K)",
       "math: wait for dq, dk; store them",
-      nullptr,
+      "math: E1 K, E1^T Q, F K issued (before the line above it)",
       "carrier: loop (from the previous chunk's last mark)",
       "carrier: wait for G and beta",
       "carrier: wait for the math's dS' release",
@@ -52,7 +52,7 @@ template <class C> void profile(const char *name) {
       "carrier: wait for W",
       "carrier: Y^T K, wait for both",
       nullptr,
-      "producer: a chunk's copies, with its waits for free buffers",
+      "producer: S, Vn and Q of a chunk, with their waits for free buffers",
       nullptr, nullptr, nullptr, nullptr, nullptr};
   const unsigned long long zero[32] = {};
   CUDA_OK(cudaMemcpyToSymbol(gdnProf, zero, sizeof zero));

@@ -26,9 +26,12 @@
 //    the scores, E1, F, dq, dk, dg, dbeta), each warpgroup 64 key columns
 //    or 32 token columns of them;
 //  - the producer (warpgroup 3) copies the chunk's tiles by TMA (Q, K, dO,
-//    V, Vn, S, N, P, G) into single buffers, K and the gates doubled, each
+//    Vn, S, N, P, G) into single buffers, Q, K and the gates doubled, each
 //    with a `full` and an `empty` mbarrier, refilling a tile as its last
-//    reader releases it, and 64 of its threads load the betas.
+//    reader releases it (three threads in three warps, so that no copy
+//    waits behind another's buffer), and 64 of its threads load the betas.
+//    V is read only for dbeta's sum_v V o W, straight from global memory
+//    under T3 (its 16 KiB of shared memory went to Q's second buffer).
 //
 // The algebra and its bf16 roundings are those of the two kernels it
 // replaces (delta_rule_backward_wgmma.cuh, delta_rule_backward_chunk_wgmma.cuh):
@@ -63,13 +66,13 @@ GDN_OPTIONAL_CONFIG_MEMBER(FusedBackwardWgmmaOf, kFusedBackwardWgmma, false)
 /// buffer, then the four hand-offs between the carrier and the math
 /// warpgroups.
 enum FusedBackwardBarrier : int {
-  kFusedQ = 0,
+  kFusedQ0 = 0, ///< Q of even local chunks (Q1: odd)
+  kFusedQ1,
   kFusedK0, ///< K of even local chunks (K1: odd)
   kFusedK1,
   kFusedOutput,    ///< dO
   kFusedTransform, ///< N and P
   kFusedState,     ///< S (emitting chunks only)
-  kFusedValue,     ///< V (emitting chunks only)
   kFusedFresh,     ///< Vn (emitting chunks only)
   kFusedGates0,    ///< G and beta of even local chunks (Gates1: odd)
   kFusedGates1,
@@ -109,11 +112,10 @@ template <class Config> struct FusedBackwardShape {
   static constexpr uint32_t kValueBytes = 2 * kChunk * kV;
   static constexpr uint32_t kStateBytes = 2 * kK * kV;
   static constexpr uint32_t kScoreBytes = 2 * kChunk * kChunk;
-  static constexpr size_t kQ = 0;
-  static constexpr size_t kKeys = kQ + kKeyBytes; // two buffers
+  static constexpr size_t kQueries = 0;                          // two buffers
+  static constexpr size_t kKeys = kQueries + 2 * size_t(kKeyBytes); // two buffers
   static constexpr size_t kOutput = kKeys + 2 * size_t(kKeyBytes);
-  static constexpr size_t kValue = kOutput + kValueBytes;
-  static constexpr size_t kFresh = kValue + kValueBytes;
+  static constexpr size_t kFresh = kOutput + kValueBytes;
   static constexpr size_t kState = kFresh + kValueBytes;
   static constexpr size_t kInverse = kState + kStateBytes;
   static constexpr size_t kScores = kInverse + kScoreBytes;
@@ -131,7 +133,7 @@ template <class Config> struct FusedBackwardShape {
   static_assert(kBytes <= 227 * 1024, "delta rule backward (fused): shared memory");
   /// Arrivals that release each input buffer: every thread that reads it.
   __host__ __device__ static constexpr unsigned emptyCount(int buffer) {
-    return buffer == kFusedQ || buffer == kFusedK0 || buffer == kFusedK1 ||
+    return buffer == kFusedQ0 || buffer == kFusedQ1 || buffer == kFusedK0 || buffer == kFusedK1 ||
                    buffer == kFusedOutput || buffer == kFusedGates0 ||
                    buffer == kFusedGates1
                ? kConsumerThreads
@@ -140,9 +142,9 @@ template <class Config> struct FusedBackwardShape {
 };
 
 /// The fused kernel's tensor maps (a kernel parameter): q, k per key head;
-/// v, dO and Vn per value head; S per chunk; N and P per chunk tile.
+/// dO and Vn per value head; S per chunk; N and P per chunk tile.
 struct FusedBackwardTensorMaps {
-  CUtensorMap q, k, v, dO, fresh, states, inverse, scores;
+  CUtensorMap q, k, dO, fresh, states, inverse, scores;
 };
 
 /// Encodes them (host only; args.workspace carved); the per-chunk maps
@@ -164,7 +166,6 @@ inline cudaError_t encodeFusedBackwardMaps(FusedBackwardTensorMaps &maps,
     uint64_t columns, rows;
   } all[] = {{&maps.q, args.q, keys, rows},
              {&maps.k, args.k, keys, rows},
-             {&maps.v, args.v, values, rows},
              {&maps.dO, args.dO, values, rows},
              {&maps.fresh, ws.fresh, values, rows},
              {&maps.inverse, ws.forward.inverse, 64, tiles},
@@ -261,7 +262,8 @@ __global__ void __launch_bounds__(FusedBackwardShape<Config>::kThreads, 1)
   uint64_t *empty = full + kFusedInputs;
   float *gateBuffers = reinterpret_cast<float *>(base + F::kGates);
   float *betaBuffers = reinterpret_cast<float *>(base + F::kBetas);
-  char *const queries = base + F::kQ;
+  auto queriesOf = [&](int local) { return base + F::kQueries + (local % 2) * F::kKeyBytes; };
+  auto queryBuffer = [](int local) { return kFusedQ0 + local % 2; };
   char *const stateGrad = base + F::kStateGrad, *const weighted = base + F::kWeighted;
   auto keysOf = [&](int local) { return base + F::kKeys + (local % 2) * F::kKeyBytes; };
 
@@ -300,14 +302,18 @@ __global__ void __launch_bounds__(FusedBackwardShape<Config>::kThreads, 1)
 
   if (thread >= F::kProducer) {
     //===------------------------------------------------------------===//
-    // Producer: 64 threads load the betas, one issues every copy, in the
-    // order the consumers release the buffers.
+    // Producer: warps 0 and 1 load the betas and G; one thread of warp 2
+    // copies K, N, P and dO, one of warp 3 S, Vn and Q, each in the order
+    // the consumers release them, so that a copy waiting for its buffer
+    // holds back no copy of another (one thread issuing everything kept
+    // the next chunk's G behind this chunk's last release).
     //===------------------------------------------------------------===//
 #if GDN_WGMMA_AVAILABLE
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(F::kProducerRegisters));
 #endif
     const int p = thread - F::kProducer;
-    if (p >= kC)
+    const int role = p < kC ? 0 : p == 64 ? 1 : p == 96 ? 2 : -1;
+    if (role < 0)
       return;
     // Waits until a buffer's previous fill was released (its `round`-th
     // use; the first finds it free).
@@ -317,17 +323,6 @@ __global__ void __launch_bounds__(FusedBackwardShape<Config>::kThreads, 1)
     };
     for (int32_t c = stop - 1; c >= first; --c) {
       const Chunk k = chunkAt(c);
-      const int gates = kFusedGates0 + k.local % 2;
-      release(gates, k.local / 2);
-      betaBuffers[(k.local % 2) * kC + p] =
-          p < k.rows ? args.beta[(k.row0 + p) * B::kHV + head] : 0.0f;
-      if (p != 0) {
-        mbarrierArrive(full + gates);
-        continue;
-      }
-      mbarrierExpectBytes(full + gates, 4 * kC);
-      bulkLoad(gateBuffers + (k.local % 2) * kC, ws.forward.gateCumsum + k.tileIndex * kC,
-               4 * kC, full + gates);
       const int y = static_cast<int>(k.row0);
       const int tileRow = static_cast<int>(k.tileIndex * kC);
       // A token tile of `columns` columns from `map`, from column x0.
@@ -336,32 +331,43 @@ __global__ void __launch_bounds__(FusedBackwardShape<Config>::kThreads, 1)
         for (int b = 0; b < columns / 64; ++b)
           tmaLoad2D(at + b * Tile::kBlockBytes, map, x0 + 64 * b, y, full + buffer);
       };
-      const int keyBuffer = kFusedK0 + k.local % 2;
-      release(keyBuffer, k.local / 2);
-      tokenTile(keyBuffer, keysOf(k.local), &maps.k, keyHead * kK, kK);
-      release(kFusedTransform, k.local);
-      mbarrierExpectBytes(full + kFusedTransform, 2 * F::kScoreBytes);
-      tmaLoad2D(base + F::kInverse, &maps.inverse, 0, tileRow, full + kFusedTransform);
-      tmaLoad2D(base + F::kScores, &maps.scores, 0, tileRow, full + kFusedTransform);
-      if (k.emit) {
-        release(kFusedState, k.emitted);
-        mbarrierExpectBytes(full + kFusedState, F::kStateBytes);
-        for (int rb = 0; rb < kK / 64; ++rb)
-          for (int cb = 0; cb < kV / 64; ++cb)
-            tmaLoad2D(base + F::kState + cb * StateTile::kBlockBytes + rb * 64 * 128,
-                      &maps.states, 64 * cb, static_cast<int>(k.tileIndex * kK + 64 * rb),
-                      full + kFusedState);
-        release(kFusedValue, k.emitted);
-        tokenTile(kFusedValue, base + F::kValue, &maps.v, head * kV, kV);
+      if (role == 0) {
+        const int gates = kFusedGates0 + k.local % 2;
+        release(gates, k.local / 2);
+        betaBuffers[(k.local % 2) * kC + p] =
+            p < k.rows ? args.beta[(k.row0 + p) * B::kHV + head] : 0.0f;
+        if (p != 0) {
+          mbarrierArrive(full + gates);
+          continue;
+        }
+        mbarrierExpectBytes(full + gates, 4 * kC);
+        bulkLoad(gateBuffers + (k.local % 2) * kC, ws.forward.gateCumsum + k.tileIndex * kC,
+                 4 * kC, full + gates);
+      } else if (role == 1) {
+        const int keyBuffer = kFusedK0 + k.local % 2;
+        release(keyBuffer, k.local / 2);
+        tokenTile(keyBuffer, keysOf(k.local), &maps.k, keyHead * kK, kK);
+        release(kFusedTransform, k.local);
+        mbarrierExpectBytes(full + kFusedTransform, 2 * F::kScoreBytes);
+        tmaLoad2D(base + F::kInverse, &maps.inverse, 0, tileRow, full + kFusedTransform);
+        tmaLoad2D(base + F::kScores, &maps.scores, 0, tileRow, full + kFusedTransform);
+        release(kFusedOutput, k.local);
+        tokenTile(kFusedOutput, base + F::kOutput, &maps.dO, head * kV, kV);
+      } else {
+        if (k.emit) {
+          release(kFusedState, k.emitted);
+          mbarrierExpectBytes(full + kFusedState, F::kStateBytes);
+          for (int rb = 0; rb < kK / 64; ++rb)
+            for (int cb = 0; cb < kV / 64; ++cb)
+              tmaLoad2D(base + F::kState + cb * StateTile::kBlockBytes + rb * 64 * 128,
+                        &maps.states, 64 * cb, static_cast<int>(k.tileIndex * kK + 64 * rb),
+                        full + kFusedState);
+          release(kFusedFresh, k.emitted);
+          tokenTile(kFusedFresh, base + F::kFresh, &maps.fresh, head * kV, kV);
+        }
+        release(queryBuffer(k.local), k.local / 2);
+        tokenTile(queryBuffer(k.local), queriesOf(k.local), &maps.q, keyHead * kK, kK);
       }
-      release(kFusedOutput, k.local);
-      tokenTile(kFusedOutput, base + F::kOutput, &maps.dO, head * kV, kV);
-      if (k.emit) {
-        release(kFusedFresh, k.emitted);
-        tokenTile(kFusedFresh, base + F::kFresh, &maps.fresh, head * kV, kV);
-      }
-      release(kFusedQ, k.local);
-      tokenTile(kFusedQ, queries, &maps.q, keyHead * kK, kK);
     }
     return;
   }
@@ -370,15 +376,13 @@ __global__ void __launch_bounds__(FusedBackwardShape<Config>::kThreads, 1)
   // the rows past the sequence's end from what follows; every consumer
   // zeroes its share of them before anything reads the tiles.
   auto zeroPartialChunk = [&](const Chunk &k) {
-    for (int b : {int(kFusedQ), int(kFusedK0), int(kFusedOutput)})
+    for (int b : {int(kFusedQ0), int(kFusedK0), int(kFusedOutput)})
       mbarrierWait(full + b, 0);
-    zeroTileRowsFrom<kK>(queries, k.rows, thread, F::kConsumerThreads);
+    zeroTileRowsFrom<kK>(queriesOf(0), k.rows, thread, F::kConsumerThreads);
     zeroTileRowsFrom<kK>(keysOf(0), k.rows, thread, F::kConsumerThreads);
     zeroTileRowsFrom<kV>(base + F::kOutput, k.rows, thread, F::kConsumerThreads);
     if (k.emit) {
-      mbarrierWait(full + kFusedValue, 0);
       mbarrierWait(full + kFusedFresh, 0);
-      zeroTileRowsFrom<kV>(base + F::kValue, k.rows, thread, F::kConsumerThreads);
       zeroTileRowsFrom<kV>(base + F::kFresh, k.rows, thread, F::kConsumerThreads);
     }
     fenceSharedForAsyncProxy();
@@ -470,13 +474,16 @@ __global__ void __launch_bounds__(FusedBackwardShape<Config>::kThreads, 1)
       warpgroupBarrier(2);
       // dS^T += X^T Q.
       mbarrierWait(full + kFusedOutput, k.local & 1);
-      mbarrierWait(full + kFusedQ, k.local & 1);
+      mbarrierWait(full + queryBuffer(k.local), (k.local / 2) & 1);
+      // Half by half: with both halves' A fragments built first, ptxas
+      // no longer serialised the products (C7511) but spilled 164 bytes at
+      // 192 registers, and the kernel took 1-2% longer (H100).
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         uint32_t scaledA[4][4];
         transposedScaled(base + F::kOutput, h, scaleDecay, scaledA);
         wgmmaFence();
-        wgmmaSwizzled<kK, 4, 1>(grad[h], scaledA, queries, true);
+        wgmmaSwizzled<kK, 4, 1>(grad[h], scaledA, queriesOf(k.local), true);
         wgmmaCommit();
       }
       mbarrierArrive(empty + kFusedOutput);
@@ -496,7 +503,7 @@ __global__ void __launch_bounds__(FusedBackwardShape<Config>::kThreads, 1)
       wgmmaSettle(grad[0]);
       wgmmaSettle(grad[1]);
       mbarrierArrive(full + kFusedWeightedFree);
-      mbarrierArrive(empty + kFusedQ);
+      mbarrierArrive(empty + queryBuffer(k.local));
       mbarrierArrive(empty + kFusedK0 + k.local % 2);
       mbarrierArrive(empty + gates);
     }
@@ -612,7 +619,7 @@ __global__ void __launch_bounds__(FusedBackwardShape<Config>::kThreads, 1)
       // A warm-up chunk: nothing but the chain.
       mbarrierArrive(full + kFusedStateGradFree);
       mbarrierArrive(empty + kFusedOutput);
-      mbarrierArrive(empty + kFusedQ);
+      mbarrierArrive(empty + queryBuffer(k.local));
       mbarrierArrive(empty + kFusedK0 + k.local % 2);
       mbarrierArrive(empty + gates);
       continue;
@@ -625,7 +632,8 @@ __global__ void __launch_bounds__(FusedBackwardShape<Config>::kThreads, 1)
     const int kc0 = lanes.kc0;
     const int(&rowOf)[2] = lanes.rowOf;
     const unsigned parity = k.emitted & 1;
-    mbarrierWait(full + kFusedQ, k.local & 1);
+    const char *queries = queriesOf(k.local);
+    mbarrierWait(full + queryBuffer(k.local), (k.local / 2) & 1);
     mbarrierWait(full + kFusedFresh, parity);
     const char *fresh = base + F::kFresh;
     float rowBeta[2];
@@ -754,7 +762,6 @@ __global__ void __launch_bounds__(FusedBackwardShape<Config>::kThreads, 1)
       wgmmaSwizzledOperands<kHalf, kV / 16, 0, 0>(t3, fresh, Tile::kBlockBytes, stateGradB,
                                                   StateTile::kBlockBytes, false);
       wgmmaCommit();
-      mbarrierWait(full + kFusedValue, parity);
       {
         constexpr int kPieces = kV / 2 / 8 / 4;
 #pragma unroll
@@ -763,7 +770,10 @@ __global__ void __launch_bounds__(FusedBackwardShape<Config>::kThreads, 1)
           for (int p = 0; p < kPieces; ++p) {
             const int column = kV / 2 * group + 8 * (lane % 4 + 4 * p);
             const int offset = Tile::offset(rowOf[half], column);
-            const uint4 v = *reinterpret_cast<const uint4 *>(base + F::kValue + offset);
+            const uint4 v = rowOf[half] < rows
+                                ? *reinterpret_cast<const uint4 *>(
+                                      args.v + (k.row0 + rowOf[half]) * valueRow + head * kV + column)
+                                : make_uint4(0, 0, 0, 0);
             const uint4 w = *reinterpret_cast<const uint4 *>(weighted + offset);
             const uint32_t vw[4] = {v.x, v.y, v.z, v.w}, ww[4] = {w.x, w.y, w.z, w.w};
 #pragma unroll
@@ -773,7 +783,6 @@ __global__ void __launch_bounds__(FusedBackwardShape<Config>::kThreads, 1)
                   bf16BitsToFloat(vw[x] >> 16) * bf16BitsToFloat(ww[x] >> 16);
           }
       }
-      mbarrierArrive(empty + kFusedValue);
       wgmmaWait<0>();
       wgmmaSettle(t3);
       mbarrierArrive(full + kFusedStateGradFree); // dS' is read: <dS', S>, T3
@@ -818,7 +827,7 @@ __global__ void __launch_bounds__(FusedBackwardShape<Config>::kThreads, 1)
     wgmmaWait<0>();
     wgmmaSettle(dq);
     wgmmaSettle(dk);
-    mbarrierArrive(empty + kFusedQ);
+    mbarrierArrive(empty + queryBuffer(k.local));
     mbarrierArrive(empty + kFusedK0 + k.local % 2);
     mbarrierArrive(empty + gates);
 
