@@ -184,17 +184,23 @@ pairs = [
     ('''    wgmmaWait<0>();
     wgmmaSettle(dq);
     wgmmaSettle(dk);
-    mbarrierArrive(empty + queryBuffer(k.local));''', '''    GDN_PROFILE_MARK(13);
+
+    // dq and dk of this value head''', '''    GDN_PROFILE_MARK(13);
     wgmmaWait<0>();
     wgmmaSettle(dq);
     wgmmaSettle(dk);
-    mbarrierArrive(empty + queryBuffer(k.local));'''),
-    ('''          storeGradientPair(static_cast<Gradient *>(ws.keyGrads) + at, k2[0], k2[1]);
-        }
-      }''', '''          storeGradientPair(static_cast<Gradient *>(ws.keyGrads) + at, k2[0], k2[1]);
-        }
-      }
-    GDN_PROFILE_MARK(14);'''),
+
+    // dq and dk of this value head'''),
+    ('''    mbarrierArrive(empty + queryBuffer(k.local));
+    mbarrierArrive(empty + kFusedK0 + k.local % 2);
+    mbarrierArrive(empty + gates);
+  }
+  if (thread % 128 == 0)''', '''    GDN_PROFILE_MARK(14);
+    mbarrierArrive(empty + queryBuffer(k.local));
+    mbarrierArrive(empty + kFusedK0 + k.local % 2);
+    mbarrierArrive(empty + gates);
+  }
+  if (thread % 128 == 0)'''),
 ]
 patch_header('fused-backward-phase-profile', out,
              'gdn/device/delta_rule_backward_fused_wgmma.cuh', pairs)

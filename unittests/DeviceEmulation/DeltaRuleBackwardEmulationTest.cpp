@@ -451,6 +451,35 @@ TEST(DeltaRuleBackwardEmulation, Bf16Gradients) {
 // bf16 dq and dk at a 4-byte but not 16-byte alignment (a view into a
 // larger buffer): the chunk kernel cannot store them by TMA and stores them
 // per thread, with the same bits.
+// The fused kernel stores a whole chunk's bf16 dv, dq and dk by TMA from
+// staged tiles when all three are 16-byte aligned, and per thread
+// otherwise (and for partial chunks), with the same bits either way.
+TEST(DeltaRuleBackwardEmulation, FusedBf16StoresByTmaOrPerThread) {
+  using C = Bf16GradientConfig<FusedConfig<Config<1, 1, 128, true>>>;
+  std::mt19937 random(29);
+  Problem p = makeProblem(1, 1, 128, 128, {70, 130}, {2, 0}, true, random);
+  const Cotangents cot = makeCotangents(p, true, random);
+  const float scale = 1.0f / std::sqrt(128.0f);
+  auto tmaFor = [&](size_t offsetElements) {
+    std::vector<__nv_bfloat16> buffer(64 * 128 + 8), values(64 * 128);
+    const int32_t offsets[2] = {0, 64};
+    DeltaRuleBackwardArgs<C> args = {};
+    args.packing = PackingView{offsets, nullptr, 1, 64};
+    args.dq = args.dk = buffer.data() + offsetElements;
+    args.dv = values.data();
+    FusedBackwardTensorMaps maps = {};
+    EXPECT_EQ(encodeFusedBackwardMaps(maps, args), cudaSuccess);
+    return maps.storesByTma;
+  };
+  EXPECT_EQ(tmaFor(0), 1);
+  EXPECT_EQ(tmaFor(2), 0);
+  const Gradients<float> aligned = runBackward<C>(p, cot, scale, true);
+  const Gradients<float> offset = runBackward<C>(p, cot, scale, true, nullptr, {}, 2);
+  EXPECT_TRUE(sameBits(aligned.dq, offset.dq)) << "dq";
+  EXPECT_TRUE(sameBits(aligned.dk, offset.dk)) << "dk";
+  EXPECT_TRUE(sameBits(aligned.dv, offset.dv)) << "dv";
+}
+
 TEST(DeltaRuleBackwardEmulation, Bf16GradientsUnalignedForTma) {
   using C = Bf16GradientConfig<WgmmaChunkGradConfig<Config<2, 4, 128, true>>>;
   std::mt19937 random(28);

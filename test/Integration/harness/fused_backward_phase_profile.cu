@@ -40,7 +40,7 @@ template <class C> void profile(const char *name) {
       "math: wait for V; T3, V o W, row sums",
       "math: barrier (E1, F, sums)",
       "math: dg, dbeta (under E1 K, E1^T Q, F K)",
-      "math: wait for dq, dk; store them",
+      "math: wait for dq, dk; stage and store them",
       "math: E1 K, E1^T Q, F K issued (before the line above it)",
       "carrier: loop (from the previous chunk's last mark)",
       "carrier: wait for G and beta",

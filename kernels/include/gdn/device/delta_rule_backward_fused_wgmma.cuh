@@ -142,9 +142,15 @@ template <class Config> struct FusedBackwardShape {
 };
 
 /// The fused kernel's tensor maps (a kernel parameter): q, k per key head;
-/// dO and Vn per value head; S per chunk; N and P per chunk tile.
+/// dO and Vn per value head; S per chunk; N and P per chunk tile. With bf16
+/// gradients, 16-byte aligned, also the stores' maps: dv, and dq and dk (or
+/// with GQA their per-value-head partials); `storesByTma` is then 1 and a
+/// whole chunk's gradients leave by TMA from staged tiles (per-thread
+/// stores otherwise, and for a sequence's partial last chunk).
 struct FusedBackwardTensorMaps {
   CUtensorMap q, k, dO, fresh, states, inverse, scores;
+  CUtensorMap dv, dq, dk;
+  int storesByTma;
 };
 
 /// Encodes them (host only; args.workspace carved); the per-chunk maps
@@ -174,6 +180,22 @@ inline cudaError_t encodeFusedBackwardMaps(FusedBackwardTensorMaps &maps,
     const cudaError_t error = encodeTensorMap2D(m.map, m.base, m.columns, m.rows, m.columns);
     if (error != cudaSuccess)
       return error;
+  }
+  maps.storesByTma = 0;
+  if constexpr (std::is_same_v<typename GradientOf<Config>::type, __nv_bfloat16>) {
+    constexpr bool kPartials = B::kHV != B::kH; // per-value-head dq and dk (GQA)
+    const void *dq = kPartials ? ws.queryGrads : args.dq, *dk = kPartials ? ws.keyGrads : args.dk;
+    const uint64_t keyColumns = kPartials ? values / B::kV * B::kK : keys;
+    auto aligned = [](const void *p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+    if (aligned(args.dv) && aligned(dq) && aligned(dk)) {
+      for (const Map &m : {Map{&maps.dv, args.dv, values, rows}, Map{&maps.dq, dq, keyColumns, rows},
+                           Map{&maps.dk, dk, keyColumns, rows}}) {
+        const cudaError_t error = encodeTensorMap2D(m.map, m.base, m.columns, m.rows, m.columns);
+        if (error != cudaSuccess)
+          return error;
+      }
+      maps.storesByTma = 1;
+    }
   }
   return encodeChunkStateMap<Config>(&maps.states, ws.states, args.packing);
 }
@@ -542,6 +564,8 @@ __global__ void __launch_bounds__(FusedBackwardShape<Config>::kThreads, 1)
   for (int32_t c = stop - 1; c >= first; --c) {
     const Chunk k = chunkAt(c);
     const int rows = k.rows;
+    // A whole chunk's gradients leave by TMA where the maps allow it.
+    const bool byTma = maps.storesByTma && rows == kC;
     if (rows < kC)
       zeroPartialChunk(k);
     const Lanes lanes;
@@ -556,6 +580,7 @@ __global__ void __launch_bounds__(FusedBackwardShape<Config>::kThreads, 1)
     const char *output = base + F::kOutput;
 
     //===---- The chain: dVn^T, W^T, dv for value rows 64 group .. ----===//
+    float weightedT[32]; // W^T, then dv^T (kept for dv's staging below)
     {
       float keyProduct[32], scoreProduct[32];
       mbarrierWait(full + kFusedK0 + k.local % 2, (k.local / 2) & 1);
@@ -588,7 +613,6 @@ __global__ void __launch_bounds__(FusedBackwardShape<Config>::kThreads, 1)
 #pragma unroll
       for (int s = 0; s < 4; ++s)
         accumulatorToA(keyProduct, s, freshA[s]);
-      float weightedT[32];
       wgmmaFence();
       wgmmaSwizzled<64, 4, 1>(weightedT, freshA, base + F::kInverse, false);
       wgmmaCommit();
@@ -603,7 +627,7 @@ __global__ void __launch_bounds__(FusedBackwardShape<Config>::kThreads, 1)
       });
       fenceSharedForAsyncProxy();
       mbarrierArrive(full + kFusedWeightedReady);
-      if (k.emit) {
+      if (k.emit && !byTma) {
         // dv = beta W, this warpgroup's value rows.
 #pragma unroll
         for (int i = 0; i < 32; ++i) {
@@ -625,6 +649,25 @@ __global__ void __launch_bounds__(FusedBackwardShape<Config>::kThreads, 1)
       continue;
     }
     mathBarrier(); // both halves of W are staged
+    if (byTma) {
+      // dv = beta W staged in E1 and F (a [token][value] tile of two
+      // 64-column blocks, this warpgroup's block `group`; both warpgroups
+      // are past the last chunk's reads of them, and their own use starts
+      // after the store has read them, below) and stored by TMA.
+#pragma unroll
+      for (int i = 0; i < 32; ++i)
+        weightedT[i] *= betas[8 * (i / 4) + pairColumn + i % 2];
+      stageOutputTransposed(weightedT, 1.0f, group, tid, [&](int token, int column) {
+        return reinterpret_cast<__nv_bfloat16 *>(e1 + Tile::offset(token, column));
+      });
+      fenceSharedForAsyncProxy();
+      warpgroupBarrier(group);
+      if (tid % 128 == 0) {
+        tmaStore2D(&maps.dv, head * kV + kHalf * group, static_cast<int>(k.row0),
+                   e1 + group * Tile::kBlockBytes);
+        bulkCommit();
+      }
+    }
 
     //===---- The chunk's products (delta_rule_backward_chunk_wgmma.cuh) ----===//
     // In an order that keeps few accumulators alive: the scores first
@@ -662,6 +705,12 @@ __global__ void __launch_bounds__(FusedBackwardShape<Config>::kThreads, 1)
       wgmmaSettle(kk);
       wgmmaSettle(dp);
       wgmmaSettle(wv);
+      if (byTma) {
+        // dv's store has read E1 and F.
+        if (tid % 128 == 0)
+          bulkWaitRead<0>();
+        mathBarrier();
+      }
       maskScores<Element>(qk, kk, dp, wv, gate, rowOf, rowBeta, column0, pairColumn, lane,
                           warp, args.scale, e1, mirrored, sums);
       fenceSharedForAsyncProxy(); // E1 and F for the products below
@@ -827,32 +876,61 @@ __global__ void __launch_bounds__(FusedBackwardShape<Config>::kThreads, 1)
     wgmmaWait<0>();
     wgmmaSettle(dq);
     wgmmaSettle(dk);
-    mbarrierArrive(empty + queryBuffer(k.local));
-    mbarrierArrive(empty + kFusedK0 + k.local % 2);
-    mbarrierArrive(empty + gates);
 
     // dq and dk of this value head: the gradients themselves without GQA,
     // else partials (in the gradients' type) for deltaRuleKeyGradSumKernel.
+    if (byTma) {
+      // Staged in this warpgroup's block of the chunk's Q and K tiles, whose
+      // last readers are done (this warpgroup's products above; the
+      // carrier's, which release W after them), and stored by TMA before
+      // the tiles are released.
+      mbarrierWait(full + kFusedWeightedFree, k.local & 1);
 #pragma unroll
-    for (int j = 0; j < kHalf / 8; ++j)
+      for (int j = 0; j < kHalf / 8; ++j)
 #pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int row = rowOf[half];
-        if (row >= rows)
-          continue;
-        const int column = kc0 + 8 * j + pairColumn;
-        const float *q2 = dq + 4 * j + 2 * half, *k2 = dk + 4 * j + 2 * half;
-        if constexpr (kGroup == 1) {
-          const int64_t at = (k.row0 + row) * keyRow + keyHead * kK + column;
-          storeGradientPair(args.dq + at, q2[0], q2[1]);
-          storeGradientPair(args.dk + at, k2[0], k2[1]);
-        } else {
-          const int64_t at = ((k.row0 + row) * B::kHV + head) * kK + column;
-          storeGradientPair(static_cast<Gradient *>(ws.queryGrads) + at, q2[0], q2[1]);
-          storeGradientPair(static_cast<Gradient *>(ws.keyGrads) + at, k2[0], k2[1]);
+        for (int half = 0; half < 2; ++half) {
+          const int offset = Tile::offset(rowOf[half], kc0 + 8 * j + pairColumn);
+          *reinterpret_cast<uint32_t *>(const_cast<char *>(queries) + offset) =
+              packBf16(dq[4 * j + 2 * half], dq[4 * j + 2 * half + 1]);
+          *reinterpret_cast<uint32_t *>(const_cast<char *>(keys) + offset) =
+              packBf16(dk[4 * j + 2 * half], dk[4 * j + 2 * half + 1]);
         }
+      fenceSharedForAsyncProxy();
+      warpgroupBarrier(group);
+      if (tid % 128 == 0) {
+        const int x = (kGroup == 1 ? keyHead : head) * kK + kc0, y = static_cast<int>(k.row0);
+        tmaStore2D(&maps.dq, x, y, queries + group * Tile::kBlockBytes);
+        tmaStore2D(&maps.dk, x, y, keys + group * Tile::kBlockBytes);
+        bulkCommit();
+        bulkWaitRead<0>();
       }
+    } else {
+#pragma unroll
+      for (int j = 0; j < kHalf / 8; ++j)
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int row = rowOf[half];
+          if (row >= rows)
+            continue;
+          const int column = kc0 + 8 * j + pairColumn;
+          const float *q2 = dq + 4 * j + 2 * half, *k2 = dk + 4 * j + 2 * half;
+          if constexpr (kGroup == 1) {
+            const int64_t at = (k.row0 + row) * keyRow + keyHead * kK + column;
+            storeGradientPair(args.dq + at, q2[0], q2[1]);
+            storeGradientPair(args.dk + at, k2[0], k2[1]);
+          } else {
+            const int64_t at = ((k.row0 + row) * B::kHV + head) * kK + column;
+            storeGradientPair(static_cast<Gradient *>(ws.queryGrads) + at, q2[0], q2[1]);
+            storeGradientPair(static_cast<Gradient *>(ws.keyGrads) + at, k2[0], k2[1]);
+          }
+        }
+    }
+    mbarrierArrive(empty + queryBuffer(k.local));
+    mbarrierArrive(empty + kFusedK0 + k.local % 2);
+    mbarrierArrive(empty + gates);
   }
+  if (thread % 128 == 0)
+    bulkWaitAll(); // the last stores have completed before the block ends
 }
 
 /// Four consecutive partials as floats (fp32 or bf16 storage).
