@@ -365,6 +365,8 @@ int check() {
                                         {3, 5, 62, 0, 1}, false, 2);
   checkCase<Config<2, 4, 128, true>>("gqa2x4 long", {2048, 777, 0}, {0, 9, 4}, true, 3);
   checkCase<Config<4, 4, 64, false>>("mha4 d64", {63, 64, 65, 130, 1, 0, 700}, {}, true, 4);
+  // Without GQA at K = V = 128 (the fused kernel's own dq and dk, no sums).
+  checkCase<Config<4, 4, 128, true>>("mha4 d128", {130, 0, 64, 65}, {0, 3, 0, 1}, true, 8);
   checkCase<Config<16, 64, 128, true>>("gqa16x64", {130, 65, 0}, {1, 0, 2}, true, 5);
   // Split chains: segments of 4 chunks in the forward recomputation and 3
   // in the reverse scan (boundaries that differ), warm-ups to 2^-24.
