@@ -33,6 +33,11 @@
 //    V is read only for dbeta's sum_v V o W, straight from global memory
 //    under T3 (its 16 KiB of shared memory went to Q's second buffer).
 //
+// With bf16 gradients a whole chunk's dv (staged in E1 and F before the
+// scores) and dq, dk (staged in the chunk's own Q and K tiles after their
+// last reads) leave by TMA; otherwise, and for a sequence's partial last
+// chunk, every thread stores its own.
+//
 // The algebra and its bf16 roundings are those of the two kernels it
 // replaces (delta_rule_backward_wgmma.cuh, delta_rule_backward_chunk_wgmma.cuh):
 // dS' rounded to bf16 once for every product that reads it, W once. One
@@ -45,7 +50,7 @@
 // deltaRuleKeyGradSumKernel (no atomics).
 //
 // Warm-up chunks of a split chain (delta_rule_backward.cuh) run the chain
-// and the carrier only; their S, V and Vn are not copied.
+// and the carrier only; their S and Vn are not copied.
 //
 //===----------------------------------------------------------------------===//
 
