@@ -51,6 +51,8 @@
 
 // Included by delta_rule_backward.cuh after what it uses.
 
+#include <initializer_list>
+
 namespace gdn {
 namespace device {
 
@@ -132,6 +134,24 @@ struct ChunkGradTensorMaps {
   int gradientsByTma;
 };
 
+/// A row-major [rows][columns] bf16 matrix to map (encodeTensorMap2D, rows
+/// `columns` elements apart).
+struct RowMajorMap {
+  CUtensorMap *map;
+  const void *base;
+  uint64_t columns, rows;
+};
+
+/// Encodes each of `all` (host only), stopping at the first error.
+inline cudaError_t encodeRowMajorMaps(std::initializer_list<RowMajorMap> all) {
+  for (const RowMajorMap &m : all) {
+    const cudaError_t error = encodeTensorMap2D(m.map, m.base, m.columns, m.rows, m.columns);
+    if (error != cudaSuccess)
+      return error;
+  }
+  return cudaSuccess;
+}
+
 /// Encodes them (host only; args.workspace carved); the states' maps as
 /// encodeChunkStateMap (refused past 32-bit rows).
 template <class Config>
@@ -141,21 +161,14 @@ inline cudaError_t encodeChunkGradMaps(ChunkGradTensorMaps &maps,
   const uint64_t rows = static_cast<uint64_t>(args.packing.bufferTokens);
   const uint64_t keys = uint64_t(B::kH) * B::kK, values = uint64_t(B::kHV) * B::kV;
   const DeltaRuleBackwardWorkspace &ws = args.workspace;
-  struct Map {
-    CUtensorMap *map;
-    const void *base;
-    uint64_t columns, rows;
-  } all[] = {{&maps.q, args.q, keys, rows},
-             {&maps.k, args.k, keys, rows},
-             {&maps.v, args.v, values, rows},
-             {&maps.dO, args.dO, values, rows},
-             {&maps.fresh, ws.fresh, values, rows},
-             {&maps.weighted, ws.weighted, values, rows}};
-  for (const Map &m : all) {
-    const cudaError_t error = encodeTensorMap2D(m.map, m.base, m.columns, m.rows, m.columns);
-    if (error != cudaSuccess)
-      return error;
-  }
+  cudaError_t error = encodeRowMajorMaps({{&maps.q, args.q, keys, rows},
+                                          {&maps.k, args.k, keys, rows},
+                                          {&maps.v, args.v, values, rows},
+                                          {&maps.dO, args.dO, values, rows},
+                                          {&maps.fresh, ws.fresh, values, rows},
+                                          {&maps.weighted, ws.weighted, values, rows}});
+  if (error != cudaSuccess)
+    return error;
   // dq and dk by TMA where it can write them: bf16 and 16-byte aligned
   // (the per-thread stores need 4 bytes only, so a view at another offset
   // still works, the old way).
@@ -163,15 +176,13 @@ inline cudaError_t encodeChunkGradMaps(ChunkGradTensorMaps &maps,
   if constexpr (std::is_same_v<typename GradientOf<Config>::type, __nv_bfloat16>) {
     if (reinterpret_cast<uintptr_t>(args.dq) % 16 == 0 &&
         reinterpret_cast<uintptr_t>(args.dk) % 16 == 0) {
-      for (const Map &m : {Map{&maps.dq, args.dq, keys, rows}, Map{&maps.dk, args.dk, keys, rows}}) {
-        const cudaError_t error = encodeTensorMap2D(m.map, m.base, m.columns, m.rows, m.columns);
-        if (error != cudaSuccess)
-          return error;
-      }
+      error = encodeRowMajorMaps({{&maps.dq, args.dq, keys, rows}, {&maps.dk, args.dk, keys, rows}});
+      if (error != cudaSuccess)
+        return error;
       maps.gradientsByTma = 1;
     }
   }
-  const cudaError_t error = encodeChunkStateMap<Config>(&maps.states, ws.states, args.packing);
+  error = encodeChunkStateMap<Config>(&maps.states, ws.states, args.packing);
   return error != cudaSuccess
              ? error
              : encodeChunkStateMap<Config>(&maps.stateGrads, ws.stateGrads, args.packing);
@@ -191,6 +202,57 @@ __device__ __forceinline__ void consumerBarrier() {
 #else
   asm volatile("bar.sync 3, 256;\n" ::: "memory");
 #endif
+}
+
+/// One value per accumulator row (rows rowOf) of this lane's quad sums,
+/// into GradSums row `sumRow`.
+__device__ __forceinline__ void storeQuadRowSums(float *sums, int sumRow, const float (&value)[2],
+                                                 const int (&rowOf)[2], int lane) {
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const float total = quadSum(value[half]);
+    if (lane % 4 == 0)
+      sums[sumRow * 64 + rowOf[half]] = total;
+  }
+}
+
+/// out[half] += sum over a warpgroup's kColumns key columns (from kc0) of
+/// X o T in accumulator row rowOf[half]: X a swizzled 64-token tile (Q or
+/// K), T a 64 x kColumns accumulator of the same rows and columns.
+template <class Element, int kColumns>
+__device__ __forceinline__ void rowDotWithTile(const char *x, const float (&t)[kColumns / 2],
+                                               const int (&rowOf)[2], int kc0, int pairColumn,
+                                               float (&out)[2]) {
+  using Tile = Swizzle128Tile<64>;
+#pragma unroll
+  for (int j = 0; j < kColumns / 8; ++j)
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const float2 v = loadPairAsFloats(reinterpret_cast<const Element *>(
+          x + Tile::offset(rowOf[half], kc0 + 8 * j + pairColumn)));
+      out[half] += v.x * t[4 * j + 2 * half] + v.y * t[4 * j + 2 * half + 1];
+    }
+}
+
+/// <dS', S> over two bf16 K x V tiles of one layout: this warp's partial,
+/// `threads` threads striding over 16-byte pieces, into GradSums row
+/// kSumTotal at `warp` (the partials are summed in order later).
+template <int kElements>
+__device__ __forceinline__ void stateDotPartial(const char *state, const char *stateGrad, int tid,
+                                                int threads, int lane, int warp, float *sums) {
+  float dot = 0.0f;
+  for (int i = tid; i < kElements / 8; i += threads) {
+    const uint4 s = reinterpret_cast<const uint4 *>(state)[i];
+    const uint4 d = reinterpret_cast<const uint4 *>(stateGrad)[i];
+    const uint32_t sw[4] = {s.x, s.y, s.z, s.w}, dw[4] = {d.x, d.y, d.z, d.w};
+#pragma unroll
+    for (int w = 0; w < 4; ++w)
+      dot += bf16BitsToFloat(sw[w] & 0xffffu) * bf16BitsToFloat(dw[w] & 0xffffu) +
+             bf16BitsToFloat(sw[w] >> 16) * bf16BitsToFloat(dw[w] >> 16);
+  }
+  dot = groupSum<32>(dot);
+  if (lane == 0)
+    sums[kSumTotal * 64 + warp] = dot;
 }
 
 /// One warpgroup's score tiles of a chunk and value head, token columns
@@ -543,26 +605,11 @@ __global__ void __launch_bounds__(ChunkGradWgmmaShape<Config>::kThreads, 1)
         toEnd[half] = decay(lastGate - gate[rowOf[half]]);
         rowBeta[half] = betas[rowOf[half]];
       }
-      // Stores one value per accumulator row of this lane's quad sums.
       auto storeRowSums = [&](int sumRow, const float (&value)[2]) {
-#pragma unroll
-        for (int half = 0; half < 2; ++half) {
-          const float total = quadSum(value[half]);
-          if (lane % 4 == 0)
-            sums[sumRow * kC + rowOf[half]] = total;
-        }
+        storeQuadRowSums(sums, sumRow, value, rowOf, lane);
       };
-      // out[half] += sum over this warpgroup's K columns of X o T, X a
-      // token tile (Q or K) of this unit.
       auto rowDot = [&](const char *x, const float (&t)[kHalfK / 2], float (&out)[2]) {
-#pragma unroll
-        for (int j = 0; j < kHalfK / 8; ++j)
-#pragma unroll
-          for (int half = 0; half < 2; ++half) {
-            const float2 v = loadPairAsFloats(reinterpret_cast<const Element *>(
-                x + Tile::offset(rowOf[half], kc0 + 8 * j + pairColumn)));
-            out[half] += v.x * t[4 * j + 2 * half] + v.y * t[4 * j + 2 * half + 1];
-          }
+        rowDotWithTile<Element, kHalfK>(x, t, rowOf, kc0, pairColumn, out);
       };
       const char *stateB = tile(kTileState) + kc0 * 128; // rows kc0 .. of S
       const char *stateGradB = tile(kTileStateGrad) + kc0 * 128;
@@ -610,21 +657,8 @@ __global__ void __launch_bounds__(ChunkGradWgmmaShape<Config>::kThreads, 1)
       // <dS', S> over the whole K x V tile (both tiles share a layout):
       // per-warp partials, summed in order.
       mbarrierWait(full + kTileStateGrad, parity);
-      {
-        float dot = 0.0f;
-        for (int i = tid; i < kK * kV / 8; i += W::kConsumerThreads) {
-          const uint4 s = reinterpret_cast<const uint4 *>(tile(kTileState))[i];
-          const uint4 d = reinterpret_cast<const uint4 *>(tile(kTileStateGrad))[i];
-          const uint32_t sw[4] = {s.x, s.y, s.z, s.w}, dw[4] = {d.x, d.y, d.z, d.w};
-#pragma unroll
-          for (int w = 0; w < 4; ++w)
-            dot += bf16BitsToFloat(sw[w] & 0xffffu) * bf16BitsToFloat(dw[w] & 0xffffu) +
-                   bf16BitsToFloat(sw[w] >> 16) * bf16BitsToFloat(dw[w] >> 16);
-        }
-        dot = groupSum<32>(dot);
-        if (lane == 0)
-          sums[kSumTotal * kC + warp] = dot;
-      }
+      stateDotPartial<kK * kV>(tile(kTileState), tile(kTileStateGrad), tid,
+                               W::kConsumerThreads, lane, warp, sums);
       mbarrierArrive(empty + kTileState);
 
       // T3 = Vn dS'^T; under it, this warpgroup's half of sum_v V o W.

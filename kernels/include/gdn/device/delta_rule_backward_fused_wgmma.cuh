@@ -171,21 +171,14 @@ inline cudaError_t encodeFusedBackwardMaps(FusedBackwardTensorMaps &maps,
   if (tiles > static_cast<uint64_t>(INT32_MAX))
     return cudaErrorInvalidValue;
   const DeltaRuleBackwardWorkspace &ws = args.workspace;
-  struct Map {
-    CUtensorMap *map;
-    const void *base;
-    uint64_t columns, rows;
-  } all[] = {{&maps.q, args.q, keys, rows},
-             {&maps.k, args.k, keys, rows},
-             {&maps.dO, args.dO, values, rows},
-             {&maps.fresh, ws.fresh, values, rows},
-             {&maps.inverse, ws.forward.inverse, 64, tiles},
-             {&maps.scores, ws.forward.scores, 64, tiles}};
-  for (const Map &m : all) {
-    const cudaError_t error = encodeTensorMap2D(m.map, m.base, m.columns, m.rows, m.columns);
-    if (error != cudaSuccess)
-      return error;
-  }
+  cudaError_t error = encodeRowMajorMaps({{&maps.q, args.q, keys, rows},
+                                          {&maps.k, args.k, keys, rows},
+                                          {&maps.dO, args.dO, values, rows},
+                                          {&maps.fresh, ws.fresh, values, rows},
+                                          {&maps.inverse, ws.forward.inverse, 64, tiles},
+                                          {&maps.scores, ws.forward.scores, 64, tiles}});
+  if (error != cudaSuccess)
+    return error;
   maps.storesByTma = 0;
   if constexpr (std::is_same_v<typename GradientOf<Config>::type, __nv_bfloat16>) {
     constexpr bool kPartials = B::kHV != B::kH; // per-value-head dq and dk (GQA)
@@ -193,12 +186,11 @@ inline cudaError_t encodeFusedBackwardMaps(FusedBackwardTensorMaps &maps,
     const uint64_t keyColumns = kPartials ? values / B::kV * B::kK : keys;
     auto aligned = [](const void *p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
     if (aligned(args.dv) && aligned(dq) && aligned(dk)) {
-      for (const Map &m : {Map{&maps.dv, args.dv, values, rows}, Map{&maps.dq, dq, keyColumns, rows},
-                           Map{&maps.dk, dk, keyColumns, rows}}) {
-        const cudaError_t error = encodeTensorMap2D(m.map, m.base, m.columns, m.rows, m.columns);
-        if (error != cudaSuccess)
-          return error;
-      }
+      error = encodeRowMajorMaps({{&maps.dv, args.dv, values, rows},
+                                  {&maps.dq, dq, keyColumns, rows},
+                                  {&maps.dk, dk, keyColumns, rows}});
+      if (error != cudaSuccess)
+        return error;
       maps.storesByTma = 1;
     }
   }
@@ -722,22 +714,10 @@ __global__ void __launch_bounds__(FusedBackwardShape<Config>::kThreads, 1)
     }
 
     auto storeRowSums = [&](int sumRow, const float (&value)[2]) {
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const float total = quadSum(value[half]);
-        if (lane % 4 == 0)
-          sums[sumRow * kC + rowOf[half]] = total;
-      }
+      storeQuadRowSums(sums, sumRow, value, rowOf, lane);
     };
     auto rowDot = [&](const char *x, const float (&t)[kHalf / 2], float (&out)[2]) {
-#pragma unroll
-      for (int j = 0; j < kHalf / 8; ++j)
-#pragma unroll
-        for (int half = 0; half < 2; ++half) {
-          const float2 v = loadPairAsFloats(reinterpret_cast<const Element *>(
-              x + Tile::offset(rowOf[half], kc0 + 8 * j + pairColumn)));
-          out[half] += v.x * t[4 * j + 2 * half] + v.y * t[4 * j + 2 * half + 1];
-        }
+      rowDotWithTile<Element, kHalf>(x, t, rowOf, kc0, pairColumn, out);
     };
     const char *state = base + F::kState;
     const char *stateB = state + kc0 * 128; // rows kc0 .. of S
@@ -791,21 +771,7 @@ __global__ void __launch_bounds__(FusedBackwardShape<Config>::kThreads, 1)
     }
 
     // <dS', S> over the whole K x V tile: per-warp partials.
-    {
-      float dot = 0.0f;
-      for (int i = tid; i < kK * kV / 8; i += F::kMathThreads) {
-        const uint4 s = reinterpret_cast<const uint4 *>(state)[i];
-        const uint4 d = reinterpret_cast<const uint4 *>(stateGrad)[i];
-        const uint32_t sw[4] = {s.x, s.y, s.z, s.w}, dw[4] = {d.x, d.y, d.z, d.w};
-#pragma unroll
-        for (int w = 0; w < 4; ++w)
-          dot += bf16BitsToFloat(sw[w] & 0xffffu) * bf16BitsToFloat(dw[w] & 0xffffu) +
-                 bf16BitsToFloat(sw[w] >> 16) * bf16BitsToFloat(dw[w] >> 16);
-      }
-      dot = groupSum<32>(dot);
-      if (lane == 0)
-        sums[kSumTotal * kC + warp] = dot;
-    }
+    stateDotPartial<kK * kV>(state, stateGrad, tid, F::kMathThreads, lane, warp, sums);
     mbarrierArrive(empty + kFusedState);
 
     // T3 = Vn dS'^T -> dk += diag(f) T3; under it, this warpgroup's half of
