@@ -50,6 +50,11 @@
 //    where the Config selects kChunkGradWgmma;
 // 5. deltaRuleBackwardFinishKernel: NaN in every gradient when the packing
 //    status holds a violation (nothing otherwise).
+// With kFusedBackwardWgmma in the Config (sm_90a, K = V = 128), 3 and 4 are
+// one warp-specialised kernel instead, deltaChunkFusedBackwardKernel
+// (delta_rule_backward_fused_wgmma.cuh: dS' and W through shared memory),
+// followed under GQA by deltaRuleKeyGradSumKernel, which sums its
+// per-value-head dq and dk.
 //
 // Both scans split long chains (deltaRuleBackwardSplit) as the forward does:
 // a segment's block warms its state up from zero over the chunks before it
