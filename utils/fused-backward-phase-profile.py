@@ -27,27 +27,15 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from marked_headers import copy_headers, patch_header  # noqa: E402
+from marked_headers import PROFILE_MARK_MACRO, copy_headers, patch_header  # noqa: E402
 
 out = copy_headers(sys.argv, __doc__)
 
 # Slots, kept in step with kPhaseNames in fused_backward_phase_profile.cu:
 # math 0-15 (15 before 13), carrier 16-24, producer 26, math's chunk count
 # 31.
-MACRO = '''
-#define GDN_PROFILE_MARK(slot)                                                 \\
-  do {                                                                         \\
-    if (blockIdx.x == 0 && profLeader) {                                       \\
-      const unsigned long long now_ = clock64();                               \\
-      atomicAdd(&gdnProf[slot], now_ - profT);                                 \\
-      profT = now_;                                                            \\
-    }                                                                          \\
-  } while (0)
-namespace gdn {
-namespace device {
-'''
 pairs = [
-    ('namespace gdn {\nnamespace device {\n', MACRO),
+    ('namespace gdn {\nnamespace device {\n', PROFILE_MARK_MACRO),
     # Producer.
     ('''    for (int32_t c = stop - 1; c >= first; --c) {
       const Chunk k = chunkAt(c);

@@ -24,7 +24,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from marked_headers import copy_headers, replace_once  # noqa: E402
+from marked_headers import PROFILE_MARK_MACRO, copy_headers, replace_once  # noqa: E402
 
 out = copy_headers(sys.argv, __doc__)
 path = os.path.join(out, 'gdn/device/delta_rule_fused.cuh')
@@ -38,18 +38,7 @@ def insert(anchor, replacement):
 
 
 # Slots (kept in step with kPhaseNames in fused_phase_profile.cu).
-insert('namespace gdn {\nnamespace device {\n', '''
-#define GDN_PROFILE_MARK(slot)                                                 \\
-  do {                                                                         \\
-    if (blockIdx.x == 0 && profLeader) {                                       \\
-      const unsigned long long now_ = clock64();                               \\
-      atomicAdd(&gdnProf[slot], now_ - profT);                                 \\
-      profT = now_;                                                            \\
-    }                                                                          \\
-  } while (0)
-namespace gdn {
-namespace device {
-''')
+insert('namespace gdn {\nnamespace device {\n', PROFILE_MARK_MACRO)
 # The producer.
 insert('''    for (int32_t c = first; c < last; ++c) {
       // The thread's index, read anew each chunk''', '''    const bool profLeader = tid == 128 * kConsumers;

@@ -41,3 +41,21 @@ def patch_header(tool, out, relative, pairs):
     for anchor, replacement in pairs:
         text = replace_once(tool, path, text, anchor, replacement)
     open(path, 'w').write(text)
+
+
+# The marks of fused-phase-profile.py and fused-backward-phase-profile.py:
+# GDN_PROFILE_MARK(slot) adds the cycles since the thread's previous mark
+# (profT) to gdnProf[slot], in block 0 and where profLeader holds. It goes
+# before the header's first `namespace gdn {` (this text replaces it).
+PROFILE_MARK_MACRO = '''
+#define GDN_PROFILE_MARK(slot)                                                 \\
+  do {                                                                         \\
+    if (blockIdx.x == 0 && profLeader) {                                       \\
+      const unsigned long long now_ = clock64();                               \\
+      atomicAdd(&gdnProf[slot], now_ - profT);                                 \\
+      profT = now_;                                                            \\
+    }                                                                          \\
+  } while (0)
+namespace gdn {
+namespace device {
+'''
