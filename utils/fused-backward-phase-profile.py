@@ -179,14 +179,10 @@ pairs = [
     wgmmaSettle(dk);
 
     // dq and dk of this value head'''),
-    ('''    mbarrierArrive(empty + queryBuffer(k.local));
-    mbarrierArrive(empty + kFusedK0 + k.local % 2);
-    mbarrierArrive(empty + gates);
+    ('''    releaseChunk();
   }
   if (thread % 128 == 0)''', '''    GDN_PROFILE_MARK(14);
-    mbarrierArrive(empty + queryBuffer(k.local));
-    mbarrierArrive(empty + kFusedK0 + k.local % 2);
-    mbarrierArrive(empty + gates);
+    releaseChunk();
   }
   if (thread % 128 == 0)'''),
 ]

@@ -706,6 +706,22 @@ TEST(DeltaRuleBackwardSplit, SegmentLengthsFromTheSmCount) {
   EXPECT_EQ(args.reverseSegmentChunks, 0);
 }
 
+// The fused kernel's per-chunk maps (S at 256 state rows a slot here) are
+// refused past 32-bit rows as the chunk kernel's are.
+TEST(DeltaRuleBackwardEmulation, FusedMapsRefuseStateRowsPast32Bits) {
+  using C = FusedConfig<Config<1, 2, 128, true>>;
+  const int32_t offsets[2] = {0, 0};
+  auto encodeFor = [&](int32_t bufferTokens) {
+    DeltaRuleBackwardArgs<C> args = {};
+    args.packing = PackingView{offsets, nullptr, 1, bufferTokens};
+    FusedBackwardTensorMaps maps = {};
+    return encodeFusedBackwardMaps(maps, args);
+  };
+  // slots = tokens / 64 + sequences + 1: 8388607 slots fit, 8388608 do not.
+  EXPECT_EQ(encodeFor(64 * 8388605), cudaSuccess);
+  EXPECT_EQ(encodeFor(64 * 8388606), cudaErrorInvalidValue);
+}
+
 TEST(DeltaRuleBackwardEmulation, InvalidPackingGivesNaN) {
   using C = Config<1, 2, 64, true>;
   std::mt19937 random(7);
@@ -714,6 +730,21 @@ TEST(DeltaRuleBackwardEmulation, InvalidPackingGivesNaN) {
   gdn_status_t status = {};
   status.code = GDN_STATUS_DECREASING;
   const Gradients<float> got = runBackward<C>(p, cot, 0.125f, true, &status);
+  for (const std::vector<float> *x :
+       {&got.dq, &got.dk, &got.dv, &got.dg, &got.dbeta, &got.dstate})
+    for (float value : *x)
+      ASSERT_TRUE(std::isnan(value));
+}
+
+// The same through the fused kernel and its group sums (GQA).
+TEST(DeltaRuleBackwardEmulation, FusedInvalidPackingGivesNaN) {
+  using C = FusedConfig<Config<1, 2, 128, true>>;
+  std::mt19937 random(7);
+  Problem p = makeProblem(1, 2, 128, 128, {5, 70}, {1, 0}, true, random);
+  const Cotangents cot = makeCotangents(p, true, random);
+  gdn_status_t status = {};
+  status.code = GDN_STATUS_DECREASING;
+  const Gradients<float> got = runBackward<C>(p, cot, 1.0f / std::sqrt(128.0f), true, &status);
   for (const std::vector<float> *x :
        {&got.dq, &got.dk, &got.dv, &got.dg, &got.dbeta, &got.dstate})
     for (float value : *x)

@@ -97,8 +97,10 @@ template <class Config> struct FusedBackwardShape {
   static constexpr int kChunk = 64, kK = B::kK, kV = B::kV;
   static constexpr int kGroup = B::kHV / B::kH;
   static_assert(kK == 128 && kV == 128,
-                "delta rule backward (fused): K = V = 128 (two math warpgroups of 64 "
-                "value rows; the carrier holds 128 x 128)");
+                "delta rule backward (fused): kFusedBackwardWgmma needs K = V = 128 "
+                "(two math warpgroups of 64 value rows; the carrier holds 128 x 128); "
+                "for other head dims leave it unset (the reverse scan and the chunk "
+                "kernel run instead)");
   static constexpr int kMathThreads = 256; // warpgroups 0, 1
   static constexpr int kCarrier = 256;     // warpgroup 2's first thread
   static constexpr int kProducer = 384;    // warpgroup 3's first thread
@@ -636,13 +638,17 @@ __global__ void __launch_bounds__(FusedBackwardShape<Config>::kThreads, 1)
         }
       }
     }
+    // This thread is done with the chunk's Q, K, G and beta.
+    auto releaseChunk = [&] {
+      mbarrierArrive(empty + queryBuffer(k.local));
+      mbarrierArrive(empty + kFusedK0 + k.local % 2);
+      mbarrierArrive(empty + gates);
+    };
     if (!k.emit) {
       // A warm-up chunk: nothing but the chain.
       mbarrierArrive(full + kFusedStateGradFree);
       mbarrierArrive(empty + kFusedOutput);
-      mbarrierArrive(empty + queryBuffer(k.local));
-      mbarrierArrive(empty + kFusedK0 + k.local % 2);
-      mbarrierArrive(empty + gates);
+      releaseChunk();
       continue;
     }
     mathBarrier(); // both halves of W are staged
@@ -896,9 +902,7 @@ __global__ void __launch_bounds__(FusedBackwardShape<Config>::kThreads, 1)
           }
         }
     }
-    mbarrierArrive(empty + queryBuffer(k.local));
-    mbarrierArrive(empty + kFusedK0 + k.local % 2);
-    mbarrierArrive(empty + gates);
+    releaseChunk();
   }
   if (thread % 128 == 0)
     bulkWaitAll(); // the last stores have completed before the block ends
