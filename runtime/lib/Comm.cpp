@@ -14,8 +14,10 @@
 #include "PendingCollectives.h"
 #include "ProgressBoard.h"
 #include "Rendezvous.h"
+#include "Watchdog.h"
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -25,6 +27,14 @@
 #include <vector>
 
 using namespace gdnrt;
+
+namespace {
+/// "rank 1 of 4", how messages about a communicator begin.
+std::string whoIs(const gdnrt_comm_t *comm) {
+  return "rank " + std::to_string(comm->rank) + " of " +
+         std::to_string(comm->size);
+}
+} // namespace
 
 namespace gdnrt {
 
@@ -60,8 +70,7 @@ std::string describeStuckIn(const gdnrt_comm_t *comm, const std::string &call,
 
 int settle(gdnrt_comm_t *comm, ncclResult_t issued, const std::string &call,
            const char *what, const std::function<std::string()> &detail) {
-  const std::string who = "rank " + std::to_string(comm->rank) + " of " +
-                          std::to_string(comm->size);
+  const std::string who = whoIs(comm);
   auto peers = [&] { return detail ? detail() : std::string(); };
   if (issued != ncclSuccess && issued != ncclInProgress) {
     std::string reason =
@@ -96,6 +105,83 @@ int settle(gdnrt_comm_t *comm, ncclResult_t issued, const std::string &call,
     return fail(GDN_ERROR_NCCL, call, reason);
   }
   return GDN_SUCCESS;
+}
+
+} // namespace gdnrt
+
+namespace {
+
+/// Where `comm`'s stream stopped, as far as gdnrt can tell (", in CALL
+/// (collective N of this communicator)" and the ranks that had not entered
+/// it, from PendingCollectives and ProgressBoard), or "" when it cannot
+/// tell. The caller holds `comm->lock`.
+std::string describeStall(gdnrt_comm_t *comm) {
+  const PendingCollectives::Unfinished stuck =
+      comm->pending ? comm->pending->firstUnfinished()
+                    : PendingCollectives::Unfinished{};
+  if (stuck.number == 0)
+    return "";
+  if (!stuck.reached)
+    return ", before " + describeCollective(stuck.call, stuck.number) +
+           " (the stream had not reached it: other work on the stream is "
+           "stuck)";
+  return describeStuckIn(comm, stuck.call, stuck.number);
+}
+
+/// One look of `comm`'s watchdog: aborts it, and says why on stderr, once
+/// NCCL reports an error or `clock` finds the stream inside one collective
+/// group past the timeout. False when there is nothing more to watch.
+bool watchOnce(gdnrt_comm_t *comm, StallClock &clock) {
+  // A call holding the lock is settling an NCCL call against its own
+  // timeout: look again at the next tick.
+  std::unique_lock<std::mutex> guard(comm->lock, std::try_to_lock);
+  if (!guard.owns_lock())
+    return true;
+  if (!comm->broken.empty() || !comm->nccl)
+    return false;
+  ncclResult_t async = ncclSuccess;
+  ncclCommGetAsyncError(comm->nccl, &async);
+  std::string reason;
+  if (async != ncclSuccess && async != ncclInProgress) {
+    reason = whoIs(comm) + ": " +
+             describeNccl("an NCCL operation", async, comm->nccl) +
+             describeStall(comm) +
+             " (found by gdnrt's watchdog); the communicator was aborted";
+  } else {
+    const PendingCollectives::Unfinished stuck =
+        comm->pending ? comm->pending->firstUnfinished()
+                      : PendingCollectives::Unfinished{};
+    const auto now = StallClock::Clock::now();
+    const std::chrono::milliseconds timeout(comm->timeoutMs.load());
+    if (!clock.expired(stuck.reached ? stuck.number : 0, now, timeout))
+      return true;
+    reason = whoIs(comm) + ": the stream stayed " +
+             std::to_string(clock.stalledFor(now).count()) + " ms" +
+             describeStuckIn(comm, stuck.call, stuck.number) +
+             ", past the timeout of " + std::to_string(timeout.count()) +
+             " ms, with no call waiting for it (found by gdnrt's watchdog); "
+             "the communicator was aborted";
+  }
+  DeviceGuard device(comm->device);
+  abortComm(comm, reason);
+  // The framework's stream goes on once the abort releases the kernels:
+  // say so now, not only at the next call on this communicator.
+  std::fprintf(stderr, "gdnrt: %s\n", reason.c_str());
+  return false;
+}
+
+} // namespace
+
+namespace gdnrt {
+
+void watchComm(gdnrt_comm_t *comm) {
+  if (const char *setting = std::getenv("GDNRT_WATCHDOG"))
+    if (std::strcmp(setting, "0") == 0)
+      return;
+  auto clock = std::make_shared<StallClock>();
+  comm->watchdog = std::make_shared<Watchdog>(
+      [comm] { return Watchdog::tickFor(comm->timeoutMs); },
+      [comm, clock] { return watchOnce(comm, *clock); });
 }
 
 } // namespace gdnrt
@@ -156,6 +242,7 @@ extern "C" int gdnrt_comm_init(gdnrt_context_t *context,
   auto *created = new (std::nothrow) gdnrt_comm;
   if (!created)
     return fail(GDN_ERROR_SYSTEM, call, "out of host memory");
+  created->device = context->device;
   created->rank = rank;
   created->size = size;
   created->timeoutMs = context->timeoutMs;
@@ -180,6 +267,7 @@ extern "C" int gdnrt_comm_init(gdnrt_context_t *context,
     delete created;
     return error;
   }
+  watchComm(created);
   *comm = created;
   return succeed();
 }
@@ -205,6 +293,7 @@ extern "C" int gdnrt_comm_wrap(gdnrt_context_t *context, void *ncclComm,
     return fail(GDN_ERROR_SYSTEM, call, "out of host memory");
   created->nccl = nccl;
   created->owned = false;
+  created->device = context->device;
   created->rank = rank;
   created->size = size;
   created->timeoutMs = context->timeoutMs;
@@ -309,6 +398,11 @@ extern "C" int gdnrt_comm_split_grid(gdnrt_comm_t *world, int spSize,
                     "; the grid is S x P with S * P = world size");
   if (world->threads)
     return splitThreads(world, spSize, sp, cp);
+  // The world's watchdog looks at it from its own thread.
+  std::lock_guard<std::mutex> worldGuard(world->lock);
+  if (!world->broken.empty())
+    return fail(GDN_ERROR_NCCL, call,
+                "the world communicator was aborted: " + world->broken);
   const int spRank = world->rank % spSize, cpRank = world->rank / spSize;
   // SP innermost: the SP group of a rank is its row of the grid (same CP
   // position), the CP group its column (same SP position).
@@ -327,9 +421,10 @@ extern "C" int gdnrt_comm_split_grid(gdnrt_comm_t *world, int spSize,
     ncclConfig_t config = nonBlockingConfig();
     ncclResult_t issued = ncclCommSplit(world->nccl, part.color, part.key,
                                         &created->nccl, &config);
+    created->device = world->device;
     created->rank = part.key;
     created->size = part.size;
-    created->timeoutMs = world->timeoutMs;
+    created->timeoutMs = world->timeoutMs.load();
     // The split completes through the world communicator.
     if (int error = settle(world, issued, call,
                            (std::string("ncclCommSplit (") + part.name +
@@ -352,10 +447,12 @@ extern "C" int gdnrt_comm_split_grid(gdnrt_comm_t *world, int spSize,
       gdnrt_comm_destroy(created);
       return error;
     }
-    if (part.out)
+    if (part.out) {
+      watchComm(created);
       *part.out = created;
-    else
+    } else {
       gdnrt_comm_destroy(created);
+    }
   }
   return succeed();
 }
@@ -373,24 +470,10 @@ extern "C" uint64_t gdnrt_comm_bytes_sent(const gdnrt_comm_t *comm) {
 }
 
 extern "C" void *gdnrt_comm_nccl(const gdnrt_comm_t *comm) {
-  return comm ? comm->nccl : nullptr;
-}
-
-/// Where `comm`'s stream stopped, as far as gdnrt can tell (", in CALL
-/// (collective N of this communicator)" and the ranks that had not entered
-/// it, from PendingCollectives and ProgressBoard), or "" when it cannot
-/// tell.
-static std::string describeStall(gdnrt_comm_t *comm) {
-  const PendingCollectives::Unfinished stuck =
-      comm->pending ? comm->pending->firstUnfinished()
-                    : PendingCollectives::Unfinished{};
-  if (stuck.number == 0)
-    return "";
-  if (!stuck.reached)
-    return ", before " + describeCollective(stuck.call, stuck.number) +
-           " (the stream had not reached it: other work on the stream is "
-           "stuck)";
-  return describeStuckIn(comm, stuck.call, stuck.number);
+  if (!comm)
+    return nullptr;
+  std::lock_guard<std::mutex> guard(comm->lock);
+  return comm->nccl;
 }
 
 extern "C" int gdnrt_comm_wait(gdnrt_comm_t *comm, gdnrt_context_t *context) {
@@ -398,16 +481,22 @@ extern "C" int gdnrt_comm_wait(gdnrt_comm_t *comm, gdnrt_context_t *context) {
   if (!comm || !context)
     return fail(GDN_ERROR_INVALID_ARGUMENT, call,
                 !comm ? "the communicator is null" : "the context is null");
-  if (!comm->broken.empty())
-    return fail(GDN_ERROR_NCCL, call,
-                "the communicator was aborted: " + comm->broken);
-  if (comm->threads)
+  if (comm->threads) {
+    if (!comm->broken.empty())
+      return fail(GDN_ERROR_NCCL, call,
+                  "the communicator was aborted: " + comm->broken);
     return waitThreads(comm, context);
+  }
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(comm->timeoutMs);
-  const std::string who = "rank " + std::to_string(comm->rank) + " of " +
-                          std::to_string(comm->size);
+  const std::string who = whoIs(comm);
   while (true) {
+    // Locked one look at a time: the watchdog may abort the communicator
+    // between two.
+    std::unique_lock<std::mutex> guard(comm->lock);
+    if (!comm->broken.empty())
+      return fail(GDN_ERROR_NCCL, call,
+                  "the communicator was aborted: " + comm->broken);
     cudaError_t state = cudaStreamQuery(context->stream);
     ncclResult_t async = ncclSuccess;
     ncclCommGetAsyncError(comm->nccl, &async);
@@ -437,6 +526,7 @@ extern "C" int gdnrt_comm_wait(gdnrt_comm_t *comm, gdnrt_context_t *context) {
       abortComm(comm, reason);
       return fail(GDN_ERROR_TIMEOUT, call, reason);
     }
+    guard.unlock();
     std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
 }
@@ -450,6 +540,8 @@ extern "C" int gdnrt_comm_destroy(gdnrt_comm_t *comm) {
     delete comm;
     return succeed();
   }
+  // Stops the watchdog first: it must not look at what goes next.
+  comm->watchdog.reset();
   ncclResult_t result = ncclSuccess;
   if (comm->owned && comm->nccl) {
     // ncclCommDestroy may wait for peers; a broken one was aborted already.

@@ -37,6 +37,11 @@ int communicate(const Group &group, gdnrt_context_t *context,
     comm->board->enter(number);
   if (group.messages.empty())
     return GDN_SUCCESS;
+  // The watchdog (Watchdog.h) may abort the communicator between calls.
+  std::lock_guard<std::mutex> guard(comm->lock);
+  if (!comm->broken.empty())
+    return fail(GDN_ERROR_NCCL, call,
+                "the communicator was aborted: " + comm->broken);
   cudaStream_t stream = context->stream;
   if (!comm->pending)
     comm->pending = std::make_shared<PendingCollectives>(context->device);

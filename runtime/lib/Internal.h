@@ -16,11 +16,13 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <tuple>
 
@@ -28,14 +30,18 @@ namespace gdnrt {
 struct ThreadsRank;
 class PendingCollectives;
 class ProgressBoard;
+class Watchdog;
 } // namespace gdnrt
 
 struct gdnrt_comm {
   ncclComm_t nccl = nullptr;
   bool owned = true;       ///< false when wrapped around the host's comm
+  int device = 0;          ///< the CUDA device of its context at creation
   int rank = 0;
   int size = 1;
-  int64_t timeoutMs = GDNRT_DEFAULT_TIMEOUT_MS;
+  /// Atomic: gdnrt_context_set_timeout may change it while the watchdog
+  /// reads it.
+  std::atomic<int64_t> timeoutMs{GDNRT_DEFAULT_TIMEOUT_MS};
   /// Set once the communicator is aborted: why, for every later call.
   std::string broken;
   /// Bytes of this rank's data the collectives so far delivered to other
@@ -56,6 +62,13 @@ struct gdnrt_comm {
   /// through a file rendezvous has one, so a timed-out wait names the ranks
   /// that never entered the collective it is stuck in.
   std::shared_ptr<gdnrt::ProgressBoard> board;
+  /// Held by every use of an NCCL communicator's `nccl`, `broken` and
+  /// `pending`: its watchdog works from a thread of its own.
+  mutable std::mutex lock;
+  /// Aborts the communicator when its stream stays inside a collective past
+  /// the timeout with nobody waiting (Watchdog.h); gdnrt-created NCCL
+  /// communicators only. Last, so that it stops before the rest goes.
+  std::shared_ptr<gdnrt::Watchdog> watchdog;
 };
 
 namespace gdnrt {
@@ -128,8 +141,12 @@ std::string describeCollective(const std::string &call, uint64_t number);
 std::string describeStuckIn(const gdnrt_comm_t *comm, const std::string &call,
                             uint64_t number);
 
-/// Aborts `comm` (once) and remembers `reason`.
+/// Aborts `comm` (once) and remembers `reason`. The caller holds
+/// `comm->lock` (or no other thread can see `comm` yet).
 void abortComm(gdnrt_comm_t *comm, const std::string &reason);
+
+/// Starts `comm`'s watchdog (Watchdog.h) unless GDNRT_WATCHDOG=0.
+void watchComm(gdnrt_comm_t *comm);
 
 /// Why `comm` can no longer be used, or "" while it can: its own abort, or
 /// for a threads communicator its group's (any rank's failure).

@@ -122,7 +122,11 @@ ThreadsRank::~ThreadsRank() {
 }
 
 std::string brokenReason(const gdnrt_comm_t *comm) {
-  if (!comm->broken.empty() || !comm->threads)
+  if (!comm->threads) {
+    std::lock_guard<std::mutex> guard(comm->lock);
+    return comm->broken;
+  }
+  if (!comm->broken.empty())
     return comm->broken;
   return comm->threads->member->aborted();
 }

@@ -1295,6 +1295,105 @@ TEST_F(OneRank, PendingCollectivesNameTheFirstUnfinished) {
   CUDA_OK(cudaStreamSynchronize(stream));
 }
 
+/// Holds `comm`'s stream inside (or, with `inside` false, before) a
+/// collective group the way communicate() records one, with the host
+/// holding the stream for `milliseconds` instead of a missing peer.
+void holdStream(gdnrt_comm_t *comm, cudaStream_t stream, int device,
+                const int *milliseconds, bool inside) {
+  std::lock_guard<std::mutex> guard(comm->lock);
+  if (!comm->pending)
+    comm->pending = std::make_shared<gdnrt::PendingCollectives>(device);
+  if (!inside) {
+    CUDA_OK(cudaLaunchHostFunc(stream, sleepOnStream,
+                               const_cast<int *>(milliseconds)));
+  }
+  comm->pending->begin(stream);
+  if (inside) {
+    CUDA_OK(cudaLaunchHostFunc(stream, sleepOnStream,
+                               const_cast<int *>(milliseconds)));
+  }
+  comm->pending->end("gdnrt_all_gather", stream, ++comm->entered);
+}
+
+/// Waits up to `limit` for `comm` to be aborted; its reason, or "".
+std::string abortedWithin(gdnrt_comm_t *comm, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (std::string reason = gdnrt::brokenReason(comm); !reason.empty())
+      return reason;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return "";
+}
+
+TEST_F(OneRank, WatchdogAbortsAStreamStuckInACollectiveWithNoWaiter) {
+  // Nobody calls gdnrt_comm_wait: the watchdog alone must abort the
+  // communicator within the timeout and a tick, name the collective, and
+  // make every later call fail with that reason.
+  GDN_OK(gdnrt_context_set_timeout(context, 300));
+  makeOneRankComm();
+  static const int busy2000 = 2000;
+  const auto start = std::chrono::steady_clock::now();
+  holdStream(comm, stream, device, &busy2000, /*inside=*/true);
+  const std::string reason = abortedWithin(comm, std::chrono::milliseconds(1500));
+  const double seconds = std::chrono::duration<double>(
+                             std::chrono::steady_clock::now() - start)
+                             .count();
+  ASSERT_FALSE(reason.empty()) << "not aborted within 1.5 s";
+  EXPECT_GE(seconds, 0.3);
+  EXPECT_LT(seconds, 1.0);
+  EXPECT_NE(reason.find("rank 0 of 1: the stream stayed"), std::string::npos)
+      << reason;
+  EXPECT_NE(reason.find("in gdnrt_all_gather (collective 1 of this "
+                        "communicator), past the timeout of 300 ms"),
+            std::string::npos)
+      << reason;
+  EXPECT_NE(reason.find("found by gdnrt's watchdog"), std::string::npos)
+      << reason;
+  EXPECT_EQ(gdnrt_comm_wait(comm, context), GDN_ERROR_NCCL);
+  EXPECT_NE(std::string(gdnrt_last_error()).find("the communicator was aborted"),
+            std::string::npos)
+      << gdnrt_last_error();
+  DeviceTensor x(randomTensor({4, 2}, 3)), y({4, 2});
+  gdn_tensor_t in = x.tensor(), out = y.tensor();
+  DeviceBuffer workspace(gdnrt_all_reduce_workspace_bytes(&in, 1));
+  // A one-rank group runs no NCCL call: the abort shows at the binding.
+  EXPECT_EQ(gdnrt_all_reduce(context, GDNRT_GROUP_CP, 1, &in, &out,
+                             workspace.data),
+            GDN_ERROR_NCCL);
+  EXPECT_NE(std::string(gdnrt_last_error()).find("found by gdnrt's watchdog"),
+            std::string::npos)
+      << gdnrt_last_error();
+  std::printf("watchdog: aborted after %.2f s: %s\n", seconds, reason.c_str());
+  sync();
+}
+
+TEST_F(OneRank, WatchdogLeavesAStreamBusyBeforeItsCollective) {
+  // A stream held for 3 timeouts by other work before it reaches its next
+  // collective (a long GEMM, say) is not stuck in it: no abort, and the
+  // wait that follows succeeds.
+  GDN_OK(gdnrt_context_set_timeout(context, 300));
+  makeOneRankComm();
+  static const int busy900 = 900;
+  holdStream(comm, stream, device, &busy900, /*inside=*/false);
+  EXPECT_EQ(abortedWithin(comm, std::chrono::milliseconds(1200)), "");
+  sync();
+  GDN_OK(gdnrt_comm_wait(comm, context));
+}
+
+TEST_F(OneRank, WatchdogOffWithTheEnvironment) {
+  // GDNRT_WATCHDOG=0 at the communicator's creation: nothing watches it.
+  GDN_OK(gdnrt_context_set_timeout(context, 200));
+  ASSERT_EQ(setenv("GDNRT_WATCHDOG", "0", 1), 0);
+  makeOneRankComm();
+  unsetenv("GDNRT_WATCHDOG");
+  static const int busy800 = 800;
+  holdStream(comm, stream, device, &busy800, /*inside=*/true);
+  EXPECT_EQ(abortedWithin(comm, std::chrono::milliseconds(700)), "");
+  sync();
+  GDN_OK(gdnrt_comm_wait(comm, context));
+}
+
 TEST(Threads, StreamOrderHoldsOnBothSides) {
   // Rank 0's last two rows are rank 1's halo. (a) Rank 0's stream is busy
   // for 200 ms, then writes the rows, sends, and overwrites them at once:
