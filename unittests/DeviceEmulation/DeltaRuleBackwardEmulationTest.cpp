@@ -159,13 +159,15 @@ Gradients<float> runBackward(const Problem &p, const Cotangents &cot, float scal
   const dim3 reverseGrid{
       unsigned(deltaRuleReverseScanBlocks<C>(packing, split.reverseSegmentChunks)), 1, 1};
   if constexpr (FusedBackwardWgmmaOf<C>::value) {
-    // As launchDeltaRuleBackward: the fused kernel, then (GQA) the sums of
-    // its per-value-head dq and dk.
+    // As launchDeltaRuleBackward: the fused kernel (in clusters of a key
+    // head's two value heads with bf16 gradients), then (GQA otherwise) the
+    // sums of its per-value-head dq and dk.
     using F = FusedBackwardShape<C>;
     FusedBackwardTensorMaps maps = {};
     EXPECT_EQ(encodeFusedBackwardMaps(maps, args), cudaSuccess);
     emulation::runGrid(reverseGrid, F::kThreads,
-                       [&] { deltaChunkFusedBackwardKernel<C>(args, maps); }, F::kBytes);
+                       [&] { deltaChunkFusedBackwardKernel<C>(args, maps); }, F::kBytes,
+                       FusedClusterKeyGradSums<C>::kBlocks);
     if constexpr (Layout::kPerValueHeadKeyGrads)
       emulation::runGrid(dim3{4, 1, 1}, 64, [&] { deltaRuleKeyGradSumKernel<C>(args); });
   } else if constexpr (ReverseScanWgmmaOf<C>::value) {
@@ -446,6 +448,54 @@ TEST(DeltaRuleBackwardEmulation, Bf16Gradients) {
   // The fused kernel with bf16 gradients: per-value-head partials in bf16.
   checkBackward<Bf16GradientConfig<FusedConfig<Config<2, 4, 128, true>>>>(
       {70, 0, 130}, {2, 0, 0}, true, 20, false);
+}
+
+/// The fused kernel with its per-value-head partials and the sum kernel,
+/// instead of cluster sums (FusedClusterKeyGradSums).
+template <class Base> struct NoClusterSumsConfig : Base {
+  static constexpr bool kFusedClusterKeyGradSums = false;
+};
+
+// Two value heads a key head with bf16 gradients: the fused kernel's blocks
+// run in clusters of two that sum dq and dk through each other's shared
+// memory. The same bits as the partials and the sum kernel, stored by TMA
+// (16-byte aligned) or per thread (not, and a partial chunk), with padding,
+// an empty sequence, and split chains whose warm-up chunks store nothing.
+TEST(DeltaRuleBackwardEmulation, FusedClusterSumsEqualTheSumKernel) {
+  using Cluster = Bf16GradientConfig<FusedConfig<Config<2, 4, 128, true>>>;
+  using Kernel = NoClusterSumsConfig<Cluster>;
+  static_assert(FusedClusterKeyGradSums<Cluster>::value &&
+                !FusedClusterKeyGradSums<Kernel>::value);
+  static_assert(!BackwardWorkspaceLayout<Cluster>::kPerValueHeadKeyGrads &&
+                BackwardWorkspaceLayout<Kernel>::kPerValueHeadKeyGrads);
+  std::mt19937 random(41);
+  Problem p = makeProblem(2, 4, 128, 128, {70, 0, 130}, {2, 0, 1}, true, random);
+  const Cotangents cot = makeCotangents(p, true, random);
+  const float scale = 1.0f / std::sqrt(128.0f);
+  BackwardSplit split;
+  split.forwardSegmentChunks = 1;
+  split.reverseSegmentChunks = 1;
+  struct Case {
+    const char *name;
+    BackwardSplit split;
+    size_t offset;
+  } cases[] = {{"by TMA", {}, 0}, {"per thread", {}, 2}, {"split chains", split, 0}};
+  for (const Case &c : cases) {
+    const Gradients<float> got =
+        runBackward<Cluster>(p, cot, scale, true, nullptr, c.split, c.offset);
+    const Gradients<float> want =
+        runBackward<Kernel>(p, cot, scale, true, nullptr, c.split, c.offset);
+    EXPECT_TRUE(sameBits(got.dq, want.dq)) << c.name << ": dq";
+    EXPECT_TRUE(sameBits(got.dk, want.dk)) << c.name << ": dk";
+    EXPECT_TRUE(sameBits(got.dv, want.dv) && sameBits(got.dg, want.dg) &&
+                sameBits(got.dbeta, want.dbeta) && sameBits(got.dstate, want.dstate))
+        << c.name << ": dv, dg, dbeta or the initial states' gradient";
+    bool finite = true;
+    const Gradients<double> reference = referenceGradients(p, cot, scale);
+    EXPECT_LE(relativeRms(got.dq, reference.dq, &finite), 8e-3) << c.name;
+    EXPECT_LE(relativeRms(got.dk, reference.dk, &finite), 8e-3) << c.name;
+    EXPECT_TRUE(finite) << c.name;
+  }
 }
 
 // bf16 dq and dk at a 4-byte but not 16-byte alignment (a view into a

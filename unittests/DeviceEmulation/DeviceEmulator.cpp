@@ -21,7 +21,9 @@ dim3 gridDim, blockDim;
 
 namespace gdn::device {
 /// The dynamic shared memory kernels declare as `extern __shared__ uint4
-/// shared[]`; blocks run one at a time, so one array serves them all. It
+/// shared[]`; blocks without a cluster run one at a time, so one array
+/// serves them all (the blocks of a cluster run at once, each in an array
+/// of its own that alignSharedTo1024 maps this one to: thisBlockShared). It
 /// starts at shared-window address 0, 1024-byte aligned as on the GPU (where
 /// 128-byte swizzling repeats every 1024 bytes of the window).
 alignas(1024) uint4 shared[emulation::kSharedWords];
@@ -121,15 +123,21 @@ struct Mbarrier {
   std::vector<LandingCopy> copies;
 };
 
+struct Cluster;
 struct Block {
-  explicit Block(unsigned threads)
-      : barrier(threads), exchange(threads), mma(threads), rows(threads) {
+  Block(unsigned threads, char *shared)
+      : shared(shared), barrier(threads), exchange(threads), mma(threads),
+        rows(threads) {
     for (unsigned first = 0; first < threads; first += 32)
       warps.push_back(std::make_unique<std::barrier<>>(
           std::min<unsigned>(32, threads - first)));
     for (unsigned first = 0; first + 128 <= threads; first += 128)
       warpgroups.push_back(std::make_unique<Warpgroup>());
   }
+  /// This block's dynamic shared memory (window address 0).
+  char *shared;
+  Cluster *cluster = nullptr;
+  unsigned rank = 0; ///< in its cluster
   std::vector<std::unique_ptr<Warpgroup>> warpgroups;
   std::mutex mbarrierMutex;
   std::condition_variable mbarrierChanged;
@@ -142,7 +150,16 @@ struct Block {
   std::vector<MmaLane> mma;
   std::vector<const uint16_t *> rows; // ldmatrix row addresses
 };
-Block *block = nullptr;
+/// The blocks of a cluster, which run at once, and the barrier of all their
+/// threads (barrier.cluster).
+struct Cluster {
+  explicit Cluster(unsigned threads) : barrier(threads) {}
+  std::vector<Block *> blocks;
+  std::barrier<> barrier;
+};
+thread_local Block *block = nullptr;
+/// This thread's block's shared memory.
+char *blockShared() { return block->shared; }
 std::vector<std::pair<const char *, const char *>> sources;
 bool ownershipRequired = true;
 
@@ -216,7 +233,7 @@ static void copyAsync(void *to, const void *from, size_t bytes) {
   if (reinterpret_cast<uintptr_t>(source) % bytes != 0 ||
       reinterpret_cast<uintptr_t>(to) % bytes != 0)
     fail("an asynchronous copy is not aligned to its size");
-  const char *base = reinterpret_cast<const char *>(shared);
+  const char *base = blockShared();
   const long offset = static_cast<const char *>(to) - base;
   if (offset < 0 || offset + static_cast<long>(bytes) > static_cast<long>(sizeof(shared)))
     fail("an asynchronous copy lands outside shared memory");
@@ -346,7 +363,7 @@ void loadMatrices(uint32_t r[4], const void *row, bool transpose) {
   const unsigned self = threadIdx.x, warp = self / 32, first = warp * 32;
   if (first + 32 > blockDim.x)
     fail("an ldmatrix runs in a warp of fewer than 32 lanes");
-  const char *begin = reinterpret_cast<const char *>(shared);
+  const char *begin = blockShared();
   const char *at = static_cast<const char *>(row);
   if (at < begin || at + 16 > begin + sizeof(shared))
     fail("an ldmatrix row is outside shared memory");
@@ -373,7 +390,7 @@ void loadMatrices(uint32_t r[4], const void *row, bool transpose) {
 }
 
 uint32_t sharedAddress(const void *p) {
-  const char *begin = reinterpret_cast<const char *>(shared);
+  const char *begin = blockShared();
   const char *at = static_cast<const char *>(p);
   if (at < begin || at >= begin + sizeof(shared))
     fail("a shared-window address of a pointer outside shared memory");
@@ -384,7 +401,7 @@ void storeMatricesTransposed(void *row, const uint32_t r[4]) {
   const unsigned self = threadIdx.x, warp = self / 32, first = warp * 32;
   if (first + 32 > blockDim.x)
     fail("an stmatrix runs in a warp of fewer than 32 lanes");
-  const char *begin = reinterpret_cast<const char *>(shared);
+  const char *begin = blockShared();
   const char *at = static_cast<const char *>(row);
   if (at < begin || at + 16 > begin + sharedLimit)
     fail("an stmatrix row is outside the launch's shared memory");
@@ -418,7 +435,7 @@ float sharedBf16(uint64_t address) {
   if (address + 2 > sharedLimit)
     fail("a wgmma operand lies outside the launch's shared memory");
   uint16_t bits;
-  std::memcpy(&bits, reinterpret_cast<const char *>(shared) + address, 2);
+  std::memcpy(&bits, blockShared() + address, 2);
   return bf16Value(bits, 0);
 }
 
@@ -576,13 +593,15 @@ void wgmmaWait(int pending) {
 }
 
 namespace {
-Mbarrier &mbarrierAt(uint64_t *barrier) {
-  const char *begin = reinterpret_cast<const char *>(shared);
+/// The mbarrier at `barrier` in `owner`'s shared memory (this thread's
+/// block's unless a cluster peer's).
+Mbarrier &mbarrierAt(uint64_t *barrier, Block &owner = *block) {
+  const char *begin = owner.shared;
   const char *at = reinterpret_cast<const char *>(barrier);
   if (at < begin || at + 8 > begin + sharedLimit || (at - begin) % 8 != 0)
     fail("an mbarrier outside the launch's shared memory, or misaligned");
-  auto it = block->mbarriers.find(barrier);
-  if (it == block->mbarriers.end())
+  auto it = owner.mbarriers.find(barrier);
+  if (it == owner.mbarriers.end())
     fail("an mbarrier used before mbarrierInit");
   return it->second;
 }
@@ -591,8 +610,8 @@ Mbarrier &mbarrierAt(uint64_t *barrier) {
 /// hardware may let it: when a thread waits for it, or when the next
 /// phase's first arrival or copy comes. Its copies land then, so a thread
 /// that reads a copy's destination without waiting reads NaN. (The caller
-/// holds mbarrierMutex.)
-void completePhase(Mbarrier &b) {
+/// holds `owner`'s mbarrierMutex.)
+void completePhase(Mbarrier &b, Block &owner = *block) {
   if (!b.done)
     return;
   for (LandingCopy &copy : b.copies)
@@ -601,18 +620,27 @@ void completePhase(Mbarrier &b) {
   b.pending = b.count;
   b.done = false;
   ++b.phase;
-  block->mbarrierChanged.notify_all();
+  owner.mbarrierChanged.notify_all();
 }
-void markIfDone(Mbarrier &b) {
+void markIfDone(Mbarrier &b, Block &owner = *block) {
   b.done = b.pending == 0 && b.bytes == 0;
   if (b.done)
-    block->mbarrierChanged.notify_all(); // a waiter completes it
+    owner.mbarrierChanged.notify_all(); // a waiter completes it
+}
+
+/// The cluster peer of rank `rank`, or a failed run.
+Block &peer(unsigned rank) {
+  if (!block->cluster)
+    fail("a cluster operation in a launch without clusters");
+  if (rank >= block->cluster->blocks.size())
+    fail("a cluster rank past the cluster's size");
+  return *block->cluster->blocks[rank];
 }
 
 /// Counts a copy's bytes on `barrier` and holds them until its phase
 /// completes; the destination reads NaN (all-ones bytes) meanwhile.
 void countCopy(uint64_t *barrier, void *to, std::vector<unsigned char> bytes) {
-  const char *begin = reinterpret_cast<const char *>(shared);
+  const char *begin = blockShared();
   const char *at = static_cast<const char *>(to);
   if (at < begin || at + bytes.size() > begin + sharedLimit)
     fail("a bulk copy lands outside the launch's shared memory");
@@ -650,6 +678,45 @@ void mbarrierArrive(uint64_t *barrier, unsigned bytes) {
   b.bytes += bytes;
   --b.pending;
   markIfDone(b);
+}
+
+unsigned clusterRank() { return block->rank; }
+
+unsigned clusterSize() {
+  return block->cluster ? static_cast<unsigned>(block->cluster->blocks.size()) : 1;
+}
+
+void *mapSharedRank(const void *p, unsigned rank) {
+  const char *at = static_cast<const char *>(p);
+  if (at < blockShared() || at >= blockShared() + sharedLimit)
+    fail("mapa of a pointer outside this block's shared memory");
+  return peer(rank).shared + (at - blockShared());
+}
+
+void mbarrierArriveCluster(uint64_t *barrier, unsigned rank) {
+  Block &owner = peer(rank);
+  uint64_t *remote = static_cast<uint64_t *>(mapSharedRank(barrier, rank));
+  std::lock_guard<std::mutex> lock(owner.mbarrierMutex);
+  Mbarrier &b = mbarrierAt(remote, owner);
+  completePhase(b, owner);
+  if (b.pending == 0)
+    fail("a remote mbarrier arrival past its count");
+  --b.pending;
+  markIfDone(b, owner);
+}
+
+void clusterSync() {
+  if (!block->cluster)
+    fail("barrier.cluster in a launch without clusters");
+  block->cluster->barrier.arrive_and_wait();
+}
+
+void *thisBlockShared(void *p) {
+  char *at = static_cast<char *>(p);
+  char *global = reinterpret_cast<char *>(shared);
+  if (at < global || at >= global + sizeof(shared))
+    return p; // already a block's own
+  return blockShared() + (at - global);
 }
 
 void mbarrierWait(uint64_t *barrier, unsigned parity) {
@@ -734,43 +801,60 @@ void namedBarrier(int id, int count) {
 }
 
 void runGrid(dim3 grid, unsigned threads, const std::function<void()> &body,
-             size_t sharedBytes) {
+             size_t sharedBytes, unsigned clusterX) {
   gridDim = grid;
   blockDim = dim3{threads, 1, 1};
   sharedLimit = sharedBytes ? sharedBytes : sizeof(shared);
   if (sharedLimit + kSharedGuardBytes > sizeof(shared))
     sharedLimit = sizeof(shared); // no room for a guard: the whole array
+  if (clusterX == 0 || grid.x % clusterX != 0)
+    fail("a cluster size that does not divide the grid");
+  // A cluster's blocks at once, each with shared memory of its own; one
+  // block at a time, in `shared`, without clusters.
+  std::vector<std::unique_ptr<uint4[]>> arrays;
+  for (unsigned r = 0; clusterX > 1 && r < clusterX; ++r)
+    arrays.emplace_back(new (std::align_val_t(1024)) uint4[kSharedWords]);
   for (unsigned y = 0; y < grid.y; ++y)
-    for (unsigned x = 0; x < grid.x; ++x) {
-      std::memset(static_cast<void *>(shared), 0xcd, sizeof(shared));
-      Block state(threads);
-      block = &state;
+    for (unsigned x0 = 0; x0 < grid.x; x0 += clusterX) {
+      Cluster cluster(threads * clusterX);
+      std::vector<std::unique_ptr<Block>> blocks;
+      for (unsigned r = 0; r < clusterX; ++r) {
+        char *memory = reinterpret_cast<char *>(clusterX > 1 ? arrays[r].get() : shared);
+        std::memset(memory, 0xcd, sizeof(shared));
+        blocks.push_back(std::make_unique<Block>(threads, memory));
+        blocks.back()->rank = r;
+        blocks.back()->cluster = clusterX > 1 ? &cluster : nullptr;
+        cluster.blocks.push_back(blocks.back().get());
+      }
       std::vector<std::thread> workers;
-      for (unsigned t = 0; t < threads; ++t)
-        workers.emplace_back([&, t] {
-          blockIdx = dim3{x, y, 1};
-          threadIdx = dim3{t, 1, 1};
-          copies = CopyState();
-          stores = StoreState();
-          products = WgmmaThread();
-          body();
-          if (!copies.open.empty() || !copies.groups.empty())
-            fail("a thread exits with asynchronous copies in flight");
-          if (!stores.open.empty() || !stores.groups.empty())
-            fail("a thread exits with TMA stores it did not wait for (bulkWaitAll)");
-          if (!products.open.empty() || !products.groups.empty())
-            fail("a thread exits with wgmma products in flight");
-        });
+      for (unsigned r = 0; r < clusterX; ++r)
+        for (unsigned t = 0; t < threads; ++t)
+          workers.emplace_back([&, r, t] {
+            block = blocks[r].get();
+            blockIdx = dim3{x0 + r, y, 1};
+            threadIdx = dim3{t, 1, 1};
+            copies = CopyState();
+            stores = StoreState();
+            products = WgmmaThread();
+            body();
+            if (!copies.open.empty() || !copies.groups.empty())
+              fail("a thread exits with asynchronous copies in flight");
+            if (!stores.open.empty() || !stores.groups.empty())
+              fail("a thread exits with TMA stores it did not wait for (bulkWaitAll)");
+            if (!products.open.empty() || !products.groups.empty())
+              fail("a thread exits with wgmma products in flight");
+            block = nullptr;
+          });
       for (std::thread &worker : workers)
         worker.join();
-      block = nullptr;
-      if (sharedLimit < sizeof(shared)) {
-        const unsigned char *guard =
-            reinterpret_cast<const unsigned char *>(shared) + sharedLimit;
-        for (size_t i = 0; i < kSharedGuardBytes; ++i)
-          if (guard[i] != 0xcd)
-            fail("a block stores past the launch's dynamic shared memory");
-      }
+      if (sharedLimit < sizeof(shared))
+        for (const auto &state : blocks) {
+          const unsigned char *guard =
+              reinterpret_cast<const unsigned char *>(state->shared) + sharedLimit;
+          for (size_t i = 0; i < kSharedGuardBytes; ++i)
+            if (guard[i] != 0xcd)
+              fail("a block stores past the launch's dynamic shared memory");
+        }
     }
 }
 

@@ -29,9 +29,13 @@ constexpr size_t kSharedWords = 1 << 16;
 /// Runs `body` as each of `threads` threads of every block of `grid`. With
 /// `sharedBytes` (the dynamic shared memory the launch would reserve), an
 /// asynchronous copy past it fails, and so does a store into the 4 KiB
-/// after it: the host's size and the kernel's use of it must agree.
+/// after it: the host's size and the kernel's use of it must agree. With
+/// `clusterX` > 1 (dividing grid.x), each run of that many blocks along x
+/// is a thread-block cluster: its blocks run at once, each with shared
+/// memory of its own, which the others reach through mapSharedRank and
+/// mbarrierArriveCluster (emulated_cuda.h).
 void runGrid(dim3 grid, unsigned threads, const std::function<void()> &body,
-             size_t sharedBytes = 0);
+             size_t sharedBytes = 0, unsigned clusterX = 1);
 
 /// The bytes asynchronous copies may read, [begin, end); replaces any
 /// earlier ranges.

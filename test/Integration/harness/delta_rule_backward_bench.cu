@@ -27,7 +27,9 @@
 // code runs them; -DGDN_BENCH_FUSED_BACKWARD=1 with them: the reverse scan
 // and the chunk gradients as the fused kernel at K = V = 128;
 // -DGDN_BENCH_BF16_GRADIENTS=1: dq, dk, dv in bf16, as
-// generated code writes them for bf16 programs; default fp32.)
+// generated code writes them for bf16 programs; default fp32;
+// -DGDN_BENCH_CLUSTER_SUMS=0: the fused kernel's GQA dq and dk as
+// per-value-head partials and the sum kernel instead of its cluster sums.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -71,6 +73,9 @@ using namespace harness;
 #ifndef GDN_BENCH_BF16_GRADIENTS
 #define GDN_BENCH_BF16_GRADIENTS 0
 #endif
+#ifndef GDN_BENCH_CLUSTER_SUMS
+#define GDN_BENCH_CLUSTER_SUMS 1
+#endif
 /// dq, dk and dv: fp32, or with -DGDN_BENCH_BF16_GRADIENTS=1 bf16, what
 /// generated code returns for bf16 programs (the check widens them).
 using BenchGradient = std::conditional_t<GDN_BENCH_BF16_GRADIENTS, __nv_bfloat16, float>;
@@ -88,6 +93,8 @@ template <int H, int HV, int D, bool Initial> struct Config {
   /// -DGDN_BENCH_FUSED_BACKWARD=1: the reverse scan and the chunk gradients
   /// as one fused kernel (K = V = 128 only; others as above).
   static constexpr bool kFusedBackwardWgmma = GDN_BENCH_FUSED_BACKWARD && D == 128;
+  /// -DGDN_BENCH_CLUSTER_SUMS=0: no cluster sums (FusedClusterKeyGradSums).
+  static constexpr bool kFusedClusterKeyGradSums = GDN_BENCH_CLUSTER_SUMS;
   using Gradient = BenchGradient;
 };
 

@@ -146,6 +146,20 @@ void bulkWait(int pending);
 void bulkLoad(void *shared, const void *global, unsigned bytes, uint64_t *barrier);
 /// bar.sync id, count: a barrier of `count` threads named `id`.
 void namedBarrier(int id, int count);
+/// %cluster_ctarank and %cluster_nctarank (1 and 0 without clusters).
+unsigned clusterRank();
+unsigned clusterSize();
+/// mapa: the address in cluster peer `rank`'s shared memory of what `p`
+/// addresses in this block's.
+void *mapSharedRank(const void *p, unsigned rank);
+/// mbarrier.arrive.release.cluster.shared::cluster: one arrival on the
+/// mbarrier of peer `rank` at the offset `barrier` has in this block.
+void mbarrierArriveCluster(uint64_t *barrier, unsigned rank);
+/// barrier.cluster.arrive + wait: every thread of the cluster.
+void clusterSync();
+/// This block's copy of the dynamic shared memory `p` points into (the
+/// blocks of a cluster run at once, each with its own).
+void *thisBlockShared(void *p);
 /// wgmma.commit_group: closes this thread's group of products.
 void wgmmaCommit();
 /// wgmma.wait_group: retires this warpgroup's groups until at most

@@ -1064,11 +1064,12 @@ struct WholeHeadReverseOf
 
 /// The workspace layout a Config's backward uses (DeltaRuleBackwardWorkspace):
 /// fused, and then with per-value-head dq and dk under GQA (in the
-/// gradients' type).
+/// gradients' type) unless its clusters sum them (FusedClusterKeyGradSums).
 template <class Config> struct BackwardWorkspaceLayout {
   static constexpr bool kFused = FusedBackwardWgmmaOf<Config>::value;
-  static constexpr bool kPerValueHeadKeyGrads =
-      kFused && Config::kValueHeads != Config::kKeyHeads;
+  static constexpr bool kPerValueHeadKeyGrads = kFused &&
+                                                Config::kValueHeads != Config::kKeyHeads &&
+                                                !FusedClusterKeyGradSums<Config>::value;
   static constexpr int kKeyGradBytes =
       kPerValueHeadKeyGrads ? int(sizeof(typename GradientOf<Config>::type)) : 0;
 };
@@ -1236,7 +1237,15 @@ inline cudaError_t launchDeltaRuleBackward(DeltaRuleBackwardArgs<Config> args,
     if (phases & kBackwardReverseScan) {
       const unsigned blocks = static_cast<unsigned>(
           deltaRuleReverseScanBlocks<Config>(packing, args.reverseSegmentChunks));
-      if constexpr (FusedBackwardWgmmaOf<Config>::value)
+      if constexpr (FusedClusterKeyGradSums<Config>::value) {
+        // A key head's two value heads (adjacent blocks) as one cluster.
+        error = launchInClusters(deltaChunkFusedBackwardKernel<Config>, blocks,
+                                 FusedBackwardShape<Config>::kThreads,
+                                 FusedBackwardShape<Config>::kBytes, stream,
+                                 FusedClusterKeyGradSums<Config>::kBlocks, args, fusedMaps);
+        if (error != cudaSuccess)
+          return error;
+      } else if constexpr (FusedBackwardWgmmaOf<Config>::value)
         deltaChunkFusedBackwardKernel<Config>
             <<<blocks, FusedBackwardShape<Config>::kThreads,
                FusedBackwardShape<Config>::kBytes, stream>>>(args, fusedMaps);
@@ -1249,8 +1258,8 @@ inline cudaError_t launchDeltaRuleBackward(DeltaRuleBackwardArgs<Config> args,
     }
     if (phases & kBackwardChunkGrad) {
       if constexpr (FusedBackwardWgmmaOf<Config>::value) {
-        // The fused kernel wrote dq and dk, or with GQA their per-value-head
-        // partials, summed here.
+        // The fused kernel wrote dq and dk (without GQA, or summed in its
+        // clusters), or their per-value-head partials, summed here.
         if constexpr (BackwardWorkspaceLayout<Config>::kPerValueHeadKeyGrads) {
           const int64_t quads = int64_t(packing.bufferTokens) * B::kH * (B::kK / 4);
           const unsigned sumBlocks =

@@ -45,9 +45,15 @@
 // where the reverse scan scales W's fp32 accumulator, so the bits differ
 // while the precision is the same (the emulator tests hold both to the
 // float64 reference). With GQA a block walks one value head, so dq and dk
-// come per value head: partials in the workspace in the gradients' type,
-// summed over each key head's value heads in head order by
-// deltaRuleKeyGradSumKernel (no atomics).
+// come per value head. With two value heads a key head and bf16 gradients
+// (Qwen3-Next's and Qwen3.5's layers) the two heads' blocks form a
+// thread-block cluster: each stages its dq and dk in bf16, and block 0 sums
+// dq, block 1 dk, reading the peer's tile through distributed shared
+// memory, and stores the key head's (cluster.cuh; two mbarriers per chunk
+// hand the tiles over and back). Otherwise the partials go to the workspace
+// in the gradients' type and deltaRuleKeyGradSumKernel sums them. Either
+// way the sum is in fp32 over the bf16 (or fp32) partials in head order,
+// rounded once, so the bits agree (no atomics).
 //
 // Warm-up chunks of a split chain (delta_rule_backward.cuh) run the chain
 // and the carrier only; their S and Vn are not copied.
@@ -56,6 +62,8 @@
 
 #ifndef GDN_DEVICE_DELTA_RULE_BACKWARD_FUSED_WGMMA_CUH
 #define GDN_DEVICE_DELTA_RULE_BACKWARD_FUSED_WGMMA_CUH
+
+#include "gdn/device/cluster.cuh"
 
 // Included by delta_rule_backward.cuh after what it uses.
 
@@ -66,6 +74,23 @@ namespace device {
 /// reverse scan and chunk gradients as one warp-specialised kernel
 /// (sm_90a, K = V = 128).
 GDN_OPTIONAL_CONFIG_MEMBER(FusedBackwardWgmmaOf, kFusedBackwardWgmma, false)
+/// Optional Config member kFusedClusterKeyGradSums (default true): see
+/// FusedClusterKeyGradSums; false keeps the per-value-head partials and the
+/// sum kernel (for comparison).
+GDN_OPTIONAL_CONFIG_MEMBER(FusedClusterSumsAllowedOf, kFusedClusterKeyGradSums, true)
+
+/// Whether the fused kernel runs as clusters of a key head's two value
+/// heads that sum dq and dk through each other's shared memory: GQA with
+/// two value heads a key head and bf16 gradients (staged in bf16 for the
+/// TMA stores), unless the Config says not to.
+template <class Config> struct FusedClusterKeyGradSums {
+  static constexpr bool value =
+      FusedBackwardWgmmaOf<Config>::value && FusedClusterSumsAllowedOf<Config>::value &&
+      Config::kValueHeads == 2 * Config::kKeyHeads &&
+      std::is_same_v<typename GradientOf<Config>::type, __nv_bfloat16>;
+  /// Blocks a cluster: the launch's cluster dimension along x.
+  static constexpr unsigned kBlocks = value ? 2 : 1;
+};
 
 /// The fused kernel's mbarriers: a `full` and an `empty` one per input
 /// buffer, then the four hand-offs between the carrier and the math
@@ -87,6 +112,10 @@ enum FusedBackwardBarrier : int {
   kFusedStateGradFree,                     ///< math -> carrier: dS' read
   kFusedWeightedReady,                     ///< math -> carrier: W staged
   kFusedWeightedFree,                      ///< carrier -> math: W read
+  // Cluster sums (FusedClusterKeyGradSums): both blocks' math warpgroups
+  // arrive on both blocks' barriers.
+  kFusedPartialsStaged, ///< this chunk's dq and dk staged in every block
+  kFusedPartialsRead,   ///< every block done reading the peer's tile
   kFusedBarriers
 };
 
@@ -183,7 +212,8 @@ inline cudaError_t encodeFusedBackwardMaps(FusedBackwardTensorMaps &maps,
     return error;
   maps.storesByTma = 0;
   if constexpr (std::is_same_v<typename GradientOf<Config>::type, __nv_bfloat16>) {
-    constexpr bool kPartials = B::kHV != B::kH; // per-value-head dq and dk (GQA)
+    // Per-value-head dq and dk (GQA without cluster sums).
+    constexpr bool kPartials = B::kHV != B::kH && !FusedClusterKeyGradSums<Config>::value;
     const void *dq = kPartials ? ws.queryGrads : args.dq, *dk = kPartials ? ws.keyGrads : args.dk;
     const uint64_t keyColumns = kPartials ? values / B::kV * B::kK : keys;
     auto aligned = [](const void *p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
@@ -225,6 +255,7 @@ __global__ void __launch_bounds__(FusedBackwardShape<Config>::kThreads, 1)
   using StateTile = typename F::StateTile;
   constexpr int kC = F::kChunk, kK = B::kK, kV = B::kV, kGroup = F::kGroup;
   constexpr int kHalf = 64; // value rows, key columns of a math warpgroup
+  constexpr bool kClusterSums = FusedClusterKeyGradSums<Config>::value;
 #if defined(__CUDA_ARCH__) && !GDN_WGMMA_AVAILABLE
   static_assert(!FusedBackwardWgmmaOf<Config>::value, GDN_WGMMA_NEEDS_SM90A);
 #endif
@@ -249,16 +280,24 @@ __global__ void __launch_bounds__(FusedBackwardShape<Config>::kThreads, 1)
   const int64_t valueRow = static_cast<int64_t>(B::kHV) * kV;
   const DeltaRuleBackwardWorkspace &ws = args.workspace;
   const int32_t first = segment.first;
-  const int32_t stop =
-      segment.endsSequence()
-          ? chunks
-          : warmupStop(ws.forward.transitionBound, slot0, B::kHV, head, segment.end,
-                       chunks, args.warmupLogBound);
+  // Where value head `h`'s walk starts (its warm-up depends on its decay).
+  auto stopOf = [&](int h) {
+    return segment.endsSequence() ? chunks
+                                  : warmupStop(ws.forward.transitionBound, slot0, B::kHV, h,
+                                               segment.end, chunks, args.warmupLogBound);
+  };
+  const int32_t stop = stopOf(head);
   const bool fromFinal = stop == chunks; // else from zero after chunk stop - 1
+  // With cluster sums, the peer's (value head head ^ 1: blocks run heads
+  // fastest and HV is even, so the cluster rank is head % 2): its chunk c
+  // sits in its tile buffer (peerStop - 1 - c) % 2, which differs from this
+  // block's when their warm-ups differ in length.
+  const int32_t peerStop = kClusterSums ? stopOf(head ^ 1) : stop;
 
   // Padding rows of this sequence's slot (from its first segment): zero dv,
   // dg and dbeta of this value head, and dq, dk of its key head (without
-  // GQA) or its per-value-head partials (with).
+  // GQA; with cluster sums, the cluster's first block) or its
+  // per-value-head partials (GQA otherwise).
   if (segment.startsSequence() && thread < F::kConsumerThreads) {
     const int64_t end = begin + length, padding = packing.slot(seq) - length;
     for (int64_t i = thread; i < padding * kV; i += F::kConsumerThreads)
@@ -266,7 +305,9 @@ __global__ void __launch_bounds__(FusedBackwardShape<Config>::kThreads, 1)
     for (int64_t i = thread; i < padding; i += F::kConsumerThreads)
       args.dg[(end + i) * B::kHV + head] = args.dbeta[(end + i) * B::kHV + head] = 0.0f;
     for (int64_t i = thread; i < padding * kK; i += F::kConsumerThreads) {
-      if constexpr (kGroup == 1) {
+      if constexpr (kGroup == 1 || kClusterSums) {
+        if (head % kGroup != 0)
+          break;
         const int64_t at = (end + i / kK) * keyRow + keyHead * kK + i % kK;
         args.dq[at] = args.dk[at] = Store::store(0.0f);
       } else {
@@ -298,8 +339,18 @@ __global__ void __launch_bounds__(FusedBackwardShape<Config>::kThreads, 1)
     mbarrierInit(full + kFusedStateGradFree, F::kMathThreads);
     mbarrierInit(full + kFusedWeightedReady, F::kMathThreads);
     mbarrierInit(full + kFusedWeightedFree, 128);
+    if constexpr (kClusterSums) {
+      // Each block's two math warpgroups arrive on both blocks' barriers.
+      mbarrierInit(full + kFusedPartialsStaged, 2 * 2);
+      mbarrierInit(full + kFusedPartialsRead, 2 * 2);
+    }
   }
-  __syncthreads();
+  // With cluster sums, the peer's barriers are initialised before anyone
+  // arrives on them, and the peer has started.
+  if constexpr (kClusterSums)
+    clusterSync();
+  else
+    __syncthreads();
 
   // The walk: local chunk i = stop - 1 - c; emitting chunks (c < end) are
   // counted by e = end - 1 - c for the buffers only they fill.
@@ -855,12 +906,12 @@ __global__ void __launch_bounds__(FusedBackwardShape<Config>::kThreads, 1)
     wgmmaSettle(dk);
 
     // dq and dk of this value head: the gradients themselves without GQA,
-    // else partials (in the gradients' type) for deltaRuleKeyGradSumKernel.
-    if (byTma) {
-      // Staged in this warpgroup's block of the chunk's Q and K tiles, whose
-      // last readers are done (this warpgroup's products above; the
-      // carrier's, which release W after them), and stored by TMA before
-      // the tiles are released.
+    // with cluster sums summed with the peer's, else partials (in the
+    // gradients' type) for deltaRuleKeyGradSumKernel. Staged (TMA stores,
+    // cluster sums) in this warpgroup's block of the chunk's Q and K tiles,
+    // whose last readers are done (this warpgroup's products above; the
+    // carrier's, which release W after them).
+    auto stageKeyGrads = [&] {
       mbarrierWait(full + kFusedWeightedFree, k.local & 1);
 #pragma unroll
       for (int j = 0; j < kHalf / 8; ++j)
@@ -872,6 +923,64 @@ __global__ void __launch_bounds__(FusedBackwardShape<Config>::kThreads, 1)
           *reinterpret_cast<uint32_t *>(const_cast<char *>(keys) + offset) =
               packBf16(dk[4 * j + 2 * half], dk[4 * j + 2 * half + 1]);
         }
+    };
+    if constexpr (kClusterSums) {
+      stageKeyGrads();
+      warpgroupBarrier(group);
+      if (tid % 128 == 0)
+        for (unsigned r = 0; r < 2; ++r)
+          mbarrierArrivePeer(full + kFusedPartialsStaged, r);
+      mbarrierWaitCluster(full + kFusedPartialsStaged, k.emitted & 1);
+      // Block 0 sums dq, block 1 dk: this warpgroup's 64 columns of its own
+      // tile and of the peer's, in head order (block 0's value head first),
+      // in fp32, rounded once, written over its own (only it reads those).
+      const unsigned rank = clusterRank();
+      const int peerLocal = peerStop - 1 - c;
+      char *const sumTile = const_cast<char *>(rank == 0 ? queries : keys);
+      char *const mine = sumTile + group * Tile::kBlockBytes;
+      const char *const theirs = peerShared(
+          (rank == 0 ? queriesOf(peerLocal) : keysOf(peerLocal)) + group * Tile::kBlockBytes,
+          rank ^ 1u);
+      const uint4 *first = reinterpret_cast<const uint4 *>(rank == 0 ? mine : theirs);
+      const uint4 *second = reinterpret_cast<const uint4 *>(rank == 0 ? theirs : mine);
+      for (int v = tid % 128; v < int(Tile::kBlockBytes / 16); v += 128) {
+        const uint4 a = first[v], b = second[v];
+        const uint32_t aw[4] = {a.x, a.y, a.z, a.w}, bw[4] = {b.x, b.y, b.z, b.w};
+        uint32_t sum[4];
+#pragma unroll
+        for (int x = 0; x < 4; ++x)
+          sum[x] = packBf16(bf16BitsToFloat(aw[x] & 0xffffu) + bf16BitsToFloat(bw[x] & 0xffffu),
+                            bf16BitsToFloat(aw[x] >> 16) + bf16BitsToFloat(bw[x] >> 16));
+        reinterpret_cast<uint4 *>(mine)[v] = make_uint4(sum[0], sum[1], sum[2], sum[3]);
+      }
+      fenceSharedForAsyncProxy();
+      warpgroupBarrier(group);
+      if (tid % 128 == 0) {
+        // The peer's tile is read: both blocks may release theirs.
+        for (unsigned r = 0; r < 2; ++r)
+          mbarrierArrivePeer(full + kFusedPartialsRead, r);
+        if (byTma) {
+          tmaStore2D(rank == 0 ? &maps.dq : &maps.dk, keyHead * kK + kc0,
+                     static_cast<int>(k.row0), mine);
+          bulkCommit();
+          bulkWaitRead<0>();
+        }
+      }
+      if (!byTma) {
+        // The sequence's rows only, a pair a thread at a time.
+        Gradient *const to = rank == 0 ? args.dq : args.dk;
+        for (int i = tid % 128; i < rows * (kHalf / 2); i += 128) {
+          const int row = i / (kHalf / 2), column = kc0 + 2 * (i % (kHalf / 2));
+          const uint32_t pair =
+              *reinterpret_cast<const uint32_t *>(sumTile + Tile::offset(row, column));
+          storeGradientPair(to + (k.row0 + row) * keyRow + keyHead * kK + column,
+                            bf16BitsToFloat(pair & 0xffffu), bf16BitsToFloat(pair >> 16));
+        }
+      }
+      // Before this block's tiles are refilled: the peer has read them.
+      mbarrierWaitCluster(full + kFusedPartialsRead, k.emitted & 1);
+    } else if (byTma) {
+      stageKeyGrads();
       fenceSharedForAsyncProxy();
       warpgroupBarrier(group);
       if (tid % 128 == 0) {

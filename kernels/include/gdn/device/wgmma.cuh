@@ -148,6 +148,10 @@ __device__ __forceinline__ uint64_t advanceDescriptor(uint64_t d,
 /// an integer turned every access through it into a generic load or store
 /// (LD.E/ST.E in the SASS instead of LDS/STS).
 __device__ __forceinline__ char *alignSharedTo1024(void *raw) {
+#ifdef GDN_DEVICE_EMULATION
+  // The emulator runs a cluster's blocks at once, each with its own copy.
+  raw = emulation::thisBlockShared(raw);
+#endif
   char *bytes = static_cast<char *>(raw);
   const uint32_t address =
       static_cast<uint32_t>(__cvta_generic_to_shared(bytes));
