@@ -139,6 +139,8 @@ bool watchOnce(gdnrt_comm_t *comm, StallClock &clock) {
     return true;
   if (!comm->broken.empty() || !comm->nccl)
     return false;
+  // Its events and NCCL calls on the communicator's device.
+  DeviceGuard device(comm->device);
   ncclResult_t async = ncclSuccess;
   ncclCommGetAsyncError(comm->nccl, &async);
   std::string reason;
@@ -162,7 +164,6 @@ bool watchOnce(gdnrt_comm_t *comm, StallClock &clock) {
              " ms, with no call waiting for it (found by gdnrt's watchdog); "
              "the communicator was aborted";
   }
-  DeviceGuard device(comm->device);
   abortComm(comm, reason);
   // The framework's stream goes on once the abort releases the kernels:
   // say so now, not only at the next call on this communicator.
