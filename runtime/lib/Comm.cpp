@@ -325,8 +325,10 @@ extern "C" int gdnrt_comm_bootstrap(gdnrt_context_t *context,
   // rank 0 removes it before it publishes the id, which the others wait
   // for before they open theirs.
   const std::string board = ProgressBoard::pathFor(rendezvous);
-  if (rank == 0 && size > 1 && !board.empty())
+  if (rank == 0 && size > 1 && !board.empty()) {
     std::remove(board.c_str());
+    ProgressBoard::removeGroupBoards(board);
+  }
   std::string message;
   if (int error = exchangeUniqueId(rendezvous, rank, size, context->timeoutMs,
                                    id.bytes, message))
@@ -334,8 +336,11 @@ extern "C" int gdnrt_comm_bootstrap(gdnrt_context_t *context,
   if (int error = gdnrt_comm_init(context, &id, rank, size, comm))
     return error;
   // Diagnostics only: without a board a timed-out wait names no peer.
-  if (size > 1 && !board.empty())
+  if (size > 1 && !board.empty()) {
     (*comm)->board = ProgressBoard::open(board, rank, size, message);
+    if ((*comm)->board)
+      (*comm)->boardPath = board;
+  }
   return succeed();
 }
 
@@ -410,9 +415,9 @@ extern "C" int gdnrt_comm_split_grid(gdnrt_comm_t *world, int spSize,
   struct Part {
     gdnrt_comm_t **out;
     int color, key, size;
-    const char *name;
-  } parts[2] = {{sp, cpRank, spRank, spSize, "SP"},
-                {cp, spRank, cpRank, world->size / spSize, "CP"}};
+    const char *name, *board;
+  } parts[2] = {{sp, cpRank, spRank, spSize, "SP", "sp"},
+                {cp, spRank, cpRank, world->size / spSize, "CP", "cp"}};
   for (Part &part : parts) {
     // Every rank takes part in both splits (NCCL requires it), even when
     // the caller does not want one of the results.
@@ -449,6 +454,13 @@ extern "C" int gdnrt_comm_split_grid(gdnrt_comm_t *world, int spSize,
       return error;
     }
     if (part.out) {
+      // Diagnostics only, as the world's: a group of one needs none.
+      if (!world->boardPath.empty() && part.size > 1) {
+        std::string ignored;
+        created->board = ProgressBoard::open(
+            ProgressBoard::groupPath(world->boardPath, part.board, part.color),
+            part.key, part.size, ignored);
+      }
       watchComm(created);
       *part.out = created;
     } else {

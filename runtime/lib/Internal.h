@@ -62,6 +62,9 @@ struct gdnrt_comm {
   /// through a file rendezvous has one, so a timed-out wait names the ranks
   /// that never entered the collective it is stuck in.
   std::shared_ptr<gdnrt::ProgressBoard> board;
+  /// The board's file (a world's: the SP and CP groups split from it put
+  /// theirs beside it, ProgressBoard::groupPath), or "".
+  std::string boardPath;
   /// Held by every use of an NCCL communicator's `nccl`, `broken` and
   /// `pending`: its watchdog works from a thread of its own.
   mutable std::mutex lock;

@@ -2,6 +2,7 @@
 
 #include "ProgressBoard.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -22,6 +23,39 @@ std::string ProgressBoard::pathFor(const std::string &rendezvous) {
   if (rendezvous.rfind("file:", 0) != 0 || rendezvous.size() == 5)
     return "";
   return rendezvous.substr(5) + ".progress";
+}
+
+std::string ProgressBoard::groupPath(const std::string &worldPath,
+                                     const char *part, int color) {
+  return worldPath + "." + part + std::to_string(color);
+}
+
+int ProgressBoard::removeGroupBoards(const std::string &worldPath) {
+  const size_t slash = worldPath.rfind('/');
+  const std::string folder =
+      slash == std::string::npos ? "." : worldPath.substr(0, slash + 1);
+  const std::string name =
+      slash == std::string::npos ? worldPath : worldPath.substr(slash + 1);
+  DIR *dir = ::opendir(folder.c_str());
+  if (!dir)
+    return 0;
+  int removed = 0;
+  // Exactly NAME.sp<digits> and NAME.cp<digits>.
+  while (const dirent *entry = ::readdir(dir)) {
+    const std::string file = entry->d_name;
+    if (file.size() <= name.size() + 3 || file.compare(0, name.size(), name) != 0)
+      continue;
+    const std::string rest = file.substr(name.size());
+    if (rest.compare(0, 3, ".sp") != 0 && rest.compare(0, 3, ".cp") != 0)
+      continue;
+    if (rest.find_first_not_of("0123456789", 3) != std::string::npos)
+      continue;
+    const std::string path =
+        (slash == std::string::npos ? std::string() : folder) + file;
+    removed += ::unlink(path.c_str()) == 0;
+  }
+  ::closedir(dir);
+  return removed;
 }
 
 std::shared_ptr<ProgressBoard> ProgressBoard::open(const std::string &path,

@@ -34,6 +34,16 @@ public:
   /// other rendezvous (they share no folder).
   static std::string pathFor(const std::string &rendezvous);
 
+  /// The board of the SP or CP group (`part` "sp" or "cp") of color
+  /// `color` split from the job whose board is `worldPath`: a file beside
+  /// it, so that those groups' timeouts name their missing ranks too.
+  static std::string groupPath(const std::string &worldPath, const char *part,
+                               int color);
+  /// Removes the group boards an earlier job left beside `worldPath`
+  /// (rank 0 does, before it publishes the job's id, as for the job's own
+  /// board). Returns how many it removed.
+  static int removeGroupBoards(const std::string &worldPath);
+
   ~ProgressBoard();
   ProgressBoard(const ProgressBoard &) = delete;
   ProgressBoard &operator=(const ProgressBoard &) = delete;
