@@ -132,6 +132,13 @@ std::string describeStall(gdnrt_comm_t *comm) {
 /// NCCL reports an error or `clock` finds the stream inside one collective
 /// group past the timeout. False when there is nothing more to watch.
 bool watchOnce(gdnrt_comm_t *comm, StallClock &clock) {
+  // Its event queries must not invalidate a CUDA graph another thread is
+  // capturing in the global mode (PyTorch's NCCL watchdog had this bug).
+  static thread_local const bool relaxed = [] {
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    return cudaThreadExchangeStreamCaptureMode(&mode) == cudaSuccess;
+  }();
+  (void)relaxed;
   // A call holding the lock is settling an NCCL call against its own
   // timeout: look again at the next tick.
   std::unique_lock<std::mutex> guard(comm->lock, std::try_to_lock);
@@ -151,11 +158,12 @@ bool watchOnce(gdnrt_comm_t *comm, StallClock &clock) {
              " (found by gdnrt's watchdog); the communicator was aborted";
   } else {
     const PendingCollectives::Unfinished stuck =
-        comm->pending ? comm->pending->firstUnfinished()
-                      : PendingCollectives::Unfinished{};
+        comm->pending ? comm->pending->inside() : PendingCollectives::Unfinished{};
     const auto now = StallClock::Clock::now();
     const std::chrono::milliseconds timeout(comm->timeoutMs.load());
-    if (!clock.expired(stuck.reached ? stuck.number : 0, now, timeout))
+    // A waiter times the stream out itself, from when it began to wait.
+    const bool waited = comm->waiters.load() > 0;
+    if (!clock.expired(waited ? 0 : stuck.number, now, timeout))
       return true;
     reason = whoIs(comm) + ": the stream stayed " +
              std::to_string(clock.stalledFor(now).count()) + " ms" +
@@ -175,14 +183,21 @@ bool watchOnce(gdnrt_comm_t *comm, StallClock &clock) {
 
 namespace gdnrt {
 
-void watchComm(gdnrt_comm_t *comm) {
+int watchComm(gdnrt_comm_t *comm, const char *call) {
   if (const char *setting = std::getenv("GDNRT_WATCHDOG"))
     if (std::strcmp(setting, "0") == 0)
-      return;
-  auto clock = std::make_shared<StallClock>();
-  comm->watchdog = std::make_shared<Watchdog>(
-      [comm] { return Watchdog::tickFor(comm->timeoutMs); },
-      [comm, clock] { return watchOnce(comm, *clock); });
+      return GDN_SUCCESS;
+  try {
+    auto clock = std::make_shared<StallClock>();
+    comm->watchdog = std::make_shared<Watchdog>(
+        [comm] { return Watchdog::tickFor(comm->timeoutMs); },
+        [comm, clock] { return watchOnce(comm, *clock); });
+  } catch (const std::exception &error) {
+    return fail(GDN_ERROR_SYSTEM, call,
+                std::string("cannot start the communicator's watchdog thread: ") +
+                    error.what() + " (GDNRT_WATCHDOG=0 runs without it)");
+  }
+  return GDN_SUCCESS;
 }
 
 } // namespace gdnrt
@@ -268,7 +283,10 @@ extern "C" int gdnrt_comm_init(gdnrt_context_t *context,
     delete created;
     return error;
   }
-  watchComm(created);
+  if (int error = watchComm(created, call)) {
+    gdnrt_comm_destroy(created);
+    return error;
+  }
   *comm = created;
   return succeed();
 }
@@ -337,7 +355,9 @@ extern "C" int gdnrt_comm_bootstrap(gdnrt_context_t *context,
     return error;
   // Diagnostics only: without a board a timed-out wait names no peer.
   if (size > 1 && !board.empty()) {
-    (*comm)->board = ProgressBoard::open(board, rank, size, message);
+    auto opened = ProgressBoard::open(board, rank, size, message);
+    std::lock_guard<std::mutex> guard((*comm)->lock); // its watchdog runs
+    (*comm)->board = std::move(opened);
     if ((*comm)->board)
       (*comm)->boardPath = board;
   }
@@ -418,12 +438,24 @@ extern "C" int gdnrt_comm_split_grid(gdnrt_comm_t *world, int spSize,
     const char *name, *board;
   } parts[2] = {{sp, cpRank, spRank, spSize, "SP", "sp"},
                 {cp, spRank, cpRank, world->size / spSize, "CP", "cp"}};
+  // This split's number names its groups' boards: a second split of the
+  // world must not find the first one's counts.
+  const int split = world->splits++;
+  // A failure leaves the caller no half of the grid.
+  auto failed = [&](int error) {
+    for (gdnrt_comm_t **out : {sp, cp})
+      if (out && *out) {
+        gdnrt_comm_destroy(*out);
+        *out = nullptr;
+      }
+    return error;
+  };
   for (Part &part : parts) {
     // Every rank takes part in both splits (NCCL requires it), even when
     // the caller does not want one of the results.
     auto *created = new (std::nothrow) gdnrt_comm;
     if (!created)
-      return fail(GDN_ERROR_SYSTEM, call, "out of host memory");
+      return failed(fail(GDN_ERROR_SYSTEM, call, "out of host memory"));
     ncclConfig_t config = nonBlockingConfig();
     ncclResult_t issued = ncclCommSplit(world->nccl, part.color, part.key,
                                         &created->nccl, &config);
@@ -436,7 +468,7 @@ extern "C" int gdnrt_comm_split_grid(gdnrt_comm_t *world, int spSize,
                            (std::string("ncclCommSplit (") + part.name +
                             " group)").c_str())) {
       delete created;
-      return error;
+      return failed(error);
     }
     // The child is non-blocking too and may still be joining even when the
     // split returned ncclSuccess; NCCL refuses the next split on the parent
@@ -446,26 +478,29 @@ extern "C" int gdnrt_comm_split_grid(gdnrt_comm_t *world, int spSize,
                              (std::string("ncclCommSplit (") + part.name +
                               " group, joining)").c_str())) {
         delete created;
-        return error;
+        return failed(error);
       }
     if (int error = settle(world, ncclInProgress, call,
                            "ncclCommSplit (the parent, after the split)")) {
       gdnrt_comm_destroy(created);
-      return error;
+      return failed(error);
     }
-    if (part.out) {
-      // Diagnostics only, as the world's: a group of one needs none.
-      if (!world->boardPath.empty() && part.size > 1) {
-        std::string ignored;
-        created->board = ProgressBoard::open(
-            ProgressBoard::groupPath(world->boardPath, part.board, part.color),
-            part.key, part.size, ignored);
-      }
-      watchComm(created);
-      *part.out = created;
-    } else {
+    if (!part.out) {
       gdnrt_comm_destroy(created);
+      continue;
     }
+    // Diagnostics only, as the world's: a group of one needs none.
+    if (!world->boardPath.empty() && part.size > 1) {
+      std::string ignored;
+      created->board = ProgressBoard::open(
+          ProgressBoard::groupPath(world->boardPath, part.board, part.color, split),
+          part.key, part.size, ignored);
+    }
+    if (int error = watchComm(created, call)) {
+      gdnrt_comm_destroy(created);
+      return failed(error);
+    }
+    *part.out = created;
   }
   return succeed();
 }
@@ -500,6 +535,12 @@ extern "C" int gdnrt_comm_wait(gdnrt_comm_t *comm, gdnrt_context_t *context) {
                   "the communicator was aborted: " + comm->broken);
     return waitThreads(comm, context);
   }
+  // While this call waits, the watchdog leaves the timing to it.
+  struct Waiting {
+    std::atomic<int> &count;
+    explicit Waiting(std::atomic<int> &count) : count(count) { ++count; }
+    ~Waiting() { --count; }
+  } waiting(comm->waiters);
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(comm->timeoutMs);
   const std::string who = whoIs(comm);

@@ -65,8 +65,13 @@ struct gdnrt_comm {
   /// The board's file (a world's: the SP and CP groups split from it put
   /// theirs beside it, ProgressBoard::groupPath), or "".
   std::string boardPath;
-  /// Held by every use of an NCCL communicator's `nccl`, `broken` and
-  /// `pending`: its watchdog works from a thread of its own.
+  /// Calls in gdnrt_comm_wait: while there is one, it times the stream out
+  /// itself and the watchdog leaves it alone.
+  std::atomic<int> waiters{0};
+  /// Splits of this communicator so far (names the groups' boards).
+  int splits = 0;
+  /// Held by every use of an NCCL communicator's `nccl`, `broken`,
+  /// `pending` and `board`: its watchdog works from a thread of its own.
   mutable std::mutex lock;
   /// Aborts the communicator when its stream stays inside a collective past
   /// the timeout with nobody waiting (Watchdog.h); gdnrt-created NCCL
@@ -148,8 +153,9 @@ std::string describeStuckIn(const gdnrt_comm_t *comm, const std::string &call,
 /// `comm->lock` (or no other thread can see `comm` yet).
 void abortComm(gdnrt_comm_t *comm, const std::string &reason);
 
-/// Starts `comm`'s watchdog (Watchdog.h) unless GDNRT_WATCHDOG=0.
-void watchComm(gdnrt_comm_t *comm);
+/// Starts `comm`'s watchdog (Watchdog.h) unless GDNRT_WATCHDOG=0; fails
+/// (GDN_ERROR_SYSTEM, naming `call`) when its thread cannot start.
+int watchComm(gdnrt_comm_t *comm, const char *call);
 
 /// Why `comm` can no longer be used, or "" while it can: its own abort, or
 /// for a threads communicator its group's (any rank's failure).

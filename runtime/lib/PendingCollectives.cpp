@@ -111,6 +111,18 @@ PendingCollectives::Unfinished PendingCollectives::firstUnfinished() {
   return {};
 }
 
+PendingCollectives::Unfinished PendingCollectives::inside() {
+  for (const Entry &entry : entries) {
+    const Fired ended = query(entry.ended);
+    if (ended == Fired::Yes)
+      continue;
+    if (ended == Fired::Unknown || query(entry.begun) != Fired::Yes)
+      return {};
+    return {entry.call, entry.number, true};
+  }
+  return {};
+}
+
 void PendingCollectives::clear() {
   for (Entry &entry : entries) {
     giveBack(entry.begun);

@@ -53,6 +53,13 @@ public:
   };
   Unfinished firstUnfinished();
 
+  /// The oldest recorded group the stream is inside (begun, not ended),
+  /// or number 0: what the watchdog asks. Unlike firstUnfinished it holds
+  /// through a gap, which nobody may ever clear when nobody waits: a
+  /// recorded group whose beginning fired and whose end did not is where
+  /// the stream is, whatever went unrecorded after it.
+  Unfinished inside();
+
   /// Every recorded group has run (the stream was found idle).
   void clear();
 

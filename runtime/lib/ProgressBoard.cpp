@@ -26,8 +26,9 @@ std::string ProgressBoard::pathFor(const std::string &rendezvous) {
 }
 
 std::string ProgressBoard::groupPath(const std::string &worldPath,
-                                     const char *part, int color) {
-  return worldPath + "." + part + std::to_string(color);
+                                     const char *part, int color, int split) {
+  return worldPath + "." + std::to_string(split) + "." + part +
+         std::to_string(color);
 }
 
 int ProgressBoard::removeGroupBoards(const std::string &worldPath) {
@@ -40,15 +41,20 @@ int ProgressBoard::removeGroupBoards(const std::string &worldPath) {
   if (!dir)
     return 0;
   int removed = 0;
-  // Exactly NAME.sp<digits> and NAME.cp<digits>.
+  // Exactly NAME.<digits>.sp<digits> and NAME.<digits>.cp<digits>.
+  auto digits = [](const std::string &text, size_t from, size_t to) {
+    return to > from && text.find_first_not_of("0123456789", from) >= to;
+  };
   while (const dirent *entry = ::readdir(dir)) {
     const std::string file = entry->d_name;
-    if (file.size() <= name.size() + 3 || file.compare(0, name.size(), name) != 0)
+    if (file.size() <= name.size() + 1 || file.compare(0, name.size(), name) != 0 ||
+        file[name.size()] != '.')
       continue;
-    const std::string rest = file.substr(name.size());
-    if (rest.compare(0, 3, ".sp") != 0 && rest.compare(0, 3, ".cp") != 0)
-      continue;
-    if (rest.find_first_not_of("0123456789", 3) != std::string::npos)
+    const std::string rest = file.substr(name.size() + 1);
+    const size_t dot = rest.find('.');
+    if (dot == std::string::npos || !digits(rest, 0, dot) ||
+        (rest.compare(dot, 3, ".sp") != 0 && rest.compare(dot, 3, ".cp") != 0) ||
+        !digits(rest, dot + 3, rest.size()))
       continue;
     const std::string path =
         (slash == std::string::npos ? std::string() : folder) + file;

@@ -35,10 +35,11 @@ public:
   static std::string pathFor(const std::string &rendezvous);
 
   /// The board of the SP or CP group (`part` "sp" or "cp") of color
-  /// `color` split from the job whose board is `worldPath`: a file beside
-  /// it, so that those groups' timeouts name their missing ranks too.
+  /// `color` made by split number `split` (0, 1, ...) of the job whose
+  /// board is `worldPath`: a file beside it, so that those groups'
+  /// timeouts name their missing ranks too.
   static std::string groupPath(const std::string &worldPath, const char *part,
-                               int color);
+                               int color, int split);
   /// Removes the group boards an earlier job left beside `worldPath`
   /// (rank 0 does, before it publishes the job's id, as for the job's own
   /// board). Returns how many it removed.

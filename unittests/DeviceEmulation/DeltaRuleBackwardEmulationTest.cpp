@@ -460,7 +460,9 @@ template <class Base> struct NoClusterSumsConfig : Base {
 // run in clusters of two that sum dq and dk through each other's shared
 // memory. The same bits as the partials and the sum kernel, stored by TMA
 // (16-byte aligned) or per thread (not, and a partial chunk), with padding,
-// an empty sequence, and split chains whose warm-up chunks store nothing.
+// an empty sequence, and split chains whose warm-up chunks store nothing
+// (there the two heads' warm-ups differ in length: reading the peer's tile
+// from this block's buffer instead of the peer's failed this case).
 TEST(DeltaRuleBackwardEmulation, FusedClusterSumsEqualTheSumKernel) {
   using Cluster = Bf16GradientConfig<FusedConfig<Config<2, 4, 128, true>>>;
   using Kernel = NoClusterSumsConfig<Cluster>;

@@ -116,12 +116,12 @@ TEST(ProgressBoard, LivesBesideAFileRendezvousOnly) {
 
 TEST(ProgressBoard, SplitGroupsPutTheirsBesideTheWorlds) {
   BoardFile file;
-  EXPECT_EQ(ProgressBoard::groupPath(file.path, "cp", 1), file.path + ".cp1");
-  EXPECT_EQ(ProgressBoard::groupPath(file.path, "sp", 12), file.path + ".sp12");
+  EXPECT_EQ(ProgressBoard::groupPath(file.path, "cp", 1, 0), file.path + ".0.cp1");
+  EXPECT_EQ(ProgressBoard::groupPath(file.path, "sp", 12, 3), file.path + ".3.sp12");
   // The CP group of color 1, ranks 0 and 1 of 2, as two opens of its file:
   // one rank's posts are the other's to read.
   std::string error;
-  const std::string group = ProgressBoard::groupPath(file.path, "cp", 1);
+  const std::string group = ProgressBoard::groupPath(file.path, "cp", 1, 0);
   auto first = ProgressBoard::open(group, 0, 2, error);
   auto second = ProgressBoard::open(group, 1, 2, error);
   ASSERT_TRUE(first && second) << error;
@@ -130,16 +130,16 @@ TEST(ProgressBoard, SplitGroupsPutTheirsBesideTheWorlds) {
   second->enter(1);
   EXPECT_EQ(first->missing(1), "");
   // What an earlier job left beside the world's board goes, nothing else.
-  for (const char *stale : {".sp0", ".cp1", ".cp23"})
+  for (const char *stale : {".0.sp0", ".1.cp1", ".12.cp23"})
     std::ofstream(file.path + stale) << "old";
-  for (const char *kept : {".cpx", ".sp", ".cp1.bak"})
+  for (const char *kept : {".0.cpx", ".0.sp", ".cp1", ".x.cp1", ".0.cp1.bak"})
     std::ofstream(file.path + kept) << "other";
   first.reset();
   second.reset();
-  EXPECT_EQ(ProgressBoard::removeGroupBoards(file.path), 3);
-  for (const char *stale : {".sp0", ".cp1", ".cp23"})
+  EXPECT_EQ(ProgressBoard::removeGroupBoards(file.path), 4); // and the group board above
+  for (const char *stale : {".0.sp0", ".1.cp1", ".12.cp23"})
     EXPECT_NE(access((file.path + stale).c_str(), F_OK), 0) << stale;
-  for (const char *kept : {".cpx", ".sp", ".cp1.bak"}) {
+  for (const char *kept : {".0.cpx", ".0.sp", ".cp1", ".x.cp1", ".0.cp1.bak"}) {
     EXPECT_EQ(access((file.path + kept).c_str(), F_OK), 0) << kept;
     std::remove((file.path + kept).c_str());
   }

@@ -165,7 +165,10 @@ GDNRT_API int gdnrt_comm_size(const gdnrt_comm_t *comm);
  *  others; an all-reduce as 2 (P - 1) / P of the tensor); 0 for NULL. Read
  *  it before and after a call to measure the call. */
 GDNRT_API uint64_t gdnrt_comm_bytes_sent(const gdnrt_comm_t *comm);
-/** The wrapped ncclComm_t; NULL for a threads communicator. */
+/** The wrapped ncclComm_t; NULL for a threads communicator or once the
+ *  communicator was aborted. Valid until gdnrt_comm_destroy, or until an
+ *  abort (a failed call, a timed-out wait, or the watchdog's) frees it: use
+ *  it for queries, not for work of its own. */
 GDNRT_API void *gdnrt_comm_nccl(const gdnrt_comm_t *comm);
 
 /** Waits for the context's stream while watching the communicator: returns
