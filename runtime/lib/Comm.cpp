@@ -284,8 +284,9 @@ extern "C" int gdnrt_comm_init(gdnrt_context_t *context,
     return error;
   }
   if (int error = watchComm(created, call)) {
+    const std::string why = gdnrt_last_error();
     gdnrt_comm_destroy(created);
-    return error;
+    return failWith(error, why);
   }
   *comm = created;
   return succeed();
@@ -443,12 +444,13 @@ extern "C" int gdnrt_comm_split_grid(gdnrt_comm_t *world, int spSize,
   const int split = world->splits++;
   // A failure leaves the caller no half of the grid.
   auto failed = [&](int error) {
+    const std::string why = gdnrt_last_error();
     for (gdnrt_comm_t **out : {sp, cp})
       if (out && *out) {
         gdnrt_comm_destroy(*out);
         *out = nullptr;
       }
-    return error;
+    return failWith(error, why);
   };
   for (Part &part : parts) {
     // Every rank takes part in both splits (NCCL requires it), even when
@@ -482,8 +484,9 @@ extern "C" int gdnrt_comm_split_grid(gdnrt_comm_t *world, int spSize,
       }
     if (int error = settle(world, ncclInProgress, call,
                            "ncclCommSplit (the parent, after the split)")) {
+      const std::string why = gdnrt_last_error();
       gdnrt_comm_destroy(created);
-      return failed(error);
+      return failed(failWith(error, why));
     }
     if (!part.out) {
       gdnrt_comm_destroy(created);
@@ -497,8 +500,9 @@ extern "C" int gdnrt_comm_split_grid(gdnrt_comm_t *world, int spSize,
           part.key, part.size, ignored);
     }
     if (int error = watchComm(created, call)) {
+      const std::string why = gdnrt_last_error();
       gdnrt_comm_destroy(created);
-      return failed(error);
+      return failed(failWith(error, why));
     }
     *part.out = created;
   }

@@ -40,6 +40,11 @@ int fail(int code, const std::string &call, const std::string &message) {
   return code;
 }
 
+int failWith(int code, const std::string &recorded) {
+  lastError = recorded;
+  return code;
+}
+
 int succeed() {
   lastError.clear();
   return GDN_SUCCESS;

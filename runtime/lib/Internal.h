@@ -120,6 +120,10 @@ namespace gdnrt {
 int fail(int code, const std::string &call, const std::string &message);
 /// Clears the last error and returns GDN_SUCCESS.
 int succeed();
+/// Records `recorded` (a message gdnrt_last_error returned) as the last
+/// error again and returns `code`: for a failure whose clean-up calls
+/// succeed().
+int failWith(int code, const std::string &recorded);
 
 /// "cudaMemcpy2DAsync failed: invalid argument (cudaErrorInvalidValue)".
 std::string describeCuda(const char *what, cudaError_t error);
