@@ -54,7 +54,8 @@
 // one warp-specialised kernel instead, deltaChunkFusedBackwardKernel
 // (delta_rule_backward_fused_wgmma.cuh: dS' and W through shared memory),
 // followed under GQA by deltaRuleKeyGradSumKernel, which sums its
-// per-value-head dq and dk.
+// per-value-head dq and dk (with two value heads a key head and bf16
+// gradients its blocks run in clusters that sum them themselves).
 //
 // Both scans split long chains (deltaRuleBackwardSplit) as the forward does:
 // a segment's block warms its state up from zero over the chunks before it
