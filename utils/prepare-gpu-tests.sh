@@ -60,6 +60,10 @@ cases=(
   # One value head per key head: the wgmma scan computes P itself and the
   # workspace holds none (scores = "scan"); a long sequence splits.
   "core_mha4|core_mha4|--seqlens=1,64,0,65,130,2000 --seed=16|"
+  # Its backward: with one value head per key head and bf16 gradients the
+  # reverse scan and the chunk gradients run as one fused kernel
+  # (kFusedBackwardWgmma); the long sequence splits its chains.
+  "core_mha4_backward|core_mha4|--seqlens=1,64,0,65,130,2000 --seed=17||backward|"
   # Whole layers at P = 1: the projections run on gdnrt_linear (cuBLASLt)
   # and split_qkvz as device copies, between the kernels, in one entry point.
   "layer_qwen3_next_small|layer_qwen3_next_small|--seqlens=1,63,64,65,0,130 --seed=12|"

@@ -23,6 +23,18 @@ using namespace mlir::gdn::cuda;
 // Delta rule backward
 //===----------------------------------------------------------------------===//
 
+/// Where the fused reverse kernel (delta_rule_backward_fused_wgmma.cuh) is
+/// measured faster than the reverse scan and the chunk kernel
+/// (docs/performance.md): sm_90a, K = V = 128, bf16 gradients, one value
+/// head a key head. Under GQA its dq and dk come per value head, and their
+/// sums (a kernel of their own, or the two heads' blocks as a cluster) cost
+/// more than the fusion saves.
+static bool selectsFusedBackward(kernel::DeltaRuleGradOp op) {
+  return op.getScan() == "wgmma" && op.getHeadDimK() == 128 &&
+         op.getHeadDimV() == 128 && elementOf(op.getQGrad()).isBF16() &&
+         op.getValueHeads() == op.getKeyHeads();
+}
+
 void mlir::gdn::cuda::printDeltaRuleGradConfig(kernel::DeltaRuleGradOp op,
                                                const KernelContext &k,
                                                llvm::raw_ostream &os) {
@@ -57,6 +69,9 @@ void mlir::gdn::cuda::printDeltaRuleGradConfig(kernel::DeltaRuleGradOp op,
     os << "  static constexpr bool kScanWgmma = true;\n"
        << "  static constexpr bool kReverseScanWgmma = true;\n"
        << "  static constexpr bool kChunkGradWgmma = true;\n";
+  if (selectsFusedBackward(op))
+    os << "  // The reverse scan and the chunk gradients as one kernel.\n"
+       << "  static constexpr bool kFusedBackwardWgmma = true;\n";
   os << "  static constexpr bool kHasInitialState = " << boolText(initial)
      << ";\n"
      << "  static constexpr bool kHasFinalState = false;\n"

@@ -1,9 +1,25 @@
 // gdn-translate --gdn-to-cuda on the delta-rule backward kernel op: its
-// banner and Config (bf16 gradients, states), its scratch query (the
+// banner and Config (bf16 gradients, states; the fused reverse kernel
+// without GQA and with bf16 gradients only), its scratch query (the
 // backward's workspace), its checks (every tensor, per-token and
 // per-sequence, 16-byte alignment), the launch with the packing's status
 // and split chains, and the whole function's roles and workspace slot.
 // RUN: gdn-translate --gdn-to-cuda %S/Inputs/delta_rule_grad_gqa16x32.mlir | FileCheck %s
+// The same op without GQA (32 key heads) selects the fused reverse kernel,
+// unless its gradients are fp32 (it is measured with bf16 gradients only).
+// RUN: sed 's/x16x128/x32x128/g; s/key_heads = 16/key_heads = 32/' \
+// RUN:   %S/Inputs/delta_rule_grad_gqa16x32.mlir | gdn-translate --gdn-to-cuda | FileCheck %s --check-prefix=MHA
+// MHA: static constexpr int kKeyHeads = 32;
+// MHA: static constexpr bool kChunkGradWgmma = true;
+// MHA-NEXT: // The reverse scan and the chunk gradients as one kernel.
+// MHA-NEXT: static constexpr bool kFusedBackwardWgmma = true;
+// MHA-NEXT: static constexpr bool kHasInitialState = true;
+// RUN: sed 's/x16x128xbf16>, tensor<?x16x128xbf16>, tensor<?x32x128xbf16>,/x16x128xf32>, tensor<?x16x128xf32>, tensor<?x32x128xf32>,/; s/x16x128/x32x128/g; s/key_heads = 16/key_heads = 32/' \
+// RUN:   %S/Inputs/delta_rule_grad_gqa16x32.mlir | gdn-translate --gdn-to-cuda | FileCheck %s --check-prefix=FP32
+// FP32: using Gradient = float;
+// FP32-NEXT: static constexpr int kKeyHeads = 32;
+// FP32-NOT: kFusedBackwardWgmma
+// FP32: static constexpr bool kHasFinalState = false;
 // RUN: gdn-opt %s --split-input-file --verify-diagnostics
 
 // CHECK: // Kernel gdn_delta_rule_grad_gqa16x32_k0_delta_rule_grad: gdn_kernel.delta_rule_grad at
