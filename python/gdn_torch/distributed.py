@@ -10,7 +10,10 @@
 #     of this process (Megatron's grid: grid rank = cp_rank * sp + sp_rank);
 #     NCCL's unique id goes from the grid's first rank to the others by two
 #     object broadcasts at set-up (along the first SP rank's CP group, then
-#     along each SP group), and gdnrt joins its own NCCL communicator;
+#     along each SP group), and gdnrt joins its own NCCL communicator; two
+#     object all-gathers (along the SP group, then the CP group) tell every
+#     rank where the others' gdnrt progress services answer, so that a
+#     collective that times out names the ranks that never entered it;
 #   - from a gdnrt rendezvous: "threads:<name>" puts the ranks in threads of
 #     one process on one GPU (gdnrt's threads backend, for tests and for
 #     debugging a P-rank program), "tcp:<host>:<port>" or "file:<path>" in
@@ -27,7 +30,10 @@
 #===------------------------------------------------------------------------===#
 
 import dataclasses
+import os
+import socket
 import threading
+import warnings
 
 import torch
 
@@ -106,9 +112,13 @@ def open_rank(layout, device):
         with _lock:
             if key in _ranks:
                 return _ranks[key]
-        unique_id = [] if layout.rendezvous else _share_unique_id(layout)
+        unique_id, peers = [], []
+        if not layout.rendezvous:
+            unique_id = _share_unique_id(layout)
+            peers = _share_progress_peers(layout)
         handle = extension().open_rank(key[1], layout.rendezvous, unique_id, layout.rank,
-                                       layout.size, layout.sp_ranks, layout.timeout_ms)
+                                       layout.size, layout.sp_ranks, layout.timeout_ms,
+                                       peers)
         with _lock:
             _ranks[key] = handle
         return handle
@@ -151,3 +161,49 @@ def _share_unique_id(layout):
                                    group=layout.sp_group)
         unique_id = box[0]
     return unique_id
+
+
+def _share_progress_peers(layout):
+    """Where every rank of the grid answers questions about its progress:
+    "host:port" of its gdnrt progress service, in grid order (SP innermost),
+    gathered along this rank's SP group, then its CP group. A rank that
+    cannot run a service says port 0; the others then name it as such.
+    Set-up only: two small object all-gathers."""
+    import torch.distributed as dist
+
+    try:
+        port = extension().progress_port()
+    except RuntimeError as error:
+        warnings.warn(f"gdn_torch: no progress service on this rank ({error}); a "
+                      "collective that times out will not name the missing ranks")
+        port = 0
+    own = f"{_reachable_host()}:{port}"
+    row = [own]
+    if layout.sp_group is not None:
+        row = [None] * layout.sp_ranks
+        dist.all_gather_object(row, own, group=layout.sp_group)
+    grid = [row]
+    if layout.cp_group is not None:
+        grid = [None] * layout.cp_ranks
+        dist.all_gather_object(grid, row, group=layout.cp_group)
+    return [peer for cp_row in grid for peer in cp_row]
+
+
+def _reachable_host():
+    """This host's IPv4 address as the other ranks reach it: the one its
+    route to MASTER_ADDR (torchrun's rendezvous host) leaves from, else its
+    name's, else the loopback (every rank on this host)."""
+    master = os.environ.get("MASTER_ADDR")
+    if master:
+        try:
+            # A datagram socket's connect sends nothing: it only picks the
+            # route, and with it this end's address.
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+                probe.connect((master, int(os.environ.get("MASTER_PORT", "29500"))))
+                return probe.getsockname()[0]
+        except (OSError, ValueError):
+            pass
+    try:
+        return socket.gethostbyname(socket.gethostname())
+    except OSError:
+        return "127.0.0.1"

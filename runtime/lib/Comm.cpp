@@ -13,6 +13,7 @@
 #include "Internal.h"
 #include "PendingCollectives.h"
 #include "ProgressBoard.h"
+#include "ProgressService.h"
 #include "Rendezvous.h"
 #include "Watchdog.h"
 
@@ -38,15 +39,20 @@ std::string whoIs(const gdnrt_comm_t *comm) {
 
 namespace gdnrt {
 
-void abortComm(gdnrt_comm_t *comm, const std::string &reason) {
+ncclComm_t markBroken(gdnrt_comm_t *comm, const std::string &reason) {
   if (!comm->broken.empty())
-    return;
+    return nullptr;
   comm->broken = reason;
+  ncclComm_t nccl = comm->nccl;
+  comm->nccl = nullptr;
+  return nccl;
+}
+
+void abortComm(gdnrt_comm_t *comm, const std::string &reason) {
   // A wrapped communicator belongs to the framework; aborting it is still
   // the only way to release kernels stuck waiting for a peer.
-  if (comm->nccl)
-    ncclCommAbort(comm->nccl);
-  comm->nccl = nullptr;
+  if (ncclComm_t nccl = markBroken(comm, reason))
+    ncclCommAbort(nccl);
 }
 
 std::string describeCollective(const std::string &call, uint64_t number) {
@@ -172,10 +178,16 @@ bool watchOnce(gdnrt_comm_t *comm, StallClock &clock) {
              " ms, with no call waiting for it (found by gdnrt's watchdog); "
              "the communicator was aborted";
   }
-  abortComm(comm, reason);
+  // NCCL's abort frees device memory, which waits for the device: it runs
+  // outside the lock, so that a call on this communicator meanwhile fails
+  // at once with the reason instead of waiting for the abort.
+  ncclComm_t nccl = markBroken(comm, reason);
+  guard.unlock();
   // The framework's stream goes on once the abort releases the kernels:
   // say so now, not only at the next call on this communicator.
   std::fprintf(stderr, "gdnrt: %s\n", reason.c_str());
+  if (nccl)
+    ncclCommAbort(nccl);
   return false;
 }
 
@@ -262,6 +274,7 @@ extern "C" int gdnrt_comm_init(gdnrt_context_t *context,
   created->rank = rank;
   created->size = size;
   created->timeoutMs = context->timeoutMs;
+  created->jobKey = ProgressBoard::keyOf(id->bytes, GDNRT_UNIQUE_ID_BYTES);
   ncclUniqueId nccl;
   std::memcpy(nccl.internal, id->bytes, GDNRT_UNIQUE_ID_BYTES);
   ncclConfig_t config = nonBlockingConfig();
@@ -348,20 +361,87 @@ extern "C" int gdnrt_comm_bootstrap(gdnrt_context_t *context,
     std::remove(board.c_str());
     ProgressBoard::removeGroupBoards(board);
   }
+  // Over tcp the ranks may be on several hosts: each tells rank 0 where its
+  // progress service answers (port 0 when it cannot run one).
   std::string message;
+  uint16_t progressPort = 0;
+  if (size > 1 && std::strncmp(rendezvous, "tcp:", 4) == 0)
+    if (ProgressService *service = ProgressService::get(message))
+      progressPort = service->port();
+  std::vector<ProgressBoard::Peer> peers;
   if (int error = exchangeUniqueId(rendezvous, rank, size, context->timeoutMs,
-                                   id.bytes, message))
+                                   id.bytes, message, progressPort, &peers))
     return fail(error, call, message);
   if (int error = gdnrt_comm_init(context, &id, rank, size, comm))
     return error;
   // Diagnostics only: without a board a timed-out wait names no peer.
-  if (size > 1 && !board.empty()) {
-    auto opened = ProgressBoard::open(board, rank, size, message);
-    std::lock_guard<std::mutex> guard((*comm)->lock); // its watchdog runs
-    (*comm)->board = std::move(opened);
-    if ((*comm)->board)
-      (*comm)->boardPath = board;
-  }
+  std::shared_ptr<ProgressBoard> opened;
+  if (size > 1 && !board.empty())
+    opened = ProgressBoard::open(board, rank, size, message);
+  else if (!peers.empty())
+    opened = ProgressBoard::overNetwork((*comm)->jobKey, rank, peers, message);
+  std::lock_guard<std::mutex> guard((*comm)->lock); // its watchdog runs
+  (*comm)->board = std::move(opened);
+  if ((*comm)->board && !board.empty())
+    (*comm)->boardPath = board;
+  return succeed();
+}
+
+extern "C" int gdnrt_progress_port(int *port) {
+  const char *call = "gdnrt_progress_port";
+  if (!port)
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call, "the output pointer is null");
+  std::string error;
+  ProgressService *service = ProgressService::get(error);
+  if (!service)
+    return fail(GDN_ERROR_SYSTEM, call, error);
+  *port = service->port();
+  return succeed();
+}
+
+extern "C" int gdnrt_comm_set_progress_peers(gdnrt_comm_t *comm,
+                                             const char *const *peers,
+                                             int count) {
+  const char *call = "gdnrt_comm_set_progress_peers";
+  if (!comm || (!peers && count > 0))
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call,
+                !comm ? "the communicator is null" : "the peers are null");
+  if (count != comm->size)
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call,
+                "got " + std::to_string(count) + " peers for a communicator of " +
+                    std::to_string(comm->size) + " ranks; pass one \"host:port\" "
+                    "a rank, in rank order");
+  std::vector<ProgressBoard::Peer> parsed(count);
+  for (int rank = 0; rank < count; ++rank)
+    if (!peers[rank] || !ProgressBoard::parsePeer(peers[rank], parsed[rank]))
+      return fail(GDN_ERROR_INVALID_ARGUMENT, call,
+                  "peer " + std::to_string(rank) + " is \"" +
+                      (peers[rank] ? peers[rank] : "(null)") +
+                      "\", not host:port (what that rank's "
+                      "gdnrt_progress_port answers on)");
+  if (comm->threads || !comm->jobKey)
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call,
+                comm->threads ? "a threads communicator needs no board: its "
+                                "ranks share the process"
+                              : "only a communicator made by gdnrt_comm_init "
+                                "takes progress peers (a split one gets its "
+                                "world's)");
+  if (comm->size == 1)
+    return succeed();
+  std::lock_guard<std::mutex> guard(comm->lock); // its watchdog runs
+  if (comm->board)
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call,
+                "the communicator has a progress board already");
+  if (comm->entered > 0)
+    return fail(GDN_ERROR_INVALID_ARGUMENT, call,
+                "the communicator has entered " + std::to_string(comm->entered) +
+                    " collectives already; set its peers before the first, so "
+                    "that every rank counts from the same start");
+  std::string error;
+  comm->board = ProgressBoard::overNetwork(comm->jobKey, comm->rank,
+                                           std::move(parsed), error);
+  if (!comm->board)
+    return fail(GDN_ERROR_SYSTEM, call, error);
   return succeed();
 }
 
@@ -493,11 +573,24 @@ extern "C" int gdnrt_comm_split_grid(gdnrt_comm_t *world, int spSize,
       continue;
     }
     // Diagnostics only, as the world's: a group of one needs none.
+    std::string ignored;
     if (!world->boardPath.empty() && part.size > 1) {
-      std::string ignored;
       created->board = ProgressBoard::open(
           ProgressBoard::groupPath(world->boardPath, part.board, part.color, split),
           part.key, part.size, ignored);
+    } else if (world->board && !world->board->networkPeers().empty() &&
+               part.size > 1) {
+      // The group's ranks' services are their world ranks'.
+      const auto &everyone = world->board->networkPeers();
+      std::vector<ProgressBoard::Peer> members(part.size);
+      for (int member = 0; member < part.size; ++member)
+        members[member] = everyone[&part == &parts[0] // the SP group
+                                       ? cpRank * spSize + member
+                                       : member * spSize + spRank];
+      created->board = ProgressBoard::overNetwork(
+          ProgressBoard::groupKey(world->board->networkKey(), part.board,
+                                  part.color, split),
+          part.key, std::move(members), ignored);
     }
     if (int error = watchComm(created, call)) {
       const std::string why = gdnrt_last_error();

@@ -63,8 +63,12 @@ struct gdnrt_comm {
   /// that never entered the collective it is stuck in.
   std::shared_ptr<gdnrt::ProgressBoard> board;
   /// The board's file (a world's: the SP and CP groups split from it put
-  /// theirs beside it, ProgressBoard::groupPath), or "".
+  /// theirs beside it, ProgressBoard::groupPath), or "". A board kept over
+  /// the network has none; its groups' are keyed by groupKey.
   std::string boardPath;
+  /// A key for this job, the same on every rank: the hash of the NCCL id
+  /// it was made from (ProgressBoard::keyOf); 0 for a split or wrapped one.
+  uint64_t jobKey = 0;
   /// Calls in gdnrt_comm_wait: while there is one, it times the stream out
   /// itself and the watchdog leaves it alone.
   std::atomic<int> waiters{0};
@@ -152,6 +156,14 @@ std::string describeCollective(const std::string &call, uint64_t number);
 /// or another clause saying what is known (nothing more for one rank).
 std::string describeStuckIn(const gdnrt_comm_t *comm, const std::string &call,
                             uint64_t number);
+
+/// Remembers `reason` as why `comm` broke (the first reason only) and
+/// takes its NCCL communicator from it: the handle, which the caller must
+/// abort, or null when `comm` was broken already or has none. The caller
+/// holds `comm->lock` (or no other thread can see `comm` yet); once the
+/// handle is taken, no other call reaches it, so it may be aborted after
+/// the lock is released.
+ncclComm_t markBroken(gdnrt_comm_t *comm, const std::string &reason);
 
 /// Aborts `comm` (once) and remembers `reason`. The caller holds
 /// `comm->lock` (or no other thread can see `comm` yet).

@@ -2,15 +2,19 @@
 
 #include "ProgressBoard.h"
 
+#include "ProgressService.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <new>
+#include <thread>
 
 namespace gdnrt {
 
@@ -111,7 +115,71 @@ std::shared_ptr<ProgressBoard> ProgressBoard::open(const std::string &path,
   return std::shared_ptr<ProgressBoard>(board);
 }
 
+std::shared_ptr<ProgressBoard>
+ProgressBoard::overNetwork(uint64_t key, int rank, std::vector<Peer> peers,
+                           std::string &error) {
+  const int size = static_cast<int>(peers.size());
+  if (rank < 0 || rank >= size) {
+    error = "rank " + std::to_string(rank) + " of " + std::to_string(size) +
+            " is not a rank of the job";
+    return nullptr;
+  }
+  ProgressService *service = ProgressService::get(error);
+  if (!service)
+    return nullptr;
+  auto *slots = new (std::nothrow) uint64_t[size]();
+  auto *board = slots ? new (std::nothrow) ProgressBoard(slots, rank, size)
+                      : nullptr;
+  if (!board) {
+    delete[] slots;
+    error = "out of host memory";
+    return nullptr;
+  }
+  board->key = key;
+  board->peers = std::move(peers);
+  board->enter(0); // joined, no collective entered yet
+  service->publish(key, rank, &slots[rank]);
+  return std::shared_ptr<ProgressBoard>(board);
+}
+
+uint64_t ProgressBoard::keyOf(const char *bytes, size_t count) {
+  // FNV-1a: the same on every rank and host, and never 0 in practice.
+  uint64_t hash = 1469598103934665603ull;
+  for (size_t i = 0; i < count; ++i)
+    hash = (hash ^ static_cast<unsigned char>(bytes[i])) * 1099511628211ull;
+  return hash;
+}
+
+uint64_t ProgressBoard::groupKey(uint64_t world, const char *part, int color,
+                                 int split) {
+  const std::string name = std::to_string(world) + "." + std::to_string(split) +
+                           "." + part + std::to_string(color);
+  return keyOf(name.data(), name.size());
+}
+
+bool ProgressBoard::parsePeer(const std::string &text, Peer &peer) {
+  const size_t colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size() ||
+      text.find_first_not_of("0123456789", colon + 1) != std::string::npos ||
+      text.size() - colon - 1 > 5)
+    return false;
+  const unsigned long port = std::stoul(text.substr(colon + 1));
+  if (port > 65535)
+    return false;
+  peer.host = text.substr(0, colon);
+  peer.port = static_cast<uint16_t>(port);
+  return true;
+}
+
 ProgressBoard::~ProgressBoard() {
+  if (!peers.empty()) {
+    std::string ignored;
+    // The service was started by overNetwork and lives with the process.
+    if (ProgressService *service = ProgressService::get(ignored))
+      service->withdraw(key, rank);
+    delete[] slots;
+    return;
+  }
   munmap(slots, static_cast<size_t>(size) * sizeof(uint64_t));
 }
 
@@ -119,19 +187,81 @@ void ProgressBoard::enter(uint64_t collective) {
   __atomic_store_n(&slots[rank], collective + 1, __ATOMIC_RELEASE);
 }
 
+namespace {
+
+/// ", rank 3 (its last was collective 6)" for a rank whose slot holds
+/// `slot`, or "" when it had entered `collective`.
+std::string describeRank(int peer, uint64_t slot, uint64_t collective) {
+  if (slot > collective)
+    return "";
+  std::string text = "rank " + std::to_string(peer);
+  if (slot == 0)
+    return text + " (posted nothing: not started yet, or without the board)";
+  if (slot == 1)
+    return text + " (had entered no collective)";
+  return text + " (its last was collective " + std::to_string(slot - 1) + ")";
+}
+
+void append(std::string &list, const std::string &item) {
+  if (!item.empty())
+    list += (list.empty() ? "" : ", ") + item;
+}
+
+/// How long a rank that timed out waits for each peer's answer.
+constexpr int kAskMs = 1000;
+/// How many peers it asks at once.
+constexpr int kAsksInFlight = 64;
+
+} // namespace
+
 std::string ProgressBoard::missing(uint64_t collective) const {
+  if (!peers.empty())
+    return missingOverNetwork(collective);
+  std::string ranks;
+  for (int peer = 0; peer < size; ++peer)
+    append(ranks, describeRank(
+                      peer, __atomic_load_n(&slots[peer], __ATOMIC_ACQUIRE),
+                      collective));
+  return ranks;
+}
+
+std::string ProgressBoard::missingOverNetwork(uint64_t collective) const {
+  // 0: posted nothing; kNoAnswer: did not answer.
+  constexpr uint64_t kNoAnswer = ~0ull;
+  std::vector<uint64_t> answers(size, kNoAnswer);
+  answers[rank] = __atomic_load_n(&slots[rank], __ATOMIC_ACQUIRE);
+  for (int first = 0; first < size; first += kAsksInFlight) {
+    std::vector<std::thread> asking;
+    for (int peer = first; peer < std::min(size, first + kAsksInFlight); ++peer) {
+      if (peer == rank)
+        continue;
+      try {
+        asking.emplace_back([this, peer, &answers] {
+          uint64_t value = 0;
+          if (ProgressService::ask(peers[peer].host, peers[peer].port, key,
+                                   peer, kAskMs, value))
+            answers[peer] = value;
+        });
+      } catch (const std::exception &) {
+        // No thread to ask with: that peer shows as not answering.
+      }
+    }
+    for (std::thread &thread : asking)
+      thread.join();
+  }
   std::string ranks;
   for (int peer = 0; peer < size; ++peer) {
-    const uint64_t slot = __atomic_load_n(&slots[peer], __ATOMIC_ACQUIRE);
-    if (slot > collective)
-      continue;
-    ranks += (ranks.empty() ? "rank " : ", rank ") + std::to_string(peer);
-    if (slot == 0)
-      ranks += " (posted nothing: not started yet, or without the board)";
-    else if (slot == 1)
-      ranks += " (had entered no collective)";
-    else
-      ranks += " (its last was collective " + std::to_string(slot - 1) + ")";
+    if (answers[peer] != kNoAnswer) {
+      append(ranks, describeRank(peer, answers[peer], collective));
+    } else if (peers[peer].port == 0) {
+      append(ranks, "rank " + std::to_string(peer) +
+                        " (has no progress service: it could not start one)");
+    } else {
+      append(ranks, "rank " + std::to_string(peer) + " (did not answer at " +
+                        peers[peer].host + ":" +
+                        std::to_string(peers[peer].port) +
+                        ": its process is gone, or its host is unreachable)");
+    }
   }
   return ranks;
 }

@@ -10,7 +10,11 @@
 // early, or died. A slot holds the count plus one, so that a rank that
 // never opened the board (not started yet, or without it) shows as such.
 // One host only: a mapped file is not coherent between the clients of a
-// network file system. Pure host code, tested on the CPU.
+// network file system. Across hosts (a tcp: rendezvous, or a framework's
+// process groups) the board is kept over the network instead: each rank
+// stores its count in its own memory, its process's ProgressService
+// answers for it, and a rank that timed out asks the others
+// (overNetwork). Pure host code, tested on the CPU.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +24,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace gdnrt {
 
@@ -30,6 +35,33 @@ public:
   /// with `error` set when it cannot be made or mapped.
   static std::shared_ptr<ProgressBoard> open(const std::string &path, int rank,
                                              int size, std::string &error);
+
+  /// Where a rank's process answers for its boards: its host as the other
+  /// ranks reach it, and its ProgressService's port (0: it has none).
+  struct Peer {
+    std::string host;
+    uint16_t port = 0;
+  };
+  /// The board `key` of a job of `size` ranks kept over the network, for
+  /// `rank`: `peers[r]` is where rank r's process answers (this rank's own
+  /// entry is not used). Starts this process's ProgressService; nullptr
+  /// with `error` set when it cannot.
+  static std::shared_ptr<ProgressBoard> overNetwork(uint64_t key, int rank,
+                                                    std::vector<Peer> peers,
+                                                    std::string &error);
+  /// A job's board key from bytes every rank holds (NCCL's unique id).
+  static uint64_t keyOf(const char *bytes, size_t count);
+  /// The key of the SP or CP group of color `color` made by split number
+  /// `split` of the job whose board key is `world`.
+  static uint64_t groupKey(uint64_t world, const char *part, int color,
+                           int split);
+  /// "host:port" into a Peer; false when it is not of that form.
+  static bool parsePeer(const std::string &text, Peer &peer);
+
+  /// Kept over the network: its key and its ranks' addresses (empty for a
+  /// board in a file).
+  uint64_t networkKey() const { return key; }
+  const std::vector<Peer> &networkPeers() const { return peers; }
   /// The board's file next to a rendezvous `file:<path>`, or "" for any
   /// other rendezvous (they share no folder).
   static std::string pathFor(const std::string &rendezvous);
@@ -60,9 +92,14 @@ public:
 private:
   ProgressBoard(uint64_t *slots, int rank, int size)
       : slots(slots), rank(rank), size(size) {}
+  std::string missingOverNetwork(uint64_t collective) const;
 
   uint64_t *slots;
   int rank, size;
+  // Over the network: only slots[rank] is this process's to post; the
+  // others are asked when a wait times out.
+  uint64_t key = 0;
+  std::vector<Peer> peers;
 };
 
 } // namespace gdnrt

@@ -107,7 +107,13 @@ int readFile(const std::string &path, int rank, int size, int64_t timeoutMs,
 
 //===--- tcp:<host>:<port> ------------------------------------------------===//
 
-constexpr char kHello[8] = {'G', 'D', 'N', 'R', 'T', 'H', 'I', '1'};
+// A joining rank says: the magic, its rank, the world size, its progress
+// service's port (network byte order). Rank 0 answers a status byte, then
+// the id and, for every rank, the IPv4 address rank 0 saw it connect from
+// and its service's port (rank 0's own address left 0), or a reason.
+constexpr char kHello[8] = {'G', 'D', 'N', 'R', 'T', 'H', 'I', '2'};
+constexpr size_t kHelloBytes = 20;
+constexpr size_t kPeerBytes = 6;
 constexpr size_t kReasonBytes = 256;
 
 /// A socket that closes itself.
@@ -178,8 +184,39 @@ void refuse(int fd, const std::string &reason, Clock::time_point deadline) {
   transfer(fd, reply, sizeof(reply), /*sending=*/true, deadline);
 }
 
+std::string ipv4Text(const in_addr &address) {
+  char text[INET_ADDRSTRLEN] = {0};
+  inet_ntop(AF_INET, &address, text, sizeof(text));
+  return text;
+}
+
+bool isLoopback(const std::string &host) { return host.rfind("127.", 0) == 0; }
+
+/// The ranks' progress services from rank 0's table. A joining rank
+/// reached rank 0 at `rankZeroHost`: rank 0's service is there, and so is
+/// any rank that rank 0 saw arrive over its loopback (it runs on rank 0's
+/// host), unless `rankZeroHost` is a loopback address itself.
+std::vector<ProgressBoard::Peer> readPeers(const std::vector<char> &table,
+                                           const std::string &rankZeroHost) {
+  std::vector<ProgressBoard::Peer> peers(table.size() / kPeerBytes);
+  for (size_t rank = 0; rank < peers.size(); ++rank) {
+    in_addr address{};
+    uint16_t port = 0;
+    std::memcpy(&address, table.data() + rank * kPeerBytes, 4);
+    std::memcpy(&port, table.data() + rank * kPeerBytes + 4, 2);
+    peers[rank].port = ntohs(port);
+    peers[rank].host = ipv4Text(address);
+    if (!rankZeroHost.empty() &&
+        (rank == 0 || (isLoopback(peers[rank].host) && !isLoopback(rankZeroHost))))
+      peers[rank].host = rankZeroHost;
+  }
+  return peers;
+}
+
 int serveTcp(const std::string &host, const std::string &port, int size,
-             int64_t timeoutMs, const char *id, std::string &error) {
+             int64_t timeoutMs, const char *id, std::string &error,
+             uint16_t progressPort,
+             std::vector<ProgressBoard::Peer> *peersOut) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeoutMs);
   const std::string where = "tcp:" + host + ":" + port;
   addrinfo *address = resolve(host, port, /*listening=*/true, error);
@@ -197,18 +234,26 @@ int serveTcp(const std::string &host, const std::string &port, int size,
     return GDN_ERROR_SYSTEM;
   }
   std::vector<Socket> peers(size);
+  // Where each rank's progress service answers: its address as rank 0 saw
+  // it, and the port it said.
+  std::vector<char> table(size * kPeerBytes, 0);
+  const uint16_t ownPort = htons(progressPort);
+  std::memcpy(table.data() + 4, &ownPort, 2);
   int joined = 1;
   while (joined < size) {
     pollfd waiting{listener.fd, POLLIN, 0};
     if (poll(&waiting, 1, static_cast<int>(millisecondsLeft(deadline))) <= 0)
       break;
-    Socket peer(accept(listener.fd, nullptr, nullptr));
+    sockaddr_in from{};
+    socklen_t fromLength = sizeof(from);
+    Socket peer(accept(listener.fd, reinterpret_cast<sockaddr *>(&from),
+                       &fromLength));
     if (peer.fd < 0)
       continue;
-    char hello[16];
+    char hello[kHelloBytes];
     if (!transfer(peer.fd, hello, sizeof(hello), false, deadline) ||
         std::memcmp(hello, kHello, sizeof(kHello)) != 0)
-      continue; // not a gdnrt rank: ignore it
+      continue; // not a gdnrt rank of this version: ignore it
     int32_t rank, peerSize;
     std::memcpy(&rank, hello + 8, 4);
     std::memcpy(&peerSize, hello + 12, 4);
@@ -229,6 +274,8 @@ int serveTcp(const std::string &host, const std::string &port, int size,
       continue;
     }
     peers[rank] = std::move(peer);
+    std::memcpy(table.data() + rank * kPeerBytes, &from.sin_addr, 4);
+    std::memcpy(table.data() + rank * kPeerBytes + 4, hello + 16, 2);
     ++joined;
   }
   if (joined < size) {
@@ -245,10 +292,14 @@ int serveTcp(const std::string &host, const std::string &port, int size,
         refuse(peer.fd, "rank 0 gave up: " + error, deadline);
     return GDN_ERROR_TIMEOUT;
   }
+  std::vector<char> reply(1 + GDNRT_UNIQUE_ID_BYTES + table.size(), 0);
+  std::memcpy(reply.data() + 1, id, GDNRT_UNIQUE_ID_BYTES);
+  std::memcpy(reply.data() + 1 + GDNRT_UNIQUE_ID_BYTES, table.data(),
+              table.size());
+  if (peersOut)
+    *peersOut = readPeers(table, "");
   for (int rank = 1; rank < size; ++rank) {
-    char reply[1 + GDNRT_UNIQUE_ID_BYTES] = {0};
-    std::memcpy(reply + 1, id, GDNRT_UNIQUE_ID_BYTES);
-    if (!transfer(peers[rank].fd, reply, sizeof(reply), true, deadline)) {
+    if (!transfer(peers[rank].fd, reply.data(), reply.size(), true, deadline)) {
       error = "rank 0 could not send the id to rank " + std::to_string(rank);
       return GDN_ERROR_SYSTEM;
     }
@@ -257,7 +308,9 @@ int serveTcp(const std::string &host, const std::string &port, int size,
 }
 
 int joinTcp(const std::string &host, const std::string &port, int rank,
-            int size, int64_t timeoutMs, char *id, std::string &error) {
+            int size, int64_t timeoutMs, char *id, std::string &error,
+            uint16_t progressPort,
+            std::vector<ProgressBoard::Peer> *peersOut) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeoutMs);
   const std::string where = "tcp:" + host + ":" + port;
   const std::string who =
@@ -266,6 +319,8 @@ int joinTcp(const std::string &host, const std::string &port, int rank,
   if (!address)
     return GDN_ERROR_SYSTEM;
   Socket connection;
+  const std::string rankZeroHost =
+      ipv4Text(reinterpret_cast<const sockaddr_in *>(address->ai_addr)->sin_addr);
   // Rank 0 may not be listening yet: retry until the deadline.
   while (true) {
     Socket attempt(socket(address->ai_family, SOCK_STREAM, 0));
@@ -284,11 +339,13 @@ int joinTcp(const std::string &host, const std::string &port, int rank,
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   freeaddrinfo(address);
-  char hello[16];
+  char hello[kHelloBytes] = {0};
   std::memcpy(hello, kHello, sizeof(kHello));
   uint32_t fields[2] = {htonl(static_cast<uint32_t>(rank)),
                         htonl(static_cast<uint32_t>(size))};
   std::memcpy(hello + 8, fields, 8);
+  const uint16_t ownPort = htons(progressPort);
+  std::memcpy(hello + 16, &ownPort, 2);
   char status = 0;
   if (!transfer(connection.fd, hello, sizeof(hello), true, deadline) ||
       !transfer(connection.fd, &status, 1, false, deadline)) {
@@ -303,18 +360,26 @@ int joinTcp(const std::string &host, const std::string &port, int rank,
     error = who + ": rank 0 refused this rank: " + reason;
     return GDN_ERROR_INVALID_ARGUMENT;
   }
-  if (!transfer(connection.fd, id, GDNRT_UNIQUE_ID_BYTES, false, deadline)) {
+  std::vector<char> table(size * kPeerBytes);
+  if (!transfer(connection.fd, id, GDNRT_UNIQUE_ID_BYTES, false, deadline) ||
+      !transfer(connection.fd, table.data(), table.size(), false, deadline)) {
     error = who + ": the connection to rank 0 at " + where +
             " closed before the id arrived";
     return GDN_ERROR_SYSTEM;
   }
+  if (peersOut)
+    *peersOut = readPeers(table, rankZeroHost);
   return GDN_SUCCESS;
 }
 
 } // namespace
 
 int exchangeUniqueId(const std::string &rendezvous, int rank, int size,
-                     int64_t timeoutMs, char *id, std::string &error) {
+                     int64_t timeoutMs, char *id, std::string &error,
+                     uint16_t progressPort,
+                     std::vector<ProgressBoard::Peer> *peers) {
+  if (peers)
+    peers->clear();
   if (size < 1 || rank < 0 || rank >= size) {
     error = "rank " + std::to_string(rank) + " is not in a world of " +
             std::to_string(size) + " ranks";
@@ -341,8 +406,10 @@ int exchangeUniqueId(const std::string &rendezvous, int rank, int size,
     std::string host, port;
     if (!parseTcp(rendezvous.substr(4), host, port, error))
       return GDN_ERROR_INVALID_ARGUMENT;
-    return rank == 0 ? serveTcp(host, port, size, timeoutMs, id, error)
-                     : joinTcp(host, port, rank, size, timeoutMs, id, error);
+    return rank == 0 ? serveTcp(host, port, size, timeoutMs, id, error,
+                                progressPort, peers)
+                     : joinTcp(host, port, rank, size, timeoutMs, id, error,
+                               progressPort, peers);
   }
   error = "the rendezvous \"" + rendezvous +
           "\" is neither file:<path> nor tcp:<host>:<port>";

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Internal.h"
+#include "ProgressBoard.h"
 
 #include <gtest/gtest.h>
 
@@ -484,6 +485,62 @@ TEST(ApiTest, CommunicatorSetUpErrors) {
                "the world of 4; the grid is S x P with S * P = world size");
   EXPECT_EQ(gdnrt_context_bind(&context, static_cast<gdnrt_group_t>(5), &world),
             GDN_ERROR_INVALID_ARGUMENT);
+}
+
+TEST(ApiTest, ProgressPeersMakeABoardOverTheNetwork) {
+  // A communicator as gdnrt_comm_init leaves it (no NCCL needed to set its
+  // board): rank 0 of 3, its job's key from the unique id.
+  int port = 0;
+  ASSERT_EQ(gdnrt_progress_port(&port), GDN_SUCCESS) << gdnrt_last_error();
+  EXPECT_GT(port, 0);
+  const std::string here = "127.0.0.1:" + std::to_string(port);
+  const char *peers[3] = {here.c_str(), here.c_str(), here.c_str()};
+  gdnrt_comm comm;
+  comm.size = 3;
+  comm.jobKey = 77;
+  EXPECT_EQ(gdnrt_comm_set_progress_peers(nullptr, peers, 3),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(gdnrt_last_error(),
+               "gdnrt_comm_set_progress_peers: the communicator is null");
+  EXPECT_EQ(gdnrt_comm_set_progress_peers(&comm, peers, 2),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(gdnrt_last_error(),
+               "gdnrt_comm_set_progress_peers: got 2 peers for a communicator "
+               "of 3 ranks; pass one \"host:port\" a rank, in rank order");
+  const char *bad[3] = {here.c_str(), "node-2", here.c_str()};
+  EXPECT_EQ(gdnrt_comm_set_progress_peers(&comm, bad, 3),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(gdnrt_last_error(),
+               "gdnrt_comm_set_progress_peers: peer 1 is \"node-2\", not "
+               "host:port (what that rank's gdnrt_progress_port answers on)");
+  comm.entered = 2;
+  EXPECT_EQ(gdnrt_comm_set_progress_peers(&comm, peers, 3),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(gdnrt_last_error()).find("set its peers before the first"),
+            std::string::npos)
+      << gdnrt_last_error();
+  comm.entered = 0;
+  ASSERT_EQ(gdnrt_comm_set_progress_peers(&comm, peers, 3), GDN_SUCCESS)
+      << gdnrt_last_error();
+  ASSERT_TRUE(comm.board);
+  // Ranks 1 and 2 (this process's service, no board of theirs) posted
+  // nothing; rank 0 joined.
+  EXPECT_EQ(comm.board->missing(1),
+            "rank 0 (had entered no collective), rank 1 (posted nothing: not "
+            "started yet, or without the board), rank 2 (posted nothing: not "
+            "started yet, or without the board)");
+  EXPECT_EQ(gdnrt_comm_set_progress_peers(&comm, peers, 3),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(gdnrt_last_error(), "gdnrt_comm_set_progress_peers: the "
+                                   "communicator has a progress board already");
+  gdnrt_comm split;
+  split.size = 3;
+  EXPECT_EQ(gdnrt_comm_set_progress_peers(&split, peers, 3),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(gdnrt_last_error()).find("a split one gets its world's"),
+            std::string::npos)
+      << gdnrt_last_error();
+  EXPECT_EQ(gdnrt_progress_port(nullptr), GDN_ERROR_INVALID_ARGUMENT);
 }
 
 /// Runs `body(rank)` on `ranks` threads and waits for them.

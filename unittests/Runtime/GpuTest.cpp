@@ -1330,8 +1330,10 @@ TEST_F(OneRank, WatchdogAbortsAStreamStuckInACollectiveWithNoWaiter) {
   // Nobody calls gdnrt_comm_wait: the watchdog alone must abort the
   // communicator within the timeout and a tick, name the collective, and
   // make every later call fail with that reason.
+  // The short timeout is set once the communicator exists: NCCL's first
+  // initialisation in a process can itself take longer than 300 ms.
+  ASSERT_NO_FATAL_FAILURE(makeOneRankComm());
   GDN_OK(gdnrt_context_set_timeout(context, 300));
-  makeOneRankComm();
   static const int busy2000 = 2000;
   const auto start = std::chrono::steady_clock::now();
   holdStream(comm, stream, device, &busy2000, /*inside=*/true);
@@ -1372,8 +1374,8 @@ TEST_F(OneRank, WatchdogLeavesAStreamBusyBeforeItsCollective) {
   // A stream held for 3 timeouts by other work before it reaches its next
   // collective (a long GEMM, say) is not stuck in it: no abort, and the
   // wait that follows succeeds.
+  ASSERT_NO_FATAL_FAILURE(makeOneRankComm());
   GDN_OK(gdnrt_context_set_timeout(context, 300));
-  makeOneRankComm();
   static const int busy900 = 900;
   holdStream(comm, stream, device, &busy900, /*inside=*/false);
   EXPECT_EQ(abortedWithin(comm, std::chrono::milliseconds(1200)), "");
@@ -1383,10 +1385,11 @@ TEST_F(OneRank, WatchdogLeavesAStreamBusyBeforeItsCollective) {
 
 TEST_F(OneRank, WatchdogOffWithTheEnvironment) {
   // GDNRT_WATCHDOG=0 at the communicator's creation: nothing watches it.
-  GDN_OK(gdnrt_context_set_timeout(context, 200));
   ASSERT_EQ(setenv("GDNRT_WATCHDOG", "0", 1), 0);
   makeOneRankComm();
   unsetenv("GDNRT_WATCHDOG");
+  ASSERT_FALSE(HasFatalFailure());
+  GDN_OK(gdnrt_context_set_timeout(context, 200));
   static const int busy800 = 800;
   holdStream(comm, stream, device, &busy800, /*inside=*/true);
   EXPECT_EQ(abortedWithin(comm, std::chrono::milliseconds(700)), "");

@@ -50,7 +50,11 @@ struct Outcome {
   int code = -1;
   std::string error;
   Id id{};
+  std::vector<ProgressBoard::Peer> peers; // where each rank's service answers
 };
+
+/// The progress service's port each rank says it has in runRanks.
+uint16_t progressPortOf(int rank) { return static_cast<uint16_t>(41000 + rank); }
 
 /// Runs ranks `ranks` of a world of `size` as threads; rank 0 (if listed)
 /// publishes makeId(7).
@@ -70,8 +74,8 @@ std::vector<Outcome> runRanks(const std::string &rendezvous,
                                       sizes.empty() ? size : sizes[i],
                                       timeouts.empty() ? timeoutMs
                                                        : timeouts[i],
-                                      outcome.id.data(),
-                                      outcome.error);
+                                      outcome.id.data(), outcome.error,
+                                      progressPortOf(ranks[i]), &outcome.peers);
     });
   for (std::thread &thread : threads)
     thread.join();
@@ -84,6 +88,7 @@ TEST(RendezvousTest, FileHandsRankZerosIdToEveryRank) {
   for (const Outcome &outcome : outcomes) {
     EXPECT_EQ(outcome.code, GDN_SUCCESS) << outcome.error;
     EXPECT_EQ(outcome.id, makeId(7));
+    EXPECT_TRUE(outcome.peers.empty()); // its board is a file beside the id
   }
   std::remove((dir + "/id").c_str());
   rmdir(dir.c_str());
@@ -131,6 +136,15 @@ TEST(RendezvousTest, TcpHandsRankZerosIdToEveryRank) {
   for (const Outcome &outcome : outcomes) {
     EXPECT_EQ(outcome.code, GDN_SUCCESS) << outcome.error;
     EXPECT_EQ(outcome.id, makeId(7));
+    // And where every rank's progress service answers: the port it said,
+    // at the address rank 0 saw it connect from (rank 0's: the address
+    // the others reached it at).
+    ASSERT_EQ(outcome.peers.size(), 4u);
+    for (int rank = 0; rank < 4; ++rank) {
+      EXPECT_EQ(outcome.peers[rank].port, progressPortOf(rank));
+      if (rank != 0 || &outcome != &outcomes[3]) // rank 0 needs not its own
+        EXPECT_EQ(outcome.peers[rank].host, "127.0.0.1");
+    }
   }
 }
 

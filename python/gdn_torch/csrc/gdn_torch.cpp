@@ -20,15 +20,20 @@
 //   torch.ops.gdn_torch.result_dims(library, name) -> str
 //   torch.ops.gdn_torch.call(library, name, Tensor[] args, bool check, int rank) -> Tensor[]
 //   torch.ops.gdn_torch.unique_id() -> int[]
+//   torch.ops.gdn_torch.progress_port() -> int
 //   torch.ops.gdn_torch.open_rank(device, rendezvous, unique_id, rank, size, sp_size,
-//                                 timeout_ms) -> int
+//                                 timeout_ms, progress_peers) -> int
 //   torch.ops.gdn_torch.close_rank(handle) -> ()
 //
 // A distributed program runs on a rank: open_rank makes one (a gdnrt
 // context of its own, the world communicator joined through NCCL's unique
 // id or a gdnrt rendezvous such as "threads:<name>", split into the SP and
 // CP groups and bound to them), and `call` with that handle runs there
-// (rank 0: the device's shared context, which binds no group).
+// (rank 0: the device's shared context, which binds no group). Joined
+// through the unique id, the world gets a progress board over the network
+// from `progress_peers` (every rank's "host:port", gathered by the caller
+// from each rank's progress_port), so that a timed-out collective names
+// the ranks that never entered it.
 //
 // `call` has its CUDA kernel here; its CPU kernel (the reference
 // interpreter), its fake kernel (result shapes for tracers, from
@@ -341,8 +346,16 @@ std::vector<int64_t> uniqueIdOp() {
   return std::vector<int64_t>(id.bytes, id.bytes + GDNRT_UNIQUE_ID_BYTES);
 }
 
+int64_t progressPortOp() {
+  int port = 0;
+  TORCH_CHECK(gdnrt_progress_port(&port) == GDN_SUCCESS,
+              "gdn_torch: gdnrt_progress_port: ", gdnrt_last_error());
+  return port;
+}
+
 int64_t openRankOp(int64_t device, std::string_view rendezvous, std::vector<int64_t> uniqueId,
-                   int64_t rank, int64_t size, int64_t spSize, int64_t timeoutMs) {
+                   int64_t rank, int64_t size, int64_t spSize, int64_t timeoutMs,
+                   std::vector<std::string> progressPeers) {
   TORCH_CHECK(size >= 1 && rank >= 0 && rank < size, "gdn_torch: rank ", rank,
               " is not one of 0..", size - 1);
   TORCH_CHECK(spSize >= 1 && size % spSize == 0, "gdn_torch: an SP group of ", spSize,
@@ -378,6 +391,19 @@ int64_t openRankOp(int64_t device, std::string_view rendezvous, std::vector<int6
   if (error != GDN_SUCCESS)
     fail("joining the communicator");
   r->comms.push_back(world);
+  if (rendezvous.empty() && !progressPeers.empty()) {
+    std::vector<const char *> peers;
+    for (const std::string &peer : progressPeers)
+      peers.push_back(peer.c_str());
+    // Diagnostics only: without the board a timeout names the collective
+    // but not the missing ranks.
+    if (gdnrt_comm_set_progress_peers(world, peers.data(), static_cast<int>(peers.size())) !=
+        GDN_SUCCESS)
+      TORCH_WARN("gdn_torch: rank ", rank, " of ", size,
+                 ": no progress board, so a timed-out collective will not name the "
+                 "missing ranks: ",
+                 gdnrt_last_error());
+  }
   gdnrt_comm_t *sp = spSize > 1 ? world : nullptr;
   gdnrt_comm_t *cp = size / spSize > 1 ? world : nullptr;
   if (sp && cp) {
@@ -419,8 +445,9 @@ TORCH_LIBRARY(gdn_torch, m) {
   // defaults, which would change what the autograd formula is handed.
   m.def("call(str library, str name, Tensor[] args, bool check, int rank) -> Tensor[]");
   m.def("unique_id() -> int[]", &uniqueIdOp);
+  m.def("progress_port() -> int", &progressPortOp);
   m.def("open_rank(int device, str rendezvous, int[] unique_id, int rank, int size, int sp_size, "
-        "int timeout_ms) -> int",
+        "int timeout_ms, str[] progress_peers) -> int",
         &openRankOp);
   m.def("close_rank(int handle) -> ()", &closeRankOp);
 }

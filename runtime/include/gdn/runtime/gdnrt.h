@@ -138,6 +138,23 @@ GDNRT_API int gdnrt_comm_bootstrap(gdnrt_context_t *context, const char *rendezv
  *  gdnrt_run_ranks started: it joins as that thread's rank. */
 GDNRT_API int gdnrt_comm_from_environment(gdnrt_context_t *context, gdnrt_comm_t **comm);
 
+/** The TCP port on which this process answers other ranks asking how far
+ *  its communicators got (its progress service, started on first use, on
+ *  GDNRT_PROGRESS_PORT when set, else on a port the system picks). A
+ *  framework that joins its ranks with gdnrt_comm_init gathers every
+ *  rank's "host:port" and passes them to gdnrt_comm_set_progress_peers. */
+GDNRT_API int gdnrt_progress_port(int *port);
+
+/** Gives `comm` (made by gdnrt_comm_init; before its first collective) a
+ *  progress board kept over the network: `peers[r]` is "host:port" where
+ *  rank r's process answers (its gdnrt_progress_port), `count` the
+ *  communicator's size, the same list on every rank. A wait that times out
+ *  on it, or on a group split from it, then names the ranks that never
+ *  entered the collective, and those that no longer answer.
+ *  gdnrt_comm_bootstrap does this itself (file: and tcp: rendezvous). */
+GDNRT_API int gdnrt_comm_set_progress_peers(gdnrt_comm_t *comm,
+                                            const char *const *peers, int count);
+
 /** Runs a P-rank program under either kind of launch, unchanged: under
  *  `gdnrt-launch -n P` (GDNRT_RANK set) it calls rank_main once with this
  *  process's rank and returns its result; under `gdnrt-launch -n P

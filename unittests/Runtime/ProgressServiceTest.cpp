@@ -1,0 +1,145 @@
+//===- ProgressServiceTest.cpp - the progress board over TCP, on the CPU --===//
+
+#include "ProgressBoard.h"
+#include "ProgressService.h"
+
+#include <gtest/gtest.h>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+
+using namespace gdnrt;
+
+namespace {
+
+/// A loopback port nobody listens on: asking there is refused at once, as
+/// asking a host whose rank's process is gone.
+uint16_t closedPort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  bind(fd, reinterpret_cast<sockaddr *>(&address), length);
+  getsockname(fd, reinterpret_cast<sockaddr *>(&address), &length);
+  close(fd);
+  return ntohs(address.sin_port);
+}
+
+ProgressService &service() {
+  std::string error;
+  ProgressService *started = ProgressService::get(error);
+  EXPECT_NE(started, nullptr) << error;
+  return *started;
+}
+
+TEST(ProgressService, AnswersForThePublishedBoardsAndRanksOnly) {
+  ProgressService &here = service();
+  EXPECT_GT(here.port(), 0);
+  std::string error;
+  EXPECT_EQ(ProgressService::get(error), &here); // one a process
+  uint64_t slot = 7, other = 9, value = 123;
+  here.publish(42, 1, &slot);
+  here.publish(42, 2, &other); // a second rank of the job in this process
+  ASSERT_TRUE(ProgressService::ask("127.0.0.1", here.port(), 42, 1, 1000, value));
+  EXPECT_EQ(value, 7u);
+  ASSERT_TRUE(ProgressService::ask("127.0.0.1", here.port(), 42, 2, 1000, value));
+  EXPECT_EQ(value, 9u);
+  // It reads the slot when asked, not when published.
+  slot = 8;
+  ASSERT_TRUE(ProgressService::ask("localhost", here.port(), 42, 1, 1000, value));
+  EXPECT_EQ(value, 8u);
+  ASSERT_TRUE(ProgressService::ask("127.0.0.1", here.port(), 43, 1, 1000, value));
+  EXPECT_EQ(value, 0u);
+  here.withdraw(42, 1);
+  ASSERT_TRUE(ProgressService::ask("127.0.0.1", here.port(), 42, 1, 1000, value));
+  EXPECT_EQ(value, 0u);
+  here.withdraw(42, 2);
+}
+
+TEST(ProgressService, AskingWhereNobodyAnswersFailsWithinItsTimeout) {
+  const auto start = std::chrono::steady_clock::now();
+  uint64_t value = 5;
+  EXPECT_FALSE(ProgressService::ask("127.0.0.1", closedPort(), 42, 0, 500, value));
+  EXPECT_FALSE(ProgressService::ask("127.0.0.1", 0, 42, 0, 500, value));
+  EXPECT_EQ(value, 5u);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+                .count(),
+            5.0);
+}
+
+TEST(ProgressBoard, OverTheNetworkNamesTheMissingAndTheSilentRanks) {
+  // Six ranks of one job: 0, 1 and 2 with boards in this process's service,
+  // 3 whose process answers but never opened the board, 4 whose process
+  // is gone, 5 that could not start a service.
+  const uint16_t port = service().port();
+  std::vector<ProgressBoard::Peer> peers = {
+      {"127.0.0.1", port}, {"127.0.0.1", port},        {"localhost", port},
+      {"127.0.0.1", port}, {"127.0.0.1", closedPort()}, {"127.0.0.1", 0}};
+  const uint64_t key = ProgressBoard::keyOf("job one", 7);
+  std::string error;
+  auto rank0 = ProgressBoard::overNetwork(key, 0, peers, error);
+  auto rank1 = ProgressBoard::overNetwork(key, 1, peers, error);
+  auto rank2 = ProgressBoard::overNetwork(key, 2, peers, error);
+  ASSERT_TRUE(rank0 && rank1 && rank2) << error;
+  EXPECT_EQ(rank0->networkKey(), key);
+  EXPECT_EQ(rank0->networkPeers().size(), 6u);
+  for (uint64_t n = 1; n <= 5; ++n)
+    rank0->enter(n);
+  rank1->enter(5);
+  rank2->enter(2);
+  const std::string silent =
+      "rank 3 (posted nothing: not started yet, or without the board), rank 4 "
+      "(did not answer at 127.0.0.1:" +
+      std::to_string(peers[4].port) +
+      ": its process is gone, or its host is unreachable), rank 5 (has no "
+      "progress service: it could not start one)";
+  EXPECT_EQ(rank0->missing(5), "rank 2 (its last was collective 2), " + silent);
+  // Every rank asks the same questions.
+  EXPECT_EQ(rank1->missing(5), rank0->missing(5));
+  EXPECT_EQ(rank0->missing(2), silent);
+  // A closed board answers as one never opened.
+  rank2.reset();
+  EXPECT_EQ(rank0->missing(1).find("rank 2 (posted nothing"), 0u);
+  // Another job's board of the same ranks is another key.
+  auto other = ProgressBoard::overNetwork(ProgressBoard::keyOf("job two", 7), 1,
+                                          peers, error);
+  ASSERT_TRUE(other) << error;
+  other->enter(9);
+  EXPECT_EQ(rank0->missing(6).find("rank 0 (its last was collective 5), rank 1 "
+                                   "(its last was collective 5), rank 2"),
+            0u);
+  EXPECT_EQ(ProgressBoard::overNetwork(key, 6, peers, error), nullptr);
+  EXPECT_EQ(error, "rank 6 of 6 is not a rank of the job");
+}
+
+TEST(ProgressBoard, NetworkKeysAndPeerAddresses) {
+  const uint64_t world = ProgressBoard::keyOf("abc", 3);
+  EXPECT_EQ(world, ProgressBoard::keyOf("abc", 3));
+  EXPECT_NE(world, ProgressBoard::keyOf("abd", 3));
+  // Each group of each split its own board.
+  EXPECT_NE(ProgressBoard::groupKey(world, "sp", 0, 0),
+            ProgressBoard::groupKey(world, "cp", 0, 0));
+  EXPECT_NE(ProgressBoard::groupKey(world, "sp", 0, 0),
+            ProgressBoard::groupKey(world, "sp", 1, 0));
+  EXPECT_NE(ProgressBoard::groupKey(world, "sp", 0, 0),
+            ProgressBoard::groupKey(world, "sp", 0, 1));
+  EXPECT_EQ(ProgressBoard::groupKey(world, "cp", 2, 1),
+            ProgressBoard::groupKey(world, "cp", 2, 1));
+  ProgressBoard::Peer peer;
+  ASSERT_TRUE(ProgressBoard::parsePeer("10.0.0.2:29501", peer));
+  EXPECT_EQ(peer.host, "10.0.0.2");
+  EXPECT_EQ(peer.port, 29501);
+  ASSERT_TRUE(ProgressBoard::parsePeer("node-7:0", peer));
+  EXPECT_EQ(peer.host, "node-7");
+  EXPECT_EQ(peer.port, 0);
+  for (const char *bad : {"node", ":1", "node:", "node:70000", "node:12a",
+                          "node:123456", "node:-1"})
+    EXPECT_FALSE(ProgressBoard::parsePeer(bad, peer)) << bad;
+}
+
+} // namespace
