@@ -408,8 +408,10 @@ extern "C" int gdnrt_comm_set_progress_peers(gdnrt_comm_t *comm,
                 !comm ? "the communicator is null" : "the peers are null");
   if (count != comm->size)
     return fail(GDN_ERROR_INVALID_ARGUMENT, call,
-                "got " + std::to_string(count) + " peers for a communicator of " +
-                    std::to_string(comm->size) + " ranks; pass one \"host:port\" "
+                "got " + std::to_string(count) +
+                    " peers for a communicator of " +
+                    std::to_string(comm->size) +
+                    " ranks; pass one \"host:port\" "
                     "a rank, in rank order");
   std::vector<ProgressBoard::Peer> parsed(count);
   for (int rank = 0; rank < count; ++rank)
@@ -434,7 +436,8 @@ extern "C" int gdnrt_comm_set_progress_peers(gdnrt_comm_t *comm,
                 "the communicator has a progress board already");
   if (comm->entered > 0)
     return fail(GDN_ERROR_INVALID_ARGUMENT, call,
-                "the communicator has entered " + std::to_string(comm->entered) +
+                "the communicator has entered " +
+                    std::to_string(comm->entered) +
                     " collectives already; set its peers before the first, so "
                     "that every rank counts from the same start");
   std::string error;

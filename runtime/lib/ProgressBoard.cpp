@@ -128,8 +128,8 @@ ProgressBoard::overNetwork(uint64_t key, int rank, std::vector<Peer> peers,
   if (!service)
     return nullptr;
   auto *slots = new (std::nothrow) uint64_t[size]();
-  auto *board = slots ? new (std::nothrow) ProgressBoard(slots, rank, size)
-                      : nullptr;
+  auto *board =
+      slots ? new (std::nothrow) ProgressBoard(slots, rank, size) : nullptr;
   if (!board) {
     delete[] slots;
     error = "out of host memory";
@@ -219,9 +219,9 @@ std::string ProgressBoard::missing(uint64_t collective) const {
     return missingOverNetwork(collective);
   std::string ranks;
   for (int peer = 0; peer < size; ++peer)
-    append(ranks, describeRank(
-                      peer, __atomic_load_n(&slots[peer], __ATOMIC_ACQUIRE),
-                      collective));
+    append(ranks,
+           describeRank(peer, __atomic_load_n(&slots[peer], __ATOMIC_ACQUIRE),
+                        collective));
   return ranks;
 }
 
@@ -232,7 +232,8 @@ std::string ProgressBoard::missingOverNetwork(uint64_t collective) const {
   answers[rank] = __atomic_load_n(&slots[rank], __ATOMIC_ACQUIRE);
   for (int first = 0; first < size; first += kAsksInFlight) {
     std::vector<std::thread> asking;
-    for (int peer = first; peer < std::min(size, first + kAsksInFlight); ++peer) {
+    for (int peer = first; peer < std::min(size, first + kAsksInFlight);
+         ++peer) {
       if (peer == rank)
         continue;
       try {

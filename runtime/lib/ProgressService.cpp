@@ -101,7 +101,8 @@ ProgressService *ProgressService::get(std::string &error) {
       close(fd);
     return nullptr;
   }
-  auto *created = new (std::nothrow) ProgressService(fd, ntohs(address.sin_port));
+  auto *created =
+      new (std::nothrow) ProgressService(fd, ntohs(address.sin_port));
   if (!created) {
     close(fd);
     error = "out of host memory";
@@ -135,8 +136,9 @@ void ProgressService::withdraw(uint64_t key, int rank) {
 uint64_t ProgressService::valueOf(uint64_t key, int rank) {
   std::lock_guard<std::mutex> guard(lock);
   auto found = slots.find({key, rank});
-  return found == slots.end() ? 0
-                              : __atomic_load_n(found->second, __ATOMIC_ACQUIRE);
+  return found == slots.end()
+             ? 0
+             : __atomic_load_n(found->second, __ATOMIC_ACQUIRE);
 }
 
 void ProgressService::serve() {
@@ -163,9 +165,8 @@ void ProgressService::serve() {
   }
 }
 
-bool ProgressService::ask(const std::string &host, uint16_t port,
-                          uint64_t key, int rank, int timeoutMs,
-                          uint64_t &value) {
+bool ProgressService::ask(const std::string &host, uint16_t port, uint64_t key,
+                          int rank, int timeoutMs, uint64_t &value) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeoutMs);
   addrinfo hints{};
   hints.ai_family = AF_INET;
@@ -184,11 +185,12 @@ bool ProgressService::ask(const std::string &host, uint16_t port,
       pollfd waiting{fd, POLLOUT, 0};
       int error = 0;
       socklen_t length = sizeof(error);
-      connected = poll(&waiting, 1, timeoutMs) == 1 &&
-                          getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0 &&
-                          error == 0
-                      ? 0
-                      : -1;
+      connected =
+          poll(&waiting, 1, timeoutMs) == 1 &&
+                  getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0 &&
+                  error == 0
+              ? 0
+              : -1;
     }
     unsigned char bytes[kQuestionBytes];
     encode(key, bytes, 8);

@@ -5,10 +5,10 @@
 // put a system call on the hot path. Instead each process answers
 // questions: one thread per process listens on a TCP port and, asked for a
 // board's key and a rank, answers the count that rank posted there (a
-// plain store in memory, as in the file). Only a rank whose wait has timed out asks, so
-// the hot path stays a store. A process that does not answer is gone, or
-// its host is unreachable; one that answers 0 never opened that board.
-// Pure host code, tested on the CPU.
+// plain store in memory, as in the file). Only a rank whose wait has timed out
+// asks, so the hot path stays a store. A process that does not answer is gone,
+// or its host is unreachable; one that answers 0 never opened that board. Pure
+// host code, tested on the CPU.
 //
 //===----------------------------------------------------------------------===//
 

@@ -206,8 +206,8 @@ std::vector<ProgressBoard::Peer> readPeers(const std::vector<char> &table,
     std::memcpy(&port, table.data() + rank * kPeerBytes + 4, 2);
     peers[rank].port = ntohs(port);
     peers[rank].host = ipv4Text(address);
-    if (!rankZeroHost.empty() &&
-        (rank == 0 || (isLoopback(peers[rank].host) && !isLoopback(rankZeroHost))))
+    if (!rankZeroHost.empty() && (rank == 0 || (isLoopback(peers[rank].host) &&
+                                                !isLoopback(rankZeroHost))))
       peers[rank].host = rankZeroHost;
   }
   return peers;
@@ -246,8 +246,8 @@ int serveTcp(const std::string &host, const std::string &port, int size,
       break;
     sockaddr_in from{};
     socklen_t fromLength = sizeof(from);
-    Socket peer(accept(listener.fd, reinterpret_cast<sockaddr *>(&from),
-                       &fromLength));
+    Socket peer(
+        accept(listener.fd, reinterpret_cast<sockaddr *>(&from), &fromLength));
     if (peer.fd < 0)
       continue;
     char hello[kHelloBytes];
@@ -309,8 +309,7 @@ int serveTcp(const std::string &host, const std::string &port, int size,
 
 int joinTcp(const std::string &host, const std::string &port, int rank,
             int size, int64_t timeoutMs, char *id, std::string &error,
-            uint16_t progressPort,
-            std::vector<ProgressBoard::Peer> *peersOut) {
+            uint16_t progressPort, std::vector<ProgressBoard::Peer> *peersOut) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeoutMs);
   const std::string where = "tcp:" + host + ":" + port;
   const std::string who =
@@ -319,8 +318,8 @@ int joinTcp(const std::string &host, const std::string &port, int rank,
   if (!address)
     return GDN_ERROR_SYSTEM;
   Socket connection;
-  const std::string rankZeroHost =
-      ipv4Text(reinterpret_cast<const sockaddr_in *>(address->ai_addr)->sin_addr);
+  const std::string rankZeroHost = ipv4Text(
+      reinterpret_cast<const sockaddr_in *>(address->ai_addr)->sin_addr);
   // Rank 0 may not be listening yet: retry until the deadline.
   while (true) {
     Socket attempt(socket(address->ai_family, SOCK_STREAM, 0));

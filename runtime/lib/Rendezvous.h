@@ -1,4 +1,5 @@
-//===- Rendezvous.h - hand rank 0's NCCL id to the other ranks ---*- C++ -*-===//
+//===- Rendezvous.h - hand rank 0's NCCL id to the other ranks ---*- C++
+//-*-===//
 //
 // Standalone multi-process runs have no framework to pass the NCCL unique id
 // around. Rank 0 publishes it; every other rank waits for it, for at most

@@ -516,8 +516,9 @@ TEST(ApiTest, ProgressPeersMakeABoardOverTheNetwork) {
   comm.entered = 2;
   EXPECT_EQ(gdnrt_comm_set_progress_peers(&comm, peers, 3),
             GDN_ERROR_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(gdnrt_last_error()).find("set its peers before the first"),
-            std::string::npos)
+  EXPECT_NE(
+      std::string(gdnrt_last_error()).find("set its peers before the first"),
+      std::string::npos)
       << gdnrt_last_error();
   comm.entered = 0;
   ASSERT_EQ(gdnrt_comm_set_progress_peers(&comm, peers, 3), GDN_SUCCESS)
@@ -537,8 +538,9 @@ TEST(ApiTest, ProgressPeersMakeABoardOverTheNetwork) {
   split.size = 3;
   EXPECT_EQ(gdnrt_comm_set_progress_peers(&split, peers, 3),
             GDN_ERROR_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(gdnrt_last_error()).find("a split one gets its world's"),
-            std::string::npos)
+  EXPECT_NE(
+      std::string(gdnrt_last_error()).find("a split one gets its world's"),
+      std::string::npos)
       << gdnrt_last_error();
   EXPECT_EQ(gdnrt_progress_port(nullptr), GDN_ERROR_INVALID_ARGUMENT);
 }

@@ -1,13 +1,10 @@
 //===- ProgressServiceTest.cpp - the progress board over TCP, on the CPU --===//
 
-#include "ProgressBoard.h"
 #include "ProgressService.h"
+#include "LoopbackPort.h"
+#include "ProgressBoard.h"
 
 #include <gtest/gtest.h>
-
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <string>
@@ -15,20 +12,6 @@
 using namespace gdnrt;
 
 namespace {
-
-/// A loopback port nobody listens on: asking there is refused at once, as
-/// asking a host whose rank's process is gone.
-uint16_t closedPort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof(address);
-  bind(fd, reinterpret_cast<sockaddr *>(&address), length);
-  getsockname(fd, reinterpret_cast<sockaddr *>(&address), &length);
-  close(fd);
-  return ntohs(address.sin_port);
-}
 
 ProgressService &service() {
   std::string error;
@@ -45,18 +28,23 @@ TEST(ProgressService, AnswersForThePublishedBoardsAndRanksOnly) {
   uint64_t slot = 7, other = 9, value = 123;
   here.publish(42, 1, &slot);
   here.publish(42, 2, &other); // a second rank of the job in this process
-  ASSERT_TRUE(ProgressService::ask("127.0.0.1", here.port(), 42, 1, 1000, value));
+  ASSERT_TRUE(
+      ProgressService::ask("127.0.0.1", here.port(), 42, 1, 1000, value));
   EXPECT_EQ(value, 7u);
-  ASSERT_TRUE(ProgressService::ask("127.0.0.1", here.port(), 42, 2, 1000, value));
+  ASSERT_TRUE(
+      ProgressService::ask("127.0.0.1", here.port(), 42, 2, 1000, value));
   EXPECT_EQ(value, 9u);
   // It reads the slot when asked, not when published.
   slot = 8;
-  ASSERT_TRUE(ProgressService::ask("localhost", here.port(), 42, 1, 1000, value));
+  ASSERT_TRUE(
+      ProgressService::ask("localhost", here.port(), 42, 1, 1000, value));
   EXPECT_EQ(value, 8u);
-  ASSERT_TRUE(ProgressService::ask("127.0.0.1", here.port(), 43, 1, 1000, value));
+  ASSERT_TRUE(
+      ProgressService::ask("127.0.0.1", here.port(), 43, 1, 1000, value));
   EXPECT_EQ(value, 0u);
   here.withdraw(42, 1);
-  ASSERT_TRUE(ProgressService::ask("127.0.0.1", here.port(), 42, 1, 1000, value));
+  ASSERT_TRUE(
+      ProgressService::ask("127.0.0.1", here.port(), 42, 1, 1000, value));
   EXPECT_EQ(value, 0u);
   here.withdraw(42, 2);
 }
@@ -64,12 +52,14 @@ TEST(ProgressService, AnswersForThePublishedBoardsAndRanksOnly) {
 TEST(ProgressService, AskingWhereNobodyAnswersFailsWithinItsTimeout) {
   const auto start = std::chrono::steady_clock::now();
   uint64_t value = 5;
-  EXPECT_FALSE(ProgressService::ask("127.0.0.1", closedPort(), 42, 0, 500, value));
+  EXPECT_FALSE(ProgressService::ask("127.0.0.1", unusedLoopbackPort(), 42, 0,
+                                    500, value));
   EXPECT_FALSE(ProgressService::ask("127.0.0.1", 0, 42, 0, 500, value));
   EXPECT_EQ(value, 5u);
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-                .count(),
-            5.0);
+  EXPECT_LT(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count(),
+      5.0);
 }
 
 TEST(ProgressBoard, OverTheNetworkNamesTheMissingAndTheSilentRanks) {
@@ -77,9 +67,12 @@ TEST(ProgressBoard, OverTheNetworkNamesTheMissingAndTheSilentRanks) {
   // 3 whose process answers but never opened the board, 4 whose process
   // is gone, 5 that could not start a service.
   const uint16_t port = service().port();
-  std::vector<ProgressBoard::Peer> peers = {
-      {"127.0.0.1", port}, {"127.0.0.1", port},        {"localhost", port},
-      {"127.0.0.1", port}, {"127.0.0.1", closedPort()}, {"127.0.0.1", 0}};
+  std::vector<ProgressBoard::Peer> peers = {{"127.0.0.1", port},
+                                            {"127.0.0.1", port},
+                                            {"localhost", port},
+                                            {"127.0.0.1", port},
+                                            {"127.0.0.1", unusedLoopbackPort()},
+                                            {"127.0.0.1", 0}};
   const uint64_t key = ProgressBoard::keyOf("job one", 7);
   std::string error;
   auto rank0 = ProgressBoard::overNetwork(key, 0, peers, error);

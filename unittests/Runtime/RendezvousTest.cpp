@@ -1,6 +1,7 @@
 //===- RendezvousTest.cpp - file and TCP rendezvous, with threads as ranks ===//
 
 #include "Rendezvous.h"
+#include "LoopbackPort.h"
 
 #include "gdn/runtime/gdnrt.h"
 
@@ -34,18 +35,6 @@ std::string freshDirectory() {
   return mkdtemp(pattern);
 }
 
-int freePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof(address);
-  bind(fd, reinterpret_cast<sockaddr *>(&address), length);
-  getsockname(fd, reinterpret_cast<sockaddr *>(&address), &length);
-  close(fd);
-  return ntohs(address.sin_port);
-}
-
 struct Outcome {
   int code = -1;
   std::string error;
@@ -54,7 +43,9 @@ struct Outcome {
 };
 
 /// The progress service's port each rank says it has in runRanks.
-uint16_t progressPortOf(int rank) { return static_cast<uint16_t>(41000 + rank); }
+uint16_t progressPortOf(int rank) {
+  return static_cast<uint16_t>(41000 + rank);
+}
 
 /// Runs ranks `ranks` of a world of `size` as threads; rank 0 (if listed)
 /// publishes makeId(7).
@@ -70,12 +61,10 @@ std::vector<Outcome> runRanks(const std::string &rendezvous,
       Outcome &outcome = outcomes[i];
       if (ranks[i] == 0)
         outcome.id = makeId(7);
-      outcome.code = exchangeUniqueId(rendezvous, ranks[i],
-                                      sizes.empty() ? size : sizes[i],
-                                      timeouts.empty() ? timeoutMs
-                                                       : timeouts[i],
-                                      outcome.id.data(), outcome.error,
-                                      progressPortOf(ranks[i]), &outcome.peers);
+      outcome.code = exchangeUniqueId(
+          rendezvous, ranks[i], sizes.empty() ? size : sizes[i],
+          timeouts.empty() ? timeoutMs : timeouts[i], outcome.id.data(),
+          outcome.error, progressPortOf(ranks[i]), &outcome.peers);
     });
   for (std::thread &thread : threads)
     thread.join();
@@ -130,7 +119,8 @@ TEST(RendezvousTest, FileRejectsAMismatchedWorldSize) {
 }
 
 TEST(RendezvousTest, TcpHandsRankZerosIdToEveryRank) {
-  const std::string where = "tcp:127.0.0.1:" + std::to_string(freePort());
+  const std::string where =
+      "tcp:127.0.0.1:" + std::to_string(unusedLoopbackPort());
   // Peers start before rank 0 listens: they retry until it does.
   auto outcomes = runRanks(where, {2, 3, 1, 0}, 4, 10000);
   for (const Outcome &outcome : outcomes) {
@@ -149,7 +139,8 @@ TEST(RendezvousTest, TcpHandsRankZerosIdToEveryRank) {
 }
 
 TEST(RendezvousTest, TcpRankZeroNamesTheMissingRanks) {
-  const std::string where = "tcp:127.0.0.1:" + std::to_string(freePort());
+  const std::string where =
+      "tcp:127.0.0.1:" + std::to_string(unusedLoopbackPort());
   // The peer waits longer than rank 0, so it hears rank 0 give up.
   auto outcomes = runRanks(where, {0, 2}, 4, 500, {}, {500, 10000});
   EXPECT_EQ(outcomes[0].code, GDN_ERROR_TIMEOUT);
@@ -163,7 +154,8 @@ TEST(RendezvousTest, TcpRankZeroNamesTheMissingRanks) {
 }
 
 TEST(RendezvousTest, TcpRefusesMismatchedSizesAndDuplicateRanks) {
-  const std::string where = "tcp:127.0.0.1:" + std::to_string(freePort());
+  const std::string where =
+      "tcp:127.0.0.1:" + std::to_string(unusedLoopbackPort());
   auto outcomes = runRanks(where, {0, 1}, 0, 500, {2, 3});
   EXPECT_EQ(outcomes[1].code, GDN_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(outcomes[1].error.find("world size 3 but rank 0 with 2"),
@@ -173,7 +165,8 @@ TEST(RendezvousTest, TcpRefusesMismatchedSizesAndDuplicateRanks) {
 }
 
 TEST(RendezvousTest, TcpPeerTimesOutWithoutRankZero) {
-  const std::string where = "tcp:127.0.0.1:" + std::to_string(freePort());
+  const std::string where =
+      "tcp:127.0.0.1:" + std::to_string(unusedLoopbackPort());
   Outcome outcome = runRanks(where, {1}, 2, 200)[0];
   EXPECT_EQ(outcome.code, GDN_ERROR_TIMEOUT);
   EXPECT_EQ(outcome.error, "rank 1 of 2: rank 0 did not answer at " + where +

@@ -153,7 +153,8 @@ GDNRT_API int gdnrt_progress_port(int *port);
  *  entered the collective, and those that no longer answer.
  *  gdnrt_comm_bootstrap does this itself (file: and tcp: rendezvous). */
 GDNRT_API int gdnrt_comm_set_progress_peers(gdnrt_comm_t *comm,
-                                            const char *const *peers, int count);
+                                            const char *const *peers,
+                                            int count);
 
 /** Runs a P-rank program under either kind of launch, unchanged: under
  *  `gdnrt-launch -n P` (GDNRT_RANK set) it calls rank_main once with this
