@@ -584,16 +584,13 @@ extern "C" int gdnrt_comm_split_grid(gdnrt_comm_t *world, int spSize,
     } else if (world->board && !world->board->networkPeers().empty() &&
                part.size > 1) {
       // The group's ranks' services are their world ranks'.
-      const auto &everyone = world->board->networkPeers();
-      std::vector<ProgressBoard::Peer> members(part.size);
-      for (int member = 0; member < part.size; ++member)
-        members[member] = everyone[&part == &parts[0] // the SP group
-                                       ? cpRank * spSize + member
-                                       : member * spSize + spRank];
       created->board = ProgressBoard::overNetwork(
           ProgressBoard::groupKey(world->board->networkKey(), part.board,
                                   part.color, split),
-          part.key, std::move(members), ignored);
+          part.key,
+          ProgressBoard::groupPeers(world->board->networkPeers(), spSize,
+                                    world->rank, &part == &parts[0]),
+          ignored);
     }
     if (int error = watchComm(created, call)) {
       const std::string why = gdnrt_last_error();

@@ -157,6 +157,19 @@ uint64_t ProgressBoard::groupKey(uint64_t world, const char *part, int color,
   return keyOf(name.data(), name.size());
 }
 
+std::vector<ProgressBoard::Peer>
+ProgressBoard::groupPeers(const std::vector<Peer> &world, int spSize,
+                          int worldRank, bool spGroup) {
+  const int spRank = worldRank % spSize, cpRank = worldRank / spSize;
+  const int members =
+      spGroup ? spSize : static_cast<int>(world.size()) / spSize;
+  std::vector<Peer> group(members);
+  for (int member = 0; member < members; ++member)
+    group[member] =
+        world[spGroup ? cpRank * spSize + member : member * spSize + spRank];
+  return group;
+}
+
 bool ProgressBoard::parsePeer(const std::string &text, Peer &peer) {
   const size_t colon = text.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == text.size() ||

@@ -55,6 +55,12 @@ public:
   /// `split` of the job whose board key is `world`.
   static uint64_t groupKey(uint64_t world, const char *part, int color,
                            int split);
+  /// The peers of the SP group (`spGroup`) or the CP group of world rank
+  /// `worldRank` in an S x P grid of `spSize` SP ranks, SP innermost (world
+  /// rank = cp_rank * spSize + sp_rank), in group-rank order, from the
+  /// world's `world`.
+  static std::vector<Peer> groupPeers(const std::vector<Peer> &world,
+                                      int spSize, int worldRank, bool spGroup);
   /// "host:port" into a Peer; false when it is not of that form.
   static bool parsePeer(const std::string &text, Peer &peer);
 

@@ -123,6 +123,22 @@ TEST(ProgressBoard, NetworkKeysAndPeerAddresses) {
             ProgressBoard::groupKey(world, "sp", 0, 1));
   EXPECT_EQ(ProgressBoard::groupKey(world, "cp", 2, 1),
             ProgressBoard::groupKey(world, "cp", 2, 1));
+  // A 2 x 3 grid, SP innermost: world rank 3 is SP rank 1 of CP rank 1.
+  std::vector<ProgressBoard::Peer> grid;
+  for (int rank = 0; rank < 6; ++rank)
+    grid.push_back({"node-" + std::to_string(rank), 1});
+  auto hosts = [](const std::vector<ProgressBoard::Peer> &peers) {
+    std::string text;
+    for (const ProgressBoard::Peer &peer : peers)
+      text += peer.host + " ";
+    return text;
+  };
+  EXPECT_EQ(hosts(ProgressBoard::groupPeers(grid, 2, 3, true)),
+            "node-2 node-3 ");
+  EXPECT_EQ(hosts(ProgressBoard::groupPeers(grid, 2, 3, false)),
+            "node-1 node-3 node-5 ");
+  EXPECT_EQ(hosts(ProgressBoard::groupPeers(grid, 2, 4, false)),
+            "node-0 node-2 node-4 ");
   ProgressBoard::Peer peer;
   ASSERT_TRUE(ProgressBoard::parsePeer("10.0.0.2:29501", peer));
   EXPECT_EQ(peer.host, "10.0.0.2");
