@@ -4,8 +4,11 @@
 
 #include "ProgressService.h"
 
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -123,6 +126,31 @@ ProgressBoard::overNetwork(uint64_t key, int rank, std::vector<Peer> peers,
     error = "rank " + std::to_string(rank) + " of " + std::to_string(size) +
             " is not a rank of the job";
     return nullptr;
+  }
+  // Names resolve now, at set-up: a wait that timed out asks by address,
+  // with no DNS on its path.
+  for (int peer = 0; peer < size; ++peer) {
+    in_addr numeric{};
+    if (peers[peer].port == 0 ||
+        inet_pton(AF_INET, peers[peer].host.c_str(), &numeric) == 1)
+      continue;
+    addrinfo hints{};
+    hints.ai_family = AF_INET;
+    addrinfo *resolved = nullptr;
+    if (getaddrinfo(peers[peer].host.c_str(), nullptr, &hints, &resolved) !=
+            0 ||
+        !resolved) {
+      error = "cannot resolve the host \"" + peers[peer].host + "\" of rank " +
+              std::to_string(peer) + "; pass its IPv4 address";
+      return nullptr;
+    }
+    char text[INET_ADDRSTRLEN] = {0};
+    inet_ntop(
+        AF_INET,
+        &reinterpret_cast<const sockaddr_in *>(resolved->ai_addr)->sin_addr,
+        text, sizeof(text));
+    freeaddrinfo(resolved);
+    peers[peer].host = text;
   }
   ProgressService *service = ProgressService::get(error);
   if (!service)
@@ -266,7 +294,12 @@ std::string ProgressBoard::missingOverNetwork(uint64_t collective) const {
   }
   std::string ranks;
   for (int peer = 0; peer < size; ++peer) {
-    if (answers[peer] != kNoAnswer) {
+    if (answers[peer] == 0) {
+      // Its process answered but holds no such board.
+      append(ranks, "rank " + std::to_string(peer) +
+                        " (its process holds no such board: not started "
+                        "yet, or it has left the job)");
+    } else if (answers[peer] != kNoAnswer) {
       append(ranks, describeRank(peer, answers[peer], collective));
     } else if (peers[peer].port == 0) {
       append(ranks, "rank " + std::to_string(peer) +

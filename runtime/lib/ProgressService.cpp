@@ -67,12 +67,49 @@ bool transfer(int fd, unsigned char *data, size_t bytes, bool sending,
 
 } // namespace
 
+namespace {
+
+/// How many ports from GDNRT_PROGRESS_PORT on a process tries: one for
+/// each of a host's ranks.
+constexpr int kPortsToTry = 64;
+
+/// A socket listening on `port` of every interface (0: one the system
+/// picks), or -1 with errno set.
+int listenOn(uint16_t port) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return -1;
+  // A job restarted at once finds the port in TIME_WAIT otherwise.
+  int yes = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_ANY);
+  address.sin_port = htons(port);
+  if (bind(fd, reinterpret_cast<sockaddr *>(&address), sizeof(address)) != 0 ||
+      listen(fd, SOMAXCONN) != 0) {
+    const int failure = errno;
+    close(fd);
+    errno = failure;
+    return -1;
+  }
+  return fd;
+}
+
+} // namespace
+
 ProgressService *ProgressService::get(std::string &error) {
   static std::mutex starting;
   static ProgressService *service = nullptr;
   std::lock_guard<std::mutex> guard(starting);
-  if (service)
+  // A forked child has the parent's socket but not its thread: it starts
+  // a service of its own.
+  if (service && service->owner == getpid())
     return service;
+  if (service) {
+    close(service->listener);
+    service = nullptr; // the parent's object, left to the parent
+  }
   uint16_t wanted = 0;
   if (const char *setting = std::getenv("GDNRT_PROGRESS_PORT")) {
     char *end = nullptr;
@@ -84,19 +121,23 @@ ProgressService *ProgressService::get(std::string &error) {
     }
     wanted = static_cast<uint16_t>(port);
   }
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  // A fixed port is the first of a range: the ranks sharing a host each
+  // take the next free one.
+  int fd = -1;
+  for (int offset = 0; fd < 0 && offset < (wanted ? kPortsToTry : 1) &&
+                       wanted + offset <= 65535;
+       ++offset)
+    fd = listenOn(static_cast<uint16_t>(wanted + offset));
   sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_ANY);
-  address.sin_port = htons(wanted);
   socklen_t length = sizeof(address);
   if (fd < 0 ||
-      bind(fd, reinterpret_cast<sockaddr *>(&address), sizeof(address)) != 0 ||
-      listen(fd, 64) != 0 ||
       getsockname(fd, reinterpret_cast<sockaddr *>(&address), &length) != 0) {
     error = "the progress service cannot listen on TCP port " +
-            std::to_string(wanted) + ": " + std::strerror(errno) +
-            (wanted ? " (GDNRT_PROGRESS_PORT)" : "");
+            (wanted ? std::to_string(wanted) + " or the " +
+                          std::to_string(kPortsToTry - 1) +
+                          " after it (GDNRT_PROGRESS_PORT)"
+                    : std::string("0 (any)")) +
+            ": " + std::strerror(errno);
     if (fd >= 0)
       close(fd);
     return nullptr;
@@ -108,6 +149,7 @@ ProgressService *ProgressService::get(std::string &error) {
     error = "out of host memory";
     return nullptr;
   }
+  created->owner = getpid();
   try {
     // It lives as long as the process: communicators destroyed during
     // static destruction may still withdraw their keys.
@@ -145,13 +187,13 @@ void ProgressService::serve() {
   while (true) {
     const int client = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
     if (client < 0) {
-      if (errno == EINTR || errno == ECONNABORTED || errno == EMFILE ||
-          errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
-        // Out of descriptors or memory for a moment: try again shortly.
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        continue;
-      }
-      return;
+      // Only a socket that is no longer a listener ends the service; the
+      // rest (a connection's own network error, no descriptors or memory
+      // for a moment) pass.
+      if (errno == EBADF || errno == EINVAL || errno == ENOTSOCK)
+        return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      continue;
     }
     const auto deadline = Clock::now() + std::chrono::milliseconds(kServeMs);
     unsigned char bytes[kQuestionBytes];
@@ -171,6 +213,9 @@ bool ProgressService::ask(const std::string &host, uint16_t port, uint64_t key,
   addrinfo hints{};
   hints.ai_family = AF_INET;
   hints.ai_socktype = SOCK_STREAM;
+  // No name lookups here: a failing network must not hold the asker in
+  // DNS (ProgressBoard::overNetwork resolved the names at set-up).
+  hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
   addrinfo *resolved = nullptr;
   if (port == 0 || getaddrinfo(host.c_str(), std::to_string(port).c_str(),
                                &hints, &resolved) != 0)
@@ -185,8 +230,11 @@ bool ProgressService::ask(const std::string &host, uint16_t port, uint64_t key,
       pollfd waiting{fd, POLLOUT, 0};
       int error = 0;
       socklen_t length = sizeof(error);
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            deadline - Clock::now())
+                            .count();
       connected =
-          poll(&waiting, 1, timeoutMs) == 1 &&
+          left > 0 && poll(&waiting, 1, static_cast<int>(left)) == 1 &&
                   getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0 &&
                   error == 0
               ? 0

@@ -25,9 +25,11 @@ namespace gdnrt {
 
 class ProgressService {
 public:
-  /// The process's service, started on first use (on GDNRT_PROGRESS_PORT
-  /// when set, else on a port the system picks); nullptr with `error` set
-  /// when it cannot listen. It lives until the process ends.
+  /// The process's service, started on first use (on the first free port
+  /// of the 64 from GDNRT_PROGRESS_PORT when set, one for each of a host's
+  /// ranks, else on a port the system picks); nullptr with `error` set when
+  /// it cannot listen. It lives until the process ends; a forked child
+  /// starts its own.
   static ProgressService *get(std::string &error);
 
   /// The TCP port it answers on.
@@ -55,6 +57,7 @@ private:
 
   int listener;
   uint16_t listeningPort;
+  int owner = 0;   // the process whose thread serves it
   std::mutex lock; // guards slots, and the reads through them
   // A process may hold several ranks of one job (one a GPU).
   std::map<std::pair<uint64_t, int>, const uint64_t *> slots;

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -250,10 +251,24 @@ int serveTcp(const std::string &host, const std::string &port, int size,
         accept(listener.fd, reinterpret_cast<sockaddr *>(&from), &fromLength));
     if (peer.fd < 0)
       continue;
+    // A joiner has a second to say who it is: one that says nothing, or
+    // speaks another version, must not hold up the others.
+    const auto helloDeadline =
+        std::min(deadline, Clock::now() + std::chrono::milliseconds(1000));
     char hello[kHelloBytes];
-    if (!transfer(peer.fd, hello, sizeof(hello), false, deadline) ||
-        std::memcmp(hello, kHello, sizeof(kHello)) != 0)
-      continue; // not a gdnrt rank of this version: ignore it
+    if (!transfer(peer.fd, hello, 8, false, helloDeadline) ||
+        std::memcmp(hello, kHello, sizeof(kHello) - 1) != 0)
+      continue; // not a gdnrt rank: ignore it
+    if (hello[7] != kHello[7]) {
+      refuse(peer.fd,
+             std::string("it speaks rendezvous version ") + hello[7] +
+                 " and rank 0 version " + kHello[7] +
+                 ": run the same gdnrt on every rank",
+             deadline);
+      continue;
+    }
+    if (!transfer(peer.fd, hello + 8, kHelloBytes - 8, false, helloDeadline))
+      continue;
     int32_t rank, peerSize;
     std::memcpy(&rank, hello + 8, 4);
     std::memcpy(&peerSize, hello + 12, 4);
@@ -362,8 +377,9 @@ int joinTcp(const std::string &host, const std::string &port, int rank,
   std::vector<char> table(size * kPeerBytes);
   if (!transfer(connection.fd, id, GDNRT_UNIQUE_ID_BYTES, false, deadline) ||
       !transfer(connection.fd, table.data(), table.size(), false, deadline)) {
-    error = who + ": the connection to rank 0 at " + where +
-            " closed before the id arrived";
+    error = who + ": rank 0 at " + where +
+            " did not send the id and the ranks' table within " +
+            std::to_string(timeoutMs) + " ms, or closed the connection";
     return GDN_ERROR_SYSTEM;
   }
   if (peersOut)

@@ -524,12 +524,13 @@ TEST(ApiTest, ProgressPeersMakeABoardOverTheNetwork) {
   ASSERT_EQ(gdnrt_comm_set_progress_peers(&comm, peers, 3), GDN_SUCCESS)
       << gdnrt_last_error();
   ASSERT_TRUE(comm.board);
-  // Ranks 1 and 2 (this process's service, no board of theirs) posted
-  // nothing; rank 0 joined.
+  // Ranks 1 and 2 (this process's service, no board of theirs) hold no
+  // such board; rank 0 joined.
   EXPECT_EQ(comm.board->missing(1),
-            "rank 0 (had entered no collective), rank 1 (posted nothing: not "
-            "started yet, or without the board), rank 2 (posted nothing: not "
-            "started yet, or without the board)");
+            "rank 0 (had entered no collective), rank 1 (its process holds no "
+            "such board: not started yet, or it has left the job), rank 2 (its "
+            "process holds no such board: not started yet, or it has left the "
+            "job)");
   EXPECT_EQ(gdnrt_comm_set_progress_peers(&comm, peers, 3),
             GDN_ERROR_INVALID_ARGUMENT);
   EXPECT_STREQ(gdnrt_last_error(), "gdnrt_comm_set_progress_peers: the "

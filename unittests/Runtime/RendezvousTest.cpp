@@ -51,8 +51,7 @@ uint16_t progressPortOf(int rank) {
 /// publishes makeId(7).
 std::vector<Outcome> runRanks(const std::string &rendezvous,
                               std::vector<int> ranks, int size,
-                              int64_t timeoutMs,
-                              std::vector<int> sizes = {},
+                              int64_t timeoutMs, std::vector<int> sizes = {},
                               std::vector<int64_t> timeouts = {}) {
   std::vector<Outcome> outcomes(ranks.size());
   std::vector<std::thread> threads;
@@ -164,6 +163,62 @@ TEST(RendezvousTest, TcpRefusesMismatchedSizesAndDuplicateRanks) {
   EXPECT_EQ(outcomes[0].code, GDN_ERROR_TIMEOUT);
 }
 
+TEST(RendezvousTest, TcpRefusesAnotherVersionAndASilentJoinerAtOnce) {
+  // Two raw clients of rank 0's listener: one that says nothing, then one
+  // speaking the first version of the protocol. Neither holds rank 0: the
+  // second is refused with the reason, and the real rank 1 still joins.
+  const uint16_t port = unusedLoopbackPort();
+  const std::string where = "tcp:127.0.0.1:" + std::to_string(port);
+  std::thread rankZero([&] {
+    Id id = makeId(7);
+    std::string error;
+    EXPECT_EQ(exchangeUniqueId(where, 0, 2, 10000, id.data(), error),
+              GDN_SUCCESS)
+        << error;
+  });
+  auto connectRaw = [&] {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    address.sin_port = htons(port);
+    for (int attempt = 0; attempt < 500; ++attempt) {
+      const int fd = socket(AF_INET, SOCK_STREAM, 0);
+      if (connect(fd, reinterpret_cast<sockaddr *>(&address),
+                  sizeof(address)) == 0)
+        return fd;
+      close(fd);
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return -1;
+  };
+  const int silent = connectRaw();
+  const int old = connectRaw();
+  ASSERT_GE(silent, 0);
+  ASSERT_GE(old, 0);
+  const char hello[16] = {'G', 'D', 'N', 'R', 'T', 'H', 'I', '1',
+                          0,   0,   0,   1,   0,   0,   0,   2};
+  ASSERT_EQ(send(old, hello, sizeof(hello), 0), 16);
+  char reply[257] = {0};
+  size_t got = 0;
+  while (got < sizeof(reply)) {
+    const ssize_t n = recv(old, reply + got, sizeof(reply) - got, 0);
+    if (n <= 0)
+      break;
+    got += static_cast<size_t>(n);
+  }
+  ASSERT_EQ(got, sizeof(reply));
+  EXPECT_EQ(reply[0], 1); // refused
+  EXPECT_EQ(std::string(reply + 1), "it speaks rendezvous version 1 and rank "
+                                    "0 version 2: run the same gdnrt on every "
+                                    "rank");
+  Outcome joined = runRanks(where, {1}, 2, 10000)[0];
+  EXPECT_EQ(joined.code, GDN_SUCCESS) << joined.error;
+  EXPECT_EQ(joined.id, makeId(7));
+  rankZero.join();
+  close(silent);
+  close(old);
+}
+
 TEST(RendezvousTest, TcpPeerTimesOutWithoutRankZero) {
   const std::string where =
       "tcp:127.0.0.1:" + std::to_string(unusedLoopbackPort());
@@ -188,9 +243,9 @@ TEST(RendezvousTest, BadSpecificationsSayWhatToWrite) {
             GDN_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(error, "rank 2 is not in a world of 2 ranks");
   // One rank needs no rendezvous at all.
-  EXPECT_EQ(exchangeUniqueId("file:/nonexistent/dir/id", 0, 1, 100, id.data(),
-                             error),
-            GDN_SUCCESS);
+  EXPECT_EQ(
+      exchangeUniqueId("file:/nonexistent/dir/id", 0, 1, 100, id.data(), error),
+      GDN_SUCCESS);
 }
 
 } // namespace

@@ -140,12 +140,14 @@ GDNRT_API int gdnrt_comm_from_environment(gdnrt_context_t *context, gdnrt_comm_t
 
 /** The TCP port on which this process answers other ranks asking how far
  *  its communicators got (its progress service, started on first use, on
- *  GDNRT_PROGRESS_PORT when set, else on a port the system picks). A
- *  framework that joins its ranks with gdnrt_comm_init gathers every
- *  rank's "host:port" and passes them to gdnrt_comm_set_progress_peers. */
+ *  the first free port of the 64 from GDNRT_PROGRESS_PORT when set, else
+ *  on a port the system picks). A framework that joins its ranks with
+ *  gdnrt_comm_init gathers every rank's "host:port" and passes them to
+ *  gdnrt_comm_set_progress_peers. */
 GDNRT_API int gdnrt_progress_port(int *port);
 
-/** Gives `comm` (made by gdnrt_comm_init; before its first collective) a
+/** Gives `comm` (made by gdnrt_comm_init; before its first collective and
+ *  before gdnrt_comm_split_grid, whose groups take their boards from it) a
  *  progress board kept over the network: `peers[r]` is "host:port" where
  *  rank r's process answers (its gdnrt_progress_port), `count` the
  *  communicator's size, the same list on every rank. A wait that times out
