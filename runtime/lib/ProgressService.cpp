@@ -65,10 +65,6 @@ bool transfer(int fd, unsigned char *data, size_t bytes, bool sending,
   return true;
 }
 
-} // namespace
-
-namespace {
-
 /// How many ports from GDNRT_PROGRESS_PORT on a process tries: one for
 /// each of a host's ranks.
 constexpr int kPortsToTry = 64;

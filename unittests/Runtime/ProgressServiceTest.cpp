@@ -6,6 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <string>
 
@@ -64,6 +69,72 @@ TEST(ProgressService, AskingWhereNobodyAnswersFailsWithinItsTimeout) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count(),
       5.0);
+}
+
+/// Runs `body` in a forked child and returns its exit status (the child's
+/// own ProgressService: the parent's thread does not follow a fork).
+int inChild(int (*body)()) {
+  const pid_t child = fork();
+  if (child == 0)
+    _exit(body());
+  int status = -1;
+  waitpid(child, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 100;
+}
+
+TEST(ProgressService, RefusesABadPortSettingNamingIt) {
+  service(); // the parent's, started already
+  EXPECT_EQ(inChild([] {
+              setenv("GDNRT_PROGRESS_PORT", "29x", 1);
+              std::string error;
+              if (ProgressService::get(error))
+                return 1;
+              return error == "GDNRT_PROGRESS_PORT=\"29x\" is not a TCP port "
+                              "(0 to 65535; 0 lets the system pick)"
+                         ? 0
+                         : 2;
+            }),
+            0);
+}
+
+/// The port taken by the first process of a host, in the child below.
+uint16_t takenPort = 0;
+
+TEST(ProgressService, AFixedPortTakenTakesTheNextAndAForkedChildAnswers) {
+  const uint16_t parentPort = service().port();
+  // Another process of the host holds the first port of the range.
+  takenPort = unusedLoopbackPort();
+  const int holder = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_ANY);
+  address.sin_port = htons(takenPort);
+  ASSERT_EQ(
+      bind(holder, reinterpret_cast<sockaddr *>(&address), sizeof(address)), 0);
+  ASSERT_EQ(listen(holder, 1), 0);
+  static uint16_t parent;
+  parent = parentPort;
+  EXPECT_EQ(inChild([] {
+              setenv("GDNRT_PROGRESS_PORT", std::to_string(takenPort).c_str(),
+                     1);
+              std::string error;
+              ProgressService *own = ProgressService::get(error);
+              if (!own)
+                return 1;
+              if (own->port() == parent || own->port() <= takenPort ||
+                  own->port() >= takenPort + 64)
+                return 2;
+              // Its own thread answers.
+              uint64_t slot = 5, value = 0;
+              own->publish(7, 0, &slot);
+              return ProgressService::ask("127.0.0.1", own->port(), 7, 0, 1000,
+                                          value) &&
+                             value == 5
+                         ? 0
+                         : 3;
+            }),
+            0);
+  close(holder);
 }
 
 TEST(ProgressBoard, OverTheNetworkNamesTheMissingAndTheSilentRanks) {
